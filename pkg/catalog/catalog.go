@@ -1,0 +1,210 @@
+package catalog
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// Class is one accelerator type.
+type Class struct {
+	ID                  string              `json:"id"`
+	Vendor              string              `json:"vendor"`
+	DisplayName         string              `json:"displayName"`
+	Model               string              `json:"model"`
+	Architecture        string              `json:"architecture"`
+	MemoryGB            int                 `json:"memoryGB"`
+	ComputeCapability   string              `json:"computeCapability,omitempty"`
+	FormFactors         []string            `json:"formFactors,omitempty"`
+	PCIDeviceIDs        []string            `json:"pciDeviceIDs"`
+	ResourceName        string              `json:"resourceName"`
+	FP16TFLOPS          float64             `json:"fp16TFLOPS,omitempty"`
+	BF16TFLOPS          float64             `json:"bf16TFLOPS,omitempty"`
+	MemoryBandwidthGBps float64             `json:"memoryBandwidthGBps,omitempty"`
+	IdentifiedBy        map[string][]string `json:"identifiedBy"`
+}
+
+// PCIVendorIDs maps a vendor to its PCI vendor id, as NFD's pci.device
+// feature reports it (lower-case hex, no 0x).
+var PCIVendorIDs = map[string]string{
+	"nvidia": "10de",
+	"amd":    "1002",
+	"intel":  "1da3", // Habana Labs, the Gaudi line
+}
+
+// VendorNames are the display names of vendors.
+var VendorNames = map[string]string{
+	"nvidia": "NVIDIA",
+	"amd":    "AMD",
+	"intel":  "Intel",
+}
+
+// Catalog is a set of classes with lookups by id and by label value.
+// It is immutable once built.
+type Catalog struct {
+	classes map[string]*Class
+	ids     []string // sorted
+	// byLabel maps label key → normalized value → class id.
+	byLabel map[string]map[string]string
+	// byModel maps vendor/upper-case model → class ids, for fuzzy matching.
+	byModel map[string][]string
+}
+
+// New builds a catalog. Two classes claiming the same label value is an
+// error, since classification would be ambiguous.
+func New(classes []Class) (*Catalog, error) {
+	c := &Catalog{
+		classes: make(map[string]*Class, len(classes)),
+		byLabel: map[string]map[string]string{},
+		byModel: map[string][]string{},
+	}
+	for i := range classes {
+		cl := classes[i]
+		if _, dup := c.classes[cl.ID]; dup {
+			return nil, fmt.Errorf("accelerator class %q is defined twice", cl.ID)
+		}
+		c.classes[cl.ID] = &cl
+		c.ids = append(c.ids, cl.ID)
+	}
+	sort.Strings(c.ids)
+	var errs []string
+	for _, id := range c.ids {
+		cl := c.classes[id]
+		mk := cl.Vendor + "/" + strings.ToUpper(cl.Model)
+		c.byModel[mk] = append(c.byModel[mk], id)
+		keys := make([]string, 0, len(cl.IdentifiedBy))
+		for k := range cl.IdentifiedBy {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, key := range keys {
+			m := c.byLabel[key]
+			if m == nil {
+				m = map[string]string{}
+				c.byLabel[key] = m
+			}
+			for _, v := range cl.IdentifiedBy[key] {
+				nv := NormalizeLabelValue(key, v)
+				if other, ok := m[nv]; ok && other != id {
+					errs = append(errs, fmt.Sprintf("label %s=%s identifies both %s and %s: keep it on one class", key, v, other, id))
+					continue
+				}
+				m[nv] = id
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("%s", strings.Join(errs, "\n"))
+	}
+	return c, nil
+}
+
+// Get returns the class with the given id.
+func (c *Catalog) Get(id string) (*Class, bool) {
+	cl, ok := c.classes[id]
+	return cl, ok
+}
+
+// IDs returns every class id, sorted.
+func (c *Catalog) IDs() []string { return slices.Clone(c.ids) }
+
+// Classes returns every class, sorted by id.
+func (c *Catalog) Classes() []*Class {
+	out := make([]*Class, len(c.ids))
+	for i, id := range c.ids {
+		out[i] = c.classes[id]
+	}
+	return out
+}
+
+// ByLabel returns the class a label value identifies.
+func (c *Catalog) ByLabel(key, value string) (*Class, bool) {
+	id, ok := c.byLabel[key][NormalizeLabelValue(key, value)]
+	if !ok {
+		return nil, false
+	}
+	return c.classes[id], true
+}
+
+// ByModel returns the classes of a vendor's model ("nvidia", "A100"),
+// sorted by id.
+func (c *Catalog) ByModel(vendor, model string) []*Class {
+	ids := c.byModel[vendor+"/"+strings.ToUpper(model)]
+	out := make([]*Class, len(ids))
+	for i, id := range ids {
+		out[i] = c.classes[id]
+	}
+	return out
+}
+
+// NormalizeLabelValue puts a raw label value in the form catalog lookups
+// compare: case-folded, and for GPU Feature Discovery products without the
+// brand words drivers prepend ("NVIDIA-", "Tesla-", "Quadro-", "GeForce-").
+func NormalizeLabelValue(key, value string) string {
+	v := strings.ToUpper(strings.TrimSpace(value))
+	if key == LabelGFDProduct || strings.HasSuffix(key, ".product") {
+		v = strings.NewReplacer(" ", "-", "_", "-").Replace(v)
+		for {
+			trimmed := false
+			for _, brand := range []string{"NVIDIA-", "TESLA-", "QUADRO-", "GEFORCE-"} {
+				if rest, ok := strings.CutPrefix(v, brand); ok && rest != "" {
+					v, trimmed = rest, true
+				}
+			}
+			if !trimmed {
+				break
+			}
+		}
+	}
+	return v
+}
+
+// LabelGFDProduct is GPU Feature Discovery's product label.
+const LabelGFDProduct = "nvidia.com/gpu.product"
+
+// Closest returns up to n ids closest to id by edit distance, closest
+// first, for "did you mean" hints.
+func (c *Catalog) Closest(id string, n int) []string {
+	type cand struct {
+		id string
+		d  int
+	}
+	var cands []cand
+	for _, other := range c.ids {
+		d := distance(id, other)
+		if strings.Contains(other, id) || strings.Contains(id, other) {
+			d = min(d, 2)
+		}
+		if d <= max(3, len(id)/2) {
+			cands = append(cands, cand{other, d})
+		}
+	}
+	sort.SliceStable(cands, func(i, j int) bool { return cands[i].d < cands[j].d })
+	var out []string
+	for i := 0; i < len(cands) && i < n; i++ {
+		out = append(out, cands[i].id)
+	}
+	return out
+}
+
+// distance is the Levenshtein distance between a and b.
+func distance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
