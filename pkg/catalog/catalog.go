@@ -208,3 +208,15 @@ func distance(a, b string) int {
 	}
 	return prev[len(b)]
 }
+
+// DefaultResourceName is the extended resource a vendor's device plugin
+// advertises.
+func DefaultResourceName(vendor string) string {
+	switch vendor {
+	case "amd":
+		return "amd.com/gpu"
+	case "intel":
+		return "habana.ai/gaudi"
+	}
+	return "nvidia.com/gpu"
+}

@@ -1,0 +1,314 @@
+package compile
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"cuelang.org/go/cue"
+	"cuelang.org/go/cue/cuecontext"
+	cueerrors "cuelang.org/go/cue/errors"
+	"cuelang.org/go/cue/load"
+	"cuelang.org/go/cue/token"
+
+	"github.com/accelc/accelc/pkg/catalog"
+	"github.com/accelc/accelc/schemas"
+)
+
+// Load compiles the cluster directory dir. A configuration that is wrong
+// yields Errors, listing every problem found; a directory that cannot be
+// read yields a plain error.
+func Load(dir string) (*Model, error) {
+	cwd, err := os.Getwd()
+	if err != nil {
+		return nil, err
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	if fi, err := os.Stat(abs); err != nil {
+		return nil, fmt.Errorf("cluster directory %s: %w", dir, err)
+	} else if !fi.IsDir() {
+		return nil, fmt.Errorf("%s is not a directory: give the cluster directory that holds its .cue files", dir)
+	}
+	insts := load.Instances([]string{"."}, &load.Config{Dir: abs})
+	if len(insts) != 1 {
+		return nil, Errors{{Msg: fmt.Sprintf("%s: expected one CUE package, found %d", dir, len(insts))}}
+	}
+	if err := insts[0].Err; err != nil {
+		if strings.Contains(err.Error(), "no CUE files") {
+			return nil, Errors{{Msg: fmt.Sprintf("%s: no .cue files: a cluster directory holds the cluster's CUE configuration (see examples/clusters)", dir)}}
+		}
+		return nil, Errors(cueDiagnostics(err, cwd))
+	}
+
+	ctx := cuecontext.New()
+	schema, err := schemas.Build(ctx)
+	if err != nil {
+		return nil, err
+	}
+	user := ctx.BuildInstance(insts[0])
+	if err := user.Err(); err != nil {
+		return nil, Errors(cueDiagnostics(err, cwd))
+	}
+	cfg := schema.LookupPath(cue.ParsePath("#Config")).Unify(user)
+	if err := cfg.Validate(cue.Concrete(true)); err != nil {
+		return nil, Errors(cueDiagnostics(err, cwd))
+	}
+
+	var raw struct {
+		Cluster struct {
+			Cluster
+			Nodes map[string]struct {
+				AcceleratorType string `json:"acceleratorType"`
+			} `json:"nodes"`
+		} `json:"cluster"`
+		Accelerators map[string]map[string]any `json:"accelerators"`
+		Profiles     map[string]Profile        `json:"profiles"`
+		Teams        map[string]Team           `json:"teams"`
+	}
+	if err := cfg.Decode(&raw); err != nil {
+		return nil, Errors(cueDiagnostics(err, cwd))
+	}
+
+	m := &Model{Cluster: raw.Cluster.Cluster, Pins: map[string]string{}, pinPos: map[string]token.Pos{}, cwd: cwd}
+	var diags []Diagnostic
+	at := func(path ...cue.Selector) string {
+		return relPos(cfg.LookupPath(cue.MakePath(path...)).Pos(), cwd)
+	}
+
+	builtinCat, err := catalog.FromSchema(schema)
+	if err != nil {
+		return nil, err
+	}
+	cat, catDiags := mergeCatalog(builtinCat, raw.Accelerators, func(id string) string {
+		return at(cue.Str("accelerators"), cue.Str(id))
+	})
+	diags = append(diags, catDiags...)
+	if cat == nil {
+		return nil, Errors(diags)
+	}
+	m.Catalog = cat
+
+	unknown := func(pos, what, id string) Diagnostic {
+		msg := fmt.Sprintf("%s: unknown accelerator type %q", what, id)
+		if close := cat.Closest(id, 3); len(close) > 0 {
+			msg += "; did you mean " + strings.Join(close, ", ") + "?"
+		}
+		msg += " (`accelc catalog` lists the known types; define new ones under accelerators)"
+		return Diagnostic{Pos: pos, Msg: msg}
+	}
+
+	for _, node := range sortedKeys(raw.Cluster.Nodes) {
+		id := raw.Cluster.Nodes[node].AcceleratorType
+		pos := at(cue.Str("cluster"), cue.Str("nodes"), cue.Str(node), cue.Str("acceleratorType"))
+		if _, ok := cat.Get(id); !ok {
+			diags = append(diags, unknown(pos, "cluster.nodes."+node, id))
+			continue
+		}
+		m.Pins[node] = id
+		m.pinPos[node] = cfg.LookupPath(cue.MakePath(cue.Str("cluster"), cue.Str("nodes"), cue.Str(node))).Pos()
+	}
+
+	for _, name := range sortedKeys(raw.Profiles) {
+		p := raw.Profiles[name]
+		p.pos = cfg.LookupPath(cue.MakePath(cue.Str("profiles"), cue.Str(name))).Pos()
+		seen := map[string]bool{}
+		for i, id := range p.AcceleratorTypes {
+			sel := []cue.Selector{cue.Str("profiles"), cue.Str(name), cue.Str("acceleratorTypes"), cue.Index(i)}
+			tp := cfg.LookupPath(cue.MakePath(sel...)).Pos()
+			p.typesPos = append(p.typesPos, tp)
+			what := fmt.Sprintf("profiles.%s.acceleratorTypes[%d]", name, i)
+			c, ok := cat.Get(id)
+			switch {
+			case !ok:
+				diags = append(diags, unknown(relPos(tp, cwd), what, id))
+			case seen[id]:
+				diags = append(diags, Diagnostic{Pos: relPos(tp, cwd), Msg: fmt.Sprintf("%s: %s is listed twice: list each type once, in order of preference", what, id)})
+			default:
+				p.Classes = append(p.Classes, c)
+			}
+			seen[id] = true
+		}
+		if len(p.Classes) > 0 {
+			resources := map[string]bool{}
+			for _, c := range p.Classes {
+				resources[c.ResourceName] = true
+			}
+			if len(resources) > 1 {
+				diags = append(diags, Diagnostic{Pos: relPos(p.pos, cwd), Msg: fmt.Sprintf(
+					"profiles.%s: its types are requested through different resources (%s); a pod asks for one: split the profile per vendor",
+					name, strings.Join(sortedKeys(resources), ", "))})
+			}
+			if p.ResourceName != "" && !resources[p.ResourceName] {
+				diags = append(diags, Diagnostic{Pos: at(cue.Str("profiles"), cue.Str(name), cue.Str("resourceName")), Msg: fmt.Sprintf(
+					"profiles.%s.resourceName: %s, but its types use %s: drop resourceName from typed profiles", name, p.ResourceName, p.Classes[0].ResourceName)})
+			}
+			p.ResourceName = p.Classes[0].ResourceName
+		} else if p.ResourceName == "" {
+			p.ResourceName = "nvidia.com/gpu"
+		}
+		m.Profiles = append(m.Profiles, p)
+	}
+
+	nsTeam := map[string]string{}
+	for _, name := range sortedKeys(raw.Teams) {
+		t := raw.Teams[name]
+		for i, id := range t.AcceleratorTypes {
+			if _, ok := cat.Get(id); !ok {
+				pos := at(cue.Str("teams"), cue.Str(name), cue.Str("acceleratorTypes"), cue.Index(i))
+				diags = append(diags, unknown(pos, fmt.Sprintf("teams.%s.acceleratorTypes[%d]", name, i), id))
+			}
+		}
+		for i, ns := range t.Namespaces {
+			if other, ok := nsTeam[ns]; ok {
+				pos := at(cue.Str("teams"), cue.Str(name), cue.Str("namespaces"), cue.Index(i))
+				diags = append(diags, Diagnostic{Pos: pos, Msg: fmt.Sprintf(
+					"teams.%s.namespaces[%d]: namespace %s already belongs to team %s: a namespace has one team", name, i, ns, other)})
+				continue
+			}
+			nsTeam[ns] = name
+		}
+		m.Teams = append(m.Teams, t)
+	}
+
+	if len(diags) > 0 {
+		return nil, Errors(diags)
+	}
+	return m, nil
+}
+
+// mergeCatalog applies a cluster's `accelerators` patches to the built-in
+// catalog: an id the catalog has gets the given fields replaced; a new id
+// must give every required field.
+func mergeCatalog(base *catalog.Catalog, patches map[string]map[string]any, pos func(id string) string) (*catalog.Catalog, []Diagnostic) {
+	if len(patches) == 0 {
+		return base, nil
+	}
+	var diags []Diagnostic
+	classes := map[string]catalog.Class{}
+	for _, c := range base.Classes() {
+		classes[c.ID] = *c
+	}
+	for _, id := range sortedKeys(patches) {
+		fields := map[string]any{}
+		if c, ok := classes[id]; ok {
+			b, _ := json.Marshal(c)
+			_ = json.Unmarshal(b, &fields)
+		} else {
+			var missing []string
+			for _, f := range []string{"vendor", "displayName", "model", "architecture", "memoryGB"} {
+				if _, ok := patches[id][f]; !ok {
+					missing = append(missing, f)
+				}
+			}
+			if len(missing) > 0 {
+				diags = append(diags, Diagnostic{Pos: pos(id), Msg: fmt.Sprintf(
+					"accelerators.%s: not a built-in type, so it needs %s (or fix the id if you meant to override one: `accelc catalog` lists them)",
+					id, strings.Join(missing, ", "))})
+				continue
+			}
+			fields["resourceName"] = catalog.DefaultResourceName(patches[id]["vendor"].(string))
+			fields["pciDeviceIDs"] = []string{}
+			fields["identifiedBy"] = map[string][]string{}
+		}
+		for k, v := range patches[id] {
+			fields[k] = v
+		}
+		fields["id"] = id
+		b, err := json.Marshal(fields)
+		if err != nil {
+			diags = append(diags, Diagnostic{Pos: pos(id), Msg: err.Error()})
+			continue
+		}
+		var c catalog.Class
+		if err := json.Unmarshal(b, &c); err != nil {
+			diags = append(diags, Diagnostic{Pos: pos(id), Msg: fmt.Sprintf("accelerators.%s: %v", id, err)})
+			continue
+		}
+		classes[id] = c
+	}
+	if len(diags) > 0 {
+		return nil, diags
+	}
+	list := make([]catalog.Class, 0, len(classes))
+	for _, id := range sortedKeys(classes) {
+		list = append(list, classes[id])
+	}
+	cat, err := catalog.New(list)
+	if err != nil {
+		return nil, []Diagnostic{{Msg: "accelerators: " + err.Error()}}
+	}
+	return cat, nil
+}
+
+// cueDiagnostics turns CUE errors into diagnostics positioned at the
+// user's file (not the embedded schema) wherever CUE knows one.
+func cueDiagnostics(err error, cwd string) []Diagnostic {
+	var out []Diagnostic
+	seen := map[string]bool{}
+	for _, e := range cueerrors.Errors(err) {
+		var user, schema token.Pos
+		for _, p := range cueerrors.Positions(e) {
+			if filepath.IsAbs(p.Filename()) {
+				if !user.IsValid() {
+					user = p
+				}
+			} else if !schema.IsValid() {
+				schema = p
+			}
+		}
+		format, args := e.Msg()
+		msg := fmt.Sprintf(format, args...)
+		if path := strings.Join(e.Path(), "."); path != "" {
+			msg = path + ": " + msg
+		}
+		d := Diagnostic{Pos: relPos(user, cwd), Msg: msg}
+		switch {
+		case strings.Contains(msg, "field not allowed"):
+			d.Msg += ": not in accelc's schema; check the spelling"
+		case strings.Contains(msg, "incomplete value") || strings.Contains(msg, "non-concrete"):
+			d.Msg += ": give it a concrete value"
+		}
+		if schema.IsValid() {
+			d.Msg += " (schema: " + relPos(schema, "") + ")"
+		}
+		if d.Pos == "" && schema.IsValid() {
+			d.Pos = relPos(schema, "")
+		}
+		if !seen[d.String()] {
+			seen[d.String()] = true
+			out = append(out, d)
+		}
+	}
+	if len(out) == 0 {
+		out = append(out, Diagnostic{Msg: err.Error()})
+	}
+	return out
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// DefaultInventory returns the inventory snapshot that sits in a cluster
+// directory by convention (inventory.json, .yaml or .yml), or "".
+func DefaultInventory(dir string) string {
+	for _, name := range []string{"inventory.json", "inventory.yaml", "inventory.yml"} {
+		p := filepath.Join(dir, name)
+		if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
+			return p
+		}
+	}
+	return ""
+}
+

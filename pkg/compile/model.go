@@ -1,0 +1,126 @@
+package compile
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	"cuelang.org/go/cue/token"
+
+	"github.com/accelc/accelc/pkg/catalog"
+)
+
+// Model is a cluster's configuration, decoded, defaulted and resolved
+// against its catalog.
+type Model struct {
+	Cluster  Cluster
+	Catalog  *catalog.Catalog
+	Profiles []Profile // sorted by name
+	Teams    []Team    // sorted by name
+	// Pins maps node names to class ids set by hand in cluster.nodes.
+	Pins map[string]string
+	// Warnings are findings that do not stop a render.
+	Warnings []Diagnostic
+
+	pinPos map[string]token.Pos
+	cwd    string
+}
+
+// Cluster holds cluster-wide settings.
+type Cluster struct {
+	Name             string `json:"name"`
+	LabelPrefix      string `json:"labelPrefix"`
+	ProfileNamespace string `json:"profileNamespace"`
+}
+
+// TypeLabel is the normalized node label every profile, flavor and policy
+// targets.
+func (c Cluster) TypeLabel() string { return c.LabelPrefix + "/type" }
+
+// Profile is a hardware profile.
+type Profile struct {
+	Name             string            `json:"name"`
+	DisplayName      string            `json:"displayName"`
+	Description      string            `json:"description"`
+	Enabled          bool              `json:"enabled"`
+	AcceleratorTypes []string          `json:"acceleratorTypes"`
+	ResourceName     string            `json:"resourceName"`
+	GPU              GPURange          `json:"gpu"`
+	CPU              Range             `json:"cpu"`
+	Memory           Range             `json:"memory"`
+	Tolerations      []Toleration      `json:"tolerations"`
+	NodeSelector     map[string]string `json:"nodeSelector"`
+	Visibility       []string          `json:"visibility"`
+
+	// Classes are AcceleratorTypes resolved, in preference order.
+	Classes []*catalog.Class `json:"-"`
+
+	pos      token.Pos
+	typesPos []token.Pos
+}
+
+// Generic reports whether the profile names no accelerator type.
+func (p *Profile) Generic() bool { return len(p.AcceleratorTypes) == 0 }
+
+// GPURange is the accelerator count a profile allows.
+type GPURange struct {
+	Min     int  `json:"min"`
+	Default int  `json:"default"`
+	Max     *int `json:"max,omitempty"`
+}
+
+// Range is a min/default/max of resource quantities.
+type Range struct {
+	Min     Quantity  `json:"min"`
+	Default Quantity  `json:"default"`
+	Max     *Quantity `json:"max,omitempty"`
+}
+
+// Quantity is a Kubernetes int-or-string quantity: 2 or "16Gi".
+type Quantity struct {
+	Int    int64
+	Str    string
+	IsText bool
+}
+
+func (q Quantity) MarshalJSON() ([]byte, error) {
+	if q.IsText {
+		return json.Marshal(q.Str)
+	}
+	return []byte(strconv.FormatInt(q.Int, 10)), nil
+}
+
+func (q *Quantity) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '"' {
+		q.IsText = true
+		return json.Unmarshal(b, &q.Str)
+	}
+	if err := json.Unmarshal(b, &q.Int); err != nil {
+		return fmt.Errorf("quantity %s: want an integer or a string like \"16Gi\"", b)
+	}
+	return nil
+}
+
+func (q Quantity) String() string {
+	if q.IsText {
+		return q.Str
+	}
+	return strconv.FormatInt(q.Int, 10)
+}
+
+// Toleration mirrors a core/v1 Toleration.
+type Toleration struct {
+	Key               string `json:"key,omitempty"`
+	Operator          string `json:"operator,omitempty"`
+	Value             string `json:"value,omitempty"`
+	Effect            string `json:"effect,omitempty"`
+	TolerationSeconds *int64 `json:"tolerationSeconds,omitempty"`
+}
+
+// Team is a set of namespaces entitled to accelerator types.
+type Team struct {
+	Name             string   `json:"name"`
+	DisplayName      string   `json:"displayName"`
+	Namespaces       []string `json:"namespaces"`
+	AcceleratorTypes []string `json:"acceleratorTypes"`
+}

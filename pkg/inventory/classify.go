@@ -1,0 +1,524 @@
+package inventory
+
+import (
+	"fmt"
+	"math"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/accelc/accelc/pkg/catalog"
+)
+
+// Sharing is how a node's accelerators are offered to pods.
+type Sharing string
+
+const (
+	Exclusive  Sharing = "exclusive"
+	TimeSliced Sharing = "time-sliced"
+	MPS        Sharing = "mps"
+	MIGSingle  Sharing = "mig-single"
+	MIGMixed   Sharing = "mig-mixed"
+)
+
+// Node states that are not a class id.
+const (
+	TypeUnknown = "unknown"
+	TypeMixed   = "mixed"
+)
+
+// Node status values.
+const (
+	StatusReady         = "Ready"
+	StatusNotReady      = "NotReady"
+	StatusUnschedulable = "Unschedulable"
+	// StatusUnknown is a node whose snapshot carries no Ready condition.
+	StatusUnknown = "Unknown"
+)
+
+// Node is one classified accelerator node.
+type Node struct {
+	Name string `json:"name"`
+	// AcceleratorType is a catalog class id, or "unknown" or "mixed".
+	AcceleratorType string `json:"acceleratorType"`
+	DisplayName     string `json:"displayName"`
+	Vendor          string `json:"vendor"`
+	// Count is the number of accelerator devices the node's labels or
+	// capacity describe: physical GPUs, except under MIG single, where GPU
+	// Feature Discovery reports only MIG devices.
+	Count int `json:"count"`
+	// Allocatable is what the scheduler can hand out: time-sliced replicas
+	// and MIG devices included.
+	Allocatable  int            `json:"allocatable"`
+	MemoryGiB    int            `json:"memoryGiB"`
+	Architecture string         `json:"architecture"`
+	Sharing      Sharing        `json:"sharing"`
+	Replicas     int            `json:"replicas,omitempty"`
+	MIGDevices   map[string]int `json:"migDevices,omitempty"`
+	Status       string         `json:"status"`
+	// Notes say why the node got its type and what is odd about it.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// Available reports whether the node's accelerators count as available:
+// it is not cordoned or failing.
+func (n *Node) Available() bool {
+	return n.Status == StatusReady || n.Status == StatusUnknown
+}
+
+// Options tune classification.
+type Options struct {
+	// Pins sets node types by hand (node name → class id); they win over
+	// detection. pkg/compile fills it from the cluster's CUE.
+	Pins map[string]string
+}
+
+// Inventory is the classified node list of one cluster.
+type Inventory struct {
+	// Nodes are the nodes with accelerators, sorted by name.
+	Nodes []Node
+	// Problems are nodes that could not be read.
+	Problems []Problem
+	// OtherNodes counts nodes without any accelerator.
+	OtherNodes int
+}
+
+// Classify classifies raw nodes against a catalog.
+func Classify(raw []RawNode, cat *catalog.Catalog, opts Options) *Inventory {
+	inv := &Inventory{Nodes: make([]Node, 0, len(raw))}
+	for i := range raw {
+		n, ok := classifyNode(&raw[i], cat, opts)
+		if !ok {
+			inv.OtherNodes++
+			continue
+		}
+		inv.Nodes = append(inv.Nodes, n)
+	}
+	sort.Slice(inv.Nodes, func(i, j int) bool { return inv.Nodes[i].Name < inv.Nodes[j].Name })
+	return inv
+}
+
+// Resource names that mean "this node has accelerators".
+const (
+	resNVIDIA       = "nvidia.com/gpu"
+	resNVIDIAShared = "nvidia.com/gpu.shared"
+	resNVIDIAMIG    = "nvidia.com/mig-"
+	resNVIDIALegacy = "alpha.kubernetes.io/nvidia-gpu"
+	resAMD          = "amd.com/gpu"
+	resGaudi        = "habana.ai/gaudi"
+)
+
+// vendorOfResource maps an extended resource to its vendor.
+func vendorOfResource(name string) string {
+	switch {
+	case name == resNVIDIA, name == resNVIDIAShared, name == resNVIDIALegacy, strings.HasPrefix(name, resNVIDIAMIG):
+		return "nvidia"
+	case name == resAMD:
+		return "amd"
+	case name == resGaudi:
+		return "intel"
+	}
+	return ""
+}
+
+// GPU Feature Discovery labels.
+const (
+	lblProduct  = catalog.LabelGFDProduct
+	lblCount    = "nvidia.com/gpu.count"
+	lblMemory   = "nvidia.com/gpu.memory"
+	lblReplicas = "nvidia.com/gpu.replicas"
+	lblStrategy = "nvidia.com/gpu.sharing-strategy"
+)
+
+// migMixedCount matches nvidia.com/mig-<profile>.count.
+var migMixedCount = regexp.MustCompile(`^nvidia\.com/mig-(.+)\.count$`)
+
+// gbInProduct finds a memory size written in a product name: "80GB".
+var gbInProduct = regexp.MustCompile(`(?i)(?:^|-)(\d+)GB?(?:-|$)`)
+
+type resources struct {
+	vendor      string
+	capacity    int // sum of accelerator resources in capacity
+	allocatable int // likewise in allocatable; -1 when the node has none listed
+	shared      int // nvidia.com/gpu.shared capacity
+	migCapacity map[string]int
+}
+
+func readResources(n *RawNode) resources {
+	r := resources{allocatable: -1}
+	keys := make([]string, 0, len(n.Status.Capacity))
+	for k := range n.Status.Capacity {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		v := vendorOfResource(k)
+		if v == "" {
+			continue
+		}
+		q := quantity(n.Status.Capacity[k])
+		if q > 0 && r.vendor == "" {
+			r.vendor = v
+		}
+		r.capacity += q
+		switch {
+		case k == resNVIDIAShared:
+			r.shared = q
+		case strings.HasPrefix(k, resNVIDIAMIG) && q > 0:
+			if r.migCapacity == nil {
+				r.migCapacity = map[string]int{}
+			}
+			r.migCapacity[strings.TrimPrefix(k, resNVIDIAMIG)] = q
+		}
+	}
+	if n.Status.Allocatable != nil {
+		r.allocatable = 0
+		for k, s := range n.Status.Allocatable {
+			if vendorOfResource(k) != "" {
+				r.allocatable += quantity(s)
+			}
+		}
+	}
+	return r
+}
+
+func quantity(s string) int {
+	q, err := resource.ParseQuantity(s)
+	if err != nil {
+		return 0
+	}
+	return int(q.Value())
+}
+
+func atoi(s string) (int, bool) {
+	n, err := strconv.Atoi(strings.TrimSpace(s))
+	return n, err == nil
+}
+
+func classifyNode(raw *RawNode, cat *catalog.Catalog, opts Options) (Node, bool) {
+	labels := raw.Metadata.Labels
+	res := readResources(raw)
+	n := Node{Name: raw.Metadata.Name, Status: nodeStatus(raw), Sharing: Exclusive}
+
+	var class *catalog.Class
+	derivedAlloc := -1
+	switch {
+	case labels[lblProduct] != "" || hasMIGMixedLabels(labels):
+		class, derivedAlloc = classifyGFD(&n, labels, res, cat)
+		n.Vendor = "nvidia"
+	default:
+		class = classifyByLabels(&n, labels, cat)
+		if class != nil {
+			n.Vendor = class.Vendor
+		} else if res.vendor != "" {
+			n.Vendor = res.vendor
+		}
+		n.Count = res.capacity
+		derivedAlloc = res.capacity
+	}
+	if class == nil && n.Vendor == "" && res.capacity == 0 {
+		if _, pinned := opts.Pins[n.Name]; !pinned {
+			return Node{}, false
+		}
+	}
+	if id, ok := opts.Pins[n.Name]; ok {
+		if pin, ok := cat.Get(id); ok {
+			if class != nil && class.ID != id {
+				n.Notes = append(n.Notes, fmt.Sprintf("labels say %s; the pin wins", class.ID))
+			}
+			class = pin
+			n.Vendor = pin.Vendor
+			n.Notes = append(n.Notes, "type pinned in CUE (cluster.nodes)")
+		}
+	}
+
+	if class != nil {
+		n.AcceleratorType = class.ID
+		n.DisplayName = class.DisplayName
+		n.Architecture = class.Architecture
+		n.MemoryGiB = class.MemoryGB
+	} else {
+		n.AcceleratorType = TypeUnknown
+		n.DisplayName = unknownDisplayName(n.Vendor)
+		if mib, ok := memoryMiB(labels[lblMemory]); ok && n.Sharing != MIGSingle && mib > 0 {
+			n.MemoryGiB = int(math.Round(float64(mib) / 1024))
+		}
+		n.Notes = append(n.Notes, unknownAdvice(n.Vendor, labels))
+	}
+
+	switch {
+	case res.allocatable >= 0:
+		n.Allocatable = res.allocatable
+	case res.capacity > 0:
+		n.Allocatable = res.capacity
+	case derivedAlloc >= 0:
+		n.Allocatable = derivedAlloc
+	}
+	if n.Allocatable == 0 && (n.Count > 0 || len(n.MIGDevices) > 0) {
+		n.Notes = append(n.Notes, "0 allocatable: not counted as available")
+	}
+	if n.Count == 0 && n.Allocatable == 0 && res.capacity == 0 && n.Sharing != MIGSingle {
+		n.Notes = append(n.Notes, "device count unknown: no gpu.count label and no capacity in the snapshot")
+	}
+	return n, true
+}
+
+func nodeStatus(raw *RawNode) string {
+	if raw.Spec.Unschedulable {
+		return StatusUnschedulable
+	}
+	for _, c := range raw.Status.Conditions {
+		if c.Type == "Ready" {
+			if c.Status == "True" {
+				return StatusReady
+			}
+			return StatusNotReady
+		}
+	}
+	return StatusUnknown
+}
+
+func hasMIGMixedLabels(labels map[string]string) bool {
+	for k := range labels {
+		if migMixedCount.MatchString(k) {
+			return true
+		}
+	}
+	return false
+}
+
+// classifyGFD reads GPU Feature Discovery labels. It returns the class (nil
+// when the product is not in the catalog) and the allocatable count the
+// labels imply, for snapshots without node status.
+func classifyGFD(n *Node, labels map[string]string, res resources, cat *catalog.Catalog) (*catalog.Class, int) {
+	product := labels[lblProduct]
+	productKey := lblProduct
+	mixed := map[string]int{}
+	mixedKeys := []string{}
+	for k, v := range labels {
+		if m := migMixedCount.FindStringSubmatch(k); m != nil {
+			if c, ok := atoi(v); ok {
+				mixed[m[1]] = c
+				mixedKeys = append(mixedKeys, m[1])
+			}
+		}
+	}
+	sort.Strings(mixedKeys)
+	if product == "" && len(mixedKeys) > 0 {
+		// Some MIG mixed nodes carry only per-profile labels.
+		productKey = "nvidia.com/mig-" + mixedKeys[0] + ".product"
+		product = labels[productKey]
+	}
+	p := ParseGFDProduct(product)
+	count, _ := atoi(labels[lblCount])
+	replicas, _ := atoi(labels[lblReplicas])
+	n.Count = count
+	derived := count
+
+	switch {
+	case p.MIGInvalid:
+		n.Sharing = MIGSingle
+		n.Count = 0
+		derived = 0
+		n.Notes = append(n.Notes, fmt.Sprintf("MIG layout invalid (%s=%s): GFD reports 0 devices; fix the node's nvidia.com/mig.config", lblProduct, product))
+	case p.MIGProfile != "":
+		n.Sharing = MIGSingle
+		n.MIGDevices = map[string]int{p.MIGProfile: count}
+		n.Notes = append(n.Notes, fmt.Sprintf("MIG single: %d × %s devices; count is MIG devices", count, p.MIGProfile))
+	case len(mixed) > 0 || len(res.migCapacity) > 0:
+		n.Sharing = MIGMixed
+		n.MIGDevices = mixed
+		if len(mixed) == 0 {
+			n.MIGDevices = res.migCapacity
+		}
+		derived = 0
+		for _, c := range n.MIGDevices {
+			derived += c
+		}
+	case replicas > 1 || p.Shared || res.shared > 0:
+		n.Sharing = TimeSliced
+		if labels[lblStrategy] == "mps" {
+			n.Sharing = MPS
+		}
+		if replicas > 1 {
+			n.Replicas = replicas
+			derived = count * replicas
+		}
+		if res.shared > 0 {
+			n.Notes = append(n.Notes, "renameByDefault: GPUs advertised as nvidia.com/gpu.shared")
+		}
+	}
+	if count == 0 && n.Sharing == Exclusive && res.capacity > 0 {
+		n.Count = res.capacity
+	}
+
+	if class, ok := cat.ByLabel(lblProduct, p.Base); ok {
+		n.Notes = append([]string{fmt.Sprintf("type from %s=%s", productKey, product)}, n.Notes...)
+		return class, derived
+	}
+	class, why := matchByModel(cat, p.Base, labels[lblMemory], n.Sharing == MIGSingle)
+	if class != nil {
+		n.Notes = append([]string{fmt.Sprintf("type from %s=%s by %s; the value is not in the catalog: add it to the class's identifiedBy", productKey, product, why)}, n.Notes...)
+		return class, derived
+	}
+	n.Notes = append([]string{fmt.Sprintf("%s=%s is not in the catalog (%s)", productKey, product, why)}, n.Notes...)
+	return nil, derived
+}
+
+// GFDProduct is a parsed nvidia.com/gpu.product value.
+type GFDProduct struct {
+	// Base is the product without sharing and MIG suffixes.
+	Base string
+	// MIGProfile is the MIG single profile ("1g.5gb"), if any.
+	MIGProfile string
+	// MIGInvalid is set for GFD's "-MIG-INVALID" marker.
+	MIGInvalid bool
+	// Shared is set for the "-SHARED" suffix of time-slicing and MPS.
+	Shared bool
+}
+
+// ParseGFDProduct splits the suffixes GPU Feature Discovery appends to a
+// product name: "-SHARED" (time-slicing or MPS without renameByDefault)
+// and "-MIG-<profile>" or "-MIG-INVALID" (MIG single strategy).
+func ParseGFDProduct(v string) GFDProduct {
+	var p GFDProduct
+	v = strings.TrimSpace(v)
+	if len(v) > len("-SHARED") && strings.EqualFold(v[len(v)-len("-SHARED"):], "-SHARED") {
+		p.Shared = true
+		v = v[:len(v)-len("-SHARED")]
+	}
+	if i := strings.LastIndex(strings.ToUpper(v), "-MIG-"); i > 0 {
+		profile := v[i+len("-MIG-"):]
+		v = v[:i]
+		if strings.EqualFold(profile, "INVALID") {
+			p.MIGInvalid = true
+		} else {
+			p.MIGProfile = profile
+		}
+	}
+	p.Base = v
+	return p
+}
+
+// matchByModel finds a class for a product the catalog does not list
+// verbatim, by model name and memory. It never guesses between two
+// classes: without a memory figure that tells them apart it gives up.
+func matchByModel(cat *catalog.Catalog, base, memLabel string, migSingle bool) (*catalog.Class, string) {
+	norm := catalog.NormalizeLabelValue(lblProduct, base)
+	tokens := strings.Split(norm, "-")
+	var cands []*catalog.Class
+	model := ""
+	for k := min(len(tokens), 2); k >= 1 && len(cands) == 0; k-- {
+		model = strings.Join(tokens[:k], "-")
+		cands = cat.ByModel("nvidia", model)
+	}
+	if len(cands) == 0 {
+		return nil, "no catalog model matches it: add the class under accelerators, or pin the node in cluster.nodes"
+	}
+	if len(cands) == 1 {
+		return cands[0], "model " + model
+	}
+	gb := 0
+	src := ""
+	if m := gbInProduct.FindStringSubmatch(norm); m != nil {
+		gb, _ = strconv.Atoi(m[1])
+		src = "memory in the name"
+	} else if mib, ok := memoryMiB(memLabel); ok && !migSingle && mib > 0 {
+		gb = int(math.Round(float64(mib) / 1024))
+		src = lblMemory
+	}
+	if gb > 0 {
+		var best *catalog.Class
+		for _, c := range cands {
+			if d := math.Abs(float64(c.MemoryGB-gb)) / float64(c.MemoryGB); d <= 0.15 {
+				if best == nil || math.Abs(float64(c.MemoryGB-gb)) < math.Abs(float64(best.MemoryGB-gb)) {
+					best = c
+				}
+			}
+		}
+		if best != nil {
+			return best, fmt.Sprintf("model %s and %dGB from %s", model, gb, src)
+		}
+	}
+	ids := make([]string, len(cands))
+	for i, c := range cands {
+		ids[i] = c.ID
+	}
+	return nil, fmt.Sprintf("model %s could be %s and no memory figure tells them apart: pin the node in cluster.nodes", model, strings.Join(ids, " or "))
+}
+
+// memoryMiB reads nvidia.com/gpu.memory, which GFD writes in MiB but some
+// versions and hand-made labels give in bytes.
+func memoryMiB(v string) (int64, bool) {
+	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+	if err != nil || n < 0 {
+		return 0, false
+	}
+	if n > 1<<24 { // more than 16 TiB in MiB: it is bytes
+		n /= 1 << 20
+	}
+	return n, true
+}
+
+// labelPriority orders the label keys consulted after GFD's product: the
+// richest first.
+var labelPriority = []string{
+	"amd.com/gpu.product-name",
+	"amd.com/gpu.device-id",
+	"cloud.google.com/gke-accelerator",
+}
+
+func classifyByLabels(n *Node, labels map[string]string, cat *catalog.Catalog) *catalog.Class {
+	keys := append([]string(nil), labelPriority...)
+	rest := []string{}
+	for k := range labels {
+		if !contains(labelPriority, k) {
+			rest = append(rest, k)
+		}
+	}
+	sort.Strings(rest)
+	keys = append(keys, rest...)
+	for _, k := range keys {
+		v, ok := labels[k]
+		if !ok || v == "" {
+			continue
+		}
+		if c, ok := cat.ByLabel(k, v); ok {
+			n.Notes = append(n.Notes, fmt.Sprintf("type from %s=%s", k, v))
+			return c
+		}
+	}
+	return nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func unknownDisplayName(vendor string) string {
+	switch vendor {
+	case "intel":
+		return "Gaudi - type unknown"
+	default:
+		return "GPU - type unknown"
+	}
+}
+
+func unknownAdvice(vendor string, labels map[string]string) string {
+	switch {
+	case vendor == "nvidia" && labels[lblProduct] == "":
+		return "no GPU Feature Discovery labels: install the GPU Operator (or GFD), or pin the type in cluster.nodes"
+	case vendor == "nvidia":
+		return "add the product to a class's identifiedBy, or pin the type in cluster.nodes"
+	default:
+		return "no label names the model: pin the type in cluster.nodes"
+	}
+}

@@ -1,0 +1,229 @@
+package inventory
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"sigs.k8s.io/yaml"
+)
+
+// TypeSummary is one line of the per-type summary.
+type TypeSummary struct {
+	AcceleratorType string `json:"acceleratorType"`
+	DisplayName     string `json:"displayName"`
+	Nodes           int    `json:"nodes"`
+	GPUs            int    `json:"gpus"`
+	// Allocatable counts devices on nodes that are Ready (or of unknown
+	// status in a snapshot without conditions); cordoned and failing nodes
+	// add nothing.
+	Allocatable int `json:"allocatable"`
+}
+
+func (s TypeSummary) String() string {
+	return fmt.Sprintf("%s: %s, %s, %d allocatable", s.DisplayName, plural(s.Nodes, "node"), plural(s.GPUs, "GPU"), s.Allocatable)
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return strconv.Itoa(n) + " " + word + "s"
+}
+
+// Summary aggregates nodes per accelerator type, known types first by id,
+// then mixed and unknown.
+func (inv *Inventory) Summary() []TypeSummary {
+	byType := map[string]*TypeSummary{}
+	for i := range inv.Nodes {
+		n := &inv.Nodes[i]
+		s := byType[n.AcceleratorType]
+		if s == nil {
+			s = &TypeSummary{AcceleratorType: n.AcceleratorType, DisplayName: n.DisplayName}
+			if n.AcceleratorType == TypeUnknown {
+				s.DisplayName = "GPU - type unknown"
+			}
+			byType[n.AcceleratorType] = s
+		}
+		s.Nodes++
+		s.GPUs += n.Count
+		if n.Available() {
+			s.Allocatable += n.Allocatable
+		}
+	}
+	out := make([]TypeSummary, 0, len(byType))
+	for _, s := range byType {
+		out = append(out, *s)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		ri, rj := typeRank(out[i].AcceleratorType), typeRank(out[j].AcceleratorType)
+		if ri != rj {
+			return ri < rj
+		}
+		return out[i].AcceleratorType < out[j].AcceleratorType
+	})
+	return out
+}
+
+func typeRank(t string) int {
+	switch t {
+	case TypeMixed:
+		return 1
+	case TypeUnknown:
+		return 2
+	}
+	return 0
+}
+
+// ByType returns the nodes of one accelerator type.
+func (inv *Inventory) ByType(id string) []*Node {
+	var out []*Node
+	for i := range inv.Nodes {
+		if inv.Nodes[i].AcceleratorType == id {
+			out = append(out, &inv.Nodes[i])
+		}
+	}
+	return out
+}
+
+// Format is an output format of the node view.
+type Format string
+
+// Formats lists the node view's output formats, for flag help.
+var Formats = []string{"table", "json", "yaml", "csv"}
+
+// ViewOptions shape the node view.
+type ViewOptions struct {
+	Format Format
+	// GroupByType groups table rows under one heading per type.
+	GroupByType bool
+}
+
+type jsonView struct {
+	Nodes    []Node        `json:"nodes"`
+	Summary  []TypeSummary `json:"summary"`
+	Problems []Problem     `json:"problems,omitempty"`
+}
+
+// WriteView prints the node view.
+func (inv *Inventory) WriteView(w io.Writer, opts ViewOptions) error {
+	switch opts.Format {
+	case "", "table":
+		return inv.writeTable(w, opts.GroupByType)
+	case "json", "yaml":
+		v := jsonView{Nodes: inv.Nodes, Summary: inv.Summary(), Problems: inv.Problems}
+		if v.Nodes == nil {
+			v.Nodes = []Node{}
+		}
+		data, err := json.MarshalIndent(v, "", "  ")
+		if err != nil {
+			return err
+		}
+		if opts.Format == "yaml" {
+			if data, err = yaml.JSONToYAML(data); err != nil {
+				return err
+			}
+		} else {
+			data = append(data, '\n')
+		}
+		_, err = w.Write(data)
+		return err
+	case "csv":
+		return inv.writeCSV(w)
+	}
+	return fmt.Errorf("unknown format %q: use one of %s", opts.Format, strings.Join(Formats, ", "))
+}
+
+func memory(gib int) string {
+	if gib == 0 {
+		return "-"
+	}
+	return strconv.Itoa(gib) + "GB"
+}
+
+func sharingCell(n *Node) string {
+	s := string(n.Sharing)
+	switch {
+	case n.Replicas > 1:
+		s += " ×" + strconv.Itoa(n.Replicas)
+	case len(n.MIGDevices) > 0:
+		s += " " + migList(n.MIGDevices)
+	}
+	return s
+}
+
+func migList(m map[string]int) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = strconv.Itoa(m[k]) + "×" + k
+	}
+	return strings.Join(parts, ",")
+}
+
+func (inv *Inventory) writeTable(w io.Writer, group bool) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	header := "NODE\tACCELERATOR\tTYPE\tGPUS\tALLOCATABLE\tGPU MEMORY\tSHARING\tSTATUS"
+	row := func(n *Node) {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n", n.Name, n.DisplayName, n.AcceleratorType,
+			n.Count, n.Allocatable, memory(n.MemoryGiB), sharingCell(n), n.Status)
+	}
+	if group {
+		for i, s := range inv.Summary() {
+			if i > 0 {
+				fmt.Fprintln(tw)
+			}
+			fmt.Fprintf(tw, "# %s\n", s)
+			fmt.Fprintln(tw, header)
+			for _, n := range inv.ByType(s.AcceleratorType) {
+				row(n)
+			}
+		}
+	} else {
+		fmt.Fprintln(tw, header)
+		for i := range inv.Nodes {
+			row(&inv.Nodes[i])
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if !group {
+		fmt.Fprintln(w)
+		for _, s := range inv.Summary() {
+			fmt.Fprintln(w, s)
+		}
+	}
+	if inv.OtherNodes > 0 {
+		fmt.Fprintf(w, "%s without accelerators not shown.\n", plural(inv.OtherNodes, "node"))
+	}
+	for i := range inv.Nodes {
+		n := &inv.Nodes[i]
+		if n.AcceleratorType == TypeUnknown || n.AcceleratorType == TypeMixed {
+			fmt.Fprintf(w, "%s: %s\n", n.Name, n.Notes[len(n.Notes)-1])
+		}
+	}
+	return nil
+}
+
+func (inv *Inventory) writeCSV(w io.Writer) error {
+	cw := csv.NewWriter(w)
+	_ = cw.Write([]string{"name", "acceleratorType", "displayName", "vendor", "count", "allocatable", "memoryGiB", "architecture", "sharing", "replicas", "migDevices", "status", "notes"})
+	for i := range inv.Nodes {
+		n := &inv.Nodes[i]
+		_ = cw.Write([]string{n.Name, n.AcceleratorType, n.DisplayName, n.Vendor, strconv.Itoa(n.Count),
+			strconv.Itoa(n.Allocatable), strconv.Itoa(n.MemoryGiB), n.Architecture, string(n.Sharing),
+			strconv.Itoa(n.Replicas), migList(n.MIGDevices), n.Status, strings.Join(n.Notes, "; ")})
+	}
+	cw.Flush()
+	return cw.Error()
+}
