@@ -253,13 +253,17 @@ func cueDiagnostics(err error, cwd string) []Diagnostic {
 	seen := map[string]bool{}
 	for _, e := range cueerrors.Errors(err) {
 		var user, schema token.Pos
+		var also []string
 		for _, p := range cueerrors.Positions(e) {
-			if filepath.IsAbs(p.Filename()) {
-				if !user.IsValid() {
-					user = p
+			switch {
+			case !filepath.IsAbs(p.Filename()):
+				if !schema.IsValid() {
+					schema = p
 				}
-			} else if !schema.IsValid() {
-				schema = p
+			case !user.IsValid():
+				user = p
+			default:
+				also = append(also, relPos(p, cwd))
 			}
 		}
 		format, args := e.Msg()
@@ -273,6 +277,9 @@ func cueDiagnostics(err error, cwd string) []Diagnostic {
 			d.Msg += ": not in accelc's schema; check the spelling"
 		case strings.Contains(msg, "incomplete value") || strings.Contains(msg, "non-concrete"):
 			d.Msg += ": give it a concrete value"
+		}
+		if len(also) > 0 {
+			d.Msg += " (also " + strings.Join(also, ", ") + ")"
 		}
 		if schema.IsValid() {
 			d.Msg += " (schema: " + relPos(schema, "") + ")"

@@ -153,6 +153,8 @@ func sharingCell(n *Node) string {
 		s += " ×" + strconv.Itoa(n.Replicas)
 	case len(n.MIGDevices) > 0:
 		s += " " + migList(n.MIGDevices)
+	case n.Sharing == MIGSingle:
+		s += " (invalid)"
 	}
 	return s
 }

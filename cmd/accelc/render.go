@@ -1,0 +1,56 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/accelc/accelc/pkg/render"
+)
+
+func newRenderCmd(stdout, stderr io.Writer) *cobra.Command {
+	var inv, out string
+	cmd := &cobra.Command{
+		Use:   "render [CLUSTER_DIR]",
+		Short: "Render a cluster's manifests into a kustomize tree",
+		Long: `render compiles CLUSTER_DIR (default .) with its inventory and writes the
+cluster's manifests to OUT_DIR (default out/<cluster name>), replacing
+what a previous render wrote there. It prints the files it wrote.`,
+		Args: maxArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dir := dirArg(args)
+			m, err := loadModel(dir)
+			if err != nil {
+				return err
+			}
+			in, err := readInventory(inventoryPath(inv, dir), m)
+			if err != nil {
+				return err
+			}
+			printDiagnostics(stderr, m.Check(in))
+			objs, err := render.Render(m, in)
+			if err != nil {
+				return &exitError{exitInput, err}
+			}
+			tree, err := render.BuildTree(m.Cluster.Name, objs)
+			if err != nil {
+				return err
+			}
+			if out == "" {
+				out = filepath.Join("out", m.Cluster.Name)
+			}
+			if err := tree.Write(out); err != nil {
+				return err
+			}
+			for _, p := range tree.Paths() {
+				fmt.Fprintln(stdout, filepath.Join(out, filepath.FromSlash(p)))
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&inv, "inventory", "", "node snapshot (`kubectl get nodes -o json`); default CLUSTER_DIR/inventory.json")
+	cmd.Flags().StringVarP(&out, "output", "o", "", "output directory (default out/<cluster name>)")
+	return cmd
+}

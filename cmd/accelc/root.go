@@ -1,0 +1,150 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/accelc/accelc/pkg/compile"
+	"github.com/accelc/accelc/pkg/inventory"
+)
+
+// Exit codes (DESIGN.md): 0 ok, 1 the input is wrong, 2 usage error,
+// 3 an outside system failed.
+const (
+	exitOK      = 0
+	exitInput   = 1
+	exitUsage   = 2
+	exitOutside = 3
+)
+
+// exitError carries the exit code an error maps to.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+func usageErr(format string, args ...any) error {
+	return &exitError{exitUsage, fmt.Errorf(format, args...)}
+}
+
+// Main runs accelc with args and returns the exit code. It is the one
+// place that prints errors.
+func Main(args []string, stdout, stderr io.Writer) int {
+	root := newRoot(stdout, stderr)
+	root.SetArgs(args)
+	cmd, err := root.ExecuteC()
+	if err == nil {
+		return exitOK
+	}
+	code := exitInput
+	var ee *exitError
+	switch {
+	case errors.As(err, &ee):
+		code = ee.code
+	case strings.HasPrefix(err.Error(), "unknown command"), strings.HasPrefix(err.Error(), "unknown flag"):
+		code = exitUsage
+	}
+	fmt.Fprintln(stderr, strings.TrimRight(err.Error(), "\n"))
+	if code == exitUsage {
+		fmt.Fprintf(stderr, "Run '%s --help' for usage.\n", cmd.CommandPath())
+	}
+	return code
+}
+
+func newRoot(stdout, stderr io.Writer) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "accelc",
+		Short: "Compile accelerator classes, hardware profiles and entitlements into Kubernetes policy",
+		Long: `accelc compiles a cluster's accelerator configuration, written in CUE, and
+its node inventory into Kubernetes manifests: NFD rules that label every
+node with its accelerator type, Open Data Hub HardwareProfiles that target
+those types, and a catalog that model-serving tools query.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &exitError{exitUsage, err} })
+	root.AddCommand(
+		newVetCmd(stdout, stderr),
+		newRenderCmd(stdout, stderr),
+		newInventoryCmd(stdout, stderr),
+		newVersionCmd(stdout),
+	)
+	root.CompletionOptions.DisableDefaultCmd = true
+	return root
+}
+
+// maxArgs is cobra.MaximumNArgs with a usage exit code.
+func maxArgs(n int) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) > n {
+			return usageErr("%s takes at most %d argument(s), got %d: %s", cmd.CommandPath(), n, len(args), strings.Join(args, " "))
+		}
+		return nil
+	}
+}
+
+func noArgs(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return usageErr("%s takes no arguments, got %s", cmd.CommandPath(), strings.Join(args, " "))
+	}
+	return nil
+}
+
+func dirArg(args []string) string {
+	if len(args) == 0 {
+		return "."
+	}
+	return args[0]
+}
+
+// loadModel compiles a cluster directory, mapping configuration errors to
+// exit code 1.
+func loadModel(dir string) (*compile.Model, error) {
+	m, err := compile.Load(dir)
+	if err != nil {
+		return nil, &exitError{exitInput, err}
+	}
+	return m, nil
+}
+
+// readInventory reads and classifies a snapshot; "" gives an empty
+// inventory.
+func readInventory(path string, m *compile.Model) (*inventory.Inventory, error) {
+	opts := inventory.Options{}
+	cat := m.Catalog
+	opts.Pins = m.Pins
+	if path == "" {
+		return &inventory.Inventory{}, nil
+	}
+	raw, problems, err := inventory.ReadFile(path)
+	if err != nil {
+		return nil, &exitError{exitInput, err}
+	}
+	inv := inventory.Classify(raw, cat, opts)
+	inv.Problems = problems
+	return inv, nil
+}
+
+// inventoryPath picks the snapshot: the flag, else the one in the cluster
+// directory.
+func inventoryPath(flag, dir string) string {
+	if flag != "" {
+		return flag
+	}
+	return compile.DefaultInventory(dir)
+}
+
+func printDiagnostics(w io.Writer, ds []compile.Diagnostic) {
+	for _, d := range ds {
+		fmt.Fprintln(w, d)
+	}
+}

@@ -1,0 +1,35 @@
+package main
+
+import (
+	"io"
+
+	"github.com/spf13/cobra"
+)
+
+func newVetCmd(_, stderr io.Writer) *cobra.Command {
+	var inv string
+	cmd := &cobra.Command{
+		Use:   "vet [CLUSTER_DIR]",
+		Short: "Validate a cluster's configuration and inventory",
+		Long: `vet compiles CLUSTER_DIR (default .) and checks it against its inventory
+(--inventory, else inventory.json in CLUSTER_DIR when there is one).
+It prints nothing and exits 0 when all is well; errors exit 1, each with
+the file:line:col it is about; warnings go to stderr and do not fail.`,
+		Args: maxArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dir := dirArg(args)
+			m, err := loadModel(dir)
+			if err != nil {
+				return err
+			}
+			in, err := readInventory(inventoryPath(inv, dir), m)
+			if err != nil {
+				return err
+			}
+			printDiagnostics(stderr, m.Check(in))
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&inv, "inventory", "", "node snapshot (`kubectl get nodes -o json`); default CLUSTER_DIR/inventory.json")
+	return cmd
+}

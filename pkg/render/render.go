@@ -1,0 +1,24 @@
+package render
+
+import (
+	"github.com/accelc/accelc/pkg/compile"
+	"github.com/accelc/accelc/pkg/inventory"
+)
+
+// Render computes every object of a cluster's tree.
+func Render(m *compile.Model, inv *inventory.Inventory) ([]Object, error) {
+	var objs []Object
+	objs = append(objs, nodeFeatureRule(m))
+	profiles, err := hardwareProfiles(m)
+	if err != nil {
+		return nil, err
+	}
+	objs = append(objs, profiles...)
+	cm, err := catalogConfigMap(m, inv)
+	if err != nil {
+		return nil, err
+	}
+	objs = append(objs, cm)
+	sortObjects(objs)
+	return objs, nil
+}
