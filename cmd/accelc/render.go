@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/accelc/accelc/pkg/inventory"
 	"github.com/accelc/accelc/pkg/render"
 )
 
@@ -29,7 +30,12 @@ what a previous render wrote there. It prints the files it wrote.`,
 			if err != nil {
 				return err
 			}
-			printDiagnostics(stderr, m.Check(in))
+			if in == nil {
+				fmt.Fprintln(stderr, "warning: no inventory (give --inventory, or put inventory.json in the cluster directory): the catalog shows 0 available for every profile")
+				in = &inventory.Inventory{}
+			} else {
+				printDiagnostics(stderr, m.Check(in))
+			}
 			objs, err := render.Render(m, in)
 			if err != nil {
 				return &exitError{exitInput, err}

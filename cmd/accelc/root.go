@@ -116,20 +116,18 @@ func loadModel(dir string) (*compile.Model, error) {
 	return m, nil
 }
 
-// readInventory reads and classifies a snapshot; "" gives an empty
-// inventory.
+// readInventory reads and classifies a snapshot with the model's catalog
+// and pins. With no path it returns nil: there is nothing to check the
+// model against.
 func readInventory(path string, m *compile.Model) (*inventory.Inventory, error) {
-	opts := inventory.Options{}
-	cat := m.Catalog
-	opts.Pins = m.Pins
 	if path == "" {
-		return &inventory.Inventory{}, nil
+		return nil, nil
 	}
 	raw, problems, err := inventory.ReadFile(path)
 	if err != nil {
 		return nil, &exitError{exitInput, err}
 	}
-	inv := inventory.Classify(raw, cat, opts)
+	inv := inventory.Classify(raw, m.Catalog, inventory.Options{Pins: m.Pins})
 	inv.Problems = problems
 	return inv, nil
 }

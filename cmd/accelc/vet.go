@@ -26,7 +26,9 @@ the file:line:col it is about; warnings go to stderr and do not fail.`,
 			if err != nil {
 				return err
 			}
-			printDiagnostics(stderr, m.Check(in))
+			if in != nil {
+				printDiagnostics(stderr, m.Check(in))
+			}
 			return nil
 		},
 	}

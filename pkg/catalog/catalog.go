@@ -173,6 +173,10 @@ func (c *Catalog) Closest(id string, n int) []string {
 	var cands []cand
 	for _, other := range c.ids {
 		d := distance(id, other)
+		// Ids are often written without their memory suffix.
+		if i := strings.LastIndex(other, "-"); i > 0 {
+			d = min(d, distance(id, other[:i])+1)
+		}
 		if strings.Contains(other, id) || strings.Contains(id, other) {
 			d = min(d, 2)
 		}

@@ -40,7 +40,7 @@ func Load(dir string) (*Model, error) {
 		return nil, Errors{{Msg: fmt.Sprintf("%s: expected one CUE package, found %d", dir, len(insts))}}
 	}
 	if err := insts[0].Err; err != nil {
-		if strings.Contains(err.Error(), "no CUE files") {
+		if msg := err.Error(); strings.Contains(msg, "no CUE files") || strings.Contains(msg, "matched no packages") {
 			return nil, Errors{{Msg: fmt.Sprintf("%s: no .cue files: a cluster directory holds the cluster's CUE configuration (see examples/clusters)", dir)}}
 		}
 		return nil, Errors(cueDiagnostics(err, cwd))
@@ -77,9 +77,16 @@ func Load(dir string) (*Model, error) {
 
 	m := &Model{Cluster: raw.Cluster.Cluster, Pins: map[string]string{}, pinPos: map[string]token.Pos{}, cwd: cwd}
 	var diags []Diagnostic
-	at := func(path ...cue.Selector) string {
-		return relPos(cfg.LookupPath(cue.MakePath(path...)).Pos(), cwd)
+	// pos finds where the user wrote a value; the unified value may carry
+	// the schema's position instead.
+	pos := func(path ...cue.Selector) token.Pos {
+		p := cue.MakePath(path...)
+		if up := user.LookupPath(p).Pos(); up.IsValid() {
+			return up
+		}
+		return cfg.LookupPath(p).Pos()
 	}
+	at := func(path ...cue.Selector) string { return relPos(pos(path...), cwd) }
 
 	builtinCat, err := catalog.FromSchema(schema)
 	if err != nil {
@@ -99,28 +106,27 @@ func Load(dir string) (*Model, error) {
 		if close := cat.Closest(id, 3); len(close) > 0 {
 			msg += "; did you mean " + strings.Join(close, ", ") + "?"
 		}
-		msg += " (`accelc catalog` lists the known types; define new ones under accelerators)"
+		msg += " (a type accelc does not know yet: define it under accelerators)"
 		return Diagnostic{Pos: pos, Msg: msg}
 	}
 
 	for _, node := range sortedKeys(raw.Cluster.Nodes) {
 		id := raw.Cluster.Nodes[node].AcceleratorType
-		pos := at(cue.Str("cluster"), cue.Str("nodes"), cue.Str(node), cue.Str("acceleratorType"))
 		if _, ok := cat.Get(id); !ok {
-			diags = append(diags, unknown(pos, "cluster.nodes."+node, id))
+			diags = append(diags, unknown(at(cue.Str("cluster"), cue.Str("nodes"), cue.Str(node), cue.Str("acceleratorType")), "cluster.nodes."+node, id))
 			continue
 		}
 		m.Pins[node] = id
-		m.pinPos[node] = cfg.LookupPath(cue.MakePath(cue.Str("cluster"), cue.Str("nodes"), cue.Str(node))).Pos()
+		m.pinPos[node] = pos(cue.Str("cluster"), cue.Str("nodes"), cue.Str(node))
 	}
 
 	for _, name := range sortedKeys(raw.Profiles) {
 		p := raw.Profiles[name]
-		p.pos = cfg.LookupPath(cue.MakePath(cue.Str("profiles"), cue.Str(name))).Pos()
+		p.pos = pos(cue.Str("profiles"), cue.Str(name))
 		seen := map[string]bool{}
 		for i, id := range p.AcceleratorTypes {
 			sel := []cue.Selector{cue.Str("profiles"), cue.Str(name), cue.Str("acceleratorTypes"), cue.Index(i)}
-			tp := cfg.LookupPath(cue.MakePath(sel...)).Pos()
+			tp := pos(sel...)
 			p.typesPos = append(p.typesPos, tp)
 			what := fmt.Sprintf("profiles.%s.acceleratorTypes[%d]", name, i)
 			c, ok := cat.Get(id)
@@ -208,7 +214,7 @@ func mergeCatalog(base *catalog.Catalog, patches map[string]map[string]any, pos 
 			}
 			if len(missing) > 0 {
 				diags = append(diags, Diagnostic{Pos: pos(id), Msg: fmt.Sprintf(
-					"accelerators.%s: not a built-in type, so it needs %s (or fix the id if you meant to override one: `accelc catalog` lists them)",
+					"accelerators.%s: not a built-in type, so it needs %s (or fix the id if you meant to override a built-in type)",
 					id, strings.Join(missing, ", "))})
 				continue
 			}
@@ -268,7 +274,7 @@ func cueDiagnostics(err error, cwd string) []Diagnostic {
 		}
 		format, args := e.Msg()
 		msg := fmt.Sprintf(format, args...)
-		if path := strings.Join(e.Path(), "."); path != "" {
+		if path := strings.TrimPrefix(strings.Join(e.Path(), "."), "#Config."); path != "" {
 			msg = path + ": " + msg
 		}
 		d := Diagnostic{Pos: relPos(user, cwd), Msg: msg}

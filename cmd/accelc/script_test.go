@@ -1,0 +1,40 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/accelc/accelc/internal/testutil"
+)
+
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"accelc": func() { os.Exit(Main(os.Args[1:], os.Stdout, os.Stderr)) },
+	})
+}
+
+// TestScripts runs the CLI end to end: testdata/script/*.txtar, one file
+// per command and topic. `go test ./cmd/accelc -update` rewrites their
+// expected output.
+func TestScripts(t *testing.T) {
+	examples, err := filepath.Abs("../../examples/clusters")
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes, err := filepath.Abs("../../testdata/nodes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	testscript.Run(t, testscript.Params{
+		Dir: "testdata/script",
+		Setup: func(e *testscript.Env) error {
+			e.Setenv("EXAMPLES", examples)
+			e.Setenv("NODES", nodes)
+			return nil
+		},
+		UpdateScripts: *testutil.Update,
+	})
+}

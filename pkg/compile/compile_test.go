@@ -1,0 +1,179 @@
+package compile_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	_ "github.com/accelc/accelc/internal/testutil"
+	"github.com/accelc/accelc/pkg/compile"
+	"github.com/accelc/accelc/pkg/inventory"
+)
+
+// cluster writes files into a temporary cluster directory and returns its
+// path relative to the working directory, as a user would type it.
+func cluster(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir, err := os.MkdirTemp(".", "testcluster-")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	for name, src := range files {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644))
+	}
+	return dir
+}
+
+const minimal = `package c
+
+cluster: name: "lab"
+profiles: l4: {
+	displayName: "L4"
+	acceleratorTypes: ["nvidia-l4-24gb"]
+}
+`
+
+func TestLoadMinimal(t *testing.T) {
+	m, err := compile.Load(cluster(t, map[string]string{"c.cue": minimal}))
+	require.NoError(t, err)
+	assert.Equal(t, "lab", m.Cluster.Name)
+	assert.Equal(t, "accelerator.opendatahub.io/type", m.Cluster.TypeLabel())
+	assert.Equal(t, "opendatahub", m.Cluster.ProfileNamespace)
+	require.Len(t, m.Profiles, 1)
+	p := m.Profiles[0]
+	assert.Equal(t, "nvidia.com/gpu", p.ResourceName)
+	assert.True(t, p.Enabled)
+	assert.Equal(t, 1, p.GPU.Min)
+	assert.Equal(t, 1, p.GPU.Default)
+	assert.Equal(t, "NVIDIA L4 24GB", p.Classes[0].DisplayName)
+	assert.Equal(t, "8Gi", p.Memory.Default.String())
+}
+
+func TestGenericProfileKeepsWorking(t *testing.T) {
+	m, err := compile.Load(cluster(t, map[string]string{"c.cue": `package c
+cluster: name: "lab"
+profiles: gpu: displayName: "Any GPU"
+`}))
+	require.NoError(t, err)
+	assert.True(t, m.Profiles[0].Generic())
+	assert.Equal(t, "nvidia.com/gpu", m.Profiles[0].ResourceName)
+}
+
+func TestErrorsNameFileAndLine(t *testing.T) {
+	for name, tc := range map[string]struct {
+		src  string
+		want []string
+	}{
+		"type error": {`package c
+
+cluster: name: "lab"
+profiles: l4: {
+	displayName: "L4"
+	gpu: max: "eight"
+}
+`, []string{"c.cue:6:12: profiles.l4.gpu.max: conflicting values \"eight\" and int"}},
+		"unknown field": {`package c
+
+cluster: name: "lab"
+cluster: labelPrefx: "x"
+`, []string{"c.cue:4:10: cluster.labelPrefx: field not allowed"}},
+		"unknown type with close matches": {`package c
+
+cluster: name: "lab"
+profiles: big: {
+	displayName: "Big"
+	acceleratorTypes: ["nvidia-h200-140gb"]
+}
+`, []string{`c.cue:6:21: profiles.big.acceleratorTypes[0]: unknown accelerator type "nvidia-h200-140gb"; did you mean nvidia-h200-141gb`}},
+		"new class misses fields": {`package c
+
+cluster: name: "lab"
+accelerators: "acme-x1-32gb": displayName: "Acme X1"
+`, []string{"c.cue:4:15: accelerators.acme-x1-32gb: not a built-in type, so it needs vendor, model, architecture, memoryGB"}},
+		"namespace in two teams": {`package c
+
+cluster: name: "lab"
+teams: a: namespaces: ["ml"]
+teams: b: namespaces: ["ml"]
+`, []string{"c.cue:5:24: teams.b.namespaces[0]: namespace ml already belongs to team a"}},
+		"vendors mixed in one profile": {`package c
+
+cluster: name: "lab"
+profiles: mix: {
+	displayName: "Mix"
+	acceleratorTypes: ["nvidia-h100-80gb", "amd-mi300x-192gb"]
+}
+`, []string{"profiles.mix: its types are requested through different resources (amd.com/gpu, nvidia.com/gpu)"}},
+		"several errors at once": {`package c
+
+cluster: name: "lab"
+profiles: a: {displayName: "A", acceleratorTypes: ["nvidia-zz"]}
+profiles: b: {displayName: "B", acceleratorTypes: ["nvidia-yy"]}
+`, []string{`profiles.a.acceleratorTypes[0]: unknown accelerator type "nvidia-zz"`, `profiles.b.acceleratorTypes[0]: unknown accelerator type "nvidia-yy"`}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := cluster(t, map[string]string{"c.cue": tc.src})
+			_, err := compile.Load(dir)
+			require.Error(t, err)
+			var errs compile.Errors
+			require.ErrorAs(t, err, &errs)
+			for _, w := range tc.want {
+				if strings.HasPrefix(w, "c.cue") {
+					w = filepath.ToSlash(filepath.Clean(dir)) + "/" + w
+				}
+				assert.Contains(t, err.Error(), w)
+			}
+		})
+	}
+}
+
+func TestCatalogOverrideAndExtension(t *testing.T) {
+	m, err := compile.Load(cluster(t, map[string]string{"c.cue": `package c
+cluster: name: "lab"
+accelerators: {
+	"nvidia-l4-24gb": displayName: "L4 (ours)"
+	"acme-x1-32gb": {vendor: "nvidia", displayName: "Acme X1 32GB", model: "X1", architecture: "Acme", memoryGB: 32,
+		identifiedBy: "nvidia.com/gpu.product": ["ACME-X1"]}
+}
+profiles: x: {displayName: "X", acceleratorTypes: ["acme-x1-32gb", "nvidia-l4-24gb"]}
+`}))
+	require.NoError(t, err)
+	l4, _ := m.Catalog.Get("nvidia-l4-24gb")
+	assert.Equal(t, "L4 (ours)", l4.DisplayName)
+	assert.Equal(t, "8.9", l4.ComputeCapability, "fields not overridden are kept")
+	x1, ok := m.Catalog.ByLabel("nvidia.com/gpu.product", "ACME-X1")
+	require.True(t, ok)
+	assert.Equal(t, "nvidia.com/gpu", x1.ResourceName)
+}
+
+func TestCheckAgainstInventory(t *testing.T) {
+	m, err := compile.Load(cluster(t, map[string]string{"c.cue": `package c
+cluster: {name: "lab", nodes: "ghost-node": acceleratorType: "nvidia-t4-16gb"}
+profiles: big: {displayName: "Big", acceleratorTypes: ["nvidia-h200-141gb"]}
+profiles: t4: {displayName: "T4", acceleratorTypes: ["nvidia-t4-16gb"], gpu: max: 8}
+`}))
+	require.NoError(t, err)
+	raw, _, err := inventory.ReadFile("../../testdata/nodes/real-nodes-sample.json")
+	require.NoError(t, err)
+	inv := inventory.Classify(raw, m.Catalog, inventory.Options{Pins: m.Pins})
+	var msgs []string
+	for _, d := range m.Check(inv) {
+		assert.Equal(t, compile.Warning, d.Severity)
+		msgs = append(msgs, d.String())
+	}
+	all := strings.Join(msgs, "\n")
+	assert.Contains(t, all, "profiles.big: no node in the inventory has nvidia-h200-141gb (0 available)")
+	assert.Contains(t, all, "cluster.nodes.ghost-node: no such accelerator node")
+	assert.Contains(t, all, "2 node(s) have accelerators of unknown type (219.245.186.40, node-21)")
+	assert.NotContains(t, all, "profiles.t4: gpu.max", "T4 nodes offer 16 replicas")
+}
+
+func TestNotAClusterDirectory(t *testing.T) {
+	_, err := compile.Load(t.TempDir())
+	require.ErrorContains(t, err, "no .cue files")
+	_, err = compile.Load("does-not-exist")
+	require.ErrorContains(t, err, "does-not-exist")
+}

@@ -1,0 +1,145 @@
+package render_test
+
+import (
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+
+	"github.com/accelc/accelc/internal/testutil"
+	"github.com/accelc/accelc/pkg/compile"
+	"github.com/accelc/accelc/pkg/inventory"
+	"github.com/accelc/accelc/pkg/render"
+)
+
+const examplesDir = "../../examples/clusters"
+
+// exampleClusters lists the example cluster directories: those with an
+// inventory snapshot beside their CUE.
+func exampleClusters(t testing.TB) []string {
+	t.Helper()
+	entries, err := os.ReadDir(examplesDir)
+	require.NoError(t, err)
+	var out []string
+	for _, e := range entries {
+		if e.IsDir() && compile.DefaultInventory(filepath.Join(examplesDir, e.Name())) != "" {
+			out = append(out, e.Name())
+		}
+	}
+	require.NotEmpty(t, out)
+	return out
+}
+
+func renderExample(t testing.TB, name string) render.Tree {
+	t.Helper()
+	dir := filepath.Join(examplesDir, name)
+	m, err := compile.Load(dir)
+	require.NoError(t, err)
+	raw, problems, err := inventory.ReadFile(compile.DefaultInventory(dir))
+	require.NoError(t, err)
+	inv := inventory.Classify(raw, m.Catalog, inventory.Options{Pins: m.Pins})
+	inv.Problems = problems
+	objs, err := render.Render(m, inv)
+	require.NoError(t, err)
+	tree, err := render.BuildTree(m.Cluster.Name, objs)
+	require.NoError(t, err)
+	return tree
+}
+
+// TestGolden renders every example and compares each file byte for byte
+// with testdata/golden/<cluster>/; `go test ./... -update` refreshes them.
+func TestGolden(t *testing.T) {
+	for _, name := range exampleClusters(t) {
+		t.Run(name, func(t *testing.T) {
+			tree := renderExample(t, name)
+			golden := filepath.Join("../../testdata/golden", name)
+			if *testutil.Update {
+				require.NoError(t, os.RemoveAll(golden))
+			}
+			for _, p := range tree.Paths() {
+				testutil.Golden(t, filepath.Join(golden, filepath.FromSlash(p)), tree[p])
+			}
+			// No golden file may be left over from an object that is gone.
+			var onDisk []string
+			require.NoError(t, filepath.WalkDir(golden, func(path string, d os.DirEntry, err error) error {
+				if err == nil && !d.IsDir() {
+					rel, _ := filepath.Rel(golden, path)
+					onDisk = append(onDisk, filepath.ToSlash(rel))
+				}
+				return err
+			}))
+			sort.Strings(onDisk)
+			assert.Equal(t, tree.Paths(), onDisk, "golden tree has extra files: run make golden")
+		})
+	}
+}
+
+func TestRenderIsDeterministic(t *testing.T) {
+	for _, name := range exampleClusters(t) {
+		a, b := renderExample(t, name), renderExample(t, name)
+		assert.Equal(t, a, b, name)
+	}
+}
+
+// TestKustomizeBuildsTree builds each rendered tree with krusty, the
+// library behind `kubectl kustomize`.
+func TestKustomizeBuildsTree(t *testing.T) {
+	for _, name := range exampleClusters(t) {
+		t.Run(name, func(t *testing.T) {
+			tree := renderExample(t, name)
+			fs := filesys.MakeFsInMemory()
+			for _, p := range tree.Paths() {
+				require.NoError(t, fs.WriteFile("/out/"+p, tree[p]))
+			}
+			res, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(fs, "/out")
+			require.NoError(t, err)
+			kinds := map[string]int{}
+			for _, r := range res.Resources() {
+				kinds[r.GetKind()]++
+			}
+			assert.Equal(t, 1, kinds["NodeFeatureRule"])
+			assert.Equal(t, 1, kinds["ConfigMap"])
+			assert.Positive(t, kinds["HardwareProfile"])
+			// Every file but the kustomizations is one object.
+			files := 0
+			for _, p := range tree.Paths() {
+				if !strings.HasSuffix(p, "kustomization.yaml") {
+					files++
+				}
+			}
+			assert.Equal(t, files, len(res.Resources()))
+		})
+	}
+}
+
+func TestWriteIsAtomicAndGuarded(t *testing.T) {
+	tree := renderExample(t, "small-lab")
+	out := filepath.Join(t.TempDir(), "out", "small-lab")
+	require.NoError(t, tree.Write(out))
+	// A second write replaces the tree, leaving no temporary siblings.
+	require.NoError(t, os.WriteFile(filepath.Join(out, "stale.yaml"), []byte("x"), 0o644))
+	require.NoError(t, tree.Write(out))
+	_, err := os.Stat(filepath.Join(out, "stale.yaml"))
+	assert.True(t, os.IsNotExist(err), "stale files are gone after a render")
+	siblings, err := os.ReadDir(filepath.Dir(out))
+	require.NoError(t, err)
+	assert.Len(t, siblings, 1)
+	info, err := os.Stat(filepath.Join(out, "kustomization.yaml"))
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o644), info.Mode().Perm())
+
+	// A directory accelc did not write is never replaced.
+	foreign := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(foreign, "notes.txt"), []byte("mine"), 0o644))
+	err = tree.Write(foreign)
+	require.ErrorContains(t, err, "refusing to replace")
+	b, err := os.ReadFile(filepath.Join(foreign, "notes.txt"))
+	require.NoError(t, err)
+	assert.Equal(t, "mine", string(b))
+}
