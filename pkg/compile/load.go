@@ -324,4 +324,3 @@ func DefaultInventory(dir string) string {
 	}
 	return ""
 }
-

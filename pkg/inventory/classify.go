@@ -390,7 +390,7 @@ func ParseGFDProduct(v string) GFDProduct {
 		p.Shared = true
 		v = v[:len(v)-len("-SHARED")]
 	}
-	if i := strings.LastIndex(strings.ToUpper(v), "-MIG-"); i > 0 {
+	if i := lastIndexFold(v, "-MIG-"); i > 0 {
 		profile := v[i+len("-MIG-"):]
 		v = v[:i]
 		if strings.EqualFold(profile, "INVALID") {
@@ -401,6 +401,17 @@ func ParseGFDProduct(v string) GFDProduct {
 	}
 	p.Base = v
 	return p
+}
+
+// lastIndexFold is strings.LastIndex for an ASCII sep, ignoring case. (It
+// does not upper-case s: that changes byte offsets in invalid UTF-8.)
+func lastIndexFold(s, sep string) int {
+	for i := len(s) - len(sep); i >= 0; i-- {
+		if strings.EqualFold(s[i:i+len(sep)], sep) {
+			return i
+		}
+	}
+	return -1
 }
 
 // matchByModel finds a class for a product the catalog does not list

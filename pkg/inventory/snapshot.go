@@ -103,6 +103,15 @@ func Decode(data []byte) ([]RawNode, []Problem, error) {
 		}
 		jsonData = j
 	}
+	// Fast path: the whole list decodes at once. Only when some item does
+	// not is the list decoded again item by item, to report that item.
+	var fast struct {
+		Kind  string    `json:"kind"`
+		Items []RawNode `json:"items"`
+	}
+	if json.Unmarshal(jsonData, &fast) == nil && (fast.Kind == "List" || fast.Kind == "NodeList") {
+		return checkNodes(fast.Items, nil)
+	}
 	var top list
 	if err := json.Unmarshal(jsonData, &top); err != nil {
 		line := 0
@@ -129,16 +138,28 @@ func Decode(data []byte) ([]RawNode, []Problem, error) {
 	default:
 		return nil, nil, &FileError{Err: fmt.Errorf("kind is %s, expected List or NodeList of nodes: take the snapshot with `kubectl get nodes -o json`", top.Kind)}
 	}
-	nodes := make([]RawNode, 0, len(top.Items))
-	var problems []Problem
-	seen := make(map[string]int, len(top.Items))
+	nodes := make([]RawNode, len(top.Items))
+	bad := make([]*Problem, len(top.Items))
 	for i, item := range top.Items {
-		var n RawNode
-		if err := json.Unmarshal(item, &n); err != nil {
-			problems = append(problems, Problem{Node: nameOf(item), Item: i, Reason: "unreadable: " + err.Error()})
-			continue
+		if err := json.Unmarshal(item, &nodes[i]); err != nil {
+			bad[i] = &Problem{Node: nameOf(item), Item: i, Reason: "unreadable: " + err.Error()}
 		}
+	}
+	return checkNodes(nodes, bad)
+}
+
+// checkNodes drops items that are not usable nodes (bad[i] set, another
+// kind, no name, a name listed twice) and reports each as a Problem.
+func checkNodes(items []RawNode, bad []*Problem) ([]RawNode, []Problem, error) {
+	nodes := make([]RawNode, 0, len(items))
+	var problems []Problem
+	seen := make(map[string]int, len(items))
+	for i := range items {
+		n := &items[i]
 		switch {
+		case bad != nil && bad[i] != nil:
+			problems = append(problems, *bad[i])
+			continue
 		case n.Kind != "" && n.Kind != "Node":
 			problems = append(problems, Problem{Node: n.Metadata.Name, Item: i, Reason: fmt.Sprintf("kind is %s, not Node", n.Kind)})
 			continue
@@ -151,7 +172,7 @@ func Decode(data []byte) ([]RawNode, []Problem, error) {
 			continue
 		}
 		seen[n.Metadata.Name] = i
-		nodes = append(nodes, n)
+		nodes = append(nodes, *n)
 	}
 	return nodes, problems, nil
 }
