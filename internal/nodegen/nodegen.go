@@ -6,6 +6,7 @@ package nodegen
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -112,15 +113,6 @@ func List(nodes []Node) []byte {
 	return append(b, '\n')
 }
 
-func contains(list []int, i int) bool {
-	for _, x := range list {
-		if x == i {
-			return true
-		}
-	}
-	return false
-}
-
 func (g Group) node(i int) Node {
 	name := fmt.Sprintf("%s%02d", g.Prefix, i)
 	labels := map[string]string{
@@ -164,14 +156,14 @@ func (g Group) node(i int) Node {
 		allocatable["nvidia.com/gpu"] = strconv.Itoa(devices)
 	}
 	ready := Condition{Type: "Ready", Status: "True", Reason: "KubeletReady"}
-	if contains(g.NotReady, i) {
+	if slices.Contains(g.NotReady, i) {
 		ready = Condition{Type: "Ready", Status: "Unknown", Reason: "NodeStatusUnknown"}
 	}
 	return Node{
 		APIVersion: "v1",
 		Kind:       "Node",
 		Metadata:   Metadata{Name: name, CreationTimestamp: "2026-09-01T08:00:00Z", Labels: labels},
-		Spec:       Spec{Unschedulable: contains(g.Cordoned, i), Taints: taints},
+		Spec:       Spec{Unschedulable: slices.Contains(g.Cordoned, i), Taints: taints},
 		Status: Status{
 			Capacity:    capacity,
 			Allocatable: allocatable,

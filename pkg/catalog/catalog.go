@@ -33,13 +33,6 @@ var PCIVendorIDs = map[string]string{
 	"intel":  "1da3", // Habana Labs, the Gaudi line
 }
 
-// VendorNames are the display names of vendors.
-var VendorNames = map[string]string{
-	"nvidia": "NVIDIA",
-	"amd":    "AMD",
-	"intel":  "Intel",
-}
-
 // Catalog is a set of classes with lookups by id and by label value.
 // It is immutable once built.
 type Catalog struct {
@@ -125,6 +118,17 @@ func (c *Catalog) ByLabel(key, value string) (*Class, bool) {
 		return nil, false
 	}
 	return c.classes[id], true
+}
+
+// LabelKeys returns the node label keys some class is identified by,
+// sorted.
+func (c *Catalog) LabelKeys() []string {
+	keys := make([]string, 0, len(c.byLabel))
+	for k := range c.byLabel {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 // ByModel returns the classes of a vendor's model ("nvidia", "A100"),

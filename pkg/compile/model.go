@@ -19,8 +19,6 @@ type Model struct {
 	Teams    []Team    // sorted by name
 	// Pins maps node names to class ids set by hand in cluster.nodes.
 	Pins map[string]string
-	// Warnings are findings that do not stop a render.
-	Warnings []Diagnostic
 
 	pinPos map[string]token.Pos
 	cwd    string

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -185,17 +186,24 @@ func readResources(n *RawNode) resources {
 	return r
 }
 
+// maxDevices bounds a device count read from a node, so that a corrupt
+// quantity cannot overflow the sums of the summary.
+const maxDevices = 1 << 20
+
 func quantity(s string) int {
 	q, err := resource.ParseQuantity(s)
 	if err != nil {
 		return 0
 	}
-	return int(q.Value())
+	return int(min(max(q.Value(), 0), maxDevices))
 }
 
 func atoi(s string) (int, bool) {
 	n, err := strconv.Atoi(strings.TrimSpace(s))
-	return n, err == nil
+	if err != nil || n < 0 || n > maxDevices {
+		return 0, false
+	}
+	return n, true
 }
 
 func classifyNode(raw *RawNode, cat *catalog.Catalog, opts Options) (Node, bool) {
@@ -246,7 +254,6 @@ func classifyNode(raw *RawNode, cat *catalog.Catalog, opts Options) (Node, bool)
 		if mib, ok := memoryMiB(labels[lblMemory]); ok && n.Sharing != MIGSingle && mib > 0 {
 			n.MemoryGiB = int(math.Round(float64(mib) / 1024))
 		}
-		n.Notes = append(n.Notes, unknownAdvice(n.Vendor, labels))
 	}
 
 	switch {
@@ -262,6 +269,10 @@ func classifyNode(raw *RawNode, cat *catalog.Catalog, opts Options) (Node, bool)
 	}
 	if n.Count == 0 && n.Allocatable == 0 && res.capacity == 0 && n.Sharing != MIGSingle {
 		n.Notes = append(n.Notes, "device count unknown: no gpu.count label and no capacity in the snapshot")
+	}
+	if class == nil {
+		// Last, so the node view can show it as what to do.
+		n.Notes = append(n.Notes, unknownAdvice(n.Vendor, labels))
 	}
 	return n, true
 }
@@ -484,14 +495,11 @@ var labelPriority = []string{
 
 func classifyByLabels(n *Node, labels map[string]string, cat *catalog.Catalog) *catalog.Class {
 	keys := append([]string(nil), labelPriority...)
-	rest := []string{}
-	for k := range labels {
-		if !contains(labelPriority, k) {
-			rest = append(rest, k)
+	for _, k := range cat.LabelKeys() {
+		if !slices.Contains(labelPriority, k) {
+			keys = append(keys, k)
 		}
 	}
-	sort.Strings(rest)
-	keys = append(keys, rest...)
 	for _, k := range keys {
 		v, ok := labels[k]
 		if !ok || v == "" {
@@ -503,15 +511,6 @@ func classifyByLabels(n *Node, labels map[string]string, cat *catalog.Catalog) *
 		}
 	}
 	return nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func unknownDisplayName(vendor string) string {

@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	_ "github.com/accelc/accelc/internal/testutil"
 	"github.com/accelc/accelc/pkg/catalog"
 	"github.com/accelc/accelc/pkg/inventory"
 )
