@@ -107,6 +107,19 @@ profiles: mix: {
 	acceleratorTypes: ["nvidia-h100-80gb", "amd-mi300x-192gb"]
 }
 `, []string{"profiles.mix: its types are requested through different resources (amd.com/gpu, nvidia.com/gpu)"}},
+		"ranges out of order": {`package c
+
+cluster: name: "lab"
+profiles: x: {
+	displayName: "X"
+	gpu: {min: 2, default: 1}
+	memory: {min: "4Gi", default: "2Gi", max: "1Gi"}
+}
+`, []string{
+			"c.cue:6:25: profiles.x.gpu.default: 1 is below min 2: raise default or lower min",
+			"c.cue:7:32: profiles.x.memory.default: 2Gi is below min 4Gi",
+			"c.cue:7:46: profiles.x.memory.max: 1Gi is below default 2Gi",
+		}},
 		"several errors at once": {`package c
 
 cluster: name: "lab"

@@ -2,6 +2,7 @@ package compile
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	cueerrors "cuelang.org/go/cue/errors"
 	"cuelang.org/go/cue/load"
 	"cuelang.org/go/cue/token"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/accelc/accelc/pkg/catalog"
 	"github.com/accelc/accelc/schemas"
@@ -158,6 +160,13 @@ func Load(dir string) (*Model, error) {
 		} else if p.ResourceName == "" {
 			p.ResourceName = "nvidia.com/gpu"
 		}
+		diags = append(diags, checkRanges(&p, func(field ...string) string {
+			sel := []cue.Selector{cue.Str("profiles"), cue.Str(name)}
+			for _, f := range field {
+				sel = append(sel, cue.Str(f))
+			}
+			return at(sel...)
+		})...)
 		m.Profiles = append(m.Profiles, p)
 	}
 
@@ -186,6 +195,47 @@ func Load(dir string) (*Model, error) {
 		return nil, Errors(diags)
 	}
 	return m, nil
+}
+
+// checkRanges checks that each min <= default <= max of a profile.
+func checkRanges(p *Profile, at func(field ...string) string) []Diagnostic {
+	var out []Diagnostic
+	check := func(field string, min, def resource.Quantity, max *resource.Quantity) {
+		what := "profiles." + p.Name + "." + field
+		if def.Cmp(min) < 0 {
+			out = append(out, Diagnostic{Pos: at(field, "default"), Msg: fmt.Sprintf("%s.default: %s is below min %s: raise default or lower min", what, def.String(), min.String())})
+		}
+		if max != nil && max.Cmp(def) < 0 {
+			out = append(out, Diagnostic{Pos: at(field, "max"), Msg: fmt.Sprintf("%s.max: %s is below default %s: raise max or lower default", what, max.String(), def.String())})
+		}
+	}
+	q := func(n int) resource.Quantity { return *resource.NewQuantity(int64(n), resource.DecimalSI) }
+	var gmax *resource.Quantity
+	if p.GPU.Max != nil {
+		v := q(*p.GPU.Max)
+		gmax = &v
+	}
+	check("gpu", q(p.GPU.Min), q(p.GPU.Default), gmax)
+	for _, r := range []struct {
+		field string
+		rng   Range
+	}{{"cpu", p.CPU}, {"memory", p.Memory}} {
+		min, err1 := r.rng.Min.Parse()
+		def, err2 := r.rng.Default.Parse()
+		var max *resource.Quantity
+		var err3 error
+		if r.rng.Max != nil {
+			var v resource.Quantity
+			v, err3 = r.rng.Max.Parse()
+			max = &v
+		}
+		if err := errors.Join(err1, err2, err3); err != nil {
+			out = append(out, Diagnostic{Pos: at(r.field), Msg: fmt.Sprintf("profiles.%s.%s: %v", p.Name, r.field, err)})
+			continue
+		}
+		check(r.field, min, def, max)
+	}
+	return out
 }
 
 // mergeCatalog applies a cluster's `accelerators` patches to the built-in
@@ -278,12 +328,7 @@ func cueDiagnostics(err error, cwd string) []Diagnostic {
 			msg = path + ": " + msg
 		}
 		d := Diagnostic{Pos: relPos(user, cwd), Msg: msg}
-		switch {
-		case strings.Contains(msg, "field not allowed"):
-			d.Msg += ": not in accelc's schema; check the spelling"
-		case strings.Contains(msg, "incomplete value") || strings.Contains(msg, "non-concrete"):
-			d.Msg += ": give it a concrete value"
-		}
+		d.Msg += hint(msg)
 		if len(also) > 0 {
 			d.Msg += " (also " + strings.Join(also, ", ") + ")"
 		}
@@ -301,7 +346,33 @@ func cueDiagnostics(err error, cwd string) []Diagnostic {
 	if len(out) == 0 {
 		out = append(out, Diagnostic{Msg: err.Error()})
 	}
-	return out
+	// CUE heads the errors of each branch of a disjunction with a summary
+	// line that has no position; the branch errors say it all.
+	kept := out[:0]
+	for _, d := range out {
+		if d.Pos == "" && strings.Contains(d.Msg, "errors in empty disjunction") && len(out) > 1 {
+			continue
+		}
+		kept = append(kept, d)
+	}
+	return kept
+}
+
+// hint says what to do about a CUE error, by its kind.
+func hint(msg string) string {
+	switch {
+	case strings.Contains(msg, "field not allowed"):
+		return ": not in accelc's schema; check the spelling"
+	case strings.Contains(msg, "incomplete value"), strings.Contains(msg, "non-concrete"):
+		return ": give it a concrete value"
+	case strings.Contains(msg, "mismatched types"):
+		return ": write a value of the type the schema expects"
+	case strings.Contains(msg, "conflicting values"):
+		return ": it is set to two different values; keep one, or mark the shared one a default (*4 | int)"
+	case strings.Contains(msg, "out of bound"), strings.Contains(msg, "invalid value"):
+		return ": outside what the schema allows"
+	}
+	return ""
 }
 
 func sortedKeys[V any](m map[string]V) []string {

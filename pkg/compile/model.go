@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"cuelang.org/go/cue/token"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/accelc/accelc/pkg/catalog"
 )
@@ -97,6 +98,18 @@ func (q *Quantity) UnmarshalJSON(b []byte) error {
 		return fmt.Errorf("quantity %s: want an integer or a string like \"16Gi\"", b)
 	}
 	return nil
+}
+
+// Parse reads the quantity as Kubernetes does.
+func (q Quantity) Parse() (resource.Quantity, error) {
+	if !q.IsText {
+		return *resource.NewQuantity(q.Int, resource.DecimalSI), nil
+	}
+	v, err := resource.ParseQuantity(q.Str)
+	if err != nil {
+		return v, fmt.Errorf("%q is not a Kubernetes quantity (like 2, 500m or 16Gi)", q.Str)
+	}
+	return v, nil
 }
 
 func (q Quantity) String() string {
