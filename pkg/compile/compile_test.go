@@ -116,9 +116,9 @@ profiles: x: {
 	memory: {min: "4Gi", default: "2Gi", max: "1Gi"}
 }
 `, []string{
-			"c.cue:6:25: profiles.x.gpu.default: 1 is below min 2: raise default or lower min",
-			"c.cue:7:32: profiles.x.memory.default: 2Gi is below min 4Gi",
-			"c.cue:7:46: profiles.x.memory.max: 1Gi is below default 2Gi",
+			"c.cue:6:16: profiles.x.gpu.default: 1 is below min 2: raise default or lower min",
+			"c.cue:7:23: profiles.x.memory.default: 2Gi is below min 4Gi",
+			"c.cue:7:39: profiles.x.memory.max: 1Gi is below default 2Gi",
 		}},
 		"several errors at once": {`package c
 
