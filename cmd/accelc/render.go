@@ -21,20 +21,13 @@ cluster's manifests to OUT_DIR (default out/<cluster name>), replacing
 what a previous render wrote there. It prints the files it wrote.`,
 		Args: maxArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			dir := dirArg(args)
-			m, err := loadModel(dir)
-			if err != nil {
-				return err
-			}
-			in, err := readInventory(inventoryPath(inv, dir), m)
+			m, in, err := loadCluster(dirArg(args), inv, stderr)
 			if err != nil {
 				return err
 			}
 			if in == nil {
 				fmt.Fprintln(stderr, "warning: no inventory (give --inventory, or put inventory.json in the cluster directory): the catalog shows 0 available for every profile")
 				in = &inventory.Inventory{}
-			} else {
-				printDiagnostics(stderr, m.Check(in))
 			}
 			objs, err := render.Render(m, in)
 			if err != nil {

@@ -116,29 +116,28 @@ func loadModel(dir string) (*compile.Model, error) {
 	return m, nil
 }
 
-// readInventory reads and classifies a snapshot with the model's catalog
-// and pins. With no path it returns nil: there is nothing to check the
-// model against.
-func readInventory(path string, m *compile.Model) (*inventory.Inventory, error) {
+// loadCluster compiles a cluster directory and reads its inventory (the
+// --inventory flag, else the snapshot in the directory), printing to
+// stderr what Check finds. The inventory is nil when there is none.
+func loadCluster(dir, inventoryFlag string, stderr io.Writer) (*compile.Model, *inventory.Inventory, error) {
+	m, err := loadModel(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	path := inventoryFlag
 	if path == "" {
-		return nil, nil
+		if path = compile.DefaultInventory(dir); path == "" {
+			return m, nil, nil
+		}
 	}
 	raw, problems, err := inventory.ReadFile(path)
 	if err != nil {
-		return nil, &exitError{exitInput, err}
+		return nil, nil, &exitError{exitInput, err}
 	}
 	inv := inventory.Classify(raw, m.Catalog, inventory.Options{Pins: m.Pins})
 	inv.Problems = problems
-	return inv, nil
-}
-
-// inventoryPath picks the snapshot: the flag, else the one in the cluster
-// directory.
-func inventoryPath(flag, dir string) string {
-	if flag != "" {
-		return flag
-	}
-	return compile.DefaultInventory(dir)
+	printDiagnostics(stderr, m.Check(inv))
+	return m, inv, nil
 }
 
 func printDiagnostics(w io.Writer, ds []compile.Diagnostic) {

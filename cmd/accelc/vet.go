@@ -17,19 +17,8 @@ It prints nothing and exits 0 when all is well; errors exit 1, each with
 the file:line:col it is about; warnings go to stderr and do not fail.`,
 		Args: maxArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			dir := dirArg(args)
-			m, err := loadModel(dir)
-			if err != nil {
-				return err
-			}
-			in, err := readInventory(inventoryPath(inv, dir), m)
-			if err != nil {
-				return err
-			}
-			if in != nil {
-				printDiagnostics(stderr, m.Check(in))
-			}
-			return nil
+			_, _, err := loadCluster(dirArg(args), inv, stderr)
+			return err
 		},
 	}
 	cmd.Flags().StringVar(&inv, "inventory", "", "node snapshot (`kubectl get nodes -o json`); default CLUSTER_DIR/inventory.json")
