@@ -1,0 +1,89 @@
+package policytest
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sort"
+
+	"github.com/open-policy-agent/opa/v1/ast"
+	"github.com/open-policy-agent/opa/v1/storage/inmem"
+	"github.com/open-policy-agent/opa/v1/tester"
+
+	"github.com/accelc/accelc/policies"
+)
+
+// Result is one Rego test.
+type Result struct {
+	Policy string
+	File   string
+	Name   string
+	Pass   bool
+	Err    error
+}
+
+// Summary counts results.
+type Summary struct {
+	Passed, Failed int
+}
+
+// RunRego runs every policy's Rego unit tests against its src.rego and the
+// shared library, as Gatekeeper would load them.
+func RunRego(ctx context.Context) ([]Result, error) {
+	var out []Result
+	for _, p := range policies.All {
+		srcs := map[string]string{
+			"policies/lib/accelc.rego":       policies.Lib(),
+			"policies/" + p.Dir + "/src.rego": p.Rego(),
+		}
+		for name, src := range p.Tests() {
+			srcs[name] = src
+		}
+		modules := map[string]*ast.Module{}
+		for name, src := range srcs {
+			m, err := ast.ParseModuleWithOpts(name, src, ast.ParserOptions{RegoVersion: ast.RegoV0})
+			if err != nil {
+				return nil, fmt.Errorf("policy %s: %w", p.Dir, err)
+			}
+			modules[name] = m
+		}
+		ch, err := tester.NewRunner().SetStore(inmem.New()).Run(ctx, modules)
+		if err != nil {
+			return nil, fmt.Errorf("policy %s: %w", p.Dir, err)
+		}
+		for r := range ch {
+			res := Result{Policy: p.Dir, Name: r.Name, Pass: !r.Fail && r.Error == nil, Err: r.Error}
+			if r.Location != nil {
+				res.File = r.Location.File
+			}
+			out = append(out, res)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Policy != out[j].Policy {
+			return out[i].Policy < out[j].Policy
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out, nil
+}
+
+// Report prints conftest-style lines: a FAIL line per failure and a
+// summary. It returns the counts.
+func Report(w io.Writer, results []Result) Summary {
+	var s Summary
+	for _, r := range results {
+		if r.Pass {
+			s.Passed++
+			continue
+		}
+		s.Failed++
+		msg := "failed"
+		if r.Err != nil {
+			msg = r.Err.Error()
+		}
+		fmt.Fprintf(w, "FAIL - %s - %s: %s\n", r.File, r.Name, msg)
+	}
+	fmt.Fprintf(w, "%d tests, %d passed, %d failed\n", s.Passed+s.Failed, s.Passed, s.Failed)
+	return s
+}

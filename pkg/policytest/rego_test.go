@@ -1,0 +1,27 @@
+package policytest_test
+
+import (
+	"bytes"
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	_ "github.com/accelc/accelc/internal/testutil"
+	"github.com/accelc/accelc/pkg/policytest"
+)
+
+func TestRegoUnitTests(t *testing.T) {
+	results, err := policytest.RunRego(context.Background())
+	require.NoError(t, err)
+	var buf bytes.Buffer
+	s := policytest.Report(&buf, results)
+	assert.Zero(t, s.Failed, buf.String())
+	assert.Greater(t, s.Passed, 30, "every policy has its tests")
+	policiesSeen := map[string]bool{}
+	for _, r := range results {
+		policiesSeen[r.Policy] = true
+	}
+	assert.Len(t, policiesSeen, 4)
+}

@@ -1,0 +1,37 @@
+# The accelerator-type annotations a pod carries for cost attribution must
+# agree with its hardware profile and namespace: a pod cannot claim a type,
+# profile types or a team it does not have. (Annotations a pod lacks are
+# added by accelc's mutation; this policy denies only wrong ones.)
+package accelcannotations
+
+import data.lib.accelc
+import rego.v1
+
+key(name) := concat("/", [input.parameters.labelPrefix, name])
+
+types := object.get(accelc.profile, "types", [])
+
+expected[key("type")] := types[0] if count(types) == 1
+
+expected[key("types")] := concat(",", types) if count(types) > 0
+
+expected[key("team")] := team if team := input.parameters.namespaces[accelc.namespace]
+
+violation contains {"msg": msg} if {
+	some name in ["type", "types", "team"]
+	k := key(name)
+	v := accelc.annotations[k]
+	not expected[k]
+	msg := sprintf("annotation %v=%v is not set by accelc for this pod (hardware profile %q, namespace %v): remove it", [
+		k, v, object.get(accelc.annotations, accelc.profile_annotation, ""), accelc.namespace,
+	])
+}
+
+violation contains {"msg": msg} if {
+	some k, want in expected
+	v := accelc.annotations[k]
+	v != want
+	msg := sprintf("annotation %v=%v does not match: hardware profile %q and namespace %v give %v; remove it or set %v", [
+		k, v, object.get(accelc.annotations, accelc.profile_annotation, ""), accelc.namespace, want, want,
+	])
+}

@@ -1,0 +1,74 @@
+# Shared by every accelc ConstraintTemplate: which containers ask for
+# accelerators, how many, and which hardware profile a pod names.
+package lib.accelc
+
+import rego.v1
+
+# The workload's reference to its Open Data Hub HardwareProfile.
+profile_annotation := "opendatahub.io/hardware-profile-name"
+
+# Extended resources that are accelerators, for every vendor.
+base_prefixes := [
+	"nvidia.com/gpu",
+	"nvidia.com/mig-",
+	"alpha.kubernetes.io/nvidia-gpu",
+	"amd.com/",
+	"habana.ai/",
+	"gpu.intel.com/",
+]
+
+pod := input.review.object
+
+spec := object.get(pod, "spec", {})
+
+namespace := ns if {
+	ns := input.review.namespace
+	ns != ""
+} else := object.get(pod, ["metadata", "namespace"], "")
+
+annotations := object.get(pod, ["metadata", "annotations"], {})
+
+# All containers, init and ephemeral ones included: any of them can hold a
+# device.
+all_containers := array.concat(
+	array.concat(object.get(spec, "containers", []), object.get(spec, "initContainers", [])),
+	object.get(spec, "ephemeralContainers", []),
+)
+
+is_accelerator(name) if {
+	some prefix in array.concat(base_prefixes, object.get(input.parameters, "extraResourcePrefixes", []))
+	startswith(name, prefix)
+}
+
+# Accelerator resources the pod asks for, in requests or limits.
+accelerator_resources contains name if {
+	some c in all_containers
+	some section in ["requests", "limits"]
+	some name, _ in object.get(c, ["resources", section], {})
+	is_accelerator(name)
+}
+
+requests_accelerators if count(accelerator_resources) > 0
+
+# Devices a container gets: the limit, else the request (for extended
+# resources a request without a limit is rejected by the API server, and a
+# limit alone sets the request).
+amount(c, name) := to_number(c.resources.limits[name]) if {
+	c.resources.limits[name]
+} else := to_number(c.resources.requests[name]) if {
+	c.resources.requests[name]
+} else := 0
+
+# Devices the pod holds at once: init containers run one at a time before
+# the app containers, so it is the larger of their maximum and the sum.
+pod_amount(name) := max([
+	sum([amount(c, name) | some c in object.get(spec, "containers", [])]),
+	max(array.concat([0], [amount(c, name) | some c in object.get(spec, "initContainers", [])])),
+])
+
+has_profile if annotations[profile_annotation]
+
+profile_name := annotations[profile_annotation]
+
+# The profile's parameters, when the pod names a profile the cluster has.
+profile := input.parameters.profiles[profile_name]

@@ -1,0 +1,35 @@
+# A pod that asks for an accelerator must name an enabled hardware profile
+# of this cluster, unless its namespace is allowed generic GPU use (the
+# rollout allowance that keeps existing workloads running).
+package accelcprofilerequired
+
+import data.lib.accelc
+import rego.v1
+
+profiles := object.get(input.parameters, "profiles", {})
+
+known := concat(", ", sort(object.keys(profiles)))
+
+violation contains {"msg": msg} if {
+	accelc.requests_accelerators
+	not accelc.has_profile
+	not input.parameters.genericNamespaces[accelc.namespace]
+	msg := sprintf("pod asks for %v but names no hardware profile: set annotation %v to one of: %v (namespace %v is not allowed generic GPU use)", [
+		concat(", ", sort(accelc.accelerator_resources)), accelc.profile_annotation, known, accelc.namespace,
+	])
+}
+
+violation contains {"msg": msg} if {
+	accelc.requests_accelerators
+	accelc.has_profile
+	not profiles[accelc.profile_name]
+	msg := sprintf("hardware profile %q does not exist in this cluster: set annotation %v to one of: %v", [
+		accelc.profile_name, accelc.profile_annotation, known,
+	])
+}
+
+violation contains {"msg": msg} if {
+	accelc.requests_accelerators
+	profiles[accelc.profile_name].enabled == false
+	msg := sprintf("hardware profile %q is disabled: pick an enabled one (%v)", [accelc.profile_name, known])
+}

@@ -1,0 +1,103 @@
+# A pod of a typed hardware profile must be confined to the profile's
+# accelerator types: a nodeSelector on the normalized type label, or a
+# required node affinity whose every term selects only those types. A pod
+# that names its node must name a node of one of those types. It may not
+# tolerate accelerator taints its profile does not tolerate.
+package accelcprofilescheduling
+
+import data.lib.accelc
+import rego.v1
+
+type_label := input.parameters.typeLabel
+
+types := accelc.profile.types
+
+typed if count(types) > 0
+
+selector := object.get(accelc.spec, "nodeSelector", {})
+
+terms := object.get(accelc.spec, ["affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms"], [])
+
+term_confines(term) if {
+	some e in object.get(term, "matchExpressions", [])
+	e.key == type_label
+	e.operator == "In"
+	count(e.values) > 0
+	every v in e.values {
+		v in types
+	}
+}
+
+confined if selector[type_label] in types
+
+confined if {
+	count(terms) > 0
+	every t in terms {
+		term_confines(t)
+	}
+}
+
+vendor_hint := sprintf(" (%v selects on a vendor label; select on %v instead)", [k, type_label]) if {
+	some k, _ in selector
+	k != type_label
+	some prefix in ["nvidia.com/", "amd.com/", "cloud.google.com/gke-accelerator", "karpenter.k8s.aws/"]
+	startswith(k, prefix)
+} else := ""
+
+violation contains {"msg": msg} if {
+	typed
+	not accelc.spec.nodeName
+	not confined
+	msg := sprintf("hardware profile %q allows %v: add nodeSelector %v: %v, or required node affinity %v In [%v] in every term%v", [
+		accelc.profile_name, concat(", ", types), type_label, types[0], type_label, concat(", ", types), vendor_hint,
+	])
+}
+
+# spec.nodeName skips the scheduler, so the node itself must be of an
+# allowed type. Only on CREATE: the node map is the inventory's, and a pod
+# the scheduler already bound must stay updatable.
+violation contains {"msg": msg} if {
+	typed
+	object.get(input.review, "operation", "CREATE") == "CREATE"
+	node := accelc.spec.nodeName
+	node_type := object.get(input.parameters.nodes, node, "unknown")
+	not node_type in types
+	msg := sprintf("hardware profile %q allows %v but spec.nodeName %v is a %v node: drop nodeName and let the scheduler pick", [
+		accelc.profile_name, concat(", ", types), node, node_type,
+	])
+}
+
+# A toleration for a taint some profile's nodes carry (or one that
+# tolerates every taint) must be one of the pod's own profile.
+widens(tol) if input.parameters.taintKeys[object.get(tol, "key", "")]
+
+widens(tol) if {
+	object.get(tol, "key", "") == ""
+	object.get(tol, "operator", "Equal") == "Exists"
+}
+
+allowed(tol) if {
+	some p in object.get(accelc.profile, "tolerations", [])
+	object.get(tol, "key", "") == object.get(p, "key", "")
+	tolerated_value(tol, p)
+	object.get(p, "effect", "") in {"", object.get(tol, "effect", "")}
+}
+
+tolerated_value(_, p) if object.get(p, "operator", "Equal") == "Exists"
+
+tolerated_value(tol, p) if {
+	object.get(p, "operator", "Equal") == "Equal"
+	object.get(tol, "operator", "Equal") == "Equal"
+	object.get(tol, "value", "") == object.get(p, "value", "")
+}
+
+violation contains {"msg": msg} if {
+	accelc.has_profile
+	accelc.profile
+	some tol in object.get(accelc.spec, "tolerations", [])
+	widens(tol)
+	not allowed(tol)
+	msg := sprintf("toleration %v is not one of hardware profile %q's: it would let the pod onto another pool's nodes; use the profile's tolerations %v", [
+		tol, accelc.profile_name, object.get(accelc.profile, "tolerations", []),
+	])
+}

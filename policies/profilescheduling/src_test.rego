@@ -1,0 +1,93 @@
+package accelcprofilescheduling_test
+
+import data.accelcprofilescheduling.violation
+import data.lib.fixtures as f
+import rego.v1
+
+label := "accelerator.opendatahub.io/type"
+
+premium(spec) := f.input_for(f.pod("ml", f.profile("premium-gpu"), object.union({"containers": [f.gpu_container(1)]}, spec)))
+
+multi(spec) := f.input_for(f.pod("ml", f.profile("large-memory"), object.union({"containers": [f.gpu_container(1)]}, spec)))
+
+affinity(terms) := {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}}}
+
+test_node_selector_allowed if {
+	count(violation) == 0 with input as premium({"nodeSelector": {label: "nvidia-h200-141gb"}})
+}
+
+test_no_selector_denied if {
+	some v in violation with input as premium({})
+	contains(v.msg, "allows nvidia-h200-141gb: add nodeSelector accelerator.opendatahub.io/type: nvidia-h200-141gb")
+}
+
+test_wrong_type_denied if {
+	count(violation) == 1 with input as premium({"nodeSelector": {label: "nvidia-a100-80gb"}})
+}
+
+test_affinity_subset_allowed if {
+	count(violation) == 0 with input as multi(affinity([{"matchExpressions": [{"key": label, "operator": "In", "values": ["nvidia-a100-80gb"]}]}]))
+}
+
+test_affinity_exists_denied if {
+	count(violation) == 1 with input as multi(affinity([{"matchExpressions": [{"key": label, "operator": "Exists"}]}]))
+}
+
+test_affinity_extra_term_denied if {
+	terms := [
+		{"matchExpressions": [{"key": label, "operator": "In", "values": ["nvidia-h200-141gb"]}]},
+		{"matchExpressions": [{"key": "kubernetes.io/os", "operator": "In", "values": ["linux"]}]},
+	]
+	count(violation) == 1 with input as multi(affinity(terms))
+}
+
+test_affinity_wider_set_denied if {
+	count(violation) == 1 with input as multi(affinity([{"matchExpressions": [{"key": label, "operator": "In", "values": ["nvidia-h200-141gb", "nvidia-v100-16gb"]}]}]))
+}
+
+test_vendor_label_denied_with_hint if {
+	some v in violation with input as premium({"nodeSelector": {"nvidia.com/gpu.product": "NVIDIA-H200"}})
+	contains(v.msg, "nvidia.com/gpu.product selects on a vendor label")
+}
+
+test_node_name_of_allowed_type if {
+	count(violation) == 0 with input as premium({"nodeName": "h200-01"})
+}
+
+test_node_name_of_other_type_denied if {
+	some v in violation with input as premium({"nodeName": "v100-01"})
+	contains(v.msg, "is a nvidia-v100-16gb node")
+}
+
+test_node_name_unknown_denied if {
+	count(violation) == 1 with input as premium({"nodeName": "who-knows"})
+}
+
+test_node_name_not_checked_on_update if {
+	inp := premium({"nodeName": "who-knows"})
+	count(violation) == 0 with input as object.union(inp, {"review": {"operation": "UPDATE"}})
+}
+
+test_own_toleration_allowed if {
+	tol := {"key": "accelerator.opendatahub.io/pool", "operator": "Equal", "value": "premium", "effect": "NoSchedule"}
+	count(violation) == 0 with input as premium({"nodeSelector": {label: "nvidia-h200-141gb"}, "tolerations": [tol]})
+}
+
+test_other_pool_toleration_denied if {
+	tol := {"key": "accelerator.opendatahub.io/pool", "operator": "Equal", "value": "standard", "effect": "NoSchedule"}
+	some v in violation with input as premium({"nodeSelector": {label: "nvidia-h200-141gb"}, "tolerations": [tol]})
+	contains(v.msg, "another pool")
+}
+
+test_tolerate_everything_denied if {
+	count(violation) == 1 with input as premium({"nodeSelector": {label: "nvidia-h200-141gb"}, "tolerations": [{"operator": "Exists"}]})
+}
+
+test_unrelated_toleration_allowed if {
+	tol := {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}
+	count(violation) == 0 with input as premium({"nodeSelector": {label: "nvidia-h200-141gb"}, "tolerations": [tol]})
+}
+
+test_generic_profile_unconfined if {
+	count(violation) == 0 with input as f.input_for(f.pod("ml", f.profile("gpu"), {"containers": [f.gpu_container(1)]}))
+}
