@@ -68,7 +68,7 @@ func mustRead(name string) string {
 // fixtures, by file name.
 func (p Policy) Tests() map[string]string {
 	return map[string]string{
-		"policies/lib/fixtures_test.rego":     mustRead("lib/fixtures_test.rego"),
+		"policies/lib/fixtures_test.rego":      mustRead("lib/fixtures_test.rego"),
 		"policies/" + p.Dir + "/src_test.rego": mustRead(p.Dir + "/src_test.rego"),
 	}
 }

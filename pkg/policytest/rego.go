@@ -33,7 +33,7 @@ func RunRego(ctx context.Context) ([]Result, error) {
 	var out []Result
 	for _, p := range policies.All {
 		srcs := map[string]string{
-			"policies/lib/accelc.rego":       policies.Lib(),
+			"policies/lib/accelc.rego":        policies.Lib(),
 			"policies/" + p.Dir + "/src.rego": p.Rego(),
 		}
 		for name, src := range p.Tests() {
