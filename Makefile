@@ -8,7 +8,8 @@ ACCELC  := $(BIN)/accelc
 EXAMPLE := examples/clusters/hetero-prod
 
 # Tools, pinned; installed into ./bin by `make tools`.
-CUE_VERSION := v0.17.1
+CUE_VERSION   := v0.17.1
+GATOR_VERSION := v3.23.1
 
 export GOTOOLCHAIN := local
 
@@ -27,8 +28,9 @@ demo: build ## Show the example cluster's node view and render it into out/
 	$(ACCELC) render $(EXAMPLE)
 
 .PHONY: test
-test: lint ## Vet, check formatting and go.mod, run every test
+test: lint $(BIN)/gator ## Vet, check formatting and go.mod, run every test, gator verify the policies
 	$(GO) test ./...
+	$(BIN)/gator verify ./policies/...
 
 .PHONY: lint
 lint:
@@ -53,10 +55,14 @@ fuzz: ## Fuzz each parser briefly (FUZZTIME=10s each)
 	$(GO) test ./pkg/compile -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(or $(FUZZTIME),10s)
 
 .PHONY: tools
-tools: $(BIN)/cue ## Install pinned tools into ./bin
+tools: $(BIN)/cue $(BIN)/gator ## Install pinned tools into ./bin
 
 $(BIN)/cue:
 	GOBIN=$(BIN) $(GO) install cuelang.org/go/cmd/cue@$(CUE_VERSION)
+
+# Gatekeeper's CLI, which evaluates templates with Gatekeeper's own engine.
+$(BIN)/gator:
+	GOBIN=$(BIN) $(GO) install github.com/open-policy-agent/gatekeeper/v3/cmd/gator@$(GATOR_VERSION)
 
 .PHONY: clean
 clean: ## Remove bin/ and out/

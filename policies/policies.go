@@ -101,10 +101,18 @@ func (p Policy) Template() map[string]any {
 					"properties": props,
 				}},
 			}},
+			// Rego v1 syntax through `code`, the field Gatekeeper prefers
+			// over the legacy `rego` (which is parsed as v0).
 			"targets": []any{map[string]any{
 				"target": "admission.k8s.gatekeeper.sh",
-				"rego":   p.Rego(),
-				"libs":   []any{Lib()},
+				"code": []any{map[string]any{
+					"engine": "Rego",
+					"source": map[string]any{
+						"version": "v1",
+						"rego":    p.Rego(),
+						"libs":    []any{Lib()},
+					},
+				}},
 			}},
 		},
 	}

@@ -41,7 +41,7 @@ func RunRego(ctx context.Context) ([]Result, error) {
 		}
 		modules := map[string]*ast.Module{}
 		for name, src := range srcs {
-			m, err := ast.ParseModuleWithOpts(name, src, ast.ParserOptions{RegoVersion: ast.RegoV0})
+			m, err := ast.ParseModuleWithOpts(name, src, ast.ParserOptions{RegoVersion: ast.RegoV1})
 			if err != nil {
 				return nil, fmt.Errorf("policy %s: %w", p.Dir, err)
 			}

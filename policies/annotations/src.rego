@@ -5,7 +5,6 @@
 package accelcannotations
 
 import data.lib.accelc
-import rego.v1
 
 key(name) := concat("/", [input.parameters.labelPrefix, name])
 

@@ -2,7 +2,6 @@ package accelcannotations_test
 
 import data.accelcannotations.violation
 import data.lib.fixtures as f
-import rego.v1
 
 with_annotations(profile, extra) := f.input_for(f.pod("ml", object.union(f.profile(profile), extra), {"containers": [f.gpu_container(1)]}))
 

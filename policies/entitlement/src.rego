@@ -5,7 +5,6 @@
 package accelcentitlement
 
 import data.lib.accelc
-import rego.v1
 
 team := input.parameters.namespaces[accelc.namespace]
 

@@ -2,7 +2,6 @@ package accelcentitlement_test
 
 import data.accelcentitlement.violation
 import data.lib.fixtures as f
-import rego.v1
 
 pod_in(ns, profile, containers) := f.input_for(f.pod(ns, f.profile(profile), {"containers": containers}))
 

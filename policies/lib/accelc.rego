@@ -2,7 +2,6 @@
 # accelerators, how many, and which hardware profile a pod names.
 package lib.accelc
 
-import rego.v1
 
 # The workload's reference to its Open Data Hub HardwareProfile.
 profile_annotation := "opendatahub.io/hardware-profile-name"

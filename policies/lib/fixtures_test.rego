@@ -2,7 +2,6 @@
 # would render for a small cluster, and pods to vary.
 package lib.fixtures
 
-import rego.v1
 
 params := {
 	"typeLabel": "accelerator.opendatahub.io/type",

@@ -4,7 +4,6 @@
 package accelcprofilerequired
 
 import data.lib.accelc
-import rego.v1
 
 profiles := object.get(input.parameters, "profiles", {})
 

@@ -2,7 +2,6 @@ package accelcprofilerequired_test
 
 import data.accelcprofilerequired.violation
 import data.lib.fixtures as f
-import rego.v1
 
 test_cpu_pod_allowed if {
 	count(violation) == 0 with input as f.input_for(f.pod("ml", {}, {"containers": [{"name": "c", "resources": {"limits": {"cpu": "2"}}}]}))

@@ -6,7 +6,6 @@
 package accelcprofilescheduling
 
 import data.lib.accelc
-import rego.v1
 
 type_label := input.parameters.typeLabel
 
@@ -54,16 +53,21 @@ violation contains {"msg": msg} if {
 }
 
 # spec.nodeName skips the scheduler, so the node itself must be of an
-# allowed type. Only on CREATE: the node map is the inventory's, and a pod
-# the scheduler already bound must stay updatable.
+# allowed type: its type label as Gatekeeper syncs it (SyncSet for Node),
+# else the render-time inventory. Not on UPDATE: a pod the scheduler
+# already bound must stay updatable.
+node_type(node) := t if {
+	t := data.inventory.cluster.v1.Node[node].metadata.labels[type_label]
+} else := object.get(input.parameters.nodes, node, "unknown")
+
 violation contains {"msg": msg} if {
 	typed
-	object.get(input.review, "operation", "CREATE") == "CREATE"
+	object.get(input.review, "operation", "") != "UPDATE"
 	node := accelc.spec.nodeName
-	node_type := object.get(input.parameters.nodes, node, "unknown")
-	not node_type in types
+	t := node_type(node)
+	not t in types
 	msg := sprintf("hardware profile %q allows %v but spec.nodeName %v is a %v node: drop nodeName and let the scheduler pick", [
-		accelc.profile_name, concat(", ", types), node, node_type,
+		accelc.profile_name, concat(", ", types), node, t,
 	])
 }
 

@@ -2,7 +2,6 @@ package accelcprofilescheduling_test
 
 import data.accelcprofilescheduling.violation
 import data.lib.fixtures as f
-import rego.v1
 
 label := "accelerator.opendatahub.io/type"
 
@@ -57,6 +56,16 @@ test_node_name_of_allowed_type if {
 test_node_name_of_other_type_denied if {
 	some v in violation with input as premium({"nodeName": "v100-01"})
 	contains(v.msg, "is a nvidia-v100-16gb node")
+}
+
+test_node_name_from_synced_node if {
+	nodes := {"cluster": {"v1": {"Node": {"new-node": {"metadata": {"labels": {label: "nvidia-h200-141gb"}}}}}}}
+	count(violation) == 0 with input as premium({"nodeName": "new-node"}) with data.inventory as nodes
+}
+
+test_synced_label_wins if {
+	nodes := {"cluster": {"v1": {"Node": {"h200-01": {"metadata": {"labels": {label: "nvidia-t4-16gb"}}}}}}}
+	count(violation) == 1 with input as premium({"nodeName": "h200-01"}) with data.inventory as nodes
 }
 
 test_node_name_unknown_denied if {
