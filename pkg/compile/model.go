@@ -30,6 +30,11 @@ type Cluster struct {
 	Name             string `json:"name"`
 	LabelPrefix      string `json:"labelPrefix"`
 	ProfileNamespace string `json:"profileNamespace"`
+	// Enforcement is the constraints' enforcementAction: dryrun, warn or
+	// deny.
+	Enforcement          string   `json:"enforcement"`
+	GenericGPUNamespaces []string `json:"genericGPUNamespaces"`
+	ExcludedNamespaces   []string `json:"excludedNamespaces"`
 }
 
 // TypeLabel is the normalized node label every profile, flavor and policy

@@ -35,6 +35,8 @@ var kindRank = map[string]int{
 	"ConfigMap":                4,
 	"NodeFeatureRule":          5,
 	"ConstraintTemplate":       6,
+	"SyncSet":                  7,
+	"ExpansionTemplate":        8,
 }
 
 func rank(kind string) int {

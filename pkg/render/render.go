@@ -19,6 +19,7 @@ func Render(m *compile.Model, inv *inventory.Inventory) ([]Object, error) {
 		return nil, err
 	}
 	objs = append(objs, cm)
+	objs = append(objs, policyObjects(m, inv)...)
 	sortObjects(objs)
 	return objs, nil
 }
