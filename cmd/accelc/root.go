@@ -75,6 +75,7 @@ those types, and a catalog that model-serving tools query.`,
 	root.AddCommand(
 		newVetCmd(stdout, stderr),
 		newRenderCmd(stdout, stderr),
+		newTestCmd(stdout, stderr),
 		newInventoryCmd(stdout, stderr),
 		newVersionCmd(stdout),
 	)

@@ -1,0 +1,80 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/accelc/accelc/pkg/inventory"
+	"github.com/accelc/accelc/pkg/policytest"
+	"github.com/accelc/accelc/pkg/render"
+)
+
+func newTestCmd(stdout, stderr io.Writer) *cobra.Command {
+	var inv, suiteDir string
+	cmd := &cobra.Command{
+		Use:   "test [CLUSTER_DIR]",
+		Short: "Run the policies' Rego tests and the cluster's admission fixtures",
+		Long: `test runs accelc's Rego unit tests with OPA's tester, then renders
+CLUSTER_DIR (default .) and runs its admission fixtures (admission/cases.yaml)
+through the rendered ConstraintTemplates and Constraints with Gatekeeper's
+own engine, the one gator and the webhook use. Each failure prints a
+FAIL line; it exits 1 if any test fails. --write-suite writes the gator
+suite it ran, for ` + "`gator verify DIR/...`" + `.`,
+		Args: maxArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dir := dirArg(args)
+			m, in, err := loadCluster(dir, inv, stderr)
+			if err != nil {
+				return err
+			}
+			if in == nil {
+				in = &inventory.Inventory{}
+			}
+			results, err := policytest.RunRego(cmd.Context())
+			if err != nil {
+				return err
+			}
+			rego := policytest.Report(stdout, results)
+
+			cases, err := policytest.ReadCases(dir)
+			if err != nil {
+				return &exitError{exitInput, err}
+			}
+			objs, err := render.Render(m, in)
+			if err != nil {
+				return &exitError{exitInput, err}
+			}
+			tree, err := render.BuildTree(m.Cluster.Name, objs)
+			if err != nil {
+				return err
+			}
+			files, err := policytest.Suite(tree, dir, cases)
+			if err != nil {
+				return &exitError{exitInput, err}
+			}
+			if suiteDir != "" {
+				if err := policytest.WriteFiles(suiteDir, files); err != nil {
+					return err
+				}
+			}
+			caseResults, err := policytest.RunSuite(cmd.Context(), files)
+			if err != nil {
+				return &exitError{exitInput, err}
+			}
+			adm := policytest.ReportCases(stdout, caseResults)
+			if len(cases.Cases) == 0 {
+				fmt.Fprintf(stderr, "warning: %s has no %s: only the Rego unit tests ran\n", dir, policytest.CasesFile)
+			}
+			if rego.Failed+adm.Failed > 0 {
+				return &exitError{exitInput, errors.New("FAIL")}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&inv, "inventory", "", "node snapshot (`kubectl get nodes -o json`); default CLUSTER_DIR/inventory.json")
+	cmd.Flags().StringVar(&suiteDir, "write-suite", "", "also write the gator suite and its files into this directory")
+	return cmd
+}

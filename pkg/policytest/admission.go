@@ -1,0 +1,243 @@
+package policytest
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing/fstest"
+
+	"github.com/open-policy-agent/gatekeeper/v3/pkg/gator"
+	"github.com/open-policy-agent/gatekeeper/v3/pkg/gator/verify"
+	"sigs.k8s.io/yaml"
+
+	"github.com/accelc/accelc/pkg/render"
+)
+
+// CasesFile is where a cluster keeps its admission fixtures, relative to
+// the cluster directory.
+const CasesFile = "admission/cases.yaml"
+
+// Cases is a cluster's admission fixtures: objects and the constraint
+// kinds that must deny each.
+type Cases struct {
+	Cases []Case `json:"cases"`
+}
+
+// Case is one admission fixture.
+type Case struct {
+	Name string `json:"name"`
+	// Object is the manifest's path relative to the cases file: a Pod, or a
+	// workload Gatekeeper expands into one.
+	Object string `json:"object"`
+	// Deny lists the constraint kinds that must report a violation; every
+	// other accelc constraint must report none. Empty: admitted.
+	Deny []string `json:"deny"`
+	// Message, if set, is a regular expression each expected violation's
+	// message must match.
+	Message string `json:"message,omitempty"`
+}
+
+// ReadCases reads a cluster's cases file; a cluster without one has none.
+func ReadCases(clusterDir string) (*Cases, error) {
+	p := filepath.Join(clusterDir, filepath.FromSlash(CasesFile))
+	b, err := os.ReadFile(p)
+	if os.IsNotExist(err) {
+		return &Cases{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var c Cases
+	if err := yaml.UnmarshalStrict(b, &c); err != nil {
+		return nil, fmt.Errorf("%s: %w", p, err)
+	}
+	kinds := map[string]bool{}
+	for _, k := range constraintKinds() {
+		kinds[k] = true
+	}
+	for i, tc := range c.Cases {
+		if tc.Name == "" || tc.Object == "" {
+			return nil, fmt.Errorf("%s: cases[%d]: give name and object", p, i)
+		}
+		for _, k := range tc.Deny {
+			if !kinds[k] {
+				return nil, fmt.Errorf("%s: case %s: deny names %s, not an accelc constraint kind (%s)", p, tc.Name, k, strings.Join(constraintKinds(), ", "))
+			}
+		}
+		if tc.Message != "" {
+			if _, err := regexp.Compile(tc.Message); err != nil {
+				return nil, fmt.Errorf("%s: case %s: message: %w", p, tc.Name, err)
+			}
+		}
+	}
+	return &c, nil
+}
+
+func constraintKinds() []string {
+	var out []string
+	for _, p := range policiesAll() {
+		out = append(out, p.Kind)
+	}
+	return out
+}
+
+// Suite builds a gator suite over a rendered tree: one test per accelc
+// template and its constraint, with every fixture as a case. Paths are
+// relative to the suite's folder, so the files can be written anywhere
+// and checked with `gator verify DIR/...`.
+func Suite(tree render.Tree, clusterDir string, cases *Cases) (map[string][]byte, error) {
+	files := map[string][]byte{}
+	for _, p := range tree.Paths() {
+		if strings.HasPrefix(p, "policies/") {
+			files[p] = tree[p]
+		}
+	}
+	casesDir := path.Dir(CasesFile)
+	for _, tc := range cases.Cases {
+		src := filepath.Join(clusterDir, filepath.FromSlash(casesDir), filepath.FromSlash(tc.Object))
+		b, err := os.ReadFile(src)
+		if err != nil {
+			return nil, fmt.Errorf("case %s: %w", tc.Name, err)
+		}
+		files["cases/"+path.Clean(tc.Object)] = b
+	}
+	type assertion struct {
+		Violations any    `json:"violations"`
+		Message    string `json:"message,omitempty"`
+	}
+	type tcase struct {
+		Name       string      `json:"name"`
+		Object     string      `json:"object"`
+		Assertions []assertion `json:"assertions"`
+	}
+	type test struct {
+		Name       string  `json:"name"`
+		Template   string  `json:"template"`
+		Constraint string  `json:"constraint"`
+		Expansion  string  `json:"expansion,omitempty"`
+		Cases      []tcase `json:"cases"`
+	}
+	var tests []test
+	for _, p := range policiesAll() {
+		t := test{
+			Name:       p.Kind,
+			Template:   "policies/constrainttemplate-" + p.Name() + ".yaml",
+			Constraint: "policies/" + strings.ToLower(p.Kind) + "-" + render.ConstraintName + ".yaml",
+			Expansion:  "policies/expansiontemplate-accelc-workloads.yaml",
+		}
+		for _, f := range []string{t.Template, t.Constraint, t.Expansion} {
+			if _, ok := files[f]; !ok {
+				return nil, fmt.Errorf("the rendered tree has no %s", f)
+			}
+		}
+		for _, tc := range cases.Cases {
+			a := assertion{Violations: "no"}
+			for _, k := range tc.Deny {
+				if k == p.Kind {
+					a = assertion{Violations: "yes", Message: tc.Message}
+				}
+			}
+			t.Cases = append(t.Cases, tcase{Name: tc.Name, Object: "cases/" + path.Clean(tc.Object), Assertions: []assertion{a}})
+		}
+		tests = append(tests, t)
+	}
+	suite, err := yaml.Marshal(map[string]any{
+		"kind":       "Suite",
+		"apiVersion": "test.gatekeeper.sh/v1alpha1",
+		"metadata":   map[string]any{"name": "accelc-admission"},
+		"tests":      tests,
+	})
+	if err != nil {
+		return nil, err
+	}
+	files["suite.yaml"] = suite
+	return files, nil
+}
+
+// CaseResult is one fixture checked against one constraint.
+type CaseResult struct {
+	Test, Case string
+	Err        error
+}
+
+// RunSuite runs a suite built by Suite with Gatekeeper's own verify runner
+// and constraint framework, in-process: the same engine as `gator verify`
+// and the admission webhook.
+func RunSuite(ctx context.Context, files map[string][]byte) ([]CaseResult, error) {
+	fsys := fstest.MapFS{}
+	for p, b := range files {
+		fsys["suite/"+p] = &fstest.MapFile{Data: b, Mode: 0o644}
+	}
+	suites, err := verify.ReadSuites(fsys, "suite", "suite", true)
+	if err != nil {
+		return nil, err
+	}
+	runner, err := verify.NewRunner(fsys, func(opts ...gator.Opt) (gator.Client, error) {
+		return gator.NewOPAClient(false, opts...)
+	})
+	if err != nil {
+		return nil, err
+	}
+	filter, err := verify.NewFilter("")
+	if err != nil {
+		return nil, err
+	}
+	var out []CaseResult
+	for _, s := range suites {
+		res := runner.Run(ctx, filter, s)
+		if res.Error != nil {
+			return nil, res.Error
+		}
+		for _, t := range res.TestResults {
+			if t.Error != nil {
+				out = append(out, CaseResult{Test: t.Name, Case: "(all)", Err: t.Error})
+				continue
+			}
+			for _, c := range t.CaseResults {
+				out = append(out, CaseResult{Test: t.Name, Case: c.Name, Err: c.Error})
+			}
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Case != out[j].Case {
+			return out[i].Case < out[j].Case
+		}
+		return out[i].Test < out[j].Test
+	})
+	return out, nil
+}
+
+// ReportCases prints a FAIL line per failed case and a summary line.
+func ReportCases(w io.Writer, results []CaseResult) Summary {
+	var s Summary
+	for _, r := range results {
+		if r.Err == nil {
+			s.Passed++
+			continue
+		}
+		s.Failed++
+		fmt.Fprintf(w, "FAIL - %s - %s: %v\n", r.Case, r.Test, r.Err)
+	}
+	fmt.Fprintf(w, "admission: %d passed, %d failed\n", s.Passed, s.Failed)
+	return s
+}
+
+// WriteFiles writes a suite's files under dir.
+func WriteFiles(dir string, files map[string][]byte) error {
+	for p, b := range files {
+		full := filepath.Join(dir, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(full, b, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
