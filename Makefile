@@ -6,6 +6,8 @@ GO      ?= go
 BIN     := $(CURDIR)/bin
 ACCELC  := $(BIN)/accelc
 EXAMPLE := examples/clusters/hetero-prod
+# Every example cluster: a directory with an inventory beside its CUE.
+EXAMPLES := $(patsubst %/inventory.json,%,$(wildcard examples/clusters/*/inventory.json))
 
 # Tools, pinned; installed into ./bin by `make tools`.
 CUE_VERSION   := v0.17.1
@@ -28,9 +30,16 @@ demo: build ## Show the example cluster's node view and render it into out/
 	$(ACCELC) render $(EXAMPLE)
 
 .PHONY: test
-test: lint $(BIN)/gator ## Vet, check formatting and go.mod, run every test, gator verify the policies
+test: lint ## Vet, check formatting and go.mod, run every test, check the policies with gator
 	$(GO) test ./...
+	$(MAKE) --no-print-directory policy-check
+
+.PHONY: policy-check
+policy-check: build $(BIN)/gator ## accelc test on every example; gator verify the policy folders and the examples' suites
 	$(BIN)/gator verify ./policies/...
+	@rm -rf out/suites
+	@set -e; for d in $(EXAMPLES); do echo "accelc test $$d"; $(ACCELC) test $$d --write-suite out/suites/$$(basename $$d); done
+	$(BIN)/gator verify ./out/suites/...
 
 .PHONY: lint
 lint:
