@@ -8,7 +8,9 @@ import data.lib.accelc
 
 team := input.parameters.namespaces[accelc.namespace]
 
-entitled := object.get(input.parameters.teams, [team, "types"], [])
+entitled := types if {
+	types := input.parameters.teams[team].types
+} else := []
 
 checked if {
 	accelc.requests_accelerators

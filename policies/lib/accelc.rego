@@ -34,8 +34,15 @@ all_containers := array.concat(
 	object.get(spec, "ephemeralContainers", []),
 )
 
+# Parameters live in OPA's store: look them up by path, never hand a
+# whole parameter map to a builtin (that copies it on every review).
 is_accelerator(name) if {
-	some prefix in array.concat(base_prefixes, object.get(input.parameters, "extraResourcePrefixes", []))
+	some prefix in base_prefixes
+	startswith(name, prefix)
+}
+
+is_accelerator(name) if {
+	some prefix in input.parameters.extraResourcePrefixes
 	startswith(name, prefix)
 }
 

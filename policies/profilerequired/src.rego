@@ -5,9 +5,8 @@ package accelcprofilerequired
 
 import data.lib.accelc
 
-profiles := object.get(input.parameters, "profiles", {})
-
-known := concat(", ", sort(object.keys(profiles)))
+# Only on the deny path: it lists every profile.
+known := concat(", ", sort(object.keys(input.parameters.profiles)))
 
 violation contains {"msg": msg} if {
 	accelc.requests_accelerators
@@ -21,7 +20,7 @@ violation contains {"msg": msg} if {
 violation contains {"msg": msg} if {
 	accelc.requests_accelerators
 	accelc.has_profile
-	not profiles[accelc.profile_name]
+	not input.parameters.profiles[accelc.profile_name]
 	msg := sprintf("hardware profile %q does not exist in this cluster: set annotation %v to one of: %v", [
 		accelc.profile_name, accelc.profile_annotation, known,
 	])
@@ -29,6 +28,6 @@ violation contains {"msg": msg} if {
 
 violation contains {"msg": msg} if {
 	accelc.requests_accelerators
-	profiles[accelc.profile_name].enabled == false
+	accelc.profile.enabled == false
 	msg := sprintf("hardware profile %q is disabled: pick an enabled one (%v)", [accelc.profile_name, known])
 }

@@ -58,7 +58,9 @@ violation contains {"msg": msg} if {
 # already bound must stay updatable.
 node_type(node) := t if {
 	t := data.inventory.cluster.v1.Node[node].metadata.labels[type_label]
-} else := object.get(input.parameters.nodes, node, "unknown")
+} else := t if {
+	t := input.parameters.nodes[node]
+} else := "unknown"
 
 violation contains {"msg": msg} if {
 	typed
