@@ -26,25 +26,29 @@ type Policy struct {
 	Kind string
 	// Description says what the policy enforces.
 	Description string
-	// Params are the constraint's parameters: each is a map or list that
-	// accelc generates, so the schema only names them.
+	// Params are the constraint's parameters. Every one is small: what
+	// grows with the cluster (profiles, nodes) is read from data.inventory,
+	// and team data is split into one constraint per team.
 	Params []string
+	// PerTeam policies get one constraint per team, matching the team's
+	// namespaces, and one for namespaces of no team.
+	PerTeam bool
 }
 
 // All lists accelc's policies.
 var All = []Policy{
 	{Dir: "profilerequired", Kind: "AccelcProfileRequired",
 		Description: "A pod that asks for an accelerator names an enabled hardware profile, unless its namespace is allowed generic GPU use.",
-		Params:      []string{"profiles", "genericNamespaces", "extraResourcePrefixes"}},
+		Params:      []string{"labelPrefix", "profileNamespace", "genericNamespaces", "extraResourcePrefixes"}},
 	{Dir: "profilescheduling", Kind: "AccelcProfileScheduling",
 		Description: "A pod of a typed hardware profile is confined to the profile's accelerator types and tolerates only its profile's taints.",
-		Params:      []string{"typeLabel", "profiles", "nodes", "taintKeys", "extraResourcePrefixes"}},
-	{Dir: "annotations", Kind: "AccelcAnnotations",
+		Params:      []string{"labelPrefix", "profileNamespace", "typeLabel", "taintKeys", "extraResourcePrefixes"}},
+	{Dir: "annotations", Kind: "AccelcAnnotations", PerTeam: true,
 		Description: "The accelerator-type, types and team annotations a pod carries agree with its hardware profile and namespace.",
-		Params:      []string{"labelPrefix", "profiles", "namespaces", "extraResourcePrefixes"}},
-	{Dir: "entitlement", Kind: "AccelcEntitlement",
+		Params:      []string{"labelPrefix", "profileNamespace", "team", "extraResourcePrefixes"}},
+	{Dir: "entitlement", Kind: "AccelcEntitlement", PerTeam: true,
 		Description: "The pod's team may use its profile's types; the pod asks for the profile's resource, within its device limits.",
-		Params:      []string{"profiles", "namespaces", "teams", "extraResourcePrefixes"}},
+		Params:      []string{"labelPrefix", "profileNamespace", "team", "types", "extraResourcePrefixes"}},
 }
 
 // Name is the template's metadata.name: the kind, lower-cased.
@@ -78,7 +82,7 @@ func (p Policy) Template() map[string]any {
 	props := map[string]any{}
 	for _, name := range p.Params {
 		switch name {
-		case "typeLabel", "labelPrefix":
+		case "typeLabel", "labelPrefix", "profileNamespace", "team":
 			props[name] = map[string]any{"type": "string"}
 		case "extraResourcePrefixes":
 			props[name] = map[string]any{"type": "array", "items": map[string]any{"type": "string"}}

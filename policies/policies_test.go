@@ -13,25 +13,65 @@ import (
 )
 
 // sampleParams are the parameters of the sample constraints in each
-// policy folder: the same small cluster as lib/fixtures_test.rego.
+// policy folder. The per-team policies' sample is team model-serving's;
+// constraint-no-team.yaml is the one for namespaces of no team.
 var sampleParams = map[string]any{
-	"typeLabel":   "accelerator.opendatahub.io/type",
-	"labelPrefix": "accelerator.opendatahub.io",
-	"profiles": map[string]any{
-		"premium-gpu": map[string]any{"enabled": true, "types": []string{"nvidia-h200-141gb"}, "resourceName": "nvidia.com/gpu", "gpuMin": 1, "gpuMax": 8,
-			"tolerations": []any{map[string]any{"key": "accelerator.opendatahub.io/pool", "operator": "Equal", "value": "premium", "effect": "NoSchedule"}}},
-		"large-memory": map[string]any{"enabled": true, "types": []string{"nvidia-h200-141gb", "nvidia-a100-80gb"}, "resourceName": "nvidia.com/gpu", "gpuMin": 1, "gpuMax": 8,
-			"tolerations": []any{map[string]any{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}}},
-		"old-gpu": map[string]any{"enabled": false, "types": []string{"nvidia-v100-16gb"}, "resourceName": "nvidia.com/gpu", "gpuMin": 1, "gpuMax": 1, "tolerations": []any{}},
-	},
+	"typeLabel":         "accelerator.opendatahub.io/type",
+	"labelPrefix":       "accelerator.opendatahub.io",
+	"profileNamespace":  "opendatahub",
 	"genericNamespaces": map[string]any{"legacy": true},
-	"namespaces":        map[string]any{"ml": "ml-research", "serving": "model-serving", "legacy": "ml-research"},
-	"teams": map[string]any{
-		"ml-research":   map[string]any{"types": []string{"nvidia-h200-141gb", "nvidia-a100-80gb"}},
-		"model-serving": map[string]any{"types": []string{"nvidia-a100-80gb"}},
-	},
-	"nodes":     map[string]any{"h200-01": "nvidia-h200-141gb", "v100-01": "nvidia-v100-16gb"},
-	"taintKeys": map[string]any{"accelerator.opendatahub.io/pool": true, "nvidia.com/gpu": true},
+	"taintKeys":         map[string]any{"accelerator.opendatahub.io/pool": true, "nvidia.com/gpu": true},
+	"team":              "model-serving",
+	"types":             map[string]any{"nvidia-a100-80gb": true},
+}
+
+// sampleInventory is what Gatekeeper would sync for the samples:
+// HardwareProfiles as accelc renders them, and two Nodes.
+func sampleInventory() []any {
+	hwp := func(name, types, disabled string, max int, tolerations []any) any {
+		return map[string]any{
+			"apiVersion": "infrastructure.opendatahub.io/v1", "kind": "HardwareProfile",
+			"metadata": map[string]any{"name": name, "namespace": "opendatahub", "annotations": map[string]any{
+				"opendatahub.io/disabled": disabled, "accelerator.opendatahub.io/types": types}},
+			"spec": map[string]any{
+				"identifiers": []any{map[string]any{"displayName": "GPU", "identifier": "nvidia.com/gpu", "minCount": 1, "maxCount": max, "defaultCount": 1, "resourceType": "Accelerator"}},
+				"scheduling":  map[string]any{"type": "Node", "node": map[string]any{"tolerations": tolerations}},
+			},
+		}
+	}
+	pool := map[string]any{"key": "accelerator.opendatahub.io/pool", "operator": "Equal", "value": "premium", "effect": "NoSchedule"}
+	gpu := map[string]any{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+	node := func(name, typ string) any {
+		return map[string]any{"apiVersion": "v1", "kind": "Node", "metadata": map[string]any{"name": name, "labels": map[string]any{"accelerator.opendatahub.io/type": typ}}}
+	}
+	return []any{
+		hwp("premium-gpu", "nvidia-h200-141gb", "false", 8, []any{pool}),
+		hwp("large-memory", "nvidia-h200-141gb,nvidia-a100-80gb", "false", 8, []any{gpu}),
+		hwp("large-gpu", "nvidia-a100-80gb", "false", 8, []any{gpu}),
+		hwp("old-gpu", "nvidia-v100-16gb", "true", 1, []any{}),
+		node("h200-01", "nvidia-h200-141gb"),
+		node("v100-01", "nvidia-v100-16gb"),
+	}
+}
+
+func constraintYAML(t *testing.T, p policies.Policy, name string, params map[string]any) []byte {
+	pp := map[string]any{}
+	for _, k := range p.Params {
+		if v, ok := params[k]; ok {
+			pp[k] = v
+		}
+	}
+	c, err := yaml.Marshal(map[string]any{
+		"apiVersion": "constraints.gatekeeper.sh/v1beta1",
+		"kind":       p.Kind,
+		"metadata":   map[string]any{"name": name},
+		"spec": map[string]any{
+			"match":      map[string]any{"kinds": []any{map[string]any{"apiGroups": []string{""}, "kinds": []string{"Pod"}}}},
+			"parameters": pp,
+		},
+	})
+	assert.NoError(t, err)
+	return c
 }
 
 // TestTemplatesAndSamples keeps each folder's template.yaml equal to what
@@ -43,23 +83,25 @@ func TestTemplatesAndSamples(t *testing.T) {
 		assert.NoError(t, err)
 		testutil.Golden(t, filepath.Join(p.Dir, "template.yaml"), b)
 
-		params := map[string]any{}
-		for _, name := range p.Params {
-			if v, ok := sampleParams[name]; ok {
-				params[name] = v
+		testutil.Golden(t, filepath.Join(p.Dir, "samples", "constraint.yaml"), constraintYAML(t, p, "sample", sampleParams))
+		if p.PerTeam {
+			noTeam := map[string]any{}
+			for k, v := range sampleParams {
+				noTeam[k] = v
 			}
+			noTeam["team"], noTeam["types"] = "", map[string]any{}
+			testutil.Golden(t, filepath.Join(p.Dir, "samples", "constraint-no-team.yaml"), constraintYAML(t, p, "no-team", noTeam))
 		}
-		c, err := yaml.Marshal(map[string]any{
-			"apiVersion": "constraints.gatekeeper.sh/v1beta1",
-			"kind":       p.Kind,
-			"metadata":   map[string]any{"name": "sample"},
-			"spec": map[string]any{
-				"match":      map[string]any{"kinds": []any{map[string]any{"apiGroups": []string{""}, "kinds": []string{"Pod"}}}},
-				"parameters": params,
-			},
-		})
-		assert.NoError(t, err)
-		testutil.Golden(t, filepath.Join(p.Dir, "samples", "constraint.yaml"), c)
+		var docs []byte
+		for i, obj := range sampleInventory() {
+			b, err := yaml.Marshal(obj)
+			assert.NoError(t, err)
+			if i > 0 {
+				docs = append(docs, "---\n"...)
+			}
+			docs = append(docs, b...)
+		}
+		testutil.Golden(t, filepath.Join(p.Dir, "samples", "inventory.yaml"), docs)
 	}
 }
 

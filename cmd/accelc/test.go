@@ -51,7 +51,16 @@ suite it ran, for ` + "`gator verify DIR/...`" + `.`,
 			if err != nil {
 				return err
 			}
-			files, err := policytest.Suite(tree, dir, cases)
+			nodeTypes := map[string]string{}
+			for i := range in.Nodes {
+				if _, ok := m.Catalog.Get(in.Nodes[i].AcceleratorType); ok {
+					nodeTypes[in.Nodes[i].Name] = in.Nodes[i].AcceleratorType
+				}
+			}
+			files, err := policytest.Suite(tree, dir, cases, m.Cluster.TypeLabel(), func(n string) (string, bool) {
+				t, ok := nodeTypes[n]
+				return t, ok
+			})
 			if err != nil {
 				return &exitError{exitInput, err}
 			}

@@ -8,6 +8,7 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing/fstest"
@@ -88,25 +89,67 @@ func constraintKinds() []string {
 }
 
 // Suite builds a gator suite over a rendered tree: one test per accelc
-// template and its constraint, with every fixture as a case. Paths are
-// relative to the suite's folder, so the files can be written anywhere
-// and checked with `gator verify DIR/...`.
-func Suite(tree render.Tree, clusterDir string, cases *Cases) (map[string][]byte, error) {
+// constraint with its template, every fixture a case of each. A case
+// expects a violation from the constraints of the kinds it lists that
+// match its namespace, and none from the others. Every case gets the
+// rendered HardwareProfiles, and the Nodes fixtures name in spec.nodeName,
+// as synced inventory. Paths are relative to the suite's folder, so the
+// files can be written anywhere and checked with `gator verify DIR/...`.
+func Suite(tree render.Tree, clusterDir string, cases *Cases, typeLabel string, nodeType func(string) (string, bool)) (map[string][]byte, error) {
 	files := map[string][]byte{}
+	var profiles [][]byte
 	for _, p := range tree.Paths() {
-		if strings.HasPrefix(p, "policies/") {
+		switch {
+		case strings.HasPrefix(p, "policies/"):
 			files[p] = tree[p]
+		case strings.HasPrefix(p, "profiles/hardwareprofile-"):
+			profiles = append(profiles, tree[p])
 		}
 	}
+	inventory := []string{"inventory/profiles.yaml"}
+	files[inventory[0]] = joinDocs(profiles)
+
 	casesDir := path.Dir(CasesFile)
+	namespaces := map[string]string{}
+	var nodes [][]byte
 	for _, tc := range cases.Cases {
 		src := filepath.Join(clusterDir, filepath.FromSlash(casesDir), filepath.FromSlash(tc.Object))
 		b, err := os.ReadFile(src)
 		if err != nil {
 			return nil, fmt.Errorf("case %s: %w", tc.Name, err)
 		}
+		var obj struct {
+			Metadata struct {
+				Namespace string `json:"namespace"`
+			} `json:"metadata"`
+			Spec struct {
+				NodeName string `json:"nodeName"`
+			} `json:"spec"`
+		}
+		if err := yaml.Unmarshal(b, &obj); err != nil {
+			return nil, fmt.Errorf("%s: %w", src, err)
+		}
+		if obj.Metadata.Namespace == "" {
+			return nil, fmt.Errorf("%s: give metadata.namespace: constraints match by namespace", src)
+		}
+		namespaces[tc.Name] = obj.Metadata.Namespace
+		if n := obj.Spec.NodeName; n != "" {
+			if t, ok := nodeType(n); ok {
+				node, err := yaml.Marshal(map[string]any{"apiVersion": "v1", "kind": "Node",
+					"metadata": map[string]any{"name": n, "labels": map[string]string{typeLabel: t}}})
+				if err != nil {
+					return nil, err
+				}
+				nodes = append(nodes, node)
+			}
+		}
 		files["cases/"+path.Clean(tc.Object)] = b
 	}
+	if len(nodes) > 0 {
+		inventory = append(inventory, "inventory/nodes.yaml")
+		files["inventory/nodes.yaml"] = joinDocs(nodes)
+	}
+
 	type assertion struct {
 		Violations any    `json:"violations"`
 		Message    string `json:"message,omitempty"`
@@ -114,6 +157,7 @@ func Suite(tree render.Tree, clusterDir string, cases *Cases) (map[string][]byte
 	type tcase struct {
 		Name       string      `json:"name"`
 		Object     string      `json:"object"`
+		Inventory  []string    `json:"inventory"`
 		Assertions []assertion `json:"assertions"`
 	}
 	type test struct {
@@ -123,27 +167,53 @@ func Suite(tree render.Tree, clusterDir string, cases *Cases) (map[string][]byte
 		Expansion  string  `json:"expansion,omitempty"`
 		Cases      []tcase `json:"cases"`
 	}
-	var tests []test
+	templates := map[string]string{}
 	for _, p := range policiesAll() {
+		templates[p.Kind] = "policies/constrainttemplate-" + p.Name() + ".yaml"
+	}
+	var tests []test
+	for _, p := range tree.Paths() {
+		var c struct {
+			APIVersion string `json:"apiVersion"`
+			Kind       string `json:"kind"`
+			Metadata   struct {
+				Name string `json:"name"`
+			} `json:"metadata"`
+			Spec struct {
+				Match struct {
+					Namespaces         []string `json:"namespaces"`
+					ExcludedNamespaces []string `json:"excludedNamespaces"`
+				} `json:"match"`
+			} `json:"spec"`
+		}
+		if !strings.HasPrefix(p, "policies/") {
+			continue
+		}
+		if err := yaml.Unmarshal(tree[p], &c); err != nil {
+			return nil, fmt.Errorf("%s: %w", p, err)
+		}
+		if c.APIVersion != "constraints.gatekeeper.sh/v1beta1" {
+			continue
+		}
 		t := test{
-			Name:       p.Kind,
-			Template:   "policies/constrainttemplate-" + p.Name() + ".yaml",
-			Constraint: "policies/" + strings.ToLower(p.Kind) + "-" + render.ConstraintName + ".yaml",
+			Name:       c.Kind + "/" + c.Metadata.Name,
+			Template:   templates[c.Kind],
+			Constraint: p,
 			Expansion:  "policies/expansiontemplate-accelc-workloads.yaml",
 		}
-		for _, f := range []string{t.Template, t.Constraint, t.Expansion} {
+		for _, f := range []string{t.Template, t.Expansion} {
 			if _, ok := files[f]; !ok {
 				return nil, fmt.Errorf("the rendered tree has no %s", f)
 			}
 		}
 		for _, tc := range cases.Cases {
 			a := assertion{Violations: "no"}
-			for _, k := range tc.Deny {
-				if k == p.Kind {
-					a = assertion{Violations: "yes", Message: tc.Message}
-				}
+			ns := namespaces[tc.Name]
+			matches := (len(c.Spec.Match.Namespaces) == 0 || nsMatch(c.Spec.Match.Namespaces, ns)) && !nsMatch(c.Spec.Match.ExcludedNamespaces, ns)
+			if matches && slices.Contains(tc.Deny, c.Kind) {
+				a = assertion{Violations: "yes", Message: tc.Message}
 			}
-			t.Cases = append(t.Cases, tcase{Name: tc.Name, Object: "cases/" + path.Clean(tc.Object), Assertions: []assertion{a}})
+			t.Cases = append(t.Cases, tcase{Name: tc.Name, Object: "cases/" + path.Clean(tc.Object), Inventory: inventory, Assertions: []assertion{a}})
 		}
 		tests = append(tests, t)
 	}
@@ -158,6 +228,28 @@ func Suite(tree render.Tree, clusterDir string, cases *Cases) (map[string][]byte
 	}
 	files["suite.yaml"] = suite
 	return files, nil
+}
+
+// nsMatch is Gatekeeper's namespace matching: exact names, or a prefix
+// ending in "*".
+func nsMatch(patterns []string, ns string) bool {
+	for _, p := range patterns {
+		if prefix, ok := strings.CutSuffix(p, "*"); ok && strings.HasPrefix(ns, prefix) || p == ns {
+			return true
+		}
+	}
+	return false
+}
+
+func joinDocs(docs [][]byte) []byte {
+	var out []byte
+	for i, d := range docs {
+		if i > 0 {
+			out = append(out, []byte("---\n")...)
+		}
+		out = append(out, d...)
+	}
+	return out
 }
 
 // CaseResult is one fixture checked against one constraint.

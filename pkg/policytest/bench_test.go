@@ -107,12 +107,15 @@ func bigModel(tb testing.TB) *compile.Model {
 }
 
 type loaded struct {
-	kind       string
-	template   *unstructured.Unstructured
-	constraint *unstructured.Unstructured
+	kind        string
+	template    *unstructured.Unstructured
+	constraints []*unstructured.Unstructured
 }
 
-func accelcPolicies(tb testing.TB) []loaded {
+// accelcPolicies renders bigModel and returns its templates with their
+// constraints (per-team ones included), and the HardwareProfiles
+// Gatekeeper would sync.
+func accelcPolicies(tb testing.TB) ([]loaded, []*unstructured.Unstructured) {
 	m := bigModel(tb)
 	objs, err := render.Render(m, &inventory.Inventory{})
 	if err != nil {
@@ -120,6 +123,7 @@ func accelcPolicies(tb testing.TB) []loaded {
 	}
 	byKind := map[string]*loaded{}
 	var order []string
+	var data []*unstructured.Unstructured
 	for _, o := range objs {
 		b, err := yaml.Marshal(o.Body)
 		if err != nil {
@@ -135,17 +139,19 @@ func accelcPolicies(tb testing.TB) []loaded {
 			byKind[kind] = &loaded{kind: kind, template: u}
 			order = append(order, kind)
 		case o.APIVersion == "constraints.gatekeeper.sh/v1beta1":
-			byKind[o.Kind].constraint = u
+			byKind[o.Kind].constraints = append(byKind[o.Kind].constraints, u)
+		case o.Kind == "HardwareProfile":
+			data = append(data, u)
 		}
 	}
 	var out []loaded
 	for _, k := range order {
 		out = append(out, *byKind[k])
 	}
-	return out
+	return out, data
 }
 
-func newClient(tb testing.TB, sets ...loaded) gator.Client {
+func newClient(tb testing.TB, data []*unstructured.Unstructured, sets ...loaded) gator.Client {
 	s := runtime.NewScheme()
 	if err := apis.AddToScheme(s); err != nil {
 		tb.Fatal(err)
@@ -154,15 +160,23 @@ func newClient(tb testing.TB, sets ...loaded) gator.Client {
 	if err != nil {
 		tb.Fatal(err)
 	}
+	ctx := context.Background()
 	for _, l := range sets {
 		t, err := reader.ToTemplate(s, l.template)
 		if err != nil {
 			tb.Fatal(err)
 		}
-		if _, err := c.AddTemplate(context.Background(), t); err != nil {
+		if _, err := c.AddTemplate(ctx, t); err != nil {
 			tb.Fatal(err)
 		}
-		if _, err := c.AddConstraint(context.Background(), l.constraint); err != nil {
+		for _, con := range l.constraints {
+			if _, err := c.AddConstraint(ctx, con); err != nil {
+				tb.Fatal(err)
+			}
+		}
+	}
+	for _, d := range data {
+		if _, err := c.AddData(ctx, d); err != nil {
 			tb.Fatal(err)
 		}
 	}
@@ -208,11 +222,12 @@ func review(b *testing.B, c gator.Client, obj target.AugmentedUnstructured) {
 }
 
 // BenchmarkAdmission reviews one pod through Gatekeeper's own constraint
-// framework (parameters in OPA's store, as in the webhook) with 500 teams
-// and 100 profiles: all accelc constraints together, each alone, and
+// framework (parameters and synced data in OPA's store, as in the webhook)
+// with 500 teams (1,002 per-team constraints) and 100 HardwareProfiles:
+// all accelc constraints together, each kind alone, and
 // gatekeeper-library's required-labels as the baseline.
 func BenchmarkAdmission(b *testing.B) {
-	sets := accelcPolicies(b)
+	sets, data := accelcPolicies(b)
 	obj := pod(b)
 	m := bigModel(b)
 	typ := m.Profiles[10].AcceleratorTypes[0]
@@ -224,7 +239,7 @@ func BenchmarkAdmission(b *testing.B) {
 	}
 
 	b.Run("accelc-all", func(b *testing.B) {
-		c := newClient(b, sets...)
+		c := newClient(b, data, sets...)
 		res, err := c.Review(context.Background(), obj, reviews.EnforcementPoint(util.GatorEnforcementPoint))
 		if err != nil {
 			b.Fatal(err)
@@ -235,7 +250,7 @@ func BenchmarkAdmission(b *testing.B) {
 		review(b, c, obj)
 	})
 	for _, l := range sets {
-		b.Run(l.kind, func(b *testing.B) { review(b, newClient(b, l), obj) })
+		b.Run(l.kind, func(b *testing.B) { review(b, newClient(b, data, l), obj) })
 	}
 	b.Run("K8sRequiredLabels", func(b *testing.B) {
 		t, err := reader.ReadUnstructured([]byte(requiredLabels))
@@ -246,6 +261,6 @@ func BenchmarkAdmission(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		review(b, newClient(b, loaded{kind: "K8sRequiredLabels", template: t, constraint: c}), obj)
+		review(b, newClient(b, nil, loaded{kind: "K8sRequiredLabels", template: t, constraints: []*unstructured.Unstructured{c}}), obj)
 	})
 }

@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/accelc/accelc/pkg/compile"
-	"github.com/accelc/accelc/pkg/inventory"
 	"github.com/accelc/accelc/policies"
 )
 
@@ -18,46 +17,80 @@ const ConstraintName = "accelc"
 // covers is passed as extraResourcePrefixes.
 var basePrefixes = []string{"nvidia.com/gpu", "nvidia.com/mig-", "alpha.kubernetes.io/nvidia-gpu", "amd.com/", "habana.ai/", "gpu.intel.com/"}
 
-// policyObjects renders the ConstraintTemplates, one Constraint per
-// template with parameters from the model, the SyncSet that gives
-// policies live Node labels, and ExpansionTemplates so workload templates
-// are checked as the pods they create.
-func policyObjects(m *compile.Model, inv *inventory.Inventory) []Object {
-	params := policyParams(m, inv)
+// policyObjects renders the ConstraintTemplates and their Constraints,
+// the SyncSet that gives policies live Nodes and HardwareProfiles, and
+// ExpansionTemplates so workload templates are checked as the pods they
+// create.
+//
+// Parameters stay small whatever the cluster's size: Gatekeeper hands a
+// constraint's whole parameters to every evaluation, so profiles and nodes
+// are read from data.inventory, and team data is split into one
+// constraint per team that matches only the team's namespaces.
+func policyObjects(m *compile.Model) []Object {
+	common := commonParams(m)
 	var out []Object
-	for _, p := range policies.All {
-		out = append(out, Object{Dir: "policies", APIVersion: "templates.gatekeeper.sh/v1", Kind: "ConstraintTemplate", Name: p.Name(), Body: withLabels(p.Template(), m.Cluster.Name)})
+	constraint := func(p policies.Policy, name string, match map[string]any, params map[string]any) Object {
 		pp := map[string]any{}
-		for _, name := range p.Params {
-			if v, ok := params[name]; ok {
-				pp[name] = v
+		for _, k := range p.Params {
+			if v, ok := params[k]; ok {
+				pp[k] = v
 			}
 		}
-		out = append(out, Object{
-			Dir: "policies", APIVersion: "constraints.gatekeeper.sh/v1beta1", Kind: p.Kind, Name: ConstraintName,
+		match["kinds"] = []any{map[string]any{"apiGroups": []string{""}, "kinds": []string{"Pod"}}}
+		match["scope"] = "Namespaced"
+		return Object{
+			Dir: "policies", APIVersion: "constraints.gatekeeper.sh/v1beta1", Kind: p.Kind, Name: name,
 			Body: map[string]any{
 				"apiVersion": "constraints.gatekeeper.sh/v1beta1",
 				"kind":       p.Kind,
-				"metadata":   meta{Name: ConstraintName, Labels: managedLabels(m.Cluster.Name)},
+				"metadata":   meta{Name: name, Labels: managedLabels(m.Cluster.Name)},
 				"spec": map[string]any{
 					"enforcementAction": m.Cluster.Enforcement,
-					"match": map[string]any{
-						"kinds":              []any{map[string]any{"apiGroups": []string{""}, "kinds": []string{"Pod"}}},
-						"scope":              "Namespaced",
-						"excludedNamespaces": nonNil(m.Cluster.ExcludedNamespaces),
-					},
-					"parameters": pp,
+					"match":             match,
+					"parameters":        pp,
 				},
 			},
-		})
+		}
+	}
+	var teamNamespaces []string
+	for _, t := range m.Teams {
+		teamNamespaces = append(teamNamespaces, t.Namespaces...)
+	}
+	sort.Strings(teamNamespaces)
+	for _, p := range policies.All {
+		out = append(out, Object{Dir: "policies", APIVersion: "templates.gatekeeper.sh/v1", Kind: "ConstraintTemplate", Name: p.Name(), Body: withLabels(p.Template(), m.Cluster.Name)})
+		if !p.PerTeam {
+			out = append(out, constraint(p, ConstraintName, map[string]any{"excludedNamespaces": nonNil(m.Cluster.ExcludedNamespaces)}, common))
+			continue
+		}
+		for _, t := range m.Teams {
+			if len(t.Namespaces) == 0 {
+				continue
+			}
+			types := map[string]any{}
+			for _, id := range t.AcceleratorTypes {
+				types[id] = true
+			}
+			params := merge(common, map[string]any{"team": t.Name, "types": types})
+			out = append(out, constraint(p, TeamConstraintPrefix+t.Name, map[string]any{
+				"namespaces":         t.Namespaces,
+				"excludedNamespaces": nonNil(m.Cluster.ExcludedNamespaces),
+			}, params))
+		}
+		excluded := append(append([]string{}, m.Cluster.ExcludedNamespaces...), teamNamespaces...)
+		out = append(out, constraint(p, NoTeamConstraintName, map[string]any{"excludedNamespaces": nonNil(excluded)},
+			merge(common, map[string]any{"team": "", "types": map[string]any{}})))
 	}
 	out = append(out, Object{
-		Dir: "policies", APIVersion: "syncset.gatekeeper.sh/v1alpha1", Kind: "SyncSet", Name: "accelc-nodes",
+		Dir: "policies", APIVersion: "syncset.gatekeeper.sh/v1alpha1", Kind: "SyncSet", Name: "accelc",
 		Body: map[string]any{
 			"apiVersion": "syncset.gatekeeper.sh/v1alpha1",
 			"kind":       "SyncSet",
-			"metadata":   meta{Name: "accelc-nodes", Labels: managedLabels(m.Cluster.Name)},
-			"spec":       map[string]any{"gvks": []any{map[string]any{"group": "", "version": "v1", "kind": "Node"}}},
+			"metadata":   meta{Name: "accelc", Labels: managedLabels(m.Cluster.Name)},
+			"spec": map[string]any{"gvks": []any{
+				map[string]any{"group": "", "version": "v1", "kind": "Node"},
+				map[string]any{"group": "infrastructure.opendatahub.io", "version": "v1", "kind": "HardwareProfile"},
+			}},
 		},
 	})
 	for _, e := range []struct {
@@ -89,59 +122,42 @@ func policyObjects(m *compile.Model, inv *inventory.Inventory) []Object {
 	return out
 }
 
+// Names of the per-team constraints.
+const (
+	TeamConstraintPrefix = "team-"
+	NoTeamConstraintName = "no-team"
+)
+
+func merge(a, b map[string]any) map[string]any {
+	out := make(map[string]any, len(a)+len(b))
+	for k, v := range a {
+		out[k] = v
+	}
+	for k, v := range b {
+		out[k] = v
+	}
+	return out
+}
+
 func withLabels(obj map[string]any, cluster string) map[string]any {
 	md := obj["metadata"].(map[string]any)
 	md["labels"] = managedLabels(cluster)
 	return obj
 }
 
-// policyParams builds every constraint parameter, each a map keyed by what
-// a policy looks up, so admission cost does not grow with teams or
-// profiles.
-func policyParams(m *compile.Model, inv *inventory.Inventory) map[string]any {
-	profiles := map[string]any{}
+// commonParams are the parameters every constraint may take.
+func commonParams(m *compile.Model) map[string]any {
 	taintKeys := map[string]any{}
 	for i := range m.Profiles {
-		p := &m.Profiles[i]
-		tols := make([]any, 0, len(p.Tolerations))
-		for _, t := range p.Tolerations {
-			tols = append(tols, t)
+		for _, t := range m.Profiles[i].Tolerations {
 			if t.Key != "" {
 				taintKeys[t.Key] = true
 			}
 		}
-		entry := map[string]any{
-			"enabled":      p.Enabled,
-			"types":        nonNil(p.AcceleratorTypes),
-			"resourceName": p.ResourceName,
-			"gpuMin":       p.GPU.Min,
-			"tolerations":  tols,
-		}
-		if p.GPU.Max != nil {
-			entry["gpuMax"] = *p.GPU.Max
-		}
-		profiles[p.Name] = entry
 	}
 	generic := map[string]any{}
 	for _, ns := range m.Cluster.GenericGPUNamespaces {
 		generic[ns] = true
-	}
-	namespaces := map[string]any{}
-	teams := map[string]any{}
-	for _, t := range m.Teams {
-		for _, ns := range t.Namespaces {
-			namespaces[ns] = t.Name
-		}
-		teams[t.Name] = map[string]any{"types": nonNil(t.AcceleratorTypes)}
-	}
-	nodes := map[string]any{}
-	if inv != nil {
-		for i := range inv.Nodes {
-			n := &inv.Nodes[i]
-			if _, ok := m.Catalog.Get(n.AcceleratorType); ok {
-				nodes[n.Name] = n.AcceleratorType
-			}
-		}
 	}
 	extra := map[string]bool{}
 	for _, c := range m.Catalog.Classes() {
@@ -161,11 +177,8 @@ func policyParams(m *compile.Model, inv *inventory.Inventory) map[string]any {
 	return map[string]any{
 		"typeLabel":             m.Cluster.TypeLabel(),
 		"labelPrefix":           m.Cluster.LabelPrefix,
-		"profiles":              profiles,
+		"profileNamespace":      m.Cluster.ProfileNamespace,
 		"genericNamespaces":     generic,
-		"namespaces":            namespaces,
-		"teams":                 teams,
-		"nodes":                 nodes,
 		"taintKeys":             taintKeys,
 		"extraResourcePrefixes": extraList,
 	}

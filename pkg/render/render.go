@@ -19,7 +19,7 @@ func Render(m *compile.Model, inv *inventory.Inventory) ([]Object, error) {
 		return nil, err
 	}
 	objs = append(objs, cm)
-	objs = append(objs, policyObjects(m, inv)...)
+	objs = append(objs, policyObjects(m)...)
 	sortObjects(objs)
 	return objs, nil
 }

@@ -1,24 +1,24 @@
 # The accelerator-type annotations a pod carries for cost attribution must
 # agree with its hardware profile and namespace: a pod cannot claim a type,
 # profile types or a team it does not have. (Annotations a pod lacks are
-# added by accelc's mutation; this policy denies only wrong ones.)
+# added by accelc's mutation; this policy denies only wrong ones.) accelc
+# renders one constraint per team, matching the team's namespaces, and one
+# for namespaces of no team (team "").
 package accelcannotations
 
 import data.lib.accelc
 
-key(name) := concat("/", [input.parameters.labelPrefix, name])
+types := accelc.profile_types
 
-types := object.get(accelc.profile, "types", [])
+expected[accelc.key("type")] := types[0] if count(types) == 1
 
-expected[key("type")] := types[0] if count(types) == 1
+expected[accelc.key("types")] := concat(",", types) if count(types) > 0
 
-expected[key("types")] := concat(",", types) if count(types) > 0
-
-expected[key("team")] := team if team := input.parameters.namespaces[accelc.namespace]
+expected[accelc.key("team")] := input.parameters.team if input.parameters.team != ""
 
 violation contains {"msg": msg} if {
 	some name in ["type", "types", "team"]
-	k := key(name)
+	k := accelc.key(name)
 	v := accelc.annotations[k]
 	not expected[k]
 	msg := sprintf("annotation %v=%v is not set by accelc for this pod (hardware profile %q, namespace %v): remove it", [

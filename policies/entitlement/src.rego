@@ -1,62 +1,59 @@
 # The pod's namespace belongs to a team (from the CUE, not from namespace
 # labels a namespace owner could change), and that team may use every type
 # of the pod's hardware profile. The pod asks for the profile's resource
-# and for a device count within the profile's limits.
+# and for a device count within the profile's limits. accelc renders one
+# constraint per team, matching the team's namespaces, with the team's
+# types as parameters, and one for namespaces of no team (team "").
 package accelcentitlement
 
 import data.lib.accelc
 
-team := input.parameters.namespaces[accelc.namespace]
-
-entitled := types if {
-	types := input.parameters.teams[team].types
-} else := []
+team := input.parameters.team
 
 checked if {
 	accelc.requests_accelerators
-	accelc.profile
+	accelc.hwp
 }
 
 violation contains {"msg": msg} if {
 	checked
-	not team
+	team == ""
 	msg := sprintf("namespace %v belongs to no team, so it may use no accelerator: add it to a team's namespaces in the cluster's CUE", [accelc.namespace])
 }
 
 violation contains {"msg": msg} if {
 	checked
-	team
-	some t in accelc.profile.types
-	not t in entitled
+	team != ""
+	some t in accelc.profile_types
+	not input.parameters.types[t]
 	msg := sprintf("team %v may not use %v (hardware profile %q): it may use %v; pick another profile or ask for the type in the team's CUE", [
-		team, t, accelc.profile_name, concat(", ", entitled),
+		team, t, accelc.profile_name, concat(", ", sort(object.keys(input.parameters.types))),
 	])
 }
 
 violation contains {"msg": msg} if {
 	checked
 	some r in accelc.accelerator_resources
-	r != accelc.profile.resourceName
+	r != accelc.profile_resource
 	msg := sprintf("hardware profile %q is requested through %v, not %v: ask for %v", [
-		accelc.profile_name, accelc.profile.resourceName, r, accelc.profile.resourceName,
+		accelc.profile_name, accelc.profile_resource, r, accelc.profile_resource,
 	])
 }
 
-count_of := accelc.pod_amount(accelc.profile.resourceName)
+count_of := accelc.pod_amount(accelc.profile_resource)
 
 violation contains {"msg": msg} if {
 	checked
-	count_of < accelc.profile.gpuMin
+	count_of < accelc.profile_min
 	msg := sprintf("hardware profile %q needs at least %v %v per pod; the pod asks for %v", [
-		accelc.profile_name, accelc.profile.gpuMin, accelc.profile.resourceName, count_of,
+		accelc.profile_name, accelc.profile_min, accelc.profile_resource, count_of,
 	])
 }
 
 violation contains {"msg": msg} if {
 	checked
-	max := accelc.profile.gpuMax
-	count_of > max
+	count_of > accelc.profile_max
 	msg := sprintf("hardware profile %q allows at most %v %v per pod; the pod asks for %v", [
-		accelc.profile_name, max, accelc.profile.resourceName, count_of,
+		accelc.profile_name, accelc.profile_max, accelc.profile_resource, count_of,
 	])
 }

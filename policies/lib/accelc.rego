@@ -76,5 +76,37 @@ has_profile if annotations[profile_annotation]
 
 profile_name := annotations[profile_annotation]
 
-# The profile's parameters, when the pod names a profile the cluster has.
-profile := input.parameters.profiles[profile_name]
+# The pod's profile is the HardwareProfile object itself, which Gatekeeper
+# syncs into data.inventory (accelc renders the SyncSet): policies read
+# what the dashboard and ODH's webhook read, and parameters stay small.
+profile_namespace := ns if {
+	ns := annotations["opendatahub.io/hardware-profile-namespace"]
+} else := input.parameters.profileNamespace
+
+profiles := data.inventory.namespace[profile_namespace]["infrastructure.opendatahub.io/v1"].HardwareProfile
+
+hwp := profiles[profile_name]
+
+key(name) := concat("/", [input.parameters.labelPrefix, name])
+
+profile_enabled if object.get(hwp, ["metadata", "annotations", "opendatahub.io/disabled"], "false") != "true"
+
+# The profile's accelerator types in preference order; empty for a
+# generic profile.
+profile_types := split(t, ",") if {
+	t := hwp.metadata.annotations[key("types")]
+	t != ""
+} else := []
+
+accelerator_identifier := id if {
+	some id in hwp.spec.identifiers
+	id.resourceType == "Accelerator"
+}
+
+profile_resource := accelerator_identifier.identifier
+
+profile_min := to_number(accelerator_identifier.minCount)
+
+profile_max := to_number(accelerator_identifier.maxCount)
+
+profile_tolerations := object.get(hwp, ["spec", "scheduling", "node", "tolerations"], [])

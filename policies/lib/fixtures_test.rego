@@ -1,34 +1,69 @@
-# Fixtures shared by the policies' Rego unit tests: the parameters accelc
-# would render for a small cluster, and pods to vary.
+# Fixtures shared by the policies' Rego unit tests: the HardwareProfiles
+# and Nodes Gatekeeper would sync for a small cluster, the parameters
+# accelc would render, and pods to vary.
 package lib.fixtures
 
+prefix := "accelerator.opendatahub.io"
 
-params := {
-	"typeLabel": "accelerator.opendatahub.io/type",
-	"labelPrefix": "accelerator.opendatahub.io",
-	"profiles": {
-		"premium-gpu": {
-			"enabled": true, "types": ["nvidia-h200-141gb"], "resourceName": "nvidia.com/gpu",
-			"gpuMin": 1, "gpuMax": 8,
-			"tolerations": [{"key": "accelerator.opendatahub.io/pool", "operator": "Equal", "value": "premium", "effect": "NoSchedule"}],
+label := "accelerator.opendatahub.io/type"
+
+hwp(name, types, disabled, resource, min, max, tolerations) := {
+	"apiVersion": "infrastructure.opendatahub.io/v1",
+	"kind": "HardwareProfile",
+	"metadata": {
+		"name": name,
+		"namespace": "opendatahub",
+		"annotations": {
+			"opendatahub.io/disabled": disabled,
+			"accelerator.opendatahub.io/types": concat(",", types),
 		},
-		"large-memory": {
-			"enabled": true, "types": ["nvidia-h200-141gb", "nvidia-a100-80gb"], "resourceName": "nvidia.com/gpu",
-			"gpuMin": 1, "gpuMax": 8,
-			"tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
-		},
-		"old-gpu": {"enabled": false, "types": ["nvidia-v100-16gb"], "resourceName": "nvidia.com/gpu", "gpuMin": 1, "gpuMax": 1, "tolerations": []},
-		"gpu": {"enabled": true, "types": [], "resourceName": "nvidia.com/gpu", "gpuMin": 1, "gpuMax": 4, "tolerations": []},
-		"mig-slice": {"enabled": true, "types": ["nvidia-a100-40gb"], "resourceName": "nvidia.com/mig-1g.5gb", "gpuMin": 1, "gpuMax": 2, "tolerations": []},
 	},
+	"spec": {
+		"identifiers": [
+			{"displayName": "CPU", "identifier": "cpu", "minCount": 1, "defaultCount": 1, "resourceType": "CPU"},
+			{"displayName": "GPU", "identifier": resource, "minCount": min, "maxCount": max, "defaultCount": min, "resourceType": "Accelerator"},
+		],
+		"scheduling": {"type": "Node", "node": {"tolerations": tolerations}},
+	},
+}
+
+pool := {"key": "accelerator.opendatahub.io/pool", "operator": "Equal", "value": "premium", "effect": "NoSchedule"}
+
+gpu_taint := {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+
+inventory := {
+	"namespace": {"opendatahub": {"infrastructure.opendatahub.io/v1": {"HardwareProfile": {
+		"premium-gpu": hwp("premium-gpu", ["nvidia-h200-141gb"], "false", "nvidia.com/gpu", 1, 8, [pool]),
+		"large-memory": hwp("large-memory", ["nvidia-h200-141gb", "nvidia-a100-80gb"], "false", "nvidia.com/gpu", 1, 8, [gpu_taint]),
+		"old-gpu": hwp("old-gpu", ["nvidia-v100-16gb"], "true", "nvidia.com/gpu", 1, 1, []),
+		"gpu": hwp("gpu", [], "false", "nvidia.com/gpu", 1, 4, []),
+		"mig-slice": hwp("mig-slice", ["nvidia-a100-40gb"], "false", "nvidia.com/mig-1g.5gb", 1, 2, []),
+	}}}},
+	"cluster": {"v1": {"Node": {
+		"h200-01": {"metadata": {"name": "h200-01", "labels": {label: "nvidia-h200-141gb"}}},
+		"v100-01": {"metadata": {"name": "v100-01", "labels": {label: "nvidia-v100-16gb"}}},
+	}}},
+}
+
+teams := {
+	"ml-research": {"nvidia-h200-141gb": true, "nvidia-a100-80gb": true, "nvidia-a100-40gb": true},
+	"model-serving": {"nvidia-a100-80gb": true},
+}
+
+namespaces := {"ml": "ml-research", "serving": "model-serving", "legacy": "ml-research"}
+
+# params are the parameters of the constraint that matches namespace ns:
+# cluster-wide ones, plus the team's for the per-team constraints.
+params(ns) := {
+	"labelPrefix": prefix,
+	"profileNamespace": "opendatahub",
+	"typeLabel": label,
 	"genericNamespaces": {"legacy": true},
-	"namespaces": {"ml": "ml-research", "serving": "model-serving", "legacy": "ml-research"},
-	"teams": {
-		"ml-research": {"types": ["nvidia-h200-141gb", "nvidia-a100-80gb", "nvidia-a100-40gb"]},
-		"model-serving": {"types": ["nvidia-a100-80gb"]},
-	},
-	"nodes": {"h200-01": "nvidia-h200-141gb", "v100-01": "nvidia-v100-16gb"},
 	"taintKeys": {"accelerator.opendatahub.io/pool": true, "nvidia.com/gpu": true},
+	"team": team,
+	"types": object.get(teams, team, {}),
+} if {
+	team := object.get(namespaces, ns, "")
 }
 
 # pod builds a pod in namespace ns with the given annotations and spec.
@@ -43,4 +78,4 @@ gpu_container(n) := {"name": "main", "image": "trainer", "resources": {"limits":
 
 profile(name) := {"opendatahub.io/hardware-profile-name": name}
 
-input_for(p) := {"review": {"object": p, "namespace": p.metadata.namespace, "operation": "CREATE"}, "parameters": params}
+input_for(p) := {"review": {"object": p, "namespace": p.metadata.namespace, "operation": "CREATE"}, "parameters": params(p.metadata.namespace)}

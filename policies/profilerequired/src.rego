@@ -6,7 +6,9 @@ package accelcprofilerequired
 import data.lib.accelc
 
 # Only on the deny path: it lists every profile.
-known := concat(", ", sort(object.keys(input.parameters.profiles)))
+known := concat(", ", sort(object.keys(accelc.profiles))) if {
+	accelc.profiles
+} else := "(none synced)"
 
 violation contains {"msg": msg} if {
 	accelc.requests_accelerators
@@ -20,14 +22,15 @@ violation contains {"msg": msg} if {
 violation contains {"msg": msg} if {
 	accelc.requests_accelerators
 	accelc.has_profile
-	not input.parameters.profiles[accelc.profile_name]
-	msg := sprintf("hardware profile %q does not exist in this cluster: set annotation %v to one of: %v", [
-		accelc.profile_name, accelc.profile_annotation, known,
+	not accelc.hwp
+	msg := sprintf("hardware profile %q does not exist in namespace %v: set annotation %v to one of: %v", [
+		accelc.profile_name, accelc.profile_namespace, accelc.profile_annotation, known,
 	])
 }
 
 violation contains {"msg": msg} if {
 	accelc.requests_accelerators
-	accelc.profile.enabled == false
+	accelc.hwp
+	not accelc.profile_enabled
 	msg := sprintf("hardware profile %q is disabled: pick an enabled one (%v)", [accelc.profile_name, known])
 }

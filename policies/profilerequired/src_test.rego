@@ -4,49 +4,49 @@ import data.accelcprofilerequired.violation
 import data.lib.fixtures as f
 
 test_cpu_pod_allowed if {
-	count(violation) == 0 with input as f.input_for(f.pod("ml", {}, {"containers": [{"name": "c", "resources": {"limits": {"cpu": "2"}}}]}))
+	count(violation) == 0 with input as f.input_for(f.pod("ml", {}, {"containers": [{"name": "c", "resources": {"limits": {"cpu": "2"}}}]})) with data.inventory as f.inventory
 }
 
 test_profile_allowed if {
-	count(violation) == 0 with input as f.input_for(f.pod("ml", f.profile("premium-gpu"), {"containers": [f.gpu_container(1)]}))
+	count(violation) == 0 with input as f.input_for(f.pod("ml", f.profile("premium-gpu"), {"containers": [f.gpu_container(1)]})) with data.inventory as f.inventory
 }
 
 test_no_profile_denied if {
-	some v in violation with input as f.input_for(f.pod("ml", {}, {"containers": [f.gpu_container(1)]}))
+	some v in violation with input as f.input_for(f.pod("ml", {}, {"containers": [f.gpu_container(1)]})) with data.inventory as f.inventory
 	contains(v.msg, "names no hardware profile")
 }
 
 test_requests_only_denied if {
 	spec := {"containers": [{"name": "c", "resources": {"requests": {"nvidia.com/gpu": 1}}}]}
-	count(violation) == 1 with input as f.input_for(f.pod("ml", {}, spec))
+	count(violation) == 1 with input as f.input_for(f.pod("ml", {}, spec)) with data.inventory as f.inventory
 }
 
 test_init_container_denied if {
 	spec := {"containers": [{"name": "c"}], "initContainers": [f.gpu_container(1)]}
-	count(violation) == 1 with input as f.input_for(f.pod("ml", {}, spec))
+	count(violation) == 1 with input as f.input_for(f.pod("ml", {}, spec)) with data.inventory as f.inventory
 }
 
 test_ephemeral_container_denied if {
 	spec := {"containers": [{"name": "c"}], "ephemeralContainers": [f.gpu_container(1)]}
-	count(violation) == 1 with input as f.input_for(f.pod("ml", {}, spec))
+	count(violation) == 1 with input as f.input_for(f.pod("ml", {}, spec)) with data.inventory as f.inventory
 }
 
 test_every_vendor_denied if {
 	every r in ["nvidia.com/gpu.shared", "nvidia.com/mig-1g.10gb", "amd.com/gpu", "habana.ai/gaudi", "gpu.intel.com/i915", "alpha.kubernetes.io/nvidia-gpu"] {
-		count(violation) == 1 with input as f.input_for(f.pod("ml", {}, {"containers": [{"name": "c", "resources": {"limits": {r: 1}}}]}))
+		count(violation) == 1 with input as f.input_for(f.pod("ml", {}, {"containers": [{"name": "c", "resources": {"limits": {r: 1}}}]})) with data.inventory as f.inventory
 	}
 }
 
 test_generic_namespace_allowed if {
-	count(violation) == 0 with input as f.input_for(f.pod("legacy", {}, {"containers": [f.gpu_container(1)]}))
+	count(violation) == 0 with input as f.input_for(f.pod("legacy", {}, {"containers": [f.gpu_container(1)]})) with data.inventory as f.inventory
 }
 
 test_unknown_profile_denied if {
-	some v in violation with input as f.input_for(f.pod("ml", f.profile("nope"), {"containers": [f.gpu_container(1)]}))
+	some v in violation with input as f.input_for(f.pod("ml", f.profile("nope"), {"containers": [f.gpu_container(1)]})) with data.inventory as f.inventory
 	contains(v.msg, "does not exist")
 }
 
 test_disabled_profile_denied if {
-	some v in violation with input as f.input_for(f.pod("ml", f.profile("old-gpu"), {"containers": [f.gpu_container(1)]}))
+	some v in violation with input as f.input_for(f.pod("ml", f.profile("old-gpu"), {"containers": [f.gpu_container(1)]})) with data.inventory as f.inventory
 	contains(v.msg, "is disabled")
 }

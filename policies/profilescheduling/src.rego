@@ -9,7 +9,7 @@ import data.lib.accelc
 
 type_label := input.parameters.typeLabel
 
-types := accelc.profile.types
+types := accelc.profile_types
 
 typed if count(types) > 0
 
@@ -53,14 +53,12 @@ violation contains {"msg": msg} if {
 }
 
 # spec.nodeName skips the scheduler, so the node itself must be of an
-# allowed type: its type label as Gatekeeper syncs it (SyncSet for Node),
-# else the render-time inventory. Not on UPDATE: a pod the scheduler
-# already bound must stay updatable.
+# allowed type, by its type label as Gatekeeper syncs it (SyncSet for
+# Node). Not on UPDATE: a pod the scheduler already bound must stay
+# updatable.
 node_type(node) := t if {
 	t := data.inventory.cluster.v1.Node[node].metadata.labels[type_label]
-} else := t if {
-	t := input.parameters.nodes[node]
-} else := "unknown"
+} else := "unknown (not synced, or no type label)"
 
 violation contains {"msg": msg} if {
 	typed
@@ -83,7 +81,7 @@ widens(tol) if {
 }
 
 allowed(tol) if {
-	some p in object.get(accelc.profile, "tolerations", [])
+	some p in accelc.profile_tolerations
 	object.get(tol, "key", "") == object.get(p, "key", "")
 	tolerated_value(tol, p)
 	object.get(p, "effect", "") in {"", object.get(tol, "effect", "")}
@@ -98,12 +96,11 @@ tolerated_value(tol, p) if {
 }
 
 violation contains {"msg": msg} if {
-	accelc.has_profile
-	accelc.profile
+	accelc.hwp
 	some tol in object.get(accelc.spec, "tolerations", [])
 	widens(tol)
 	not allowed(tol)
 	msg := sprintf("toleration %v is not one of hardware profile %q's: it would let the pod onto another pool's nodes; use the profile's tolerations %v", [
-		tol, accelc.profile_name, object.get(accelc.profile, "tolerations", []),
+		tol, accelc.profile_name, accelc.profile_tolerations,
 	])
 }

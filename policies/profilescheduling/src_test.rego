@@ -12,24 +12,24 @@ multi(spec) := f.input_for(f.pod("ml", f.profile("large-memory"), object.union({
 affinity(terms) := {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}}}
 
 test_node_selector_allowed if {
-	count(violation) == 0 with input as premium({"nodeSelector": {label: "nvidia-h200-141gb"}})
+	count(violation) == 0 with input as premium({"nodeSelector": {label: "nvidia-h200-141gb"}}) with data.inventory as f.inventory
 }
 
 test_no_selector_denied if {
-	some v in violation with input as premium({})
+	some v in violation with input as premium({}) with data.inventory as f.inventory
 	contains(v.msg, "allows nvidia-h200-141gb: add nodeSelector accelerator.opendatahub.io/type: nvidia-h200-141gb")
 }
 
 test_wrong_type_denied if {
-	count(violation) == 1 with input as premium({"nodeSelector": {label: "nvidia-a100-80gb"}})
+	count(violation) == 1 with input as premium({"nodeSelector": {label: "nvidia-a100-80gb"}}) with data.inventory as f.inventory
 }
 
 test_affinity_subset_allowed if {
-	count(violation) == 0 with input as multi(affinity([{"matchExpressions": [{"key": label, "operator": "In", "values": ["nvidia-a100-80gb"]}]}]))
+	count(violation) == 0 with input as multi(affinity([{"matchExpressions": [{"key": label, "operator": "In", "values": ["nvidia-a100-80gb"]}]}])) with data.inventory as f.inventory
 }
 
 test_affinity_exists_denied if {
-	count(violation) == 1 with input as multi(affinity([{"matchExpressions": [{"key": label, "operator": "Exists"}]}]))
+	count(violation) == 1 with input as multi(affinity([{"matchExpressions": [{"key": label, "operator": "Exists"}]}])) with data.inventory as f.inventory
 }
 
 test_affinity_extra_term_denied if {
@@ -37,66 +37,66 @@ test_affinity_extra_term_denied if {
 		{"matchExpressions": [{"key": label, "operator": "In", "values": ["nvidia-h200-141gb"]}]},
 		{"matchExpressions": [{"key": "kubernetes.io/os", "operator": "In", "values": ["linux"]}]},
 	]
-	count(violation) == 1 with input as multi(affinity(terms))
+	count(violation) == 1 with input as multi(affinity(terms)) with data.inventory as f.inventory
 }
 
 test_affinity_wider_set_denied if {
-	count(violation) == 1 with input as multi(affinity([{"matchExpressions": [{"key": label, "operator": "In", "values": ["nvidia-h200-141gb", "nvidia-v100-16gb"]}]}]))
+	count(violation) == 1 with input as multi(affinity([{"matchExpressions": [{"key": label, "operator": "In", "values": ["nvidia-h200-141gb", "nvidia-v100-16gb"]}]}])) with data.inventory as f.inventory
 }
 
 test_vendor_label_denied_with_hint if {
-	some v in violation with input as premium({"nodeSelector": {"nvidia.com/gpu.product": "NVIDIA-H200"}})
+	some v in violation with input as premium({"nodeSelector": {"nvidia.com/gpu.product": "NVIDIA-H200"}}) with data.inventory as f.inventory
 	contains(v.msg, "nvidia.com/gpu.product selects on a vendor label")
 }
 
 test_node_name_of_allowed_type if {
-	count(violation) == 0 with input as premium({"nodeName": "h200-01"})
+	count(violation) == 0 with input as premium({"nodeName": "h200-01"}) with data.inventory as f.inventory
 }
 
 test_node_name_of_other_type_denied if {
-	some v in violation with input as premium({"nodeName": "v100-01"})
+	some v in violation with input as premium({"nodeName": "v100-01"}) with data.inventory as f.inventory
 	contains(v.msg, "is a nvidia-v100-16gb node")
 }
 
 test_node_name_from_synced_node if {
 	nodes := {"cluster": {"v1": {"Node": {"new-node": {"metadata": {"labels": {label: "nvidia-h200-141gb"}}}}}}}
-	count(violation) == 0 with input as premium({"nodeName": "new-node"}) with data.inventory as nodes
+	count(violation) == 0 with input as premium({"nodeName": "new-node"}) with data.inventory as object.union(f.inventory, nodes)
 }
 
 test_synced_label_wins if {
 	nodes := {"cluster": {"v1": {"Node": {"h200-01": {"metadata": {"labels": {label: "nvidia-t4-16gb"}}}}}}}
-	count(violation) == 1 with input as premium({"nodeName": "h200-01"}) with data.inventory as nodes
+	count(violation) == 1 with input as premium({"nodeName": "h200-01"}) with data.inventory as object.union(f.inventory, nodes)
 }
 
 test_node_name_unknown_denied if {
-	count(violation) == 1 with input as premium({"nodeName": "who-knows"})
+	count(violation) == 1 with input as premium({"nodeName": "who-knows"}) with data.inventory as f.inventory
 }
 
 test_node_name_not_checked_on_update if {
 	inp := premium({"nodeName": "who-knows"})
-	count(violation) == 0 with input as object.union(inp, {"review": {"operation": "UPDATE"}})
+	count(violation) == 0 with input as object.union(inp, {"review": {"operation": "UPDATE"}}) with data.inventory as f.inventory
 }
 
 test_own_toleration_allowed if {
 	tol := {"key": "accelerator.opendatahub.io/pool", "operator": "Equal", "value": "premium", "effect": "NoSchedule"}
-	count(violation) == 0 with input as premium({"nodeSelector": {label: "nvidia-h200-141gb"}, "tolerations": [tol]})
+	count(violation) == 0 with input as premium({"nodeSelector": {label: "nvidia-h200-141gb"}, "tolerations": [tol]}) with data.inventory as f.inventory
 }
 
 test_other_pool_toleration_denied if {
 	tol := {"key": "accelerator.opendatahub.io/pool", "operator": "Equal", "value": "standard", "effect": "NoSchedule"}
-	some v in violation with input as premium({"nodeSelector": {label: "nvidia-h200-141gb"}, "tolerations": [tol]})
+	some v in violation with input as premium({"nodeSelector": {label: "nvidia-h200-141gb"}, "tolerations": [tol]}) with data.inventory as f.inventory
 	contains(v.msg, "another pool")
 }
 
 test_tolerate_everything_denied if {
-	count(violation) == 1 with input as premium({"nodeSelector": {label: "nvidia-h200-141gb"}, "tolerations": [{"operator": "Exists"}]})
+	count(violation) == 1 with input as premium({"nodeSelector": {label: "nvidia-h200-141gb"}, "tolerations": [{"operator": "Exists"}]}) with data.inventory as f.inventory
 }
 
 test_unrelated_toleration_allowed if {
 	tol := {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}
-	count(violation) == 0 with input as premium({"nodeSelector": {label: "nvidia-h200-141gb"}, "tolerations": [tol]})
+	count(violation) == 0 with input as premium({"nodeSelector": {label: "nvidia-h200-141gb"}, "tolerations": [tol]}) with data.inventory as f.inventory
 }
 
 test_generic_profile_unconfined if {
-	count(violation) == 0 with input as f.input_for(f.pod("ml", f.profile("gpu"), {"containers": [f.gpu_container(1)]}))
+	count(violation) == 0 with input as f.input_for(f.pod("ml", f.profile("gpu"), {"containers": [f.gpu_container(1)]})) with data.inventory as f.inventory
 }
