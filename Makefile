@@ -53,9 +53,10 @@ golden: ## Refresh golden files and expected CLI output after an intended change
 	@git status --short testdata examples cmd/accelc/testdata
 
 .PHONY: bench
-bench: build tools ## Benchmarks: 5,000-node render in-process and as a binary, beside `cue export`
+bench: build tools ## Benchmarks: 5,000-node render beside `cue export`; one pod through the constraints beside required-labels
 	$(GO) test ./pkg/render -run '^$$' -bench . -benchmem -benchtime 10x
 	./hack/bench.sh
+	$(GO) test ./pkg/policytest -run '^$$' -bench Admission -benchmem -benchtime 1000x
 
 .PHONY: fuzz
 fuzz: ## Fuzz each parser briefly (FUZZTIME=10s each)

@@ -26,13 +26,10 @@ type Policy struct {
 	Kind string
 	// Description says what the policy enforces.
 	Description string
-	// Params are the constraint's parameters. Every one is small: what
-	// grows with the cluster (profiles, nodes) is read from data.inventory,
-	// and team data is split into one constraint per team.
+	// Params are the constraint's parameters. Every one is small and
+	// fixed in size: what grows with the cluster (profiles, nodes, team
+	// namespaces) is read from data.inventory, by path.
 	Params []string
-	// PerTeam policies get one constraint per team, matching the team's
-	// namespaces, and one for namespaces of no team.
-	PerTeam bool
 }
 
 // All lists accelc's policies.
@@ -43,12 +40,12 @@ var All = []Policy{
 	{Dir: "profilescheduling", Kind: "AccelcProfileScheduling",
 		Description: "A pod of a typed hardware profile is confined to the profile's accelerator types and tolerates only its profile's taints.",
 		Params:      []string{"labelPrefix", "profileNamespace", "typeLabel", "taintKeys", "extraResourcePrefixes"}},
-	{Dir: "annotations", Kind: "AccelcAnnotations", PerTeam: true,
+	{Dir: "annotations", Kind: "AccelcAnnotations",
 		Description: "The accelerator-type, types and team annotations a pod carries agree with its hardware profile and namespace.",
-		Params:      []string{"labelPrefix", "profileNamespace", "team", "extraResourcePrefixes"}},
-	{Dir: "entitlement", Kind: "AccelcEntitlement", PerTeam: true,
+		Params:      []string{"labelPrefix", "profileNamespace", "extraResourcePrefixes"}},
+	{Dir: "entitlement", Kind: "AccelcEntitlement",
 		Description: "The pod's team may use its profile's types; the pod asks for the profile's resource, within its device limits.",
-		Params:      []string{"labelPrefix", "profileNamespace", "team", "types", "extraResourcePrefixes"}},
+		Params:      []string{"labelPrefix", "profileNamespace", "extraResourcePrefixes"}},
 }
 
 // Name is the template's metadata.name: the kind, lower-cased.
@@ -82,7 +79,7 @@ func (p Policy) Template() map[string]any {
 	props := map[string]any{}
 	for _, name := range p.Params {
 		switch name {
-		case "typeLabel", "labelPrefix", "profileNamespace", "team":
+		case "typeLabel", "labelPrefix", "profileNamespace":
 			props[name] = map[string]any{"type": "string"}
 		case "extraResourcePrefixes":
 			props[name] = map[string]any{"type": "array", "items": map[string]any{"type": "string"}}

@@ -13,20 +13,18 @@ import (
 )
 
 // sampleParams are the parameters of the sample constraints in each
-// policy folder. The per-team policies' sample is team model-serving's;
-// constraint-no-team.yaml is the one for namespaces of no team.
+// policy folder.
 var sampleParams = map[string]any{
 	"typeLabel":         "accelerator.opendatahub.io/type",
 	"labelPrefix":       "accelerator.opendatahub.io",
 	"profileNamespace":  "opendatahub",
 	"genericNamespaces": map[string]any{"legacy": true},
 	"taintKeys":         map[string]any{"accelerator.opendatahub.io/pool": true, "nvidia.com/gpu": true},
-	"team":              "model-serving",
-	"types":             map[string]any{"nvidia-a100-80gb": true},
 }
 
 // sampleInventory is what Gatekeeper would sync for the samples:
-// HardwareProfiles as accelc renders them, and two Nodes.
+// HardwareProfiles and NamespaceEntitlements as accelc renders them, and
+// two Nodes.
 func sampleInventory() []any {
 	hwp := func(name, types, disabled string, max int, tolerations []any) any {
 		return map[string]any{
@@ -44,7 +42,13 @@ func sampleInventory() []any {
 	node := func(name, typ string) any {
 		return map[string]any{"apiVersion": "v1", "kind": "Node", "metadata": map[string]any{"name": name, "labels": map[string]any{"accelerator.opendatahub.io/type": typ}}}
 	}
+	entitlement := func(ns, team string, types ...string) any {
+		return map[string]any{"apiVersion": "accelc.io/v1alpha1", "kind": "NamespaceEntitlement",
+			"metadata": map[string]any{"name": ns}, "spec": map[string]any{"team": team, "acceleratorTypes": types}}
+	}
 	return []any{
+		entitlement("ml", "ml-research", "nvidia-a100-80gb", "nvidia-h200-141gb"),
+		entitlement("serving", "model-serving", "nvidia-a100-80gb"),
 		hwp("premium-gpu", "nvidia-h200-141gb", "false", 8, []any{pool}),
 		hwp("large-memory", "nvidia-h200-141gb,nvidia-a100-80gb", "false", 8, []any{gpu}),
 		hwp("large-gpu", "nvidia-a100-80gb", "false", 8, []any{gpu}),
@@ -84,14 +88,6 @@ func TestTemplatesAndSamples(t *testing.T) {
 		testutil.Golden(t, filepath.Join(p.Dir, "template.yaml"), b)
 
 		testutil.Golden(t, filepath.Join(p.Dir, "samples", "constraint.yaml"), constraintYAML(t, p, "sample", sampleParams))
-		if p.PerTeam {
-			noTeam := map[string]any{}
-			for k, v := range sampleParams {
-				noTeam[k] = v
-			}
-			noTeam["team"], noTeam["types"] = "", map[string]any{}
-			testutil.Golden(t, filepath.Join(p.Dir, "samples", "constraint-no-team.yaml"), constraintYAML(t, p, "no-team", noTeam))
-		}
 		var docs []byte
 		for i, obj := range sampleInventory() {
 			b, err := yaml.Marshal(obj)

@@ -92,22 +92,22 @@ func constraintKinds() []string {
 // constraint with its template, every fixture a case of each. A case
 // expects a violation from the constraints of the kinds it lists that
 // match its namespace, and none from the others. Every case gets the
-// rendered HardwareProfiles, and the Nodes fixtures name in spec.nodeName,
-// as synced inventory. Paths are relative to the suite's folder, so the
+// rendered HardwareProfiles and NamespaceEntitlements, and the Nodes
+// fixtures name in spec.nodeName, as synced inventory. Paths are relative to the suite's folder, so the
 // files can be written anywhere and checked with `gator verify DIR/...`.
 func Suite(tree render.Tree, clusterDir string, cases *Cases, typeLabel string, nodeType func(string) (string, bool)) (map[string][]byte, error) {
 	files := map[string][]byte{}
-	var profiles [][]byte
+	var synced [][]byte
 	for _, p := range tree.Paths() {
 		switch {
 		case strings.HasPrefix(p, "policies/"):
 			files[p] = tree[p]
-		case strings.HasPrefix(p, "profiles/hardwareprofile-"):
-			profiles = append(profiles, tree[p])
+		case strings.HasPrefix(p, "profiles/hardwareprofile-"), strings.HasPrefix(p, "tenancy/namespaceentitlement-"):
+			synced = append(synced, tree[p])
 		}
 	}
-	inventory := []string{"inventory/profiles.yaml"}
-	files[inventory[0]] = joinDocs(profiles)
+	inventory := []string{"inventory/synced.yaml"}
+	files[inventory[0]] = joinDocs(synced)
 
 	casesDir := path.Dir(CasesFile)
 	namespaces := map[string]string{}

@@ -75,8 +75,8 @@ spec:
   parameters: {labels: [{key: team, allowedRegex: "^[a-z0-9-]+$"}]}
 `
 
-// bigModel is a cluster with 500 teams of two namespaces and 100 profiles.
-func bigModel(tb testing.TB) *compile.Model {
+// bigModel is a cluster with teams of two namespaces each and profiles.
+func bigModel(tb testing.TB, teams, profiles int) *compile.Model {
 	cat, err := catalog.Builtin()
 	if err != nil {
 		tb.Fatal(err)
@@ -87,7 +87,7 @@ func bigModel(tb testing.TB) *compile.Model {
 			Enforcement: "deny", ExcludedNamespaces: []string{"kube-*"}, GenericGPUNamespaces: []string{"legacy"}},
 		Catalog: cat,
 	}
-	for i := range 100 {
+	for i := range profiles {
 		c, _ := cat.Get(ids[i%len(ids)])
 		max := 8
 		m.Profiles = append(m.Profiles, compile.Profile{
@@ -97,7 +97,7 @@ func bigModel(tb testing.TB) *compile.Model {
 			Tolerations: []compile.Toleration{{Key: "nvidia.com/gpu", Operator: "Exists", Effect: "NoSchedule"}, {Key: "pool", Value: fmt.Sprint(i % 10), Operator: "Equal", Effect: "NoSchedule"}},
 		})
 	}
-	for i := range 500 {
+	for i := range teams {
 		m.Teams = append(m.Teams, compile.Team{
 			Name: fmt.Sprintf("team-%03d", i), Namespaces: []string{fmt.Sprintf("ns-%03d-a", i), fmt.Sprintf("ns-%03d-b", i)},
 			AcceleratorTypes: ids[i%7 : i%7+10],
@@ -115,8 +115,7 @@ type loaded struct {
 // accelcPolicies renders bigModel and returns its templates with their
 // constraints (per-team ones included), and the HardwareProfiles
 // Gatekeeper would sync.
-func accelcPolicies(tb testing.TB) ([]loaded, []*unstructured.Unstructured) {
-	m := bigModel(tb)
+func accelcPolicies(tb testing.TB, m *compile.Model) ([]loaded, []*unstructured.Unstructured) {
 	objs, err := render.Render(m, &inventory.Inventory{})
 	if err != nil {
 		tb.Fatal(err)
@@ -140,7 +139,7 @@ func accelcPolicies(tb testing.TB) ([]loaded, []*unstructured.Unstructured) {
 			order = append(order, kind)
 		case o.APIVersion == "constraints.gatekeeper.sh/v1beta1":
 			byKind[o.Kind].constraints = append(byKind[o.Kind].constraints, u)
-		case o.Kind == "HardwareProfile":
+		case o.Kind == "HardwareProfile", o.Kind == "NamespaceEntitlement":
 			data = append(data, u)
 		}
 	}
@@ -183,7 +182,7 @@ func newClient(tb testing.TB, data []*unstructured.Unstructured, sets ...loaded)
 	return c
 }
 
-// pod is a well-formed pod of team 250 on profile-010: every constraint
+// pod is a well-formed pod of team 25 on profile-005: every constraint
 // evaluates all of its rules and admits it.
 func pod(tb testing.TB) target.AugmentedUnstructured {
 	u, err := reader.ReadUnstructured([]byte(`
@@ -191,9 +190,9 @@ apiVersion: v1
 kind: Pod
 metadata:
   name: trainer
-  namespace: ns-250-a
-  labels: {team: team-250}
-  annotations: {opendatahub.io/hardware-profile-name: profile-010}
+  namespace: ns-025-a
+  labels: {team: team-025}
+  annotations: {opendatahub.io/hardware-profile-name: profile-005}
 spec:
   nodeSelector: {accelerator.opendatahub.io/type: TYPE}
   tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]
@@ -223,34 +222,35 @@ func review(b *testing.B, c gator.Client, obj target.AugmentedUnstructured) {
 
 // BenchmarkAdmission reviews one pod through Gatekeeper's own constraint
 // framework (parameters and synced data in OPA's store, as in the webhook)
-// with 500 teams (1,002 per-team constraints) and 100 HardwareProfiles:
-// all accelc constraints together, each kind alone, and
-// gatekeeper-library's required-labels as the baseline.
+// for a fleet of 500 teams (1,000 namespaces) and 100 HardwareProfiles and
+// one of 50 teams and 10 profiles: all accelc constraints together, each
+// alone, and gatekeeper-library's required-labels as the baseline. The
+// pod is one the constraints admit, so every rule is evaluated.
 func BenchmarkAdmission(b *testing.B) {
-	sets, data := accelcPolicies(b)
-	obj := pod(b)
-	m := bigModel(b)
-	typ := m.Profiles[10].AcceleratorTypes[0]
-	spec := obj.Object.Object["spec"].(map[string]any)
-	spec["nodeSelector"] = map[string]any{"accelerator.opendatahub.io/type": typ}
-	team := m.Teams[250]
-	if !slices.Contains(team.AcceleratorTypes, typ) {
-		b.Fatalf("fixture: team-250 is not entitled to %s", typ)
-	}
-
-	b.Run("accelc-all", func(b *testing.B) {
-		c := newClient(b, data, sets...)
-		res, err := c.Review(context.Background(), obj, reviews.EnforcementPoint(util.GatorEnforcementPoint))
-		if err != nil {
-			b.Fatal(err)
+	for _, size := range []struct{ teams, profiles int }{{500, 100}, {50, 10}} {
+		m := bigModel(b, size.teams, size.profiles)
+		sets, data := accelcPolicies(b, m)
+		obj := pod(b)
+		typ := m.Profiles[5].AcceleratorTypes[0]
+		obj.Object.Object["spec"].(map[string]any)["nodeSelector"] = map[string]any{"accelerator.opendatahub.io/type": typ}
+		if !slices.Contains(m.Teams[25].AcceleratorTypes, typ) {
+			b.Fatalf("fixture: team-025 is not entitled to %s", typ)
 		}
-		if rs := res.Results(); len(rs) != 0 {
-			b.Fatalf("the fixture pod should be admitted: %v", rs[0].Msg)
+		fleet := fmt.Sprintf("teams=%d,profiles=%d", size.teams, size.profiles)
+		b.Run(fleet+"/accelc-all", func(b *testing.B) {
+			c := newClient(b, data, sets...)
+			res, err := c.Review(context.Background(), obj, reviews.EnforcementPoint(util.GatorEnforcementPoint))
+			if err != nil {
+				b.Fatal(err)
+			}
+			if rs := res.Results(); len(rs) != 0 {
+				b.Fatalf("the fixture pod should be admitted: %v", rs[0].Msg)
+			}
+			review(b, c, obj)
+		})
+		for _, l := range sets {
+			b.Run(fleet+"/"+l.kind, func(b *testing.B) { review(b, newClient(b, data, l), obj) })
 		}
-		review(b, c, obj)
-	})
-	for _, l := range sets {
-		b.Run(l.kind, func(b *testing.B) { review(b, newClient(b, data, l), obj) })
 	}
 	b.Run("K8sRequiredLabels", func(b *testing.B) {
 		t, err := reader.ReadUnstructured([]byte(requiredLabels))
@@ -261,6 +261,6 @@ func BenchmarkAdmission(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		review(b, newClient(b, nil, loaded{kind: "K8sRequiredLabels", template: t, constraints: []*unstructured.Unstructured{c}}), obj)
+		review(b, newClient(b, nil, loaded{kind: "K8sRequiredLabels", template: t, constraints: []*unstructured.Unstructured{c}}), pod(b))
 	})
 }

@@ -22,10 +22,12 @@ var basePrefixes = []string{"nvidia.com/gpu", "nvidia.com/mig-", "alpha.kubernet
 // ExpansionTemplates so workload templates are checked as the pods they
 // create.
 //
-// Parameters stay small whatever the cluster's size: Gatekeeper hands a
-// constraint's whole parameters to every evaluation, so profiles and nodes
-// are read from data.inventory, and team data is split into one
-// constraint per team that matches only the team's namespaces.
+// Parameters stay small whatever the cluster's size. Gatekeeper converts a
+// constraint's whole parameters on every evaluation, and decodes the
+// object under review again for every constraint it matches against, so
+// accelc keeps one constraint per template with fixed-size parameters,
+// and everything that grows — HardwareProfiles, Nodes, the namespace →
+// team map — is synced into data.inventory and looked up by path.
 func policyObjects(m *compile.Model) []Object {
 	common := commonParams(m)
 	var out []Object
@@ -52,34 +54,9 @@ func policyObjects(m *compile.Model) []Object {
 			},
 		}
 	}
-	var teamNamespaces []string
-	for _, t := range m.Teams {
-		teamNamespaces = append(teamNamespaces, t.Namespaces...)
-	}
-	sort.Strings(teamNamespaces)
 	for _, p := range policies.All {
 		out = append(out, Object{Dir: "policies", APIVersion: "templates.gatekeeper.sh/v1", Kind: "ConstraintTemplate", Name: p.Name(), Body: withLabels(p.Template(), m.Cluster.Name)})
-		if !p.PerTeam {
-			out = append(out, constraint(p, ConstraintName, map[string]any{"excludedNamespaces": nonNil(m.Cluster.ExcludedNamespaces)}, common))
-			continue
-		}
-		for _, t := range m.Teams {
-			if len(t.Namespaces) == 0 {
-				continue
-			}
-			types := map[string]any{}
-			for _, id := range t.AcceleratorTypes {
-				types[id] = true
-			}
-			params := merge(common, map[string]any{"team": t.Name, "types": types})
-			out = append(out, constraint(p, TeamConstraintPrefix+t.Name, map[string]any{
-				"namespaces":         t.Namespaces,
-				"excludedNamespaces": nonNil(m.Cluster.ExcludedNamespaces),
-			}, params))
-		}
-		excluded := append(append([]string{}, m.Cluster.ExcludedNamespaces...), teamNamespaces...)
-		out = append(out, constraint(p, NoTeamConstraintName, map[string]any{"excludedNamespaces": nonNil(excluded)},
-			merge(common, map[string]any{"team": "", "types": map[string]any{}})))
+		out = append(out, constraint(p, ConstraintName, map[string]any{"excludedNamespaces": nonNil(m.Cluster.ExcludedNamespaces)}, common))
 	}
 	out = append(out, Object{
 		Dir: "policies", APIVersion: "syncset.gatekeeper.sh/v1alpha1", Kind: "SyncSet", Name: "accelc",
@@ -90,6 +67,7 @@ func policyObjects(m *compile.Model) []Object {
 			"spec": map[string]any{"gvks": []any{
 				map[string]any{"group": "", "version": "v1", "kind": "Node"},
 				map[string]any{"group": "infrastructure.opendatahub.io", "version": "v1", "kind": "HardwareProfile"},
+				map[string]any{"group": EntitlementGroup, "version": EntitlementVersion, "kind": "NamespaceEntitlement"},
 			}},
 		},
 	})
@@ -118,23 +96,6 @@ func policyObjects(m *compile.Model) []Object {
 				},
 			},
 		})
-	}
-	return out
-}
-
-// Names of the per-team constraints.
-const (
-	TeamConstraintPrefix = "team-"
-	NoTeamConstraintName = "no-team"
-)
-
-func merge(a, b map[string]any) map[string]any {
-	out := make(map[string]any, len(a)+len(b))
-	for k, v := range a {
-		out[k] = v
-	}
-	for k, v := range b {
-		out[k] = v
 	}
 	return out
 }

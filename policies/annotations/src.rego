@@ -1,9 +1,7 @@
 # The accelerator-type annotations a pod carries for cost attribution must
 # agree with its hardware profile and namespace: a pod cannot claim a type,
 # profile types or a team it does not have. (Annotations a pod lacks are
-# added by accelc's mutation; this policy denies only wrong ones.) accelc
-# renders one constraint per team, matching the team's namespaces, and one
-# for namespaces of no team (team "").
+# added by accelc's mutation; this policy denies only wrong ones.)
 package accelcannotations
 
 import data.lib.accelc
@@ -14,7 +12,7 @@ expected[accelc.key("type")] := types[0] if count(types) == 1
 
 expected[accelc.key("types")] := concat(",", types) if count(types) > 0
 
-expected[accelc.key("team")] := input.parameters.team if input.parameters.team != ""
+expected[accelc.key("team")] := accelc.team
 
 violation contains {"msg": msg} if {
 	some name in ["type", "types", "team"]

@@ -1,14 +1,10 @@
 # The pod's namespace belongs to a team (from the CUE, not from namespace
 # labels a namespace owner could change), and that team may use every type
 # of the pod's hardware profile. The pod asks for the profile's resource
-# and for a device count within the profile's limits. accelc renders one
-# constraint per team, matching the team's namespaces, with the team's
-# types as parameters, and one for namespaces of no team (team "").
+# and for a device count within the profile's limits.
 package accelcentitlement
 
 import data.lib.accelc
-
-team := input.parameters.team
 
 checked if {
 	accelc.requests_accelerators
@@ -17,17 +13,16 @@ checked if {
 
 violation contains {"msg": msg} if {
 	checked
-	team == ""
+	not accelc.team
 	msg := sprintf("namespace %v belongs to no team, so it may use no accelerator: add it to a team's namespaces in the cluster's CUE", [accelc.namespace])
 }
 
 violation contains {"msg": msg} if {
 	checked
-	team != ""
 	some t in accelc.profile_types
-	not input.parameters.types[t]
+	not t in accelc.entitled_types
 	msg := sprintf("team %v may not use %v (hardware profile %q): it may use %v; pick another profile or ask for the type in the team's CUE", [
-		team, t, accelc.profile_name, concat(", ", sort(object.keys(input.parameters.types))),
+		accelc.team, t, accelc.profile_name, concat(", ", sort(accelc.entitled_types)),
 	])
 }
 

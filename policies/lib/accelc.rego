@@ -110,3 +110,12 @@ profile_min := to_number(accelerator_identifier.minCount)
 profile_max := to_number(accelerator_identifier.maxCount)
 
 profile_tolerations := object.get(hwp, ["spec", "scheduling", "node", "tolerations"], [])
+
+# The namespace's team and the types it may use, from the
+# NamespaceEntitlement accelc renders for every team namespace (compiled
+# from the CUE; only cluster admins can write them) and Gatekeeper syncs.
+entitlement := data.inventory.cluster["accelc.io/v1alpha1"].NamespaceEntitlement[namespace]
+
+team := entitlement.spec.team
+
+entitled_types := {t | some t in entitlement.spec.acceleratorTypes}

@@ -39,10 +39,20 @@ inventory := {
 		"gpu": hwp("gpu", [], "false", "nvidia.com/gpu", 1, 4, []),
 		"mig-slice": hwp("mig-slice", ["nvidia-a100-40gb"], "false", "nvidia.com/mig-1g.5gb", 1, 2, []),
 	}}}},
-	"cluster": {"v1": {"Node": {
-		"h200-01": {"metadata": {"name": "h200-01", "labels": {label: "nvidia-h200-141gb"}}},
-		"v100-01": {"metadata": {"name": "v100-01", "labels": {label: "nvidia-v100-16gb"}}},
-	}}},
+	"cluster": {
+		"v1": {"Node": {
+			"h200-01": {"metadata": {"name": "h200-01", "labels": {label: "nvidia-h200-141gb"}}},
+			"v100-01": {"metadata": {"name": "v100-01", "labels": {label: "nvidia-v100-16gb"}}},
+		}},
+		"accelc.io/v1alpha1": {"NamespaceEntitlement": {ns: entitlement(ns, team) | some ns, team in namespaces}},
+	},
+}
+
+entitlement(ns, team) := {
+	"apiVersion": "accelc.io/v1alpha1",
+	"kind": "NamespaceEntitlement",
+	"metadata": {"name": ns},
+	"spec": {"team": team, "acceleratorTypes": sort(object.keys(teams[team]))},
 }
 
 teams := {
@@ -52,18 +62,13 @@ teams := {
 
 namespaces := {"ml": "ml-research", "serving": "model-serving", "legacy": "ml-research"}
 
-# params are the parameters of the constraint that matches namespace ns:
-# cluster-wide ones, plus the team's for the per-team constraints.
-params(ns) := {
+# params are every constraint's parameters, as accelc renders them.
+params := {
 	"labelPrefix": prefix,
 	"profileNamespace": "opendatahub",
 	"typeLabel": label,
 	"genericNamespaces": {"legacy": true},
 	"taintKeys": {"accelerator.opendatahub.io/pool": true, "nvidia.com/gpu": true},
-	"team": team,
-	"types": object.get(teams, team, {}),
-} if {
-	team := object.get(namespaces, ns, "")
 }
 
 # pod builds a pod in namespace ns with the given annotations and spec.
@@ -78,4 +83,4 @@ gpu_container(n) := {"name": "main", "image": "trainer", "resources": {"limits":
 
 profile(name) := {"opendatahub.io/hardware-profile-name": name}
 
-input_for(p) := {"review": {"object": p, "namespace": p.metadata.namespace, "operation": "CREATE"}, "parameters": params(p.metadata.namespace)}
+input_for(p) := {"review": {"object": p, "namespace": p.metadata.namespace, "operation": "CREATE"}, "parameters": params}
