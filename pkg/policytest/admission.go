@@ -42,6 +42,9 @@ type Case struct {
 	// Message, if set, is a regular expression each expected violation's
 	// message must match.
 	Message string `json:"message,omitempty"`
+	// Mutate runs the object through the rendered mutators first, as the
+	// webhook does before validating; the suite holds the mutated pod.
+	Mutate bool `json:"mutate,omitempty"`
 }
 
 // ReadCases reads a cluster's cases file; a cluster without one has none.
@@ -111,6 +114,7 @@ func Suite(tree render.Tree, clusterDir string, cases *Cases, typeLabel string, 
 
 	casesDir := path.Dir(CasesFile)
 	namespaces := map[string]string{}
+	objects := map[string]string{} // case name → its object in the suite
 	var nodes [][]byte
 	for _, tc := range cases.Cases {
 		src := filepath.Join(clusterDir, filepath.FromSlash(casesDir), filepath.FromSlash(tc.Object))
@@ -143,7 +147,15 @@ func Suite(tree render.Tree, clusterDir string, cases *Cases, typeLabel string, 
 				nodes = append(nodes, node)
 			}
 		}
-		files["cases/"+path.Clean(tc.Object)] = b
+		key := "cases/" + path.Clean(tc.Object)
+		if tc.Mutate {
+			key = "cases/mutated/" + path.Clean(tc.Object)
+			if b, err = Mutate(tree, b); err != nil {
+				return nil, fmt.Errorf("case %s: mutating: %w", tc.Name, err)
+			}
+		}
+		objects[tc.Name] = key
+		files[key] = b
 	}
 	if len(nodes) > 0 {
 		inventory = append(inventory, "inventory/nodes.yaml")
@@ -213,7 +225,7 @@ func Suite(tree render.Tree, clusterDir string, cases *Cases, typeLabel string, 
 			if matches && slices.Contains(tc.Deny, c.Kind) {
 				a = assertion{Violations: "yes", Message: tc.Message}
 			}
-			t.Cases = append(t.Cases, tcase{Name: tc.Name, Object: "cases/" + path.Clean(tc.Object), Inventory: inventory, Assertions: []assertion{a}})
+			t.Cases = append(t.Cases, tcase{Name: tc.Name, Object: objects[tc.Name], Inventory: inventory, Assertions: []assertion{a}})
 		}
 		tests = append(tests, t)
 	}

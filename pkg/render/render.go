@@ -21,6 +21,7 @@ func Render(m *compile.Model, inv *inventory.Inventory) ([]Object, error) {
 	objs = append(objs, cm)
 	objs = append(objs, policyObjects(m)...)
 	objs = append(objs, tenancyObjects(m)...)
+	objs = append(objs, mutationObjects(m)...)
 	sortObjects(objs)
 	return objs, nil
 }

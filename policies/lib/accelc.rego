@@ -72,9 +72,19 @@ pod_amount(name) := max([
 	max(array.concat([0], [amount(c, name) | some c in object.get(spec, "initContainers", [])])),
 ])
 
-has_profile if annotations[profile_annotation]
+labels := object.get(pod, ["metadata", "labels"], {})
 
-profile_name := annotations[profile_annotation]
+# A pod names its profile with ODH's annotation, or with accelc's
+# <prefix>/profile label, which accelc's mutations key on (Gatekeeper
+# mutations can select by label, not by annotation) and which they turn
+# into the annotation.
+profile_label := key("profile")
+
+profile_name := n if {
+	n := annotations[profile_annotation]
+} else := labels[profile_label]
+
+has_profile if profile_name
 
 # The pod's profile is the HardwareProfile object itself, which Gatekeeper
 # syncs into data.inventory (accelc renders the SyncSet): policies read

@@ -34,3 +34,12 @@ violation contains {"msg": msg} if {
 	not accelc.profile_enabled
 	msg := sprintf("hardware profile %q is disabled: pick an enabled one (%v)", [accelc.profile_name, known])
 }
+
+violation contains {"msg": msg} if {
+	a := accelc.annotations[accelc.profile_annotation]
+	l := accelc.labels[accelc.profile_label]
+	a != l
+	msg := sprintf("annotation %v=%v and label %v=%v name different hardware profiles: keep one", [
+		accelc.profile_annotation, a, accelc.profile_label, l,
+	])
+}

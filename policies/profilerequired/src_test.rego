@@ -50,3 +50,14 @@ test_disabled_profile_denied if {
 	some v in violation with input as f.input_for(f.pod("ml", f.profile("old-gpu"), {"containers": [f.gpu_container(1)]})) with data.inventory as f.inventory
 	contains(v.msg, "is disabled")
 }
+
+test_label_reference_allowed if {
+	p := object.union(f.pod("ml", {}, {"containers": [f.gpu_container(1)]}), {"metadata": {"labels": {"accelerator.opendatahub.io/profile": "premium-gpu"}}})
+	count(violation) == 0 with input as f.input_for(p) with data.inventory as f.inventory
+}
+
+test_label_and_annotation_disagree_denied if {
+	p := object.union(f.pod("ml", f.profile("premium-gpu"), {"containers": [f.gpu_container(1)]}), {"metadata": {"labels": {"accelerator.opendatahub.io/profile": "large-memory"}}})
+	some v in violation with input as f.input_for(p) with data.inventory as f.inventory
+	contains(v.msg, "name different hardware profiles")
+}

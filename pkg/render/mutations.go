@@ -1,0 +1,118 @@
+package render
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/accelc/accelc/pkg/compile"
+)
+
+// ProfileAnnotation is Open Data Hub's reference from a workload to its
+// HardwareProfile.
+const ProfileAnnotation = "opendatahub.io/hardware-profile-name"
+
+// mutationObjects renders the Gatekeeper mutators that turn a pod naming
+// its profile into one the validation admits. Gatekeeper mutators select
+// by label, not by annotation, so they key on the <prefix>/profile label;
+// pods of ODH's own controllers, which carry only the annotation, get
+// their node selector and tolerations from ODH's webhook instead.
+//
+// Per profile: the ODH annotation; for a typed profile the types (and,
+// single-typed, type) annotations, a required node affinity on the type
+// label and, for several types, preferred terms in the profile's order;
+// the profile's tolerations. Per team: the team annotation. Every one
+// writes only where the pod has not: AssignMetadata never overwrites, the
+// affinity Assigns test that the path does not exist, ModifySet merges.
+func mutationObjects(m *compile.Model) []Object {
+	var out []Object
+	prefix := m.Cluster.LabelPrefix
+	podKinds := []any{map[string]any{"apiGroups": []string{""}, "kinds": []string{"Pod"}}}
+	applyTo := []any{map[string]any{"groups": []string{""}, "kinds": []string{"Pod"}, "versions": []string{"v1"}}}
+	match := func(extra map[string]any) map[string]any {
+		mt := map[string]any{"scope": "Namespaced", "kinds": podKinds, "excludedNamespaces": nonNil(m.Cluster.ExcludedNamespaces)}
+		for k, v := range extra {
+			mt[k] = v
+		}
+		return mt
+	}
+	add := func(kind, apiVersion, name string, spec map[string]any) {
+		out = append(out, Object{
+			Dir: "mutations", APIVersion: apiVersion, Kind: kind, Name: name,
+			Body: map[string]any{
+				"apiVersion": apiVersion,
+				"kind":       kind,
+				"metadata":   meta{Name: name, Labels: managedLabels(m.Cluster.Name)},
+				"spec":       spec,
+			},
+		})
+	}
+	annotate := func(name string, sel map[string]any, key, value string) {
+		add("AssignMetadata", "mutations.gatekeeper.sh/v1", name, map[string]any{
+			"match":      match(sel),
+			"location":   fmt.Sprintf("metadata.annotations.%q", key),
+			"parameters": map[string]any{"assign": map[string]any{"value": value}},
+		})
+	}
+	for i := range m.Profiles {
+		p := &m.Profiles[i]
+		sel := map[string]any{"labelSelector": map[string]any{"matchLabels": map[string]string{prefix + "/profile": p.Name}}}
+		annotate("accelc-"+p.Name+"-profile", sel, ProfileAnnotation, p.Name)
+		if len(p.Tolerations) > 0 {
+			tols := make([]any, len(p.Tolerations))
+			for j, t := range p.Tolerations {
+				tols[j] = t
+			}
+			add("ModifySet", "mutations.gatekeeper.sh/v1", "accelc-"+p.Name+"-tolerations", map[string]any{
+				"applyTo":    applyTo,
+				"match":      match(sel),
+				"location":   "spec.tolerations",
+				"parameters": map[string]any{"operation": "merge", "values": map[string]any{"fromList": tols}},
+			})
+		}
+		if p.Generic() {
+			continue
+		}
+		annotate("accelc-"+p.Name+"-types", sel, prefix+"/types", strings.Join(p.AcceleratorTypes, ","))
+		if len(p.AcceleratorTypes) == 1 {
+			annotate("accelc-"+p.Name+"-type", sel, prefix+"/type", p.AcceleratorTypes[0])
+		}
+		required := "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
+		add("Assign", "mutations.gatekeeper.sh/v1", "accelc-"+p.Name+"-affinity", map[string]any{
+			"applyTo":  applyTo,
+			"match":    match(sel),
+			"location": required,
+			"parameters": map[string]any{
+				"pathTests": []any{map[string]any{"subPath": required, "condition": "MustNotExist"}},
+				"assign": map[string]any{"value": map[string]any{"nodeSelectorTerms": []any{map[string]any{
+					"matchExpressions": []any{map[string]any{"key": m.Cluster.TypeLabel(), "operator": "In", "values": p.AcceleratorTypes}},
+				}}}},
+			},
+		})
+		if len(p.AcceleratorTypes) > 1 {
+			preferred := "spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution"
+			terms := make([]any, len(p.AcceleratorTypes))
+			for j, id := range p.AcceleratorTypes {
+				// The first type weighs most: 100, 90, 80, … (at least 1).
+				terms[j] = map[string]any{"weight": max(100-10*j, 1), "preference": map[string]any{
+					"matchExpressions": []any{map[string]any{"key": m.Cluster.TypeLabel(), "operator": "In", "values": []string{id}}},
+				}}
+			}
+			add("Assign", "mutations.gatekeeper.sh/v1", "accelc-"+p.Name+"-preference", map[string]any{
+				"applyTo":  applyTo,
+				"match":    match(sel),
+				"location": preferred,
+				"parameters": map[string]any{
+					"pathTests": []any{map[string]any{"subPath": preferred, "condition": "MustNotExist"}},
+					"assign":    map[string]any{"value": terms},
+				},
+			})
+		}
+	}
+	for _, t := range m.Teams {
+		if len(t.Namespaces) == 0 {
+			continue
+		}
+		annotate("accelc-team-"+t.Name, map[string]any{"namespaces": t.Namespaces}, prefix+"/team", t.Name)
+	}
+	return out
+}
