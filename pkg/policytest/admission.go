@@ -100,9 +100,11 @@ func constraintKinds() []string {
 // files can be written anywhere and checked with `gator verify DIR/...`.
 func Suite(tree render.Tree, clusterDir string, cases *Cases, typeLabel string, nodeType func(string) (string, bool)) (map[string][]byte, error) {
 	files := map[string][]byte{}
-	var synced [][]byte
+	var synced, expansions [][]byte
 	for _, p := range tree.Paths() {
 		switch {
+		case strings.HasPrefix(p, "policies/expansiontemplate-"):
+			expansions = append(expansions, tree[p])
 		case strings.HasPrefix(p, "policies/"):
 			files[p] = tree[p]
 		case strings.HasPrefix(p, "profiles/hardwareprofile-"), strings.HasPrefix(p, "tenancy/namespaceentitlement-"):
@@ -111,6 +113,8 @@ func Suite(tree render.Tree, clusterDir string, cases *Cases, typeLabel string, 
 	}
 	inventory := []string{"inventory/synced.yaml"}
 	files[inventory[0]] = joinDocs(synced)
+	const expansionFile = "policies/expansiontemplates.yaml"
+	files[expansionFile] = joinDocs(expansions)
 
 	casesDir := path.Dir(CasesFile)
 	namespaces := map[string]string{}
@@ -211,9 +215,9 @@ func Suite(tree render.Tree, clusterDir string, cases *Cases, typeLabel string, 
 			Name:       c.Kind + "/" + c.Metadata.Name,
 			Template:   templates[c.Kind],
 			Constraint: p,
-			Expansion:  "policies/expansiontemplate-accelc-workloads.yaml",
+			Expansion:  expansionFile,
 		}
-		for _, f := range []string{t.Template, t.Expansion} {
+		for _, f := range []string{t.Template} {
 			if _, ok := files[f]; !ok {
 				return nil, fmt.Errorf("the rendered tree has no %s", f)
 			}

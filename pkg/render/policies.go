@@ -82,6 +82,22 @@ func policyObjects(m *compile.Model) []Object {
 		{"accelc-cronjobs", "spec.jobTemplate.spec.template", []any{
 			map[string]any{"groups": []string{"batch"}, "kinds": []string{"CronJob"}, "versions": []string{"v1"}},
 		}},
+		// The ML kinds users run on accelerators. An ExpansionTemplate has
+		// one source, so a job with several replica templates takes one per
+		// template; RayCluster's worker groups are a list, which a source
+		// path cannot index: only its head is checked here.
+		{"accelc-notebooks", "spec.template", []any{
+			map[string]any{"groups": []string{"kubeflow.org"}, "kinds": []string{"Notebook"}, "versions": []string{"v1", "v1beta1"}},
+		}},
+		{"accelc-pytorchjob-master", "spec.pytorchReplicaSpecs.Master.template", []any{
+			map[string]any{"groups": []string{"kubeflow.org"}, "kinds": []string{"PyTorchJob"}, "versions": []string{"v1"}},
+		}},
+		{"accelc-pytorchjob-worker", "spec.pytorchReplicaSpecs.Worker.template", []any{
+			map[string]any{"groups": []string{"kubeflow.org"}, "kinds": []string{"PyTorchJob"}, "versions": []string{"v1"}},
+		}},
+		{"accelc-raycluster-head", "spec.headGroupSpec.template", []any{
+			map[string]any{"groups": []string{"ray.io"}, "kinds": []string{"RayCluster"}, "versions": []string{"v1"}},
+		}},
 	} {
 		out = append(out, Object{
 			Dir: "policies", APIVersion: "expansion.gatekeeper.sh/v1alpha1", Kind: "ExpansionTemplate", Name: e.name,
