@@ -190,3 +190,18 @@ func TestNotAClusterDirectory(t *testing.T) {
 	_, err = compile.Load("does-not-exist")
 	require.ErrorContains(t, err, "does-not-exist")
 }
+
+func TestTypedProfileResource(t *testing.T) {
+	m, err := compile.Load(cluster(t, map[string]string{"c.cue": `package c
+cluster: name: "lab"
+profiles: slice: {displayName: "Slice", acceleratorTypes: ["nvidia-a100-80gb"], resourceName: "nvidia.com/mig-1g.10gb"}
+`}))
+	require.NoError(t, err)
+	assert.Equal(t, "nvidia.com/mig-1g.10gb", m.Profiles[0].ResourceName)
+
+	_, err = compile.Load(cluster(t, map[string]string{"c.cue": `package c
+cluster: name: "lab"
+profiles: wrong: {displayName: "W", acceleratorTypes: ["nvidia-a100-80gb"], resourceName: "amd.com/gpu"}
+`}))
+	require.ErrorContains(t, err, "amd.com/gpu is not a resource of its types' vendor (nvidia.com/gpu)")
+}

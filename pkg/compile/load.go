@@ -152,11 +152,18 @@ func Load(dir string) (*Model, error) {
 					"profiles.%s: its types are requested through different resources (%s); a pod asks for one: split the profile per vendor",
 					name, strings.Join(sortedKeys(resources), ", "))})
 			}
-			if p.ResourceName != "" && !resources[p.ResourceName] {
+			// A typed profile may name another resource of its vendor: a
+			// MIG slice (nvidia.com/mig-1g.10gb) or a renamed shared GPU
+			// (nvidia.com/gpu.shared).
+			base := p.Classes[0].ResourceName
+			if p.ResourceName != "" && !resources[p.ResourceName] && !sameDomain(p.ResourceName, base) {
 				diags = append(diags, Diagnostic{Pos: at(cue.Str("profiles"), cue.Str(name), cue.Str("resourceName")), Msg: fmt.Sprintf(
-					"profiles.%s.resourceName: %s, but its types use %s: drop resourceName from typed profiles", name, p.ResourceName, p.Classes[0].ResourceName)})
+					"profiles.%s.resourceName: %s is not a resource of its types' vendor (%s): name one under %s, or drop it",
+					name, p.ResourceName, base, base[:strings.Index(base, "/")+1])})
 			}
-			p.ResourceName = p.Classes[0].ResourceName
+			if p.ResourceName == "" {
+				p.ResourceName = base
+			}
 		} else if p.ResourceName == "" {
 			p.ResourceName = "nvidia.com/gpu"
 		}
@@ -356,6 +363,13 @@ func cueDiagnostics(err error, cwd string) []Diagnostic {
 		kept = append(kept, d)
 	}
 	return kept
+}
+
+// sameDomain reports whether two extended resources share a vendor
+// domain (the part before the slash).
+func sameDomain(a, b string) bool {
+	i, j := strings.Index(a, "/"), strings.Index(b, "/")
+	return i > 0 && j > 0 && a[:i] == b[:j]
 }
 
 // hint says what to do about a CUE error, by its kind.
