@@ -74,10 +74,48 @@ func (p Policy) Tests() map[string]string {
 	}
 }
 
-// Template returns the ConstraintTemplate object.
+// Template returns the policy's own ConstraintTemplate, as its folder's
+// template.yaml holds it for the folder's gator suite.
 func (p Policy) Template() map[string]any {
+	return template(p.Name(), p.Kind, p.Description, p.Rego(), []string{Lib()}, p.Params)
+}
+
+// Admission is the one ConstraintTemplate a cluster gets: every policy as
+// a library, its violations prefixed with the policy's name. Gatekeeper
+// prepares one Rego query per template for every review, a fixed cost
+// about as large as a simple policy's whole evaluation, so one template
+// keeps a pod's admission cost that of a single policy.
+var Admission = struct{ Name, Kind string }{Name: "accelcadmission", Kind: "AccelcAdmission"}
+
+// AdmissionTemplate returns the combined ConstraintTemplate.
+func AdmissionTemplate() map[string]any {
+	libs := []string{Lib()}
+	entry := "# Every accelc policy; a violation's message starts with its policy.\npackage " + Admission.Name + "\n\n"
+	for _, p := range All {
+		// Gatekeeper rewrites library references through imports.
+		entry += "import data.lib.accelc_" + p.Dir + "\n"
+	}
+	var params []string
+	seen := map[string]bool{}
+	var descriptions []string
+	for _, p := range All {
+		pkg := "lib.accelc_" + p.Dir
+		libs = append(libs, strings.Replace(p.Rego(), "package accelc"+p.Dir, "package "+pkg, 1))
+		entry += fmt.Sprintf("\nviolation contains {\"msg\": concat(\": \", [%q, v.msg]), \"details\": {\"policy\": %q}} if {\n\tsome v in accelc_%s.violation\n}\n", p.Dir, p.Dir, p.Dir)
+		for _, k := range p.Params {
+			if !seen[k] {
+				seen[k] = true
+				params = append(params, k)
+			}
+		}
+		descriptions = append(descriptions, p.Dir+": "+p.Description)
+	}
+	return template(Admission.Name, Admission.Kind, strings.Join(descriptions, "\n"), entry, libs, params)
+}
+
+func template(name, kind, description, rego string, libs, params []string) map[string]any {
 	props := map[string]any{}
-	for _, name := range p.Params {
+	for _, name := range params {
 		switch name {
 		case "typeLabel", "labelPrefix", "profileNamespace":
 			props[name] = map[string]any{"type": "string"}
@@ -87,16 +125,20 @@ func (p Policy) Template() map[string]any {
 			props[name] = map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}
 		}
 	}
+	libList := make([]any, len(libs))
+	for i, l := range libs {
+		libList[i] = l
+	}
 	return map[string]any{
 		"apiVersion": "templates.gatekeeper.sh/v1",
 		"kind":       "ConstraintTemplate",
 		"metadata": map[string]any{
-			"name":        p.Name(),
-			"annotations": map[string]any{"description": p.Description},
+			"name":        name,
+			"annotations": map[string]any{"description": description},
 		},
 		"spec": map[string]any{
 			"crd": map[string]any{"spec": map[string]any{
-				"names": map[string]any{"kind": p.Kind},
+				"names": map[string]any{"kind": kind},
 				"validation": map[string]any{"openAPIV3Schema": map[string]any{
 					"type":       "object",
 					"properties": props,
@@ -110,8 +152,8 @@ func (p Policy) Template() map[string]any {
 					"engine": "Rego",
 					"source": map[string]any{
 						"version": "v1",
-						"rego":    p.Rego(),
-						"libs":    []any{Lib()},
+						"rego":    rego,
+						"libs":    libList,
 					},
 				}},
 			}},

@@ -24,8 +24,8 @@ import (
 // the cluster directory.
 const CasesFile = "admission/cases.yaml"
 
-// Cases is a cluster's admission fixtures: objects and the constraint
-// kinds that must deny each.
+// Cases is a cluster's admission fixtures: objects and the policies that
+// must deny each.
 type Cases struct {
 	Cases []Case `json:"cases"`
 }
@@ -36,8 +36,9 @@ type Case struct {
 	// Object is the manifest's path relative to the cases file: a Pod, or a
 	// workload Gatekeeper expands into one.
 	Object string `json:"object"`
-	// Deny lists the constraint kinds that must report a violation; every
-	// other accelc constraint must report none. Empty: admitted.
+	// Deny lists the policies (policies/<name>: profilerequired,
+	// profilescheduling, annotations, entitlement) that must report a
+	// violation; every other policy must report none. Empty: admitted.
 	Deny []string `json:"deny"`
 	// Message, if set, is a regular expression each expected violation's
 	// message must match.
@@ -61,17 +62,17 @@ func ReadCases(clusterDir string) (*Cases, error) {
 	if err := yaml.UnmarshalStrict(b, &c); err != nil {
 		return nil, fmt.Errorf("%s: %w", p, err)
 	}
-	kinds := map[string]bool{}
-	for _, k := range constraintKinds() {
-		kinds[k] = true
+	known := map[string]bool{}
+	for _, n := range policyNames() {
+		known[n] = true
 	}
 	for i, tc := range c.Cases {
 		if tc.Name == "" || tc.Object == "" {
 			return nil, fmt.Errorf("%s: cases[%d]: give name and object", p, i)
 		}
 		for _, k := range tc.Deny {
-			if !kinds[k] {
-				return nil, fmt.Errorf("%s: case %s: deny names %s, not an accelc constraint kind (%s)", p, tc.Name, k, strings.Join(constraintKinds(), ", "))
+			if !known[k] {
+				return nil, fmt.Errorf("%s: case %s: deny names %s, not an accelc policy (%s)", p, tc.Name, k, strings.Join(policyNames(), ", "))
 			}
 		}
 		if tc.Message != "" {
@@ -83,18 +84,19 @@ func ReadCases(clusterDir string) (*Cases, error) {
 	return &c, nil
 }
 
-func constraintKinds() []string {
+func policyNames() []string {
 	var out []string
 	for _, p := range policiesAll() {
-		out = append(out, p.Kind)
+		out = append(out, p.Dir)
 	}
 	return out
 }
 
 // Suite builds a gator suite over a rendered tree: one test per accelc
 // constraint with its template, every fixture a case of each. A case
-// expects a violation from the constraints of the kinds it lists that
-// match its namespace, and none from the others. Every case gets the
+// expects, from a constraint that matches its namespace, violations from
+// the policies it lists (told apart by the policy name that starts each
+// message) and none from the others. Every case gets the
 // rendered HardwareProfiles and NamespaceEntitlements, and the Nodes
 // fixtures name in spec.nodeName, as synced inventory. Paths are relative to the suite's folder, so the
 // files can be written anywhere and checked with `gator verify DIR/...`.
@@ -183,10 +185,6 @@ func Suite(tree render.Tree, clusterDir string, cases *Cases, typeLabel string, 
 		Expansion  string  `json:"expansion,omitempty"`
 		Cases      []tcase `json:"cases"`
 	}
-	templates := map[string]string{}
-	for _, p := range policiesAll() {
-		templates[p.Kind] = "policies/constrainttemplate-" + p.Name() + ".yaml"
-	}
 	var tests []test
 	for _, p := range tree.Paths() {
 		var c struct {
@@ -213,23 +211,30 @@ func Suite(tree render.Tree, clusterDir string, cases *Cases, typeLabel string, 
 		}
 		t := test{
 			Name:       c.Kind + "/" + c.Metadata.Name,
-			Template:   templates[c.Kind],
+			Template:   "policies/constrainttemplate-" + strings.ToLower(c.Kind) + ".yaml",
 			Constraint: p,
 			Expansion:  expansionFile,
 		}
-		for _, f := range []string{t.Template} {
-			if _, ok := files[f]; !ok {
-				return nil, fmt.Errorf("the rendered tree has no %s", f)
-			}
+		if _, ok := files[t.Template]; !ok {
+			return nil, fmt.Errorf("the rendered tree has no %s", t.Template)
 		}
 		for _, tc := range cases.Cases {
-			a := assertion{Violations: "no"}
 			ns := namespaces[tc.Name]
 			matches := (len(c.Spec.Match.Namespaces) == 0 || nsMatch(c.Spec.Match.Namespaces, ns)) && !nsMatch(c.Spec.Match.ExcludedNamespaces, ns)
-			if matches && slices.Contains(tc.Deny, c.Kind) {
-				a = assertion{Violations: "yes", Message: tc.Message}
+			// One assertion per policy, by the prefix of its messages
+			// (after the "[Implied by …] " of an expanded workload).
+			var as []assertion
+			for _, name := range policyNames() {
+				a := assertion{Violations: "no", Message: `(^|\] )` + name + ": "}
+				if matches && slices.Contains(tc.Deny, name) {
+					a.Violations = "yes"
+				}
+				as = append(as, a)
 			}
-			t.Cases = append(t.Cases, tcase{Name: tc.Name, Object: objects[tc.Name], Inventory: inventory, Assertions: []assertion{a}})
+			if tc.Message != "" && matches && len(tc.Deny) > 0 {
+				as = append(as, assertion{Violations: "yes", Message: tc.Message})
+			}
+			t.Cases = append(t.Cases, tcase{Name: tc.Name, Object: objects[tc.Name], Inventory: inventory, Assertions: as})
 		}
 		tests = append(tests, t)
 	}

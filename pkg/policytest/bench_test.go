@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/open-policy-agent/frameworks/constraint/pkg/client/reviews"
@@ -223,10 +222,12 @@ func review(b *testing.B, c gator.Client, obj target.AugmentedUnstructured) {
 }
 
 // BenchmarkAdmission reviews one pod through Gatekeeper's own constraint
-// framework (parameters and synced data in OPA's store, as in the webhook)
+// framework (parameters and synced data in OPA's store, as in the webhook):
+// accelc-all is the rendered admission template (every policy in one),
+// then each policy alone as its own template,
 // for a fleet of 500 teams (1,000 namespaces) and 100 HardwareProfiles and
-// one of 50 teams and 10 profiles: all accelc constraints together, each
-// alone, and gatekeeper-library's required-labels as the baseline. The
+// one of 50 teams and 10 profiles, with gatekeeper-library's
+// required-labels as the baseline. The
 // pod is one the constraints admit, so every rule is evaluated.
 func BenchmarkAdmission(b *testing.B) {
 	for _, size := range []struct{ teams, profiles int }{{500, 100}, {50, 10}} {
@@ -250,8 +251,21 @@ func BenchmarkAdmission(b *testing.B) {
 			}
 			review(b, c, obj)
 		})
-		for _, l := range sets {
-			b.Run(fleet+"/"+l.kind, func(b *testing.B) { review(b, newClient(b, data, l), obj) })
+		// Each policy alone, as its folder's standalone template, with
+		// the cluster's parameters.
+		all := sets[0].constraints[0].Object["spec"].(map[string]any)["parameters"].(map[string]any)
+		for _, p := range policies.All {
+			params := map[string]any{}
+			for _, k := range p.Params {
+				if v, ok := all[k]; ok {
+					params[k] = v
+				}
+			}
+			l := loaded{kind: p.Kind, template: toUnstructured(b, p.Template()), constraints: []*unstructured.Unstructured{toUnstructured(b, map[string]any{
+				"apiVersion": "constraints.gatekeeper.sh/v1beta1", "kind": p.Kind, "metadata": map[string]any{"name": "accelc"},
+				"spec": map[string]any{"match": map[string]any{"kinds": []any{map[string]any{"apiGroups": []string{""}, "kinds": []string{"Pod"}}}}, "parameters": params},
+			})}}
+			b.Run(fleet+"/"+p.Dir, func(b *testing.B) { review(b, newClient(b, data, l), obj) })
 		}
 	}
 	b.Run("K8sRequiredLabels", func(b *testing.B) {
@@ -267,44 +281,6 @@ func BenchmarkAdmission(b *testing.B) {
 	})
 }
 
-// combinedTemplate puts the four policies in one template: each policy's
-// module becomes a library and the entry point unions their violations.
-// It measures what one Rego query per review (instead of one per
-// template) would cost.
-func combinedTemplate(tb testing.TB, sets []loaded) loaded {
-	libs := []any{policies.Lib()}
-	entry := "package accelcadmission\n"
-	for _, p := range policies.All {
-		pkg := "lib.accelc_" + p.Dir
-		src := strings.Replace(p.Rego(), "package accelc"+p.Dir, "package "+pkg, 1)
-		libs = append(libs, src)
-		entry += "\nviolation contains v if {\n\tsome v in data." + pkg + ".violation\n}\n"
-	}
-	tmpl := map[string]any{
-		"apiVersion": "templates.gatekeeper.sh/v1",
-		"kind":       "ConstraintTemplate",
-		"metadata":   map[string]any{"name": "accelcadmission"},
-		"spec": map[string]any{
-			"crd": map[string]any{"spec": map[string]any{"names": map[string]any{"kind": "AccelcAdmission"},
-				"validation": map[string]any{"openAPIV3Schema": map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}},
-			"targets": []any{map[string]any{"target": "admission.k8s.gatekeeper.sh", "code": []any{map[string]any{
-				"engine": "Rego", "source": map[string]any{"version": "v1", "rego": entry, "libs": libs}}}}},
-		},
-	}
-	params := map[string]any{}
-	for _, l := range sets {
-		for k, v := range l.constraints[0].Object["spec"].(map[string]any)["parameters"].(map[string]any) {
-			params[k] = v
-		}
-	}
-	con := map[string]any{
-		"apiVersion": "constraints.gatekeeper.sh/v1beta1", "kind": "AccelcAdmission",
-		"metadata": map[string]any{"name": "accelc"},
-		"spec":     map[string]any{"match": map[string]any{"kinds": []any{map[string]any{"apiGroups": []string{""}, "kinds": []string{"Pod"}}}}, "parameters": params},
-	}
-	return loaded{kind: "AccelcAdmission", template: toUnstructured(tb, tmpl), constraints: []*unstructured.Unstructured{toUnstructured(tb, con)}}
-}
-
 func toUnstructured(tb testing.TB, obj any) *unstructured.Unstructured {
 	b, err := yaml.Marshal(obj)
 	if err != nil {
@@ -315,22 +291,4 @@ func toUnstructured(tb testing.TB, obj any) *unstructured.Unstructured {
 		tb.Fatal(err)
 	}
 	return u
-}
-
-// BenchmarkAdmissionCombined is BenchmarkAdmission's 500-team fleet with
-// the four policies in one template.
-func BenchmarkAdmissionCombined(b *testing.B) {
-	m := bigModel(b, 500, 100)
-	sets, data := accelcPolicies(b, m)
-	obj := pod(b)
-	obj.Object.Object["spec"].(map[string]any)["nodeSelector"] = map[string]any{"accelerator.opendatahub.io/type": m.Profiles[5].AcceleratorTypes[0]}
-	c := newClient(b, data, combinedTemplate(b, sets))
-	res, err := c.Review(context.Background(), obj, reviews.EnforcementPoint(util.GatorEnforcementPoint))
-	if err != nil {
-		b.Fatal(err)
-	}
-	if rs := res.Results(); len(rs) != 0 {
-		b.Fatalf("the fixture pod should be admitted: %v", rs[0].Msg)
-	}
-	review(b, c, obj)
 }

@@ -17,7 +17,8 @@ const ConstraintName = "accelc"
 // covers is passed as extraResourcePrefixes.
 var basePrefixes = []string{"nvidia.com/gpu", "nvidia.com/mig-", "alpha.kubernetes.io/nvidia-gpu", "amd.com/", "habana.ai/", "gpu.intel.com/"}
 
-// policyObjects renders the ConstraintTemplates and their Constraints,
+// policyObjects renders the admission ConstraintTemplate (every policy in
+// one template: policies.AdmissionTemplate) and its Constraint,
 // the SyncSet that gives policies live Nodes and HardwareProfiles, and
 // ExpansionTemplates so workload templates are checked as the pods they
 // create.
@@ -25,7 +26,7 @@ var basePrefixes = []string{"nvidia.com/gpu", "nvidia.com/mig-", "alpha.kubernet
 // Parameters stay small whatever the cluster's size. Gatekeeper converts a
 // constraint's whole parameters on every evaluation, and decodes the
 // object under review again for every constraint it matches against, so
-// accelc keeps one constraint per template with fixed-size parameters,
+// accelc keeps one template and one constraint with fixed-size parameters,
 // and everything that grows — HardwareProfiles, Nodes, the namespace →
 // team map — is synced into data.inventory and looked up by path.
 func policyObjects(m *compile.Model) []Object {
@@ -54,10 +55,14 @@ func policyObjects(m *compile.Model) []Object {
 			},
 		}
 	}
+	admission := policies.Policy{Kind: policies.Admission.Kind}
 	for _, p := range policies.All {
-		out = append(out, Object{Dir: "policies", APIVersion: "templates.gatekeeper.sh/v1", Kind: "ConstraintTemplate", Name: p.Name(), Body: withLabels(p.Template(), m.Cluster.Name)})
-		out = append(out, constraint(p, ConstraintName, map[string]any{"excludedNamespaces": nonNil(m.Cluster.ExcludedNamespaces)}, common))
+		admission.Params = append(admission.Params, p.Params...)
 	}
+	out = append(out,
+		Object{Dir: "policies", APIVersion: "templates.gatekeeper.sh/v1", Kind: "ConstraintTemplate", Name: policies.Admission.Name, Body: withLabels(policies.AdmissionTemplate(), m.Cluster.Name)},
+		constraint(admission, ConstraintName, map[string]any{"excludedNamespaces": nonNil(m.Cluster.ExcludedNamespaces)}, common),
+	)
 	out = append(out, Object{
 		Dir: "policies", APIVersion: "syncset.gatekeeper.sh/v1alpha1", Kind: "SyncSet", Name: "accelc",
 		Body: map[string]any{
