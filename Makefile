@@ -35,11 +35,12 @@ test: lint ## Vet, check formatting and go.mod, run every test, check the polici
 	$(MAKE) --no-print-directory policy-check
 
 .PHONY: policy-check
-policy-check: build $(BIN)/gator ## accelc test on every example; gator verify the policy folders and the examples' suites
+policy-check: build $(BIN)/gator ## accelc test on every example; gator verify the policy folders and the examples' suites; gator expand the mutations
 	$(BIN)/gator verify ./policies/...
 	@rm -rf out/suites
 	@set -e; for d in $(EXAMPLES); do echo "accelc test $$d"; $(ACCELC) test $$d --write-suite out/suites/$$(basename $$d); done
 	$(BIN)/gator verify ./out/suites/...
+	GATOR=$(BIN)/gator ACCELC=$(ACCELC) ./hack/gator-expand-check.sh
 
 .PHONY: lint
 lint:

@@ -55,6 +55,8 @@ type Profile struct {
 	Tolerations      []Toleration      `json:"tolerations"`
 	NodeSelector     map[string]string `json:"nodeSelector"`
 	Visibility       []string          `json:"visibility"`
+	// PriorityClassName is injected into the profile's pods; "" for none.
+	PriorityClassName string `json:"priorityClassName,omitempty"`
 
 	// Classes are AcceleratorTypes resolved, in preference order.
 	Classes []*catalog.Class `json:"-"`

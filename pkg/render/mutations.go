@@ -20,7 +20,8 @@ const ProfileAnnotation = "opendatahub.io/hardware-profile-name"
 // Per profile: the ODH annotation; for a typed profile the types (and,
 // single-typed, type) annotations, a required node affinity on the type
 // label and, for several types, preferred terms in the profile's order;
-// the profile's tolerations. Per team: the team annotation. Every one
+// the profile's tolerations and priority class. Per team: the team
+// annotation. Every one
 // writes only where the pod has not: AssignMetadata never overwrites, the
 // affinity Assigns test that the path does not exist, ModifySet merges.
 func mutationObjects(m *compile.Model) []Object {
@@ -67,6 +68,17 @@ func mutationObjects(m *compile.Model) []Object {
 				"match":      match(sel),
 				"location":   "spec.tolerations",
 				"parameters": map[string]any{"operation": "merge", "values": map[string]any{"fromList": tols}},
+			})
+		}
+		if p.PriorityClassName != "" {
+			add("Assign", "mutations.gatekeeper.sh/v1", "accelc-"+p.Name+"-priority", map[string]any{
+				"applyTo":  applyTo,
+				"match":    match(sel),
+				"location": "spec.priorityClassName",
+				"parameters": map[string]any{
+					"pathTests": []any{map[string]any{"subPath": "spec.priorityClassName", "condition": "MustNotExist"}},
+					"assign":    map[string]any{"value": p.PriorityClassName},
+				},
 			})
 		}
 		if p.Generic() {
