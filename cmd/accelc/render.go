@@ -29,13 +29,9 @@ what a previous render wrote there. It prints the files it wrote.`,
 				fmt.Fprintln(stderr, "warning: no inventory (give --inventory, or put inventory.json in the cluster directory): the catalog shows 0 available for every profile")
 				in = &inventory.Inventory{}
 			}
-			objs, err := render.Render(m, in)
+			tree, err := render.Cluster(m, in)
 			if err != nil {
 				return &exitError{exitInput, err}
-			}
-			tree, err := render.BuildTree(m.Cluster.Name, objs)
-			if err != nil {
-				return err
 			}
 			if out == "" {
 				out = filepath.Join("out", m.Cluster.Name)

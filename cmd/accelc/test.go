@@ -43,13 +43,9 @@ suite it ran, for ` + "`gator verify DIR/...`" + `.`,
 			if err != nil {
 				return &exitError{exitInput, err}
 			}
-			objs, err := render.Render(m, in)
+			tree, err := render.Cluster(m, in)
 			if err != nil {
 				return &exitError{exitInput, err}
-			}
-			tree, err := render.BuildTree(m.Cluster.Name, objs)
-			if err != nil {
-				return err
 			}
 			nodeTypes := map[string]string{}
 			for i := range in.Nodes {

@@ -35,11 +35,7 @@ func BenchmarkRender5000(b *testing.B) {
 		inv := inventory.Classify(raw, m.Catalog, inventory.Options{Pins: m.Pins})
 		inv.Problems = problems
 		_ = m.Check(inv)
-		objs, err := render.Render(m, inv)
-		if err != nil {
-			b.Fatal(err)
-		}
-		tree, err := render.BuildTree(m.Cluster.Name, objs)
+		tree, err := render.Cluster(m, inv)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -25,3 +25,12 @@ func Render(m *compile.Model, inv *inventory.Inventory) ([]Object, error) {
 	sortObjects(objs)
 	return objs, nil
 }
+
+// Cluster renders a cluster's whole tree: Render, then BuildTree.
+func Cluster(m *compile.Model, inv *inventory.Inventory) (Tree, error) {
+	objs, err := Render(m, inv)
+	if err != nil {
+		return nil, err
+	}
+	return BuildTree(m.Cluster.Name, objs)
+}

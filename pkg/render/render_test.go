@@ -45,9 +45,7 @@ func renderExample(t testing.TB, name string) render.Tree {
 	require.NoError(t, err)
 	inv := inventory.Classify(raw, m.Catalog, inventory.Options{Pins: m.Pins})
 	inv.Problems = problems
-	objs, err := render.Render(m, inv)
-	require.NoError(t, err)
-	tree, err := render.BuildTree(m.Cluster.Name, objs)
+	tree, err := render.Cluster(m, inv)
 	require.NoError(t, err)
 	return tree
 }
