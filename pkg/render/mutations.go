@@ -47,6 +47,19 @@ func mutationObjects(m *compile.Model) []Object {
 			},
 		})
 	}
+	// assignOnce sets location to value on the profile's pods that have
+	// nothing there.
+	assignOnce := func(name string, sel map[string]any, location string, value any) {
+		add("Assign", "mutations.gatekeeper.sh/v1", name, map[string]any{
+			"applyTo":  applyTo,
+			"match":    match(sel),
+			"location": location,
+			"parameters": map[string]any{
+				"pathTests": []any{map[string]any{"subPath": location, "condition": "MustNotExist"}},
+				"assign":    map[string]any{"value": value},
+			},
+		})
+	}
 	annotate := func(name string, sel map[string]any, key, value string) {
 		add("AssignMetadata", "mutations.gatekeeper.sh/v1", name, map[string]any{
 			"match":      match(sel),
@@ -71,15 +84,7 @@ func mutationObjects(m *compile.Model) []Object {
 			})
 		}
 		if p.PriorityClassName != "" {
-			add("Assign", "mutations.gatekeeper.sh/v1", "accelc-"+p.Name+"-priority", map[string]any{
-				"applyTo":  applyTo,
-				"match":    match(sel),
-				"location": "spec.priorityClassName",
-				"parameters": map[string]any{
-					"pathTests": []any{map[string]any{"subPath": "spec.priorityClassName", "condition": "MustNotExist"}},
-					"assign":    map[string]any{"value": p.PriorityClassName},
-				},
-			})
+			assignOnce("accelc-"+p.Name+"-priority", sel, "spec.priorityClassName", p.PriorityClassName)
 		}
 		if p.Generic() {
 			continue
@@ -88,20 +93,11 @@ func mutationObjects(m *compile.Model) []Object {
 		if len(p.AcceleratorTypes) == 1 {
 			annotate("accelc-"+p.Name+"-type", sel, prefix+"/type", p.AcceleratorTypes[0])
 		}
-		required := "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
-		add("Assign", "mutations.gatekeeper.sh/v1", "accelc-"+p.Name+"-affinity", map[string]any{
-			"applyTo":  applyTo,
-			"match":    match(sel),
-			"location": required,
-			"parameters": map[string]any{
-				"pathTests": []any{map[string]any{"subPath": required, "condition": "MustNotExist"}},
-				"assign": map[string]any{"value": map[string]any{"nodeSelectorTerms": []any{map[string]any{
-					"matchExpressions": []any{map[string]any{"key": m.Cluster.TypeLabel(), "operator": "In", "values": p.AcceleratorTypes}},
-				}}}},
-			},
-		})
+		assignOnce("accelc-"+p.Name+"-affinity", sel, "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution",
+			map[string]any{"nodeSelectorTerms": []any{map[string]any{
+				"matchExpressions": []any{map[string]any{"key": m.Cluster.TypeLabel(), "operator": "In", "values": p.AcceleratorTypes}},
+			}}})
 		if len(p.AcceleratorTypes) > 1 {
-			preferred := "spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution"
 			terms := make([]any, len(p.AcceleratorTypes))
 			for j, id := range p.AcceleratorTypes {
 				// The first type weighs most: 100, 90, 80, … (at least 1).
@@ -109,15 +105,7 @@ func mutationObjects(m *compile.Model) []Object {
 					"matchExpressions": []any{map[string]any{"key": m.Cluster.TypeLabel(), "operator": "In", "values": []string{id}}},
 				}}
 			}
-			add("Assign", "mutations.gatekeeper.sh/v1", "accelc-"+p.Name+"-preference", map[string]any{
-				"applyTo":  applyTo,
-				"match":    match(sel),
-				"location": preferred,
-				"parameters": map[string]any{
-					"pathTests": []any{map[string]any{"subPath": preferred, "condition": "MustNotExist"}},
-					"assign":    map[string]any{"value": terms},
-				},
-			})
+			assignOnce("accelc-"+p.Name+"-preference", sel, "spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution", terms)
 		}
 	}
 	for _, t := range m.Teams {
