@@ -89,9 +89,12 @@ has_profile if profile_name
 # The pod's profile is the HardwareProfile object itself, which Gatekeeper
 # syncs into data.inventory (accelc renders the SyncSet): policies read
 # what the dashboard and ODH's webhook read, and parameters stay small.
-profile_namespace := ns if {
-	ns := annotations["opendatahub.io/hardware-profile-namespace"]
-} else := input.parameters.profileNamespace
+# Only the admins' profile namespace is trusted: a user who may create
+# HardwareProfiles in their own namespace must not be able to write the
+# profile their pod is checked against.
+profile_namespace := input.parameters.profileNamespace
+
+profile_namespace_annotation := "opendatahub.io/hardware-profile-namespace"
 
 profiles := data.inventory.namespace[profile_namespace]["infrastructure.opendatahub.io/v1"].HardwareProfile
 

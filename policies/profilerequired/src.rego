@@ -43,3 +43,12 @@ violation contains {"msg": msg} if {
 		accelc.profile_annotation, a, accelc.profile_label, l,
 	])
 }
+
+violation contains {"msg": msg} if {
+	accelc.requests_accelerators
+	ns := accelc.annotations[accelc.profile_namespace_annotation]
+	ns != accelc.profile_namespace
+	msg := sprintf("annotation %v=%v: accelc only trusts hardware profiles in %v; use one of: %v", [
+		accelc.profile_namespace_annotation, ns, accelc.profile_namespace, known,
+	])
+}

@@ -61,3 +61,9 @@ test_label_and_annotation_disagree_denied if {
 	some v in violation with input as f.input_for(p) with data.inventory as f.inventory
 	contains(v.msg, "name different hardware profiles")
 }
+
+test_profile_from_another_namespace_denied if {
+	ann := object.union(f.profile("premium-gpu"), {"opendatahub.io/hardware-profile-namespace": "ml"})
+	some v in violation with input as f.input_for(f.pod("ml", ann, {"containers": [f.gpu_container(1)]})) with data.inventory as f.inventory
+	contains(v.msg, "accelc only trusts hardware profiles in opendatahub")
+}
