@@ -49,8 +49,14 @@ func RunRego(ctx context.Context) ([]Result, error) {
 			}
 			modules[name] = m
 		}
-		ch, err := tester.NewRunner().SetStore(inmem.New()).Run(ctx, modules)
+		store := inmem.New()
+		txn, err := store.NewTransaction(ctx)
 		if err != nil {
+			return nil, err
+		}
+		ch, err := tester.NewRunner().SetStore(store).SetModules(modules).RunTests(ctx, txn)
+		if err != nil {
+			store.Abort(ctx, txn)
 			return nil, fmt.Errorf("policy %s: %w", p.Dir, err)
 		}
 		for r := range ch {
@@ -60,6 +66,7 @@ func RunRego(ctx context.Context) ([]Result, error) {
 			}
 			out = append(out, res)
 		}
+		store.Abort(ctx, txn)
 	}
 	sort.SliceStable(out, func(i, j int) bool {
 		if out[i].Policy != out[j].Policy {
