@@ -12,6 +12,7 @@ EXAMPLES := $(patsubst %/inventory.json,%,$(wildcard examples/clusters/*/invento
 # Tools, pinned; installed into ./bin by `make tools`.
 CUE_VERSION   := v0.17.1
 GATOR_VERSION := v3.23.1
+STATICCHECK_VERSION := v0.6.1
 
 export GOTOOLCHAIN := local
 
@@ -46,6 +47,7 @@ policy-check: build $(BIN)/gator ## accelc test on every example; gator verify t
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed: $$out"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
 	$(GO) mod tidy -diff
 
 .PHONY: golden
