@@ -69,3 +69,31 @@ func TestRealNodes(t *testing.T) {
 		}
 	}
 }
+
+// TestCloudInstanceTypes classifies nodes that carry only their cloud
+// instance type and GPU capacity (no GPU Feature Discovery).
+func TestCloudInstanceTypes(t *testing.T) {
+	raw, problems, err := inventory.Decode([]byte(`{"kind": "List", "items": [
+	  {"kind": "Node", "metadata": {"name": "aws-p4de", "labels": {"node.kubernetes.io/instance-type": "p4de.24xlarge"}}, "status": {"capacity": {"nvidia.com/gpu": "8"}}},
+	  {"kind": "Node", "metadata": {"name": "aws-g5", "labels": {"node.kubernetes.io/instance-type": "g5.12xlarge"}}, "status": {"capacity": {"nvidia.com/gpu": "4"}}},
+	  {"kind": "Node", "metadata": {"name": "gcp-a3", "labels": {"node.kubernetes.io/instance-type": "a3-ultragpu-8g"}}, "status": {"capacity": {"nvidia.com/gpu": "8"}}},
+	  {"kind": "Node", "metadata": {"name": "azure-nc", "labels": {"beta.kubernetes.io/instance-type": "Standard_NC80adis_H100_v5"}}, "status": {"capacity": {"nvidia.com/gpu": "2"}}},
+	  {"kind": "Node", "metadata": {"name": "gfd-wins", "labels": {"node.kubernetes.io/instance-type": "p4d.24xlarge", "nvidia.com/gpu.product": "NVIDIA-A100-SXM4-80GB"}}},
+	  {"kind": "Node", "metadata": {"name": "cpu", "labels": {"node.kubernetes.io/instance-type": "m6i.large"}}}
+	]}`))
+	require.NoError(t, err)
+	require.Empty(t, problems)
+	inv := inventory.Classify(raw, builtin(t), inventory.Options{})
+	got := map[string]string{}
+	for _, n := range inv.Nodes {
+		got[n.Name] = n.AcceleratorType
+	}
+	assert.Equal(t, map[string]string{
+		"aws-p4de": "nvidia-a100-80gb",
+		"aws-g5":   "nvidia-a10g-24gb",
+		"gcp-a3":   "nvidia-h200-141gb",
+		"azure-nc": "nvidia-h100-94gb",
+		"gfd-wins": "nvidia-a100-80gb", // GPU Feature Discovery's product beats the instance type
+	}, got)
+	assert.Equal(t, 1, inv.OtherNodes)
+}
