@@ -12,6 +12,7 @@ package policies
 import (
 	"embed"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -95,22 +96,41 @@ func AdmissionTemplate() map[string]any {
 		// Gatekeeper rewrites library references through imports.
 		entry += "import data.lib.accelc_" + p.Dir + "\n"
 	}
-	var params []string
-	seen := map[string]bool{}
 	var descriptions []string
 	for _, p := range All {
 		pkg := "lib.accelc_" + p.Dir
 		libs = append(libs, strings.Replace(p.Rego(), "package accelc"+p.Dir, "package "+pkg, 1))
 		entry += fmt.Sprintf("\nviolation contains {\"msg\": concat(\": \", [%q, v.msg]), \"details\": {\"policy\": %q}} if {\n\tsome v in accelc_%s.violation\n}\n", p.Dir, p.Dir, p.Dir)
+		descriptions = append(descriptions, p.Dir+": "+p.Description)
+	}
+	return template(Admission.Name, Admission.Kind, strings.Join(descriptions, "\n"), entry, libs, AdmissionParams())
+}
+
+// AdmissionParams are the admission constraint's parameters: every
+// policy's, each once, in policy order.
+func AdmissionParams() []string {
+	var params []string
+	for _, p := range All {
 		for _, k := range p.Params {
-			if !seen[k] {
-				seen[k] = true
+			if !slices.Contains(params, k) {
 				params = append(params, k)
 			}
 		}
-		descriptions = append(descriptions, p.Dir+": "+p.Description)
 	}
-	return template(Admission.Name, Admission.Kind, strings.Join(descriptions, "\n"), entry, libs, params)
+	return params
+}
+
+// BaseResourcePrefixes are the accelerator resource prefixes the Rego
+// library knows (base_prefixes in lib/accelc.rego; a test keeps the two
+// equal). Resources of other catalog classes are passed to the policies
+// as extraResourcePrefixes.
+var BaseResourcePrefixes = []string{
+	"nvidia.com/gpu",
+	"nvidia.com/mig-",
+	"alpha.kubernetes.io/nvidia-gpu",
+	"amd.com/",
+	"habana.ai/",
+	"gpu.intel.com/",
 }
 
 func template(name, kind, description, rego string, libs, params []string) map[string]any {

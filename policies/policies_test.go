@@ -3,6 +3,7 @@ package policies_test
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -108,4 +109,19 @@ func TestEveryPolicyHasASuite(t *testing.T) {
 		_, err := os.Stat(filepath.Join(p.Dir, "suite.yaml"))
 		assert.NoError(t, err, "policies/%s has no suite.yaml", p.Dir)
 	}
+}
+
+// TestBaseResourcePrefixes keeps the Go list render uses equal to the
+// Rego library's base_prefixes.
+func TestBaseResourcePrefixes(t *testing.T) {
+	lib := policies.Lib()
+	start := strings.Index(lib, "base_prefixes := [")
+	end := strings.Index(lib[start:], "]")
+	var got []string
+	for _, line := range strings.Split(lib[start:start+end], "\n")[1:] {
+		if v := strings.Trim(strings.TrimSpace(line), `",`); v != "" {
+			got = append(got, v)
+		}
+	}
+	assert.Equal(t, policies.BaseResourcePrefixes, got)
 }

@@ -60,13 +60,11 @@ and prints one line per accelerator node and a summary per type. With
 					return usageErr("no inventory: give --inventory FILE (the output of `kubectl get nodes -o json`)")
 				}
 			}
-			raw, problems, err := inventory.ReadFile(path)
+			inv, err := inventory.Load(path, cat, opts)
 			if err != nil {
 				return &exitError{exitInput, err}
 			}
-			inv := inventory.Classify(raw, cat, opts)
-			inv.Problems = problems
-			for _, p := range problems {
+			for _, p := range inv.Problems {
 				cmd.PrintErrf("warning: %s: %s; the node is left out\n", path, p)
 			}
 			return inv.WriteView(stdout, inventory.ViewOptions{Format: inventory.Format(output), GroupByType: groupBy == "type"})

@@ -131,12 +131,10 @@ func loadCluster(dir, inventoryFlag string, stderr io.Writer) (*compile.Model, *
 			return m, nil, nil
 		}
 	}
-	raw, problems, err := inventory.ReadFile(path)
+	inv, err := inventory.Load(path, m.Catalog, inventory.Options{Pins: m.Pins})
 	if err != nil {
 		return nil, nil, &exitError{exitInput, err}
 	}
-	inv := inventory.Classify(raw, m.Catalog, inventory.Options{Pins: m.Pins})
-	inv.Problems = problems
 	printDiagnostics(stderr, m.Check(inv))
 	return m, inv, nil
 }

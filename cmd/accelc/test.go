@@ -53,10 +53,7 @@ suite it ran, for ` + "`gator verify DIR/...`" + `.`,
 					nodeTypes[in.Nodes[i].Name] = in.Nodes[i].AcceleratorType
 				}
 			}
-			files, err := policytest.Suite(tree, dir, cases, m.Cluster.TypeLabel(), func(n string) (string, bool) {
-				t, ok := nodeTypes[n]
-				return t, ok
-			})
+			files, err := policytest.Suite(tree, dir, cases, m.Cluster.TypeLabel(), nodeTypes)
 			if err != nil {
 				return &exitError{exitInput, err}
 			}

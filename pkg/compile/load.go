@@ -90,7 +90,7 @@ func Load(dir string) (*Model, error) {
 	}
 	at := func(path ...cue.Selector) string { return relPos(pos(path...), cwd) }
 
-	builtinCat, err := catalog.FromSchema(schema)
+	builtinCat, err := catalog.Builtin()
 	if err != nil {
 		return nil, err
 	}

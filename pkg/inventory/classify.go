@@ -2,6 +2,7 @@ package inventory
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"regexp"
 	"slices"
@@ -134,8 +135,28 @@ const (
 	lblStrategy = "nvidia.com/gpu.sharing-strategy"
 )
 
-// migMixedCount matches nvidia.com/mig-<profile>.count.
-var migMixedCount = regexp.MustCompile(`^nvidia\.com/mig-(.+)\.count$`)
+// migMixedCounts reads the per-profile nvidia.com/mig-<profile>.count
+// labels GFD writes under the MIG mixed strategy.
+func migMixedCounts(labels map[string]string) map[string]int {
+	var out map[string]int
+	for k, v := range labels {
+		rest, ok := strings.CutPrefix(k, "nvidia.com/mig-")
+		if !ok {
+			continue
+		}
+		profile, ok := strings.CutSuffix(rest, ".count")
+		if !ok || profile == "" {
+			continue
+		}
+		if c, ok := atoi(v); ok {
+			if out == nil {
+				out = map[string]int{}
+			}
+			out[profile] = c
+		}
+	}
+	return out
+}
 
 // gbInProduct finds a memory size written in a product name: "80GB".
 var gbInProduct = regexp.MustCompile(`(?i)(?:^|-)(\d+)GB?(?:-|$)`)
@@ -212,10 +233,11 @@ func classifyNode(raw *RawNode, cat *catalog.Catalog, opts Options) (Node, bool)
 	n := Node{Name: raw.Metadata.Name, Status: nodeStatus(raw), Sharing: Exclusive}
 
 	var class *catalog.Class
-	derivedAlloc := -1
+	derivedAlloc := -1 // what GFD labels imply, for snapshots without status
+	mixed := migMixedCounts(labels)
 	switch {
-	case labels[lblProduct] != "" || hasMIGMixedLabels(labels):
-		class, derivedAlloc = classifyGFD(&n, labels, res, cat)
+	case labels[lblProduct] != "" || len(mixed) > 0:
+		class, derivedAlloc = classifyGFD(&n, labels, mixed, res, cat)
 		n.Vendor = "nvidia"
 	default:
 		class = classifyByLabels(&n, labels, cat)
@@ -225,7 +247,6 @@ func classifyNode(raw *RawNode, cat *catalog.Catalog, opts Options) (Node, bool)
 			n.Vendor = res.vendor
 		}
 		n.Count = res.capacity
-		derivedAlloc = res.capacity
 	}
 	if class == nil && n.Vendor == "" && res.capacity == 0 {
 		if _, pinned := opts.Pins[n.Name]; !pinned {
@@ -292,32 +313,13 @@ func nodeStatus(raw *RawNode) string {
 	return StatusUnknown
 }
 
-func hasMIGMixedLabels(labels map[string]string) bool {
-	for k := range labels {
-		if migMixedCount.MatchString(k) {
-			return true
-		}
-	}
-	return false
-}
-
 // classifyGFD reads GPU Feature Discovery labels. It returns the class (nil
 // when the product is not in the catalog) and the allocatable count the
 // labels imply, for snapshots without node status.
-func classifyGFD(n *Node, labels map[string]string, res resources, cat *catalog.Catalog) (*catalog.Class, int) {
+func classifyGFD(n *Node, labels map[string]string, mixed map[string]int, res resources, cat *catalog.Catalog) (*catalog.Class, int) {
 	product := labels[lblProduct]
 	productKey := lblProduct
-	mixed := map[string]int{}
-	mixedKeys := []string{}
-	for k, v := range labels {
-		if m := migMixedCount.FindStringSubmatch(k); m != nil {
-			if c, ok := atoi(v); ok {
-				mixed[m[1]] = c
-				mixedKeys = append(mixedKeys, m[1])
-			}
-		}
-	}
-	sort.Strings(mixedKeys)
+	mixedKeys := slices.Sorted(maps.Keys(mixed))
 	if product == "" && len(mixedKeys) > 0 {
 		// Some MIG mixed nodes carry only per-profile labels.
 		productKey = "nvidia.com/mig-" + mixedKeys[0] + ".product"

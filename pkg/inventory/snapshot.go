@@ -10,6 +10,8 @@ import (
 	"unicode"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/accelc/accelc/pkg/catalog"
 )
 
 // RawNode is the part of a Kubernetes Node that classification reads.
@@ -208,4 +210,16 @@ func yamlLine(err error) int {
 		n = n*10 + int(r-'0')
 	}
 	return n
+}
+
+// Load reads a snapshot file and classifies its nodes; the nodes it could
+// not read are the inventory's Problems.
+func Load(path string, cat *catalog.Catalog, opts Options) (*Inventory, error) {
+	raw, problems, err := ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	inv := Classify(raw, cat, opts)
+	inv.Problems = problems
+	return inv, nil
 }

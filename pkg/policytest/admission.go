@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -18,6 +19,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/accelc/accelc/pkg/render"
+	"github.com/accelc/accelc/policies"
 )
 
 // CasesFile is where a cluster keeps its admission fixtures, relative to
@@ -40,8 +42,8 @@ type Case struct {
 	// profilescheduling, annotations, entitlement) that must report a
 	// violation; every other policy must report none. Empty: admitted.
 	Deny []string `json:"deny"`
-	// Message, if set, is a regular expression each expected violation's
-	// message must match.
+	// Message, if set, is a regular expression at least one violation's
+	// message must match (checked when Deny is not empty).
 	Message string `json:"message,omitempty"`
 	// Mutate runs the object through the rendered mutators first, as the
 	// webhook does before validating; the suite holds the mutated pod.
@@ -86,7 +88,7 @@ func ReadCases(clusterDir string) (*Cases, error) {
 
 func policyNames() []string {
 	var out []string
-	for _, p := range policiesAll() {
+	for _, p := range policies.All {
 		out = append(out, p.Dir)
 	}
 	return out
@@ -96,11 +98,12 @@ func policyNames() []string {
 // constraint with its template, every fixture a case of each. A case
 // expects, from a constraint that matches its namespace, violations from
 // the policies it lists (told apart by the policy name that starts each
-// message) and none from the others. Every case gets the
-// rendered HardwareProfiles and NamespaceEntitlements, and the Nodes
-// fixtures name in spec.nodeName, as synced inventory. Paths are relative to the suite's folder, so the
-// files can be written anywhere and checked with `gator verify DIR/...`.
-func Suite(tree render.Tree, clusterDir string, cases *Cases, typeLabel string, nodeType func(string) (string, bool)) (map[string][]byte, error) {
+// message) and none from the others. Every case gets the rendered
+// HardwareProfiles and NamespaceEntitlements, and the Nodes fixtures name
+// in spec.nodeName (typed from nodeTypes), as synced inventory. Paths are
+// relative to the suite's folder, so the files can be written anywhere
+// and checked with `gator verify DIR/...`.
+func Suite(tree render.Tree, clusterDir string, cases *Cases, typeLabel string, nodeTypes map[string]string) (map[string][]byte, error) {
 	files := map[string][]byte{}
 	var synced, expansions [][]byte
 	for _, p := range tree.Paths() {
@@ -118,12 +121,16 @@ func Suite(tree render.Tree, clusterDir string, cases *Cases, typeLabel string, 
 	const expansionFile = "policies/expansiontemplates.yaml"
 	files[expansionFile] = joinDocs(expansions)
 
-	casesDir := path.Dir(CasesFile)
-	namespaces := map[string]string{}
-	objects := map[string]string{} // case name → its object in the suite
-	var nodes [][]byte
-	for _, tc := range cases.Cases {
-		src := filepath.Join(clusterDir, filepath.FromSlash(casesDir), filepath.FromSlash(tc.Object))
+	// Read every fixture first: the mutator needs the namespaces of the
+	// objects it mutates.
+	type fixture struct {
+		src, ns, nodeName string
+		data              []byte
+	}
+	fixtures := make([]fixture, len(cases.Cases))
+	var mutateNamespaces []string
+	for i, tc := range cases.Cases {
+		src := filepath.Join(clusterDir, filepath.FromSlash(path.Dir(CasesFile)), filepath.FromSlash(tc.Object))
 		b, err := os.ReadFile(src)
 		if err != nil {
 			return nil, fmt.Errorf("case %s: %w", tc.Name, err)
@@ -142,30 +149,51 @@ func Suite(tree render.Tree, clusterDir string, cases *Cases, typeLabel string, 
 		if obj.Metadata.Namespace == "" {
 			return nil, fmt.Errorf("%s: give metadata.namespace: constraints match by namespace", src)
 		}
-		namespaces[tc.Name] = obj.Metadata.Namespace
-		if n := obj.Spec.NodeName; n != "" {
-			if t, ok := nodeType(n); ok {
-				node, err := yaml.Marshal(map[string]any{"apiVersion": "v1", "kind": "Node",
-					"metadata": map[string]any{"name": n, "labels": map[string]string{typeLabel: t}}})
-				if err != nil {
-					return nil, err
-				}
-				nodes = append(nodes, node)
-			}
+		fixtures[i] = fixture{src: src, ns: obj.Metadata.Namespace, nodeName: obj.Spec.NodeName, data: b}
+		if tc.Mutate && !slices.Contains(mutateNamespaces, obj.Metadata.Namespace) {
+			mutateNamespaces = append(mutateNamespaces, obj.Metadata.Namespace)
 		}
-		key := "cases/" + path.Clean(tc.Object)
+	}
+	var mutator *Mutator
+	if len(mutateNamespaces) > 0 {
+		var err error
+		if mutator, err = NewMutator(tree, mutateNamespaces); err != nil {
+			return nil, err
+		}
+	}
+
+	namespaces := map[string]string{}
+	objects := map[string]string{} // case name → its object in the suite
+	nodes := map[string][]byte{}
+	for i, tc := range cases.Cases {
+		f := fixtures[i]
+		namespaces[tc.Name] = f.ns
+		if t, ok := nodeTypes[f.nodeName]; ok && nodes[f.nodeName] == nil {
+			node, err := yaml.Marshal(map[string]any{"apiVersion": "v1", "kind": "Node",
+				"metadata": map[string]any{"name": f.nodeName, "labels": map[string]string{typeLabel: t}}})
+			if err != nil {
+				return nil, err
+			}
+			nodes[f.nodeName] = node
+		}
+		key, b := "cases/"+path.Clean(tc.Object), f.data
 		if tc.Mutate {
 			key = "cases/mutated/" + path.Clean(tc.Object)
-			if b, err = Mutate(tree, b); err != nil {
-				return nil, fmt.Errorf("case %s: mutating: %w", tc.Name, err)
+			var err error
+			if b, err = mutator.Mutate(b); err != nil {
+				return nil, fmt.Errorf("case %s (%s): mutating: %w", tc.Name, f.src, err)
 			}
 		}
 		objects[tc.Name] = key
 		files[key] = b
 	}
 	if len(nodes) > 0 {
+		var docs [][]byte
+		for _, name := range slices.Sorted(maps.Keys(nodes)) {
+			docs = append(docs, nodes[name])
+		}
 		inventory = append(inventory, "inventory/nodes.yaml")
-		files["inventory/nodes.yaml"] = joinDocs(nodes)
+		files["inventory/nodes.yaml"] = joinDocs(docs)
 	}
 
 	type assertion struct {
@@ -328,17 +356,7 @@ func RunSuite(ctx context.Context, files map[string][]byte) ([]CaseResult, error
 
 // ReportCases prints a FAIL line per failed case and a summary line.
 func ReportCases(w io.Writer, results []CaseResult) Summary {
-	var s Summary
-	for _, r := range results {
-		if r.Err == nil {
-			s.Passed++
-			continue
-		}
-		s.Failed++
-		fmt.Fprintf(w, "FAIL - %s - %s: %v\n", r.Case, r.Test, r.Err)
-	}
-	fmt.Fprintf(w, "admission: %d passed, %d failed\n", s.Passed, s.Failed)
-	return s
+	return report(w, "admission", results, func(r CaseResult) (string, error) { return r.Case + " - " + r.Test, r.Err })
 }
 
 // WriteFiles writes a suite's files under dir.

@@ -12,10 +12,16 @@ import (
 	"github.com/accelc/accelc/pkg/render"
 )
 
-// Mutate applies the rendered mutators to an object with Gatekeeper's own
-// expander (the code behind `gator expand`): a Pod comes back mutated; a
-// workload comes back as the mutated Pod its ExpansionTemplate generates.
-func Mutate(tree render.Tree, object []byte) ([]byte, error) {
+// Mutator applies a rendered tree's mutators with Gatekeeper's own
+// expander (the code behind `gator expand`).
+type Mutator struct {
+	expander *expand.Expander
+}
+
+// NewMutator loads the tree's mutators and ExpansionTemplates once.
+// Mutators match by namespace, so it takes the namespaces of the objects
+// it will mutate.
+func NewMutator(tree render.Tree, namespaces []string) (*Mutator, error) {
 	var resources []*unstructured.Unstructured
 	for _, p := range tree.Paths() {
 		if !strings.HasPrefix(p, "mutations/") && !strings.HasPrefix(p, "policies/expansiontemplate-") {
@@ -30,11 +36,7 @@ func Mutate(tree render.Tree, object []byte) ([]byte, error) {
 		}
 		resources = append(resources, u)
 	}
-	obj, err := reader.ReadUnstructured(object)
-	if err != nil {
-		return nil, err
-	}
-	if ns := obj.GetNamespace(); ns != "" {
+	for _, ns := range namespaces {
 		nsObj := &unstructured.Unstructured{}
 		nsObj.SetAPIVersion("v1")
 		nsObj.SetKind("Namespace")
@@ -45,7 +47,17 @@ func Mutate(tree render.Tree, object []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	resultants, err := er.Expand(obj)
+	return &Mutator{expander: er}, nil
+}
+
+// Mutate returns a Pod mutated, or a workload as the mutated Pod its
+// ExpansionTemplate generates.
+func (m *Mutator) Mutate(object []byte) ([]byte, error) {
+	obj, err := reader.ReadUnstructured(object)
+	if err != nil {
+		return nil, err
+	}
+	resultants, err := m.expander.Expand(obj)
 	if err != nil {
 		return nil, err
 	}

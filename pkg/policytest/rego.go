@@ -2,6 +2,7 @@ package policytest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -12,8 +13,6 @@ import (
 
 	"github.com/accelc/accelc/policies"
 )
-
-func policiesAll() []policies.Policy { return policies.All }
 
 // Result is one Rego test.
 type Result struct {
@@ -80,19 +79,30 @@ func RunRego(ctx context.Context) ([]Result, error) {
 // Report prints conftest-style lines: a FAIL line per failure and a
 // summary. It returns the counts.
 func Report(w io.Writer, results []Result) Summary {
+	return report(w, "rego", results, func(r Result) (string, error) {
+		if r.Pass {
+			return "", nil
+		}
+		if r.Err != nil {
+			return r.File + " - " + r.Name, r.Err
+		}
+		return r.File + " - " + r.Name, errors.New("failed")
+	})
+}
+
+// report prints "FAIL - <what>: <why>" for each failed result, then
+// "<label>: N passed, N failed".
+func report[T any](w io.Writer, label string, results []T, failure func(T) (string, error)) Summary {
 	var s Summary
 	for _, r := range results {
-		if r.Pass {
+		what, err := failure(r)
+		if err == nil {
 			s.Passed++
 			continue
 		}
 		s.Failed++
-		msg := "failed"
-		if r.Err != nil {
-			msg = r.Err.Error()
-		}
-		fmt.Fprintf(w, "FAIL - %s - %s: %s\n", r.File, r.Name, msg)
+		fmt.Fprintf(w, "FAIL - %s: %v\n", what, err)
 	}
-	fmt.Fprintf(w, "rego: %d passed, %d failed\n", s.Passed, s.Failed)
+	fmt.Fprintf(w, "%s: %d passed, %d failed\n", label, s.Passed, s.Failed)
 	return s
 }

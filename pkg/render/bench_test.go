@@ -28,12 +28,10 @@ func BenchmarkRender5000(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		raw, problems, err := inventory.ReadFile(snap)
+		inv, err := inventory.Load(snap, m.Catalog, inventory.Options{Pins: m.Pins})
 		if err != nil {
 			b.Fatal(err)
 		}
-		inv := inventory.Classify(raw, m.Catalog, inventory.Options{Pins: m.Pins})
-		inv.Problems = problems
 		_ = m.Check(inv)
 		tree, err := render.Cluster(m, inv)
 		if err != nil {

@@ -8,14 +8,8 @@ import (
 	"github.com/accelc/accelc/policies"
 )
 
-// ConstraintName is the name of every constraint accelc renders: one per
-// template, so the kind tells them apart.
+// ConstraintName is the name of accelc's admission constraint.
 const ConstraintName = "accelc"
-
-// basePrefixes are the accelerator resource prefixes the Rego library
-// knows (policies/lib/accelc.rego); a class whose resource none of them
-// covers is passed as extraResourcePrefixes.
-var basePrefixes = []string{"nvidia.com/gpu", "nvidia.com/mig-", "alpha.kubernetes.io/nvidia-gpu", "amd.com/", "habana.ai/", "gpu.intel.com/"}
 
 // policyObjects renders the admission ConstraintTemplate (every policy in
 // one template: policies.AdmissionTemplate) and its Constraint,
@@ -30,39 +24,27 @@ var basePrefixes = []string{"nvidia.com/gpu", "nvidia.com/mig-", "alpha.kubernet
 // and everything that grows — HardwareProfiles, Nodes, the namespace →
 // team map — is synced into data.inventory and looked up by path.
 func policyObjects(m *compile.Model) []Object {
-	common := commonParams(m)
-	var out []Object
-	constraint := func(p policies.Policy, name string, match map[string]any, params map[string]any) Object {
-		pp := map[string]any{}
-		for _, k := range p.Params {
-			if v, ok := params[k]; ok {
-				pp[k] = v
-			}
-		}
-		match["kinds"] = []any{map[string]any{"apiGroups": []string{""}, "kinds": []string{"Pod"}}}
-		match["scope"] = "Namespaced"
-		return Object{
-			Dir: "policies", APIVersion: "constraints.gatekeeper.sh/v1beta1", Kind: p.Kind, Name: name,
+	kind := policies.Admission.Kind
+	out := []Object{
+		{Dir: "policies", APIVersion: "templates.gatekeeper.sh/v1", Kind: "ConstraintTemplate", Name: policies.Admission.Name, Body: withLabels(policies.AdmissionTemplate(), m.Cluster.Name)},
+		{
+			Dir: "policies", APIVersion: "constraints.gatekeeper.sh/v1beta1", Kind: kind, Name: ConstraintName,
 			Body: map[string]any{
 				"apiVersion": "constraints.gatekeeper.sh/v1beta1",
-				"kind":       p.Kind,
-				"metadata":   meta{Name: name, Labels: managedLabels(m.Cluster.Name)},
+				"kind":       kind,
+				"metadata":   meta{Name: ConstraintName, Labels: managedLabels(m.Cluster.Name)},
 				"spec": map[string]any{
 					"enforcementAction": m.Cluster.Enforcement,
-					"match":             match,
-					"parameters":        pp,
+					"match": map[string]any{
+						"kinds":              []any{map[string]any{"apiGroups": []string{""}, "kinds": []string{"Pod"}}},
+						"scope":              "Namespaced",
+						"excludedNamespaces": nonNil(m.Cluster.ExcludedNamespaces),
+					},
+					"parameters": admissionParams(m),
 				},
 			},
-		}
+		},
 	}
-	admission := policies.Policy{Kind: policies.Admission.Kind}
-	for _, p := range policies.All {
-		admission.Params = append(admission.Params, p.Params...)
-	}
-	out = append(out,
-		Object{Dir: "policies", APIVersion: "templates.gatekeeper.sh/v1", Kind: "ConstraintTemplate", Name: policies.Admission.Name, Body: withLabels(policies.AdmissionTemplate(), m.Cluster.Name)},
-		constraint(admission, ConstraintName, map[string]any{"excludedNamespaces": nonNil(m.Cluster.ExcludedNamespaces)}, common),
-	)
 	out = append(out, Object{
 		Dir: "policies", APIVersion: "syncset.gatekeeper.sh/v1alpha1", Kind: "SyncSet", Name: "accelc",
 		Body: map[string]any{
@@ -127,8 +109,9 @@ func withLabels(obj map[string]any, cluster string) map[string]any {
 	return obj
 }
 
-// commonParams are the parameters every constraint may take.
-func commonParams(m *compile.Model) map[string]any {
+// admissionParams are the admission constraint's parameters
+// (policies.AdmissionParams).
+func admissionParams(m *compile.Model) map[string]any {
 	taintKeys := map[string]any{}
 	for i := range m.Profiles {
 		for _, t := range m.Profiles[i].Tolerations {
@@ -144,7 +127,7 @@ func commonParams(m *compile.Model) map[string]any {
 	extra := map[string]bool{}
 	for _, c := range m.Catalog.Classes() {
 		covered := false
-		for _, p := range basePrefixes {
+		for _, p := range policies.BaseResourcePrefixes {
 			covered = covered || strings.HasPrefix(c.ResourceName, p)
 		}
 		if !covered {

@@ -41,10 +41,8 @@ func renderExample(t testing.TB, name string) render.Tree {
 	dir := filepath.Join(examplesDir, name)
 	m, err := compile.Load(dir)
 	require.NoError(t, err)
-	raw, problems, err := inventory.ReadFile(compile.DefaultInventory(dir))
+	inv, err := inventory.Load(compile.DefaultInventory(dir), m.Catalog, inventory.Options{Pins: m.Pins})
 	require.NoError(t, err)
-	inv := inventory.Classify(raw, m.Catalog, inventory.Options{Pins: m.Pins})
-	inv.Problems = problems
 	tree, err := render.Cluster(m, inv)
 	require.NoError(t, err)
 	return tree
