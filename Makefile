@@ -65,6 +65,7 @@ bench: build tools ## Benchmarks: 5,000-node render beside `cue export`; one pod
 fuzz: ## Fuzz each parser briefly (FUZZTIME=10s each)
 	$(GO) test ./pkg/inventory -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(or $(FUZZTIME),10s)
 	$(GO) test ./pkg/inventory -run '^$$' -fuzz '^FuzzGFDProduct$$' -fuzztime $(or $(FUZZTIME),10s)
+	$(GO) test ./pkg/inventory -run '^$$' -fuzz '^FuzzLabels$$' -fuzztime $(or $(FUZZTIME),10s)
 	$(GO) test ./pkg/compile -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(or $(FUZZTIME),10s)
 
 .PHONY: tools

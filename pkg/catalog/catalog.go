@@ -42,6 +42,8 @@ type Catalog struct {
 	byLabel map[string]map[string]string
 	// byModel maps vendor/upper-case model → class ids, for fuzzy matching.
 	byModel map[string][]string
+	// byPCI maps vendor/PCI device id → class ids.
+	byPCI map[string][]string
 }
 
 // New builds a catalog. Two classes claiming the same label value is an
@@ -51,6 +53,7 @@ func New(classes []Class) (*Catalog, error) {
 		classes: make(map[string]*Class, len(classes)),
 		byLabel: map[string]map[string]string{},
 		byModel: map[string][]string{},
+		byPCI:   map[string][]string{},
 	}
 	for i := range classes {
 		cl := classes[i]
@@ -66,6 +69,10 @@ func New(classes []Class) (*Catalog, error) {
 		cl := c.classes[id]
 		mk := cl.Vendor + "/" + strings.ToUpper(cl.Model)
 		c.byModel[mk] = append(c.byModel[mk], id)
+		for _, dev := range cl.PCIDeviceIDs {
+			pk := cl.Vendor + "/" + strings.ToLower(dev)
+			c.byPCI[pk] = append(c.byPCI[pk], id)
+		}
 		keys := make([]string, 0, len(cl.IdentifiedBy))
 		for k := range cl.IdentifiedBy {
 			keys = append(keys, k)
@@ -135,6 +142,18 @@ func (c *Catalog) LabelKeys() []string {
 // sorted by id.
 func (c *Catalog) ByModel(vendor, model string) []*Class {
 	ids := c.byModel[vendor+"/"+strings.ToUpper(model)]
+	out := make([]*Class, len(ids))
+	for i, id := range ids {
+		out[i] = c.classes[id]
+	}
+	return out
+}
+
+// ByPCI returns the classes whose PCI device ids include device ("20b0"),
+// sorted by id. Some devices are sold in more than one memory size under
+// one id: the caller decides what more than one class means.
+func (c *Catalog) ByPCI(vendor, device string) []*Class {
+	ids := c.byPCI[vendor+"/"+strings.ToLower(device)]
 	out := make([]*Class, len(ids))
 	for i, id := range ids {
 		out[i] = c.classes[id]

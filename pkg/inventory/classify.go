@@ -60,7 +60,9 @@ type Node struct {
 	Sharing      Sharing        `json:"sharing"`
 	Replicas     int            `json:"replicas,omitempty"`
 	MIGDevices   map[string]int `json:"migDevices,omitempty"`
-	Status       string         `json:"status"`
+	// Types counts the devices per class id of a "mixed" node.
+	Types  map[string]int `json:"types,omitempty"`
+	Status string         `json:"status"`
 	// Notes say why the node got its type and what is odd about it.
 	Notes []string `json:"notes,omitempty"`
 }
@@ -240,13 +242,25 @@ func classifyNode(raw *RawNode, cat *catalog.Catalog, opts Options) (Node, bool)
 		class, derivedAlloc = classifyGFD(&n, labels, mixed, res, cat)
 		n.Vendor = "nvidia"
 	default:
-		class = classifyByLabels(&n, labels, cat)
-		if class != nil {
+		d := detectByLabels(labels, cat)
+		class = d.class
+		n.Types = d.types
+		switch {
+		case class != nil:
 			n.Vendor = class.Vendor
-		} else if res.vendor != "" {
+		case d.vendor != "":
+			n.Vendor = d.vendor
+		default:
 			n.Vendor = res.vendor
 		}
 		n.Count = res.capacity
+		if n.Count == 0 {
+			n.Count = d.count
+			derivedAlloc = d.count
+		}
+		if d.why != "" {
+			n.Notes = append(n.Notes, d.why)
+		}
 	}
 	if class == nil && n.Vendor == "" && res.capacity == 0 {
 		if _, pinned := opts.Pins[n.Name]; !pinned {
@@ -264,12 +278,17 @@ func classifyNode(raw *RawNode, cat *catalog.Catalog, opts Options) (Node, bool)
 		}
 	}
 
-	if class != nil {
+	switch {
+	case class != nil:
 		n.AcceleratorType = class.ID
 		n.DisplayName = class.DisplayName
 		n.Architecture = class.Architecture
 		n.MemoryGiB = class.MemoryGB
-	} else {
+		n.Types = nil
+	case len(n.Types) > 0:
+		n.AcceleratorType = TypeMixed
+		n.DisplayName = mixedDisplayName(n.Types, cat)
+	default:
 		n.AcceleratorType = TypeUnknown
 		n.DisplayName = unknownDisplayName(n.Vendor)
 		if mib, ok := memoryMiB(labels[lblMemory]); ok && n.Sharing != MIGSingle && mib > 0 {
@@ -291,7 +310,10 @@ func classifyNode(raw *RawNode, cat *catalog.Catalog, opts Options) (Node, bool)
 	if n.Count == 0 && n.Allocatable == 0 && res.capacity == 0 && n.Sharing != MIGSingle {
 		n.Notes = append(n.Notes, "device count unknown: no gpu.count label and no capacity in the snapshot")
 	}
-	if class == nil {
+	switch {
+	case n.AcceleratorType == TypeMixed:
+		n.Notes = append(n.Notes, "devices of more than one type on one node: a profile cannot tell which a pod gets; make the node's devices alike, or pin the type in cluster.nodes")
+	case class == nil:
 		// Last, so the node view can show it as what to do.
 		n.Notes = append(n.Notes, unknownAdvice(n.Vendor, labels))
 	}
@@ -322,10 +344,18 @@ func classifyGFD(n *Node, labels map[string]string, mixed map[string]int, res re
 	mixedKeys := slices.Sorted(maps.Keys(mixed))
 	if product == "" && len(mixedKeys) > 0 {
 		// Some MIG mixed nodes carry only per-profile labels.
-		productKey = "nvidia.com/mig-" + mixedKeys[0] + ".product"
-		product = labels[productKey]
+		for _, p := range mixedKeys {
+			productKey = "nvidia.com/mig-" + p + ".product"
+			if product = labels[productKey]; product != "" {
+				break
+			}
+		}
 	}
 	p := ParseGFDProduct(product)
+	if productKey != lblProduct {
+		// A per-profile product names its MIG profile: the node is mixed.
+		p.MIGProfile, p.MIGInvalid = "", false
+	}
 	count, _ := atoi(labels[lblCount])
 	replicas, _ := atoi(labels[lblReplicas])
 	n.Count = count
@@ -454,24 +484,10 @@ func matchByModel(cat *catalog.Catalog, base, memLabel string, migSingle bool) (
 		gb = int(math.Round(float64(mib) / 1024))
 		src = lblMemory
 	}
-	if gb > 0 {
-		var best *catalog.Class
-		for _, c := range cands {
-			if d := math.Abs(float64(c.MemoryGB-gb)) / float64(c.MemoryGB); d <= 0.15 {
-				if best == nil || math.Abs(float64(c.MemoryGB-gb)) < math.Abs(float64(best.MemoryGB-gb)) {
-					best = c
-				}
-			}
-		}
-		if best != nil {
-			return best, fmt.Sprintf("model %s and %dGB from %s", model, gb, src)
-		}
+	if best, why := pickByMemory(cands, gb, src); best != nil {
+		return best, "model " + model + why
 	}
-	ids := make([]string, len(cands))
-	for i, c := range cands {
-		ids[i] = c.ID
-	}
-	return nil, fmt.Sprintf("model %s could be %s and no memory figure tells them apart: pin the node in cluster.nodes", model, strings.Join(ids, " or "))
+	return nil, fmt.Sprintf("model %s could be %s and no memory figure tells them apart: pin the node in cluster.nodes", model, classIDs(cands))
 }
 
 // memoryMiB reads nvidia.com/gpu.memory, which GFD writes in MiB but some
@@ -487,32 +503,16 @@ func memoryMiB(v string) (int64, bool) {
 	return n, true
 }
 
-// labelPriority orders the label keys consulted after GFD's product: the
-// richest first.
-var labelPriority = []string{
-	"amd.com/gpu.product-name",
-	"amd.com/gpu.device-id",
-	"cloud.google.com/gke-accelerator",
-}
-
-func classifyByLabels(n *Node, labels map[string]string, cat *catalog.Catalog) *catalog.Class {
-	keys := append([]string(nil), labelPriority...)
-	for _, k := range cat.LabelKeys() {
-		if !slices.Contains(labelPriority, k) {
-			keys = append(keys, k)
+func mixedDisplayName(types map[string]int, cat *catalog.Catalog) string {
+	parts := make([]string, 0, len(types))
+	for _, id := range slices.Sorted(maps.Keys(types)) {
+		name := id
+		if c, ok := cat.Get(id); ok {
+			name = c.DisplayName
 		}
+		parts = append(parts, fmt.Sprintf("%d× %s", types[id], name))
 	}
-	for _, k := range keys {
-		v, ok := labels[k]
-		if !ok || v == "" {
-			continue
-		}
-		if c, ok := cat.ByLabel(k, v); ok {
-			n.Notes = append(n.Notes, fmt.Sprintf("type from %s=%s", k, v))
-			return c
-		}
-	}
-	return nil
+	return "Mixed: " + strings.Join(parts, ", ")
 }
 
 func unknownDisplayName(vendor string) string {

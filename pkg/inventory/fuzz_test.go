@@ -78,3 +78,41 @@ func FuzzGFDProduct(f *testing.F) {
 		}
 	})
 }
+
+// FuzzLabels classifies a node whose labels and capacity come from the
+// fuzzer, seeded with the real label sets of every scheme: no label set may
+// panic, and every accelerator node says why it got its type.
+func FuzzLabels(f *testing.F) {
+	seeds := [][4]string{
+		{"nvidia.com/gpu.product", "NVIDIA-A100-SXM4-80GB-MIG-1g.10gb", "nvidia.com/gpu.memory", "81920"},
+		{"nvidia.com/mig-1g.10gb.count", "7", "nvidia.com/mig-1g.10gb.product", "NVIDIA-H100-80GB-HBM3-MIG-1g.10gb"},
+		{"amd.com/gpu.device-id.74a1", "4", "amd.com/gpu.device-id.740f", "4"},
+		{"beta.amd.com/gpu.product-name.AMD_Instinct_MI300X_OAM", "8", "beta.amd.com/gpu.family.AI", "8"},
+		{"karpenter.k8s.aws/instance-gpu-name", "nvidia-a100", "karpenter.k8s.aws/instance-gpu-memory", "40960"},
+		{"feature.node.kubernetes.io/pci-0302_10de_20b5.present", "true", "cloud.google.com/gke-accelerator", "nvidia-tesla-t4"},
+		{"node.kubernetes.io/instance-type", "p5.48xlarge", "nvidia.com/gpu.sharing-strategy", "mps"},
+	}
+	for _, s := range seeds {
+		f.Add(s[0], s[1], s[2], s[3], "nvidia.com/gpu", "8")
+		f.Add(s[0], s[1], s[2], s[3], "amd.com/gpu", "1Ki")
+	}
+	cat, err := catalog.Builtin()
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, k1, v1, k2, v2, res, qty string) {
+		var raw inventory.RawNode
+		raw.Metadata.Name = "fuzz"
+		raw.Metadata.Labels = map[string]string{k1: v1, k2: v2}
+		raw.Status.Capacity = map[string]string{res: qty}
+		inv := inventory.Classify([]inventory.RawNode{raw}, cat, inventory.Options{})
+		for _, n := range inv.Nodes {
+			if n.AcceleratorType == "" || len(n.Notes) == 0 {
+				t.Fatalf("node without a type or a reason: %+v", n)
+			}
+			if n.Count < 0 || n.Allocatable < 0 {
+				t.Fatalf("negative counts: %+v", n)
+			}
+		}
+	})
+}

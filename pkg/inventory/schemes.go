@@ -1,0 +1,271 @@
+package inventory
+
+import (
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/accelc/accelc/pkg/catalog"
+)
+
+// This file reads the labelling schemes other than GPU Feature Discovery's:
+// the ROCm node labeller (current and legacy), Karpenter's instance labels,
+// Node Feature Discovery's PCI labels, and whatever label keys the catalog's
+// identifiedBy names (GKE's accelerator label, cloud instance types).
+
+// detection is what one scheme found on a node.
+type detection struct {
+	class *catalog.Class
+	// types is set instead of class for a node whose devices are of more
+	// than one class (class id → devices).
+	types map[string]int
+	// count is the device count the scheme states, 0 when it states none.
+	count int
+	// vendor is set when the scheme names the vendor but no class.
+	vendor string
+	// why says which label decided, or why nothing did.
+	why string
+}
+
+func (d detection) found() bool { return d.class != nil || len(d.types) > 0 }
+
+// labelPriority orders the catalog label keys consulted after GPU Feature
+// Discovery's product: the richest first. Instance types come last: they
+// name the machine, not the device.
+var labelPriority = []string{
+	"cloud.google.com/gke-accelerator",
+}
+
+// detectByLabels runs the schemes in order of trust and returns the first
+// that names a class. When none does, it returns the most telling miss.
+func detectByLabels(labels map[string]string, cat *catalog.Catalog) detection {
+	var miss detection
+	for _, scheme := range []func(map[string]string, *catalog.Catalog) detection{
+		detectAMD, detectCatalogKeys(labelPriority), detectKarpenter, detectNFDPCI, detectCatalogKeys(nil),
+	} {
+		d := scheme(labels, cat)
+		if d.found() {
+			return d
+		}
+		if miss.why == "" && d.why != "" {
+			miss = d
+		}
+	}
+	return miss
+}
+
+// detectCatalogKeys looks label values up in the catalog's identifiedBy:
+// the keys given, or, with none, every key the catalog knows.
+func detectCatalogKeys(keys []string) func(map[string]string, *catalog.Catalog) detection {
+	return func(labels map[string]string, cat *catalog.Catalog) detection {
+		ks := keys
+		if ks == nil {
+			ks = cat.LabelKeys()
+		}
+		for _, k := range ks {
+			v, ok := labels[k]
+			if !ok || v == "" {
+				continue
+			}
+			if c, ok := cat.ByLabel(k, v); ok {
+				return detection{class: c, why: fmt.Sprintf("type from %s=%s", k, v)}
+			}
+		}
+		return detection{}
+	}
+}
+
+// AMD's ROCm node labeller. It writes amd.com/gpu.<name>=<value> when every
+// device of the node agrees, and amd.com/gpu.<name>.<value>=<count> per
+// value when they do not; its legacy beta.amd.com/gpu.* labels carry the
+// value in the key the same way.
+const (
+	amdPrefix     = "amd.com/gpu."
+	amdBetaPrefix = "beta.amd.com/gpu."
+)
+
+func detectAMD(labels map[string]string, cat *catalog.Catalog) detection {
+	var miss detection
+	for _, name := range []string{"product-name", "device-id"} {
+		key := amdPrefix + name
+		for _, prefix := range []string{amdPrefix, amdBetaPrefix} {
+			if v := labels[prefix+name]; v != "" {
+				if c, ok := cat.ByLabel(key, v); ok {
+					return detection{class: c, why: fmt.Sprintf("type from %s%s=%s", prefix, name, v)}
+				}
+				if miss.why == "" {
+					miss = detection{vendor: "amd", why: fmt.Sprintf("%s%s=%s is not in the catalog", prefix, name, v)}
+				}
+			}
+			if d, ok := amdValueKeyed(labels, prefix+name+".", key, cat); ok {
+				if d.found() {
+					return d
+				}
+				if miss.why == "" {
+					miss = d
+				}
+			}
+		}
+	}
+	return miss
+}
+
+// amdValueKeyed reads <prefix><value>=<count> labels. ok is false when the
+// node has none.
+func amdValueKeyed(labels map[string]string, prefix, catalogKey string, cat *catalog.Catalog) (detection, bool) {
+	counts := map[string]int{} // class id → devices
+	var unknown []string
+	for k, v := range labels {
+		value, ok := strings.CutPrefix(k, prefix)
+		if !ok || value == "" || strings.Contains(value, "/") {
+			continue
+		}
+		n, ok := atoi(v)
+		if !ok {
+			continue
+		}
+		c, ok := cat.ByLabel(catalogKey, value)
+		if !ok {
+			unknown = append(unknown, value)
+			continue
+		}
+		counts[c.ID] += n
+	}
+	if len(counts) == 0 && len(unknown) == 0 {
+		return detection{}, false
+	}
+	slices.Sort(unknown)
+	key := prefix + "<value>"
+	switch {
+	case len(unknown) > 0:
+		return detection{vendor: "amd", why: fmt.Sprintf("%s: %s not in the catalog", key, strings.Join(unknown, ", "))}, true
+	case len(counts) == 1:
+		for id, n := range counts {
+			c, _ := cat.Get(id)
+			return detection{class: c, count: n, why: fmt.Sprintf("type from %s (%d devices)", key, n)}, true
+		}
+	}
+	total := 0
+	for _, n := range counts {
+		total += n
+	}
+	return detection{types: counts, count: total, vendor: "amd", why: fmt.Sprintf("%s names %d types", key, len(counts))}, true
+}
+
+// Karpenter's AWS provider labels every node it launches with the GPU of
+// its instance type: name ("a100", older releases "nvidia-a100"),
+// manufacturer, count, and memory per GPU in MiB.
+const (
+	lblKarpenterGPUName   = "karpenter.k8s.aws/instance-gpu-name"
+	lblKarpenterGPUVendor = "karpenter.k8s.aws/instance-gpu-manufacturer"
+	lblKarpenterGPUCount  = "karpenter.k8s.aws/instance-gpu-count"
+	lblKarpenterGPUMemory = "karpenter.k8s.aws/instance-gpu-memory"
+)
+
+func detectKarpenter(labels map[string]string, cat *catalog.Catalog) detection {
+	name := strings.TrimSpace(labels[lblKarpenterGPUName])
+	if name == "" {
+		return detection{}
+	}
+	count, _ := atoi(labels[lblKarpenterGPUCount])
+	if c, ok := cat.ByLabel(lblKarpenterGPUName, name); ok {
+		return detection{class: c, count: count, why: fmt.Sprintf("type from %s=%s", lblKarpenterGPUName, name)}
+	}
+	vendor := strings.ToLower(strings.TrimSpace(labels[lblKarpenterGPUVendor]))
+	model := strings.ToLower(name)
+	if vendor != "" {
+		model = strings.TrimPrefix(model, vendor+"-")
+	}
+	gb := 0
+	if mib, err := strconv.Atoi(labels[lblKarpenterGPUMemory]); err == nil && mib > 0 {
+		gb = int(math.Round(float64(mib) / 1024))
+	}
+	cands := cat.ByModel(vendor, model)
+	if c, why := pickByMemory(cands, gb, lblKarpenterGPUMemory); c != nil {
+		return detection{class: c, count: count, why: fmt.Sprintf("type from %s=%s by model %s%s", lblKarpenterGPUName, name, strings.ToUpper(model), why)}
+	}
+	d := detection{count: count, vendor: vendor}
+	if len(cands) == 0 {
+		d.why = fmt.Sprintf("%s=%s is not a catalog model", lblKarpenterGPUName, name)
+	} else {
+		d.why = fmt.Sprintf("%s=%s could be %s and %s does not tell them apart", lblKarpenterGPUName, name, classIDs(cands), lblKarpenterGPUMemory)
+	}
+	return d
+}
+
+// pickByMemory chooses among a model's classes the one whose memory is
+// within 15% of gb, closest first. With one candidate, memory need not be
+// known; with several and no figure, it gives up rather than guess.
+func pickByMemory(cands []*catalog.Class, gb int, src string) (*catalog.Class, string) {
+	if len(cands) == 1 && gb == 0 {
+		return cands[0], ""
+	}
+	var best *catalog.Class
+	for _, c := range cands {
+		if gb <= 0 {
+			break
+		}
+		d := math.Abs(float64(c.MemoryGB - gb))
+		if d/float64(c.MemoryGB) <= 0.15 && (best == nil || d < math.Abs(float64(best.MemoryGB-gb))) {
+			best = c
+		}
+	}
+	if best == nil {
+		return nil, ""
+	}
+	return best, fmt.Sprintf(" and %dGB from %s", gb, src)
+}
+
+func classIDs(cs []*catalog.Class) string {
+	ids := make([]string, len(cs))
+	for i, c := range cs {
+		ids[i] = c.ID
+	}
+	return strings.Join(ids, " or ")
+}
+
+// Node Feature Discovery's pci source labels devices as
+// feature.node.kubernetes.io/pci-<fields>.present, the fields joined by '_'
+// (by default class and vendor; with deviceLabelFields including "device",
+// the device id too). A vendor id followed by a device id the catalog knows
+// names the class.
+const nfdPCIPrefix = "feature.node.kubernetes.io/pci-"
+
+func detectNFDPCI(labels map[string]string, cat *catalog.Catalog) detection {
+	vendors := map[string]string{} // PCI vendor id → vendor
+	for v, id := range catalog.PCIVendorIDs {
+		vendors[id] = v
+	}
+	var miss detection
+	for _, k := range slices.Sorted(maps.Keys(labels)) {
+		rest, ok := strings.CutPrefix(k, nfdPCIPrefix)
+		if !ok || labels[k] != "true" {
+			continue
+		}
+		fields, ok := strings.CutSuffix(rest, ".present")
+		if !ok {
+			continue
+		}
+		parts := strings.Split(fields, "_")
+		for i, p := range parts {
+			vendor, ok := vendors[p]
+			if !ok {
+				continue
+			}
+			if i+1 < len(parts) {
+				if cs := cat.ByPCI(vendor, parts[i+1]); len(cs) == 1 {
+					return detection{class: cs[0], why: fmt.Sprintf("type from NFD label %s (PCI %s:%s)", k, p, parts[i+1])}
+				} else if len(cs) > 1 && miss.why == "" {
+					miss = detection{vendor: vendor, why: fmt.Sprintf("NFD label %s: PCI device %s could be %s", k, parts[i+1], classIDs(cs))}
+				}
+			}
+			if miss.why == "" {
+				miss = detection{vendor: vendor, why: fmt.Sprintf("NFD label %s names the vendor, not the model", k)}
+			}
+		}
+	}
+	return miss
+}
