@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"fmt"
 	"io"
 	"slices"
 	"strings"
@@ -8,7 +10,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/accelc/accelc/pkg/catalog"
-	"github.com/accelc/accelc/pkg/compile"
 	"github.com/accelc/accelc/pkg/inventory"
 )
 
@@ -19,19 +20,30 @@ func newInventoryCmd(stdout, stderr io.Writer) *cobra.Command {
 		Args:  noArgs,
 	}
 	cmd.AddCommand(newInventoryShowCmd(stdout, stderr))
+	cmd.AddCommand(newInventoryNVMLCmd(stdout, stderr))
+	cmd.AddCommand(newInventorySnapshotCmd(stdout, stderr))
 	return cmd
 }
 
 func newInventoryShowCmd(stdout, stderr io.Writer) *cobra.Command {
 	var (
-		file, groupBy, output, config string
+		src                             inventorySource
+		groupBy, output, config, sortBy string
+		filter                          inventory.Filter
 	)
 	cmd := &cobra.Command{
 		Use:   "show",
 		Short: "Show every accelerator node with its detected type",
 		Long: `show classifies the nodes of a snapshot (--inventory, else ./inventory.json)
-and prints one line per accelerator node and a summary per type. With
---config CLUSTER_DIR it uses that cluster's catalog extensions and pins.`,
+or of a live cluster (--live) and prints one line per accelerator node and
+a summary per type. With --config CLUSTER_DIR it uses that cluster's
+catalog extensions and pins. A live read, or a snapshot taken with
+` + "`accelc inventory snapshot --live`" + `, also counts the GPUs pods use, and the
+summary says how many are available.
+
+--type, --sharing and --status select nodes (comma-separated values);
+--sort-by orders them. Nodes of unknown or mixed type are listed at the
+end with what to do about them.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !slices.Contains(inventory.Formats, output) {
@@ -39,6 +51,9 @@ and prints one line per accelerator node and a summary per type. With
 			}
 			if groupBy != "" && groupBy != "type" {
 				return usageErr("--group-by %s: only \"type\" is supported", groupBy)
+			}
+			if !slices.Contains(inventory.SortKeys, sortBy) {
+				return usageErr("--sort-by %s: choose one of %s", sortBy, strings.Join(inventory.SortKeys, ", "))
 			}
 			var cat *catalog.Catalog
 			opts := inventory.Options{}
@@ -54,26 +69,82 @@ and prints one line per accelerator node and a summary per type. With
 					return err
 				}
 			}
-			path := file
-			if path == "" {
-				if path = compile.DefaultInventory(firstNonEmpty(config, ".")); path == "" {
-					return usageErr("no inventory: give --inventory FILE (the output of `kubectl get nodes -o json`)")
-				}
-			}
-			inv, err := inventory.Load(path, cat, opts)
+			inv, err := src.load(cmd.Context(), firstNonEmpty(config, "."), cat, opts, stderr)
 			if err != nil {
-				return &exitError{exitInput, err}
+				return err
 			}
-			for _, p := range inv.Problems {
-				cmd.PrintErrf("warning: %s: %s; the node is left out\n", path, p)
+			if inv == nil {
+				return usageErr("no inventory: give --inventory FILE (the output of `kubectl get nodes -o json`) or --live")
+			}
+			inv = inv.Select(filter)
+			if err := inv.Sort(sortBy); err != nil {
+				return usageErr("%v", err)
 			}
 			return inv.WriteView(stdout, inventory.ViewOptions{Format: inventory.Format(output), GroupByType: groupBy == "type"})
 		},
 	}
-	cmd.Flags().StringVar(&file, "inventory", "", "node snapshot (`kubectl get nodes -o json` or -o yaml)")
-	cmd.Flags().StringVar(&groupBy, "group-by", "", "group nodes: type")
-	cmd.Flags().StringVarP(&output, "output", "o", "table", "output format: "+strings.Join(inventory.Formats, "|"))
-	cmd.Flags().StringVar(&config, "config", "", "cluster directory whose catalog and pins to apply")
+	src.bind(cmd, true)
+	f := cmd.Flags()
+	f.StringVar(&groupBy, "group-by", "", "group nodes: type")
+	f.StringVarP(&output, "output", "o", "table", "output format: "+strings.Join(inventory.Formats, "|"))
+	f.StringVar(&config, "config", "", "cluster directory whose catalog and pins to apply")
+	f.StringVar(&sortBy, "sort-by", "name", "order nodes by "+strings.Join(inventory.SortKeys, "|"))
+	f.StringSliceVar(&filter.Types, "type", nil, "only nodes of these types (class ids, unknown, mixed)")
+	f.StringSliceVar(&filter.Sharing, "sharing", nil, "only nodes shared this way: exclusive, time-sliced, mps, mig-single, mig-mixed")
+	f.StringSliceVar(&filter.Status, "status", nil, "only nodes in this status: Ready, NotReady, Unschedulable, Unknown")
+	return cmd
+}
+
+func newInventorySnapshotCmd(stdout, stderr io.Writer) *cobra.Command {
+	var (
+		src  inventorySource
+		out  string
+		pods bool
+	)
+	cmd := &cobra.Command{
+		Use:   "snapshot",
+		Short: "Write a node snapshot to commit beside the cluster's CUE",
+		Long: `snapshot reads the nodes of a live cluster (--live; kubeconfig as kubectl
+finds it, or --kubeconfig/--context) and writes them as a node list that
+render, vet and inventory show read. It keeps only what classification
+needs: names, labels, capacity, allocatable, the Ready condition and
+whether the node is cordoned; never addresses, machine ids or images. It
+records when it was taken and from which cluster, and the accelerators
+that pods use on each node (unless --pods=false).
+
+With --inventory FILE instead of --live, it rewrites an existing snapshot
+(` + "`kubectl get nodes -o json`" + ` output) the same way, dropping what
+should not be committed.`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if !src.live && src.file == "" {
+				return usageErr("give --live to read the cluster, or --inventory FILE to rewrite a snapshot")
+			}
+			snap, where, err := src.fetch(cmd.Context(), pods, stderr)
+			if err != nil {
+				return err
+			}
+			for _, p := range snap.Problems {
+				fmt.Fprintf(stderr, "warning: %s: %s; the node is left out\n", where, p)
+			}
+			var buf bytes.Buffer
+			if err := snap.Write(&buf); err != nil {
+				return err
+			}
+			if out == "" || out == "-" {
+				_, err := stdout.Write(buf.Bytes())
+				return err
+			}
+			if err := writeFileAtomic(out, buf.Bytes()); err != nil {
+				return err
+			}
+			fmt.Fprintf(stderr, "wrote %s: %d nodes\n", out, len(snap.Nodes))
+			return nil
+		},
+	}
+	src.bind(cmd, false)
+	cmd.Flags().StringVarP(&out, "output", "o", "", "file to write (default: standard output)")
+	cmd.Flags().BoolVar(&pods, "pods", true, "with --live, count the accelerators pods use on each node")
 	return cmd
 }
 

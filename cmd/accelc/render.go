@@ -12,16 +12,24 @@ import (
 )
 
 func newRenderCmd(stdout, stderr io.Writer) *cobra.Command {
-	var inv, out string
+	var (
+		src inventorySource
+		out string
+	)
 	cmd := &cobra.Command{
 		Use:   "render [CLUSTER_DIR]",
 		Short: "Render a cluster's manifests into a kustomize tree",
 		Long: `render compiles CLUSTER_DIR (default .) with its inventory and writes the
 cluster's manifests to OUT_DIR (default out/<cluster name>), replacing
-what a previous render wrote there. It prints the files it wrote.`,
+what a previous render wrote there. It prints the files it wrote.
+
+The nodes come from --inventory FILE, else CLUSTER_DIR/inventory.json, or
+with --live from the cluster itself (kubeconfig as kubectl finds it). A
+snapshot taken by accelc records when; render warns when it is older than
+--max-snapshot-age.`,
 		Args: maxArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			m, in, err := loadCluster(dirArg(args), inv, stderr)
+			m, in, err := loadCluster(cmd.Context(), dirArg(args), &src, stderr)
 			if err != nil {
 				return err
 			}
@@ -45,7 +53,7 @@ what a previous render wrote there. It prints the files it wrote.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&inv, "inventory", "", "node snapshot (`kubectl get nodes -o json`); default CLUSTER_DIR/inventory.json")
+	src.bind(cmd, true)
 	cmd.Flags().StringVarP(&out, "output", "o", "", "output directory (default out/<cluster name>)")
 	return cmd
 }

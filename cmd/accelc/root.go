@@ -1,10 +1,14 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -39,7 +43,9 @@ func usageErr(format string, args ...any) error {
 func Main(args []string, stdout, stderr io.Writer) int {
 	root := newRoot(stdout, stderr)
 	root.SetArgs(args)
-	cmd, err := root.ExecuteC()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return exitOK
 	}
@@ -117,23 +123,17 @@ func loadModel(dir string) (*compile.Model, error) {
 	return m, nil
 }
 
-// loadCluster compiles a cluster directory and reads its inventory (the
-// --inventory flag, else the snapshot in the directory), printing to
-// stderr what Check finds. The inventory is nil when there is none.
-func loadCluster(dir, inventoryFlag string, stderr io.Writer) (*compile.Model, *inventory.Inventory, error) {
+// loadCluster compiles a cluster directory and reads its inventory from
+// src, printing to stderr what Check finds. The inventory is nil when
+// there is none.
+func loadCluster(ctx context.Context, dir string, src *inventorySource, stderr io.Writer) (*compile.Model, *inventory.Inventory, error) {
 	m, err := loadModel(dir)
 	if err != nil {
 		return nil, nil, err
 	}
-	path := inventoryFlag
-	if path == "" {
-		if path = compile.DefaultInventory(dir); path == "" {
-			return m, nil, nil
-		}
-	}
-	inv, err := inventory.Load(path, m.Catalog, inventory.Options{Pins: m.Pins})
-	if err != nil {
-		return nil, nil, &exitError{exitInput, err}
+	inv, err := src.load(ctx, dir, m.Catalog, inventory.Options{Pins: m.Pins}, stderr)
+	if err != nil || inv == nil {
+		return m, nil, err
 	}
 	printDiagnostics(stderr, m.Check(inv))
 	return m, inv, nil

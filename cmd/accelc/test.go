@@ -13,7 +13,10 @@ import (
 )
 
 func newTestCmd(stdout, stderr io.Writer) *cobra.Command {
-	var inv, suiteDir string
+	var (
+		src      inventorySource
+		suiteDir string
+	)
 	cmd := &cobra.Command{
 		Use:   "test [CLUSTER_DIR]",
 		Short: "Run the policies' Rego tests and the cluster's admission fixtures",
@@ -26,7 +29,7 @@ suite it ran, for ` + "`gator verify DIR/...`" + `.`,
 		Args: maxArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := dirArg(args)
-			m, in, err := loadCluster(dir, inv, stderr)
+			m, in, err := loadCluster(cmd.Context(), dir, &src, stderr)
 			if err != nil {
 				return err
 			}
@@ -76,7 +79,7 @@ suite it ran, for ` + "`gator verify DIR/...`" + `.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&inv, "inventory", "", "node snapshot (`kubectl get nodes -o json`); default CLUSTER_DIR/inventory.json")
+	src.bind(cmd, false)
 	cmd.Flags().StringVar(&suiteDir, "write-suite", "", "also write the gator suite and its files into this directory")
 	return cmd
 }

@@ -7,7 +7,7 @@ import (
 )
 
 func newVetCmd(_, stderr io.Writer) *cobra.Command {
-	var inv string
+	var src inventorySource
 	cmd := &cobra.Command{
 		Use:   "vet [CLUSTER_DIR]",
 		Short: "Validate a cluster's configuration and inventory",
@@ -17,10 +17,10 @@ It prints nothing and exits 0 when all is well; errors exit 1, each with
 the file:line:col it is about; warnings go to stderr and do not fail.`,
 		Args: maxArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			_, _, err := loadCluster(dirArg(args), inv, stderr)
+			_, _, err := loadCluster(cmd.Context(), dirArg(args), &src, stderr)
 			return err
 		},
 	}
-	cmd.Flags().StringVar(&inv, "inventory", "", "node snapshot (`kubectl get nodes -o json`); default CLUSTER_DIR/inventory.json")
+	src.bind(cmd, true)
 	return cmd
 }

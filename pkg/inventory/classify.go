@@ -54,7 +54,9 @@ type Node struct {
 	Count int `json:"count"`
 	// Allocatable is what the scheduler can hand out: time-sliced replicas
 	// and MIG devices included.
-	Allocatable  int            `json:"allocatable"`
+	Allocatable int `json:"allocatable"`
+	// InUse is what pods bound to the node request (live snapshots only).
+	InUse        int            `json:"inUse,omitempty"`
 	MemoryGiB    int            `json:"memoryGiB"`
 	Architecture string         `json:"architecture"`
 	Sharing      Sharing        `json:"sharing"`
@@ -73,6 +75,15 @@ func (n *Node) Available() bool {
 	return n.Status == StatusReady || n.Status == StatusUnknown
 }
 
+// Free is what a pod could still get on the node: allocatable less what
+// pods use, nothing on a cordoned or failing node.
+func (n *Node) Free() int {
+	if !n.Available() {
+		return 0
+	}
+	return max(n.Allocatable-n.InUse, 0)
+}
+
 // Options tune classification.
 type Options struct {
 	// Pins sets node types by hand (node name → class id); they win over
@@ -88,7 +99,13 @@ type Inventory struct {
 	Problems []Problem
 	// OtherNodes counts nodes without any accelerator.
 	OtherNodes int
+	// Source says where and when the nodes were read; nil for a plain
+	// kubectl snapshot.
+	Source *Source
 }
+
+// UsageKnown reports whether the nodes' InUse counts come from pods.
+func (inv *Inventory) UsageKnown() bool { return inv.Source != nil && inv.Source.PodsCounted }
 
 // Classify classifies raw nodes against a catalog.
 func Classify(raw []RawNode, cat *catalog.Catalog, opts Options) *Inventory {
@@ -115,8 +132,9 @@ const (
 	resGaudi        = "habana.ai/gaudi"
 )
 
-// vendorOfResource maps an extended resource to its vendor.
-func vendorOfResource(name string) string {
+// VendorOfResource maps an accelerator's extended resource to its vendor;
+// it is empty for every other resource.
+func VendorOfResource(name string) string {
 	switch {
 	case name == resNVIDIA, name == resNVIDIAShared, name == resNVIDIALegacy, strings.HasPrefix(name, resNVIDIAMIG):
 		return "nvidia"
@@ -179,7 +197,7 @@ func readResources(n *RawNode) resources {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		v := vendorOfResource(k)
+		v := VendorOfResource(k)
 		if v == "" {
 			continue
 		}
@@ -201,7 +219,7 @@ func readResources(n *RawNode) resources {
 	if n.Status.Allocatable != nil {
 		r.allocatable = 0
 		for k, s := range n.Status.Allocatable {
-			if vendorOfResource(k) != "" {
+			if VendorOfResource(k) != "" {
 				r.allocatable += quantity(s)
 			}
 		}
@@ -209,21 +227,21 @@ func readResources(n *RawNode) resources {
 	return r
 }
 
-// maxDevices bounds a device count read from a node, so that a corrupt
+// MaxDevices bounds a device count read from a node, so that a corrupt
 // quantity cannot overflow the sums of the summary.
-const maxDevices = 1 << 20
+const MaxDevices = 1 << 20
 
 func quantity(s string) int {
 	q, err := resource.ParseQuantity(s)
 	if err != nil {
 		return 0
 	}
-	return int(min(max(q.Value(), 0), maxDevices))
+	return int(min(max(q.Value(), 0), MaxDevices))
 }
 
 func atoi(s string) (int, bool) {
 	n, err := strconv.Atoi(strings.TrimSpace(s))
-	if err != nil || n < 0 || n > maxDevices {
+	if err != nil || n < 0 || n > MaxDevices {
 		return 0, false
 	}
 	return n, true
@@ -303,6 +321,9 @@ func classifyNode(raw *RawNode, cat *catalog.Catalog, opts Options) (Node, bool)
 		n.Allocatable = res.capacity
 	case derivedAlloc >= 0:
 		n.Allocatable = derivedAlloc
+	}
+	if v, ok := raw.Metadata.Annotations[AnnotationInUse]; ok {
+		n.InUse, _ = atoi(v)
 	}
 	if n.Allocatable == 0 && (n.Count > 0 || len(n.MIGDevices) > 0) {
 		n.Notes = append(n.Notes, "0 allocatable: not counted as available")

@@ -129,5 +129,6 @@ func TestMixedNodeView(t *testing.T) {
 	var b strings.Builder
 	require.NoError(t, inv.WriteView(&b, inventory.ViewOptions{}))
 	assert.Contains(t, b.String(), "Mixed: 4× AMD MI210 64GB, 4× AMD MI300X 192GB")
-	assert.Contains(t, b.String(), "amd-mixed: devices of more than one type")
+	assert.Contains(t, b.String(), "Mixed types: 1 node, 8 GPUs, 8 allocatable")
+	assert.Contains(t, b.String(), "1 node needs attention:\n  amd-mixed (mixed): devices of more than one type")
 }

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
+	"time"
 	"unicode"
 
 	"sigs.k8s.io/yaml"
@@ -14,25 +16,58 @@ import (
 	"github.com/accelc/accelc/pkg/catalog"
 )
 
-// RawNode is the part of a Kubernetes Node that classification reads.
+// RawNode is the part of a Kubernetes Node that classification reads. It
+// is also what a snapshot written by accelc holds of each node: nothing
+// else (no addresses, machine ids or images) is kept.
 type RawNode struct {
-	Kind     string `json:"kind"`
-	Metadata struct {
-		Name   string            `json:"name"`
-		Labels map[string]string `json:"labels"`
+	APIVersion string `json:"apiVersion,omitempty"`
+	Kind       string `json:"kind,omitempty"`
+	Metadata   struct {
+		Name        string            `json:"name"`
+		Labels      map[string]string `json:"labels,omitempty"`
+		Annotations map[string]string `json:"annotations,omitempty"`
 	} `json:"metadata"`
 	Spec struct {
-		Unschedulable bool `json:"unschedulable"`
+		Unschedulable bool `json:"unschedulable,omitempty"`
 	} `json:"spec"`
 	Status struct {
-		Capacity    map[string]string `json:"capacity"`
-		Allocatable map[string]string `json:"allocatable"`
-		Conditions  []struct {
-			Type   string `json:"type"`
-			Status string `json:"status"`
-		} `json:"conditions"`
+		Capacity    map[string]string `json:"capacity,omitempty"`
+		Allocatable map[string]string `json:"allocatable,omitempty"`
+		Conditions  []Condition       `json:"conditions,omitempty"`
 	} `json:"status"`
 }
+
+// Condition is a node condition; only Ready is read.
+type Condition struct {
+	Type   string `json:"type"`
+	Status string `json:"status"`
+}
+
+// Snapshot is a set of raw nodes with where and when they were read.
+type Snapshot struct {
+	Source   *Source
+	Nodes    []RawNode
+	Problems []Problem
+	// Warnings are what the reader could not do but worked around
+	// (pods it may not list).
+	Warnings []string
+}
+
+// Source records where a snapshot came from. It never holds the server's
+// address or credentials: snapshots are committed to Git.
+type Source struct {
+	// Cluster is the kubeconfig cluster name the nodes were read from.
+	Cluster string `json:"cluster,omitempty"`
+	// TakenAt is when the nodes were read.
+	TakenAt time.Time `json:"takenAt"`
+	// PodsCounted says the nodes carry the accelerators pods use
+	// (AnnotationInUse); without it, use is unknown.
+	PodsCounted bool `json:"podsCounted"`
+}
+
+// AnnotationInUse holds, on a node of a snapshot, the accelerator devices
+// that running and pending pods bound to it request.
+const AnnotationInUse = "accelc.io/accelerators-in-use"
 
 // Problem is a node that could not be read or classified. It never stops
 // a run: the node is left out and the problem is reported.
@@ -68,51 +103,72 @@ func (e *FileError) Unwrap() error { return e.Err }
 // ReadFile reads a node snapshot: what `kubectl get nodes -o json` or
 // `-o yaml` prints (kind List or NodeList), or a single Node.
 func ReadFile(path string) ([]RawNode, []Problem, error) {
+	snap, err := ReadSnapshot(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	return snap.Nodes, snap.Problems, nil
+}
+
+// ReadSnapshot reads a node snapshot file with its source, when accelc
+// wrote it.
+func ReadSnapshot(path string) (*Snapshot, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, nil, &FileError{Path: path, Err: err}
+		return nil, &FileError{Path: path, Err: err}
 	}
-	nodes, problems, err := Decode(data)
+	snap, err := DecodeSnapshot(data)
 	if err != nil {
 		var fe *FileError
 		if errors.As(err, &fe) {
 			fe.Path = path
-			return nil, nil, fe
+			return nil, fe
 		}
-		return nil, nil, &FileError{Path: path, Err: err}
+		return nil, &FileError{Path: path, Err: err}
 	}
-	return nodes, problems, nil
+	return snap, nil
 }
 
 type list struct {
-	Kind  string            `json:"kind"`
-	Items []json.RawMessage `json:"items"`
+	Kind   string            `json:"kind"`
+	Accelc *Source           `json:"accelc"`
+	Items  []json.RawMessage `json:"items"`
 }
 
 // Decode parses a snapshot held in memory. The error is a *FileError
 // (without a path) when the document itself is unreadable; broken items
 // come back as Problems.
 func Decode(data []byte) ([]RawNode, []Problem, error) {
+	snap, err := DecodeSnapshot(data)
+	if err != nil {
+		return nil, nil, err
+	}
+	return snap.Nodes, snap.Problems, nil
+}
+
+// DecodeSnapshot is Decode keeping the snapshot's source.
+func DecodeSnapshot(data []byte) (*Snapshot, error) {
 	trimmed := bytes.TrimSpace(data)
 	if len(trimmed) == 0 {
-		return nil, nil, &FileError{Err: errors.New("empty file: expected the output of `kubectl get nodes -o json`")}
+		return nil, &FileError{Err: errors.New("empty file: expected the output of `kubectl get nodes -o json`")}
 	}
 	jsonData := trimmed
 	if trimmed[0] != '{' && trimmed[0] != '[' {
 		j, err := yaml.YAMLToJSON(data)
 		if err != nil {
-			return nil, nil, &FileError{Line: yamlLine(err), Err: fmt.Errorf("not JSON or YAML: %v", err)}
+			return nil, &FileError{Line: yamlLine(err), Err: fmt.Errorf("not JSON or YAML: %v", err)}
 		}
 		jsonData = j
 	}
 	// Fast path: the whole list decodes at once. Only when some item does
 	// not is the list decoded again item by item, to report that item.
 	var fast struct {
-		Kind  string    `json:"kind"`
-		Items []RawNode `json:"items"`
+		Kind   string    `json:"kind"`
+		Accelc *Source   `json:"accelc"`
+		Items  []RawNode `json:"items"`
 	}
 	if json.Unmarshal(jsonData, &fast) == nil && (fast.Kind == "List" || fast.Kind == "NodeList") {
-		return checkNodes(fast.Items, nil)
+		return checkNodes(fast.Accelc, fast.Items, nil), nil
 	}
 	var top list
 	if err := json.Unmarshal(jsonData, &top); err != nil {
@@ -129,16 +185,16 @@ func Decode(data []byte) ([]RawNode, []Problem, error) {
 			lead := len(data) - len(bytes.TrimLeftFunc(data, unicode.IsSpace))
 			line = 1 + bytes.Count(data[:lead+int(off)], []byte("\n"))
 		}
-		return nil, nil, &FileError{Line: line, Err: fmt.Errorf("not a node list: %v", err)}
+		return nil, &FileError{Line: line, Err: fmt.Errorf("not a node list: %v", err)}
 	}
 	switch top.Kind {
 	case "List", "NodeList":
 	case "Node":
 		top.Items = []json.RawMessage{jsonData}
 	case "":
-		return nil, nil, &FileError{Err: errors.New("no `kind`: expected a NodeList, as `kubectl get nodes -o json` prints")}
+		return nil, &FileError{Err: errors.New("no `kind`: expected a NodeList, as `kubectl get nodes -o json` prints")}
 	default:
-		return nil, nil, &FileError{Err: fmt.Errorf("kind is %s, expected List or NodeList of nodes: take the snapshot with `kubectl get nodes -o json`", top.Kind)}
+		return nil, &FileError{Err: fmt.Errorf("kind is %s, expected List or NodeList of nodes: take the snapshot with `kubectl get nodes -o json`", top.Kind)}
 	}
 	nodes := make([]RawNode, len(top.Items))
 	bad := make([]*Problem, len(top.Items))
@@ -147,12 +203,12 @@ func Decode(data []byte) ([]RawNode, []Problem, error) {
 			bad[i] = &Problem{Node: nameOf(item), Item: i, Reason: "unreadable: " + err.Error()}
 		}
 	}
-	return checkNodes(nodes, bad)
+	return checkNodes(top.Accelc, nodes, bad), nil
 }
 
 // checkNodes drops items that are not usable nodes (bad[i] set, another
 // kind, no name, a name listed twice) and reports each as a Problem.
-func checkNodes(items []RawNode, bad []*Problem) ([]RawNode, []Problem, error) {
+func checkNodes(src *Source, items []RawNode, bad []*Problem) *Snapshot {
 	nodes := make([]RawNode, 0, len(items))
 	var problems []Problem
 	seen := make(map[string]int, len(items))
@@ -176,7 +232,7 @@ func checkNodes(items []RawNode, bad []*Problem) ([]RawNode, []Problem, error) {
 		seen[n.Metadata.Name] = i
 		nodes = append(nodes, *n)
 	}
-	return nodes, problems, nil
+	return &Snapshot{Source: src, Nodes: nodes, Problems: problems}
 }
 
 // nameOf digs the node name out of an item that does not decode as a Node.
@@ -215,11 +271,56 @@ func yamlLine(err error) int {
 // Load reads a snapshot file and classifies its nodes; the nodes it could
 // not read are the inventory's Problems.
 func Load(path string, cat *catalog.Catalog, opts Options) (*Inventory, error) {
-	raw, problems, err := ReadFile(path)
+	snap, err := ReadSnapshot(path)
 	if err != nil {
 		return nil, err
 	}
-	inv := Classify(raw, cat, opts)
-	inv.Problems = problems
-	return inv, nil
+	return snap.Classify(cat, opts), nil
+}
+
+// Classify classifies the snapshot's nodes; the inventory keeps its source
+// and problems.
+func (s *Snapshot) Classify(cat *catalog.Catalog, opts Options) *Inventory {
+	inv := Classify(s.Nodes, cat, opts)
+	inv.Problems = s.Problems
+	inv.Source = s.Source
+	return inv
+}
+
+// Write writes the snapshot as a kind List of Nodes that kubectl
+// and accelc both read, with its source under the top-level "accelc" key.
+// Output is deterministic for the same nodes and source.
+func (s *Snapshot) Write(w io.Writer) error {
+	items := make([]RawNode, len(s.Nodes))
+	for i, n := range s.Nodes {
+		n.APIVersion, n.Kind = "v1", "Node"
+		// Annotations carry addresses and tool state (CNI, cloud
+		// controllers): only accelc's own use count is kept.
+		n.Metadata.Annotations = nil
+		if v, ok := s.Nodes[i].Metadata.Annotations[AnnotationInUse]; ok {
+			n.Metadata.Annotations = map[string]string{AnnotationInUse: v}
+		}
+		items[i] = n
+	}
+	doc := struct {
+		APIVersion string    `json:"apiVersion"`
+		Kind       string    `json:"kind"`
+		Accelc     *Source   `json:"accelc,omitempty"`
+		Items      []RawNode `json:"items"`
+	}{"v1", "List", s.Source, items}
+	data, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(data, '\n'))
+	return err
+}
+
+// Age is how old the snapshot is at now; ok is false when the snapshot
+// does not say when it was taken (plain kubectl output).
+func (s *Source) Age(now time.Time) (time.Duration, bool) {
+	if s == nil || s.TakenAt.IsZero() {
+		return 0, false
+	}
+	return now.Sub(s.TakenAt), true
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -23,10 +24,18 @@ type TypeSummary struct {
 	// status in a snapshot without conditions); cordoned and failing nodes
 	// add nothing.
 	Allocatable int `json:"allocatable"`
+	// InUse is what pods request on those nodes; Available is what is
+	// left. Both are set only when the snapshot counted pods.
+	InUse     *int `json:"inUse,omitempty"`
+	Available *int `json:"available,omitempty"`
 }
 
 func (s TypeSummary) String() string {
-	return fmt.Sprintf("%s: %s, %s, %d allocatable", s.DisplayName, plural(s.Nodes, "node"), plural(s.GPUs, "GPU"), s.Allocatable)
+	line := fmt.Sprintf("%s: %s, %s, ", s.DisplayName, plural(s.Nodes, "node"), plural(s.GPUs, "GPU"))
+	if s.Available != nil {
+		return line + fmt.Sprintf("%d available", *s.Available)
+	}
+	return line + fmt.Sprintf("%d allocatable", s.Allocatable)
 }
 
 func plural(n int, word string) string {
@@ -40,13 +49,17 @@ func plural(n int, word string) string {
 // then mixed and unknown.
 func (inv *Inventory) Summary() []TypeSummary {
 	byType := map[string]*TypeSummary{}
+	inUse := map[string]int{}
 	for i := range inv.Nodes {
 		n := &inv.Nodes[i]
 		s := byType[n.AcceleratorType]
 		if s == nil {
 			s = &TypeSummary{AcceleratorType: n.AcceleratorType, DisplayName: n.DisplayName}
-			if n.AcceleratorType == TypeUnknown {
+			switch n.AcceleratorType {
+			case TypeUnknown:
 				s.DisplayName = "GPU - type unknown"
+			case TypeMixed:
+				s.DisplayName = "Mixed types"
 			}
 			byType[n.AcceleratorType] = s
 		}
@@ -54,10 +67,15 @@ func (inv *Inventory) Summary() []TypeSummary {
 		s.GPUs += n.Count
 		if n.Available() {
 			s.Allocatable += n.Allocatable
+			inUse[n.AcceleratorType] += min(n.InUse, n.Allocatable)
 		}
 	}
 	out := make([]TypeSummary, 0, len(byType))
-	for _, s := range byType {
+	for id, s := range byType {
+		if inv.UsageKnown() {
+			used, free := inUse[id], s.Allocatable-inUse[id]
+			s.InUse, s.Available = &used, &free
+		}
 		out = append(out, *s)
 	}
 	sort.Slice(out, func(i, j int) bool {
@@ -174,10 +192,18 @@ func migList(m map[string]int) string {
 
 func (inv *Inventory) writeTable(w io.Writer, group bool) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	header := "NODE\tACCELERATOR\tTYPE\tGPUS\tALLOCATABLE\tGPU MEMORY\tSHARING\tSTATUS"
+	usage := inv.UsageKnown()
+	header := "NODE\tACCELERATOR\tTYPE\tGPUS\tALLOCATABLE\t"
+	if usage {
+		header += "IN USE\t"
+	}
+	header += "GPU MEMORY\tSHARING\tSTATUS"
 	row := func(n *Node) {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n", n.Name, n.DisplayName, n.AcceleratorType,
-			n.Count, n.Allocatable, memory(n.MemoryGiB), sharingCell(n), n.Status)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t", n.Name, n.DisplayName, n.AcceleratorType, n.Count, n.Allocatable)
+		if usage {
+			fmt.Fprintf(tw, "%d\t", n.InUse)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", memory(n.MemoryGiB), sharingCell(n), n.Status)
 	}
 	if group {
 		for i, s := range inv.Summary() {
@@ -208,12 +234,89 @@ func (inv *Inventory) writeTable(w io.Writer, group bool) error {
 	if inv.OtherNodes > 0 {
 		fmt.Fprintf(w, "%s without accelerators not shown.\n", plural(inv.OtherNodes, "node"))
 	}
+	var attention []*Node
 	for i := range inv.Nodes {
-		n := &inv.Nodes[i]
-		if n.AcceleratorType == TypeUnknown || n.AcceleratorType == TypeMixed {
-			fmt.Fprintf(w, "%s: %s\n", n.Name, n.Notes[len(n.Notes)-1])
+		if t := inv.Nodes[i].AcceleratorType; t == TypeUnknown || t == TypeMixed {
+			attention = append(attention, &inv.Nodes[i])
 		}
 	}
+	if len(attention) > 0 {
+		verb := "need"
+		if len(attention) == 1 {
+			verb = "needs"
+		}
+		fmt.Fprintf(w, "\n%s %s attention:\n", plural(len(attention), "node"), verb)
+		for _, n := range attention {
+			fmt.Fprintf(w, "  %s (%s): %s\n", n.Name, n.AcceleratorType, n.Notes[len(n.Notes)-1])
+		}
+	}
+	return nil
+}
+
+// Filter selects nodes; an empty field matches every node. Values are
+// compared as the view prints them.
+type Filter struct {
+	Types   []string // class ids, "unknown" or "mixed"
+	Sharing []string // exclusive, time-sliced, mps, mig-single, mig-mixed
+	Status  []string // Ready, NotReady, Unschedulable, Unknown
+}
+
+// Match reports whether the node passes the filter.
+func (f Filter) Match(n *Node) bool {
+	in := func(list []string, v string) bool {
+		if len(list) == 0 {
+			return true
+		}
+		for _, x := range list {
+			if strings.EqualFold(x, v) {
+				return true
+			}
+		}
+		return false
+	}
+	return in(f.Types, n.AcceleratorType) && in(f.Sharing, string(n.Sharing)) && in(f.Status, n.Status)
+}
+
+// Select returns an inventory of the nodes that pass the filter (sharing
+// the nodes' storage); problems and source are kept.
+func (inv *Inventory) Select(f Filter) *Inventory {
+	out := *inv
+	out.Nodes = nil
+	for i := range inv.Nodes {
+		if f.Match(&inv.Nodes[i]) {
+			out.Nodes = append(out.Nodes, inv.Nodes[i])
+		}
+	}
+	return &out
+}
+
+// SortKeys are the node view's sort orders.
+var SortKeys = []string{"name", "type", "gpus", "available", "status"}
+
+// Sort orders the nodes by key (one of SortKeys), then by name. Counts
+// sort largest first.
+func (inv *Inventory) Sort(key string) error {
+	var less func(a, b *Node) int
+	switch key {
+	case "", "name":
+		less = func(a, b *Node) int { return 0 }
+	case "type":
+		less = func(a, b *Node) int { return strings.Compare(a.AcceleratorType, b.AcceleratorType) }
+	case "gpus":
+		less = func(a, b *Node) int { return b.Count - a.Count }
+	case "available":
+		less = func(a, b *Node) int { return b.Free() - a.Free() }
+	case "status":
+		less = func(a, b *Node) int { return strings.Compare(a.Status, b.Status) }
+	default:
+		return fmt.Errorf("unknown sort key %q: use one of %s", key, strings.Join(SortKeys, ", "))
+	}
+	slices.SortStableFunc(inv.Nodes, func(a, b Node) int {
+		if c := less(&a, &b); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
 	return nil
 }
 

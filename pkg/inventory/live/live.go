@@ -1,0 +1,319 @@
+// Package live reads a cluster's nodes, and the accelerators pods use on
+// them, through client-go. It is apart from pkg/inventory so that what
+// renders never links client-go.
+package live
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"sort"
+	"strconv"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/accelc/accelc/pkg/inventory"
+)
+
+// Options say which cluster to read and how.
+type Options struct {
+	// Kubeconfig is an explicit kubeconfig file; empty follows the usual
+	// rules ($KUBECONFIG, then ~/.kube/config).
+	Kubeconfig string
+	// Context is the kubeconfig context; empty means the current one.
+	Context string
+	// PageSize is the number of objects per list request (default 500,
+	// as kubectl).
+	PageSize int64
+	// SkipPods leaves pods out: no GPUs in use are counted.
+	SkipPods bool
+}
+
+// Error is a failure to read a cluster: unreachable, refused or
+// misconfigured. It names the server and context, and for a refusal the
+// RBAC permission that is missing.
+type Error struct {
+	Context string
+	Server  string
+	Err     error
+}
+
+func (e *Error) Error() string {
+	where := "the API server"
+	if e.Server != "" {
+		where += " " + e.Server
+	}
+	if e.Context != "" {
+		where += " (context " + e.Context + ")"
+	}
+	return where + ": " + e.Err.Error()
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Read lists the nodes of a cluster, and the pods bound to them to
+// count the accelerators in use. Lists are paginated. A cluster that
+// cannot be reached or refuses to list nodes is an *Error; pods it may
+// not list become a warning, and the snapshot has no use counts.
+func Read(ctx context.Context, opts Options) (*inventory.Snapshot, error) {
+	cfg, contextName, clusterName, err := restConfig(opts)
+	if err != nil {
+		return nil, err
+	}
+	wrap := func(err error) error {
+		return &Error{Context: contextName, Server: cfg.Host, Err: explain(err)}
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, wrap(err)
+	}
+	pageSize := opts.PageSize
+	if pageSize <= 0 {
+		pageSize = 500
+	}
+	snap := &inventory.Snapshot{Source: &inventory.Source{Cluster: clusterName, TakenAt: time.Now().UTC().Truncate(time.Second)}}
+
+	// Nodes and pods are listed at once: on a large cluster the pods take
+	// longest.
+	type podResult struct {
+		inUse map[string]int
+		err   error
+	}
+	pods := make(chan podResult, 1)
+	if !opts.SkipPods {
+		go func() {
+			inUse, err := listInUse(ctx, cs, pageSize)
+			pods <- podResult{inUse, err}
+		}()
+	}
+	nodes, err := listNodes(ctx, cs, pageSize)
+	if err != nil {
+		return nil, wrap(err)
+	}
+	snap.Nodes = nodes
+	if opts.SkipPods {
+		return snap, nil
+	}
+	pr := <-pods
+	switch {
+	case pr.err == nil:
+		snap.Source.PodsCounted = true
+		for i := range snap.Nodes {
+			n := &snap.Nodes[i]
+			if used := pr.inUse[n.Metadata.Name]; used > 0 {
+				if n.Metadata.Annotations == nil {
+					n.Metadata.Annotations = map[string]string{}
+				}
+				n.Metadata.Annotations[inventory.AnnotationInUse] = strconv.Itoa(used)
+			}
+		}
+	case apierrors.IsForbidden(pr.err):
+		snap.Warnings = append(snap.Warnings, fmt.Sprintf(
+			"may not list pods in all namespaces (RBAC: verb list on pods, cluster-wide): GPUs in use are not counted; %v", pr.err))
+	default:
+		return nil, wrap(pr.err)
+	}
+	return snap, nil
+}
+
+// restConfig resolves the kubeconfig the way kubectl does.
+func restConfig(opts Options) (cfg *rest.Config, contextName, clusterName string, err error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	if opts.Kubeconfig != "" {
+		rules.ExplicitPath = opts.Kubeconfig
+	}
+	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: opts.Context})
+	raw, err := cc.RawConfig()
+	if err != nil {
+		return nil, "", "", &Error{Context: opts.Context, Err: fmt.Errorf("reading the kubeconfig: %w", err)}
+	}
+	contextName = opts.Context
+	if contextName == "" {
+		contextName = raw.CurrentContext
+	}
+	if c, ok := raw.Contexts[contextName]; ok {
+		clusterName = c.Cluster
+	}
+	cfg, err = cc.ClientConfig()
+	if err != nil {
+		if clientcmd.IsEmptyConfig(err) {
+			err = errors.New("no kubeconfig: set KUBECONFIG, pass --kubeconfig, or create ~/.kube/config")
+		}
+		return nil, "", "", &Error{Context: contextName, Err: err}
+	}
+	cfg = rest.CopyConfig(cfg)
+	// Protobuf is several times cheaper to decode than JSON for large
+	// lists; every built-in API server speaks it.
+	cfg.ContentType = "application/vnd.kubernetes.protobuf"
+	cfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
+	cfg.QPS, cfg.Burst = 50, 100
+	if cfg.Timeout == 0 {
+		cfg.Timeout = 60 * time.Second
+	}
+	cfg.UserAgent = "accelc"
+	return cfg, contextName, clusterName, nil
+}
+
+func listNodes(ctx context.Context, cs kubernetes.Interface, pageSize int64) ([]inventory.RawNode, error) {
+	var out []inventory.RawNode
+	opts := metav1.ListOptions{Limit: pageSize}
+	for {
+		list, err := cs.CoreV1().Nodes().List(ctx, opts)
+		if err != nil {
+			return nil, fmt.Errorf("listing nodes: %w", err)
+		}
+		if out == nil {
+			out = make([]inventory.RawNode, 0, len(list.Items)+int(remaining(list.RemainingItemCount)))
+		}
+		for i := range list.Items {
+			out = append(out, rawFromNode(&list.Items[i]))
+		}
+		if list.Continue == "" {
+			break
+		}
+		opts.Continue = list.Continue
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Metadata.Name < out[j].Metadata.Name })
+	return out, nil
+}
+
+func remaining(n *int64) int64 {
+	if n == nil || *n < 0 || *n > inventory.MaxDevices {
+		return 0
+	}
+	return *n
+}
+
+// listInUse sums, per node, the accelerators that pods bound to it and not
+// finished request.
+func listInUse(ctx context.Context, cs kubernetes.Interface, pageSize int64) (map[string]int, error) {
+	inUse := map[string]int{}
+	opts := metav1.ListOptions{Limit: pageSize, FieldSelector: "status.phase!=Succeeded,status.phase!=Failed"}
+	for {
+		list, err := cs.CoreV1().Pods(metav1.NamespaceAll).List(ctx, opts)
+		if err != nil {
+			return nil, fmt.Errorf("listing pods: %w", err)
+		}
+		for i := range list.Items {
+			p := &list.Items[i]
+			if p.Spec.NodeName == "" {
+				continue
+			}
+			if n := PodAccelerators(&p.Spec); n > 0 {
+				inUse[p.Spec.NodeName] += n
+			}
+		}
+		if list.Continue == "" {
+			return inUse, nil
+		}
+		opts.Continue = list.Continue
+	}
+}
+
+// PodAccelerators is the number of accelerator devices a pod holds on its
+// node, counted as the scheduler does: the larger of its app containers
+// (with sidecars) and its largest init container; a limit stands for a
+// missing request, as it does for extended resources.
+func PodAccelerators(spec *corev1.PodSpec) int {
+	sum := func(cs []corev1.Container, sidecarsOnly bool) (total, peak int) {
+		for i := range cs {
+			c := &cs[i]
+			sidecar := c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
+			if sidecarsOnly && !sidecar {
+				peak = max(peak, total+containerAccelerators(c))
+				continue
+			}
+			total += containerAccelerators(c)
+		}
+		return total, peak
+	}
+	app, _ := sum(spec.Containers, false)
+	sidecars, initPeak := sum(spec.InitContainers, true)
+	return max(app+sidecars, initPeak)
+}
+
+func containerAccelerators(c *corev1.Container) int {
+	n := 0
+	for name, q := range c.Resources.Limits {
+		if inventory.VendorOfResource(string(name)) == "" {
+			continue
+		}
+		if r, ok := c.Resources.Requests[name]; ok {
+			q = r
+		}
+		n += quantityValue(q)
+	}
+	for name, q := range c.Resources.Requests {
+		if _, counted := c.Resources.Limits[name]; !counted && inventory.VendorOfResource(string(name)) != "" {
+			n += quantityValue(q)
+		}
+	}
+	return n
+}
+
+func quantityValue(q resource.Quantity) int {
+	return int(min(max(q.Value(), 0), inventory.MaxDevices))
+}
+
+// rawFromNode keeps what classification reads and drops the rest: node
+// addresses, machine and boot ids, images and managed fields never reach a
+// snapshot.
+func rawFromNode(n *corev1.Node) inventory.RawNode {
+	var r inventory.RawNode
+	r.Kind = "Node"
+	r.Metadata.Name = n.Name
+	r.Metadata.Labels = n.Labels
+	r.Spec.Unschedulable = n.Spec.Unschedulable
+	r.Status.Capacity = quantities(n.Status.Capacity)
+	r.Status.Allocatable = quantities(n.Status.Allocatable)
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			r.Status.Conditions = append(r.Status.Conditions, inventory.Condition{Type: string(c.Type), Status: string(c.Status)})
+		}
+	}
+	return r
+}
+
+func quantities(l corev1.ResourceList) map[string]string {
+	if l == nil {
+		return nil
+	}
+	out := make(map[string]string, len(l))
+	for k, q := range l {
+		out[string(k)] = q.String()
+	}
+	return out
+}
+
+// explain turns client-go errors into what the user must do.
+func explain(err error) error {
+	var status apierrors.APIStatus
+	switch {
+	case apierrors.IsForbidden(err):
+		verb, resource := "list", "nodes"
+		if errors.As(err, &status) {
+			if d := status.Status().Details; d != nil && d.Kind != "" {
+				resource = d.Kind
+			}
+		}
+		return fmt.Errorf("forbidden: this user may not %s %s cluster-wide (RBAC verb %q on %q): bind it to a ClusterRole that allows it, or use another --context: %w",
+			verb, resource, verb, resource, err)
+	case apierrors.IsUnauthorized(err):
+		return fmt.Errorf("the credentials were rejected: refresh them or choose another --context: %w", err)
+	}
+	var ue *url.Error
+	var ne net.Error
+	if errors.As(err, &ue) || errors.As(err, &ne) {
+		return fmt.Errorf("cannot reach it: check that the cluster is up and the kubeconfig's server is right: %w", err)
+	}
+	return err
+}
