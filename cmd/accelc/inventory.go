@@ -22,6 +22,7 @@ func newInventoryCmd(stdout, stderr io.Writer) *cobra.Command {
 	cmd.AddCommand(newInventoryShowCmd(stdout, stderr))
 	cmd.AddCommand(newInventoryNVMLCmd(stdout, stderr))
 	cmd.AddCommand(newInventorySnapshotCmd(stdout, stderr))
+	cmd.AddCommand(newInventorySuggestCmd(stdout, stderr))
 	return cmd
 }
 

@@ -65,8 +65,22 @@ type Node struct {
 	// Types counts the devices per class id of a "mixed" node.
 	Types  map[string]int `json:"types,omitempty"`
 	Status string         `json:"status"`
+	// Resource is the extended resource the node offers most of
+	// (nvidia.com/gpu, nvidia.com/gpu.shared, amd.com/gpu…); empty when
+	// the snapshot lists no capacity.
+	Resource string `json:"resource,omitempty"`
+	// Taints are the node's NoSchedule and NoExecute taints.
+	Taints []Taint `json:"taints,omitempty"`
 	// Notes say why the node got its type and what is odd about it.
 	Notes []string `json:"notes,omitempty"`
+
+	labels map[string]string
+}
+
+// Label returns one of the node's labels.
+func (n *Node) Label(key string) (string, bool) {
+	v, ok := n.labels[key]
+	return v, ok
 }
 
 // Available reports whether the node's accelerators count as available:
@@ -183,9 +197,11 @@ var gbInProduct = regexp.MustCompile(`(?i)(?:^|-)(\d+)GB?(?:-|$)`)
 
 type resources struct {
 	vendor      string
-	capacity    int // sum of accelerator resources in capacity
-	allocatable int // likewise in allocatable; -1 when the node has none listed
-	shared      int // nvidia.com/gpu.shared capacity
+	capacity    int    // sum of accelerator resources in capacity
+	allocatable int    // likewise in allocatable; -1 when the node has none listed
+	shared      int    // nvidia.com/gpu.shared capacity
+	resource    string // the accelerator resource with the most capacity
+	resourceQty int
 	migCapacity map[string]int
 }
 
@@ -206,6 +222,9 @@ func readResources(n *RawNode) resources {
 			r.vendor = v
 		}
 		r.capacity += q
+		if q > r.resourceQty {
+			r.resource, r.resourceQty = k, q
+		}
 		switch {
 		case k == resNVIDIAShared:
 			r.shared = q
@@ -250,7 +269,12 @@ func atoi(s string) (int, bool) {
 func classifyNode(raw *RawNode, cat *catalog.Catalog, opts Options) (Node, bool) {
 	labels := raw.Metadata.Labels
 	res := readResources(raw)
-	n := Node{Name: raw.Metadata.Name, Status: nodeStatus(raw), Sharing: Exclusive}
+	n := Node{Name: raw.Metadata.Name, Status: nodeStatus(raw), Sharing: Exclusive, Resource: res.resource, labels: labels}
+	for _, t := range raw.Spec.Taints {
+		if t.Effect == "NoSchedule" || t.Effect == "NoExecute" {
+			n.Taints = append(n.Taints, t)
+		}
+	}
 
 	var class *catalog.Class
 	derivedAlloc := -1 // what GFD labels imply, for snapshots without status

@@ -28,13 +28,21 @@ type RawNode struct {
 		Annotations map[string]string `json:"annotations,omitempty"`
 	} `json:"metadata"`
 	Spec struct {
-		Unschedulable bool `json:"unschedulable,omitempty"`
+		Unschedulable bool    `json:"unschedulable,omitempty"`
+		Taints        []Taint `json:"taints,omitempty"`
 	} `json:"spec"`
 	Status struct {
 		Capacity    map[string]string `json:"capacity,omitempty"`
 		Allocatable map[string]string `json:"allocatable,omitempty"`
 		Conditions  []Condition       `json:"conditions,omitempty"`
 	} `json:"status"`
+}
+
+// Taint is a node taint: pods need a matching toleration to land.
+type Taint struct {
+	Key    string `json:"key"`
+	Value  string `json:"value,omitempty"`
+	Effect string `json:"effect"`
 }
 
 // Condition is a node condition; only Ready is read.

@@ -273,6 +273,9 @@ func rawFromNode(n *corev1.Node) inventory.RawNode {
 	r.Metadata.Name = n.Name
 	r.Metadata.Labels = n.Labels
 	r.Spec.Unschedulable = n.Spec.Unschedulable
+	for _, t := range n.Spec.Taints {
+		r.Spec.Taints = append(r.Spec.Taints, inventory.Taint{Key: t.Key, Value: t.Value, Effect: string(t.Effect)})
+	}
 	r.Status.Capacity = quantities(n.Status.Capacity)
 	r.Status.Allocatable = quantities(n.Status.Allocatable)
 	for _, c := range n.Status.Conditions {

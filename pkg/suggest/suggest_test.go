@@ -1,0 +1,86 @@
+package suggest_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/accelc/accelc/internal/testutil"
+	"github.com/accelc/accelc/pkg/catalog"
+	"github.com/accelc/accelc/pkg/compile"
+	"github.com/accelc/accelc/pkg/inventory"
+	"github.com/accelc/accelc/pkg/suggest"
+)
+
+// copyDir copies the example clusters' CUE module, so a test can add a file.
+func copyDir(t *testing.T, from, to string) {
+	t.Helper()
+	require.NoError(t, os.CopyFS(to, os.DirFS(from)))
+}
+
+// TestSuggestVets proposes profiles for every example cluster and for the
+// real node sample, adds the file to the cluster and compiles it: accelc
+// vet must accept the proposal unchanged, and its output is golden.
+func TestSuggestVets(t *testing.T) {
+	for _, cluster := range []string{"hetero-prod", "small-lab"} {
+		t.Run(cluster, func(t *testing.T) {
+			root := t.TempDir()
+			copyDir(t, "../../examples/clusters", root)
+			dir := filepath.Join(root, cluster)
+			m, err := compile.Load(dir)
+			require.NoError(t, err)
+			inv, err := inventory.Load(filepath.Join(dir, "inventory.json"), m.Catalog, inventory.Options{Pins: m.Pins})
+			require.NoError(t, err)
+			opts := suggest.Options{Package: "cluster", Taken: map[string]bool{}, Source: "inventory.json"}
+			for _, p := range m.Profiles {
+				opts.Taken[p.Name] = true
+			}
+			res, err := suggest.Suggest(inv, m.Catalog, opts)
+			require.NoError(t, err)
+			require.NotEmpty(t, res.Profiles)
+			data, err := res.CUE(opts)
+			require.NoError(t, err)
+			testutil.Golden(t, filepath.Join("testdata", cluster+".cue"), data)
+
+			require.NoError(t, os.WriteFile(filepath.Join(dir, "suggested.cue"), data, 0o644))
+			m2, err := compile.Load(dir)
+			require.NoError(t, err, "the proposal must vet:\n%s", data)
+			assert.Len(t, m2.Profiles, len(m.Profiles)+len(res.Profiles))
+		})
+	}
+}
+
+// TestSuggestSelection: a selection across types gives one multi-type
+// profile, largest memory first, with a GPU count every node fits.
+func TestSuggestSelection(t *testing.T) {
+	cat, err := catalog.Builtin()
+	require.NoError(t, err)
+	inv, err := inventory.Load("../../examples/clusters/hetero-prod/inventory.json", cat, inventory.Options{})
+	require.NoError(t, err)
+	res, err := suggest.Suggest(inv, cat, suggest.Options{Types: []string{"nvidia-a100-80gb", "nvidia-h200-141gb"}})
+	require.NoError(t, err)
+	require.Len(t, res.Profiles, 1)
+	p := res.Profiles[0]
+	assert.Equal(t, []string{"nvidia-h200-141gb", "nvidia-a100-80gb"}, p.AcceleratorTypes)
+	assert.Equal(t, "h200-or-a100", p.Name)
+	assert.Equal(t, 8, p.GPUMax)
+
+	_, err = suggest.Suggest(inv, cat, suggest.Options{Nodes: []string{"no-such-node"}})
+	assert.ErrorContains(t, err, "no-such-node is not an accelerator node")
+	_, err = suggest.Suggest(inv, cat, suggest.Options{Types: []string{"nvidia-b200-180gb"}})
+	assert.ErrorContains(t, err, "no node of type nvidia-b200-180gb")
+
+	real, err := inventory.Load("../../testdata/nodes/real-nodes-sample.json", cat, inventory.Options{})
+	require.NoError(t, err)
+	res, err = suggest.Suggest(real, cat, suggest.Options{})
+	require.NoError(t, err)
+	data, err := res.CUE(suggest.Options{})
+	require.NoError(t, err)
+	assert.Contains(t, string(data), "// Left out: node-17: its MIG layout is invalid")
+	assert.Contains(t, string(data), `resourceName: "nvidia.com/mig-1g.10gb"`)
+	assert.True(t, strings.Contains(string(data), `nodeSelector: "nvidia.com/mig.strategy": "mixed"`))
+}
