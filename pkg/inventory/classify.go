@@ -69,7 +69,8 @@ type Node struct {
 	// (nvidia.com/gpu, nvidia.com/gpu.shared, amd.com/gpu…); empty when
 	// the snapshot lists no capacity.
 	Resource string `json:"resource,omitempty"`
-	// Taints are the node's NoSchedule and NoExecute taints.
+	// Taints are the node's NoSchedule and NoExecute taints, but for those
+	// Kubernetes sets for the node's condition.
 	Taints []Taint `json:"taints,omitempty"`
 	// Notes say why the node got its type and what is odd about it.
 	Notes []string `json:"notes,omitempty"`
@@ -271,7 +272,10 @@ func classifyNode(raw *RawNode, cat *catalog.Catalog, opts Options) (Node, bool)
 	res := readResources(raw)
 	n := Node{Name: raw.Metadata.Name, Status: nodeStatus(raw), Sharing: Exclusive, Resource: res.resource, labels: labels}
 	for _, t := range raw.Spec.Taints {
-		if t.Effect == "NoSchedule" || t.Effect == "NoExecute" {
+		// node.kubernetes.io/ taints (not-ready, unschedulable, pressure)
+		// come and go with the node's state; profiles never tolerate them.
+		if (t.Effect == "NoSchedule" || t.Effect == "NoExecute") && !strings.HasPrefix(t.Key, "node.kubernetes.io/") &&
+			!strings.HasPrefix(t.Key, "node.cloudprovider.kubernetes.io/") {
 			n.Taints = append(n.Taints, t)
 		}
 	}
