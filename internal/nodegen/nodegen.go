@@ -124,7 +124,7 @@ func (g Group) node(i int) Node {
 		"node-role.kubernetes.io/worker":   "",
 		"node.kubernetes.io/instance-type": g.InstanceType,
 		"topology.kubernetes.io/zone":      g.Zone,
-		"topology.kubernetes.io/region":    strings.TrimRight(g.Zone, "abcdef"),
+		"topology.kubernetes.io/region":    strings.TrimRight(strings.TrimRight(g.Zone, "abcdef"), "-"),
 	}
 	capacity := map[string]string{
 		"cpu":               strconv.Itoa(g.CPU),
