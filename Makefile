@@ -13,6 +13,8 @@ EXAMPLES := $(patsubst %/inventory.json,%,$(wildcard examples/clusters/*/invento
 CUE_VERSION   := v0.17.1
 GATOR_VERSION := v3.23.1
 STATICCHECK_VERSION := v0.6.1
+# The control plane of the end-to-end tests (internal/controlplane); tools/e2e/go.mod pins the same.
+K8S_VERSION   := v1.36.3
 
 export GOTOOLCHAIN := local
 
@@ -24,6 +26,13 @@ help: ## List the targets
 build: ## Build bin/accelc (static, CGO_ENABLED=0)
 	CGO_ENABLED=0 $(GO) build -trimpath -o $(ACCELC) ./cmd/accelc
 
+# go-nvml leaves NVML's symbols undefined until it loads the driver's
+# library; -z lazy keeps the binary starting where the driver is missing (cgo
+# refuses the flag in a #cgo directive, so it is passed here).
+.PHONY: build-nvml
+build-nvml: ## Build bin/accelc with cgo and NVML, for `accelc inventory nvml` on GPU nodes
+	CGO_ENABLED=1 $(GO) build -trimpath -ldflags=-extldflags=-Wl,-z,lazy -o $(ACCELC) ./cmd/accelc
+
 .PHONY: demo
 demo: build ## Show the example cluster's node view and render it into out/
 	$(ACCELC) inventory show --config $(EXAMPLE) --group-by type
@@ -31,9 +40,13 @@ demo: build ## Show the example cluster's node view and render it into out/
 	$(ACCELC) render $(EXAMPLE)
 
 .PHONY: test
-test: lint ## Vet, check formatting and go.mod, run every test, check the policies with gator
+test: lint control-plane ## Vet, check formatting and go.mod, run every test, check the policies with gator
 	$(GO) test ./...
 	$(MAKE) --no-print-directory policy-check
+
+.PHONY: control-plane
+control-plane: ## Install etcd and build kube-apiserver/kube-scheduler into bin/k8s-<version> for the end-to-end tests (cached)
+	GO=$(GO) K8S_VERSION=$(K8S_VERSION) ./hack/control-plane.sh
 
 .PHONY: policy-check
 policy-check: build $(BIN)/gator ## accelc test on every example; gator verify the policy folders and the examples' suites; gator expand the mutations
@@ -60,6 +73,10 @@ bench: build tools ## Benchmarks: 5,000-node render beside `cue export`; one pod
 	$(GO) test ./pkg/render -run '^$$' -bench . -benchmem -benchtime 10x
 	./hack/bench.sh
 	$(GO) test ./pkg/policytest -run '^$$' -bench Admission -benchmem -benchtime 1000x
+
+.PHONY: bench-live
+bench-live: control-plane ## Live inventory: list and classify 5,000 nodes and 50,000 pods on a real API server, beside `kubectl get nodes -o json`
+	$(GO) test ./pkg/inventory/live -run '^$$' -bench ReadLive -benchtime 5x -timeout 30m
 
 .PHONY: fuzz
 fuzz: ## Fuzz each parser briefly (FUZZTIME=10s each)

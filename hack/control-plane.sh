@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# The control plane that internal/controlplane starts for the end-to-end tests:
+# etcd from Debian's etcd-server package, and kube-apiserver and kube-scheduler
+# built from the tools/e2e module into bin/k8s-$K8S_VERSION/. Each step is
+# skipped when its result is already there, so a second run costs nothing.
+#
+#   K8S_VERSION=v1.36.3 ./hack/control-plane.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+: "${K8S_VERSION:?K8S_VERSION is not set (the Makefile sets it)}"
+GO=${GO:-go}
+export GOTOOLCHAIN=local
+
+if ! command -v etcd >/dev/null 2>&1; then
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "control-plane: etcd is not on PATH; install it (apt-get install -y etcd-server) and run again" >&2
+		exit 1
+	fi
+	echo "control-plane: installing etcd (Debian etcd-server)" >&2
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	apt-get install -y -qq --no-install-recommends etcd-server >/dev/null
+fi
+echo "control-plane: $(command -v etcd): $(etcd --version | head -n 1)"
+
+# The tools/e2e module pins k8s.io/kubernetes; its version must be the one asked for.
+pinned=$(cd tools/e2e && $GO list -m -f '{{.Version}}' k8s.io/kubernetes)
+if [ "$pinned" != "$K8S_VERSION" ]; then
+	echo "control-plane: tools/e2e/go.mod requires k8s.io/kubernetes $pinned, but K8S_VERSION is $K8S_VERSION; change one to match" >&2
+	exit 1
+fi
+
+dir=bin/k8s-$K8S_VERSION
+if [ -x "$dir/kube-apiserver" ] && [ -x "$dir/kube-scheduler" ]; then
+	echo "control-plane: $dir/kube-apiserver and kube-scheduler already built"
+else
+	echo "control-plane: building kube-apiserver and kube-scheduler $K8S_VERSION into $dir (about 10 minutes the first time)" >&2
+	minor=${K8S_VERSION#v1.}
+	minor=${minor%%.*}
+	tmp=$(mktemp -d "bin/.k8s-$K8S_VERSION.XXXXXX")
+	trap 'rm -rf "$tmp"' EXIT
+	(cd tools/e2e && $GO build -trimpath \
+		-ldflags "-s -w -X k8s.io/component-base/version.gitVersion=$K8S_VERSION -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor" \
+		-o "../../$tmp/" k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-scheduler)
+	# Both binaries appear together or not at all.
+	mkdir -p "$dir"
+	mv "$tmp/kube-apiserver" "$tmp/kube-scheduler" "$dir/"
+fi
+"$dir/kube-apiserver" --version

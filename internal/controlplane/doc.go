@@ -1,0 +1,34 @@
+// Package controlplane starts a real Kubernetes control plane on 127.0.0.1
+// for tests: etcd and kube-apiserver, and kube-scheduler on request. The
+// tests of the live inventory source, and the end-to-end suite, run against
+// it instead of a fake clientset, so what they check is what an API server
+// does: status subresources, RBAC, admission, pagination.
+//
+// It needs three programs:
+//
+//   - etcd on PATH (Debian's etcd-server package);
+//   - kube-apiserver and kube-scheduler of Kubernetes [K8sVersion], in the
+//     directory named by $ACCELC_K8S_BIN, or else in bin/k8s-v1.36.3 at the
+//     repository root.
+//
+// `make control-plane` installs etcd when it is missing and builds the two
+// Kubernetes commands from the tools/e2e module (about ten minutes once, then
+// cached by version); `make test` runs it first. Without the programs [Start]
+// skips the test with a message naming `make control-plane`, except when
+// CI=true: there it fails the test, so CI cannot pass by skipping.
+//
+// Everything a control plane makes lives in the test's temporary directory:
+// a fresh CA and the serving, client and service-account keys (made with
+// crypto/x509, ECDSA P-256), etcd's data, one log file per process, and the
+// kubeconfig files. Every server listens on 127.0.0.1 only, on ports picked
+// free at start. The processes are stopped, by process group, when the test
+// ends, whether it passed or not; when it failed, the tail of each log is
+// written to the test log. Start-up takes about four seconds.
+//
+// The admin identity is in group system:masters. [ControlPlane.UserKubeconfig]
+// mints a kubeconfig for any user name and groups, which RBAC then limits
+// like any other user; nothing is bound to a new user until the test binds it.
+// There is no controller manager: no namespace controller, no garbage
+// collection, no service-account tokens. The ServiceAccount admission plugin
+// is off so that pods can be created without a default service account.
+package controlplane
