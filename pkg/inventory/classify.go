@@ -75,8 +75,14 @@ type Node struct {
 	// Notes say why the node got its type and what is odd about it.
 	Notes []string `json:"notes,omitempty"`
 
-	labels map[string]string
+	labels             map[string]string
+	cpuMilli, memBytes int64 // allocatable (else capacity) CPU and memory
 }
+
+// Resources returns the node's allocatable CPU (millicores) and memory
+// (bytes), or its capacity when the snapshot has no allocatable; zero when
+// the snapshot lists neither.
+func (n *Node) Resources() (cpuMilli, memBytes int64) { return n.cpuMilli, n.memBytes }
 
 // Label returns one of the node's labels.
 func (n *Node) Label(key string) (string, bool) {
@@ -271,6 +277,7 @@ func classifyNode(raw *RawNode, cat *catalog.Catalog, opts Options) (Node, bool)
 	labels := raw.Metadata.Labels
 	res := readResources(raw)
 	n := Node{Name: raw.Metadata.Name, Status: nodeStatus(raw), Sharing: Exclusive, Resource: res.resource, labels: labels}
+	n.cpuMilli, n.memBytes = nodeResources(raw)
 	for _, t := range raw.Spec.Taints {
 		// node.kubernetes.io/ taints (not-ready, unschedulable, pressure)
 		// come and go with the node's state; profiles never tolerate them.
@@ -367,6 +374,21 @@ func classifyNode(raw *RawNode, cat *catalog.Catalog, opts Options) (Node, bool)
 		n.Notes = append(n.Notes, unknownAdvice(n.Vendor, labels))
 	}
 	return n, true
+}
+
+func nodeResources(raw *RawNode) (cpuMilli, memBytes int64) {
+	read := func(name string) resource.Quantity {
+		for _, l := range []map[string]string{raw.Status.Allocatable, raw.Status.Capacity} {
+			if v, ok := l[name]; ok {
+				if q, err := resource.ParseQuantity(v); err == nil && q.Sign() > 0 {
+					return q
+				}
+			}
+		}
+		return resource.Quantity{}
+	}
+	cpu, mem := read("cpu"), read("memory")
+	return cpu.MilliValue(), mem.Value()
 }
 
 func nodeStatus(raw *RawNode) string {

@@ -39,13 +39,20 @@ type Profile struct {
 	AcceleratorTypes []string
 	ResourceName     string
 	GPUMax           int
-	Tolerations      []inventory.Taint
-	NodeSelector     map[string]string
+	// CPU and Memory are the ranges from the nodes' allocatable: a pod
+	// with the most GPUs may take the smallest node whole, and the default
+	// is a GPU's share of it. Nil when the nodes list no CPU or memory.
+	CPU, Memory  *Range
+	Tolerations  []inventory.Taint
+	NodeSelector map[string]string
 	// Nodes are the nodes the profile was proposed from.
 	Nodes []string
 	// Comments go above the profile in the CUE.
 	Comments []string
 }
+
+// Range is a min/default/max triple as CUE writes it.
+type Range struct{ Min, Default, Max string }
 
 // Result is what Suggest proposes, and the selected nodes it could not use.
 type Result struct {
@@ -211,6 +218,7 @@ func single(g *group, all []*group, cat *catalog.Catalog, taken map[string]bool)
 	if p.ResourceName == c.ResourceName {
 		p.ResourceName = ""
 	}
+	p.CPU, p.Memory = ranges(g.nodes)
 	p.NodeSelector, p.Comments = sharingSelector(g, all)
 	p.Comments = append([]string{fmt.Sprintf("From %s: %s.", plural(len(g.nodes), "node"), strings.Join(abbreviate(p.Nodes, 5), ", "))}, p.Comments...)
 	p.Name = freeName(base, taken)
@@ -251,6 +259,7 @@ func multiType(groups []*group, cat *catalog.Catalog, taken map[string]bool) Pro
 		Nodes:            names(nodes),
 	}
 	slices.Sort(p.Nodes)
+	p.CPU, p.Memory = ranges(nodes)
 	p.Comments = []string{fmt.Sprintf("From %s: %s. The first type is preferred; reorder acceleratorTypes to change that.",
 		plural(len(p.Nodes), "node"), strings.Join(abbreviate(p.Nodes, 5), ", "))}
 	var bases []string
@@ -260,6 +269,33 @@ func multiType(groups []*group, cat *catalog.Catalog, taken map[string]bool) Pro
 	}
 	p.Name = freeName(strings.Join(bases, "-or-"), taken)
 	return p
+}
+
+// ranges proposes CPU and memory from the smallest node: at most all of
+// it, by default one device's share of it (what the node can allocate:
+// GPUs, time-sliced replicas or MIG devices).
+func ranges(nodes []*inventory.Node) (cpu, memory *Range) {
+	var minCPU, minMem int64
+	devices := 0
+	for i, n := range nodes {
+		c, m := n.Resources()
+		if c == 0 || m == 0 {
+			return nil, nil
+		}
+		if i == 0 || c < minCPU {
+			minCPU = c
+		}
+		if i == 0 || m < minMem {
+			minMem = m
+		}
+		devices = max(devices, n.Allocatable, n.Count)
+	}
+	share := int64(max(devices, 1))
+	cores := max(minCPU/1000, 1)
+	gi := max(minMem>>30, 2)
+	cpu = &Range{Min: "1", Default: strconv.FormatInt(max(cores/share, 1), 10), Max: strconv.FormatInt(cores, 10)}
+	memory = &Range{Min: `"2Gi"`, Default: strconv.Quote(strconv.FormatInt(max(gi/share, 2), 10) + "Gi"), Max: strconv.Quote(strconv.FormatInt(gi, 10) + "Gi")}
+	return cpu, memory
 }
 
 // perPodMax is the most devices one pod can get on the group's nodes: the
@@ -420,7 +456,7 @@ func (r *Result) CUE(opts Options) ([]byte, error) {
 	if opts.Source != "" {
 		fmt.Fprintf(&b, " from %s", opts.Source)
 	}
-	b.WriteString(".\n// Review names, descriptions and CPU/memory ranges, then commit.\n")
+	b.WriteString(".\n// Review the names and descriptions, then commit.\n")
 	for _, s := range r.Skipped {
 		fmt.Fprintf(&b, "// Left out: %s\n", s)
 	}
@@ -441,6 +477,10 @@ func (r *Result) CUE(opts Options) ([]byte, error) {
 			fmt.Fprintf(&b, "resourceName: %q\n", p.ResourceName)
 		}
 		fmt.Fprintf(&b, "gpu: {min: 1, default: 1, max: %d}\n", p.GPUMax)
+		if p.CPU != nil {
+			fmt.Fprintf(&b, "cpu: {min: %s, default: %s, max: %s}\n", p.CPU.Min, p.CPU.Default, p.CPU.Max)
+			fmt.Fprintf(&b, "memory: {min: %s, default: %s, max: %s}\n", p.Memory.Min, p.Memory.Default, p.Memory.Max)
+		}
 		if len(p.Tolerations) > 0 {
 			b.WriteString("tolerations: [\n")
 			for _, t := range p.Tolerations {
