@@ -1,0 +1,109 @@
+package main
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/accelc/accelc/pkg/inventory/nvml"
+)
+
+func newInventoryNVMLCmd(stdout, stderr io.Writer) *cobra.Command {
+	var nodeName, format, output string
+	cmd := &cobra.Command{
+		Use:   "nvml",
+		Short: "Report this GPU node's GPUs through NVML",
+		Long: `nvml reads this machine's GPUs through NVML, the NVIDIA driver's management
+library, and writes a node report as JSON: per GPU the product, memory, PCI
+device id, architecture, MIG mode and MIG devices by profile, and NVLink
+peers by GPU index; the driver and CUDA versions; and the Node that GPU
+Feature Discovery and the device plugin would make of the node (labels and
+capacity; MIG devices under the mixed strategy). Serial numbers, UUIDs and
+PCI bus ids are never written.
+
+--format report (the default) writes kind NVMLReport, with that Node under
+"nodeObject". --format node writes the Node alone: a snapshot that
+"accelc inventory show --inventory FILE" and "accelc render --inventory FILE"
+read. To make one snapshot of several nodes' files:
+  jq -s '{kind: "List", items: map(.nodeObject)}' reports/*.json   (report)
+  jq -s '{kind: "List", items: .}' nodes/*.json                    (node)
+
+Run it on the GPU node, as a Job or DaemonSet with the NVIDIA container
+runtime, and give it the node's name from the downward API (env NODE_NAME
+from spec.nodeName). It needs an accelc built with cgo ("make build-nvml")
+and the NVIDIA driver; without either it exits 3.`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if !slices.Contains(nvml.Formats, format) {
+				return usageErr("--format %s: choose one of %s", format, strings.Join(nvml.Formats, ", "))
+			}
+			node, err := resolveNodeName(nodeName)
+			if err != nil {
+				return err
+			}
+			report, err := nvml.Local(node)
+			if err != nil {
+				return &exitError{exitOutside, err}
+			}
+			var buf bytes.Buffer
+			if err := report.Write(&buf, nvml.Format(format)); err != nil {
+				return err
+			}
+			if output == "" {
+				_, err := stdout.Write(buf.Bytes())
+				return err
+			}
+			return writeFileAtomic(output, buf.Bytes())
+		},
+	}
+	cmd.Flags().StringVar(&nodeName, "node-name", "", "Kubernetes node name (default $NODE_NAME, else the host name)")
+	cmd.Flags().StringVar(&format, "format", string(nvml.FormatReport), "output format: "+strings.Join(nvml.Formats, "|"))
+	cmd.Flags().StringVarP(&output, "output", "o", "", "write the report to this file instead of stdout")
+	return cmd
+}
+
+// resolveNodeName picks the node name: the flag, else NODE_NAME (set
+// from the downward API), else the host name.
+func resolveNodeName(flag string) (string, error) {
+	if flag != "" {
+		return flag, nil
+	}
+	if env := os.Getenv("NODE_NAME"); env != "" {
+		return env, nil
+	}
+	host, err := os.Hostname()
+	if err != nil {
+		return "", usageErr("no node name: give --node-name or set NODE_NAME (the host name is unreadable: %v)", err)
+	}
+	if host == "" {
+		return "", usageErr("no node name: give --node-name or set NODE_NAME")
+	}
+	return host, nil
+}
+
+// writeFileAtomic writes data to path through a temporary file beside it
+// and a rename, so that a reader never sees half a report and a failed
+// write leaves the previous file as it was. The file is 0644.
+func writeFileAtomic(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return err
+	}
+	defer func() { _ = os.Remove(tmp.Name()) }() // fails harmlessly after the rename
+	if _, err := tmp.Write(data); err != nil {
+		_ = tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
