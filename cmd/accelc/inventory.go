@@ -98,9 +98,10 @@ end with what to do about them.`,
 
 func newInventorySnapshotCmd(stdout, stderr io.Writer) *cobra.Command {
 	var (
-		src  inventorySource
-		out  string
-		pods bool
+		src    inventorySource
+		out    string
+		pods   bool
+		merges []string
 	)
 	cmd := &cobra.Command{
 		Use:   "snapshot",
@@ -115,7 +116,11 @@ that pods use on each node (unless --pods=false).
 
 With --inventory FILE instead of --live, it rewrites an existing snapshot
 (` + "`kubectl get nodes -o json`" + ` output) the same way, dropping what
-should not be committed.`,
+should not be committed.
+
+--merge REPORT,… lays NVML reports (` + "`accelc inventory nvml`" + ` run on nodes
+the GPU Operator does not label) over the nodes of the same name, so those
+nodes are classified by what NVML saw.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !src.live && src.file == "" {
@@ -127,6 +132,17 @@ should not be committed.`,
 			}
 			for _, p := range snap.Problems {
 				fmt.Fprintf(stderr, "warning: %s: %s; the node is left out\n", where, p)
+			}
+			for _, path := range merges {
+				other, err := inventory.ReadSnapshot(path)
+				if err != nil {
+					return &exitError{exitInput, err}
+				}
+				for _, p := range other.Problems {
+					fmt.Fprintf(stderr, "warning: %s: %s; the node is left out\n", path, p)
+				}
+				merged, added := snap.Merge(other)
+				fmt.Fprintf(stderr, "merged %s: %d nodes updated, %d added\n", path, len(merged), len(added))
 			}
 			var buf bytes.Buffer
 			if err := snap.Write(&buf); err != nil {
@@ -146,6 +162,7 @@ should not be committed.`,
 	src.bind(cmd, false)
 	cmd.Flags().StringVarP(&out, "output", "o", "", "file to write (default: standard output)")
 	cmd.Flags().BoolVar(&pods, "pods", true, "with --live, count the accelerators pods use on each node")
+	cmd.Flags().StringSliceVar(&merges, "merge", nil, "lay these files' nodes over the snapshot (NVML reports from `accelc inventory nvml`, or node lists): their labels win, and capacity is filled in")
 	return cmd
 }
 

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"sort"
 	"strings"
 	"time"
 	"unicode"
@@ -141,6 +143,8 @@ type list struct {
 	Kind   string            `json:"kind"`
 	Accelc *Source           `json:"accelc"`
 	Items  []json.RawMessage `json:"items"`
+	// NodeObject is the node of an NVML report (accelc inventory nvml).
+	NodeObject json.RawMessage `json:"nodeObject"`
 }
 
 // Decode parses a snapshot held in memory. The error is a *FileError
@@ -199,10 +203,15 @@ func DecodeSnapshot(data []byte) (*Snapshot, error) {
 	case "List", "NodeList":
 	case "Node":
 		top.Items = []json.RawMessage{jsonData}
+	case "NVMLReport":
+		if len(top.NodeObject) == 0 {
+			return nil, &FileError{Err: errors.New("an NVMLReport without nodeObject: write it again with `accelc inventory nvml`")}
+		}
+		top.Items = []json.RawMessage{top.NodeObject}
 	case "":
 		return nil, &FileError{Err: errors.New("no `kind`: expected a NodeList, as `kubectl get nodes -o json` prints")}
 	default:
-		return nil, &FileError{Err: fmt.Errorf("kind is %s, expected List or NodeList of nodes: take the snapshot with `kubectl get nodes -o json`", top.Kind)}
+		return nil, &FileError{Err: fmt.Errorf("kind is %s, expected List or NodeList of nodes (or a Node, or an NVMLReport): take the snapshot with `kubectl get nodes -o json`", top.Kind)}
 	}
 	nodes := make([]RawNode, len(top.Items))
 	bad := make([]*Problem, len(top.Items))
@@ -322,6 +331,62 @@ func (s *Snapshot) Write(w io.Writer) error {
 	}
 	_, err = w.Write(append(data, '\n'))
 	return err
+}
+
+// Merge lays other's nodes over the snapshot's: a node of both keeps its
+// status and gains other's labels (which win), and other's accelerator
+// capacity when it lists none; a node only in other is added. This is how NVML reports from
+// nodes the GPU Operator does not label enrich a cluster snapshot. It
+// returns the names of the nodes merged and added.
+func (s *Snapshot) Merge(other *Snapshot) (merged, added []string) {
+	index := make(map[string]int, len(s.Nodes))
+	for i := range s.Nodes {
+		index[s.Nodes[i].Metadata.Name] = i
+	}
+	for _, o := range other.Nodes {
+		i, ok := index[o.Metadata.Name]
+		if !ok {
+			index[o.Metadata.Name] = len(s.Nodes)
+			s.Nodes = append(s.Nodes, o)
+			added = append(added, o.Metadata.Name)
+			continue
+		}
+		n := &s.Nodes[i]
+		n.Metadata.Labels = overlay(n.Metadata.Labels, o.Metadata.Labels)
+		for _, res := range []*map[string]string{&n.Status.Capacity, &n.Status.Allocatable} {
+			src := o.Status.Capacity
+			if res == &n.Status.Allocatable && o.Status.Allocatable != nil {
+				src = o.Status.Allocatable
+			}
+			if hasAccelerators(*res) {
+				continue // what the kubelet reports stands
+			}
+			for k, v := range src {
+				if VendorOfResource(k) != "" {
+					*res = overlay(*res, map[string]string{k: v})
+				}
+			}
+		}
+		merged = append(merged, o.Metadata.Name)
+	}
+	sort.Slice(s.Nodes, func(i, j int) bool { return s.Nodes[i].Metadata.Name < s.Nodes[j].Metadata.Name })
+	return merged, added
+}
+
+func hasAccelerators(resources map[string]string) bool {
+	for k := range resources {
+		if VendorOfResource(k) != "" {
+			return true
+		}
+	}
+	return false
+}
+
+func overlay(base, top map[string]string) map[string]string {
+	out := make(map[string]string, len(base)+len(top))
+	maps.Copy(out, base)
+	maps.Copy(out, top)
+	return out
 }
 
 // Age is how old the snapshot is at now; ok is false when the snapshot

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	_ "github.com/accelc/accelc/internal/testutil"
+	"github.com/accelc/accelc/pkg/catalog"
 	"github.com/accelc/accelc/pkg/inventory"
 )
 
@@ -236,4 +237,34 @@ func TestFormatCUDAVersion(t *testing.T) {
 	for v, want := range map[int]string{12040: "12.4", 11080: "11.8", 12000: "12.0", 13010: "13.1"} {
 		assert.Equal(t, want, formatCUDAVersion(v))
 	}
+}
+
+// TestReportMergesIntoSnapshot: the report of a node the GPU Operator does
+// not label, merged into a snapshot where that node has only capacity,
+// turns it from unknown into its real type; the kubelet's counts stand.
+func TestReportMergesIntoSnapshot(t *testing.T) {
+	r, err := Collect(newDGXA100(t), "dgx-a100-01")
+	require.NoError(t, err)
+	report := writeReport(t, r)
+	fromReport, err := inventory.DecodeSnapshot([]byte(report))
+	require.NoError(t, err, "an NVML report reads as a one-node snapshot")
+	require.Len(t, fromReport.Nodes, 1)
+
+	snap, err := inventory.DecodeSnapshot([]byte(`{"kind":"NodeList","items":[
+	  {"metadata":{"name":"dgx-a100-01"},"status":{"capacity":{"nvidia.com/gpu":"8"},"allocatable":{"nvidia.com/gpu":"7"}}},
+	  {"metadata":{"name":"cpu-01"},"status":{"capacity":{"cpu":"16"}}}]}`))
+	require.NoError(t, err)
+	cat, err := catalog.Builtin()
+	require.NoError(t, err)
+	before := snap.Classify(cat, inventory.Options{})
+	require.Equal(t, inventory.TypeUnknown, before.Nodes[0].AcceleratorType)
+
+	merged, added := snap.Merge(fromReport)
+	assert.Equal(t, []string{"dgx-a100-01"}, merged)
+	assert.Empty(t, added)
+	after := snap.Classify(cat, inventory.Options{})
+	require.Len(t, after.Nodes, 1)
+	assert.Equal(t, "nvidia-a100-40gb", after.Nodes[0].AcceleratorType)
+	assert.Equal(t, 7, after.Nodes[0].Allocatable, "the kubelet's allocatable stands")
+	assert.Equal(t, 1, after.OtherNodes)
 }
