@@ -38,6 +38,7 @@ else
 	echo "control-plane: building kube-apiserver and kube-scheduler $K8S_VERSION into $dir (about 10 minutes the first time)" >&2
 	minor=${K8S_VERSION#v1.}
 	minor=${minor%%.*}
+	mkdir -p bin
 	tmp=$(mktemp -d "bin/.k8s-$K8S_VERSION.XXXXXX")
 	trap 'rm -rf "$tmp"' EXIT
 	(cd tools/e2e && $GO build -trimpath \
