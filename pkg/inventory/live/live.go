@@ -48,9 +48,9 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
-	where := "the API server"
+	where := "--live"
 	if e.Server != "" {
-		where += " " + e.Server
+		where = "the API server " + e.Server
 	}
 	if e.Context != "" {
 		where += " (context " + e.Context + ")"
