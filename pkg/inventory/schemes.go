@@ -2,7 +2,6 @@ package inventory
 
 import (
 	"fmt"
-	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -39,13 +38,16 @@ var labelPriority = []string{
 	"cloud.google.com/gke-accelerator",
 }
 
+// schemes are the detectors in order of trust.
+var schemes = []func(map[string]string, *catalog.Catalog) detection{
+	detectAMD, detectCatalogKeys(labelPriority), detectKarpenter, detectNFDPCI, detectCatalogKeys(nil),
+}
+
 // detectByLabels runs the schemes in order of trust and returns the first
 // that names a class. When none does, it returns the most telling miss.
 func detectByLabels(labels map[string]string, cat *catalog.Catalog) detection {
 	var miss detection
-	for _, scheme := range []func(map[string]string, *catalog.Catalog) detection{
-		detectAMD, detectCatalogKeys(labelPriority), detectKarpenter, detectNFDPCI, detectCatalogKeys(nil),
-	} {
+	for _, scheme := range schemes {
 		d := scheme(labels, cat)
 		if d.found() {
 			return d
@@ -234,24 +236,33 @@ func classIDs(cs []*catalog.Class) string {
 // names the class.
 const nfdPCIPrefix = "feature.node.kubernetes.io/pci-"
 
-func detectNFDPCI(labels map[string]string, cat *catalog.Catalog) detection {
-	vendors := map[string]string{} // PCI vendor id → vendor
+// pciVendors maps a PCI vendor id to its vendor.
+var pciVendors = func() map[string]string {
+	m := map[string]string{}
 	for v, id := range catalog.PCIVendorIDs {
-		vendors[id] = v
+		m[id] = v
 	}
+	return m
+}()
+
+func detectNFDPCI(labels map[string]string, cat *catalog.Catalog) detection {
 	var miss detection
-	for _, k := range slices.Sorted(maps.Keys(labels)) {
-		rest, ok := strings.CutPrefix(k, nfdPCIPrefix)
-		if !ok || labels[k] != "true" {
-			continue
+	var keys []string
+	for k, v := range labels {
+		if strings.HasPrefix(k, nfdPCIPrefix) && v == "true" {
+			keys = append(keys, k)
 		}
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		rest := strings.TrimPrefix(k, nfdPCIPrefix)
 		fields, ok := strings.CutSuffix(rest, ".present")
 		if !ok {
 			continue
 		}
 		parts := strings.Split(fields, "_")
 		for i, p := range parts {
-			vendor, ok := vendors[p]
+			vendor, ok := pciVendors[p]
 			if !ok {
 				continue
 			}

@@ -353,19 +353,17 @@ func (s *Snapshot) Merge(other *Snapshot) (merged, added []string) {
 		}
 		n := &s.Nodes[i]
 		n.Metadata.Labels = overlay(n.Metadata.Labels, o.Metadata.Labels)
-		for _, res := range []*map[string]string{&n.Status.Capacity, &n.Status.Allocatable} {
-			src := o.Status.Capacity
-			if res == &n.Status.Allocatable && o.Status.Allocatable != nil {
-				src = o.Status.Allocatable
-			}
-			if hasAccelerators(*res) {
-				continue // what the kubelet reports stands
-			}
-			for k, v := range src {
-				if VendorOfResource(k) != "" {
-					*res = overlay(*res, map[string]string{k: v})
-				}
-			}
+		// What the kubelet reports stands; the report's counts fill in
+		// only where the node lists no accelerator.
+		alloc := o.Status.Allocatable
+		if alloc == nil {
+			alloc = o.Status.Capacity
+		}
+		if !hasAccelerators(n.Status.Capacity) {
+			n.Status.Capacity = overlay(n.Status.Capacity, accelerators(o.Status.Capacity))
+		}
+		if !hasAccelerators(n.Status.Allocatable) {
+			n.Status.Allocatable = overlay(n.Status.Allocatable, accelerators(alloc))
 		}
 		merged = append(merged, o.Metadata.Name)
 	}
@@ -374,12 +372,21 @@ func (s *Snapshot) Merge(other *Snapshot) (merged, added []string) {
 }
 
 func hasAccelerators(resources map[string]string) bool {
-	for k := range resources {
+	return len(accelerators(resources)) > 0
+}
+
+// accelerators keeps the accelerator resources of a resource list.
+func accelerators(resources map[string]string) map[string]string {
+	var out map[string]string
+	for k, v := range resources {
 		if VendorOfResource(k) != "" {
-			return true
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[k] = v
 		}
 	}
-	return false
+	return out
 }
 
 func overlay(base, top map[string]string) map[string]string {
