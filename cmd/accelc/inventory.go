@@ -126,7 +126,7 @@ nodes are classified by what NVML saw.`,
 			if !src.live && src.file == "" {
 				return usageErr("give --live to read the cluster, or --inventory FILE to rewrite a snapshot")
 			}
-			snap, where, err := src.fetch(cmd.Context(), pods, stderr)
+			snap, where, err := src.fetch(cmd.Context(), src.file, pods, stderr)
 			if err != nil {
 				return err
 			}

@@ -23,8 +23,6 @@ type inventorySource struct {
 	kubeconfig string
 	context    string
 	maxAge     time.Duration
-	// now is the clock snapshot ages are measured against.
-	now func() time.Time
 }
 
 // bind adds the flags; withAge adds --max-snapshot-age.
@@ -37,7 +35,6 @@ func (s *inventorySource) bind(cmd *cobra.Command, withAge bool) {
 	if withAge {
 		f.DurationVar(&s.maxAge, "max-snapshot-age", 7*24*time.Hour, "warn when the snapshot is older than this (0: never)")
 	}
-	s.now = time.Now
 }
 
 func (s *inventorySource) check() error {
@@ -53,16 +50,17 @@ func (s *inventorySource) check() error {
 // read returns the snapshot, or nil when there is no live flag, no file
 // and no inventory.json in dir. where names it for messages.
 func (s *inventorySource) read(ctx context.Context, dir string, stderr io.Writer) (snap *inventory.Snapshot, where string, err error) {
-	if !s.live && s.file == "" {
-		if s.file = compile.DefaultInventory(dir); s.file == "" {
+	file := s.file
+	if !s.live && file == "" {
+		if file = compile.DefaultInventory(dir); file == "" {
 			return nil, "", s.check()
 		}
 	}
-	snap, where, err = s.fetch(ctx, true, stderr)
+	snap, where, err = s.fetch(ctx, file, true, stderr)
 	if err != nil {
 		return nil, "", err
 	}
-	if age, ok := snap.Source.Age(s.now()); ok && !s.live && s.maxAge > 0 && age > s.maxAge {
+	if age, ok := snap.Source.Age(time.Now()); ok && !s.live && s.maxAge > 0 && age > s.maxAge {
 		fmt.Fprintf(stderr, "warning: %s was taken %s ago from cluster %s (more than --max-snapshot-age %s): refresh it with `accelc inventory snapshot --live -o %s`\n",
 			where, roundAge(age), snap.Source.Cluster, roundAge(s.maxAge), where)
 	}
@@ -70,16 +68,16 @@ func (s *inventorySource) read(ctx context.Context, dir string, stderr io.Writer
 }
 
 // fetch reads the live cluster (counting pods or not) or the file.
-func (s *inventorySource) fetch(ctx context.Context, pods bool, stderr io.Writer) (*inventory.Snapshot, string, error) {
+func (s *inventorySource) fetch(ctx context.Context, file string, pods bool, stderr io.Writer) (*inventory.Snapshot, string, error) {
 	if err := s.check(); err != nil {
 		return nil, "", err
 	}
 	if !s.live {
-		snap, err := inventory.ReadSnapshot(s.file)
+		snap, err := inventory.ReadSnapshot(file)
 		if err != nil {
 			return nil, "", &exitError{exitInput, err}
 		}
-		return snap, s.file, nil
+		return snap, file, nil
 	}
 	snap, err := live.Read(ctx, live.Options{Kubeconfig: s.kubeconfig, Context: s.context, SkipPods: !pods})
 	if err != nil {

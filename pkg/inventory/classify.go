@@ -473,7 +473,7 @@ func classifyGFD(n *Node, labels map[string]string, mixed map[string]int, res re
 		n.Notes = append([]string{fmt.Sprintf("type from %s=%s", productKey, product)}, n.Notes...)
 		return class, derived
 	}
-	class, why := matchByModel(cat, p.Base, labels[lblMemory], n.Sharing == MIGSingle)
+	class, why := matchByModel(cat, p.Base, labels[lblMemory], lblMemory, n.Sharing == MIGSingle)
 	if class != nil {
 		n.Notes = append([]string{fmt.Sprintf("type from %s=%s by %s; the value is not in the catalog: add it to the class's identifiedBy", productKey, product, why)}, n.Notes...)
 		return class, derived
@@ -531,7 +531,7 @@ func lastIndexFold(s, sep string) int {
 // matchByModel finds a class for a product the catalog does not list
 // verbatim, by model name and memory. It never guesses between two
 // classes: without a memory figure that tells them apart it gives up.
-func matchByModel(cat *catalog.Catalog, base, memLabel string, migSingle bool) (*catalog.Class, string) {
+func matchByModel(cat *catalog.Catalog, base, memValue, memKey string, migSingle bool) (*catalog.Class, string) {
 	norm := catalog.NormalizeLabelValue(lblProduct, base)
 	tokens := strings.Split(norm, "-")
 	var cands []*catalog.Class
@@ -551,9 +551,9 @@ func matchByModel(cat *catalog.Catalog, base, memLabel string, migSingle bool) (
 	if m := gbInProduct.FindStringSubmatch(norm); m != nil {
 		gb, _ = strconv.Atoi(m[1])
 		src = "memory in the name"
-	} else if mib, ok := memoryMiB(memLabel); ok && !migSingle && mib > 0 {
+	} else if mib, ok := memoryMiB(memValue); ok && !migSingle && mib > 0 {
 		gb = int(math.Round(float64(mib) / 1024))
-		src = lblMemory
+		src = memKey
 	}
 	if best, why := pickByMemory(cands, gb, src); best != nil {
 		return best, "model " + model + why

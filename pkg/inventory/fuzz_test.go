@@ -91,6 +91,8 @@ func FuzzLabels(f *testing.F) {
 		{"karpenter.k8s.aws/instance-gpu-name", "nvidia-a100", "karpenter.k8s.aws/instance-gpu-memory", "40960"},
 		{"feature.node.kubernetes.io/pci-0302_10de_20b5.present", "true", "cloud.google.com/gke-accelerator", "nvidia-tesla-t4"},
 		{"node.kubernetes.io/instance-type", "p5.48xlarge", "nvidia.com/gpu.sharing-strategy", "mps"},
+		{"aliyun.accelerator/nvidia_name", "Tesla-V100-SXM2-16GB", "aliyun.accelerator/nvidia_mem", "16160MiB"},
+		{"k8s.amazonaws.com/accelerator", "nvidia-tesla-t4", "karpenter.k8s.aws/instance-gpu-count", "4"},
 	}
 	for _, s := range seeds {
 		f.Add(s[0], s[1], s[2], s[3], "nvidia.com/gpu", "8")

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/resource"
+
 	"github.com/accelc/accelc/pkg/catalog"
 )
 
@@ -40,7 +42,8 @@ var labelPriority = []string{
 
 // schemes are the detectors in order of trust.
 var schemes = []func(map[string]string, *catalog.Catalog) detection{
-	detectAMD, detectCatalogKeys(labelPriority), detectKarpenter, detectNFDPCI, detectCatalogKeys(nil),
+	detectAMD, detectCatalogKeys(labelPriority), detectKarpenter, detectAlibaba, detectNFDPCI,
+	detectCatalogKeys(nil), detectEKSAccelerator,
 }
 
 // detectByLabels runs the schemes in order of trust and returns the first
@@ -196,6 +199,56 @@ func detectKarpenter(labels map[string]string, cat *catalog.Catalog) detection {
 		d.why = fmt.Sprintf("%s=%s could be %s and %s does not tell them apart", lblKarpenterGPUName, name, classIDs(cands), lblKarpenterGPUMemory)
 	}
 	return d
+}
+
+// Alibaba Cloud's ACK labels GPU nodes with the NVML product name
+// (aliyun.accelerator/nvidia_name: "Tesla-V100-SXM2-16GB", "NVIDIA-A10",
+// "T4") and the memory per GPU (nvidia_mem: "16160MiB").
+const (
+	lblAlibabaName   = "aliyun.accelerator/nvidia_name"
+	lblAlibabaMemory = "aliyun.accelerator/nvidia_mem"
+	lblAlibabaCount  = "aliyun.accelerator/nvidia_count"
+)
+
+func detectAlibaba(labels map[string]string, cat *catalog.Catalog) detection {
+	name := strings.TrimSpace(labels[lblAlibabaName])
+	if name == "" {
+		return detection{}
+	}
+	count, _ := atoi(labels[lblAlibabaCount])
+	if c, ok := cat.ByLabel(catalog.LabelGFDProduct, name); ok {
+		return detection{class: c, count: count, why: fmt.Sprintf("type from %s=%s", lblAlibabaName, name)}
+	}
+	// "16160MiB": a binary suffix written with a B, which Kubernetes
+	// quantities do not take.
+	mem := ""
+	if q, err := resource.ParseQuantity(strings.TrimSuffix(strings.TrimSpace(labels[lblAlibabaMemory]), "B")); err == nil && q.Sign() > 0 {
+		mem = strconv.FormatInt(q.Value()>>20, 10)
+	}
+	c, why := matchByModel(cat, name, mem, lblAlibabaMemory, false)
+	if c == nil {
+		return detection{vendor: "nvidia", count: count, why: fmt.Sprintf("%s=%s: %s", lblAlibabaName, name, why)}
+	}
+	return detection{class: c, count: count, why: fmt.Sprintf("type from %s=%s by %s", lblAlibabaName, name, why)}
+}
+
+// k8s.amazonaws.com/accelerator is a label admins set on EKS node groups
+// for the cluster autoscaler, in GKE's style ("nvidia-tesla-t4") or free
+// form ("L4", even "true"). It is trusted last: after the instance type,
+// which AWS sets.
+const lblEKSAccelerator = "k8s.amazonaws.com/accelerator"
+
+func detectEKSAccelerator(labels map[string]string, cat *catalog.Catalog) detection {
+	v := strings.TrimSpace(labels[lblEKSAccelerator])
+	if v == "" {
+		return detection{}
+	}
+	for _, key := range []string{lblEKSAccelerator, "cloud.google.com/gke-accelerator", catalog.LabelGFDProduct} {
+		if c, ok := cat.ByLabel(key, v); ok {
+			return detection{class: c, why: fmt.Sprintf("type from %s=%s (set by hand on the node group: check it)", lblEKSAccelerator, v)}
+		}
+	}
+	return detection{why: fmt.Sprintf("%s=%s names no catalog type", lblEKSAccelerator, v)}
 }
 
 // pickByMemory chooses among a model's classes the one whose memory is

@@ -92,6 +92,19 @@ func TestSchemes(t *testing.T) {
 			typ: "nvidia-t4-16gb", sharing: inventory.Exclusive, count: 1, allocN: 1, why: "karpenter.k8s.aws/instance-gpu-name=nvidia-t4"},
 		{name: "karpenter-a10g", labels: m{"karpenter.k8s.aws/instance-gpu-name": "a10g", "karpenter.k8s.aws/instance-gpu-manufacturer": "nvidia", "karpenter.k8s.aws/instance-gpu-count": "4", "karpenter.k8s.aws/instance-gpu-memory": "24576", "node.kubernetes.io/instance-type": "g5.12xlarge"},
 			typ: "nvidia-a10g-24gb", sharing: inventory.Exclusive, count: 4, allocN: 4, why: "karpenter"},
+		// Alibaba Cloud ACK.
+		{name: "alibaba", labels: m{"aliyun.accelerator/nvidia_name": "Tesla-V100-SXM2-16GB", "aliyun.accelerator/nvidia_count": "8", "aliyun.accelerator/nvidia_mem": "16160MiB"}, cap: m{"nvidia.com/gpu": "8"},
+			typ: "nvidia-v100-16gb", sharing: inventory.Exclusive, count: 8, allocN: 8, why: "aliyun.accelerator/nvidia_name=Tesla-V100-SXM2-16GB"},
+		{name: "alibaba-short-name", labels: m{"aliyun.accelerator/nvidia_name": "A100-SXM4", "aliyun.accelerator/nvidia_mem": "81251MiB"}, cap: m{"nvidia.com/gpu": "8"},
+			typ: "nvidia-a100-80gb", sharing: inventory.Exclusive, count: 8, allocN: 8, why: "79GB from aliyun.accelerator/nvidia_mem"},
+		// EKS node groups labelled by hand for the cluster autoscaler: the
+		// instance type, set by AWS, wins over it.
+		{name: "eks-accelerator", labels: m{"k8s.amazonaws.com/accelerator": "nvidia-tesla-t4"}, cap: m{"nvidia.com/gpu": "1"},
+			typ: "nvidia-t4-16gb", sharing: inventory.Exclusive, count: 1, allocN: 1, why: "set by hand on the node group"},
+		{name: "eks-accelerator-wrong", labels: m{"k8s.amazonaws.com/accelerator": "nvidia-tesla-a10", "node.kubernetes.io/instance-type": "g5.xlarge"}, cap: m{"nvidia.com/gpu": "1"},
+			typ: "nvidia-a10g-24gb", sharing: inventory.Exclusive, count: 1, allocN: 1, why: "instance-type=g5.xlarge"},
+		{name: "eks-accelerator-true", labels: m{"k8s.amazonaws.com/accelerator": "true"}, cap: m{"nvidia.com/gpu": "1"},
+			typ: inventory.TypeUnknown, sharing: inventory.Exclusive, count: 1, allocN: 1, why: "names no catalog type"},
 		// Node Feature Discovery with the device id in its PCI labels.
 		{name: "nfd-pci-device", labels: m{"feature.node.kubernetes.io/pci-0302_10de_20b5.present": "true"}, cap: m{"nvidia.com/gpu": "4"},
 			typ: "nvidia-a100-80gb", sharing: inventory.Exclusive, count: 4, allocN: 4, why: "PCI 10de:20b5"},

@@ -51,19 +51,23 @@ func BenchmarkReadLive(b *testing.B) {
 		b.Fatal(err)
 	}
 	nodesOnlySec := time.Since(nodesOnly).Seconds()
-	b.ResetTimer()
-	for b.Loop() {
-		snap, err := live.Read(ctx, live.Options{Kubeconfig: cp.Kubeconfig()})
-		if err != nil {
-			b.Fatal(err)
-		}
-		inv := snap.Classify(cat, inventory.Options{})
-		if len(inv.Nodes)+inv.OtherNodes != nodes || !inv.UsageKnown() {
-			b.Fatalf("read %d accelerator nodes, usage known %v", len(inv.Nodes), inv.UsageKnown())
-		}
+	// The same server read with kubectl's page size and larger ones.
+	for _, page := range []int64{500, 2000, 5000} {
+		b.Run(fmt.Sprintf("page=%d", page), func(b *testing.B) {
+			for b.Loop() {
+				snap, err := live.Read(ctx, live.Options{Kubeconfig: cp.Kubeconfig(), PageSize: page})
+				if err != nil {
+					b.Fatal(err)
+				}
+				inv := snap.Classify(cat, inventory.Options{})
+				if len(inv.Nodes)+inv.OtherNodes != nodes || !inv.UsageKnown() {
+					b.Fatalf("read %d accelerator nodes, usage known %v", len(inv.Nodes), inv.UsageKnown())
+				}
+			}
+			b.ReportMetric(kubectl, "kubectl-s")
+			b.ReportMetric(nodesOnlySec, "nodes-only-s")
+		})
 	}
-	b.ReportMetric(kubectl, "kubectl-s")
-	b.ReportMetric(nodesOnlySec, "nodes-only-s")
 }
 
 // fill creates the generated nodes (status through the status subresource)
