@@ -9,20 +9,33 @@ import (
 
 // Class is one accelerator type.
 type Class struct {
-	ID                  string              `json:"id"`
-	Vendor              string              `json:"vendor"`
-	DisplayName         string              `json:"displayName"`
-	Model               string              `json:"model"`
-	Architecture        string              `json:"architecture"`
-	MemoryGB            int                 `json:"memoryGB"`
-	ComputeCapability   string              `json:"computeCapability,omitempty"`
-	FormFactors         []string            `json:"formFactors,omitempty"`
-	PCIDeviceIDs        []string            `json:"pciDeviceIDs"`
-	ResourceName        string              `json:"resourceName"`
-	FP16TFLOPS          float64             `json:"fp16TFLOPS,omitempty"`
-	BF16TFLOPS          float64             `json:"bf16TFLOPS,omitempty"`
-	MemoryBandwidthGBps float64             `json:"memoryBandwidthGBps,omitempty"`
-	IdentifiedBy        map[string][]string `json:"identifiedBy"`
+	ID                  string   `json:"id"`
+	Vendor              string   `json:"vendor"`
+	DisplayName         string   `json:"displayName"`
+	Model               string   `json:"model"`
+	Architecture        string   `json:"architecture"`
+	MemoryGB            int      `json:"memoryGB"`
+	ComputeCapability   string   `json:"computeCapability,omitempty"`
+	FormFactors         []string `json:"formFactors,omitempty"`
+	PCIDeviceIDs        []string `json:"pciDeviceIDs"`
+	ResourceName        string   `json:"resourceName"`
+	FP16TFLOPS          float64  `json:"fp16TFLOPS,omitempty"`
+	BF16TFLOPS          float64  `json:"bf16TFLOPS,omitempty"`
+	MemoryBandwidthGBps float64  `json:"memoryBandwidthGBps,omitempty"`
+	// CostPerHour is one device's hourly cost; nil when the admin gave none.
+	CostPerHour *float64 `json:"costPerHour,omitempty"`
+	// Performance holds what models measured on this type, by model name.
+	Performance  map[string]Performance `json:"performance,omitempty"`
+	IdentifiedBy map[string][]string    `json:"identifiedBy"`
+}
+
+// Performance is one model's measurement on a type.
+type Performance struct {
+	// TokensPerSecond is serving throughput of one replica on GPUs devices.
+	TokensPerSecond float64 `json:"tokensPerSecond,omitempty"`
+	// TrainingTokensPerSecond is training throughput per device.
+	TrainingTokensPerSecond float64 `json:"trainingTokensPerSecond,omitempty"`
+	GPUs                    int     `json:"gpus"`
 }
 
 // PCIVendorIDs maps a vendor to its PCI vendor id, as NFD's pci.device

@@ -173,10 +173,16 @@ const CatalogConfigMapName = "accelc-hardware-catalog"
 // key catalog.json: per profile, its accelerator types with their metadata
 // and availability at render time.
 type CatalogDocument struct {
-	Cluster   string           `json:"cluster"`
-	TypeLabel string           `json:"typeLabel"`
-	Profiles  []CatalogProfile `json:"profiles"`
+	// SchemaVersion names this document's shape; a change that breaks
+	// readers gets a new version.
+	SchemaVersion string           `json:"schemaVersion"`
+	Cluster       string           `json:"cluster"`
+	TypeLabel     string           `json:"typeLabel"`
+	Profiles      []CatalogProfile `json:"profiles"`
 }
+
+// CatalogSchemaVersion is the catalog document's current schema.
+const CatalogSchemaVersion = "accelc.io/catalog/v1"
 
 // CatalogProfile is one profile of the catalog document. AcceleratorType,
 // Memory and Architecture describe its first (preferred) type, as the
@@ -210,17 +216,25 @@ type CatalogType struct {
 	FP16TFLOPS          float64 `json:"fp16TFLOPS,omitempty"`
 	BF16TFLOPS          float64 `json:"bf16TFLOPS,omitempty"`
 	MemoryBandwidthGBps float64 `json:"memoryBandwidthGBps,omitempty"`
-	Nodes               int     `json:"nodes"`
-	GPUs                int     `json:"gpus"`
-	Available           int     `json:"available"`
+	// CostPerHour is one device's hourly cost, when the admin set one.
+	CostPerHour *float64 `json:"costPerHour,omitempty"`
+	// Performance is what models measured on the type, by model name.
+	Performance map[string]catalog.Performance `json:"performance,omitempty"`
+	Nodes       int                            `json:"nodes"`
+	GPUs        int                            `json:"gpus"`
+	// Available is allocatable on Ready nodes, less what pods use when
+	// the inventory counted them.
+	Available int `json:"available"`
 }
 
-func catalogConfigMap(m *compile.Model, inv *inventory.Inventory) (Object, error) {
+// Catalog builds the catalog document of a cluster and its inventory:
+// what the catalog ConfigMap holds and `accelc catalog` prints.
+func Catalog(m *compile.Model, inv *inventory.Inventory) CatalogDocument {
 	perType := map[string]inventory.TypeSummary{}
 	for _, s := range inv.Summary() {
 		perType[s.AcceleratorType] = s
 	}
-	doc := CatalogDocument{Cluster: m.Cluster.Name, TypeLabel: m.Cluster.TypeLabel(), Profiles: []CatalogProfile{}}
+	doc := CatalogDocument{SchemaVersion: CatalogSchemaVersion, Cluster: m.Cluster.Name, TypeLabel: m.Cluster.TypeLabel(), Profiles: []CatalogProfile{}}
 	for i := range m.Profiles {
 		p := &m.Profiles[i]
 		cp := CatalogProfile{
@@ -233,13 +247,18 @@ func catalogConfigMap(m *compile.Model, inv *inventory.Inventory) (Object, error
 		}
 		for _, c := range p.Classes {
 			s := perType[c.ID]
+			available := s.Allocatable
+			if s.Available != nil {
+				available = *s.Available
+			}
 			cp.Types = append(cp.Types, CatalogType{
 				ID: c.ID, DisplayName: c.DisplayName, Vendor: c.Vendor, Architecture: c.Architecture,
 				Memory: strconv.Itoa(c.MemoryGB) + "GB", MemoryGB: c.MemoryGB, ComputeCapability: c.ComputeCapability,
 				FP16TFLOPS: c.FP16TFLOPS, BF16TFLOPS: c.BF16TFLOPS, MemoryBandwidthGBps: c.MemoryBandwidthGBps,
-				Nodes: s.Nodes, GPUs: s.GPUs, Available: s.Allocatable,
+				CostPerHour: c.CostPerHour, Performance: c.Performance,
+				Nodes: s.Nodes, GPUs: s.GPUs, Available: available,
 			})
-			cp.Available += s.Allocatable
+			cp.Available += available
 		}
 		if len(p.Classes) > 0 {
 			first := p.Classes[0]
@@ -250,8 +269,8 @@ func catalogConfigMap(m *compile.Model, inv *inventory.Inventory) (Object, error
 			cp.AcceleratorType = "generic"
 			for j := range inv.Nodes {
 				n := &inv.Nodes[j]
-				if n.Available() && resourceOf(m.Catalog, n) == p.ResourceName {
-					cp.Available += n.Allocatable
+				if resourceOf(m.Catalog, n) == p.ResourceName {
+					cp.Available += n.Free()
 				}
 			}
 		}
@@ -261,7 +280,11 @@ func catalogConfigMap(m *compile.Model, inv *inventory.Inventory) (Object, error
 		}
 		doc.Profiles = append(doc.Profiles, cp)
 	}
-	data, err := json.MarshalIndent(doc, "", "  ")
+	return doc
+}
+
+func catalogConfigMap(m *compile.Model, inv *inventory.Inventory) (Object, error) {
+	data, err := json.MarshalIndent(Catalog(m, inv), "", "  ")
 	if err != nil {
 		return Object{}, err
 	}
