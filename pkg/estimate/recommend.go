@@ -1,0 +1,220 @@
+package estimate
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/accelc/accelc/pkg/render"
+)
+
+// Needs are a model's requirements and the user's objectives.
+type Needs struct {
+	// MinMemoryGiB is the memory each device must have (0: any).
+	MinMemoryGiB float64
+	// PreferArch ranks types of this architecture first ("Hopper").
+	PreferArch string
+	// GPUs is the devices per replica (0 means 1); profiles whose maximum
+	// is lower do not qualify.
+	GPUs int
+	// Model names the model, for measured throughput.
+	Model string
+	// MinTokensPerSecond is a throughput objective for one replica (0:
+	// none); it needs a measurement of Model on the type.
+	MinTokensPerSecond float64
+	// MaxCostPerHour bounds what the replica's devices cost an hour (0:
+	// no bound); it needs the type's cost.
+	MaxCostPerHour float64
+}
+
+func (n Needs) gpus() int { return max(n.GPUs, 1) }
+
+// Choice is one profile and type judged against the needs.
+type Choice struct {
+	Profile      string   `json:"profile"`
+	DisplayName  string   `json:"displayName"`
+	Type         string   `json:"acceleratorType"`
+	TypeName     string   `json:"typeDisplayName"`
+	Architecture string   `json:"architecture"`
+	MemoryGB     int      `json:"memoryGB"`
+	Available    int      `json:"available"`
+	Qualifies    bool     `json:"qualifies"`
+	Preferred    bool     `json:"preferredArchitecture"`
+	TokensPerSec float64  `json:"tokensPerSecond,omitempty"`
+	CostPerHour  *float64 `json:"costPerHour,omitempty"`
+	// Why lists what qualified or ruled the choice out.
+	Why []string `json:"why"`
+}
+
+// Recommendation is Recommend's answer.
+type Recommendation struct {
+	// Choices are qualifying choices best first, then the others.
+	Choices []Choice `json:"choices"`
+	// Best is the first qualifying choice with a device available, else
+	// the first qualifying one; nil when none qualifies.
+	Best *Choice `json:"best,omitempty"`
+	// Advice says what to do: the fallback taken, or what to provision.
+	Advice string `json:"advice"`
+}
+
+// Recommend judges every type of every enabled profile against the needs.
+// Qualifying choices are ranked: the preferred architecture first, then
+// those with devices available now, then higher measured throughput,
+// lower cost, and less memory (leave the big cards for big models).
+func Recommend(doc *render.CatalogDocument, n Needs) Recommendation {
+	var all []Choice
+	for _, p := range doc.Profiles {
+		if !p.Enabled {
+			continue
+		}
+		for i := range p.Types {
+			all = append(all, judge(&p, &p.Types[i], n))
+		}
+	}
+	slices.SortStableFunc(all, func(a, b Choice) int {
+		return cmp.Or(
+			-cmpBool(a.Qualifies, b.Qualifies),
+			-cmpBool(a.Preferred, b.Preferred),
+			-cmpBool(a.Available > 0, b.Available > 0),
+			-cmp.Compare(a.TokensPerSec, b.TokensPerSec),
+			cmp.Compare(costOf(a), costOf(b)),
+			cmp.Compare(a.MemoryGB, b.MemoryGB),
+			strings.Compare(a.Profile, b.Profile),
+		)
+	})
+	r := Recommendation{Choices: all}
+	var first *Choice
+	for i := range all {
+		c := &all[i]
+		if !c.Qualifies {
+			break
+		}
+		if first == nil {
+			first = c
+		}
+		if c.Available > 0 {
+			r.Best = c
+			break
+		}
+	}
+	switch {
+	case first == nil:
+		r.Advice = noneQualifies(all, n)
+	case r.Best == nil:
+		r.Best = first
+		r.Advice = fmt.Sprintf("%s qualifies but has 0 available now: its pods wait until a device frees up", label(first))
+	case r.Best != first:
+		r.Advice = fmt.Sprintf("%s has 0 available: falling back to %s", label(first), label(r.Best))
+		if first.TokensPerSec > 0 && r.Best.TokensPerSec > 0 {
+			r.Advice += fmt.Sprintf(" - performance may be lower (%s vs %s tokens/s)", thousands(r.Best.TokensPerSec), thousands(first.TokensPerSec))
+		}
+	default:
+		r.Advice = "use " + label(r.Best)
+	}
+	return r
+}
+
+func judge(p *render.CatalogProfile, ct *render.CatalogType, n Needs) Choice {
+	c := Choice{
+		Profile: p.Name, DisplayName: p.DisplayName, Type: ct.ID, TypeName: ct.DisplayName,
+		Architecture: ct.Architecture, MemoryGB: ct.MemoryGB, Available: ct.Available, Qualifies: true,
+		Preferred: n.PreferArch != "" && strings.EqualFold(ct.Architecture, n.PreferArch),
+	}
+	fail := func(format string, args ...any) {
+		c.Qualifies = false
+		c.Why = append(c.Why, fmt.Sprintf(format, args...))
+	}
+	pass := func(format string, args ...any) { c.Why = append(c.Why, fmt.Sprintf(format, args...)) }
+
+	if n.MinMemoryGiB > 0 {
+		// GPU memory is marketed in GB but sized in GiB (an "80GB" A100
+		// has 80 GiB).
+		if float64(ct.MemoryGB) >= n.MinMemoryGiB {
+			pass("%dGB ≥ %sGB", ct.MemoryGB, thousands(n.MinMemoryGiB))
+		} else {
+			fail("%dGB < %sGB needed", ct.MemoryGB, thousands(n.MinMemoryGiB))
+		}
+	}
+	if p.GPU.Max != nil && n.gpus() > *p.GPU.Max {
+		fail("the profile allows at most %d GPUs, %d needed", *p.GPU.Max, n.gpus())
+	}
+	if n.PreferArch != "" && c.Preferred {
+		pass("%s, as preferred", ct.Architecture)
+	}
+	if perf, ok := ct.Performance[n.Model]; ok && n.Model != "" && perf.TokensPerSecond > 0 {
+		c.TokensPerSec = perf.TokensPerSecond
+		pass("%s tokens/s measured for %s on %d GPUs", thousands(perf.TokensPerSecond), n.Model, perf.GPUs)
+	}
+	if n.MinTokensPerSecond > 0 {
+		switch {
+		case c.TokensPerSec == 0:
+			fail("no measured throughput for %s on %s", modelName(n.Model), ct.DisplayName)
+		case c.TokensPerSec < n.MinTokensPerSecond:
+			fail("%s tokens/s < %s needed", thousands(c.TokensPerSec), thousands(n.MinTokensPerSecond))
+		}
+	}
+	if ct.CostPerHour != nil {
+		perHour := *ct.CostPerHour * float64(n.gpus())
+		c.CostPerHour = &perHour
+		if n.MaxCostPerHour > 0 && perHour > n.MaxCostPerHour {
+			fail("%s/hour > %s/hour allowed", money(perHour), money(n.MaxCostPerHour))
+		}
+	} else if n.MaxCostPerHour > 0 {
+		fail("no cost recorded for %s (set costPerHour in CUE)", ct.DisplayName)
+	}
+	if c.Available == 0 {
+		pass("0 available now")
+	}
+	return c
+}
+
+func noneQualifies(all []Choice, n Needs) string {
+	var wants []string
+	if n.MinMemoryGiB > 0 {
+		wants = append(wants, thousands(n.MinMemoryGiB)+"GB+ per GPU")
+	}
+	if n.MinTokensPerSecond > 0 {
+		wants = append(wants, thousands(n.MinTokensPerSecond)+" tokens/s")
+	}
+	if n.MaxCostPerHour > 0 {
+		wants = append(wants, "at most "+money(n.MaxCostPerHour)+"/hour")
+	}
+	var have []string
+	for _, c := range all {
+		have = append(have, fmt.Sprintf("%s (%s)", c.DisplayName, c.TypeName))
+	}
+	slices.Sort(have)
+	have = slices.Compact(have)
+	if len(have) == 0 {
+		return "no enabled profile names an accelerator type"
+	}
+	return fmt.Sprintf("no profile qualifies: requires %s; available: %s - provision suitable hardware",
+		strings.Join(wants, ", "), strings.Join(have, ", "))
+}
+
+func label(c *Choice) string { return fmt.Sprintf("%s (%s)", c.DisplayName, c.TypeName) }
+
+func modelName(m string) string {
+	if m == "" {
+		return "the model (give --model)"
+	}
+	return m
+}
+
+func costOf(c Choice) float64 {
+	if c.CostPerHour == nil {
+		return 1e18
+	}
+	return *c.CostPerHour
+}
+
+func cmpBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
+}
