@@ -54,7 +54,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	switch {
 	case errors.As(err, &ee):
 		code = ee.code
-	case strings.HasPrefix(err.Error(), "unknown command"), strings.HasPrefix(err.Error(), "unknown flag"):
+	case strings.HasPrefix(err.Error(), "unknown command"), strings.HasPrefix(err.Error(), "unknown flag"),
+		strings.HasPrefix(err.Error(), "required flag"):
 		code = exitUsage
 	}
 	fmt.Fprintln(stderr, strings.TrimRight(err.Error(), "\n"))
@@ -83,6 +84,9 @@ those types, and a catalog that model-serving tools query.`,
 		newRenderCmd(stdout, stderr),
 		newTestCmd(stdout, stderr),
 		newInventoryCmd(stdout, stderr),
+		newCatalogCmd(stdout, stderr),
+		newRecommendCmd(stdout, stderr),
+		newEstimateCmd(stdout, stderr),
 		newVersionCmd(stdout),
 	)
 	root.CompletionOptions.DisableDefaultCmd = true

@@ -131,6 +131,8 @@ type Estimate struct {
 	CostPerHour *float64 `json:"costPerHour,omitempty"`
 	TotalCost   *float64 `json:"totalCost,omitempty"`
 	Why         string   `json:"why,omitempty"`
+
+	typeIndex, types int // the type's place in its profile, of how many
 }
 
 // Train estimates a training run on every type of every enabled profile
@@ -142,7 +144,9 @@ func Train(doc *render.CatalogDocument, t Training) []Estimate {
 			continue
 		}
 		for i := range p.Types {
-			out = append(out, estimateOne(&p, &p.Types[i], t))
+			e := estimateOne(&p, &p.Types[i], t)
+			e.typeIndex, e.types = i, len(p.Types)
+			out = append(out, e)
 		}
 	}
 	sortEstimates(out)
@@ -155,6 +159,11 @@ func estimateOne(p *render.CatalogProfile, ct *render.CatalogType, t Training) E
 		GPUs: t.gpus(), Available: ct.Available, MemoryGB: t.MemoryPerGPUGB(),
 	}
 	e.Fits = e.MemoryGB <= float64(ct.MemoryGB)
+	if slice, gb, ok := migSlice(p.ResourceName); ok {
+		e.Fits = e.MemoryGB <= float64(gb)
+		e.Why = fmt.Sprintf("no estimate: a %s MIG slice has a share of %s's throughput that the catalog does not record", slice, ct.DisplayName)
+		return e
+	}
 	if ct.CostPerHour != nil {
 		perHour := *ct.CostPerHour * float64(e.GPUs)
 		e.CostPerHour = &perHour
@@ -183,12 +192,12 @@ func trainingHours(ct *render.CatalogType, t Training) (hours float64, basis, wh
 		return t.Tokens / (g * m.TrainingTokensPerSecond) / 3600,
 			fmt.Sprintf("measured %s tokens/s per GPU for %s", thousands(m.TrainingTokensPerSecond), t.Model), ""
 	}
-	peak, name := 0.0, ""
+	peak, name, aside := 0.0, "", ""
 	switch strings.ToLower(t.Precision) {
 	case "", "bf16":
 		peak, name = ct.BF16TFLOPS, "BF16"
 		if peak == 0 && ct.FP16TFLOPS > 0 {
-			peak, name = ct.FP16TFLOPS, "FP16 (no BF16 on "+ct.Architecture+")"
+			peak, name, aside = ct.FP16TFLOPS, "FP16", " ("+ct.Architecture+" has no BF16)"
 		}
 	case "fp16":
 		peak, name = ct.FP16TFLOPS, "FP16"
@@ -199,7 +208,7 @@ func trainingHours(ct *render.CatalogType, t Training) (hours float64, basis, wh
 		return 0, "", fmt.Sprintf("no estimate: no %s throughput or measured performance for %s (record performance in CUE)", name, ct.DisplayName)
 	}
 	seconds := t.FLOPs() / (g * peak * 1e12 * t.mfu())
-	return seconds / 3600, fmt.Sprintf("6 × params × tokens at %s %s TFLOPS × MFU %.2f", thousands(peak), name, t.mfu()), ""
+	return seconds / 3600, fmt.Sprintf("6 × params × tokens at %s %s TFLOPS%s × MFU %.2f", thousands(peak), name, aside, t.mfu()), ""
 }
 
 // sortEstimates orders by time, those that fit first; no estimate last.
@@ -222,7 +231,8 @@ func sortEstimates(es []Estimate) {
 				return c
 			}
 		}
-		return cmp.Or(strings.Compare(a.Profile, b.Profile), strings.Compare(a.Type, b.Type))
+		return cmp.Or(cmp.Compare(a.typeIndex, b.typeIndex), cmp.Compare(a.types, b.types),
+			strings.Compare(a.Profile, b.Profile), strings.Compare(a.Type, b.Type))
 	})
 }
 

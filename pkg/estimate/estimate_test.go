@@ -58,7 +58,7 @@ func TestParseCount(t *testing.T) {
 //	FLOPs = 6 × 1.5e9 × 2e9 = 1.8e19
 //	H200: 1.8e19 / (989e12 × 0.4) = 45,500 s = 12.639 h; × $5 = $63.20
 //	A100: 1.8e19 / (312e12 × 0.4) = 144,231 s = 40.06 h; × $3 = $120.19
-//	V100: 1.8e19 / (125e12 × 0.4) = 360,000 s = 100 h (FP16: no BF16 on Volta)
+//	V100: 1.8e19 / (125e12 × 0.4) = 360,000 s = 100 h (FP16: Volta has no BF16)
 //	memory: 16 B × 1.5e9 = 24GB per GPU: fits 141 and 80, not 16.
 func TestTrainHandWorked(t *testing.T) {
 	es := estimate.Train(seedCatalog(4), estimate.Training{Params: 1.5e9, Tokens: 2e9, Precision: "bf16"})
@@ -73,7 +73,7 @@ func TestTrainHandWorked(t *testing.T) {
 	assert.InDelta(t, 40.064, *a100.Hours, 0.001)
 	assert.InDelta(t, 120.19, *a100.TotalCost, 0.01)
 	assert.InDelta(t, 100.0, *v100.Hours, 1e-9)
-	assert.Contains(t, v100.Basis, "FP16 (no BF16 on Volta)")
+	assert.Contains(t, v100.Basis, "125 FP16 TFLOPS (Volta has no BF16) × MFU 0.40")
 	assert.InDelta(t, 24.0, h200.MemoryGB, 1e-9)
 	assert.True(t, h200.Fits)
 	assert.False(t, v100.Fits)
@@ -159,4 +159,25 @@ func TestRecommendNoneQualifies(t *testing.T) {
 
 	r = estimate.Recommend(doc, estimate.Needs{GPUs: 8})
 	assert.Nil(t, r.Best, "the V100 profile allows 4 GPUs")
+}
+
+// TestMIGSlice: a profile handing out MIG slices offers the slice's
+// memory, and gets no time estimate.
+func TestMIGSlice(t *testing.T) {
+	doc := seedCatalog(4)
+	doc.Profiles[1].ResourceName = "nvidia.com/mig-3g.40gb"
+	r := estimate.Recommend(doc, estimate.Needs{MinMemoryGiB: 80})
+	for _, c := range r.Choices {
+		if c.Profile == "large-gpu" {
+			assert.False(t, c.Qualifies)
+			assert.Equal(t, 40, c.MemoryGB)
+			assert.Contains(t, c.Why, "a 3g.40gb MIG slice")
+		}
+	}
+	for _, e := range estimate.Train(doc, estimate.Training{Params: 1e9, Tokens: 1e9}) {
+		if e.Profile == "large-gpu" {
+			assert.Nil(t, e.Hours)
+			assert.Contains(t, e.Why, "MIG slice")
+		}
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/accelc/accelc/pkg/render"
@@ -45,6 +46,14 @@ type Choice struct {
 	CostPerHour  *float64 `json:"costPerHour,omitempty"`
 	// Why lists what qualified or ruled the choice out.
 	Why []string `json:"why"`
+
+	typeIndex, types int // the type's place in its profile, of how many
+}
+
+// specificity orders the profiles that offer the same type: the one that
+// prefers it, then the one with fewest alternatives.
+func specificity(a, b Choice) int {
+	return cmp.Or(cmp.Compare(a.typeIndex, b.typeIndex), cmp.Compare(a.types, b.types))
 }
 
 // Recommendation is Recommend's answer.
@@ -69,7 +78,9 @@ func Recommend(doc *render.CatalogDocument, n Needs) Recommendation {
 			continue
 		}
 		for i := range p.Types {
-			all = append(all, judge(&p, &p.Types[i], n))
+			c := judge(&p, &p.Types[i], n)
+			c.typeIndex, c.types = i, len(p.Types)
+			all = append(all, c)
 		}
 	}
 	slices.SortStableFunc(all, func(a, b Choice) int {
@@ -80,6 +91,7 @@ func Recommend(doc *render.CatalogDocument, n Needs) Recommendation {
 			-cmp.Compare(a.TokensPerSec, b.TokensPerSec),
 			cmp.Compare(costOf(a), costOf(b)),
 			cmp.Compare(a.MemoryGB, b.MemoryGB),
+			specificity(a, b),
 			strings.Compare(a.Profile, b.Profile),
 		)
 	})
@@ -127,13 +139,17 @@ func judge(p *render.CatalogProfile, ct *render.CatalogType, n Needs) Choice {
 	}
 	pass := func(format string, args ...any) { c.Why = append(c.Why, fmt.Sprintf(format, args...)) }
 
+	if slice, gb, ok := migSlice(p.ResourceName); ok {
+		c.MemoryGB = gb
+		pass("a %s MIG slice", slice)
+	}
 	if n.MinMemoryGiB > 0 {
 		// GPU memory is marketed in GB but sized in GiB (an "80GB" A100
 		// has 80 GiB).
-		if float64(ct.MemoryGB) >= n.MinMemoryGiB {
-			pass("%dGB ≥ %sGB", ct.MemoryGB, thousands(n.MinMemoryGiB))
+		if float64(c.MemoryGB) >= n.MinMemoryGiB {
+			pass("%dGB ≥ %sGB", c.MemoryGB, thousands(n.MinMemoryGiB))
 		} else {
-			fail("%dGB < %sGB needed", ct.MemoryGB, thousands(n.MinMemoryGiB))
+			fail("%dGB < %sGB needed", c.MemoryGB, thousands(n.MinMemoryGiB))
 		}
 	}
 	if p.GPU.Max != nil && n.gpus() > *p.GPU.Max {
@@ -191,6 +207,22 @@ func noneQualifies(all []Choice, n Needs) string {
 	}
 	return fmt.Sprintf("no profile qualifies: requires %s; available: %s - provision suitable hardware",
 		strings.Join(wants, ", "), strings.Join(have, ", "))
+}
+
+// migSlice reads a MIG resource name (nvidia.com/mig-3g.40gb): the slice
+// and its memory in GB.
+func migSlice(resourceName string) (slice string, gb int, ok bool) {
+	slice, ok = strings.CutPrefix(resourceName, "nvidia.com/mig-")
+	if !ok {
+		return "", 0, false
+	}
+	_, mem, _ := strings.Cut(slice, ".")
+	mem, _ = strings.CutSuffix(strings.SplitN(mem, "+", 2)[0], "gb")
+	gb, err := strconv.Atoi(mem)
+	if err != nil || gb <= 0 {
+		return "", 0, false
+	}
+	return slice, gb, true
 }
 
 func label(c *Choice) string { return fmt.Sprintf("%s (%s)", c.DisplayName, c.TypeName) }
