@@ -73,6 +73,7 @@ bench: build tools ## Benchmarks: 5,000-node render beside `cue export`; one pod
 	$(GO) test ./pkg/render -run '^$$' -bench . -benchmem -benchtime 10x
 	./hack/bench.sh
 	$(GO) test ./pkg/policytest -run '^$$' -bench Admission -benchmem -benchtime 1000x
+	$(GO) test ./pkg/estimate -run '^$$' -bench Query -benchmem
 
 .PHONY: bench-live
 bench-live: control-plane ## Live inventory: list and classify 5,000 nodes and 50,000 pods on a real API server, beside `kubectl get nodes -o json`

@@ -277,6 +277,9 @@ func Catalog(m *compile.Model, inv *inventory.Inventory) CatalogDocument {
 		cp.Summary = fmt.Sprintf("%s (%s) - %d available", p.DisplayName, acceleratorName(p), cp.Available)
 		if p.Generic() {
 			cp.Summary = fmt.Sprintf("%s - %d available", p.DisplayName, cp.Available)
+		} else if cost := p.Classes[0].CostPerHour; cost != nil {
+			// As the seed's dashboard shows it: "… - 6 available - $1.50/hour".
+			cp.Summary += fmt.Sprintf(" - $%.2f/hour", *cost)
 		}
 		doc.Profiles = append(doc.Profiles, cp)
 	}
