@@ -40,9 +40,15 @@ demo: build ## Show the example cluster's node view and render it into out/
 	$(ACCELC) render $(EXAMPLE)
 
 .PHONY: test
-test: lint control-plane ## Vet, check formatting and go.mod, run every test, check the policies with gator
+test: lint control-plane registry ## Vet, check formatting and go.mod, run every test, check the policies with gator
 	$(GO) test ./...
 	$(MAKE) --no-print-directory policy-check
+
+.PHONY: registry
+registry: ## Install the CNCF distribution registry (Debian docker-registry) for the push tests
+	@command -v docker-registry >/dev/null || { [ "$$(id -u)" = 0 ] || { echo "registry: install docker-registry (apt-get install docker-registry)" >&2; exit 1; }; \
+		export DEBIAN_FRONTEND=noninteractive; apt-get update -qq && apt-get install -y -qq --no-install-recommends docker-registry >/dev/null; }
+	@echo "registry: $$(command -v docker-registry): $$(docker-registry --version 2>&1 | head -n 1)"
 
 .PHONY: control-plane
 control-plane: ## Install etcd and build kube-apiserver/kube-scheduler into bin/k8s-<version> for the end-to-end tests (cached)

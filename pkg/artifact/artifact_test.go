@@ -1,0 +1,265 @@
+package artifact_test
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/registry"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	_ "github.com/accelc/accelc/internal/testutil"
+	"github.com/accelc/accelc/pkg/artifact"
+)
+
+var created = time.Date(2026, 11, 20, 9, 30, 0, 0, time.UTC)
+
+// tree writes a small rendered tree.
+func tree(t *testing.T, mode os.FileMode) string {
+	t.Helper()
+	dir := t.TempDir()
+	for path, body := range map[string]string{
+		"kustomization.yaml":              "resources:\n- nodes\n",
+		"nodes/kustomization.yaml":        "resources:\n- rule.yaml\n",
+		"nodes/rule.yaml":                 "kind: NodeFeatureRule\n",
+		"profiles/hardwareprofile-a.yaml": "kind: HardwareProfile\n",
+	} {
+		p := filepath.Join(dir, path)
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte(body), mode))
+	}
+	return dir
+}
+
+// untar lists a tarball's entries and file contents.
+func untar(t *testing.T, data []byte) map[string]string {
+	t.Helper()
+	gz, err := gzip.NewReader(bytes.NewReader(data))
+	require.NoError(t, err)
+	tr := tar.NewReader(gz)
+	out := map[string]string{}
+	for {
+		hdr, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return out
+		}
+		require.NoError(t, err)
+		body, err := io.ReadAll(tr)
+		require.NoError(t, err)
+		assert.Zero(t, hdr.Uid)
+		assert.Empty(t, hdr.Uname)
+		assert.True(t, hdr.ModTime.IsZero() || hdr.ModTime.Unix() == 0, hdr.Name)
+		out[hdr.Name] = string(body)
+	}
+}
+
+// TestReproducible: the same files give the same digest, whatever their
+// times and modes on disk; a changed file gives another.
+func TestReproducible(t *testing.T) {
+	meta := artifact.Metadata{Source: "https://git.example.com/fleet", Revision: "main@sha1:0123456789abcdef0123456789abcdef01234567", Created: created}
+	a, b := tree(t, 0o644), tree(t, 0o664)
+	require.NoError(t, os.Chtimes(filepath.Join(b, "nodes/rule.yaml"), time.Now(), time.Now().Add(-time.Hour)))
+	imgA, tarA, err := artifact.Build(a, meta)
+	require.NoError(t, err)
+	imgB, tarB, err := artifact.Build(b, meta)
+	require.NoError(t, err)
+	assert.Equal(t, tarA, tarB)
+	da, _ := imgA.Digest()
+	db, _ := imgB.Digest()
+	assert.Equal(t, da, db)
+
+	require.NoError(t, os.WriteFile(filepath.Join(b, "nodes/rule.yaml"), []byte("kind: Changed\n"), 0o644))
+	imgC, _, err := artifact.Build(b, meta)
+	require.NoError(t, err)
+	dc, _ := imgC.Digest()
+	assert.NotEqual(t, da, dc)
+
+	files := untar(t, tarA)
+	assert.Equal(t, "kind: NodeFeatureRule\n", files["nodes/rule.yaml"])
+	assert.Contains(t, files, "nodes/")
+
+	require.NoError(t, os.Symlink("rule.yaml", filepath.Join(a, "nodes/link.yaml")))
+	_, _, err = artifact.Build(a, meta)
+	assert.ErrorContains(t, err, "not a regular file or directory")
+}
+
+// checkPulled pulls the artifact back and checks what Flux's
+// source-controller reads: media types, annotations, the layer.
+func checkPulled(t *testing.T, ref string, want map[string]string) {
+	t.Helper()
+	r, err := name.ParseReference(ref, name.Insecure)
+	require.NoError(t, err)
+	img, err := remote.Image(r)
+	require.NoError(t, err)
+	m, err := img.Manifest()
+	require.NoError(t, err)
+	assert.Equal(t, "application/vnd.oci.image.manifest.v1+json", string(m.MediaType))
+	assert.Equal(t, artifact.ConfigMediaType, m.Config.MediaType)
+	require.Len(t, m.Layers, 1)
+	assert.Equal(t, artifact.ContentMediaType, m.Layers[0].MediaType)
+	assert.Equal(t, "https://git.example.com/fleet", m.Annotations[artifact.AnnotationSource])
+	assert.Equal(t, "main@sha1:0123456789abcdef0123456789abcdef01234567", m.Annotations[artifact.AnnotationRevision])
+	assert.Equal(t, "2026-11-20T09:30:00Z", m.Annotations[artifact.AnnotationCreated])
+	layers, err := img.Layers()
+	require.NoError(t, err)
+	rc, err := layers[0].Compressed()
+	require.NoError(t, err)
+	data, err := io.ReadAll(rc)
+	require.NoError(t, err)
+	got := untar(t, data)
+	for path, body := range want {
+		assert.Equal(t, body, got[path], path)
+	}
+}
+
+func pushTo(t *testing.T, host string, opts artifact.PushOptions) (*artifact.Pushed, error) {
+	t.Helper()
+	img, _, err := artifact.Build(tree(t, 0o644), artifact.Metadata{Source: "https://git.example.com/fleet",
+		Revision: "main@sha1:0123456789abcdef0123456789abcdef01234567", Created: created})
+	require.NoError(t, err)
+	ref, err := artifact.ParseURL("oci://"+host+"/accelc/hetero-prod:v1", false)
+	require.NoError(t, err)
+	if opts.Keychain == nil {
+		opts.Keychain = authn.NewMultiKeychain() // no credentials
+	}
+	return artifact.Push(context.Background(), img, ref, opts)
+}
+
+// TestPushInProcess pushes to go-containerregistry's registry: twice
+// gives one digest; a registry that fails the manifest leaves no tag; 5xx
+// answers are retried.
+func TestPushInProcess(t *testing.T) {
+	var failManifests, fail5xx atomic.Int32
+	reg := registry.New()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPut && strings.Contains(r.URL.Path, "/manifests/") && failManifests.Load() > 0 {
+			failManifests.Add(-1)
+			http.Error(w, "disk full", http.StatusInsufficientStorage)
+			return
+		}
+		if fail5xx.Load() > 0 {
+			fail5xx.Add(-1)
+			http.Error(w, "try later", http.StatusServiceUnavailable)
+			return
+		}
+		reg.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	host := strings.TrimPrefix(srv.URL, "http://")
+
+	first, err := pushTo(t, host, artifact.PushOptions{Tags: []string{"latest"}})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"v1", "latest"}, first.Tags)
+	assert.Equal(t, host+"/accelc/hetero-prod@"+first.Digest, first.Ref)
+	second, err := pushTo(t, host, artifact.PushOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, first.Digest, second.Digest, "the same tree pushed twice has the same digest")
+	checkPulled(t, host+"/accelc/hetero-prod:latest", map[string]string{"nodes/rule.yaml": "kind: NodeFeatureRule\n"})
+
+	fail5xx.Store(2)
+	_, err = pushTo(t, host, artifact.PushOptions{Tags: []string{"retried"}})
+	require.NoError(t, err, "two 503s are retried")
+
+	failManifests.Store(100)
+	_, err = pushTo(t, host, artifact.PushOptions{Tags: []string{"broken"}})
+	require.Error(t, err)
+	_, err = remote.Head(mustRef(t, host+"/accelc/hetero-prod:broken"))
+	assert.Error(t, err, "a failed push leaves no tag")
+}
+
+func mustRef(t *testing.T, s string) name.Reference {
+	r, err := name.ParseReference(s, name.Insecure)
+	require.NoError(t, err)
+	return r
+}
+
+// TestTLSByDefault: plain HTTP is refused off loopback unless asked for.
+func TestTLSByDefault(t *testing.T) {
+	ref, err := artifact.ParseURL("oci://10.0.0.5:5000/accelc/x:v1", false)
+	require.NoError(t, err)
+	img, _, err := artifact.Build(tree(t, 0o644), artifact.Metadata{Created: created})
+	require.NoError(t, err)
+	_, err = artifact.Push(context.Background(), img, ref, artifact.PushOptions{Keychain: authn.NewMultiKeychain(), Retries: 1})
+	assert.ErrorContains(t, err, "refusing plain HTTP to 10.0.0.5:5000")
+
+	for _, bad := range []string{"ghcr.io/x/y:v1", "oci://", "oci://Host/UPPER:v1"} {
+		_, err := artifact.ParseURL(bad, false)
+		assert.Error(t, err, bad)
+	}
+}
+
+// TestPushDistribution pushes to the CNCF distribution registry (Debian's
+// docker-registry) on 127.0.0.1 and pulls back.
+func TestPushDistribution(t *testing.T) {
+	bin, err := exec.LookPath("docker-registry")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("CI=true and docker-registry is missing: make registry installs it")
+		}
+		t.Skip("docker-registry not installed: make registry")
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := l.Addr().String()
+	require.NoError(t, l.Close())
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "config.yml")
+	require.NoError(t, os.WriteFile(cfg, []byte(fmt.Sprintf(`version: 0.1
+log: {level: warn}
+storage:
+  filesystem: {rootdirectory: %s}
+  delete: {enabled: true}
+http:
+  addr: %s
+`, filepath.Join(dir, "data"), addr)), 0o644))
+	cmd := exec.Command(bin, "serve", cfg)
+	var logs bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &logs, &logs
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+		_ = cmd.Wait()
+		if t.Failed() {
+			t.Logf("docker-registry:\n%s", logs.String())
+		}
+	})
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		resp, err := http.Get("http://" + addr + "/v2/")
+		if err == nil {
+			resp.Body.Close()
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "docker-registry did not start: %v\n%s", err, logs.String())
+		time.Sleep(50 * time.Millisecond)
+	}
+
+	first, err := pushTo(t, addr, artifact.PushOptions{Tags: []string{"latest"}})
+	require.NoError(t, err)
+	again, err := pushTo(t, addr, artifact.PushOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, first.Digest, again.Digest)
+	checkPulled(t, addr+"/accelc/hetero-prod:latest", map[string]string{
+		"kustomization.yaml": "resources:\n- nodes\n", "profiles/hardwareprofile-a.yaml": "kind: HardwareProfile\n"})
+	checkPulled(t, first.Ref, nil)
+}

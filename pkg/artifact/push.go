@@ -1,0 +1,162 @@
+package artifact
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+)
+
+// PushOptions tune a push.
+type PushOptions struct {
+	// Tags are written after the artifact, besides the reference's own.
+	Tags []string
+	// Insecure allows plain HTTP to a registry that is not on loopback.
+	Insecure bool
+	// Keychain finds credentials; nil is the Docker config and its
+	// credential helpers, as docker and crane use them.
+	Keychain authn.Keychain
+	// Transport is the HTTP transport (nil: http.DefaultTransport).
+	Transport http.RoundTripper
+	// Retries is how many times a 5xx, 429 or timeout is retried, with
+	// exponential backoff (0 means 3).
+	Retries int
+}
+
+// Pushed is what a push wrote.
+type Pushed struct {
+	Repository string   `json:"repository"`
+	Digest     string   `json:"digest"`
+	Tags       []string `json:"tags"`
+	// Ref is the repository at the digest: what an OCIRepository pins.
+	Ref string `json:"ref"`
+}
+
+// ParseURL reads oci://HOST/REPO:TAG (or @sha256:…).
+func ParseURL(url string, insecure bool) (name.Reference, error) {
+	rest, ok := strings.CutPrefix(url, "oci://")
+	if !ok {
+		return nil, fmt.Errorf("%q: write the destination as oci://HOST/REPOSITORY:TAG", url)
+	}
+	var opts []name.Option
+	if insecure || loopback(rest) {
+		opts = append(opts, name.Insecure)
+	}
+	ref, err := name.ParseReference(rest, append(opts, name.StrictValidation)...)
+	if err != nil {
+		return nil, fmt.Errorf("%q: %v: write it as oci://HOST/REPOSITORY:TAG", url, err)
+	}
+	return ref, nil
+}
+
+// loopback reports whether a reference's registry is this machine.
+func loopback(ref string) bool {
+	host, _, _ := strings.Cut(ref, "/")
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.Trim(host, "[]")
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// Push writes the artifact to the reference's repository by digest, then
+// the reference's tag and the extra tags, so that a push that fails
+// leaves no tag pointing at a partial artifact.
+func Push(ctx context.Context, img v1.Image, ref name.Reference, opts PushOptions) (*Pushed, error) {
+	digest, err := img.Digest()
+	if err != nil {
+		return nil, err
+	}
+	repo := ref.Context()
+	ropts := remoteOptions(ctx, ref, opts)
+	if err := remote.Write(repo.Digest(digest.String()), img, ropts...); err != nil {
+		return nil, explain(repo, err)
+	}
+	tags := []string{}
+	if t, ok := ref.(name.Tag); ok {
+		tags = append(tags, t.TagStr())
+	}
+	for _, t := range opts.Tags {
+		if !contains(tags, t) {
+			tags = append(tags, t)
+		}
+	}
+	for _, t := range tags {
+		if !validTag.MatchString(t) {
+			return nil, fmt.Errorf("tag %q: a tag is up to 128 letters, digits, '_', '.' and '-', not starting with '.' or '-'", t)
+		}
+	}
+	for _, t := range tags {
+		if err := remote.Tag(repo.Tag(t), img, ropts...); err != nil {
+			return nil, explain(repo, err)
+		}
+	}
+	return &Pushed{Repository: repo.String(), Digest: digest.String(), Tags: tags, Ref: repo.Digest(digest.String()).String()}, nil
+}
+
+// validTag is the OCI distribution spec's tag grammar.
+var validTag = regexp.MustCompile(`^[a-zA-Z0-9_][a-zA-Z0-9._-]{0,127}$`)
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func remoteOptions(ctx context.Context, ref name.Reference, opts PushOptions) []remote.Option {
+	kc := opts.Keychain
+	if kc == nil {
+		kc = authn.DefaultKeychain
+	}
+	tr := opts.Transport
+	if tr == nil {
+		tr = http.DefaultTransport
+	}
+	retries := opts.Retries
+	if retries <= 0 {
+		retries = 3
+	}
+	return []remote.Option{
+		remote.WithContext(ctx),
+		remote.WithAuthFromKeychain(kc),
+		remote.WithTransport(tlsOnly{next: tr, allowHTTP: opts.Insecure || loopback(ref.Context().RegistryStr())}),
+		remote.WithRetryBackoff(remote.Backoff{Duration: 500 * time.Millisecond, Factor: 2, Jitter: 0.1, Steps: retries + 1}),
+		remote.WithRetryStatusCodes(http.StatusRequestTimeout, http.StatusTooManyRequests, http.StatusInternalServerError,
+			http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout),
+		remote.WithUserAgent("accelc"),
+	}
+}
+
+// tlsOnly refuses plain HTTP unless it was allowed: go-containerregistry
+// speaks HTTP to private-network registries on its own, and a push of
+// cluster policy must not travel unencrypted by accident.
+type tlsOnly struct {
+	next      http.RoundTripper
+	allowHTTP bool
+}
+
+func (t tlsOnly) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.URL.Scheme != "https" && !t.allowHTTP {
+		return nil, fmt.Errorf("refusing plain HTTP to %s: use a registry with TLS, or pass --insecure", r.URL.Host)
+	}
+	return t.next.RoundTrip(r)
+}
+
+func explain(repo name.Repository, err error) error {
+	return fmt.Errorf("pushing to %s: %w", repo, err)
+}
