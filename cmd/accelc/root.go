@@ -87,6 +87,7 @@ those types, and a catalog that model-serving tools query.`,
 		newCatalogCmd(stdout, stderr),
 		newRecommendCmd(stdout, stderr),
 		newEstimateCmd(stdout, stderr),
+		newPushCmd(stdout, stderr),
 		newVersionCmd(stdout),
 	)
 	root.CompletionOptions.DisableDefaultCmd = true

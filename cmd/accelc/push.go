@@ -1,0 +1,164 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/accelc/accelc/pkg/artifact"
+)
+
+func newPushCmd(stdout, stderr io.Writer) *cobra.Command {
+	var (
+		meta             artifact.Metadata
+		created, output  string
+		tags, annotation []string
+		insecure         bool
+	)
+	cmd := &cobra.Command{
+		Use:   "push OUT_DIR oci://HOST/REPOSITORY:TAG",
+		Short: "Publish a rendered tree as a Flux OCI artifact",
+		Long: `push packs OUT_DIR (what render wrote) as the OCI artifact ` + "`flux push artifact`" + `
+makes, so Flux's OCIRepository consumes it unchanged, and pushes it: the
+artifact by digest first, then its tags, so a failed push leaves no tag
+behind. The artifact is reproducible: the same tree and metadata give the
+same digest.
+
+--source and --revision annotate it (org.opencontainers.image.source and
+.revision); left out, they come from the Git checkout (origin's URL without
+credentials, and <branch>@sha1:<commit>). The creation time is the commit's
+(or --created), never the clock. Credentials come from the Docker config and
+its credential helpers, as docker and crane use them. TLS is required but
+for registries on loopback, or with --insecure.`,
+		Example: `  accelc push out/hetero-prod oci://ghcr.io/acme/accelc/hetero-prod:v1.4.0 --tag latest \
+      --source https://github.com/acme/fleet --revision main@sha1:$(git rev-parse HEAD)`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 2 {
+				return usageErr("push takes OUT_DIR and oci://HOST/REPOSITORY:TAG, got %d argument(s)", len(args))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dir, dest := args[0], args[1]
+			if output != "text" && output != "json" {
+				return usageErr("-o %s: choose text or json", output)
+			}
+			ref, err := artifact.ParseURL(dest, insecure)
+			if err != nil {
+				return usageErr("%v", err)
+			}
+			if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+				return &exitError{exitInput, fmt.Errorf("%s: not a directory: give the tree `accelc render` wrote", dir)}
+			}
+			if meta.Annotations, err = parseAnnotations(annotation); err != nil {
+				return usageErr("%v", err)
+			}
+			git := gitFacts(dir)
+			if meta.Source == "" {
+				meta.Source = git.source
+			}
+			if meta.Revision == "" {
+				meta.Revision = git.revision
+			}
+			switch {
+			case created != "":
+				if meta.Created, err = time.Parse(time.RFC3339, created); err != nil {
+					return usageErr("--created %s: give an RFC 3339 time, such as 2026-11-20T09:30:00Z", created)
+				}
+			case !git.committed.IsZero():
+				meta.Created = git.committed
+			default:
+				meta.Created = time.Unix(0, 0)
+				fmt.Fprintln(stderr, "note: not a Git checkout and no --created: the artifact's creation time is 1970-01-01T00:00:00Z, as `flux push artifact --reproducible` sets it")
+			}
+			img, _, err := artifact.Build(dir, meta)
+			if err != nil {
+				return &exitError{exitInput, err}
+			}
+			pushed, err := artifact.Push(cmd.Context(), img, ref, artifact.PushOptions{Tags: tags, Insecure: insecure})
+			if err != nil {
+				return &exitError{exitOutside, err}
+			}
+			if output == "json" {
+				return writeJSON(stdout, pushed)
+			}
+			fmt.Fprintf(stdout, "pushed %s\n", pushed.Ref)
+			for _, t := range pushed.Tags {
+				fmt.Fprintf(stdout, "tagged %s:%s\n", pushed.Repository, t)
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&meta.Source, "source", "", "where the configuration lives, e.g. the Git URL (default: origin's URL)")
+	f.StringVar(&meta.Revision, "revision", "", "the commit, as <branch>@sha1:<commit> (default: the checkout's)")
+	f.StringVar(&created, "created", "", "creation time, RFC 3339 (default: the commit's time)")
+	f.StringSliceVar(&tags, "tag", nil, "more tags to point at the artifact (latest, a semver)")
+	f.StringArrayVarP(&annotation, "annotation", "a", nil, "extra manifest annotation key=value")
+	f.BoolVar(&insecure, "insecure", false, "allow plain HTTP to a registry that is not on loopback")
+	f.StringVarP(&output, "output", "o", "text", "output format: text|json")
+	return cmd
+}
+
+func parseAnnotations(kvs []string) (map[string]string, error) {
+	if len(kvs) == 0 {
+		return nil, nil
+	}
+	out := map[string]string{}
+	for _, kv := range kvs {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("--annotation %q: write key=value", kv)
+		}
+		out[k] = v
+	}
+	return out, nil
+}
+
+type gitInfo struct {
+	source, revision string
+	committed        time.Time
+}
+
+// gitFacts reads the Git checkout dir is in; empty where it is not one.
+func gitFacts(dir string) gitInfo {
+	run := func(args ...string) string {
+		out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).Output()
+		if err != nil {
+			return ""
+		}
+		return strings.TrimSpace(string(out))
+	}
+	var g gitInfo
+	commit := run("rev-parse", "HEAD")
+	if commit == "" {
+		return g
+	}
+	branch := run("rev-parse", "--abbrev-ref", "HEAD")
+	if branch == "" || branch == "HEAD" {
+		branch = "HEAD"
+	}
+	g.revision = branch + "@sha1:" + commit
+	if t, err := time.Parse(time.RFC3339, run("log", "-1", "--format=%cI", "HEAD")); err == nil {
+		g.committed = t
+	}
+	g.source = withoutCredentials(run("remote", "get-url", "origin"))
+	return g
+}
+
+// withoutCredentials drops user:password from a URL: an annotation is
+// public.
+func withoutCredentials(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.User == nil {
+		return raw
+	}
+	u.User = nil
+	return u.String()
+}
