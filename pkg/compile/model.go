@@ -35,6 +35,31 @@ type Cluster struct {
 	Enforcement          string   `json:"enforcement"`
 	GenericGPUNamespaces []string `json:"genericGPUNamespaces"`
 	ExcludedNamespaces   []string `json:"excludedNamespaces"`
+	// Delivery is nil when the cluster renders no Flux objects.
+	Delivery *Delivery `json:"delivery,omitempty"`
+}
+
+// Delivery is where the cluster's artifact is published and how Flux
+// follows it.
+type Delivery struct {
+	URL string `json:"url"`
+	Ref struct {
+		Tag    string `json:"tag,omitempty"`
+		Semver string `json:"semver,omitempty"`
+		Digest string `json:"digest,omitempty"`
+	} `json:"ref"`
+	Interval  string `json:"interval"`
+	Namespace string `json:"namespace"`
+	Provider  string `json:"provider"`
+	SecretRef string `json:"secretRef,omitempty"`
+	Verify    *struct {
+		Provider          string `json:"provider"`
+		SecretRef         string `json:"secretRef,omitempty"`
+		MatchOIDCIdentity []struct {
+			Issuer  string `json:"issuer"`
+			Subject string `json:"subject"`
+		} `json:"matchOIDCIdentity,omitempty"`
+	} `json:"verify,omitempty"`
 }
 
 // TypeLabel is the normalized node label every profile, flavor and policy

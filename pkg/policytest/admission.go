@@ -110,7 +110,7 @@ func Suite(tree render.Tree, clusterDir string, cases *Cases, typeLabel string, 
 		switch {
 		case strings.HasPrefix(p, "policies/expansiontemplate-"):
 			expansions = append(expansions, tree[p])
-		case strings.HasPrefix(p, "policies/"):
+		case strings.HasPrefix(p, "policies/"), strings.HasPrefix(p, render.DirConstraints+"/"):
 			files[p] = tree[p]
 		case strings.HasPrefix(p, "profiles/hardwareprofile-"), strings.HasPrefix(p, "tenancy/namespaceentitlement-"):
 			synced = append(synced, tree[p])
@@ -228,7 +228,7 @@ func Suite(tree render.Tree, clusterDir string, cases *Cases, typeLabel string, 
 				} `json:"match"`
 			} `json:"spec"`
 		}
-		if !strings.HasPrefix(p, "policies/") {
+		if !strings.HasPrefix(p, render.DirConstraints+"/") {
 			continue
 		}
 		if err := yaml.Unmarshal(tree[p], &c); err != nil {

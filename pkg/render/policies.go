@@ -28,7 +28,7 @@ func policyObjects(m *compile.Model) []Object {
 	out := []Object{
 		{Dir: "policies", APIVersion: "templates.gatekeeper.sh/v1", Kind: "ConstraintTemplate", Name: policies.Admission.Name, Body: withLabels(policies.AdmissionTemplate(), m.Cluster.Name)},
 		{
-			Dir: "policies", APIVersion: "constraints.gatekeeper.sh/v1beta1", Kind: kind, Name: ConstraintName,
+			Dir: DirConstraints, APIVersion: "constraints.gatekeeper.sh/v1beta1", Kind: kind, Name: ConstraintName,
 			Body: map[string]any{
 				"apiVersion": "constraints.gatekeeper.sh/v1beta1",
 				"kind":       kind,

@@ -16,6 +16,7 @@ import (
 	"github.com/accelc/accelc/pkg/compile"
 	"github.com/accelc/accelc/pkg/inventory"
 	"github.com/accelc/accelc/pkg/render"
+	"github.com/accelc/accelc/policies"
 )
 
 const examplesDir = "../../examples/clusters"
@@ -93,12 +94,21 @@ func TestKustomizeBuildsTree(t *testing.T) {
 			for _, p := range tree.Paths() {
 				require.NoError(t, fs.WriteFile("/out/"+p, tree[p]))
 			}
-			res, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(fs, "/out")
-			require.NoError(t, err)
+			// The root, then the folders applied on their own.
 			kinds := map[string]int{}
-			for _, r := range res.Resources() {
-				kinds[r.GetKind()]++
+			built := 0
+			for _, dir := range []string{"/out", "/out/" + render.DirConstraints, "/out/" + render.DirFlux} {
+				if !fs.Exists(dir + "/kustomization.yaml") {
+					continue
+				}
+				res, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(fs, dir)
+				require.NoError(t, err, dir)
+				for _, r := range res.Resources() {
+					kinds[r.GetKind()]++
+				}
+				built += len(res.Resources())
 			}
+			assert.Equal(t, 1, kinds[policies.Admission.Kind], "the constraint, on its own")
 			assert.Equal(t, 1, kinds["NodeFeatureRule"])
 			assert.Equal(t, 1, kinds["ConfigMap"])
 			assert.Positive(t, kinds["HardwareProfile"])
@@ -109,7 +119,7 @@ func TestKustomizeBuildsTree(t *testing.T) {
 					files++
 				}
 			}
-			assert.Equal(t, files, len(res.Resources()))
+			assert.Equal(t, files, built)
 		})
 	}
 }

@@ -33,7 +33,8 @@ type kustomization struct {
 
 // BuildTree marshals objects into files: one per object in its concern
 // folder, a kustomization.yaml per folder listing them in accelc's object
-// order, and a root kustomization.yaml listing the folders.
+// order, and a root kustomization.yaml listing the folders but constraints/
+// and flux/, which are applied after the rest and to pull it.
 func BuildTree(cluster string, objs []Object) (Tree, error) {
 	t := Tree{}
 	folders := map[string][]string{}
@@ -68,7 +69,13 @@ func BuildTree(cluster string, objs []Object) (Tree, error) {
 			return nil, err
 		}
 	}
-	if err := put("kustomization.yaml", order); err != nil {
+	var root []string
+	for _, dir := range order {
+		if !standalone(dir) {
+			root = append(root, dir)
+		}
+	}
+	if err := put("kustomization.yaml", root); err != nil {
 		return nil, err
 	}
 	return t, nil
