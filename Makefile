@@ -13,6 +13,7 @@ EXAMPLES := $(patsubst %/inventory.json,%,$(wildcard examples/clusters/*/invento
 CUE_VERSION   := v0.17.1
 GATOR_VERSION := v3.23.1
 STATICCHECK_VERSION := v0.6.1
+CRANE_VERSION := v0.22.1
 # The control plane of the end-to-end tests (internal/controlplane); tools/e2e/go.mod pins the same.
 K8S_VERSION   := v1.36.3
 
@@ -80,6 +81,14 @@ bench: build tools ## Benchmarks: 5,000-node render beside `cue export`; one pod
 	./hack/bench.sh
 	$(GO) test ./pkg/policytest -run '^$$' -bench Admission -benchmem -benchtime 1000x
 	$(GO) test ./pkg/estimate -run '^$$' -bench Query -benchmem
+
+.PHONY: bench-push
+bench-push: build registry $(BIN)/crane ## Push a rendered 5,000-node cluster to the loopback registry, beside crane
+	$(GO) test ./pkg/artifact -run '^$$' -bench Push -benchtime 20x -benchmem
+	./hack/bench-push.sh
+
+$(BIN)/crane:
+	GOBIN=$(BIN) $(GO) install github.com/google/go-containerregistry/cmd/crane@$(CRANE_VERSION)
 
 .PHONY: bench-live
 bench-live: control-plane ## Live inventory: list and classify 5,000 nodes and 50,000 pods on a real API server, beside `kubectl get nodes -o json`

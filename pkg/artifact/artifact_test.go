@@ -210,6 +210,22 @@ func TestTLSByDefault(t *testing.T) {
 // TestPushDistribution pushes to the CNCF distribution registry (Debian's
 // docker-registry) on 127.0.0.1 and pulls back.
 func TestPushDistribution(t *testing.T) {
+	addr := startDistribution(t)
+	first, err := pushTo(t, addr, artifact.PushOptions{Tags: []string{"latest"}})
+	require.NoError(t, err)
+	again, err := pushTo(t, addr, artifact.PushOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, first.Digest, again.Digest)
+	checkPulled(t, addr+"/accelc/hetero-prod:latest", map[string]string{
+		"kustomization.yaml": "resources:\n- nodes\n", "profiles/hardwareprofile-a.yaml": "kind: HardwareProfile\n"})
+	checkPulled(t, first.Ref, nil)
+}
+
+// startDistribution starts the CNCF distribution registry (Debian's
+// docker-registry) on a free 127.0.0.1 port for the test, and stops it by
+// PID when the test ends.
+func startDistribution(t testing.TB) string {
+	t.Helper()
 	bin, err := exec.LookPath("docker-registry")
 	if err != nil {
 		if os.Getenv("CI") == "true" {
@@ -254,12 +270,5 @@ http:
 		time.Sleep(50 * time.Millisecond)
 	}
 
-	first, err := pushTo(t, addr, artifact.PushOptions{Tags: []string{"latest"}})
-	require.NoError(t, err)
-	again, err := pushTo(t, addr, artifact.PushOptions{})
-	require.NoError(t, err)
-	assert.Equal(t, first.Digest, again.Digest)
-	checkPulled(t, addr+"/accelc/hetero-prod:latest", map[string]string{
-		"kustomization.yaml": "resources:\n- nodes\n", "profiles/hardwareprofile-a.yaml": "kind: HardwareProfile\n"})
-	checkPulled(t, first.Ref, nil)
+	return addr
 }
