@@ -13,8 +13,8 @@ import (
 
 func newRenderCmd(stdout, stderr io.Writer) *cobra.Command {
 	var (
-		src inventorySource
-		out string
+		src           inventorySource
+		out, revision string
 	)
 	cmd := &cobra.Command{
 		Use:   "render [CLUSTER_DIR]",
@@ -26,7 +26,12 @@ what a previous render wrote there. It prints the files it wrote.
 The nodes come from --inventory FILE, else CLUSTER_DIR/inventory.json, or
 with --live from the cluster itself (kubeconfig as kubectl finds it). A
 snapshot taken by accelc records when; render warns when it is older than
---max-snapshot-age.`,
+--max-snapshot-age.
+
+Every object is annotated with accelc.io/source-revision (--revision, else
+the checkout's <branch>@sha1:<commit>) and accelc.io/version, so an object
+in a cluster can be traced to the commit that made it; re-rendering the
+same commit gives the same files.`,
 		Args: maxArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			m, in, err := loadCluster(cmd.Context(), dirArg(args), &src, stderr)
@@ -37,7 +42,10 @@ snapshot taken by accelc records when; render warns when it is older than
 				fmt.Fprintln(stderr, "warning: no inventory (give --inventory, or put inventory.json in the cluster directory): the catalog shows 0 available for every profile")
 				in = &inventory.Inventory{}
 			}
-			tree, err := render.Cluster(m, in)
+			if revision == "" {
+				revision = gitFacts(dirArg(args)).revision
+			}
+			tree, err := render.Cluster(m, in, render.Provenance{Revision: revision, Version: versionString()})
 			if err != nil {
 				return &exitError{exitInput, err}
 			}
@@ -55,5 +63,6 @@ snapshot taken by accelc records when; render warns when it is older than
 	}
 	src.bind(cmd, true)
 	cmd.Flags().StringVarP(&out, "output", "o", "", "output directory (default out/<cluster name>)")
+	cmd.Flags().StringVar(&revision, "revision", "", "the configuration's commit for the accelc.io/source-revision annotation, as <branch>@sha1:<commit> (default: the cluster directory's Git checkout)")
 	return cmd
 }

@@ -18,15 +18,20 @@ func newVersionCmd(stdout io.Writer) *cobra.Command {
 		Short: "Print accelc's version",
 		Args:  noArgs,
 		RunE: func(*cobra.Command, []string) error {
-			v := version
-			if v == "" {
-				v = "(devel)"
-				if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
-					v = bi.Main.Version
-				}
-			}
-			_, err := fmt.Fprintf(stdout, "accelc %s\n", v)
+			_, err := fmt.Fprintf(stdout, "accelc %s\n", versionString())
 			return err
 		},
 	}
+}
+
+// versionString is accelc's version: set at link time, else the module's,
+// else "(devel)".
+func versionString() string {
+	if version != "" {
+		return version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		return bi.Main.Version
+	}
+	return "(devel)"
 }

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -63,14 +64,76 @@ func sortObjects(objs []Object) {
 	})
 }
 
+// Provenance is what every rendered object records of where it came from,
+// so an auditor can trace an object in a cluster to the commit that made
+// it. Empty fields are left out.
+type Provenance struct {
+	// Revision is the configuration's commit: "main@sha1:<commit>".
+	Revision string
+	// Version is accelc's.
+	Version string
+}
+
+// Provenance annotations.
+const (
+	AnnotationRevision = "accelc.io/source-revision"
+	AnnotationVersion  = "accelc.io/version"
+)
+
+func (p Provenance) annotations() map[string]string {
+	out := map[string]string{}
+	if p.Revision != "" {
+		out[AnnotationRevision] = p.Revision
+	}
+	if p.Version != "" {
+		out[AnnotationVersion] = p.Version
+	}
+	return out
+}
+
 // Marshal renders an object as YAML with a header saying where it came
-// from.
-func (o *Object) Marshal(cluster string) ([]byte, error) {
-	b, err := yaml.Marshal(o.Body)
+// from, and the provenance annotations.
+func (o *Object) Marshal(cluster string, prov Provenance) ([]byte, error) {
+	body := o.Body
+	if ann := prov.annotations(); len(ann) > 0 {
+		m, err := withAnnotations(body, ann)
+		if err != nil {
+			return nil, fmt.Errorf("%s %s: %w", o.Kind, o.Name, err)
+		}
+		body = m
+	}
+	b, err := yaml.Marshal(body)
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", o.Kind, o.Name, err)
 	}
 	return append([]byte(header(cluster)), b...), nil
+}
+
+// withAnnotations returns the object as a map with ann added to its
+// metadata.annotations.
+func withAnnotations(body any, ann map[string]string) (map[string]any, error) {
+	data, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, err
+	}
+	md, _ := m["metadata"].(map[string]any)
+	if md == nil {
+		md = map[string]any{}
+		m["metadata"] = md
+	}
+	all, _ := md["annotations"].(map[string]any)
+	if all == nil {
+		all = map[string]any{}
+	}
+	for k, v := range ann {
+		all[k] = v
+	}
+	md["annotations"] = all
+	return m, nil
 }
 
 func header(cluster string) string {

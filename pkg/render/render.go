@@ -31,11 +31,16 @@ func Render(m *compile.Model, inv *inventory.Inventory) ([]Object, error) {
 	return objs, nil
 }
 
-// Cluster renders a cluster's whole tree: Render, then BuildTree.
-func Cluster(m *compile.Model, inv *inventory.Inventory) (Tree, error) {
+// Cluster renders a cluster's whole tree: Render, then BuildTree. The
+// provenance, when given, annotates every object.
+func Cluster(m *compile.Model, inv *inventory.Inventory, prov ...Provenance) (Tree, error) {
 	objs, err := Render(m, inv)
 	if err != nil {
 		return nil, err
 	}
-	return BuildTree(m.Cluster.Name, objs)
+	var p Provenance
+	if len(prov) > 0 {
+		p = prov[0]
+	}
+	return BuildTree(m.Cluster.Name, objs, p)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
+	"sigs.k8s.io/yaml"
 
 	"github.com/accelc/accelc/internal/testutil"
 	"github.com/accelc/accelc/pkg/compile"
@@ -148,4 +149,36 @@ func TestWriteIsAtomicAndGuarded(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join(foreign, "notes.txt"))
 	require.NoError(t, err)
 	assert.Equal(t, "mine", string(b))
+}
+
+// TestProvenance: with provenance every object carries the source revision
+// and accelc's version, the kustomizations stay bare, and rendering the
+// same commit twice gives the same bytes.
+func TestProvenance(t *testing.T) {
+	dir := filepath.Join(examplesDir, "hetero-prod")
+	m, err := compile.Load(dir)
+	require.NoError(t, err)
+	inv, err := inventory.Load(compile.DefaultInventory(dir), m.Catalog, inventory.Options{Pins: m.Pins})
+	require.NoError(t, err)
+	prov := render.Provenance{Revision: "main@sha1:0123456789abcdef0123456789abcdef01234567", Version: "v0.4.0"}
+	tree, err := render.Cluster(m, inv, prov)
+	require.NoError(t, err)
+	again, err := render.Cluster(m, inv, prov)
+	require.NoError(t, err)
+	assert.Equal(t, tree, again)
+	plain := renderExample(t, "hetero-prod")
+	for _, p := range tree.Paths() {
+		if strings.HasSuffix(p, "kustomization.yaml") {
+			assert.Equal(t, string(plain[p]), string(tree[p]), p)
+			continue
+		}
+		var obj struct {
+			Metadata struct {
+				Annotations map[string]string `json:"annotations"`
+			} `json:"metadata"`
+		}
+		require.NoError(t, yaml.Unmarshal(tree[p], &obj), p)
+		assert.Equal(t, prov.Revision, obj.Metadata.Annotations[render.AnnotationRevision], p)
+		assert.Equal(t, "v0.4.0", obj.Metadata.Annotations[render.AnnotationVersion], p)
+	}
 }

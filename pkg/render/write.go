@@ -35,13 +35,13 @@ type kustomization struct {
 // folder, a kustomization.yaml per folder listing them in accelc's object
 // order, and a root kustomization.yaml listing the folders but constraints/
 // and flux/, which are applied after the rest and to pull it.
-func BuildTree(cluster string, objs []Object) (Tree, error) {
+func BuildTree(cluster string, objs []Object, prov Provenance) (Tree, error) {
 	t := Tree{}
 	folders := map[string][]string{}
 	var order []string
 	for i := range objs {
 		o := &objs[i]
-		b, err := o.Marshal(cluster)
+		b, err := o.Marshal(cluster, prov)
 		if err != nil {
 			return nil, err
 		}
