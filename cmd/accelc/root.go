@@ -88,6 +88,7 @@ those types, and a catalog that model-serving tools query.`,
 		newRecommendCmd(stdout, stderr),
 		newEstimateCmd(stdout, stderr),
 		newPushCmd(stdout, stderr),
+		newDiffCmd(stdout, stderr),
 		newVersionCmd(stdout),
 	)
 	root.CompletionOptions.DisableDefaultCmd = true

@@ -15,12 +15,15 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"maps"
 	"os"
+	"path"
 	"path/filepath"
+	"strings"
 	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -145,4 +148,36 @@ func Tarball(dir string, w io.Writer) error {
 		return err
 	}
 	return gw.Close()
+}
+
+// Untar reads a gzipped tarball's regular files by slash-separated path.
+// Paths that would leave the tree are an error.
+func Untar(r io.Reader) (map[string][]byte, error) {
+	gz, err := gzip.NewReader(r)
+	if err != nil {
+		return nil, err
+	}
+	tr := tar.NewReader(gz)
+	out := map[string][]byte{}
+	for {
+		hdr, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if hdr.Typeflag != tar.TypeReg {
+			continue
+		}
+		p := path.Clean(strings.TrimPrefix(hdr.Name, "./"))
+		if p == ".." || strings.HasPrefix(p, "../") || path.IsAbs(p) {
+			return nil, fmt.Errorf("%s: a path outside the tree", hdr.Name)
+		}
+		data, err := io.ReadAll(io.LimitReader(tr, 64<<20))
+		if err != nil {
+			return nil, err
+		}
+		out[p] = data
+	}
 }

@@ -160,3 +160,29 @@ func (t tlsOnly) RoundTrip(r *http.Request) (*http.Response, error) {
 func explain(repo name.Repository, err error) error {
 	return fmt.Errorf("pushing to %s: %w", repo, err)
 }
+
+// Pull fetches an artifact and returns the files of its content layer, by
+// slash-separated path.
+func Pull(ctx context.Context, ref name.Reference, opts PushOptions) (map[string][]byte, error) {
+	img, err := remote.Image(ref, remoteOptions(ctx, ref, opts)...)
+	if err != nil {
+		return nil, fmt.Errorf("pulling %s: %w", ref, err)
+	}
+	layers, err := img.Layers()
+	if err != nil {
+		return nil, err
+	}
+	for _, l := range layers {
+		mt, err := l.MediaType()
+		if err != nil || mt != ContentMediaType {
+			continue
+		}
+		rc, err := l.Compressed()
+		if err != nil {
+			return nil, err
+		}
+		defer rc.Close()
+		return Untar(rc)
+	}
+	return nil, fmt.Errorf("%s has no %s layer: not an artifact accelc push or flux push artifact made", ref, ContentMediaType)
+}
