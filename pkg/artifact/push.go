@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -89,7 +90,7 @@ func Push(ctx context.Context, img v1.Image, ref name.Reference, opts PushOption
 		tags = append(tags, t.TagStr())
 	}
 	for _, t := range opts.Tags {
-		if !contains(tags, t) {
+		if !slices.Contains(tags, t) {
 			tags = append(tags, t)
 		}
 	}
@@ -108,15 +109,6 @@ func Push(ctx context.Context, img v1.Image, ref name.Reference, opts PushOption
 
 // validTag is the OCI distribution spec's tag grammar.
 var validTag = regexp.MustCompile(`^[a-zA-Z0-9_][a-zA-Z0-9._-]{0,127}$`)
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
 
 func remoteOptions(ctx context.Context, ref name.Reference, opts PushOptions) []remote.Option {
 	kc := opts.Keychain
