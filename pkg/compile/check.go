@@ -43,6 +43,7 @@ func (m *Model) Check(inv *inventory.Inventory) []Diagnostic {
 			}
 		}
 	}
+	out = append(out, m.checkQuotas(inv)...)
 	known := map[string]bool{}
 	for i := range inv.Nodes {
 		known[inv.Nodes[i].Name] = true
@@ -66,6 +67,42 @@ func (m *Model) Check(inv *inventory.Inventory) []Diagnostic {
 		}
 		warn("", "inventory: %d node(s) have accelerators of unknown type (%s): pin them in cluster.nodes or fix their GPU Feature Discovery labels; `accelc inventory show` says why",
 			len(unknown), strings.Join(shown, ", "))
+	}
+	return out
+}
+
+// checkQuotas compares the teams' quotas with what the inventory has of
+// each type: a quota for a type no node has, and quotas that add up to
+// more than the cluster's devices (legal: queues then compete, but rarely
+// what an admin meant).
+func (m *Model) checkQuotas(inv *inventory.Inventory) []Diagnostic {
+	var out []Diagnostic
+	capacity := map[string]int{}
+	for i := range inv.Nodes {
+		if n := &inv.Nodes[i]; n.Available() {
+			capacity[n.AcceleratorType] += n.Allocatable
+		}
+	}
+	total := map[string]int{}
+	var parts = map[string][]string{}
+	for i := range m.Teams {
+		t := &m.Teams[i]
+		for _, id := range sortedKeys(t.Quota) {
+			q := t.Quota[id]
+			total[id] += q
+			parts[id] = append(parts[id], fmt.Sprintf("%s %d", t.Name, q))
+			if capacity[id] == 0 && q > 0 {
+				out = append(out, Diagnostic{Severity: Warning, Pos: relPos(t.quotaPos[id], m.cwd), Msg: fmt.Sprintf(
+					"teams.%s.quota: %d × %s, but no node in the inventory has one: the quota admits nothing until one joins", t.Name, q, id)})
+			}
+		}
+	}
+	for _, id := range sortedKeys(total) {
+		if c := capacity[id]; c > 0 && total[id] > c {
+			out = append(out, Diagnostic{Severity: Warning, Msg: fmt.Sprintf(
+				"teams: quotas for %s add up to %d (%s) but the cluster has %d allocatable: teams will wait on each other for the difference",
+				id, total[id], strings.Join(parts[id], " + "), c)})
+		}
 	}
 	return out
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -103,14 +104,7 @@ func Load(dir string) (*Model, error) {
 	}
 	m.Catalog = cat
 
-	unknown := func(pos, what, id string) Diagnostic {
-		msg := fmt.Sprintf("%s: unknown accelerator type %q", what, id)
-		if close := cat.Closest(id, 3); len(close) > 0 {
-			msg += "; did you mean " + strings.Join(close, ", ") + "?"
-		}
-		msg += " (a type accelc does not know yet: define it under accelerators)"
-		return Diagnostic{Pos: pos, Msg: msg}
-	}
+	unknown := func(pos, what, id string) Diagnostic { return unknownType(cat, pos, what, id) }
 
 	for _, node := range sortedKeys(raw.Cluster.Nodes) {
 		id := raw.Cluster.Nodes[node].AcceleratorType
@@ -186,6 +180,7 @@ func Load(dir string) (*Model, error) {
 				diags = append(diags, unknown(pos, fmt.Sprintf("teams.%s.acceleratorTypes[%d]", name, i), id))
 			}
 		}
+		diags = append(diags, checkTeamQuota(&t, m, pos, at)...)
 		for i, ns := range t.Namespaces {
 			if other, ok := nsTeam[ns]; ok {
 				pos := at(cue.Str("teams"), cue.Str(name), cue.Str("namespaces"), cue.Index(i))
@@ -202,6 +197,61 @@ func Load(dir string) (*Model, error) {
 		return nil, Errors(diags)
 	}
 	return m, nil
+}
+
+// unknownType is the error for an id the catalog lacks, with the closest
+// ids it has.
+func unknownType(cat *catalog.Catalog, pos, what, id string) Diagnostic {
+	msg := fmt.Sprintf("%s: unknown accelerator type %q", what, id)
+	if close := cat.Closest(id, 3); len(close) > 0 {
+		msg += "; did you mean " + strings.Join(close, ", ") + "?"
+	}
+	msg += " (a type accelc does not know yet: define it under accelerators)"
+	return Diagnostic{Pos: pos, Msg: msg}
+}
+
+// checkTeamQuota checks a team's quotas, cohort and tier against its
+// entitlements and the cluster.
+func checkTeamQuota(t *Team, m *Model, posOf func(path ...cue.Selector) token.Pos, at func(path ...cue.Selector) string) []Diagnostic {
+	var out []Diagnostic
+	name := t.Name
+	t.quotaPos = map[string]token.Pos{}
+	for _, id := range sortedKeys(t.Quota) {
+		pos := at(cue.Str("teams"), cue.Str(name), cue.Str("quota"), cue.Str(id))
+		t.quotaPos[id] = posOf(cue.Str("teams"), cue.Str(name), cue.Str("quota"), cue.Str(id))
+		if _, ok := m.Catalog.Get(id); !ok {
+			out = append(out, unknownType(m.Catalog, pos, fmt.Sprintf("teams.%s.quota", name), id))
+			continue
+		}
+		if !slices.Contains(t.AcceleratorTypes, id) {
+			out = append(out, Diagnostic{Pos: pos, Msg: fmt.Sprintf(
+				"teams.%s.quota: a quota for %s, which the team is not entitled to: add it to acceleratorTypes or drop the quota", name, id)})
+		}
+	}
+	if len(t.Quota) > 0 {
+		for i, id := range t.AcceleratorTypes {
+			if _, ok := t.Quota[id]; !ok {
+				out = append(out, Diagnostic{Pos: at(cue.Str("teams"), cue.Str(name), cue.Str("acceleratorTypes"), cue.Index(i)), Msg: fmt.Sprintf(
+					"teams.%s: entitled to %s but it has no quota: give it one (quota: %q: N; 0 to only borrow), or the team's queue cannot admit its pods", name, id, id)})
+			}
+		}
+	}
+	for _, id := range sortedKeys(t.BorrowingLimit) {
+		pos := at(cue.Str("teams"), cue.Str(name), cue.Str("borrowingLimit"), cue.Str(id))
+		switch {
+		case t.Cohort == "":
+			out = append(out, Diagnostic{Pos: pos, Msg: fmt.Sprintf("teams.%s.borrowingLimit: borrowing needs a cohort: set teams.%s.cohort", name, name)})
+		case !slices.Contains(t.AcceleratorTypes, id):
+			out = append(out, Diagnostic{Pos: pos, Msg: fmt.Sprintf("teams.%s.borrowingLimit: %s is not one of the team's acceleratorTypes", name, id)})
+		}
+	}
+	if t.Priority != "" {
+		if _, ok := m.Cluster.PriorityClasses[t.Priority]; !ok {
+			out = append(out, Diagnostic{Pos: at(cue.Str("teams"), cue.Str(name), cue.Str("priority")), Msg: fmt.Sprintf(
+				"teams.%s.priority: %s is not one of cluster.priorityClasses (%s): declare it there", name, t.Priority, strings.Join(sortedKeys(m.Cluster.PriorityClasses), ", "))})
+		}
+	}
+	return out
 }
 
 // checkRanges checks that each min <= default <= max of a profile.

@@ -35,6 +35,9 @@ type Cluster struct {
 	Enforcement          string   `json:"enforcement"`
 	GenericGPUNamespaces []string `json:"genericGPUNamespaces"`
 	ExcludedNamespaces   []string `json:"excludedNamespaces"`
+	// Quotas is "kueue" or "resourcequota".
+	Quotas          string                   `json:"quotas"`
+	PriorityClasses map[string]PriorityClass `json:"priorityClasses"`
 	// Delivery is nil when the cluster renders no Flux objects.
 	Delivery *Delivery `json:"delivery,omitempty"`
 }
@@ -166,4 +169,20 @@ type Team struct {
 	DisplayName      string   `json:"displayName"`
 	Namespaces       []string `json:"namespaces"`
 	AcceleratorTypes []string `json:"acceleratorTypes"`
+	// Quota is devices per accelerator type; nil when the team has none.
+	Quota          map[string]int `json:"quota,omitempty"`
+	Cohort         string         `json:"cohort,omitempty"`
+	BorrowingLimit map[string]int `json:"borrowingLimit,omitempty"`
+	Priority       string         `json:"priority,omitempty"`
+	MonthlyBudget  float64        `json:"monthlyBudget,omitempty"`
+
+	quotaPos map[string]token.Pos
+}
+
+// PriorityClass is a scheduling tier.
+type PriorityClass struct {
+	Value            int    `json:"value"`
+	Description      string `json:"description,omitempty"`
+	GlobalDefault    bool   `json:"globalDefault,omitempty"`
+	PreemptionPolicy string `json:"preemptionPolicy,omitempty"`
 }

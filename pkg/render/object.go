@@ -19,11 +19,18 @@ type Object struct {
 	Name       string
 	// Body is the whole object, marshalled with sorted keys.
 	Body any
+	// PerNamespace names the file after the namespace too, for objects
+	// of one name in many namespaces (a LocalQueue per team namespace).
+	PerNamespace bool
 }
 
 // File is the object's path in the tree.
 func (o *Object) File() string {
-	return o.Dir + "/" + strings.ToLower(o.Kind) + "-" + o.Name + ".yaml"
+	name := o.Name
+	if o.PerNamespace {
+		name = o.Namespace + "-" + o.Name
+	}
+	return o.Dir + "/" + strings.ToLower(o.Kind) + "-" + name + ".yaml"
 }
 
 // kindRank orders kinds so that what others depend on comes first, as
@@ -38,6 +45,9 @@ var kindRank = map[string]int{
 	"ConstraintTemplate":       6,
 	"SyncSet":                  7,
 	"ExpansionTemplate":        8,
+	"ResourceFlavor":           9,
+	"ClusterQueue":             10,
+	"LocalQueue":               11,
 }
 
 func rank(kind string) int {

@@ -1,0 +1,70 @@
+package compile_test
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/accelc/accelc/pkg/compile"
+	"github.com/accelc/accelc/pkg/inventory"
+)
+
+// TestTeamQuotaErrors: each mistake names its file and line and says
+// what to do.
+func TestTeamQuotaErrors(t *testing.T) {
+	src := `package c
+
+cluster: {
+	name: "lab"
+	priorityClasses: training: value: 500
+}
+teams: a: {
+	namespaces: ["a"]
+	acceleratorTypes: ["nvidia-l4-24gb", "nvidia-t4-16gb"]
+	quota: {"nvidia-l4-24gb": 4, "nvidia-h100-80gb": 2, "nvidia-h100-8gb": 1}
+	borrowingLimit: "nvidia-l4-24gb": 2
+	priority: "urgent"
+}
+`
+	dir := cluster(t, map[string]string{"c.cue": src})
+	_, err := compile.Load(dir)
+	var errs compile.Errors
+	require.ErrorAs(t, err, &errs)
+	at := filepath.ToSlash(filepath.Clean(dir)) + "/c.cue:"
+	for _, want := range []string{
+		at + "10:31: teams.a.quota: a quota for nvidia-h100-80gb, which the team is not entitled to: add it to acceleratorTypes or drop the quota",
+		at + `10:54: teams.a.quota: unknown accelerator type "nvidia-h100-8gb"; did you mean`,
+		at + `9:39: teams.a: entitled to nvidia-t4-16gb but it has no quota: give it one (quota: "nvidia-t4-16gb": N; 0 to only borrow)`,
+		at + "11:18: teams.a.borrowingLimit: borrowing needs a cohort: set teams.a.cohort",
+		at + "12:2: teams.a.priority: urgent is not one of cluster.priorityClasses (training): declare it there",
+	} {
+		assert.Contains(t, err.Error(), want)
+	}
+}
+
+// TestQuotaWarnings: quotas beyond the inventory's devices, and for a type
+// no node has, are warnings with the figures.
+func TestQuotaWarnings(t *testing.T) {
+	dir := cluster(t, map[string]string{"c.cue": `package c
+
+cluster: name: "lab"
+teams: a: {namespaces: ["a"], acceleratorTypes: ["nvidia-l4-24gb", "nvidia-t4-16gb"], quota: {"nvidia-l4-24gb": 6, "nvidia-t4-16gb": 2}}
+teams: b: {namespaces: ["b"], acceleratorTypes: ["nvidia-l4-24gb"], quota: "nvidia-l4-24gb": 4}
+`})
+	m, err := compile.Load(dir)
+	require.NoError(t, err)
+	raw, _, err := inventory.Decode([]byte(`{"kind":"NodeList","items":[
+	  {"metadata":{"name":"l4-a","labels":{"nvidia.com/gpu.product":"NVIDIA-L4"}},"status":{"capacity":{"nvidia.com/gpu":"4"},"conditions":[{"type":"Ready","status":"True"}]}},
+	  {"metadata":{"name":"l4-b","labels":{"nvidia.com/gpu.product":"NVIDIA-L4"}},"status":{"capacity":{"nvidia.com/gpu":"4"},"conditions":[{"type":"Ready","status":"True"}]}}]}`))
+	require.NoError(t, err)
+	var msgs []string
+	for _, d := range m.Check(inventory.Classify(raw, m.Catalog, inventory.Options{})) {
+		msgs = append(msgs, d.String())
+	}
+	all := strings.Join(msgs, "\n")
+	assert.Contains(t, all, "teams: quotas for nvidia-l4-24gb add up to 10 (a 6 + b 4) but the cluster has 8 allocatable")
+	assert.Contains(t, all, "c.cue:4:116: teams.a.quota: 2 × nvidia-t4-16gb, but no node in the inventory has one")
+}

@@ -1,0 +1,188 @@
+package render
+
+import (
+	"sort"
+
+	"github.com/accelc/accelc/pkg/compile"
+)
+
+// Kueue's API, v1beta2 (the storage version since Kueue 0.16).
+const kueueAPIVersion = "kueue.x-k8s.io/v1beta2"
+
+// LocalQueueName is the LocalQueue accelc renders in every team
+// namespace; workloads opt in with kueue.x-k8s.io/queue-name.
+const LocalQueueName = "accelc"
+
+// quotaObjects renders team quotas. With Kueue: one ResourceFlavor per
+// accelerator type a team has quota for, selecting the normalized type
+// label; one ClusterQueue per team covering exactly the types it is
+// entitled to, with its nominal quota per type, cohort and borrowing
+// limits, and an explicit namespace selector; a LocalQueue in each team
+// namespace. Without Kueue: a ResourceQuota per team namespace capping the
+// accelerator resources in total. PriorityClasses come either way.
+func quotaObjects(m *compile.Model) []Object {
+	out := priorityClasses(m)
+	var teams []*compile.Team
+	for i := range m.Teams {
+		if len(m.Teams[i].Quota) > 0 {
+			teams = append(teams, &m.Teams[i])
+		}
+	}
+	if len(teams) == 0 {
+		return out
+	}
+	if m.Cluster.Quotas == "resourcequota" {
+		for _, t := range teams {
+			out = append(out, resourceQuotas(m, t)...)
+		}
+		return out
+	}
+	flavors := map[string]bool{}
+	for _, t := range teams {
+		for id := range t.Quota {
+			flavors[id] = true
+		}
+		out = append(out, clusterQueue(m, t))
+		for _, ns := range t.Namespaces {
+			out = append(out, Object{
+				Dir: "queues", APIVersion: kueueAPIVersion, Kind: "LocalQueue", Namespace: ns, Name: LocalQueueName, PerNamespace: true,
+				Body: map[string]any{
+					"apiVersion": kueueAPIVersion, "kind": "LocalQueue",
+					"metadata": meta{Name: LocalQueueName, Namespace: ns, Labels: managedLabels(m.Cluster.Name)},
+					"spec":     map[string]any{"clusterQueue": t.Name},
+				},
+			})
+		}
+	}
+	for _, id := range sortedSet(flavors) {
+		out = append(out, Object{
+			Dir: "queues", APIVersion: kueueAPIVersion, Kind: "ResourceFlavor", Name: id,
+			Body: map[string]any{
+				"apiVersion": kueueAPIVersion, "kind": "ResourceFlavor",
+				"metadata": meta{Name: id, Labels: managedLabels(m.Cluster.Name)},
+				"spec":     map[string]any{"nodeLabels": map[string]string{m.Cluster.TypeLabel(): id}},
+			},
+		})
+	}
+	return out
+}
+
+// clusterQueue is a team's ClusterQueue: one resource group per
+// accelerator resource (nvidia.com/gpu, amd.com/gpu…), its flavors the
+// team's types of that resource in entitlement order.
+func clusterQueue(m *compile.Model, t *compile.Team) Object {
+	byResource := map[string][]string{}
+	var resources []string
+	for _, id := range t.AcceleratorTypes {
+		c, ok := m.Catalog.Get(id)
+		if !ok {
+			continue
+		}
+		if _, seen := byResource[c.ResourceName]; !seen {
+			resources = append(resources, c.ResourceName)
+		}
+		byResource[c.ResourceName] = append(byResource[c.ResourceName], id)
+	}
+	var groups []any
+	for _, res := range resources {
+		var flavors []any
+		for _, id := range byResource[res] {
+			quota := map[string]any{"name": res, "nominalQuota": t.Quota[id]}
+			if t.Cohort != "" {
+				if limit, ok := t.BorrowingLimit[id]; ok {
+					quota["borrowingLimit"] = limit
+				}
+			}
+			flavors = append(flavors, map[string]any{"name": id, "resources": []any{quota}})
+		}
+		groups = append(groups, map[string]any{"coveredResources": []string{res}, "flavors": flavors})
+	}
+	namespaces := append([]string(nil), t.Namespaces...)
+	sort.Strings(namespaces)
+	spec := map[string]any{
+		// An explicit list: a nil selector matches no namespace, an empty
+		// one every namespace.
+		"namespaceSelector": map[string]any{"matchExpressions": []any{map[string]any{
+			"key": "kubernetes.io/metadata.name", "operator": "In", "values": namespaces,
+		}}},
+		"queueingStrategy": "BestEffortFIFO",
+		"resourceGroups":   groups,
+	}
+	if t.Cohort != "" {
+		spec["cohortName"] = t.Cohort
+		spec["preemption"] = map[string]any{"reclaimWithinCohort": "Any", "withinClusterQueue": "LowerPriority"}
+	}
+	return Object{
+		Dir: "queues", APIVersion: kueueAPIVersion, Kind: "ClusterQueue", Name: t.Name,
+		Body: map[string]any{
+			"apiVersion": kueueAPIVersion, "kind": "ClusterQueue",
+			"metadata": meta{Name: t.Name, Labels: managedLabels(m.Cluster.Name), Annotations: map[string]string{"accelc.io/team": t.DisplayName}},
+			"spec":     spec,
+		},
+	}
+}
+
+// resourceQuotas caps each team namespace's accelerator requests at the
+// team's total per resource: the guard rail for clusters without Kueue.
+func resourceQuotas(m *compile.Model, t *compile.Team) []Object {
+	hard := map[string]int{}
+	for id, q := range t.Quota {
+		if c, ok := m.Catalog.Get(id); ok {
+			hard["requests."+c.ResourceName] += q
+		}
+	}
+	var out []Object
+	for _, ns := range t.Namespaces {
+		h := map[string]any{}
+		for k, v := range hard {
+			h[k] = v
+		}
+		out = append(out, Object{
+			Dir: "queues", APIVersion: "v1", Kind: "ResourceQuota", Namespace: ns, Name: "accelc-accelerators", PerNamespace: true,
+			Body: map[string]any{
+				"apiVersion": "v1", "kind": "ResourceQuota",
+				"metadata": meta{Name: "accelc-accelerators", Namespace: ns, Labels: managedLabels(m.Cluster.Name),
+					Annotations: map[string]string{"accelc.io/team": t.Name}},
+				"spec": map[string]any{"hard": h},
+			},
+		})
+	}
+	return out
+}
+
+func priorityClasses(m *compile.Model) []Object {
+	var out []Object
+	names := make([]string, 0, len(m.Cluster.PriorityClasses))
+	for name := range m.Cluster.PriorityClasses {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		pc := m.Cluster.PriorityClasses[name]
+		body := map[string]any{
+			"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+			"metadata": meta{Name: name, Labels: managedLabels(m.Cluster.Name)},
+			"value":    pc.Value,
+		}
+		if pc.Description != "" {
+			body["description"] = pc.Description
+		}
+		if pc.GlobalDefault {
+			body["globalDefault"] = true
+		}
+		if pc.PreemptionPolicy != "" {
+			body["preemptionPolicy"] = pc.PreemptionPolicy
+		}
+		out = append(out, Object{Dir: "priorities", APIVersion: "scheduling.k8s.io/v1", Kind: "PriorityClass", Name: name, Body: body})
+	}
+	return out
+}
+
+func sortedSet(set map[string]bool) []string {
+	out := make([]string, 0, len(set))
+	for k := range set {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

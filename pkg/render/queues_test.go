@@ -1,0 +1,136 @@
+package render_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"sigs.k8s.io/yaml"
+
+	"github.com/accelc/accelc/pkg/compile"
+	"github.com/accelc/accelc/pkg/inventory"
+	"github.com/accelc/accelc/pkg/render"
+)
+
+// TestQueuesAgreeWithEntitlements: in hetero-prod, every team's
+// ClusterQueue covers exactly the flavors it is entitled to, with its
+// quotas; every team namespace has a LocalQueue on it; and the
+// NamespaceEntitlements the admission policy reads list the same types
+// for the same namespaces.
+func TestQueuesAgreeWithEntitlements(t *testing.T) {
+	tree := renderExample(t, "hetero-prod")
+	type clusterQueue struct {
+		Metadata struct{ Name string }
+		Spec     struct {
+			CohortName        string `json:"cohortName"`
+			NamespaceSelector struct {
+				MatchExpressions []struct {
+					Key      string
+					Operator string
+					Values   []string
+				} `json:"matchExpressions"`
+			} `json:"namespaceSelector"`
+			ResourceGroups []struct {
+				CoveredResources []string `json:"coveredResources"`
+				Flavors          []struct {
+					Name      string
+					Resources []struct {
+						Name           string
+						NominalQuota   int  `json:"nominalQuota"`
+						BorrowingLimit *int `json:"borrowingLimit"`
+					}
+				}
+			} `json:"resourceGroups"`
+		}
+	}
+	queues := map[string]clusterQueue{}
+	localQueues := map[string]string{} // namespace → cluster queue
+	entitled := map[string][]string{}  // namespace → types
+	flavors := map[string]string{}     // flavor → node label value
+	for _, p := range tree.Paths() {
+		switch {
+		case strings.HasPrefix(p, "queues/clusterqueue-"):
+			var cq clusterQueue
+			require.NoError(t, yaml.Unmarshal(tree[p], &cq))
+			queues[cq.Metadata.Name] = cq
+		case strings.HasPrefix(p, "queues/localqueue-"):
+			var lq struct {
+				Metadata struct{ Namespace string }
+				Spec     struct{ ClusterQueue string `json:"clusterQueue"` }
+			}
+			require.NoError(t, yaml.Unmarshal(tree[p], &lq))
+			localQueues[lq.Metadata.Namespace] = lq.Spec.ClusterQueue
+		case strings.HasPrefix(p, "queues/resourceflavor-"):
+			var rf struct {
+				Metadata struct{ Name string }
+				Spec     struct{ NodeLabels map[string]string `json:"nodeLabels"` }
+			}
+			require.NoError(t, yaml.Unmarshal(tree[p], &rf))
+			flavors[rf.Metadata.Name] = rf.Spec.NodeLabels["accelerator.opendatahub.io/type"]
+		case strings.HasPrefix(p, "tenancy/namespaceentitlement-"):
+			var ne struct {
+				Metadata struct{ Name string }
+				Spec     struct{ AcceleratorTypes []string `json:"acceleratorTypes"` }
+			}
+			require.NoError(t, yaml.Unmarshal(tree[p], &ne))
+			entitled[ne.Metadata.Name] = ne.Spec.AcceleratorTypes
+		}
+	}
+	m, err := compile.Load(examplesDir + "/hetero-prod")
+	require.NoError(t, err)
+	require.Len(t, queues, 3)
+	for _, team := range m.Teams {
+		cq, ok := queues[team.Name]
+		require.True(t, ok, team.Name)
+		var covered []string
+		for _, g := range cq.Spec.ResourceGroups {
+			for _, f := range g.Flavors {
+				covered = append(covered, f.Name)
+				assert.Equal(t, team.Quota[f.Name], f.Resources[0].NominalQuota, "%s %s", team.Name, f.Name)
+				assert.Equal(t, f.Name, flavors[f.Name], "flavor %s selects its own type", f.Name)
+			}
+		}
+		assert.Equal(t, team.AcceleratorTypes, covered, "%s covers exactly its entitled types, in order", team.Name)
+		assert.Equal(t, team.Cohort, cq.Spec.CohortName)
+		require.Len(t, cq.Spec.NamespaceSelector.MatchExpressions, 1)
+		assert.ElementsMatch(t, team.Namespaces, cq.Spec.NamespaceSelector.MatchExpressions[0].Values)
+		for _, ns := range team.Namespaces {
+			assert.Equal(t, team.Name, localQueues[ns], "LocalQueue in %s", ns)
+			want := slices.Clone(team.AcceleratorTypes)
+			slices.Sort(want)
+			assert.Equal(t, want, entitled[ns], "the policy and the queue agree on %s", ns)
+		}
+	}
+	limit := queues["model-serving"].Spec.ResourceGroups[0].Flavors[1].Resources[0].BorrowingLimit
+	require.NotNil(t, limit)
+	assert.Equal(t, 16, *limit)
+	assert.Contains(t, tree.Paths(), "priorities/priorityclass-production-inference.yaml")
+	assert.NotContains(t, string(tree["kustomization.yaml"]), "- flux")
+	assert.Contains(t, string(tree["kustomization.yaml"]), "- queues")
+	assert.Contains(t, tree.Paths(), "queues/localqueue-serving-prod-"+render.LocalQueueName+".yaml")
+}
+
+// TestResourceQuotaMode: without Kueue, each team namespace gets a
+// ResourceQuota on its accelerator requests in total, and no queue.
+func TestResourceQuotaMode(t *testing.T) {
+	m, err := compile.Load(examplesDir + "/hetero-prod")
+	require.NoError(t, err)
+	m.Cluster.Quotas = "resourcequota"
+	objs, err := render.Render(m, &inventory.Inventory{})
+	require.NoError(t, err)
+	hard := map[string]any{}
+	for _, o := range objs {
+		assert.NotEqual(t, "ClusterQueue", o.Kind)
+		if o.Kind == "ResourceQuota" {
+			spec := o.Body.(map[string]any)["spec"].(map[string]any)
+			hard[o.Namespace] = spec["hard"].(map[string]any)["requests.nvidia.com/gpu"]
+		}
+	}
+	assert.Equal(t, map[string]any{
+		"ml-research": 56, "ml-research-dev": 56, // 16 H200 + 40 A100
+		"serving-prod": 68, "serving-staging": 68, // 16 + 48 + 4
+		"ds-notebooks": 56, // 32 V100 + 24 A100
+	}, hard)
+}
