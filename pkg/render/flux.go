@@ -17,15 +17,21 @@ import (
 
 // Folders that the root kustomization leaves out: they are applied on
 // their own. constraints/ needs the CRD Gatekeeper creates from the
-// template, so it goes after the rest; flux/ is what pulls the tree.
+// template, so it goes after the rest; flux/ is what pulls the tree;
+// monitoring/ needs the Prometheus Operator.
 const (
 	DirConstraints = "constraints"
 	DirFlux        = "flux"
+	// DirMonitoring holds the PrometheusRule: only where the Prometheus
+	// Operator's CRDs are installed.
+	DirMonitoring = "monitoring"
 )
 
 // standalone reports whether a folder is left out of the root
 // kustomization.
-func standalone(dir string) bool { return dir == DirConstraints || dir == DirFlux }
+func standalone(dir string) bool {
+	return dir == DirConstraints || dir == DirFlux || dir == DirMonitoring
+}
 
 // fluxObjects renders the OCIRepository that pulls the cluster's artifact
 // and two Kustomizations that apply it: the tree, healthy once Gatekeeper

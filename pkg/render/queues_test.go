@@ -58,21 +58,27 @@ func TestQueuesAgreeWithEntitlements(t *testing.T) {
 		case strings.HasPrefix(p, "queues/localqueue-"):
 			var lq struct {
 				Metadata struct{ Namespace string }
-				Spec     struct{ ClusterQueue string `json:"clusterQueue"` }
+				Spec     struct {
+					ClusterQueue string `json:"clusterQueue"`
+				}
 			}
 			require.NoError(t, yaml.Unmarshal(tree[p], &lq))
 			localQueues[lq.Metadata.Namespace] = lq.Spec.ClusterQueue
 		case strings.HasPrefix(p, "queues/resourceflavor-"):
 			var rf struct {
 				Metadata struct{ Name string }
-				Spec     struct{ NodeLabels map[string]string `json:"nodeLabels"` }
+				Spec     struct {
+					NodeLabels map[string]string `json:"nodeLabels"`
+				}
 			}
 			require.NoError(t, yaml.Unmarshal(tree[p], &rf))
 			flavors[rf.Metadata.Name] = rf.Spec.NodeLabels["accelerator.opendatahub.io/type"]
 		case strings.HasPrefix(p, "tenancy/namespaceentitlement-"):
 			var ne struct {
 				Metadata struct{ Name string }
-				Spec     struct{ AcceleratorTypes []string `json:"acceleratorTypes"` }
+				Spec     struct {
+					AcceleratorTypes []string `json:"acceleratorTypes"`
+				}
 			}
 			require.NoError(t, yaml.Unmarshal(tree[p], &ne))
 			entitled[ne.Metadata.Name] = ne.Spec.AcceleratorTypes

@@ -23,6 +23,7 @@ func Render(m *compile.Model, inv *inventory.Inventory) ([]Object, error) {
 	objs = append(objs, tenancyObjects(m)...)
 	objs = append(objs, mutationObjects(m)...)
 	objs = append(objs, quotaObjects(m)...)
+	objs = append(objs, costRules(m)...)
 	flux, err := fluxObjects(m)
 	if err != nil {
 		return nil, err

@@ -98,7 +98,7 @@ func TestKustomizeBuildsTree(t *testing.T) {
 			// The root, then the folders applied on their own.
 			kinds := map[string]int{}
 			built := 0
-			for _, dir := range []string{"/out", "/out/" + render.DirConstraints, "/out/" + render.DirFlux} {
+			for _, dir := range []string{"/out", "/out/" + render.DirConstraints, "/out/" + render.DirFlux, "/out/" + render.DirMonitoring} {
 				if !fs.Exists(dir + "/kustomization.yaml") {
 					continue
 				}

@@ -1,0 +1,134 @@
+package render
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/accelc/accelc/pkg/compile"
+)
+
+// Cost attribution: recording rules that turn kube-state-metrics series
+// into GPUs held and their cost per team, namespace and accelerator type,
+// and alerts on the teams' monthly budgets.
+//
+// The type comes from the node the pod runs on (its normalized type label,
+// exported by kube-state-metrics when the label is allowlisted:
+// --metric-labels-allowlist=nodes=[<labelPrefix>/type]), so a pod of a
+// multi-type profile is billed for the type it actually got. Team
+// membership comes from the CUE, as for the admission policy, never from
+// namespace labels.
+
+// Recording rule names.
+const (
+	RulePodGPUs     = "accelc:gpu_requests:pod_type"
+	RuleTeamGPUs    = "accelc:gpu_requests:team_namespace_type"
+	RuleHourlyCost  = "accelc:gpu_hourly_cost:type"
+	RuleTeamCost    = "accelc:gpu_cost_per_hour:team_namespace_type"
+	RuleTeamMonthly = "accelc:gpu_cost:team_30d"
+)
+
+// ksmResource is how kube-state-metrics writes an extended resource name
+// in its resource label.
+func ksmResource(name string) string {
+	return strings.NewReplacer(".", "_", "/", "_", "-", "_").Replace(name)
+}
+
+// ksmLabel is how kube-state-metrics writes a Kubernetes label key as a
+// Prometheus label of kube_node_labels.
+func ksmLabel(key string) string {
+	return "label_" + strings.NewReplacer(".", "_", "/", "_", "-", "_").Replace(key)
+}
+
+// costRules renders the PrometheusRule; nothing when no team exists.
+func costRules(m *compile.Model) []Object {
+	if len(m.Teams) == 0 {
+		return nil
+	}
+	var resources []string
+	seen := map[string]bool{}
+	for _, c := range m.Catalog.Classes() {
+		if r := ksmResource(c.ResourceName); !seen[r] {
+			seen[r] = true
+			resources = append(resources, r)
+		}
+	}
+	sort.Strings(resources)
+	podGPUs := fmt.Sprintf(`sum by (namespace, pod, accelerator_type) (
+  kube_pod_container_resource_requests{resource=~"%s"}
+  * on (namespace, pod) group_left(node) max by (namespace, pod, node) (kube_pod_info{node!=""})
+  * on (namespace, pod) group_left() max by (namespace, pod) (kube_pod_status_phase{phase="Running"} == 1)
+  * on (node) group_left(accelerator_type) max by (node, accelerator_type) (
+      label_replace(kube_node_labels{%s!=""}, "accelerator_type", "$1", "%s", "(.+)")
+    )
+)`, strings.Join(resources, "|"), ksmLabel(m.Cluster.TypeLabel()), ksmLabel(m.Cluster.TypeLabel()))
+
+	rules := []any{rule(RulePodGPUs, podGPUs, nil)}
+	for i := range m.Teams {
+		t := &m.Teams[i]
+		if len(t.Namespaces) == 0 {
+			continue
+		}
+		ns := append([]string(nil), t.Namespaces...)
+		sort.Strings(ns)
+		rules = append(rules, rule(RuleTeamGPUs,
+			fmt.Sprintf(`sum by (namespace, accelerator_type) (%s{namespace=~"%s"})`, RulePodGPUs, strings.Join(ns, "|")),
+			map[string]string{"team": t.Name}))
+	}
+	var costs []string
+	for _, c := range m.Catalog.Classes() {
+		if c.CostPerHour != nil {
+			costs = append(costs, fmt.Sprintf(`label_replace(vector(%s), "accelerator_type", "%s", "", "")`, strconv.FormatFloat(*c.CostPerHour, 'f', -1, 64), c.ID))
+		}
+	}
+	groups := []any{map[string]any{"name": "accelc.gpu-usage", "interval": "1m", "rules": rules}}
+	if len(costs) > 0 {
+		costRules := []any{
+			rule(RuleHourlyCost, strings.Join(costs, "\nor "), nil),
+			rule(RuleTeamCost, fmt.Sprintf(`%s * on (accelerator_type) group_left() %s`, RuleTeamGPUs, RuleHourlyCost), nil),
+			// Each 5-minute sample of an hourly cost is a twelfth of it.
+			rule(RuleTeamMonthly, fmt.Sprintf(`sum by (team) (sum_over_time(sum by (team) (%s)[30d:5m])) / 12`, RuleTeamCost), nil),
+		}
+		for i := range m.Teams {
+			t := &m.Teams[i]
+			if t.MonthlyBudget <= 0 {
+				continue
+			}
+			budget := strconv.FormatFloat(t.MonthlyBudget, 'f', -1, 64)
+			for _, level := range []struct {
+				name, severity string
+				share          float64
+			}{{"AccelcTeamBudget80Percent", "warning", 0.8}, {"AccelcTeamBudgetExceeded", "critical", 1}} {
+				costRules = append(costRules, map[string]any{
+					"alert":  level.name,
+					"expr":   fmt.Sprintf(`%s{team="%s"} > %s * %s`, RuleTeamMonthly, t.Name, strconv.FormatFloat(level.share, 'f', -1, 64), budget),
+					"for":    "15m",
+					"labels": map[string]string{"severity": level.severity, "team": t.Name},
+					"annotations": map[string]string{
+						"summary":     fmt.Sprintf("%s has spent {{ $value | humanize }} on accelerators in 30 days, of a %s monthly budget", t.DisplayName, budget),
+						"description": "Sum of GPUs held × the catalog's costPerHour, per accelerator type, over the last 30 days (accelc cost attribution).",
+					},
+				})
+			}
+		}
+		groups = append(groups, map[string]any{"name": "accelc.gpu-cost", "interval": "5m", "rules": costRules})
+	}
+	name := "accelc-gpu-cost"
+	return []Object{{
+		Dir: DirMonitoring, APIVersion: "monitoring.coreos.com/v1", Kind: "PrometheusRule", Namespace: m.Cluster.ProfileNamespace, Name: name,
+		Body: map[string]any{
+			"apiVersion": "monitoring.coreos.com/v1", "kind": "PrometheusRule",
+			"metadata": meta{Name: name, Namespace: m.Cluster.ProfileNamespace, Labels: managedLabels(m.Cluster.Name)},
+			"spec":     map[string]any{"groups": groups},
+		},
+	}}
+}
+
+func rule(record, expr string, labels map[string]string) map[string]any {
+	r := map[string]any{"record": record, "expr": expr}
+	if len(labels) > 0 {
+		r["labels"] = labels
+	}
+	return r
+}

@@ -1,0 +1,185 @@
+package render_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/common/model"
+	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/model/rulefmt"
+	"github.com/prometheus/prometheus/promql/parser"
+	"github.com/prometheus/prometheus/promql/promqltest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"sigs.k8s.io/yaml"
+
+	"github.com/accelc/accelc/pkg/render"
+)
+
+type ruleGroups struct {
+	Spec struct {
+		Groups []struct {
+			Name  string
+			Rules []struct {
+				Record string
+				Alert  string
+				Expr   string
+				Labels map[string]string
+			}
+		}
+	}
+}
+
+func costRuleFile(t *testing.T) (ruleGroups, []byte) {
+	t.Helper()
+	tree := renderExample(t, "hetero-prod")
+	data, ok := tree["monitoring/prometheusrule-accelc-gpu-cost.yaml"]
+	require.True(t, ok, "hetero-prod renders its cost rules")
+	var pr ruleGroups
+	require.NoError(t, yaml.Unmarshal(data, &pr))
+	// The rule file Prometheus reads is the PrometheusRule's spec.
+	var obj map[string]any
+	require.NoError(t, yaml.Unmarshal(data, &obj))
+	spec, err := yaml.Marshal(obj["spec"])
+	require.NoError(t, err)
+	return pr, spec
+}
+
+// TestCostRulesParse checks the rendered rules with Prometheus's own rule
+// parser, as `promtool check rules` does: groups, names, labels and every
+// expression through the PromQL parser.
+func TestCostRulesParse(t *testing.T) {
+	_, spec := costRuleFile(t)
+	groups, errs := rulefmt.Parse(spec, false, model.UTF8Validation)
+	require.Empty(t, errs)
+	var alerts, records int
+	for _, g := range groups.Groups {
+		for _, r := range g.Rules {
+			_, err := parser.ParseExpr(r.Expr)
+			require.NoError(t, err, r.Expr)
+			if r.Alert != "" {
+				alerts++
+			} else {
+				records++
+			}
+		}
+	}
+	assert.Equal(t, 6, alerts, "80%% and 100%% for each of the three teams with a budget")
+	assert.Equal(t, 1+3+3, records)
+}
+
+// TestCostArithmetic evaluates the rules with Prometheus's engine on a
+// small cluster: ml-research holds 2 H200 (serving-prod 1 H200 and 3
+// A100 80GB, one pod of a multi-type profile billed by the node it got);
+// a pending pod and a pod on a CPU node cost nothing.
+func TestCostArithmetic(t *testing.T) {
+	pr, _ := costRuleFile(t)
+	storage := promqltest.LoadedStorage(t, `
+load 5m
+  kube_pod_container_resource_requests{namespace="ml-research",pod="train",container="c",resource="nvidia_com_gpu",unit="integer"} 2+0x20
+  kube_pod_container_resource_requests{namespace="serving-prod",pod="llm",container="c",resource="nvidia_com_gpu",unit="integer"} 1+0x20
+  kube_pod_container_resource_requests{namespace="serving-prod",pod="multi",container="c",resource="nvidia_com_gpu",unit="integer"} 3+0x20
+  kube_pod_container_resource_requests{namespace="serving-prod",pod="waiting",container="c",resource="nvidia_com_gpu",unit="integer"} 4+0x20
+  kube_pod_container_resource_requests{namespace="ml-research",pod="cpu",container="c",resource="cpu",unit="core"} 8+0x20
+  kube_pod_info{namespace="ml-research",pod="train",node="h200-1"} 1+0x20
+  kube_pod_info{namespace="serving-prod",pod="llm",node="h200-2"} 1+0x20
+  kube_pod_info{namespace="serving-prod",pod="multi",node="a100-1"} 1+0x20
+  kube_pod_info{namespace="serving-prod",pod="waiting",node=""} 1+0x20
+  kube_pod_info{namespace="ml-research",pod="cpu",node="cpu-1"} 1+0x20
+  kube_pod_status_phase{namespace="ml-research",pod="train",phase="Running"} 1+0x20
+  kube_pod_status_phase{namespace="serving-prod",pod="llm",phase="Running"} 1+0x20
+  kube_pod_status_phase{namespace="serving-prod",pod="multi",phase="Running"} 1+0x20
+  kube_pod_status_phase{namespace="serving-prod",pod="waiting",phase="Pending"} 1+0x20
+  kube_pod_status_phase{namespace="ml-research",pod="cpu",phase="Running"} 1+0x20
+  kube_node_labels{node="h200-1",label_accelerator_opendatahub_io_type="nvidia-h200-141gb"} 1+0x20
+  kube_node_labels{node="h200-2",label_accelerator_opendatahub_io_type="nvidia-h200-141gb"} 1+0x20
+  kube_node_labels{node="a100-1",label_accelerator_opendatahub_io_type="nvidia-a100-80gb"} 1+0x20
+  kube_node_labels{node="cpu-1"} 1+0x20
+`)
+	defer storage.Close()
+	engine := promqltest.NewTestEngine(t, false, 0, promqltest.DefaultMaxSamplesPerQuery)
+	// The rule manager's work, by hand: each recording rule in order is
+	// evaluated over the loaded hour and its output stored under its name,
+	// with the rule's labels, for the rules after it.
+	start, end, step := time.Unix(0, 0), time.Unix(0, 0).Add(100*time.Minute), 5*time.Minute
+	for _, g := range pr.Spec.Groups {
+		for _, r := range g.Rules {
+			if r.Record == "" {
+				continue
+			}
+			q, err := engine.NewRangeQuery(context.Background(), storage, nil, r.Expr, start, end, step)
+			require.NoError(t, err, r.Expr)
+			res := q.Exec(context.Background())
+			require.NoError(t, res.Err, r.Record)
+			matrix, err := res.Matrix()
+			require.NoError(t, err)
+			app := storage.Appender(context.Background())
+			for _, series := range matrix {
+				b := labels.NewBuilder(series.Metric)
+				b.Set(labels.MetricName, r.Record)
+				for k, v := range r.Labels {
+					b.Set(k, v)
+				}
+				lset := b.Labels()
+				for _, p := range series.Floats {
+					_, err := app.Append(0, lset, p.T, p.F)
+					require.NoError(t, err)
+				}
+			}
+			require.NoError(t, app.Commit())
+		}
+	}
+	at := time.Unix(0, 0).Add(60 * time.Minute)
+	eval := func(expr string) map[string]float64 {
+		q, err := engine.NewInstantQuery(context.Background(), storage, nil, expr, at)
+		require.NoError(t, err)
+		res := q.Exec(context.Background())
+		require.NoError(t, res.Err, expr)
+		vec, err := res.Vector()
+		require.NoError(t, err)
+		out := map[string]float64{}
+		for _, s := range vec {
+			out[s.Metric.Get("team")+"/"+s.Metric.Get("namespace")+"/"+s.Metric.Get("accelerator_type")] = s.F
+		}
+		return out
+	}
+	assert.Equal(t, map[string]float64{
+		"ml-research/ml-research/nvidia-h200-141gb":    2,
+		"model-serving/serving-prod/nvidia-h200-141gb": 1,
+		"model-serving/serving-prod/nvidia-a100-80gb":  3,
+	}, eval(render.RuleTeamGPUs))
+	assert.Equal(t, map[string]float64{
+		"ml-research/ml-research/nvidia-h200-141gb":    10, // 2 × $5
+		"model-serving/serving-prod/nvidia-h200-141gb": 5,
+		"model-serving/serving-prod/nvidia-a100-80gb":  9, // 3 × $3
+	}, eval(render.RuleTeamCost))
+
+	// Budgets: the 30-day cost one hour in sums the five-minute samples
+	// from the first (t=0) to now (t=60m), 13 of them, each a twelfth of
+	// an hour: model-serving holds $14/h (5 + 9), ml-research $10/h.
+	monthly := eval(render.RuleTeamMonthly)
+	assert.InDelta(t, 14.0*13/12, monthly["model-serving//"], 1e-9)
+	assert.InDelta(t, 10.0*13/12, monthly["ml-research//"], 1e-9)
+	// Far below the budgets ($90,000 and $60,000): no alert fires.
+	for _, g := range pr.Spec.Groups {
+		for _, r := range g.Rules {
+			if r.Alert != "" {
+				assert.Empty(t, eval(r.Expr), r.Alert)
+			}
+		}
+	}
+	// The same alerts with model-serving's budget cut to $10 fire.
+	fired := 0
+	for _, g := range pr.Spec.Groups {
+		for _, r := range g.Rules {
+			if r.Alert != "" && r.Labels["team"] == "model-serving" {
+				require.Contains(t, r.Expr, "* 90000")
+				assert.NotEmpty(t, eval(strings.Replace(r.Expr, "* 90000", "* 10", 1)), r.Alert)
+				fired++
+			}
+		}
+	}
+	assert.Equal(t, 2, fired)
+}
