@@ -89,6 +89,7 @@ those types, and a catalog that model-serving tools query.`,
 		newEstimateCmd(stdout, stderr),
 		newPushCmd(stdout, stderr),
 		newDiffCmd(stdout, stderr),
+		newCostCmd(stdout, stderr),
 		newVersionCmd(stdout),
 	)
 	root.CompletionOptions.DisableDefaultCmd = true

@@ -1,6 +1,7 @@
 package inventory
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"math"
@@ -55,8 +56,10 @@ type Node struct {
 	// Allocatable is what the scheduler can hand out: time-sliced replicas
 	// and MIG devices included.
 	Allocatable int `json:"allocatable"`
-	// InUse is what pods bound to the node request (live snapshots only).
+	// InUse is what pods bound to the node request (live snapshots only);
+	// InUseBy is the same per namespace.
 	InUse        int            `json:"inUse,omitempty"`
+	InUseBy      map[string]int `json:"inUseByNamespace,omitempty"`
 	MemoryGiB    int            `json:"memoryGiB"`
 	Architecture string         `json:"architecture"`
 	Sharing      Sharing        `json:"sharing"`
@@ -359,6 +362,19 @@ func classifyNode(raw *RawNode, cat *catalog.Catalog, opts Options) (Node, bool)
 	}
 	if v, ok := raw.Metadata.Annotations[AnnotationInUse]; ok {
 		n.InUse, _ = atoi(v)
+	}
+	if v, ok := raw.Metadata.Annotations[AnnotationInUseBy]; ok {
+		var by map[string]int
+		if json.Unmarshal([]byte(v), &by) == nil {
+			for ns, c := range by {
+				if c > 0 && c <= MaxDevices {
+					if n.InUseBy == nil {
+						n.InUseBy = map[string]int{}
+					}
+					n.InUseBy[ns] = c
+				}
+			}
+		}
 	}
 	if n.Allocatable == 0 && (n.Count > 0 || len(n.MIGDevices) > 0) {
 		n.Notes = append(n.Notes, "0 allocatable: not counted as available")

@@ -9,6 +9,7 @@ import (
 	"maps"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -76,8 +77,26 @@ type Source struct {
 }
 
 // AnnotationInUse holds, on a node of a snapshot, the accelerator devices
-// that running and pending pods bound to it request.
-const AnnotationInUse = "accelc.io/accelerators-in-use"
+// that running and pending pods bound to it request; AnnotationInUseBy,
+// the same per namespace, as JSON ({"ml-research": 4}).
+const (
+	AnnotationInUse   = "accelc.io/accelerators-in-use"
+	AnnotationInUseBy = "accelc.io/accelerators-in-use-by-namespace"
+)
+
+// SetInUse records on a raw node what pods use of it, per namespace.
+func SetInUse(n *RawNode, byNamespace map[string]int) {
+	total := 0
+	for _, v := range byNamespace {
+		total += v
+	}
+	if n.Metadata.Annotations == nil {
+		n.Metadata.Annotations = map[string]string{}
+	}
+	n.Metadata.Annotations[AnnotationInUse] = strconv.Itoa(total)
+	data, _ := json.Marshal(byNamespace) // a map of ints: cannot fail; keys sorted
+	n.Metadata.Annotations[AnnotationInUseBy] = string(data)
+}
 
 // Problem is a node that could not be read or classified. It never stops
 // a run: the node is left out and the problem is reported.
@@ -314,8 +333,13 @@ func (s *Snapshot) Write(w io.Writer) error {
 		// Annotations carry addresses and tool state (CNI, cloud
 		// controllers): only accelc's own use count is kept.
 		n.Metadata.Annotations = nil
-		if v, ok := s.Nodes[i].Metadata.Annotations[AnnotationInUse]; ok {
-			n.Metadata.Annotations = map[string]string{AnnotationInUse: v}
+		for _, key := range []string{AnnotationInUse, AnnotationInUseBy} {
+			if v, ok := s.Nodes[i].Metadata.Annotations[key]; ok {
+				if n.Metadata.Annotations == nil {
+					n.Metadata.Annotations = map[string]string{}
+				}
+				n.Metadata.Annotations[key] = v
+			}
 		}
 		items[i] = n
 	}

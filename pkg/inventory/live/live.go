@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/url"
 	"sort"
-	"strconv"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -88,7 +87,7 @@ func Read(ctx context.Context, opts Options) (*inventory.Snapshot, error) {
 	// Nodes and pods are listed at once: on a large cluster the pods take
 	// longest.
 	type podResult struct {
-		inUse map[string]int
+		inUse map[string]map[string]int // node → namespace → devices
 		err   error
 	}
 	pods := make(chan podResult, 1)
@@ -112,11 +111,8 @@ func Read(ctx context.Context, opts Options) (*inventory.Snapshot, error) {
 		snap.Source.PodsCounted = true
 		for i := range snap.Nodes {
 			n := &snap.Nodes[i]
-			if used := pr.inUse[n.Metadata.Name]; used > 0 {
-				if n.Metadata.Annotations == nil {
-					n.Metadata.Annotations = map[string]string{}
-				}
-				n.Metadata.Annotations[inventory.AnnotationInUse] = strconv.Itoa(used)
+			if byNS := pr.inUse[n.Metadata.Name]; len(byNS) > 0 {
+				inventory.SetInUse(n, byNS)
 			}
 		}
 	case apierrors.IsForbidden(pr.err):
@@ -196,10 +192,10 @@ func remaining(n *int64) int64 {
 	return *n
 }
 
-// listInUse sums, per node, the accelerators that pods bound to it and not
-// finished request.
-func listInUse(ctx context.Context, cs kubernetes.Interface, pageSize int64) (map[string]int, error) {
-	inUse := map[string]int{}
+// listInUse sums, per node and namespace, the accelerators that pods bound
+// to the node and not finished request.
+func listInUse(ctx context.Context, cs kubernetes.Interface, pageSize int64) (map[string]map[string]int, error) {
+	inUse := map[string]map[string]int{}
 	opts := metav1.ListOptions{Limit: pageSize, FieldSelector: "status.phase!=Succeeded,status.phase!=Failed"}
 	for {
 		list, err := cs.CoreV1().Pods(metav1.NamespaceAll).List(ctx, opts)
@@ -212,7 +208,12 @@ func listInUse(ctx context.Context, cs kubernetes.Interface, pageSize int64) (ma
 				continue
 			}
 			if n := PodAccelerators(&p.Spec); n > 0 {
-				inUse[p.Spec.NodeName] += n
+				byNS := inUse[p.Spec.NodeName]
+				if byNS == nil {
+					byNS = map[string]int{}
+					inUse[p.Spec.NodeName] = byNS
+				}
+				byNS[p.Namespace] += n
 			}
 		}
 		if list.Continue == "" {

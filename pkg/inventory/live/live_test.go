@@ -120,6 +120,7 @@ func TestReadLive(t *testing.T) {
 	assert.Equal(t, 1, inv.OtherNodes)
 	assert.Equal(t, "nvidia-h200-141gb", got["h200-01"].AcceleratorType)
 	assert.Equal(t, 6, got["h200-01"].InUse, "2 + 1 + max(1, init 3)")
+	assert.Equal(t, map[string]int{"team-a": 6}, got["h200-01"].InUseBy)
 	assert.Equal(t, 1, got["t4-shared"].InUse)
 	assert.Equal(t, inventory.TimeSliced, got["t4-shared"].Sharing)
 	assert.Equal(t, "amd-mi300x-192gb", got["mi300x-01"].AcceleratorType)

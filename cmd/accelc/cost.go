@@ -1,0 +1,96 @@
+package main
+
+import (
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/accelc/accelc/pkg/cost"
+)
+
+func newCostCmd(stdout, stderr io.Writer) *cobra.Command {
+	var (
+		src    inventorySource
+		output string
+		hours  float64
+	)
+	cmd := &cobra.Command{
+		Use:   "cost [CLUSTER_DIR]",
+		Short: "Chargeback: what each team holds of each accelerator type, and what it costs",
+		Long: `cost attributes the accelerators pods hold (from --live, or a snapshot
+taken with ` + "`accelc inventory snapshot --live`" + `) to teams by namespace,
+per accelerator type, and prices them at the catalog's costPerHour over
+--hours (default 730, a month): "Data Science: 24 × NVIDIA A100 80GB,
+17,520 GPU-hours ($52,560.00)". Namespaces no team claims are listed as
+"(no team)". The rendered PrometheusRule records the same figures over time.`,
+		Args: maxArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if output != "table" && output != "csv" && output != "json" {
+				return usageErr("-o %s: choose table, csv or json", output)
+			}
+			if hours <= 0 {
+				return usageErr("--hours %g: give a positive period", hours)
+			}
+			m, inv, err := loadCluster(cmd.Context(), dirArg(args), &src, stderr)
+			if err != nil {
+				return err
+			}
+			if inv == nil {
+				return usageErr("no inventory: give --live, or --inventory FILE taken with `accelc inventory snapshot --live`")
+			}
+			lines, err := cost.Chargeback(m, inv, hours)
+			if errors.Is(err, cost.ErrNoUsage) {
+				return &exitError{exitInput, err}
+			} else if err != nil {
+				return err
+			}
+			switch output {
+			case "json":
+				return writeJSON(stdout, map[string]any{"hours": hours, "lines": lines})
+			case "csv":
+				w := csv.NewWriter(stdout)
+				_ = w.Write([]string{"team", "acceleratorType", "gpus", "gpuHours", "costPerHour", "cost"})
+				for _, l := range lines {
+					_ = w.Write([]string{l.Team, l.Type, strconv.Itoa(l.GPUs), strconv.FormatFloat(l.GPUHours, 'f', 2, 64), optMoney(l.CostPerHour), optMoney(l.Cost)})
+				}
+				w.Flush()
+				return w.Error()
+			}
+			tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintf(tw, "TEAM\tACCELERATOR\tGPUS\tGPU-HOURS (%gh)\tCOST/HOUR\tCOST\tMONTHLY BUDGET\n", hours)
+			total := 0.0
+			for _, l := range lines {
+				budget := "-"
+				if l.Budget > 0 {
+					budget = "$" + strconv.FormatFloat(l.Budget, 'f', 2, 64)
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", l.DisplayName, l.TypeName, l.GPUs, strconv.FormatFloat(l.GPUHours, 'f', 0, 64),
+					costCell(l.CostPerHour), costCell(l.Cost), budget)
+				if l.Cost != nil {
+					total += *l.Cost
+				}
+			}
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			fmt.Fprintf(stdout, "\nTotal: $%.2f over %g hours at the GPUs held now.\n", total, hours)
+			return nil
+		},
+	}
+	src.bind(cmd, true)
+	cmd.Flags().StringVarP(&output, "output", "o", "table", "output format: table|csv|json")
+	cmd.Flags().Float64Var(&hours, "hours", 730, "the period to price, in hours (730: a month)")
+	return cmd
+}
+
+func optMoney(v *float64) string {
+	if v == nil {
+		return ""
+	}
+	return strconv.FormatFloat(*v, 'f', 2, 64)
+}

@@ -1,0 +1,74 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/accelc/accelc/pkg/cost"
+	"github.com/accelc/accelc/pkg/inventory"
+)
+
+// TestCostCommand prices what hetero-prod's pods hold in a snapshot with
+// pod data: 8 H200 in ml-research, 4 A100 80GB split over the two
+// serving namespaces, 2 V100 in a namespace no team claims.
+func TestCostCommand(t *testing.T) {
+	snap, err := inventory.ReadSnapshot("../../examples/clusters/hetero-prod/inventory.json")
+	require.NoError(t, err)
+	snap.Source = &inventory.Source{Cluster: "hetero-prod", TakenAt: time.Now().UTC(), PodsCounted: true}
+	use := map[string]map[string]int{
+		"worker-node-17": {"ml-research": 8},
+		"worker-node-01": {"serving-prod": 3, "serving-staging": 1},
+		"worker-node-21": {"scratch": 2},
+	}
+	for i := range snap.Nodes {
+		if by, ok := use[snap.Nodes[i].Metadata.Name]; ok {
+			inventory.SetInUse(&snap.Nodes[i], by)
+		}
+	}
+	var buf bytes.Buffer
+	require.NoError(t, snap.Write(&buf))
+	file := filepath.Join(t.TempDir(), "inventory.json")
+	require.NoError(t, os.WriteFile(file, buf.Bytes(), 0o644))
+
+	run := func(args ...string) (int, string, string) {
+		var stdout, stderr bytes.Buffer
+		code := Main(args, &stdout, &stderr)
+		return code, stdout.String(), stderr.String()
+	}
+	code, out, errOut := run("cost", "../../examples/clusters/hetero-prod", "--inventory", file, "-o", "json")
+	require.Equal(t, exitOK, code, errOut)
+	var got struct {
+		Lines []cost.Line `json:"lines"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &got))
+	require.Len(t, got.Lines, 3)
+	ml, serving, none := got.Lines[0], got.Lines[1], got.Lines[2]
+	assert.Equal(t, "ml-research", ml.Team)
+	assert.Equal(t, 8, ml.GPUs)
+	assert.InDelta(t, 5840.0, ml.GPUHours, 1e-9) // 8 × 730 h
+	assert.InDelta(t, 29200.0, *ml.Cost, 1e-9)   // × $5
+	assert.Equal(t, "model-serving", serving.Team)
+	assert.Equal(t, "nvidia-a100-80gb", serving.Type)
+	assert.Equal(t, 4, serving.GPUs, "both serving namespaces")
+	assert.InDelta(t, 8760.0, *serving.Cost, 1e-9) // 4 × 730 × $3
+	assert.Equal(t, cost.Unassigned, none.Team)
+	assert.InDelta(t, 2190.0, *none.Cost, 1e-9) // 2 × 730 × $1.50
+
+	code, out, errOut = run("cost", "../../examples/clusters/hetero-prod", "--inventory", file, "--hours", "24")
+	require.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, "ML Research")
+	assert.Contains(t, out, "$960.00") // 8 × 24 × $5
+	assert.Contains(t, out, "$60000.00")
+
+	// A plain kubectl snapshot says nothing of pods.
+	code, _, errOut = run("cost", "../../examples/clusters/hetero-prod")
+	assert.Equal(t, exitInput, code)
+	assert.Contains(t, errOut, "does not say what pods use")
+}
