@@ -70,9 +70,12 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 		Use:   "accelc",
 		Short: "Compile accelerator classes, hardware profiles and entitlements into Kubernetes policy",
 		Long: `accelc compiles a cluster's accelerator configuration, written in CUE, and
-its node inventory into Kubernetes manifests: NFD rules that label every
-node with its accelerator type, Open Data Hub HardwareProfiles that target
-those types, and a catalog that model-serving tools query.`,
+its node inventory (a snapshot, a live cluster, or NVML on a node) into
+Kubernetes manifests: NFD rules that label every node with its accelerator
+type, Open Data Hub HardwareProfiles that target those types, Gatekeeper
+policies and mutations that enforce them, Kueue queues and priority tiers
+for team quotas, cost-attribution rules, a hardware catalog, and the Flux
+objects that apply it all once ` + "`accelc push`" + ` has published it.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
