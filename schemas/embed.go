@@ -10,4 +10,4 @@ import "embed"
 var FS embed.FS
 
 // Files lists the embedded files in the order they are built.
-var Files = []string{"schema.cue", "catalog.cue"}
+var Files = []string{"schema.cue", "catalog.cue", "mig.cue"}
