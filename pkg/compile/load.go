@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/accelc/accelc/pkg/catalog"
+	"github.com/accelc/accelc/pkg/mig"
 	"github.com/accelc/accelc/schemas"
 )
 
@@ -171,6 +172,8 @@ func Load(dir string) (*Model, error) {
 		m.Profiles = append(m.Profiles, p)
 	}
 
+	diags = append(diags, checkMIG(m, at)...)
+
 	nsTeam := map[string]string{}
 	for _, name := range sortedKeys(raw.Teams) {
 		t := raw.Teams[name]
@@ -197,6 +200,72 @@ func Load(dir string) (*Model, error) {
 		return nil, Errors(diags)
 	}
 	return m, nil
+}
+
+// checkMIG checks each MIG config against its type's geometry, the
+// strategy, and the other configs' nodes.
+func checkMIG(m *Model, at func(path ...cue.Selector) string) []Diagnostic {
+	if m.Cluster.MIG == nil {
+		return nil
+	}
+	geo, err := mig.Builtin()
+	if err != nil {
+		return []Diagnostic{{Msg: err.Error()}}
+	}
+	var out []Diagnostic
+	path := func(name string, rest ...string) string {
+		sel := []cue.Selector{cue.Str("cluster"), cue.Str("mig"), cue.Str("configs"), cue.Str(name)}
+		for _, r := range rest {
+			sel = append(sel, cue.Str(r))
+		}
+		return at(sel...)
+	}
+	wholeType := map[string]string{} // type → config without a node list
+	nodeConfig := map[string]string{}
+	for _, name := range sortedKeys(m.Cluster.MIG.Configs) {
+		c := m.Cluster.MIG.Configs[name]
+		what := "cluster.mig.configs." + name
+		if _, ok := m.Catalog.Get(c.AcceleratorType); !ok {
+			out = append(out, unknownType(m.Catalog, path(name, "acceleratorType"), what+".acceleratorType", c.AcceleratorType))
+			continue
+		}
+		g, ok := geo[c.AcceleratorType]
+		if !ok {
+			out = append(out, Diagnostic{Pos: path(name, "acceleratorType"), Msg: fmt.Sprintf(
+				"%s: %s has no MIG (MIG-capable types: %s): share it with time-slicing instead", what, c.AcceleratorType, strings.Join(sortedKeys(geo), ", "))})
+			continue
+		}
+		if _, err := g.Place(c.Layout); err != nil {
+			out = append(out, Diagnostic{Pos: path(name, "layout"), Msg: fmt.Sprintf("%s.layout: %v", what, err)})
+		}
+		if m.Cluster.MIG.Strategy == "single" {
+			used := 0
+			for _, n := range c.Layout {
+				if n > 0 {
+					used++
+				}
+			}
+			if used > 1 {
+				out = append(out, Diagnostic{Pos: path(name, "layout"), Msg: fmt.Sprintf(
+					"%s.layout: %d profiles, but the MIG strategy is single (one profile per GPU): set cluster.mig.strategy: \"mixed\"", what, used)})
+			}
+		}
+		if len(c.Nodes) == 0 {
+			if other, dup := wholeType[c.AcceleratorType]; dup {
+				out = append(out, Diagnostic{Pos: path(name), Msg: fmt.Sprintf(
+					"%s: config %s already takes every %s node: list nodes in one of them", what, other, c.AcceleratorType)})
+			}
+			wholeType[c.AcceleratorType] = name
+		}
+		for _, node := range c.Nodes {
+			if other, dup := nodeConfig[node]; dup {
+				out = append(out, Diagnostic{Pos: path(name, "nodes"), Msg: fmt.Sprintf(
+					"%s.nodes: node %s is already in config %s: a node takes one MIG config", what, node, other)})
+			}
+			nodeConfig[node] = name
+		}
+	}
+	return out
 }
 
 // unknownType is the error for an id the catalog lacks, with the closest

@@ -38,8 +38,24 @@ type Cluster struct {
 	// Quotas is "kueue" or "resourcequota".
 	Quotas          string                   `json:"quotas"`
 	PriorityClasses map[string]PriorityClass `json:"priorityClasses"`
+	// MIG is nil when the cluster partitions no GPU.
+	MIG                  *MIG   `json:"mig,omitempty"`
+	GPUOperatorNamespace string `json:"gpuOperatorNamespace"`
 	// Delivery is nil when the cluster renders no Flux objects.
 	Delivery *Delivery `json:"delivery,omitempty"`
+}
+
+// MIG is the cluster's MIG partitioning.
+type MIG struct {
+	Strategy string               `json:"strategy"`
+	Configs  map[string]MIGConfig `json:"configs"`
+}
+
+// MIGConfig is one layout for the GPUs of a type.
+type MIGConfig struct {
+	AcceleratorType string         `json:"acceleratorType"`
+	Nodes           []string       `json:"nodes"`
+	Layout          map[string]int `json:"layout"`
 }
 
 // Delivery is where the cluster's artifact is published and how Flux

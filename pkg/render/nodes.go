@@ -89,6 +89,7 @@ func nodeFeatureRule(m *compile.Model) Object {
 			}},
 		})
 	}
+	rules = append(rules, migRules(m)...)
 	return Object{
 		Dir:        "nodes",
 		APIVersion: "nfd.k8s-sigs.io/v1alpha1",

@@ -140,3 +140,35 @@ func TestResourceQuotaMode(t *testing.T) {
 		"ds-notebooks": 56, // 32 V100 + 24 A100
 	}, hard)
 }
+
+// TestMIGPartedConfig reads back small-lab's mig-parted ConfigMap in
+// mig-parted's v1 format: all-disabled, and the named config filtered to
+// the A100 40GB's PCI ids, as the GPU Operator's MIG manager expects.
+func TestMIGPartedConfig(t *testing.T) {
+	tree := renderExample(t, "small-lab")
+	var cm struct {
+		Metadata struct{ Namespace string }
+		Data     map[string]string
+	}
+	require.NoError(t, yaml.Unmarshal(tree["sharing/configmap-"+render.MIGConfigMapName+".yaml"], &cm))
+	assert.Equal(t, "gpu-operator", cm.Metadata.Namespace)
+	var cfg struct {
+		Version    string `json:"version"`
+		MIGConfigs map[string][]struct {
+			DeviceFilter []string       `json:"device-filter"`
+			Devices      string         `json:"devices"`
+			MIGEnabled   bool           `json:"mig-enabled"`
+			MIGDevices   map[string]int `json:"mig-devices"`
+		} `json:"mig-configs"`
+	}
+	require.NoError(t, yaml.UnmarshalStrict([]byte(cm.Data["config.yaml"]), &cfg))
+	assert.Equal(t, "v1", cfg.Version)
+	require.Contains(t, cfg.MIGConfigs, "all-disabled")
+	lab := cfg.MIGConfigs["lab-a100-1g"]
+	require.Len(t, lab, 1)
+	assert.Equal(t, []string{"0x20B010DE", "0x20B110DE"}, lab[0].DeviceFilter)
+	assert.Equal(t, "all", lab[0].Devices)
+	assert.True(t, lab[0].MIGEnabled)
+	assert.Equal(t, map[string]int{"1g.5gb": 7}, lab[0].MIGDevices)
+	assert.Contains(t, string(tree["nodes/nodefeaturerule-accelc-accelerator-types.yaml"]), "nvidia.com/mig.config: lab-a100-1g")
+}

@@ -1,0 +1,46 @@
+package compile_test
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/accelc/accelc/pkg/compile"
+)
+
+// TestMIGErrors: MIG configs are checked against the type's geometry, the
+// strategy and each other, with file and line.
+func TestMIGErrors(t *testing.T) {
+	dir := cluster(t, map[string]string{"c.cue": `package c
+
+cluster: {
+	name: "lab"
+	mig: {
+		strategy: "single"
+		configs: {
+			l4: {acceleratorType: "nvidia-l4-24gb", layout: "1g.6gb": 4}
+			big: {acceleratorType: "nvidia-a100-40gb", layout: "7g.80gb": 1}
+			mixed: {acceleratorType: "nvidia-a100-80gb", layout: {"3g.40gb": 1, "2g.20gb": 2}}
+			again: {acceleratorType: "nvidia-a100-80gb", layout: "7g.80gb": 1}
+			one: {acceleratorType: "nvidia-h100-80gb", nodes: ["n1"], layout: "7g.80gb": 1}
+			two: {acceleratorType: "nvidia-h100-80gb", nodes: ["n1"], layout: "1g.10gb": 7}
+		}
+	}
+}
+`})
+	_, err := compile.Load(dir)
+	var errs compile.Errors
+	require.ErrorAs(t, err, &errs)
+	at := filepath.ToSlash(filepath.Clean(dir)) + "/c.cue:"
+	for _, want := range []string{
+		at + "8:9: cluster.mig.configs.l4: nvidia-l4-24gb has no MIG (MIG-capable types: nvidia-a100-40gb",
+		at + "9:47: cluster.mig.configs.big.layout: no MIG profile 7g.80gb on this GPU (did you mean 7g.40gb?)",
+		at + `10:49: cluster.mig.configs.mixed.layout: 2 profiles, but the MIG strategy is single (one profile per GPU): set cluster.mig.strategy: "mixed"`,
+		"cluster.mig.configs.mixed: config again already takes every nvidia-a100-80gb node: list nodes in one of them",
+		"cluster.mig.configs.two.nodes: node n1 is already in config one: a node takes one MIG config",
+	} {
+		assert.Contains(t, err.Error(), want)
+	}
+}
