@@ -173,6 +173,7 @@ func Load(dir string) (*Model, error) {
 	}
 
 	diags = append(diags, checkMIG(m, at)...)
+	diags = append(diags, checkSharing(m, at)...)
 
 	nsTeam := map[string]string{}
 	for _, name := range sortedKeys(raw.Teams) {
@@ -263,6 +264,51 @@ func checkMIG(m *Model, at func(path ...cue.Selector) string) []Diagnostic {
 					"%s.nodes: node %s is already in config %s: a node takes one MIG config", what, node, other)})
 			}
 			nodeConfig[node] = name
+		}
+	}
+	return out
+}
+
+// checkSharing checks the pools' types and that no node is in two pools,
+// or in a pool and a MIG config (the device plugin's MPS does not take
+// MIG devices, and one sharing config applies per node).
+func checkSharing(m *Model, at func(path ...cue.Selector) string) []Diagnostic {
+	var out []Diagnostic
+	wholeType := map[string]string{}
+	nodePool := map[string]string{}
+	migTypes := map[string]string{}
+	if m.Cluster.MIG != nil {
+		for name, c := range m.Cluster.MIG.Configs {
+			if len(c.Nodes) == 0 {
+				migTypes[c.AcceleratorType] = name
+			}
+			for _, n := range c.Nodes {
+				nodePool[n] = "MIG config " + name
+			}
+		}
+	}
+	for _, name := range sortedKeys(m.Cluster.Sharing) {
+		p := m.Cluster.Sharing[name]
+		pos := at(cue.Str("cluster"), cue.Str("sharing"), cue.Str(name))
+		what := "cluster.sharing." + name
+		if _, ok := m.Catalog.Get(p.AcceleratorType); !ok {
+			out = append(out, unknownType(m.Catalog, at(cue.Str("cluster"), cue.Str("sharing"), cue.Str(name), cue.Str("acceleratorType")), what+".acceleratorType", p.AcceleratorType))
+			continue
+		}
+		if len(p.Nodes) == 0 {
+			if other, dup := wholeType[p.AcceleratorType]; dup {
+				out = append(out, Diagnostic{Pos: pos, Msg: fmt.Sprintf("%s: pool %s already takes every %s node: list nodes in one of them", what, other, p.AcceleratorType)})
+			}
+			if cfg, dup := migTypes[p.AcceleratorType]; dup {
+				out = append(out, Diagnostic{Pos: pos, Msg: fmt.Sprintf("%s: MIG config %s already takes every %s node: a node is either MIG-partitioned or shared; list nodes", what, cfg, p.AcceleratorType)})
+			}
+			wholeType[p.AcceleratorType] = name
+		}
+		for _, n := range p.Nodes {
+			if other, dup := nodePool[n]; dup {
+				out = append(out, Diagnostic{Pos: pos, Msg: fmt.Sprintf("%s.nodes: node %s is already in %s: a node has one sharing setup", what, n, other)})
+			}
+			nodePool[n] = "pool " + name
 		}
 	}
 	return out

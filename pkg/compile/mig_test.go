@@ -44,3 +44,38 @@ cluster: {
 		assert.Contains(t, err.Error(), want)
 	}
 }
+
+// TestSharingErrors: replicas below two, two pools on one type, and a node
+// both MIG-partitioned and shared are errors.
+func TestSharingErrors(t *testing.T) {
+	dir := cluster(t, map[string]string{"c.cue": `package c
+
+cluster: {
+	name: "lab"
+	mig: configs: m: {acceleratorType: "nvidia-a100-80gb", layout: "7g.80gb": 1}
+	sharing: {
+		one: {acceleratorType: "nvidia-t4-16gb", replicas: 1}
+	}
+}
+`})
+	_, err := compile.Load(dir)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "c.cue:7:54: cluster.sharing.one.replicas: invalid value 1 (out of bound >=2)")
+
+	dir = cluster(t, map[string]string{"c.cue": `package c
+
+cluster: {
+	name: "lab"
+	mig: configs: m: {acceleratorType: "nvidia-a100-80gb", layout: "7g.80gb": 1}
+	sharing: {
+		a: {acceleratorType: "nvidia-t4-16gb", replicas: 4}
+		b: {acceleratorType: "nvidia-t4-16gb", replicas: 2}
+		c: {acceleratorType: "nvidia-a100-80gb", replicas: 2}
+	}
+}
+`})
+	_, err = compile.Load(dir)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "cluster.sharing.b: pool a already takes every nvidia-t4-16gb node: list nodes in one of them")
+	assert.Contains(t, err.Error(), "cluster.sharing.c: MIG config m already takes every nvidia-a100-80gb node: a node is either MIG-partitioned or shared")
+}

@@ -41,6 +41,8 @@ type Cluster struct {
 	// MIG is nil when the cluster partitions no GPU.
 	MIG                  *MIG   `json:"mig,omitempty"`
 	GPUOperatorNamespace string `json:"gpuOperatorNamespace"`
+	// Sharing holds the time-slicing and MPS pools by name.
+	Sharing map[string]SharingPool `json:"sharing"`
 	// Delivery is nil when the cluster renders no Flux objects.
 	Delivery *Delivery `json:"delivery,omitempty"`
 }
@@ -56,6 +58,16 @@ type MIGConfig struct {
 	AcceleratorType string         `json:"acceleratorType"`
 	Nodes           []string       `json:"nodes"`
 	Layout          map[string]int `json:"layout"`
+}
+
+// SharingPool is a time-slicing or MPS pool.
+type SharingPool struct {
+	AcceleratorType            string   `json:"acceleratorType"`
+	Nodes                      []string `json:"nodes"`
+	Strategy                   string   `json:"strategy"`
+	Replicas                   int      `json:"replicas"`
+	RenameByDefault            bool     `json:"renameByDefault"`
+	FailRequestsGreaterThanOne *bool    `json:"failRequestsGreaterThanOne,omitempty"`
 }
 
 // Delivery is where the cluster's artifact is published and how Flux

@@ -90,6 +90,7 @@ func nodeFeatureRule(m *compile.Model) Object {
 		})
 	}
 	rules = append(rules, migRules(m)...)
+	rules = append(rules, sharingRules(m)...)
 	return Object{
 		Dir:        "nodes",
 		APIVersion: "nfd.k8s-sigs.io/v1alpha1",

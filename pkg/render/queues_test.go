@@ -172,3 +172,37 @@ func TestMIGPartedConfig(t *testing.T) {
 	assert.Equal(t, map[string]int{"1g.5gb": 7}, lab[0].MIGDevices)
 	assert.Contains(t, string(tree["nodes/nodefeaturerule-accelc-accelerator-types.yaml"]), "nvidia.com/mig.config: lab-a100-1g")
 }
+
+// TestDevicePluginConfig reads back small-lab's device-plugin ConfigMap:
+// a default key without sharing, and the T4 pool's time-slicing ×4, with
+// the node label that selects it.
+func TestDevicePluginConfig(t *testing.T) {
+	tree := renderExample(t, "small-lab")
+	var cm struct{ Data map[string]string }
+	require.NoError(t, yaml.Unmarshal(tree["sharing/configmap-"+render.DevicePluginConfigMapName+".yaml"], &cm))
+	type config struct {
+		Version string `json:"version"`
+		Flags   struct {
+			MIGStrategy string `json:"migStrategy"`
+		} `json:"flags"`
+		Sharing *struct {
+			TimeSlicing *struct {
+				RenameByDefault bool `json:"renameByDefault"`
+				Resources       []struct {
+					Name     string `json:"name"`
+					Replicas int    `json:"replicas"`
+				} `json:"resources"`
+			} `json:"timeSlicing"`
+		} `json:"sharing"`
+	}
+	var def, pool config
+	require.NoError(t, yaml.UnmarshalStrict([]byte(cm.Data["default"]), &def))
+	require.NoError(t, yaml.UnmarshalStrict([]byte(cm.Data["t4-notebooks"]), &pool))
+	assert.Equal(t, "v1", def.Version)
+	assert.Nil(t, def.Sharing)
+	assert.Equal(t, "single", pool.Flags.MIGStrategy, "the device plugin's MIG strategy follows cluster.mig")
+	require.NotNil(t, pool.Sharing.TimeSlicing)
+	assert.Equal(t, "nvidia.com/gpu", pool.Sharing.TimeSlicing.Resources[0].Name)
+	assert.Equal(t, 4, pool.Sharing.TimeSlicing.Resources[0].Replicas)
+	assert.Contains(t, string(tree["nodes/nodefeaturerule-accelc-accelerator-types.yaml"]), "nvidia.com/device-plugin.config: t4-notebooks")
+}

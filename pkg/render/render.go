@@ -24,10 +24,12 @@ func Render(m *compile.Model, inv *inventory.Inventory) ([]Object, error) {
 	objs = append(objs, mutationObjects(m)...)
 	objs = append(objs, quotaObjects(m)...)
 	objs = append(objs, costRules(m)...)
-	if cm, ok, err := migParted(m); err != nil {
-		return nil, err
-	} else if ok {
-		objs = append(objs, cm)
+	for _, build := range []func(*compile.Model) (Object, bool, error){migParted, devicePluginConfig} {
+		if cm, ok, err := build(m); err != nil {
+			return nil, err
+		} else if ok {
+			objs = append(objs, cm)
+		}
 	}
 	flux, err := fluxObjects(m)
 	if err != nil {

@@ -69,43 +69,58 @@ func deviceFilter(c *catalog.Class) []string {
 	return out
 }
 
-// migRules stamp nvidia.com/mig.config on the nodes of each MIG config:
-// listed nodes by name; otherwise every node whose GPUs are of the type
-// (by PCI id), less the nodes other configs list.
+// migRules stamp nvidia.com/mig.config on the nodes of each MIG config.
 func migRules(m *compile.Model) []nfrRule {
 	if m.Cluster.MIG == nil {
 		return nil
 	}
-	names := make([]string, 0, len(m.Cluster.MIG.Configs))
-	listed := map[string][]string{} // type → nodes listed by a config
+	targets := map[string]poolTarget{}
 	for name, c := range m.Cluster.MIG.Configs {
+		targets[name] = poolTarget{c.AcceleratorType, c.Nodes}
+	}
+	return labelRules(m, "accelc mig ", MIGConfigLabel, targets)
+}
+
+// poolTarget is the nodes a MIG config or sharing pool applies to.
+type poolTarget struct {
+	acceleratorType string
+	nodes           []string
+}
+
+// labelRules stamp label=<name> on each target's nodes: listed nodes by
+// name; otherwise every node whose GPUs are of the type (by PCI id), less
+// the nodes other targets of the type list.
+func labelRules(m *compile.Model, prefix, label string, targets map[string]poolTarget) []nfrRule {
+	names := make([]string, 0, len(targets))
+	listed := map[string][]string{} // type → nodes listed by a target
+	for name, t := range targets {
 		names = append(names, name)
-		listed[c.AcceleratorType] = append(listed[c.AcceleratorType], c.Nodes...)
+		listed[t.acceleratorType] = append(listed[t.acceleratorType], t.nodes...)
 	}
 	sort.Strings(names)
 	var rules []nfrRule
 	for _, name := range names {
-		c := m.Cluster.MIG.Configs[name]
-		labels := map[string]string{MIGConfigLabel: name}
-		if len(c.Nodes) > 0 {
-			nodes := append([]string(nil), c.Nodes...)
+		t := targets[name]
+		labels := map[string]string{label: name}
+		if len(t.nodes) > 0 {
+			nodes := append([]string(nil), t.nodes...)
 			sort.Strings(nodes)
-			rules = append(rules, nfrRule{Name: "accelc mig " + name, Labels: labels, MatchFeatures: []featureMatcher{{
+			rules = append(rules, nfrRule{Name: prefix + name, Labels: labels, MatchFeatures: []featureMatcher{{
 				Feature: "system.name", MatchExpressions: map[string]matchExpression{"nodename": {Op: "In", Value: nodes}},
 			}}})
 			continue
 		}
-		class, _ := m.Catalog.Get(c.AcceleratorType)
+		class, _ := m.Catalog.Get(t.acceleratorType)
 		devices := append([]string(nil), class.PCIDeviceIDs...)
 		sort.Strings(devices)
-		r := nfrRule{Name: "accelc mig " + name, Labels: labels, MatchFeatures: []featureMatcher{{
+		r := nfrRule{Name: prefix + name, Labels: labels, MatchFeatures: []featureMatcher{{
 			Feature: "pci.device",
 			MatchExpressions: map[string]matchExpression{
 				"vendor": {Op: "In", Value: []string{catalog.PCIVendorIDs[class.Vendor]}},
 				"device": {Op: "In", Value: devices},
 			},
 		}}}
-		if others := listed[c.AcceleratorType]; len(others) > 0 {
+		if others := listed[t.acceleratorType]; len(others) > 0 {
 			others = append([]string(nil), others...)
 			sort.Strings(others)
 			r.MatchFeatures = append(r.MatchFeatures, featureMatcher{
@@ -115,4 +130,72 @@ func migRules(m *compile.Model) []nfrRule {
 		rules = append(rules, r)
 	}
 	return rules
+}
+
+// DevicePluginConfigMapName is the NVIDIA device plugin's config, one key
+// per pool; point ClusterPolicy spec.devicePlugin.config.name at it.
+const DevicePluginConfigMapName = "accelc-device-plugin-config"
+
+// DevicePluginConfigLabel selects a node's device-plugin config key.
+const DevicePluginConfigLabel = "nvidia.com/device-plugin.config"
+
+// devicePluginConfig renders the device plugin's sharing configs: a
+// "default" key with no sharing (for every node not in a pool), and one key
+// per pool with its time-slicing or MPS replicas.
+func devicePluginConfig(m *compile.Model) (Object, bool, error) {
+	if len(m.Cluster.Sharing) == 0 {
+		return Object{}, false, nil
+	}
+	migStrategy := "none"
+	if m.Cluster.MIG != nil {
+		migStrategy = m.Cluster.MIG.Strategy
+	}
+	data := map[string]string{}
+	def, err := yaml.Marshal(map[string]any{"version": "v1", "flags": map[string]any{"migStrategy": migStrategy}})
+	if err != nil {
+		return Object{}, false, err
+	}
+	data["default"] = string(def)
+	for name, p := range m.Cluster.Sharing {
+		class, _ := m.Catalog.Get(p.AcceleratorType)
+		sharing := map[string]any{
+			"renameByDefault": p.RenameByDefault,
+			"resources":       []any{map[string]any{"name": class.ResourceName, "replicas": p.Replicas}},
+		}
+		if p.FailRequestsGreaterThanOne != nil {
+			sharing["failRequestsGreaterThanOne"] = *p.FailRequestsGreaterThanOne
+		}
+		key := "timeSlicing"
+		if p.Strategy == "mps" {
+			key = "mps"
+		}
+		b, err := yaml.Marshal(map[string]any{
+			"version": "v1",
+			"flags":   map[string]any{"migStrategy": migStrategy},
+			"sharing": map[string]any{key: sharing},
+		})
+		if err != nil {
+			return Object{}, false, err
+		}
+		data[name] = string(b)
+	}
+	ns := m.Cluster.GPUOperatorNamespace
+	return Object{
+		Dir: "sharing", APIVersion: "v1", Kind: "ConfigMap", Namespace: ns, Name: DevicePluginConfigMapName,
+		Body: map[string]any{
+			"apiVersion": "v1", "kind": "ConfigMap",
+			"metadata": meta{Name: DevicePluginConfigMapName, Namespace: ns, Labels: managedLabels(m.Cluster.Name)},
+			"data":     data,
+		},
+	}, true, nil
+}
+
+// sharingRules stamp nvidia.com/device-plugin.config=<pool> on each pool's
+// nodes, as migRules do for MIG configs.
+func sharingRules(m *compile.Model) []nfrRule {
+	targets := map[string]poolTarget{}
+	for name, p := range m.Cluster.Sharing {
+		targets[name] = poolTarget{p.AcceleratorType, p.Nodes}
+	}
+	return labelRules(m, "accelc sharing ", DevicePluginConfigLabel, targets)
 }
