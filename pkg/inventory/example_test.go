@@ -34,6 +34,6 @@ func ExampleClassify() {
 	// Output:
 	// bare: unknown, exclusive, 2 allocatable (no GPU Feature Discovery labels: install the GPU Operator (or GFD), or pin the type in cluster.nodes)
 	// t4: nvidia-t4-16gb, time-sliced, 4 allocatable (type from nvidia.com/gpu.product=Tesla-T4-SHARED)
-	// NVIDIA T4 16GB: 1 node, 1 GPU, 4 allocatable
+	// NVIDIA T4 16GB: 1 node, 1 GPU, 4 allocatable (4 of the allocatable are shared replicas, not whole GPUs)
 	// GPU - type unknown: 1 node, 2 GPUs, 2 allocatable
 }

@@ -28,14 +28,22 @@ type TypeSummary struct {
 	// left. Both are set only when the snapshot counted pods.
 	InUse     *int `json:"inUse,omitempty"`
 	Available *int `json:"available,omitempty"`
+	// Replicas counts the allocatable devices that are time-sliced or MPS
+	// replicas of a GPU, not GPUs: quotas and requests count them as GPUs.
+	Replicas int `json:"replicas,omitempty"`
 }
 
 func (s TypeSummary) String() string {
 	line := fmt.Sprintf("%s: %s, %s, ", s.DisplayName, plural(s.Nodes, "node"), plural(s.GPUs, "GPU"))
 	if s.Available != nil {
-		return line + fmt.Sprintf("%d available", *s.Available)
+		line += fmt.Sprintf("%d available", *s.Available)
+	} else {
+		line += fmt.Sprintf("%d allocatable", s.Allocatable)
 	}
-	return line + fmt.Sprintf("%d allocatable", s.Allocatable)
+	if s.Replicas > 0 {
+		line += fmt.Sprintf(" (%d of the allocatable are shared replicas, not whole GPUs)", s.Replicas)
+	}
+	return line
 }
 
 func plural(n int, word string) string {
@@ -68,6 +76,9 @@ func (inv *Inventory) Summary() []TypeSummary {
 		if n.Available() {
 			s.Allocatable += n.Allocatable
 			inUse[n.AcceleratorType] += min(n.InUse, n.Allocatable)
+			if n.Sharing == TimeSliced || n.Sharing == MPS {
+				s.Replicas += n.Allocatable
+			}
 		}
 	}
 	out := make([]TypeSummary, 0, len(byType))
