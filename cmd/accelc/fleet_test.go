@@ -25,7 +25,7 @@ func TestRenderFleet(t *testing.T) {
 
 	code, stdout, errOut := run("render", "--fleet", fleet, "-o", out)
 	require.Equal(t, exitOK, code, errOut)
-	for _, c := range []string{"hetero-prod", "small-lab"} {
+	for _, c := range []string{"gpu-pools", "hetero-prod", "small-lab"} {
 		assert.FileExists(t, filepath.Join(out, c, "kustomization.yaml"))
 		assert.Contains(t, stdout, filepath.Join(out, c, "kustomization.yaml"))
 	}
@@ -38,7 +38,7 @@ func TestRenderFleet(t *testing.T) {
 	code, stdout, errOut = run("render", "--fleet", fleet, "-o", out)
 	assert.Equal(t, exitInput, code)
 	assert.Contains(t, errOut, broken+": ")
-	assert.Contains(t, errOut, "1 of 3 clusters failed to render")
+	assert.Contains(t, errOut, "1 of 4 clusters failed to render")
 	assert.Contains(t, stdout, filepath.Join(out, "small-lab", "kustomization.yaml"))
 
 	code, _, _ = run("render", fleet, "--fleet", fleet)

@@ -20,6 +20,22 @@ func Examples() map[string][]Node {
 			Group{Prefix: "infra-", Start: 1, Count: 3, CPU: 16, MemoryGi: 64,
 				InstanceType: "m6i.4xlarge", Zone: "us-east-1a"},
 		),
+		// Seed 004's pools: A100 80GB time-sliced ×3, H100 time-sliced
+		// ×2, and A100 80GB nodes cut into 3g.40gb, 2g.20gb and 1g.10gb
+		// MIG slices (single strategy: one profile per node).
+		"gpu-pools": Nodes(
+			Group{Prefix: "a100-ts-", Start: 1, Count: 2, GPU: A100x80, GPUs: 8, Replicas: 3, CPU: 96, MemoryGi: 1152,
+				InstanceType: "p4de.24xlarge", Zone: "us-west-2a"},
+			Group{Prefix: "h100-ts-", Start: 1, Count: 2, GPU: H100, GPUs: 8, Replicas: 2, CPU: 192, MemoryGi: 2048,
+				InstanceType: "p5.48xlarge", Zone: "us-west-2b"},
+			Group{Prefix: "a100-mig3g-", Start: 1, Count: 1, GPU: A100x80, GPUs: 8, MIGProfile: "3g.40gb", MIGDevices: 16,
+				MIGMemoryMiB: 40192, CPU: 96, MemoryGi: 1152, InstanceType: "p4de.24xlarge", Zone: "us-west-2a"},
+			Group{Prefix: "a100-mig2g-", Start: 1, Count: 1, GPU: A100x80, GPUs: 8, MIGProfile: "2g.20gb", MIGDevices: 24,
+				MIGMemoryMiB: 19968, CPU: 96, MemoryGi: 1152, InstanceType: "p4de.24xlarge", Zone: "us-west-2a"},
+			Group{Prefix: "a100-mig1g-", Start: 1, Count: 1, GPU: A100x80, GPUs: 8, MIGProfile: "1g.10gb", MIGDevices: 56,
+				MIGMemoryMiB: 9728, CPU: 96, MemoryGi: 1152, InstanceType: "p4de.24xlarge", Zone: "us-west-2a"},
+			Group{Prefix: "infra-", Start: 1, Count: 1, CPU: 16, MemoryGi: 64, InstanceType: "m6i.4xlarge", Zone: "us-west-2a"},
+		),
 		"small-lab": Nodes(
 			Group{Prefix: "lab-l40s-", Start: 1, Count: 2, GPU: L40S, GPUs: 4, CPU: 48, MemoryGi: 384,
 				InstanceType: "PowerEdge-R760xa", Zone: "lab-a"},
