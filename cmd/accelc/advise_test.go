@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"testing"
 
@@ -15,11 +14,7 @@ import (
 // TestAdviseCommands checks the exit codes and machine output of catalog,
 // recommend and estimate; the README shows their tables.
 func TestAdviseCommands(t *testing.T) {
-	run := func(args ...string) (int, string, string) {
-		var stdout, stderr bytes.Buffer
-		code := Main(args, &stdout, &stderr)
-		return code, stdout.String(), stderr.String()
-	}
+	run := runMain
 	const lab, prod = "../../examples/clusters/small-lab", "../../examples/clusters/hetero-prod"
 
 	code, out, errOut := run("catalog", prod, "-o", "json")

@@ -37,11 +37,7 @@ func TestCostCommand(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "inventory.json")
 	require.NoError(t, os.WriteFile(file, buf.Bytes(), 0o644))
 
-	run := func(args ...string) (int, string, string) {
-		var stdout, stderr bytes.Buffer
-		code := Main(args, &stdout, &stderr)
-		return code, stdout.String(), stderr.String()
-	}
+	run := runMain
 	code, out, errOut := run("cost", "../../examples/clusters/hetero-prod", "--inventory", file, "-o", "json")
 	require.Equal(t, exitOK, code, errOut)
 	var got struct {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
 	"testing"
@@ -17,11 +16,7 @@ func TestRenderFleet(t *testing.T) {
 	fleet := filepath.Join(t.TempDir(), "fleet")
 	require.NoError(t, os.CopyFS(fleet, os.DirFS("../../examples/clusters")))
 	out := filepath.Join(t.TempDir(), "out")
-	run := func(args ...string) (int, string, string) {
-		var stdout, stderr bytes.Buffer
-		code := Main(args, &stdout, &stderr)
-		return code, stdout.String(), stderr.String()
-	}
+	run := runMain
 
 	code, stdout, errOut := run("render", "--fleet", fleet, "-o", out)
 	require.Equal(t, exitOK, code, errOut)

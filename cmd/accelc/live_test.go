@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
 	"testing"
@@ -47,11 +46,7 @@ func TestLiveCommands(t *testing.T) {
 	}, metav1.CreateOptions{})
 	require.NoError(t, err)
 
-	run := func(args ...string) (int, string, string) {
-		var stdout, stderr bytes.Buffer
-		code := Main(args, &stdout, &stderr)
-		return code, stdout.String(), stderr.String()
-	}
+	run := runMain
 	kc := cp.Kubeconfig()
 
 	code, out, errOut := run("inventory", "show", "--live", "--kubeconfig", kc, "--config", "../../examples/clusters/small-lab")

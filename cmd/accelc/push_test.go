@@ -45,11 +45,7 @@ func TestPushCommand(t *testing.T) {
 	head, err := exec.Command("git", "-C", repo, "rev-parse", "HEAD").Output()
 	require.NoError(t, err)
 
-	run := func(args ...string) (int, string, string) {
-		var stdout, stderr bytes.Buffer
-		code := Main(args, &stdout, &stderr)
-		return code, stdout.String(), stderr.String()
-	}
+	run := runMain
 	out := filepath.Join(repo, "out", "small-lab")
 	code, _, errOut := run("render", "../../examples/clusters/small-lab", "-o", out)
 	require.Equal(t, exitOK, code, errOut)
@@ -93,11 +89,7 @@ func TestDiffCommand(t *testing.T) {
 	srv := httptest.NewServer(registry.New())
 	defer srv.Close()
 	host := strings.TrimPrefix(srv.URL, "http://")
-	run := func(args ...string) (int, string, string) {
-		var stdout, stderr bytes.Buffer
-		code := Main(args, &stdout, &stderr)
-		return code, stdout.String(), stderr.String()
-	}
+	run := runMain
 	const lab = "../../examples/clusters/small-lab"
 	out := filepath.Join(t.TempDir(), "small-lab")
 	code, _, errOut := run("render", lab, "-o", out, "--revision", "main@sha1:0123456789abcdef0123456789abcdef01234567")

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"testing"
@@ -37,4 +38,12 @@ func TestScripts(t *testing.T) {
 		},
 		UpdateScripts: *testutil.Update,
 	})
+}
+
+// runMain runs accelc with args and returns its exit code, stdout and
+// stderr.
+func runMain(args ...string) (int, string, string) {
+	var stdout, stderr bytes.Buffer
+	code := Main(args, &stdout, &stderr)
+	return code, stdout.String(), stderr.String()
 }

@@ -57,6 +57,9 @@ type Catalog struct {
 	byModel map[string][]string
 	// byPCI maps vendor/PCI device id → class ids.
 	byPCI map[string][]string
+	// labelKeys are byLabel's keys, sorted once: classification asks for
+	// them for every node.
+	labelKeys []string
 }
 
 // New builds a catalog. Two classes claiming the same label value is an
@@ -110,6 +113,10 @@ func New(classes []Class) (*Catalog, error) {
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("%s", strings.Join(errs, "\n"))
 	}
+	for k := range c.byLabel {
+		c.labelKeys = append(c.labelKeys, k)
+	}
+	sort.Strings(c.labelKeys)
 	return c, nil
 }
 
@@ -142,31 +149,23 @@ func (c *Catalog) ByLabel(key, value string) (*Class, bool) {
 
 // LabelKeys returns the node label keys some class is identified by,
 // sorted.
-func (c *Catalog) LabelKeys() []string {
-	keys := make([]string, 0, len(c.byLabel))
-	for k := range c.byLabel {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
+func (c *Catalog) LabelKeys() []string { return slices.Clone(c.labelKeys) }
 
 // ByModel returns the classes of a vendor's model ("nvidia", "A100"),
 // sorted by id.
 func (c *Catalog) ByModel(vendor, model string) []*Class {
-	ids := c.byModel[vendor+"/"+strings.ToUpper(model)]
-	out := make([]*Class, len(ids))
-	for i, id := range ids {
-		out[i] = c.classes[id]
-	}
-	return out
+	return c.lookup(c.byModel[vendor+"/"+strings.ToUpper(model)])
 }
 
 // ByPCI returns the classes whose PCI device ids include device ("20b0"),
 // sorted by id. Some devices are sold in more than one memory size under
 // one id: the caller decides what more than one class means.
 func (c *Catalog) ByPCI(vendor, device string) []*Class {
-	ids := c.byPCI[vendor+"/"+strings.ToLower(device)]
+	return c.lookup(c.byPCI[vendor+"/"+strings.ToLower(device)])
+}
+
+// lookup returns the classes of ids, in order.
+func (c *Catalog) lookup(ids []string) []*Class {
 	out := make([]*Class, len(ids))
 	for i, id := range ids {
 		out[i] = c.classes[id]

@@ -29,17 +29,15 @@ const (
 	RuleTeamMonthly = "accelc:gpu_cost:team_30d"
 )
 
-// ksmResource is how kube-state-metrics writes an extended resource name
-// in its resource label.
-func ksmResource(name string) string {
-	return strings.NewReplacer(".", "_", "/", "_", "-", "_").Replace(name)
-}
+// ksmName is how kube-state-metrics sanitizes a Kubernetes name into a
+// Prometheus label value or name: an extended resource in the resource
+// label ("nvidia_com_gpu"), a label key after "label_" in
+// kube_node_labels.
+var ksmName = strings.NewReplacer(".", "_", "/", "_", "-", "_").Replace
 
-// ksmLabel is how kube-state-metrics writes a Kubernetes label key as a
-// Prometheus label of kube_node_labels.
-func ksmLabel(key string) string {
-	return "label_" + strings.NewReplacer(".", "_", "/", "_", "-", "_").Replace(key)
-}
+func ksmResource(name string) string { return ksmName(name) }
+
+func ksmLabel(key string) string { return "label_" + ksmName(key) }
 
 // costRules renders the PrometheusRule; nothing when no team exists.
 func costRules(m *compile.Model) []Object {
