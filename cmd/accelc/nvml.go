@@ -84,4 +84,3 @@ func resolveNodeName(flag string) (string, error) {
 	}
 	return host, nil
 }
-
