@@ -74,14 +74,20 @@ estimation services read.`,
 				return writeJSON(stdout, doc)
 			}
 			tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "PROFILE\tTYPE\tMEMORY\tARCHITECTURE\tBF16 TFLOPS\tCOST/GPU-HOUR\tAVAILABLE")
+			// A profile over shared GPUs hands out slices or replicas: its
+			// rows say so, with the device's memory and share of the cost.
+			fmt.Fprintln(tw, "PROFILE\tTYPE\tDEVICE\tMEMORY\tARCHITECTURE\tBF16 TFLOPS\tCOST/HOUR\tAVAILABLE")
 			for _, p := range doc.Profiles {
 				if len(p.Types) == 0 {
-					fmt.Fprintf(tw, "%s\t(any)\t-\t-\t-\t-\t%d\n", p.Name, p.Available)
+					fmt.Fprintf(tw, "%s\t(any)\tGPU\t-\t-\t-\t-\t%d\n", p.Name, p.Available)
 				}
 				for _, t := range p.Types {
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\n", p.Name, t.DisplayName, t.Memory, t.Architecture,
-						orDash(t.BF16TFLOPS), costCell(t.CostPerHour), t.Available)
+					device, memory, cost := "GPU", t.Memory, t.CostPerHour
+					if d := t.Device; d != nil {
+						device, memory, cost = d.Name, fmt.Sprintf("%dGB", d.MemoryGB), d.CostPerHour
+					}
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\n", p.Name, t.DisplayName, device, memory, t.Architecture,
+						orDash(t.BF16TFLOPS), costCell(cost), t.Available)
 				}
 			}
 			return tw.Flush()

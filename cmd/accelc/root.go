@@ -145,7 +145,17 @@ func loadCluster(ctx context.Context, dir string, src *inventorySource, stderr i
 	if err != nil || inv == nil {
 		return m, nil, err
 	}
-	printDiagnostics(stderr, m.Check(inv))
+	var errs compile.Errors
+	for _, d := range m.Check(inv) {
+		if d.Severity == compile.Error {
+			errs = append(errs, d)
+			continue
+		}
+		fmt.Fprintln(stderr, d)
+	}
+	if len(errs) > 0 {
+		return nil, nil, &exitError{exitInput, errs}
+	}
 	return m, inv, nil
 }
 

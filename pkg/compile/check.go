@@ -2,6 +2,7 @@ package compile
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -9,8 +10,8 @@ import (
 )
 
 // Check compares the model with a classified inventory and returns
-// warnings: things that render fine but will not behave as the admin
-// likely expects.
+// warnings, things that render fine but will not behave as the admin
+// likely expects, and errors: a pool or MIG config that targets no node.
 func (m *Model) Check(inv *inventory.Inventory) []Diagnostic {
 	var out []Diagnostic
 	warn := func(pos, format string, args ...any) {
@@ -44,6 +45,8 @@ func (m *Model) Check(inv *inventory.Inventory) []Diagnostic {
 		}
 	}
 	out = append(out, m.checkQuotas(inv)...)
+	out = append(out, m.checkPoolNodes(inv)...)
+	out = append(out, m.checkWholeGPUProfiles(inv)...)
 	known := map[string]bool{}
 	for i := range inv.Nodes {
 		known[inv.Nodes[i].Name] = true
@@ -105,4 +108,65 @@ func (m *Model) checkQuotas(inv *inventory.Inventory) []Diagnostic {
 		}
 	}
 	return out
+}
+
+// checkWholeGPUProfiles warns about profiles of whole GPUs whose type is
+// shared: where a pool has no taint, their pods may be handed a replica or
+// a slice; where every node of the type is in pools they do not tolerate,
+// they never schedule.
+func (m *Model) checkWholeGPUProfiles(inv *inventory.Inventory) []Diagnostic {
+	var out []Diagnostic
+	for i := range m.Profiles {
+		p := &m.Profiles[i]
+		if len(p.Pools) > 0 || p.Generic() {
+			continue
+		}
+		for _, id := range p.AcceleratorTypes {
+			var untainted, closed []string
+			open := 0
+			for _, n := range inv.ByType(id) {
+				pool := m.PoolOf(n.Name, id)
+				switch {
+				case pool == nil:
+					open++
+				case pool.Taint == nil:
+					open++
+					untainted = appendOnce(untainted, pool.Name)
+				case tolerated(p.Tolerations, *pool.Taint):
+					open++
+				default:
+					closed = appendOnce(closed, pool.Name)
+				}
+			}
+			pos := relPos(p.pos, m.cwd)
+			if len(untainted) > 0 {
+				out = append(out, Diagnostic{Severity: Warning, Pos: pos, Msg: fmt.Sprintf(
+					"profiles.%s: %s nodes of pool %s have no taint (taint: \"none\"), so the profile's pods may be handed a shared replica or a MIG slice there, not a whole GPU: give the pool a taint",
+					p.Name, id, strings.Join(untainted, ", "))})
+			}
+			if open == 0 && len(closed) > 0 {
+				out = append(out, Diagnostic{Severity: Warning, Pos: pos, Msg: fmt.Sprintf(
+					"profiles.%s: every %s node is in pool %s, whose taint the profile does not tolerate: its pods stay Pending; target the pool (pool: or mig:) instead",
+					p.Name, id, strings.Join(closed, ", "))})
+			}
+		}
+	}
+	return out
+}
+
+func appendOnce(list []string, s string) []string {
+	if slices.Contains(list, s) {
+		return list
+	}
+	return append(list, s)
+}
+
+// tolerated is Kubernetes' ToleratesTaint over a list of tolerations.
+func tolerated(tols []Toleration, taint Taint) bool {
+	for _, t := range tols {
+		if t.Tolerates(taint) {
+			return true
+		}
+	}
+	return false
 }

@@ -117,12 +117,35 @@ func Load(dir string) (*Model, error) {
 		m.pinPos[node] = pos(cue.Str("cluster"), cue.Str("nodes"), cue.Str(node))
 	}
 
+	diags = append(diags, buildNodePools(m, pos, at)...)
+
 	for _, name := range sortedKeys(raw.Profiles) {
 		p := raw.Profiles[name]
 		p.pos = pos(cue.Str("profiles"), cue.Str(name))
+		profileAt := func(field ...any) string {
+			sel := []cue.Selector{cue.Str("profiles"), cue.Str(name)}
+			for _, f := range field {
+				switch f := f.(type) {
+				case string:
+					sel = append(sel, cue.Str(f))
+				case int:
+					sel = append(sel, cue.Index(f))
+				}
+			}
+			return at(sel...)
+		}
+		// A pool profile that names no type takes its pools' types.
+		derived := p.Pool != "" && len(p.AcceleratorTypes) == 0
+		if derived {
+			p.AcceleratorTypes = poolTypes(m.Cluster, &p)
+		}
+		resourceSet := p.ResourceName != ""
 		seen := map[string]bool{}
 		for i, id := range p.AcceleratorTypes {
 			sel := []cue.Selector{cue.Str("profiles"), cue.Str(name), cue.Str("acceleratorTypes"), cue.Index(i)}
+			if derived {
+				sel = []cue.Selector{cue.Str("profiles"), cue.Str(name), cue.Str("pool")}
+			}
 			tp := pos(sel...)
 			p.typesPos = append(p.typesPos, tp)
 			what := fmt.Sprintf("profiles.%s.acceleratorTypes[%d]", name, i)
@@ -162,6 +185,7 @@ func Load(dir string) (*Model, error) {
 		} else if p.ResourceName == "" {
 			p.ResourceName = "nvidia.com/gpu"
 		}
+		diags = append(diags, checkProfileSharing(m, &p, resourceSet, profileAt)...)
 		diags = append(diags, checkRanges(&p, func(field ...string) string {
 			sel := []cue.Selector{cue.Str("profiles"), cue.Str(name)}
 			for _, f := range field {

@@ -20,6 +20,8 @@ type Model struct {
 	Teams    []Team    // sorted by name
 	// Pins maps node names to class ids set by hand in cluster.nodes.
 	Pins map[string]string
+	// NodePools are the sharing pools and MIG configs, sorted by name.
+	NodePools []*NodePool
 
 	pinPos map[string]token.Pos
 	cwd    string
@@ -58,6 +60,7 @@ type MIGConfig struct {
 	AcceleratorType string         `json:"acceleratorType"`
 	Nodes           []string       `json:"nodes"`
 	Layout          map[string]int `json:"layout"`
+	Taint           TaintField     `json:"taint"`
 }
 
 // SharingPool is a time-slicing or MPS pool.
@@ -67,7 +70,8 @@ type SharingPool struct {
 	Strategy                   string   `json:"strategy"`
 	Replicas                   int      `json:"replicas"`
 	RenameByDefault            bool     `json:"renameByDefault"`
-	FailRequestsGreaterThanOne *bool    `json:"failRequestsGreaterThanOne,omitempty"`
+	FailRequestsGreaterThanOne *bool      `json:"failRequestsGreaterThanOne,omitempty"`
+	Taint                      TaintField `json:"taint"`
 }
 
 // Delivery is where the cluster's artifact is published and how Flux
@@ -113,6 +117,26 @@ type Profile struct {
 	Visibility       []string          `json:"visibility"`
 	// PriorityClassName is injected into the profile's pods; "" for none.
 	PriorityClassName string `json:"priorityClassName,omitempty"`
+	// MIG is the MIG slice the profile targets ("3g.40gb"), or "".
+	MIG string `json:"mig,omitempty"`
+	// Pool is the shared pool the profile targets, or "";
+	// FallbackPools are the pools it may fall back to, in order.
+	Pool          string   `json:"pool,omitempty"`
+	FallbackPools []string `json:"fallbackPools"`
+
+	// Pools are the node pools (NodePool names) the profile's pods must
+	// run in, in order of preference: its pool and fallback pools, or the
+	// MIG configs that cut its type into its slice. Empty for a profile
+	// of whole GPUs.
+	Pools []string `json:"-"`
+	// Sharing is ShareMIG, ShareTimeSlicing or ShareMPS for a profile
+	// over shared GPUs (of its first pool), "" for whole GPUs.
+	Sharing string `json:"-"`
+	// SliceMemoryGB is a MIG profile's memory per slice.
+	SliceMemoryGB int `json:"-"`
+	// Replicas is the pools' replicas per GPU (time-slicing, MPS); 0
+	// when they differ.
+	Replicas int `json:"-"`
 
 	// Classes are AcceleratorTypes resolved, in preference order.
 	Classes []*catalog.Class `json:"-"`

@@ -9,6 +9,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -74,9 +75,9 @@ func (g Geometry) Place(layout map[string]int) ([]Placement, error) {
 		if n < 0 {
 			return nil, fmt.Errorf("%s: a count cannot be negative", name)
 		}
-		p, ok := g.Profiles[name]
-		if !ok {
-			return nil, fmt.Errorf("no MIG profile %s on this GPU%s; it has %s", name, didYouMean(name, g), strings.Join(g.names(), ", "))
+		p, err := g.Lookup(name)
+		if err != nil {
+			return nil, err
 		}
 		compute += n * p.Compute
 		if p.OncePerGPU {
@@ -134,6 +135,39 @@ func (g Geometry) Place(layout map[string]int) ([]Placement, error) {
 	slices.SortFunc(placed, func(a, b Placement) int { return cmp.Compare(a.Start, b.Start) })
 	return placed, nil
 }
+
+// Lookup returns one of the model's profiles, or an error that names the
+// model's own profile of the same compute slices and lists them all.
+func (g Geometry) Lookup(name string) (Profile, error) {
+	p, ok := g.Profiles[name]
+	if !ok {
+		return Profile{}, fmt.Errorf("no MIG profile %s on this GPU%s; it has %s", name, didYouMean(name, g), strings.Join(g.names(), ", "))
+	}
+	return p, nil
+}
+
+// MemoryGB is the memory a profile's name gives it: 40 for "3g.40gb" and
+// "3g.40gb+me"; 0 for a name not of that form.
+func MemoryGB(profile string) int {
+	_, mem, ok := strings.Cut(profile, ".")
+	if !ok {
+		return 0
+	}
+	mem, _, _ = strings.Cut(mem, "+")
+	gb, ok := strings.CutSuffix(mem, "gb")
+	if !ok {
+		return 0
+	}
+	n, err := strconv.Atoi(gb)
+	if err != nil || n <= 0 {
+		return 0
+	}
+	return n
+}
+
+// ResourceName is the extended resource the NVIDIA device plugin
+// advertises for a profile under the mixed strategy.
+func ResourceName(profile string) string { return "nvidia.com/mig-" + profile }
 
 func free(used []bool, start, n int) bool {
 	for i := start; i < start+n; i++ {

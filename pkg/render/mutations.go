@@ -93,16 +93,26 @@ func mutationObjects(m *compile.Model) []Object {
 		if len(p.AcceleratorTypes) == 1 {
 			annotate("accelc-"+p.Name+"-type", sel, prefix+"/type", p.AcceleratorTypes[0])
 		}
+		required := []any{map[string]any{"key": m.Cluster.TypeLabel(), "operator": "In", "values": p.AcceleratorTypes}}
+		if len(p.Pools) > 0 {
+			annotate("accelc-"+p.Name+"-pools", sel, prefix+"/"+AnnotationPools, strings.Join(p.Pools, ","))
+			required = append(required, map[string]any{"key": m.Cluster.PoolLabel(), "operator": "In", "values": p.Pools})
+		}
 		assignOnce("accelc-"+p.Name+"-affinity", sel, "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution",
-			map[string]any{"nodeSelectorTerms": []any{map[string]any{
-				"matchExpressions": []any{map[string]any{"key": m.Cluster.TypeLabel(), "operator": "In", "values": p.AcceleratorTypes}},
-			}}})
-		if len(p.AcceleratorTypes) > 1 {
-			terms := make([]any, len(p.AcceleratorTypes))
-			for j, id := range p.AcceleratorTypes {
-				// The first type weighs most: 100, 90, 80, … (at least 1).
+			map[string]any{"nodeSelectorTerms": []any{map[string]any{"matchExpressions": required}}})
+		// Preference follows the pools where there are several (a pool
+		// profile's fallbacks, the MIG configs with the slice), else the
+		// types.
+		key, order := m.Cluster.TypeLabel(), p.AcceleratorTypes
+		if len(p.Pools) > 1 {
+			key, order = m.Cluster.PoolLabel(), p.Pools
+		}
+		if len(order) > 1 {
+			terms := make([]any, len(order))
+			for j, v := range order {
+				// The first weighs most: 100, 90, 80, … (at least 1).
 				terms[j] = map[string]any{"weight": max(100-10*j, 1), "preference": map[string]any{
-					"matchExpressions": []any{map[string]any{"key": m.Cluster.TypeLabel(), "operator": "In", "values": []string{id}}},
+					"matchExpressions": []any{map[string]any{"key": key, "operator": "In", "values": []string{v}}},
 				}}
 			}
 			assignOnce("accelc-"+p.Name+"-preference", sel, "spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution", terms)

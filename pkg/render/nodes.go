@@ -22,6 +22,7 @@ type nfrSpec struct {
 type nfrRule struct {
 	Name          string            `json:"name"`
 	Labels        map[string]string `json:"labels"`
+	Taints        []compile.Taint   `json:"taints,omitempty"`
 	MatchFeatures []featureMatcher  `json:"matchFeatures"`
 }
 
@@ -89,8 +90,7 @@ func nodeFeatureRule(m *compile.Model) Object {
 			}},
 		})
 	}
-	rules = append(rules, migRules(m)...)
-	rules = append(rules, sharingRules(m)...)
+	rules = append(rules, poolRules(m)...)
 	return Object{
 		Dir:        "nodes",
 		APIVersion: "nfd.k8s-sigs.io/v1alpha1",

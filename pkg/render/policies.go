@@ -120,6 +120,11 @@ func admissionParams(m *compile.Model) map[string]any {
 			}
 		}
 	}
+	for _, pool := range m.NodePools {
+		if pool.Taint != nil {
+			taintKeys[pool.Taint.Key] = true
+		}
+	}
 	generic := map[string]any{}
 	for _, ns := range m.Cluster.GenericGPUNamespaces {
 		generic[ns] = true

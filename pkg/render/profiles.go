@@ -9,6 +9,7 @@ import (
 	"github.com/accelc/accelc/pkg/catalog"
 	"github.com/accelc/accelc/pkg/compile"
 	"github.com/accelc/accelc/pkg/inventory"
+	"github.com/accelc/accelc/pkg/mig"
 )
 
 // Open Data Hub's HardwareProfile, infrastructure.opendatahub.io/v1.
@@ -49,6 +50,9 @@ const (
 	// AnnotationTypes lists the profile's types in preference order,
 	// comma-separated; absent on a generic profile.
 	AnnotationTypes = "types"
+	// AnnotationPools lists the node pools (values of the pool label) a
+	// profile over shared GPUs runs in, in preference order.
+	AnnotationPools = "pools"
 )
 
 func intQ(n int) compile.Quantity { return compile.Quantity{Int: int64(n)} }
@@ -78,6 +82,9 @@ func hardwareProfiles(m *compile.Model) ([]Object, error) {
 		}
 		if !p.Generic() {
 			ann[m.Cluster.LabelPrefix+"/"+AnnotationTypes] = strings.Join(p.AcceleratorTypes, ",")
+		}
+		if len(p.Pools) > 0 {
+			ann[m.Cluster.LabelPrefix+"/"+AnnotationPools] = strings.Join(p.Pools, ",")
 		}
 
 		ids := []identifier{
@@ -109,6 +116,15 @@ func hardwareProfiles(m *compile.Model) ([]Object, error) {
 					p.Name, m.Cluster.TypeLabel(), v, p.AcceleratorTypes[0])
 			}
 			selector[m.Cluster.TypeLabel()] = p.AcceleratorTypes[0]
+		}
+		// One pool is one more equality; several are the mutation's
+		// affinity, as several types are.
+		if len(p.Pools) == 1 {
+			if v, ok := selector[m.Cluster.PoolLabel()]; ok && v != p.Pools[0] {
+				return nil, fmt.Errorf("profile %s: nodeSelector sets %s=%s but the profile's pool is %s: drop it from nodeSelector",
+					p.Name, m.Cluster.PoolLabel(), v, p.Pools[0])
+			}
+			selector[m.Cluster.PoolLabel()] = p.Pools[0]
 		}
 		var sched *scheduling
 		if len(selector) > 0 || len(p.Tolerations) > 0 {
@@ -153,7 +169,10 @@ func rangeIdentifier(display, id, typ string, r compile.Range) identifier {
 }
 
 // acceleratorName is what the dashboard shows for the accelerator
-// identifier: the type's display name, or the types joined by " or ".
+// identifier: the type's display name, or the types joined by " or ", and
+// for shared GPUs what a pod gets of one: "NVIDIA A100 80GB · 3g.40gb
+// slice, 40 GB" or "NVIDIA A100 80GB · time-sliced ×3 (shared, not a
+// whole GPU)".
 func acceleratorName(p *compile.Profile) string {
 	if p.Generic() {
 		return "GPU"
@@ -162,7 +181,21 @@ func acceleratorName(p *compile.Profile) string {
 	for i, c := range p.Classes {
 		names[i] = c.DisplayName
 	}
-	return strings.Join(names, " or ")
+	name := strings.Join(names, " or ")
+	switch p.Sharing {
+	case compile.ShareMIG:
+		name += fmt.Sprintf(" · %s slice, %d GB", p.MIG, p.SliceMemoryGB)
+	case compile.ShareTimeSlicing, compile.ShareMPS:
+		mode := "time-sliced"
+		if p.Sharing == compile.ShareMPS {
+			mode = "MPS"
+		}
+		if p.Replicas > 0 {
+			mode += fmt.Sprintf(" ×%d", p.Replicas)
+		}
+		name += " · " + mode + " (shared, not a whole GPU)"
+	}
+	return name
 }
 
 // CatalogConfigMapName is the ConfigMap model-serving and estimation
@@ -198,9 +231,35 @@ type CatalogProfile struct {
 	GPU             compile.GPURange `json:"gpu"`
 	Types           []CatalogType    `json:"types"`
 	// Available sums allocatable devices on Ready nodes of the types (for
-	// a generic profile: of every node with the resource).
-	Available int    `json:"available"`
-	Summary   string `json:"summary"`
+	// a generic profile: of every node with the resource; for a profile
+	// over shared GPUs: the slices or replicas of its pools).
+	Available int `json:"available"`
+	// Sharing says what a pod of a profile over shared GPUs gets; absent
+	// for whole GPUs.
+	Sharing *CatalogSharing `json:"sharing,omitempty"`
+	Summary string          `json:"summary"`
+}
+
+// CatalogSharing is what one device of a profile over shared GPUs is: a
+// MIG slice, or a time-sliced or MPS replica, which is not a whole GPU
+// (a quota of 8 replicas may be under 3 GPUs).
+type CatalogSharing struct {
+	// Mode is "mig", "time-slicing" or "mps".
+	Mode       string `json:"mode"`
+	MIGProfile string `json:"migProfile,omitempty"`
+	// MemoryGB is one slice's memory, or for a replica the GPU's memory
+	// over the replicas (shared: time-slicing does not isolate memory).
+	MemoryGB int `json:"memoryGB"`
+	// Replicas is the devices each GPU is advertised as (time-slicing,
+	// MPS) or the slices of this profile on each GPU (MIG, first pool).
+	Replicas int `json:"replicas"`
+	// Pools are the node pools, in order of preference.
+	Pools []string `json:"pools"`
+	// Devices, GPUs and Available count the pools' devices on the
+	// inventory (compile.Capacity); Pending those not yet configured.
+	compile.Capacity
+	// CostPerHour is one device's share of its GPU's hourly cost.
+	CostPerHour *float64 `json:"costPerHour,omitempty"`
 }
 
 // CatalogType is an accelerator class as estimation and serving tools
@@ -223,8 +282,25 @@ type CatalogType struct {
 	Nodes       int                            `json:"nodes"`
 	GPUs        int                            `json:"gpus"`
 	// Available is allocatable on Ready nodes, less what pods use when
-	// the inventory counted them.
+	// the inventory counted them; for a profile over shared GPUs, the
+	// slices or replicas of the profile's pools of this type.
 	Available int `json:"available"`
+	// Device is what one device of a profile over shared GPUs is on this
+	// type; absent for whole GPUs.
+	Device *CatalogDevice `json:"device,omitempty"`
+}
+
+// CatalogDevice is one MIG slice or one time-sliced or MPS replica.
+type CatalogDevice struct {
+	// Name says what a pod gets: "3g.40gb slice", "1/3 of a GPU
+	// (time-sliced)".
+	Name string `json:"name"`
+	// MemoryGB is the slice's memory, or the GPU's over its replicas
+	// (time-slicing does not isolate memory: a share, not a limit).
+	MemoryGB int `json:"memoryGB"`
+	// CostPerHour is the device's share of its GPU's hourly cost: by
+	// compute slices for MIG, by replicas otherwise.
+	CostPerHour *float64 `json:"costPerHour,omitempty"`
 }
 
 // Catalog builds the catalog document of a cluster and its inventory:
@@ -233,6 +309,10 @@ func Catalog(m *compile.Model, inv *inventory.Inventory) CatalogDocument {
 	perType := map[string]inventory.TypeSummary{}
 	for _, s := range inv.Summary() {
 		perType[s.AcceleratorType] = s
+	}
+	pooled := map[string]bool{}
+	for _, pool := range m.NodePools {
+		pooled[pool.AcceleratorType] = true
 	}
 	doc := CatalogDocument{SchemaVersion: CatalogSchemaVersion, Cluster: m.Cluster.Name, TypeLabel: m.Cluster.TypeLabel(), Profiles: []CatalogProfile{}}
 	for i := range m.Profiles {
@@ -251,6 +331,14 @@ func Catalog(m *compile.Model, inv *inventory.Inventory) CatalogDocument {
 			if s.Available != nil {
 				available = *s.Available
 			}
+			if pooled[c.ID] {
+				available = 0
+				for _, n := range inv.ByType(c.ID) {
+					if reachable(m, p, n) {
+						available += n.Free()
+					}
+				}
+			}
 			cp.Types = append(cp.Types, CatalogType{
 				ID: c.ID, DisplayName: c.DisplayName, Vendor: c.Vendor, Architecture: c.Architecture,
 				Memory: strconv.Itoa(c.MemoryGB) + "GB", MemoryGB: c.MemoryGB, ComputeCapability: c.ComputeCapability,
@@ -265,11 +353,16 @@ func Catalog(m *compile.Model, inv *inventory.Inventory) CatalogDocument {
 			cp.AcceleratorType = first.ID
 			cp.Memory = strconv.Itoa(first.MemoryGB) + "GB"
 			cp.Architecture = first.Architecture
+			if s := catalogSharing(m, p, inv, cp.Types); s != nil {
+				cp.Sharing = s
+				cp.Available = s.Available
+				cp.Memory = strconv.Itoa(s.MemoryGB) + "GB"
+			}
 		} else {
 			cp.AcceleratorType = "generic"
 			for j := range inv.Nodes {
 				n := &inv.Nodes[j]
-				if resourceOf(m.Catalog, n) == p.ResourceName {
+				if resourceOf(m.Catalog, n) == p.ResourceName && reachable(m, p, n) {
 					cp.Available += n.Free()
 				}
 			}
@@ -277,13 +370,88 @@ func Catalog(m *compile.Model, inv *inventory.Inventory) CatalogDocument {
 		cp.Summary = fmt.Sprintf("%s (%s) - %d available", p.DisplayName, acceleratorName(p), cp.Available)
 		if p.Generic() {
 			cp.Summary = fmt.Sprintf("%s - %d available", p.DisplayName, cp.Available)
-		} else if cost := p.Classes[0].CostPerHour; cost != nil {
+		} else if cp.Sharing != nil && cp.Sharing.CostPerHour != nil {
+			cp.Summary += fmt.Sprintf(" - $%.2f/hour", *cp.Sharing.CostPerHour)
+		} else if cost := p.Classes[0].CostPerHour; cost != nil && cp.Sharing == nil {
 			// As the seed's dashboard shows it: "… - 6 available - $1.50/hour".
 			cp.Summary += fmt.Sprintf(" - $%.2f/hour", *cost)
+		}
+		if s := cp.Sharing; s != nil && s.Mode != compile.ShareMIG {
+			cp.Summary += fmt.Sprintf(" (replicas of %d GPUs, not whole GPUs)", s.GPUs)
 		}
 		doc.Profiles = append(doc.Profiles, cp)
 	}
 	return doc
+}
+
+// catalogSharing describes a profile over shared GPUs and counts its
+// devices; each of its types gets its device and, as Available, that
+// type's devices in the profile's pools. nil for a profile of whole GPUs.
+func catalogSharing(m *compile.Model, p *compile.Profile, inv *inventory.Inventory, types []CatalogType) *CatalogSharing {
+	capacity, ok := m.ProfileCapacity(p, inv)
+	if !ok {
+		return nil
+	}
+	s := &CatalogSharing{Mode: p.Sharing, MIGProfile: p.MIG, Pools: p.Pools, Capacity: capacity}
+	perType := map[string]int{}
+	devices := map[string]*CatalogDevice{}
+	for _, name := range p.Pools {
+		pool, ok := m.Pool(name)
+		if !ok {
+			continue
+		}
+		perType[pool.AcceleratorType] += m.PoolCapacity(pool, p.MIG, inv).Available
+		if devices[pool.AcceleratorType] == nil {
+			class, _ := m.Catalog.Get(pool.AcceleratorType)
+			devices[pool.AcceleratorType] = poolDevice(p, pool, class)
+		}
+	}
+	for i := range types {
+		types[i].Available = perType[types[i].ID]
+		types[i].Device = devices[types[i].ID]
+	}
+	first, _ := m.Pool(p.Pools[0])
+	d := devices[first.AcceleratorType]
+	s.MemoryGB, s.CostPerHour = d.MemoryGB, d.CostPerHour
+	if p.Sharing == compile.ShareMIG {
+		s.Replicas = first.Layout[p.MIG]
+	} else {
+		s.Replicas = first.Replicas
+	}
+	return s
+}
+
+// poolDevice is one device of a pool for a profile: a MIG slice, which
+// costs its share of the GPU's compute slices, or a replica, which costs
+// the GPU's hourly price over its replicas.
+func poolDevice(p *compile.Profile, pool *compile.NodePool, class *catalog.Class) *CatalogDevice {
+	if pool.Sharing == compile.ShareMIG {
+		d := &CatalogDevice{Name: p.MIG + " slice", MemoryGB: p.SliceMemoryGB}
+		if g, ok := migGeometry(class.ID); ok && class.CostPerHour != nil {
+			cost := *class.CostPerHour * float64(g.Profiles[p.MIG].Compute) / float64(g.ComputeSlices)
+			d.CostPerHour = &cost
+		}
+		return d
+	}
+	mode := "time-sliced"
+	if pool.Sharing == compile.ShareMPS {
+		mode = "MPS"
+	}
+	d := &CatalogDevice{Name: fmt.Sprintf("1/%d of a GPU (%s)", pool.Replicas, mode), MemoryGB: class.MemoryGB / pool.Replicas}
+	if class.CostPerHour != nil {
+		cost := *class.CostPerHour / float64(pool.Replicas)
+		d.CostPerHour = &cost
+	}
+	return d
+}
+
+func migGeometry(id string) (mig.Geometry, bool) {
+	geo, err := mig.Builtin()
+	if err != nil {
+		return mig.Geometry{}, false
+	}
+	g, ok := geo[id]
+	return g, ok
 }
 
 func catalogConfigMap(m *compile.Model, inv *inventory.Inventory) (Object, error) {
@@ -302,6 +470,22 @@ func catalogConfigMap(m *compile.Model, inv *inventory.Inventory) (Object, error
 		"data": map[string]string{"catalog.json": string(data) + "\n"},
 	}
 	return Object{Dir: "profiles", APIVersion: "v1", Kind: "ConfigMap", Namespace: m.Cluster.ProfileNamespace, Name: CatalogConfigMapName, Body: body}, nil
+}
+
+// reachable reports whether a profile's pods can be scheduled on a node
+// as far as pools go: the node is in no pool, or its pool has no taint, or
+// the profile tolerates it.
+func reachable(m *compile.Model, p *compile.Profile, n *inventory.Node) bool {
+	pool := m.PoolOf(n.Name, n.AcceleratorType)
+	if pool == nil || pool.Taint == nil {
+		return true
+	}
+	for _, t := range p.Tolerations {
+		if t.Tolerates(*pool.Taint) {
+			return true
+		}
+	}
+	return false
 }
 
 // resourceOf is the extended resource a node's accelerators are requested

@@ -69,58 +69,50 @@ func deviceFilter(c *catalog.Class) []string {
 	return out
 }
 
-// migRules stamp nvidia.com/mig.config on the nodes of each MIG config.
-func migRules(m *compile.Model) []nfrRule {
-	if m.Cluster.MIG == nil {
-		return nil
+// poolRules label each sharing pool's and MIG config's nodes: the GPU
+// Operator's selector (nvidia.com/device-plugin.config or
+// nvidia.com/mig.config = the pool's name), accelc's pool label, which
+// the pool's profiles select, and the pool's taint, which they tolerate
+// (NFD puts taints only with nfd-master -enable-taints).
+//
+// A pool that lists nodes matches them by name. One that does not takes
+// every node whose GPUs are of its type (by PCI id), less the nodes that
+// other pools and configs of the type list.
+func poolRules(m *compile.Model) []nfrRule {
+	listed := map[string][]string{} // type → nodes some pool lists
+	for _, pool := range m.NodePools {
+		listed[pool.AcceleratorType] = append(listed[pool.AcceleratorType], pool.Nodes...)
 	}
-	targets := map[string]poolTarget{}
-	for name, c := range m.Cluster.MIG.Configs {
-		targets[name] = poolTarget{c.AcceleratorType, c.Nodes}
-	}
-	return labelRules(m, "accelc mig ", MIGConfigLabel, targets)
-}
-
-// poolTarget is the nodes a MIG config or sharing pool applies to.
-type poolTarget struct {
-	acceleratorType string
-	nodes           []string
-}
-
-// labelRules stamp label=<name> on each target's nodes: listed nodes by
-// name; otherwise every node whose GPUs are of the type (by PCI id), less
-// the nodes other targets of the type list.
-func labelRules(m *compile.Model, prefix, label string, targets map[string]poolTarget) []nfrRule {
-	names := make([]string, 0, len(targets))
-	listed := map[string][]string{} // type → nodes listed by a target
-	for name, t := range targets {
-		names = append(names, name)
-		listed[t.acceleratorType] = append(listed[t.acceleratorType], t.nodes...)
-	}
-	sort.Strings(names)
 	var rules []nfrRule
-	for _, name := range names {
-		t := targets[name]
-		labels := map[string]string{label: name}
-		if len(t.nodes) > 0 {
-			nodes := append([]string(nil), t.nodes...)
+	for _, pool := range m.NodePools {
+		prefix, selector := "accelc sharing ", DevicePluginConfigLabel
+		if pool.Sharing == compile.ShareMIG {
+			prefix, selector = "accelc mig ", MIGConfigLabel
+		}
+		r := nfrRule{Name: prefix + pool.Name, Labels: map[string]string{selector: pool.Name, m.Cluster.PoolLabel(): pool.Name}}
+		if pool.Taint != nil {
+			r.Taints = []compile.Taint{*pool.Taint}
+		}
+		if len(pool.Nodes) > 0 {
+			nodes := append([]string(nil), pool.Nodes...)
 			sort.Strings(nodes)
-			rules = append(rules, nfrRule{Name: prefix + name, Labels: labels, MatchFeatures: []featureMatcher{{
+			r.MatchFeatures = []featureMatcher{{
 				Feature: "system.name", MatchExpressions: map[string]matchExpression{"nodename": {Op: "In", Value: nodes}},
-			}}})
+			}}
+			rules = append(rules, r)
 			continue
 		}
-		class, _ := m.Catalog.Get(t.acceleratorType)
+		class, _ := m.Catalog.Get(pool.AcceleratorType)
 		devices := append([]string(nil), class.PCIDeviceIDs...)
 		sort.Strings(devices)
-		r := nfrRule{Name: prefix + name, Labels: labels, MatchFeatures: []featureMatcher{{
+		r.MatchFeatures = []featureMatcher{{
 			Feature: "pci.device",
 			MatchExpressions: map[string]matchExpression{
 				"vendor": {Op: "In", Value: []string{catalog.PCIVendorIDs[class.Vendor]}},
 				"device": {Op: "In", Value: devices},
 			},
-		}}}
-		if others := listed[t.acceleratorType]; len(others) > 0 {
+		}}
+		if others := listed[pool.AcceleratorType]; len(others) > 0 {
 			others = append([]string(nil), others...)
 			sort.Strings(others)
 			r.MatchFeatures = append(r.MatchFeatures, featureMatcher{
@@ -188,14 +180,4 @@ func devicePluginConfig(m *compile.Model) (Object, bool, error) {
 			"data":     data,
 		},
 	}, true, nil
-}
-
-// sharingRules stamp nvidia.com/device-plugin.config=<pool> on each pool's
-// nodes, as migRules do for MIG configs.
-func sharingRules(m *compile.Model) []nfrRule {
-	targets := map[string]poolTarget{}
-	for name, p := range m.Cluster.Sharing {
-		targets[name] = poolTarget{p.AcceleratorType, p.Nodes}
-	}
-	return labelRules(m, "accelc sharing ", DevicePluginConfigLabel, targets)
 }

@@ -111,6 +111,14 @@ profile_types := split(t, ",") if {
 	t != ""
 } else := []
 
+# The node pools (values of the <prefix>/pool label that accelc's node
+# rules put on sharing pools' and MIG configs' nodes) a profile over
+# shared GPUs runs in, in preference order; empty for whole GPUs.
+profile_pools := split(p, ",") if {
+	p := hwp.metadata.annotations[key("pools")]
+	p != ""
+} else := []
+
 accelerator_identifier := id if {
 	some id in hwp.spec.identifiers
 	id.resourceType == "Accelerator"

@@ -29,6 +29,8 @@ hwp(name, types, disabled, resource, min, max, tolerations) := {
 
 pool := {"key": "accelerator.opendatahub.io/pool", "operator": "Equal", "value": "premium", "effect": "NoSchedule"}
 
+shared := {"key": "accelerator.opendatahub.io/pool", "operator": "Equal", "value": "a100-ts", "effect": "NoSchedule"}
+
 gpu_taint := {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
 
 inventory := {
@@ -38,11 +40,18 @@ inventory := {
 		"old-gpu": hwp("old-gpu", ["nvidia-v100-16gb"], "true", "nvidia.com/gpu", 1, 1, []),
 		"gpu": hwp("gpu", [], "false", "nvidia.com/gpu", 1, 4, []),
 		"mig-slice": hwp("mig-slice", ["nvidia-a100-40gb"], "false", "nvidia.com/mig-1g.5gb", 1, 2, []),
+		# A time-sliced profile: pool a100-ts, falling back to a100-ts-b.
+		"shared-a100": object.union(
+			hwp("shared-a100", ["nvidia-a100-80gb"], "false", "nvidia.com/gpu", 1, 1, [shared]),
+			{"metadata": {"annotations": {"accelerator.opendatahub.io/pools": "a100-ts,a100-ts-b"}}},
+		),
 	}}}},
 	"cluster": {
 		"v1": {"Node": {
 			"h200-01": {"metadata": {"name": "h200-01", "labels": {label: "nvidia-h200-141gb"}}},
 			"v100-01": {"metadata": {"name": "v100-01", "labels": {label: "nvidia-v100-16gb"}}},
+			"a100-01": {"metadata": {"name": "a100-01", "labels": {label: "nvidia-a100-80gb"}}},
+			"a100-ts-01": {"metadata": {"name": "a100-ts-01", "labels": {label: "nvidia-a100-80gb", "accelerator.opendatahub.io/pool": "a100-ts"}}},
 		}},
 		"accelc.io/v1alpha1": {"NamespaceEntitlement": {ns: entitlement(ns, team) | some ns, team in namespaces}},
 	},

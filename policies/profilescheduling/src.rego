@@ -1,8 +1,11 @@
 # A pod of a typed hardware profile must be confined to the profile's
 # accelerator types: a nodeSelector on the normalized type label, or a
 # required node affinity whose every term selects only those types. A pod
-# that names its node must name a node of one of those types. It may not
-# tolerate accelerator taints its profile does not tolerate.
+# of a profile over shared GPUs must likewise be confined to the profile's
+# pools (MIG configs or time-slicing pools), so that it cannot take a
+# whole GPU. A pod that names its node must name a node of one of those
+# types and pools. It may not tolerate accelerator taints its profile does
+# not tolerate.
 package accelcprofilescheduling
 
 import data.lib.accelc
@@ -102,5 +105,53 @@ violation contains {"msg": msg} if {
 	not allowed(tol)
 	msg := sprintf("toleration %v is not one of hardware profile %q's: it would let the pod onto another pool's nodes; use the profile's tolerations %v", [
 		tol, accelc.profile_name, accelc.profile_tolerations,
+	])
+}
+
+# Profiles over shared GPUs: the same confinement on the pool label.
+pool_label := accelc.key("pool")
+
+pools := accelc.profile_pools
+
+term_confines_pool(term) if {
+	some e in object.get(term, "matchExpressions", [])
+	e.key == pool_label
+	e.operator == "In"
+	count(e.values) > 0
+	every v in e.values {
+		v in pools
+	}
+}
+
+pool_confined if selector[pool_label] in pools
+
+pool_confined if {
+	count(terms) > 0
+	every t in terms {
+		term_confines_pool(t)
+	}
+}
+
+violation contains {"msg": msg} if {
+	count(pools) > 0
+	not accelc.spec.nodeName
+	not pool_confined
+	msg := sprintf("hardware profile %q runs on shared GPUs in %v: add nodeSelector %v: %v, or required node affinity %v In [%v] in every term", [
+		accelc.profile_name, concat(", ", pools), pool_label, pools[0], pool_label, concat(", ", pools),
+	])
+}
+
+node_pool(node) := p if {
+	p := data.inventory.cluster.v1.Node[node].metadata.labels[pool_label]
+} else := "none (not synced, or in no pool)"
+
+violation contains {"msg": msg} if {
+	count(pools) > 0
+	object.get(input.review, "operation", "") != "UPDATE"
+	node := accelc.spec.nodeName
+	p := node_pool(node)
+	not p in pools
+	msg := sprintf("hardware profile %q runs on shared GPUs in %v but spec.nodeName %v is in pool %v: drop nodeName and let the scheduler pick", [
+		accelc.profile_name, concat(", ", pools), node, p,
 	])
 }

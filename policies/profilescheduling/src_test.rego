@@ -100,3 +100,45 @@ test_unrelated_toleration_allowed if {
 test_generic_profile_unconfined if {
 	count(violation) == 0 with input as f.input_for(f.pod("ml", f.profile("gpu"), {"containers": [f.gpu_container(1)]})) with data.inventory as f.inventory
 }
+
+pool_label := "accelerator.opendatahub.io/pool"
+
+shared(spec) := f.input_for(f.pod("ml", f.profile("shared-a100"), object.union({"containers": [f.gpu_container(1)]}, spec)))
+
+test_pool_selector_allowed if {
+	count(violation) == 0 with input as shared({"nodeSelector": {label: "nvidia-a100-80gb", pool_label: "a100-ts"}}) with data.inventory as f.inventory
+}
+
+test_type_without_pool_denied if {
+	some v in violation with input as shared({"nodeSelector": {label: "nvidia-a100-80gb"}}) with data.inventory as f.inventory
+	contains(v.msg, "runs on shared GPUs in a100-ts, a100-ts-b: add nodeSelector accelerator.opendatahub.io/pool: a100-ts")
+}
+
+test_pool_affinity_with_fallback_allowed if {
+	terms := [{"matchExpressions": [
+		{"key": label, "operator": "In", "values": ["nvidia-a100-80gb"]},
+		{"key": pool_label, "operator": "In", "values": ["a100-ts", "a100-ts-b"]},
+	]}]
+	count(violation) == 0 with input as shared(affinity(terms)) with data.inventory as f.inventory
+}
+
+test_pool_affinity_wider_denied if {
+	terms := [{"matchExpressions": [
+		{"key": label, "operator": "In", "values": ["nvidia-a100-80gb"]},
+		{"key": pool_label, "operator": "In", "values": ["a100-ts", "a100-mig"]},
+	]}]
+	count(violation) == 1 with input as shared(affinity(terms)) with data.inventory as f.inventory
+}
+
+test_pool_node_name_outside_pool_denied if {
+	some v in violation with input as shared({"nodeName": "a100-01"}) with data.inventory as f.inventory
+	contains(v.msg, "spec.nodeName a100-01 is in pool none")
+}
+
+test_pool_node_name_in_pool_allowed if {
+	count(violation) == 0 with input as shared({"nodeName": "a100-ts-01"}) with data.inventory as f.inventory
+}
+
+test_whole_gpu_profile_ignores_pools if {
+	count(violation) == 0 with input as premium({"nodeSelector": {label: "nvidia-h200-141gb"}, "tolerations": [f.pool]}) with data.inventory as f.inventory
+}

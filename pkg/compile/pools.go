@@ -1,0 +1,620 @@
+package compile
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"cuelang.org/go/cue"
+	"cuelang.org/go/cue/token"
+
+	"github.com/accelc/accelc/pkg/inventory"
+	"github.com/accelc/accelc/pkg/mig"
+)
+
+// How a pool shares its GPUs.
+const (
+	ShareTimeSlicing = "time-slicing"
+	ShareMPS         = "mps"
+	ShareMIG         = "mig"
+)
+
+// NodePool is a set of nodes whose GPUs are shared one way: a time-slicing
+// or MPS pool of cluster.sharing, or a MIG config of cluster.mig. accelc's
+// node rules label its nodes <labelPrefix>/pool=<name> (and taint them), so
+// the profiles that target the pool select, and tolerate, exactly them.
+type NodePool struct {
+	Name string
+	// Sharing is ShareTimeSlicing, ShareMPS or ShareMIG.
+	Sharing         string
+	AcceleratorType string
+	// Nodes lists the pool's nodes; empty, it is every node of the type
+	// that no other pool or config lists.
+	Nodes []string
+	// Taint is put on the pool's nodes; nil for none.
+	Taint *Taint
+	// Replicas is the devices each GPU is advertised as (time-slicing, MPS).
+	Replicas int
+	// Renamed reports renameByDefault: pods request <resource>.shared.
+	Renamed bool
+	// OneReplicaPerPod reports failRequestsGreaterThanOne (MPS's default).
+	OneReplicaPerPod bool
+	// Layout is the MIG profile → instances on each GPU (MIG).
+	Layout map[string]int
+
+	// what is the pool's CUE path, pos where the user wrote it.
+	what string
+	pos  token.Pos
+}
+
+// Taint is a node taint.
+type Taint struct {
+	Key    string `json:"key"`
+	Value  string `json:"value,omitempty"`
+	Effect string `json:"effect"`
+}
+
+// Toleration is the toleration of exactly this taint.
+func (t Taint) Toleration() Toleration {
+	tol := Toleration{Key: t.Key, Operator: "Equal", Value: t.Value, Effect: t.Effect}
+	if t.Value == "" {
+		tol.Operator = "Exists"
+	}
+	return tol
+}
+
+// Tolerates is Kubernetes' ToleratesTaint.
+func (t Toleration) Tolerates(taint Taint) bool {
+	if t.Effect != "" && t.Effect != taint.Effect {
+		return false
+	}
+	if t.Key != "" && t.Key != taint.Key {
+		return false
+	}
+	switch t.Operator {
+	case "Exists":
+		return true
+	case "", "Equal":
+		return t.Value == taint.Value
+	}
+	return false
+}
+
+func (t Taint) String() string { return t.Key + "=" + t.Value + ":" + t.Effect }
+
+// TaintField is CUE's `taint?: #Taint | "none"`: Set when written, None
+// for "none".
+type TaintField struct {
+	Set, None bool
+	Taint     Taint
+}
+
+func (f *TaintField) UnmarshalJSON(b []byte) error {
+	f.Set = true
+	if string(b) == `"none"` {
+		f.None = true
+		return nil
+	}
+	return json.Unmarshal(b, &f.Taint)
+}
+
+func (f TaintField) MarshalJSON() ([]byte, error) {
+	switch {
+	case !f.Set:
+		return []byte("null"), nil
+	case f.None:
+		return []byte(`"none"`), nil
+	}
+	return json.Marshal(f.Taint)
+}
+
+// resolve is the taint a pool's nodes get: the one written, none, or
+// <labelPrefix>/pool=<name>:NoSchedule.
+func (f TaintField) resolve(c Cluster, pool string) *Taint {
+	switch {
+	case f.None:
+		return nil
+	case f.Set:
+		t := f.Taint
+		return &t
+	}
+	return &Taint{Key: c.PoolLabel(), Value: pool, Effect: "NoSchedule"}
+}
+
+// PoolLabel is the node label that names a node's pool or MIG config.
+func (c Cluster) PoolLabel() string { return c.LabelPrefix + "/pool" }
+
+// MIGStrategy is the cluster's MIG strategy, "none" without MIG.
+func (c Cluster) MIGStrategy() string {
+	if c.MIG == nil {
+		return "none"
+	}
+	return c.MIG.Strategy
+}
+
+// Pool returns a pool or MIG config by name.
+func (m *Model) Pool(name string) (*NodePool, bool) {
+	for _, p := range m.NodePools {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	return nil, false
+}
+
+// PoolOf returns the pool a node is in: the one that lists it, else the
+// one that takes every node of its type; nil for a node in none.
+func (m *Model) PoolOf(node, acceleratorType string) *NodePool {
+	var whole *NodePool
+	for _, p := range m.NodePools {
+		if slices.Contains(p.Nodes, node) {
+			return p
+		}
+		if len(p.Nodes) == 0 && p.AcceleratorType == acceleratorType {
+			whole = p
+		}
+	}
+	return whole
+}
+
+// buildNodePools lists cluster.sharing's pools and cluster.mig's configs
+// by name, with their taints resolved, and reports names used by both (the
+// pool label takes one value per node).
+func buildNodePools(m *Model, pos func(path ...cue.Selector) token.Pos, at func(path ...cue.Selector) string) []Diagnostic {
+	var out []Diagnostic
+	c := m.Cluster
+	for _, name := range sortedKeys(c.Sharing) {
+		s := c.Sharing[name]
+		sharing := ShareTimeSlicing
+		if s.Strategy == "mps" {
+			sharing = ShareMPS
+		}
+		one := sharing == ShareMPS
+		if s.FailRequestsGreaterThanOne != nil {
+			one = *s.FailRequestsGreaterThanOne
+		}
+		m.NodePools = append(m.NodePools, &NodePool{
+			Name: name, Sharing: sharing, AcceleratorType: s.AcceleratorType, Nodes: s.Nodes,
+			Taint: s.Taint.resolve(c, name), Replicas: s.Replicas, Renamed: s.RenameByDefault, OneReplicaPerPod: one,
+			what: "cluster.sharing." + name, pos: pos(cue.Str("cluster"), cue.Str("sharing"), cue.Str(name)),
+		})
+	}
+	if c.MIG != nil {
+		for _, name := range sortedKeys(c.MIG.Configs) {
+			cfg := c.MIG.Configs[name]
+			if _, dup := c.Sharing[name]; dup {
+				out = append(out, Diagnostic{Pos: at(cue.Str("cluster"), cue.Str("mig"), cue.Str("configs"), cue.Str(name)), Msg: fmt.Sprintf(
+					"cluster.mig.configs.%s: cluster.sharing has a pool of the same name; nodes carry one %s value: rename one of them", name, c.PoolLabel())})
+				continue
+			}
+			m.NodePools = append(m.NodePools, &NodePool{
+				Name: name, Sharing: ShareMIG, AcceleratorType: cfg.AcceleratorType, Nodes: cfg.Nodes,
+				Taint: cfg.Taint.resolve(c, name), Layout: cfg.Layout,
+				what: "cluster.mig.configs." + name, pos: pos(cue.Str("cluster"), cue.Str("mig"), cue.Str("configs"), cue.Str(name)),
+			})
+		}
+	}
+	sort.Slice(m.NodePools, func(i, j int) bool { return m.NodePools[i].Name < m.NodePools[j].Name })
+	return out
+}
+
+// poolTypes is the types of a profile's pool and fallback pools, in order:
+// a pool profile's acceleratorTypes when it writes none.
+func poolTypes(c Cluster, p *Profile) []string {
+	var types []string
+	for _, name := range append([]string{p.Pool}, p.FallbackPools...) {
+		if s, ok := c.Sharing[name]; ok && !slices.Contains(types, s.AcceleratorType) {
+			types = append(types, s.AcceleratorType)
+		}
+	}
+	return types
+}
+
+// checkProfileSharing resolves what a profile over shared GPUs targets:
+// the pools its pods must run in, its resource and the pools' tolerations.
+// A MIG profile targets the configs that cut its type into its slice; a
+// pool profile its pool, then its fallback pools, all shared ones (seed
+// 004: MIG workloads never fall back, time-sliced ones may).
+func checkProfileSharing(m *Model, p *Profile, resourceSet bool, at func(field ...any) string) []Diagnostic {
+	if p.MIG == "" && p.Pool == "" {
+		if len(p.FallbackPools) > 0 {
+			return []Diagnostic{{Pos: at("fallbackPools"), Msg: fmt.Sprintf(
+				"profiles.%s.fallbackPools: fallback pools need a pool to fall back from: set pool", p.Name)}}
+		}
+		return nil
+	}
+	what := "profiles." + p.Name
+	var out []Diagnostic
+	errAt := func(pos, format string, args ...any) {
+		out = append(out, Diagnostic{Pos: pos, Msg: fmt.Sprintf(format, args...)})
+	}
+	if p.MIG != "" && p.Pool != "" {
+		errAt(at("pool"), "%s: it sets both mig and pool: a profile targets a MIG slice or a shared pool, not both", what)
+		return out
+	}
+	var resource string
+	if p.MIG != "" {
+		resource = checkMIGProfile(m, p, at, errAt)
+	} else {
+		resource = checkPoolProfile(m, p, at, errAt)
+	}
+	if len(out) > 0 {
+		return out
+	}
+	switch {
+	case resourceSet && p.ResourceName != resource:
+		errAt(at("resourceName"), "%s.resourceName: %s, but its pods get %s from %s: drop resourceName", what, p.ResourceName, resource, strings.Join(p.Pools, ", "))
+	default:
+		p.ResourceName = resource
+	}
+	seen := map[Toleration]bool{}
+	for _, t := range p.Tolerations {
+		seen[t] = true
+	}
+	for _, name := range p.Pools {
+		if pool, _ := m.Pool(name); pool != nil && pool.Taint != nil {
+			if tol := pool.Taint.Toleration(); !seen[tol] {
+				seen[tol] = true
+				p.Tolerations = append(p.Tolerations, tol)
+			}
+		}
+	}
+	return out
+}
+
+func checkMIGProfile(m *Model, p *Profile, at func(field ...any) string, errAt func(pos, format string, args ...any)) string {
+	what := "profiles." + p.Name
+	if len(p.FallbackPools) > 0 {
+		errAt(at("fallbackPools"), "%s.fallbackPools: a MIG profile never falls back to a shared pool (its workloads need MIG's isolation): drop fallbackPools, or make it a pool profile", what)
+		return ""
+	}
+	if len(p.Classes) != 1 || len(p.AcceleratorTypes) != 1 {
+		errAt(at("acceleratorTypes"), "%s: a MIG profile (mig: %q) names exactly one accelerator type, the GPU its slices are cut from; it names %d", what, p.MIG, len(p.AcceleratorTypes))
+		return ""
+	}
+	class := p.Classes[0]
+	geo, err := mig.Builtin()
+	if err != nil {
+		errAt("", "%v", err)
+		return ""
+	}
+	g, ok := geo[class.ID]
+	if !ok {
+		errAt(at("mig"), "%s.mig: %s has no MIG (MIG-capable types: %s)", what, class.ID, strings.Join(sortedKeys(geo), ", "))
+		return ""
+	}
+	if _, err := g.Lookup(p.MIG); err != nil {
+		errAt(at("mig"), "%s.mig: %s: %v", what, class.ID, err)
+		return ""
+	}
+	var others []string
+	for _, pool := range m.NodePools {
+		if pool.Sharing != ShareMIG || pool.AcceleratorType != class.ID {
+			continue
+		}
+		if pool.Layout[p.MIG] > 0 {
+			p.Pools = append(p.Pools, pool.Name)
+		} else {
+			others = append(others, fmt.Sprintf("%s (%s)", pool.Name, layoutString(pool.Layout)))
+		}
+	}
+	if len(p.Pools) == 0 {
+		msg := fmt.Sprintf("%s.mig: no cluster.mig config cuts %s into %s slices", what, class.ID, p.MIG)
+		if len(others) > 0 {
+			msg += "; its configs: " + strings.Join(others, ", ") + ": target one of their profiles, or add a config"
+		} else {
+			msg += ": add one under cluster.mig.configs"
+		}
+		errAt(at("mig"), "%s", msg)
+		return ""
+	}
+	p.Sharing = ShareMIG
+	p.SliceMemoryGB = mig.MemoryGB(p.MIG)
+	if m.Cluster.MIGStrategy() == "mixed" {
+		return mig.ResourceName(p.MIG)
+	}
+	return class.ResourceName
+}
+
+func checkPoolProfile(m *Model, p *Profile, at func(field ...any) string, errAt func(pos, format string, args ...any)) string {
+	what := "profiles." + p.Name
+	names := append([]string{p.Pool}, p.FallbackPools...)
+	var pools []*NodePool
+	for i, name := range names {
+		field := []any{"pool"}
+		if i > 0 {
+			field = []any{"fallbackPools", i - 1}
+		}
+		pool, ok := m.Pool(name)
+		switch {
+		case !ok:
+			errAt(at(field...), "%s: no shared pool %s in cluster.sharing (it has %s)", fieldName(what, field), name, orNone(sortedKeys(m.Cluster.Sharing)))
+			continue
+		case pool.Sharing == ShareMIG && i == 0:
+			errAt(at(field...), "%s: %s is a MIG config, not a shared pool: target its slices with mig: %q", fieldName(what, field), name, firstProfile(pool.Layout))
+			continue
+		case pool.Sharing == ShareMIG:
+			errAt(at(field...), "%s: %s is a MIG config: a time-sliced profile falls back only to shared pools (MIG slices keep their isolation for MIG workloads)", fieldName(what, field), name)
+			continue
+		case slices.Contains(names[:i], name):
+			errAt(at(field...), "%s: pool %s is listed twice: list each pool once, in order of preference", fieldName(what, field), name)
+			continue
+		case !slices.Contains(p.AcceleratorTypes, pool.AcceleratorType):
+			errAt(at(field...), "%s: pool %s is of %s, which is not among the profile's acceleratorTypes (%s): add it, or leave acceleratorTypes empty to take the pools' types", fieldName(what, field), name, pool.AcceleratorType, strings.Join(p.AcceleratorTypes, ", "))
+			continue
+		}
+		pools = append(pools, pool)
+	}
+	if len(pools) != len(names) {
+		return ""
+	}
+	for i, id := range p.AcceleratorTypes {
+		if !slices.ContainsFunc(pools, func(pool *NodePool) bool { return pool.AcceleratorType == id }) {
+			errAt(at("acceleratorTypes", i), "%s.acceleratorTypes[%d]: none of the profile's pools (%s) is of %s: drop the type or add a pool of it", what, i, strings.Join(names, ", "), id)
+		}
+	}
+	resources := map[string][]string{}
+	one := ""
+	for _, pool := range pools {
+		class, _ := m.Catalog.Get(pool.AcceleratorType)
+		r := class.ResourceName
+		if pool.Renamed {
+			r += ".shared"
+		}
+		resources[r] = append(resources[r], pool.Name)
+		if pool.OneReplicaPerPod && one == "" {
+			one = pool.Name
+		}
+	}
+	if len(resources) > 1 {
+		var parts []string
+		for _, r := range sortedKeys(resources) {
+			parts = append(parts, r+" ("+strings.Join(resources[r], ", ")+")")
+		}
+		errAt(at("fallbackPools"), "%s: its pools are requested through different resources: %s; a pod asks for one: set renameByDefault alike on them, or split the profile", what, strings.Join(parts, ", "))
+		return ""
+	}
+	if one != "" && (p.GPU.Max == nil || *p.GPU.Max > 1) {
+		errAt(at("gpu"), "%s.gpu: pool %s fails requests for more than one replica (failRequestsGreaterThanOne): set gpu: max: 1", what, one)
+	}
+	p.Pools = names
+	p.Sharing = pools[0].Sharing
+	p.Replicas = pools[0].Replicas
+	for _, pool := range pools[1:] {
+		if pool.Replicas != p.Replicas {
+			p.Replicas = 0 // the pools share their GPUs differently
+		}
+	}
+	return sortedKeys(resources)[0]
+}
+
+func fieldName(what string, field []any) string {
+	s := what
+	for _, f := range field {
+		switch f := f.(type) {
+		case string:
+			s += "." + f
+		case int:
+			s += fmt.Sprintf("[%d]", f)
+		}
+	}
+	return s
+}
+
+func orNone(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
+}
+
+func firstProfile(layout map[string]int) string {
+	for _, name := range sortedKeys(layout) {
+		if layout[name] > 0 {
+			return name
+		}
+	}
+	return ""
+}
+
+func layoutString(layout map[string]int) string {
+	var parts []string
+	for _, name := range sortedKeys(layout) {
+		if n := layout[name]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d×%s", n, name))
+		}
+	}
+	return strings.Join(parts, " + ")
+}
+
+// checkPoolNodes compares the pools with the inventory: a pool or config
+// that takes no node is an error, as is a listed node of another type; a
+// listed node the inventory lacks is a warning (it may not have joined).
+func (m *Model) checkPoolNodes(inv *inventory.Inventory) []Diagnostic {
+	var out []Diagnostic
+	byName := map[string]*inventory.Node{}
+	for i := range inv.Nodes {
+		byName[inv.Nodes[i].Name] = &inv.Nodes[i]
+	}
+	for _, pool := range m.NodePools {
+		pos := relPos(pool.pos, m.cwd)
+		members := m.PoolNodes(pool, inv)
+		var missing []string
+		for _, name := range pool.Nodes {
+			n, ok := byName[name]
+			switch {
+			case !ok:
+				missing = append(missing, name)
+			case n.AcceleratorType != pool.AcceleratorType:
+				out = append(out, Diagnostic{Pos: pos, Msg: fmt.Sprintf(
+					"%s.nodes: node %s is a %s node, not %s: list it in a pool of its type, or fix the pool's acceleratorType", pool.what, name, n.AcceleratorType, pool.AcceleratorType)})
+			}
+		}
+		switch {
+		case len(members) == 0 && len(pool.Nodes) > 0:
+			out = append(out, Diagnostic{Pos: pos, Msg: fmt.Sprintf(
+				"%s: targets no node: none of its nodes (%s) is a %s node in the inventory; fix the names (`accelc inventory show --type %s` lists them)",
+				pool.what, strings.Join(pool.Nodes, ", "), pool.AcceleratorType, pool.AcceleratorType)})
+		case len(members) == 0:
+			out = append(out, Diagnostic{Pos: pos, Msg: fmt.Sprintf(
+				"%s: targets no node: the inventory has no %s node that another pool does not list; list its nodes, or drop it", pool.what, pool.AcceleratorType)})
+		case len(missing) > 0:
+			out = append(out, Diagnostic{Severity: Warning, Pos: pos, Msg: fmt.Sprintf(
+				"%s.nodes: %s not in the inventory; the pool takes effect on them when they join", pool.what, strings.Join(missing, ", "))})
+		}
+	}
+	return out
+}
+
+// PoolNodes returns the inventory's nodes in a pool.
+func (m *Model) PoolNodes(pool *NodePool, inv *inventory.Inventory) []*inventory.Node {
+	var out []*inventory.Node
+	for i := range inv.Nodes {
+		n := &inv.Nodes[i]
+		if n.AcceleratorType == pool.AcceleratorType && m.PoolOf(n.Name, n.AcceleratorType) == pool {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// Capacity is what a pool, or a profile over shared GPUs, offers: the
+// devices pods can request, which under time-slicing are replicas, not
+// GPUs, and under MIG are slices.
+type Capacity struct {
+	Nodes int `json:"nodes"`
+	// GPUs are the physical GPUs behind the devices.
+	GPUs int `json:"gpus"`
+	// Devices are what pods request: MIG slices of the profile, or
+	// time-sliced or MPS replicas.
+	Devices int `json:"devices"`
+	// Available is Devices on Ready nodes, less what pods use when the
+	// inventory counted them.
+	Available int `json:"available"`
+	// Pending counts devices of nodes whose GPUs the MIG manager or the
+	// device plugin has yet to reconfigure: computed from the config.
+	Pending int `json:"pending,omitempty"`
+}
+
+// ProfileCapacity counts what a profile over shared GPUs can request on
+// the inventory: MIG slices of its profile in its configs' nodes, or
+// replicas in its pools. ok is false for a whole-GPU profile.
+func (m *Model) ProfileCapacity(p *Profile, inv *inventory.Inventory) (Capacity, bool) {
+	if len(p.Pools) == 0 {
+		return Capacity{}, false
+	}
+	var c Capacity
+	for _, name := range p.Pools {
+		pool, ok := m.Pool(name)
+		if !ok {
+			continue
+		}
+		pc := m.PoolCapacity(pool, p.MIG, inv)
+		c.Nodes += pc.Nodes
+		c.GPUs += pc.GPUs
+		c.Devices += pc.Devices
+		c.Available += pc.Available
+		c.Pending += pc.Pending
+	}
+	return c, true
+}
+
+// PoolCapacity counts a pool's devices: for MIG, the slices of profile
+// (every profile of the layout when profile is ""). A node already
+// reconfigured is counted as it reports itself; one not yet, from the
+// config and its physical GPUs.
+func (m *Model) PoolCapacity(pool *NodePool, profile string, inv *inventory.Inventory) Capacity {
+	var c Capacity
+	for _, n := range m.PoolNodes(pool, inv) {
+		c.Nodes++
+		var gpus, devices int
+		applied := false
+		switch pool.Sharing {
+		case ShareMIG:
+			perGPU := 0
+			for name, k := range pool.Layout {
+				if profile == "" || name == profile {
+					perGPU += k
+				}
+			}
+			total := 0
+			for _, k := range pool.Layout {
+				total += k
+			}
+			if len(n.MIGDevices) > 0 {
+				applied = true
+				for name, k := range n.MIGDevices {
+					if profile == "" || name == profile {
+						devices += k
+					}
+				}
+				gpus = n.Count
+				if n.Sharing == inventory.MIGSingle && total > 0 {
+					// GFD counts MIG devices, not GPUs, under single.
+					gpus = n.Count / total
+				}
+			} else {
+				gpus = n.Count
+				devices = gpus * perGPU
+			}
+		default:
+			gpus = n.Count
+			if n.Sharing == inventory.TimeSliced || n.Sharing == inventory.MPS {
+				applied = true
+				devices = n.Allocatable
+			} else {
+				devices = gpus * pool.Replicas
+			}
+		}
+		c.GPUs += gpus
+		c.Devices += devices
+		if !applied {
+			c.Pending += devices
+		}
+		if n.Available() {
+			free := devices
+			if inv.UsageKnown() && (pool.Sharing != ShareMIG || profile == "" || len(pool.Layout) == 1) {
+				free = max(devices-n.InUse, 0)
+			}
+			c.Available += free
+		}
+	}
+	return c
+}
+
+// PoolSummary is one line of `accelc inventory show --config`'s pools.
+type PoolSummary struct {
+	Name            string   `json:"name"`
+	Sharing         string   `json:"sharing"`
+	AcceleratorType string   `json:"acceleratorType"`
+	Layout          string   `json:"layout,omitempty"`
+	Replicas        int      `json:"replicas,omitempty"`
+	Taint           string   `json:"taint,omitempty"`
+	Capacity        Capacity `json:"capacity"`
+	// PerProfile counts MIG slices by profile.
+	PerProfile map[string]Capacity `json:"perProfile,omitempty"`
+}
+
+// PoolSummaries counts each pool's devices on the inventory.
+func (m *Model) PoolSummaries(inv *inventory.Inventory) []PoolSummary {
+	var out []PoolSummary
+	for _, pool := range m.NodePools {
+		s := PoolSummary{Name: pool.Name, Sharing: pool.Sharing, AcceleratorType: pool.AcceleratorType, Replicas: pool.Replicas, Capacity: m.PoolCapacity(pool, "", inv)}
+		if pool.Taint != nil {
+			s.Taint = pool.Taint.String()
+		}
+		if pool.Sharing == ShareMIG {
+			s.Layout = layoutString(pool.Layout)
+			s.PerProfile = map[string]Capacity{}
+			for name, k := range pool.Layout {
+				if k > 0 {
+					s.PerProfile[name] = m.PoolCapacity(pool, name, inv)
+				}
+			}
+		}
+		out = append(out, s)
+	}
+	return out
+}
