@@ -65,11 +65,11 @@ type MIGConfig struct {
 
 // SharingPool is a time-slicing or MPS pool.
 type SharingPool struct {
-	AcceleratorType            string   `json:"acceleratorType"`
-	Nodes                      []string `json:"nodes"`
-	Strategy                   string   `json:"strategy"`
-	Replicas                   int      `json:"replicas"`
-	RenameByDefault            bool     `json:"renameByDefault"`
+	AcceleratorType            string     `json:"acceleratorType"`
+	Nodes                      []string   `json:"nodes"`
+	Strategy                   string     `json:"strategy"`
+	Replicas                   int        `json:"replicas"`
+	RenameByDefault            bool       `json:"renameByDefault"`
 	FailRequestsGreaterThanOne *bool      `json:"failRequestsGreaterThanOne,omitempty"`
 	Taint                      TaintField `json:"taint"`
 }
