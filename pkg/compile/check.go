@@ -139,6 +139,8 @@ func (m *Model) checkWholeGPUProfiles(inv *inventory.Inventory) []Diagnostic {
 				}
 			}
 			pos := relPos(p.pos, m.cwd)
+			sort.Strings(untainted)
+			sort.Strings(closed)
 			if len(untainted) > 0 {
 				out = append(out, Diagnostic{Severity: Warning, Pos: pos, Msg: fmt.Sprintf(
 					"profiles.%s: %s nodes of pool %s have no taint (taint: \"none\"), so the profile's pods may be handed a shared replica or a MIG slice there, not a whole GPU: give the pool a taint",
