@@ -6,10 +6,12 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
 	"github.com/accelc/accelc/pkg/catalog"
+	"github.com/accelc/accelc/pkg/compile"
 	"github.com/accelc/accelc/pkg/inventory"
 )
 
@@ -42,6 +44,11 @@ catalog extensions and pins. A live read, or a snapshot taken with
 ` + "`accelc inventory snapshot --live`" + `, also counts the GPUs pods use, and the
 summary says how many are available.
 
+With --config, a table of the cluster's sharing pools and MIG configs
+follows: per pool, what pods can request (MIG slices, or time-sliced and
+MPS replicas, which are not whole GPUs) against the physical GPUs behind
+them, counting nodes not yet reconfigured from the config.
+
 --type, --sharing and --status select nodes (comma-separated values);
 --sort-by orders them. Nodes of unknown or mixed type are listed at the
 end with what to do about them.`,
@@ -57,10 +64,11 @@ end with what to do about them.`,
 				return usageErr("--sort-by %s: choose one of %s", sortBy, strings.Join(inventory.SortKeys, ", "))
 			}
 			var cat *catalog.Catalog
+			var m *compile.Model
 			opts := inventory.Options{}
 			if config != "" {
-				m, err := loadModel(config)
-				if err != nil {
+				var err error
+				if m, err = loadModel(config); err != nil {
 					return err
 				}
 				cat, opts.Pins = m.Catalog, m.Pins
@@ -81,7 +89,13 @@ end with what to do about them.`,
 			if err := inv.Sort(sortBy); err != nil {
 				return usageErr("%v", err)
 			}
-			return inv.WriteView(stdout, inventory.ViewOptions{Format: inventory.Format(output), GroupByType: groupBy == "type"})
+			if err := inv.WriteView(stdout, inventory.ViewOptions{Format: inventory.Format(output), GroupByType: groupBy == "type"}); err != nil {
+				return err
+			}
+			if m != nil && output == "table" && len(m.NodePools) > 0 {
+				return writePools(stdout, m.PoolSummaries(inv))
+			}
+			return nil
 		},
 	}
 	src.bind(cmd, true)
@@ -171,4 +185,33 @@ func firstNonEmpty(a, b string) string {
 		return a
 	}
 	return b
+}
+
+// writePools prints what each sharing pool and MIG config offers pods.
+func writePools(w io.Writer, pools []compile.PoolSummary) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "\nPOOL\tSHARING\tTYPE\tNODES\tGPUS\tDEVICES\tAVAILABLE\tEACH GPU")
+	var notes []string
+	for _, p := range pools {
+		each := fmt.Sprintf("%d replicas (not whole GPUs)", p.Replicas)
+		if p.Sharing == compile.ShareMIG {
+			each = p.Layout
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\n", p.Name, p.Sharing, p.AcceleratorType,
+			p.Capacity.Nodes, p.Capacity.GPUs, p.Capacity.Devices, p.Capacity.Available, each)
+		if p.Capacity.Pending > 0 {
+			who := "the device plugin"
+			if p.Sharing == compile.ShareMIG {
+				who = "the MIG manager"
+			}
+			notes = append(notes, fmt.Sprintf("%s: %d of its devices are counted from the config: %s has yet to apply it on some nodes", p.Name, p.Capacity.Pending, who))
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, n := range notes {
+		fmt.Fprintln(w, n)
+	}
+	return nil
 }
