@@ -86,6 +86,11 @@ func (m *Model) checkQuotas(inv *inventory.Inventory) []Diagnostic {
 			capacity[n.AcceleratorType] += n.Allocatable
 		}
 	}
+	// A pool's quota is of its devices: slices or replicas.
+	for _, pool := range m.NodePools {
+		c := m.PoolCapacity(pool, "", inv)
+		capacity[pool.Name] = c.Available
+	}
 	total := map[string]int{}
 	var parts = map[string][]string{}
 	for i := range m.Teams {

@@ -358,6 +358,24 @@ func checkTeamQuota(t *Team, m *Model, posOf func(path ...cue.Selector) token.Po
 	for _, id := range sortedKeys(t.Quota) {
 		pos := at(cue.Str("teams"), cue.Str(name), cue.Str("quota"), cue.Str(id))
 		t.quotaPos[id] = posOf(cue.Str("teams"), cue.Str(name), cue.Str("quota"), cue.Str(id))
+		// A pool's or MIG config's name: a quota of its slices or
+		// replicas, which Kueue keeps apart from whole GPUs by the pool's
+		// taint (a flavor's nodeTaints admit only workloads that tolerate
+		// them).
+		if pool, ok := m.Pool(id); ok {
+			switch {
+			case !slices.Contains(t.AcceleratorTypes, pool.AcceleratorType):
+				out = append(out, Diagnostic{Pos: pos, Msg: fmt.Sprintf(
+					"teams.%s.quota: a quota in %s, a pool of %s, which the team is not entitled to: add the type to acceleratorTypes or drop the quota", name, id, pool.AcceleratorType)})
+			case poolResource(m, pool) == "":
+				out = append(out, Diagnostic{Pos: pos, Msg: fmt.Sprintf(
+					"teams.%s.quota: %s cuts each GPU into several MIG profiles (%s), each its own resource under the mixed strategy: a quota per config covers one; split the config by profile, or quota the type", name, id, layoutString(pool.Layout))})
+			case pool.Taint == nil && poolResource(m, pool) == wholeResource(m, pool):
+				out = append(out, Diagnostic{Pos: pos, Msg: fmt.Sprintf(
+					"teams.%s.quota: %s has no taint and its pods request %s like whole GPUs, so Kueue cannot keep whole-GPU workloads out of its quota: give the pool a taint (or renameByDefault)", name, id, wholeResource(m, pool))})
+			}
+			continue
+		}
 		if _, ok := m.Catalog.Get(id); !ok {
 			out = append(out, unknownType(m.Catalog, pos, fmt.Sprintf("teams.%s.quota", name), id))
 			continue
@@ -367,7 +385,7 @@ func checkTeamQuota(t *Team, m *Model, posOf func(path ...cue.Selector) token.Po
 				"teams.%s.quota: a quota for %s, which the team is not entitled to: add it to acceleratorTypes or drop the quota", name, id)})
 		}
 	}
-	if len(t.Quota) > 0 {
+	if hasTypeQuota(t, m) {
 		for i, id := range t.AcceleratorTypes {
 			if _, ok := t.Quota[id]; !ok {
 				out = append(out, Diagnostic{Pos: at(cue.Str("teams"), cue.Str(name), cue.Str("acceleratorTypes"), cue.Index(i)), Msg: fmt.Sprintf(
@@ -391,6 +409,49 @@ func checkTeamQuota(t *Team, m *Model, posOf func(path ...cue.Selector) token.Po
 		}
 	}
 	return out
+}
+
+// hasTypeQuota reports whether a team has a quota for any accelerator
+// type (not only pools): then each of its types needs one.
+func hasTypeQuota(t *Team, m *Model) bool {
+	for id := range t.Quota {
+		if _, pool := m.Pool(id); !pool {
+			return true
+		}
+	}
+	return false
+}
+
+// PoolResource is the extended resource a pool's devices are requested
+// by: nvidia.com/mig-<profile> under the mixed strategy (one layout
+// profile), <resource>.shared for a renamed shared pool, else the type's.
+func PoolResource(m *Model, pool *NodePool) string { return poolResource(m, pool) }
+
+func poolResource(m *Model, pool *NodePool) string {
+	if pool.Sharing == ShareMIG && m.Cluster.MIGStrategy() == "mixed" {
+		used := 0
+		for _, n := range pool.Layout {
+			if n > 0 {
+				used++
+			}
+		}
+		if used != 1 {
+			return ""
+		}
+		return mig.ResourceName(firstProfile(pool.Layout))
+	}
+	r := wholeResource(m, pool)
+	if pool.Renamed {
+		r += ".shared"
+	}
+	return r
+}
+
+func wholeResource(m *Model, pool *NodePool) string {
+	if c, ok := m.Catalog.Get(pool.AcceleratorType); ok {
+		return c.ResourceName
+	}
+	return ""
 }
 
 // checkRanges checks that each min <= default <= max of a profile.

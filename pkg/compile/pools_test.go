@@ -246,3 +246,39 @@ func errorsOf(ds []compile.Diagnostic) []string {
 	}
 	return out
 }
+
+// TestPoolQuotaErrors: a quota in a pool of a type the team may not use,
+// in an untainted pool Kueue could not keep whole GPUs out of, and per
+// config of a mixed layout, are errors with file and line.
+func TestPoolQuotaErrors(t *testing.T) {
+	dir := cluster(t, map[string]string{"c.cue": poolsCluster + `
+teams: a: {
+	namespaces: ["a"]
+	acceleratorTypes: ["nvidia-a100-80gb"]
+	quota: {"h100-ts": 4, "a100-1g": 7, "a100-3g": 2, "a100-ts": 6}
+}
+`})
+	_, err := compile.Load(dir)
+	require.Error(t, err)
+	for _, want := range []string{
+		"teams.a.quota: a quota in h100-ts, a pool of nvidia-h100-80gb, which the team is not entitled to",
+		"teams.a.quota: a100-3g cuts each GPU into several MIG profiles (2×2g.20gb + 1×3g.40gb), each its own resource under the mixed strategy",
+	} {
+		assert.Contains(t, err.Error(), want)
+	}
+	assert.NotContains(t, err.Error(), "quota: a100-ts", "a tainted pool's quota is fine")
+	assert.NotContains(t, err.Error(), "quota: a100-1g", "untainted, but under mixed its slices are their own resource")
+
+	dir = cluster(t, map[string]string{"c.cue": `package c
+
+cluster: {
+	name: "lab"
+	sharing: t4: {acceleratorType: "nvidia-t4-16gb", replicas: 4, taint: "none"}
+}
+teams: a: {namespaces: ["a"], acceleratorTypes: ["nvidia-t4-16gb"], quota: t4: 8}
+`})
+	_, err = compile.Load(dir)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "c.cue:7:76: teams.a.quota: t4 has no taint and its pods request nvidia.com/gpu like whole GPUs, so Kueue cannot keep whole-GPU workloads out of its quota: give the pool a taint (or renameByDefault)")
+	assert.NotContains(t, err.Error(), "has no quota", "pool quotas alone ask no quota per type")
+}

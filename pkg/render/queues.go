@@ -15,7 +15,7 @@ const LocalQueueName = "accelc"
 
 // quotaObjects renders team quotas. With Kueue: one ResourceFlavor per
 // accelerator type a team has quota for, selecting the normalized type
-// label; one ClusterQueue per team covering exactly the types it is
+// label, and per pool or MIG config, selecting and tainted as its nodes; one ClusterQueue per team covering exactly the types it is
 // entitled to, with its nominal quota per type, cohort and borrowing
 // limits, and an explicit namespace selector; a LocalQueue in each team
 // namespace. Without Kueue: a ResourceQuota per team namespace capping the
@@ -55,16 +55,38 @@ func quotaObjects(m *compile.Model) []Object {
 		}
 	}
 	for _, id := range sortedSet(flavors) {
+		spec := map[string]any{"nodeLabels": map[string]string{m.Cluster.TypeLabel(): id}}
+		// A pool's flavor selects the pool's nodes and carries its taint:
+		// Kueue assigns a flavor with nodeTaints only to workloads that
+		// tolerate them, so whole-GPU workloads never count against, or
+		// land in, a pool's quota.
+		if pool, ok := m.Pool(id); ok {
+			spec["nodeLabels"] = map[string]string{m.Cluster.TypeLabel(): pool.AcceleratorType, m.Cluster.PoolLabel(): pool.Name}
+			if pool.Taint != nil {
+				spec["nodeTaints"] = []any{*pool.Taint}
+			}
+		}
 		out = append(out, Object{
 			Dir: "queues", APIVersion: kueueAPIVersion, Kind: "ResourceFlavor", Name: id,
 			Body: map[string]any{
 				"apiVersion": kueueAPIVersion, "kind": "ResourceFlavor",
 				"metadata": meta{Name: id, Labels: managedLabels(m.Cluster.Name)},
-				"spec":     map[string]any{"nodeLabels": map[string]string{m.Cluster.TypeLabel(): id}},
+				"spec":     spec,
 			},
 		})
 	}
 	return out
+}
+
+// flavorResource is the resource a quota key (a type or a pool) covers.
+func flavorResource(m *compile.Model, id string) (string, bool) {
+	if pool, ok := m.Pool(id); ok {
+		return compile.PoolResource(m, pool), true
+	}
+	if c, ok := m.Catalog.Get(id); ok {
+		return c.ResourceName, true
+	}
+	return "", false
 }
 
 // clusterQueue is a team's ClusterQueue: one resource group per
@@ -73,15 +95,26 @@ func quotaObjects(m *compile.Model) []Object {
 func clusterQueue(m *compile.Model, t *compile.Team) Object {
 	byResource := map[string][]string{}
 	var resources []string
-	for _, id := range t.AcceleratorTypes {
-		c, ok := m.Catalog.Get(id)
-		if !ok {
+	// Pools with a quota come first: Kueue tries a group's flavors in
+	// order, and only a workload that tolerates a pool's taint may take
+	// its flavor, so a pool's pods are charged to the pool before any
+	// whole-GPU quota of the same resource.
+	var keys []string
+	for _, pool := range m.NodePools {
+		if _, ok := t.Quota[pool.Name]; ok {
+			keys = append(keys, pool.Name)
+		}
+	}
+	keys = append(keys, t.AcceleratorTypes...)
+	for _, id := range keys {
+		res, ok := flavorResource(m, id)
+		if _, quota := t.Quota[id]; !ok || !quota {
 			continue
 		}
-		if _, seen := byResource[c.ResourceName]; !seen {
-			resources = append(resources, c.ResourceName)
+		if _, seen := byResource[res]; !seen {
+			resources = append(resources, res)
 		}
-		byResource[c.ResourceName] = append(byResource[c.ResourceName], id)
+		byResource[res] = append(byResource[res], id)
 	}
 	var groups []any
 	for _, res := range resources {
@@ -127,8 +160,8 @@ func clusterQueue(m *compile.Model, t *compile.Team) Object {
 func resourceQuotas(m *compile.Model, t *compile.Team) []Object {
 	hard := map[string]int{}
 	for id, q := range t.Quota {
-		if c, ok := m.Catalog.Get(id); ok {
-			hard["requests."+c.ResourceName] += q
+		if res, ok := flavorResource(m, id); ok {
+			hard["requests."+res] += q
 		}
 	}
 	var out []Object

@@ -140,3 +140,59 @@ func TestResourceQuotaMode(t *testing.T) {
 		"ds-notebooks": 56, // 32 V100 + 24 A100
 	}, hard)
 }
+
+// TestPoolQuotas: in gpu-pools, teams hold quotas of MIG slices and
+// time-sliced replicas. Each pool's flavor selects the pool's nodes and
+// carries its taint, so Kueue admits into it only workloads that tolerate
+// it: the pool's profiles, never whole-GPU ones.
+func TestPoolQuotas(t *testing.T) {
+	tree := renderExample(t, "gpu-pools")
+	type flavor struct {
+		Spec struct {
+			NodeLabels map[string]string `json:"nodeLabels"`
+			NodeTaints []compile.Taint   `json:"nodeTaints"`
+		}
+	}
+	type queue struct {
+		Spec struct {
+			ResourceGroups []struct {
+				CoveredResources []string `json:"coveredResources"`
+				Flavors          []struct {
+					Name      string
+					Resources []struct {
+						NominalQuota int `json:"nominalQuota"`
+					}
+				}
+			} `json:"resourceGroups"`
+		}
+	}
+	read := func(path string, v any) {
+		t.Helper()
+		b, ok := tree[path]
+		require.True(t, ok, "%s is rendered", path)
+		require.NoError(t, yaml.Unmarshal(b, v))
+	}
+	mig := compile.Taint{Key: "gpu", Value: "mig", Effect: "NoSchedule"}
+	shared := compile.Taint{Key: "gpu", Value: "true", Effect: "NoSchedule"}
+	for name, want := range map[string]compile.Taint{"a100-1g": mig, "a100-2g": mig, "a100-3g": mig, "a100-shared-3": shared, "h100-shared-2": shared} {
+		var f flavor
+		read("queues/resourceflavor-"+name+".yaml", &f)
+		assert.Equal(t, name, f.Spec.NodeLabels["accelerator.opendatahub.io/pool"], name)
+		assert.Equal(t, []compile.Taint{want}, f.Spec.NodeTaints, name)
+	}
+	quotas := func(team string) map[string]int {
+		var q queue
+		read("queues/clusterqueue-"+team+".yaml", &q)
+		out := map[string]int{}
+		for _, g := range q.Spec.ResourceGroups {
+			assert.Equal(t, []string{"nvidia.com/gpu"}, g.CoveredResources, "MIG single and unrenamed time-slicing: nvidia.com/gpu")
+			for _, f := range g.Flavors {
+				out[f.Name] = f.Resources[0].NominalQuota
+			}
+		}
+		return out
+	}
+	assert.Equal(t, map[string]int{"a100-1g": 56, "a100-2g": 24, "a100-3g": 16}, quotas("model-serving"))
+	assert.Equal(t, map[string]int{"a100-shared-3": 24, "h100-shared-2": 32}, quotas("ml-research"))
+	assert.Equal(t, map[string]int{"a100-shared-3": 24}, quotas("data-science"))
+}
