@@ -158,9 +158,3 @@ func loadCluster(ctx context.Context, dir string, src *inventorySource, stderr i
 	}
 	return m, inv, nil
 }
-
-func printDiagnostics(w io.Writer, ds []compile.Diagnostic) {
-	for _, d := range ds {
-		fmt.Fprintln(w, d)
-	}
-}
