@@ -16,12 +16,14 @@ STATICCHECK_VERSION := v0.6.1
 CRANE_VERSION := v0.22.1
 # The control plane of the end-to-end tests (internal/controlplane); tools/e2e/go.mod pins the same.
 K8S_VERSION   := v1.36.3
+# Gatekeeper's manager in the end-to-end tests: the gator version; tools/gatekeeper/go.mod pins the same.
+GATEKEEPER_VERSION := $(GATOR_VERSION)
 
 export GOTOOLCHAIN := local
 
 .PHONY: help
 help: ## List the targets
-	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 .PHONY: build
 build: ## Build bin/accelc (static, CGO_ENABLED=0)
@@ -54,6 +56,14 @@ registry: ## Install the CNCF distribution registry (Debian docker-registry) for
 .PHONY: control-plane
 control-plane: ## Install etcd and build kube-apiserver/kube-scheduler into bin/k8s-<version> for the end-to-end tests (cached)
 	GO=$(GO) K8S_VERSION=$(K8S_VERSION) ./hack/control-plane.sh
+
+.PHONY: e2e-tools
+e2e-tools: control-plane ## Build kubectl and Gatekeeper's manager, fetch the CRDs the end-to-end tests install (cached in bin/)
+	GO=$(GO) K8S_VERSION=$(K8S_VERSION) GATEKEEPER_VERSION=$(GATEKEEPER_VERSION) ./hack/e2e-tools.sh
+
+.PHONY: e2e
+e2e: build e2e-tools ## End to end: every example through etcd, kube-apiserver, kube-scheduler and Gatekeeper on 127.0.0.1 (e2e/)
+	CI=true $(GO) test -tags e2e -count=1 -v -timeout 45m ./e2e
 
 .PHONY: policy-check
 policy-check: build $(BIN)/gator ## accelc test on every example; gator verify the policy folders and the examples' suites; gator expand the mutations

@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# What the end-to-end tests (e2e/, `make e2e`) need beyond the control plane
+# of hack/control-plane.sh, each cached under bin/ by version so that a second
+# run costs seconds:
+#
+#   bin/k8s-$K8S_VERSION/kubectl          kubectl at the API server's version, from tools/e2e
+#   bin/gatekeeper-$GATEKEEPER_VERSION/manager
+#                                         Gatekeeper's controller manager, from tools/gatekeeper
+#   bin/gatekeeper-$GATEKEEPER_VERSION/crds/
+#                                         Gatekeeper's CRDs, from the same module
+#   bin/e2e-crds-$CRDS_KEY/               the CRDs of the other API groups accelc renders,
+#                                         copied from the pinned upstream modules' zips
+#
+#   K8S_VERSION=v1.36.3 GATEKEEPER_VERSION=v3.23.1 ./hack/e2e-tools.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+: "${K8S_VERSION:?K8S_VERSION is not set (the Makefile sets it)}"
+: "${GATEKEEPER_VERSION:?GATEKEEPER_VERSION is not set (the Makefile sets it)}"
+GO=${GO:-go}
+export GOTOOLCHAIN=local
+
+# The upstream modules whose zips carry the CRDs of the API groups accelc
+# renders, and the files to take from each. The module proxy serves these
+# versions; it does not serve the Open Data Hub operator at all, so its
+# HardwareProfile CRD is accelc's own (tools/e2e/crds/).
+CRD_MODULES=(
+	"sigs.k8s.io/kueue@v0.19.2 config/components/crd/bases/kueue.x-k8s.io_resourceflavors.yaml config/components/crd/bases/kueue.x-k8s.io_clusterqueues.yaml config/components/crd/bases/kueue.x-k8s.io_localqueues.yaml config/components/crd/bases/kueue.x-k8s.io_workloadpriorityclasses.yaml"
+	"sigs.k8s.io/node-feature-discovery@v0.19.0 deployment/base/nfd-crds/nfd-api-crds.yaml"
+	"github.com/fluxcd/source-controller@v1.9.6 config/crd/bases/source.toolkit.fluxcd.io_ocirepositories.yaml"
+	"github.com/fluxcd/kustomize-controller@v1.9.6 config/crd/bases/kustomize.toolkit.fluxcd.io_kustomizations.yaml"
+	"github.com/prometheus-operator/prometheus-operator@v0.85.0 example/prometheus-operator-crd/monitoring.coreos.com_prometheusrules.yaml"
+)
+
+# check_pin fails when a tools module requires another version than asked.
+check_pin() { # module-dir module version
+	local pinned
+	pinned=$(cd "$1" && $GO list -m -f '{{.Version}}' "$2")
+	if [ "$pinned" != "$3" ]; then
+		echo "e2e-tools: $1/go.mod requires $2 $pinned, but the Makefile asks for $3; change one to match" >&2
+		exit 1
+	fi
+}
+
+# kubectl from the same Kubernetes release as the API server, so that
+# `kubectl apply --server-side` speaks the server's version.
+k8s=bin/k8s-$K8S_VERSION
+check_pin tools/e2e k8s.io/kubernetes "$K8S_VERSION"
+if [ -x "$k8s/kubectl" ]; then
+	echo "e2e-tools: $k8s/kubectl already built"
+else
+	echo "e2e-tools: building kubectl $K8S_VERSION into $k8s (a minute or two after the control plane)" >&2
+	minor=${K8S_VERSION#v1.}
+	minor=${minor%%.*}
+	mkdir -p "$k8s"
+	tmp=$(mktemp -d "bin/.kubectl-$K8S_VERSION.XXXXXX")
+	(cd tools/e2e && $GO build -trimpath \
+		-ldflags "-s -w -X k8s.io/component-base/version.gitVersion=$K8S_VERSION -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor -X k8s.io/client-go/pkg/version.gitVersion=$K8S_VERSION -X k8s.io/client-go/pkg/version.gitMajor=1 -X k8s.io/client-go/pkg/version.gitMinor=$minor" \
+		-o "../../$tmp/kubectl" k8s.io/kubernetes/cmd/kubectl)
+	mv "$tmp/kubectl" "$k8s/kubectl"
+	rm -rf "$tmp"
+fi
+"$k8s/kubectl" version --client | head -n 1
+
+# Gatekeeper's manager and its CRDs, from the module the pinned gator comes from.
+gk=bin/gatekeeper-$GATEKEEPER_VERSION
+check_pin tools/gatekeeper github.com/open-policy-agent/gatekeeper/v3 "$GATEKEEPER_VERSION"
+if [ -x "$gk/manager" ] && [ -d "$gk/crds" ]; then
+	echo "e2e-tools: $gk/manager and crds/ already there"
+else
+	echo "e2e-tools: building Gatekeeper $GATEKEEPER_VERSION into $gk (about 5 minutes the first time on 2 cores)" >&2
+	mkdir -p bin
+	tmp=$(mktemp -d "bin/.gatekeeper-$GATEKEEPER_VERSION.XXXXXX")
+	chmod 0755 "$tmp"
+	(cd tools/gatekeeper && $GO build -trimpath \
+		-ldflags "-s -w -X github.com/open-policy-agent/gatekeeper/v3/pkg/version.Version=$GATEKEEPER_VERSION" \
+		-o "../../$tmp/manager" github.com/open-policy-agent/gatekeeper/v3)
+	src=$(cd tools/gatekeeper && $GO list -m -f '{{.Dir}}' github.com/open-policy-agent/gatekeeper/v3)
+	mkdir -p "$tmp/crds"
+	cp "$src"/manifest_staging/charts/gatekeeper/crds/*.yaml "$tmp/crds/"
+	chmod 0644 "$tmp"/crds/*.yaml
+	rm -rf "$gk"
+	mv "$tmp" "$gk"
+fi
+echo "e2e-tools: $gk/manager: Gatekeeper $GATEKEEPER_VERSION, $(find "$gk/crds" -name '*.yaml' | wc -l) CRDs"
+
+# The other API groups' CRDs; the directory's name changes with the list.
+key=$(printf '%s\n' "${CRD_MODULES[@]}" | sha256sum | cut -c1-12)
+crds=bin/e2e-crds-$key
+if [ -d "$crds" ]; then
+	echo "e2e-tools: $crds already there"
+else
+	tmp=$(mktemp -d "bin/.e2e-crds.XXXXXX")
+	chmod 0755 "$tmp"
+	for entry in "${CRD_MODULES[@]}"; do
+		read -r mod files <<<"$entry"
+		# Outside any module, so that no go.mod changes; the checksum
+		# database verifies the zip.
+		dir=$(cd "$tmp" && GOFLAGS=-mod=mod $GO mod download -json "$mod" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')
+		if [ -z "$dir" ]; then
+			echo "e2e-tools: the module proxy did not give $mod" >&2
+			exit 1
+		fi
+		for f in $files; do
+			install -m 0644 "$dir/$f" "$tmp/$(basename "$f")"
+		done
+		echo "e2e-tools: $mod: $files"
+	done
+	rm -rf "$crds"
+	mv "$tmp" "$crds"
+fi
+# Stale CRD folders from other pins go.
+for d in bin/e2e-crds-*; do
+	[ "$d" = "$crds" ] || rm -rf "$d"
+done
+echo "e2e-tools: $crds: $(find "$crds" -name '*.yaml' | wc -l) CRD files"
