@@ -35,3 +35,22 @@ func TestFindBinariesFromEnv(t *testing.T) {
 		scheduler: filepath.Join(dir, "kube-scheduler"),
 	}, b)
 }
+
+func TestFindGatekeeperMissing(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv(GatekeeperBinEnv, dir)
+	_, err := findGatekeeper()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "no Gatekeeper "+GatekeeperVersion+" in $"+GatekeeperBinEnv+"="+dir+" (missing manager, crds/)")
+	assert.Contains(t, err.Error(), "run `make e2e-tools`")
+}
+
+func TestFindGatekeeperFromEnv(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "manager"), []byte("#!/bin/sh\n"), 0o755))
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "crds"), 0o755))
+	t.Setenv(GatekeeperBinEnv, dir)
+	got, err := findGatekeeper()
+	require.NoError(t, err)
+	assert.Equal(t, dir, got)
+}

@@ -389,7 +389,12 @@ func (cp *ControlPlane) start(ctx context.Context, bins binaries, o options, att
 
 // run starts a process and records it, so that it is stopped with the rest.
 func (cp *ControlPlane) run(name, path string, args ...string) (*process, error) {
-	p, err := startProcess(cp.dir, name, path, args...)
+	return cp.runEnv(name, path, nil, args...)
+}
+
+// runEnv is run with env added to the process's environment.
+func (cp *ControlPlane) runEnv(name, path string, env []string, args ...string) (*process, error) {
+	p, err := startProcessEnv(cp.dir, name, path, env, args...)
 	if err != nil {
 		return nil, err
 	}

@@ -31,4 +31,18 @@
 // There is no controller manager: no namespace controller, no garbage
 // collection, no service-account tokens. The ServiceAccount admission plugin
 // is off so that pods can be created without a default service account.
+//
+// [ControlPlane.StartGatekeeper] adds Gatekeeper's controller manager
+// ([GatekeeperVersion], the gator CLI's version), run out of cluster as a
+// cluster runs it in pods: the validating and mutating admission webhook,
+// audit, status and the constraint CRDs' generation, in one process
+// (--debug-use-fake-pod stands in for its pod; POD_NAMESPACE names
+// gatekeeper-system). It installs Gatekeeper's CRDs by server-side apply,
+// serves the webhook on 127.0.0.1 with a certificate from the control
+// plane's CA (--disable-cert-rotation), keeps its health probes on
+// 127.0.0.1 and its metrics off every interface (the OpenTelemetry backend
+// only dials out), and registers the two webhook configurations with URLs
+// and failurePolicy Fail, so no request passes unchecked. `make e2e-tools`
+// builds the manager from tools/gatekeeper into
+// bin/gatekeeper-<version>/manager and copies its CRDs beside it.
 package controlplane

@@ -35,6 +35,12 @@ type process struct {
 // startProcess runs path with args, its stdout and stderr going to
 // dir/name.log.
 func startProcess(dir, name, path string, args ...string) (*process, error) {
+	return startProcessEnv(dir, name, path, nil, args...)
+}
+
+// startProcessEnv is startProcess with env added to this process's
+// environment.
+func startProcessEnv(dir, name, path string, env []string, args ...string) (*process, error) {
 	logPath := filepath.Join(dir, name+".log")
 	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
@@ -42,6 +48,9 @@ func startProcess(dir, name, path string, args ...string) (*process, error) {
 	}
 	cmd := exec.Command(path, args...)
 	cmd.Dir = dir
+	if len(env) > 0 {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	cmd.Stdout = logFile
 	cmd.Stderr = logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{

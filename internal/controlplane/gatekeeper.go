@@ -1,0 +1,398 @@
+package controlplane
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	admissionv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+)
+
+const (
+	// GatekeeperVersion is the version of Gatekeeper's controller manager,
+	// the one of the gator CLI the Makefile pins (GATOR_VERSION);
+	// tools/gatekeeper/go.mod requires the same.
+	GatekeeperVersion = "v3.23.1"
+
+	// GatekeeperNamespace is the namespace Gatekeeper runs as if in
+	// (POD_NAMESPACE); its webhooks leave it alone.
+	GatekeeperNamespace = "gatekeeper-system"
+
+	// GatekeeperBinEnv names a directory holding Gatekeeper's manager and its
+	// CRDs (crds/*.yaml), used instead of bin/gatekeeper-<GatekeeperVersion>.
+	GatekeeperBinEnv = "ACCELC_GATEKEEPER_BIN"
+
+	// ValidatingWebhookName and MutatingWebhookName name the webhook
+	// configurations, as Gatekeeper's own manifests do.
+	ValidatingWebhookName = "gatekeeper-validating-webhook-configuration"
+	MutatingWebhookName   = "gatekeeper-mutating-webhook-configuration"
+
+	// GatekeeperUser is the identity the manager uses, in system:masters:
+	// a cluster's Gatekeeper has a ClusterRole as wide.
+	GatekeeperUser = "accelc-e2e-gatekeeper"
+
+	// AuditInterval is how often Gatekeeper's audit runs here.
+	AuditInterval = 5 * time.Second
+
+	// gatekeeperStartTimeout bounds Gatekeeper's start-up: on two busy
+	// cores its first readiness takes a while.
+	gatekeeperStartTimeout = 3 * time.Minute
+	// webhookTimeout is the API server's wait for each webhook call.
+	webhookTimeout = 10
+)
+
+// crdGVR is the resource of CustomResourceDefinitions.
+var crdGVR = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+
+// Gatekeeper is Gatekeeper's controller manager running out of cluster
+// against a ControlPlane: the validating and mutating admission webhook,
+// audit and status, with the webhook configurations pointing at it.
+type Gatekeeper struct {
+	cp      *ControlPlane
+	webhook string // https://127.0.0.1:PORT
+	health  string // http://127.0.0.1:PORT
+	proc    *process
+}
+
+// StartGatekeeper installs Gatekeeper's CRDs (server-side apply, then waits
+// until the API server serves them), starts the manager as the admission
+// webhook, audit and status writer, waits until it is ready, then registers
+// the validating and mutating webhooks, failing closed: from then on no
+// object reaches the API server without Gatekeeper's word. The manager
+// stops with the control plane. Without the manager it skips t, naming
+// `make e2e-tools`, or fails t when CI=true.
+func (cp *ControlPlane) StartGatekeeper(t testing.TB) *Gatekeeper {
+	t.Helper()
+	dir, err := findGatekeeper()
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("CI=true, and Gatekeeper is not there: %v", err)
+		}
+		t.Skipf("skipping: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), gatekeeperStartTimeout)
+	defer cancel()
+	begin := time.Now()
+	gk, err := cp.startGatekeeper(ctx, dir)
+	if err != nil {
+		t.Fatalf("starting Gatekeeper %s: %v", GatekeeperVersion, err)
+	}
+	t.Logf("gatekeeper %s: webhook at %s, ready in %s", GatekeeperVersion, gk.webhook, time.Since(begin).Round(time.Millisecond))
+	return gk
+}
+
+func (cp *ControlPlane) startGatekeeper(ctx context.Context, dir string) (*Gatekeeper, error) {
+	cfg := cp.RESTConfig()
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	crds, err := filepath.Glob(filepath.Join(dir, "crds", "*.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	if len(crds) == 0 {
+		return nil, fmt.Errorf("no CRDs in %s: run `make e2e-tools`", filepath.Join(dir, "crds"))
+	}
+	if _, err := ApplyCRDs(ctx, dyn, crds...); err != nil {
+		return nil, fmt.Errorf("installing Gatekeeper's CRDs: %w", err)
+	}
+	if _, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{
+		ObjectMeta: metav1.ObjectMeta{Name: GatekeeperNamespace, Labels: map[string]string{"admission.gatekeeper.sh/ignore": "no-self-managing"}},
+	}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return nil, fmt.Errorf("creating namespace %s: %w", GatekeeperNamespace, err)
+	}
+
+	gkDir := filepath.Join(cp.dir, "gatekeeper")
+	certDir := filepath.Join(gkDir, "certs")
+	if err := os.MkdirAll(certDir, 0o700); err != nil {
+		return nil, err
+	}
+	serving, err := cp.ca.serving("gatekeeper-webhook", []net.IP{net.IPv4(127, 0, 0, 1)}, []string{"localhost"})
+	if err != nil {
+		return nil, err
+	}
+	client4gk, err := cp.ca.client(GatekeeperUser, []string{AdminGroup})
+	if err != nil {
+		return nil, err
+	}
+	kubeconfig := filepath.Join(gkDir, "kubeconfig")
+	if err := cp.writeKubeconfig(kubeconfig, GatekeeperUser, client4gk); err != nil {
+		return nil, err
+	}
+	for name, data := range map[string][]byte{"tls.crt": serving.certPEM, "tls.key": serving.keyPEM} {
+		if err := os.WriteFile(filepath.Join(certDir, name), data, 0o600); err != nil {
+			return nil, err
+		}
+	}
+
+	// The webhook, the health probes and a metrics endpoint nothing
+	// listens on (the OpenTelemetry backend needs one; it only ever
+	// dials out to it), all on 127.0.0.1.
+	ports, err := freePorts(3)
+	if err != nil {
+		return nil, err
+	}
+	webhookPort, healthPort, otlpPort := ports[0], ports[1], ports[2]
+	gk := &Gatekeeper{
+		cp:      cp,
+		webhook: "https://127.0.0.1:" + strconv.Itoa(webhookPort),
+		health:  "http://127.0.0.1:" + strconv.Itoa(healthPort),
+	}
+	args := []string{
+		"--kubeconfig=" + kubeconfig,
+		// Out of cluster: a made-up pod owns the status objects.
+		"--debug-use-fake-pod",
+		// generate makes the constraint CRDs of the templates.
+		"--operation=webhook,mutation-webhook,audit,status,mutation-status,generate",
+		"--host=127.0.0.1",
+		"--port=" + strconv.Itoa(webhookPort),
+		"--cert-dir=" + certDir,
+		"--disable-cert-rotation",
+		"--health-addr=127.0.0.1:" + strconv.Itoa(healthPort),
+		"--metrics-addr=0",
+		"--metrics-backend=opentelemetry",
+		"--otlp-endpoint=127.0.0.1:" + strconv.Itoa(otlpPort),
+		"--otlp-metric-interval=1h",
+		"--audit-interval=" + strconv.Itoa(int(AuditInterval/time.Second)),
+		"--constraint-violations-limit=100",
+		"--exempt-namespace=" + GatekeeperNamespace,
+		"--disable-opa-builtin={http.send}",
+		"--log-denies",
+		"--shutdown-delay=0",
+	}
+	p, err := cp.runEnv("gatekeeper", filepath.Join(dir, "manager"), []string{"POD_NAMESPACE=" + GatekeeperNamespace}, args...)
+	if err != nil {
+		return nil, err
+	}
+	gk.proc = p
+	plain := &http.Client{Timeout: 2 * time.Second}
+	if err := cp.waitFor(ctx, p, func(ctx context.Context) error {
+		return httpOK(ctx, plain, gk.health+"/readyz")
+	}); err != nil {
+		return nil, err
+	}
+	if err := gk.registerWebhooks(ctx, client); err != nil {
+		return nil, err
+	}
+	return gk, nil
+}
+
+// registerWebhooks points the API server's admission at the manager, as
+// Gatekeeper's own manifests do, with a URL instead of a service and
+// failurePolicy Fail instead of Ignore: a test must never pass because a
+// webhook call was skipped.
+func (gk *Gatekeeper) registerWebhooks(ctx context.Context, client kubernetes.Interface) error {
+	nsSelector := &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
+		{Key: "admission.gatekeeper.sh/ignore", Operator: metav1.LabelSelectorOpDoesNotExist},
+		{Key: "kubernetes.io/metadata.name", Operator: metav1.LabelSelectorOpNotIn, Values: []string{GatekeeperNamespace}},
+	}}
+	rules := []admissionv1.RuleWithOperations{{
+		Operations: []admissionv1.OperationType{admissionv1.Create, admissionv1.Update},
+		Rule: admissionv1.Rule{
+			APIGroups:   []string{"*"},
+			APIVersions: []string{"*"},
+			Resources:   []string{"*"},
+		},
+	}}
+	fail := admissionv1.Fail
+	exact := admissionv1.Exact
+	none := admissionv1.SideEffectClassNone
+	cfg := func(path string) admissionv1.WebhookClientConfig {
+		return admissionv1.WebhookClientConfig{URL: ref(gk.webhook + path), CABundle: gk.cp.ca.certPEM}
+	}
+	_, err := client.AdmissionregistrationV1().MutatingWebhookConfigurations().Create(ctx, &admissionv1.MutatingWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: MutatingWebhookName, Labels: map[string]string{"gatekeeper.sh/system": "yes"}},
+		Webhooks: []admissionv1.MutatingWebhook{{
+			Name:                    "mutation.gatekeeper.sh",
+			ClientConfig:            cfg("/v1/mutate"),
+			Rules:                   rules,
+			FailurePolicy:           &fail,
+			MatchPolicy:             &exact,
+			NamespaceSelector:       nsSelector,
+			SideEffects:             &none,
+			TimeoutSeconds:          ref(int32(webhookTimeout)),
+			AdmissionReviewVersions: []string{"v1", "v1beta1"},
+		}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		return fmt.Errorf("registering the mutating webhook: %w", err)
+	}
+	_, err = client.AdmissionregistrationV1().ValidatingWebhookConfigurations().Create(ctx, &admissionv1.ValidatingWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: ValidatingWebhookName, Labels: map[string]string{"gatekeeper.sh/system": "yes"}},
+		Webhooks: []admissionv1.ValidatingWebhook{{
+			Name:                    "validation.gatekeeper.sh",
+			ClientConfig:            cfg("/v1/admit"),
+			Rules:                   rules,
+			FailurePolicy:           &fail,
+			MatchPolicy:             &exact,
+			NamespaceSelector:       nsSelector,
+			SideEffects:             &none,
+			TimeoutSeconds:          ref(int32(webhookTimeout)),
+			AdmissionReviewVersions: []string{"v1", "v1beta1"},
+		}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		return fmt.Errorf("registering the validating webhook: %w", err)
+	}
+	return nil
+}
+
+// WebhookURL is the manager's webhook server, https://127.0.0.1:PORT.
+func (gk *Gatekeeper) WebhookURL() string { return gk.webhook }
+
+// LogPath is the manager's log file.
+func (gk *Gatekeeper) LogPath() string { return gk.proc.logPath }
+
+// Ready reports whether the manager's readiness probe passes: every
+// template, constraint and mutator it has seen is loaded.
+func (gk *Gatekeeper) Ready(ctx context.Context) error {
+	return httpOK(ctx, &http.Client{Timeout: 2 * time.Second}, gk.health+"/readyz")
+}
+
+// ApplyCRDs server-side applies the CustomResourceDefinitions in the files
+// (multi-document YAML) with field manager accelc-e2e, then waits until
+// the API server reports each Established. It returns their names, sorted.
+func ApplyCRDs(ctx context.Context, dyn dynamic.Interface, files ...string) ([]string, error) {
+	var names []string
+	for _, file := range files {
+		objs, err := readObjects(file)
+		if err != nil {
+			return nil, err
+		}
+		for _, obj := range objs {
+			if obj.GetKind() != "CustomResourceDefinition" {
+				return nil, fmt.Errorf("%s: %s %q is not a CustomResourceDefinition", file, obj.GetKind(), obj.GetName())
+			}
+			data, err := obj.MarshalJSON()
+			if err != nil {
+				return nil, err
+			}
+			if _, err := dyn.Resource(crdGVR).Patch(ctx, obj.GetName(), types.ApplyPatchType, data, metav1.PatchOptions{
+				FieldManager: "accelc-e2e",
+				Force:        ref(true),
+			}); err != nil {
+				return nil, fmt.Errorf("%s: applying CRD %s: %w", file, obj.GetName(), err)
+			}
+			names = append(names, obj.GetName())
+		}
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		if err := WaitEstablished(ctx, dyn, name); err != nil {
+			return nil, err
+		}
+	}
+	return names, nil
+}
+
+// WaitEstablished waits until the CRD's Established condition is True.
+func WaitEstablished(ctx context.Context, dyn dynamic.Interface, name string) error {
+	tick := time.NewTicker(pollInterval)
+	defer tick.Stop()
+	var last string
+	for {
+		crd, err := dyn.Resource(crdGVR).Get(ctx, name, metav1.GetOptions{})
+		switch {
+		case err == nil:
+			conds, _, _ := unstructured.NestedSlice(crd.Object, "status", "conditions")
+			for _, c := range conds {
+				m, _ := c.(map[string]any)
+				if m["type"] == "Established" && m["status"] == "True" {
+					return nil
+				}
+				if m["type"] == "NamesAccepted" && m["status"] == "False" {
+					return fmt.Errorf("CRD %s: names not accepted: %v", name, m["message"])
+				}
+			}
+			last = "not Established yet"
+		case apierrors.IsNotFound(err):
+			last = "not found"
+		default:
+			last = err.Error()
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("CRD %s not Established: %w (last: %s)", name, ctx.Err(), last)
+		case <-tick.C:
+		}
+	}
+}
+
+// readObjects decodes every document of a YAML or JSON file, skipping
+// empty ones.
+func readObjects(file string) ([]*unstructured.Unstructured, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+	var out []*unstructured.Unstructured
+	for {
+		var m map[string]any
+		if err := dec.Decode(&m); err != nil {
+			if errors.Is(err, io.EOF) {
+				return out, nil
+			}
+			return nil, fmt.Errorf("%s: %w", file, err)
+		}
+		if len(m) == 0 {
+			continue
+		}
+		out = append(out, &unstructured.Unstructured{Object: m})
+	}
+}
+
+// findGatekeeper looks for the manager and its CRDs in $ACCELC_GATEKEEPER_BIN
+// or bin/gatekeeper-<GatekeeperVersion> at the repository root.
+func findGatekeeper() (string, error) {
+	dir := os.Getenv(GatekeeperBinEnv)
+	where := "$" + GatekeeperBinEnv + "=" + dir
+	if dir == "" {
+		root, err := repoRoot()
+		if err != nil {
+			return "", err
+		}
+		dir = filepath.Join(root, "bin", "gatekeeper-"+GatekeeperVersion)
+		where = dir
+	}
+	var missing []string
+	if fi, err := os.Stat(filepath.Join(dir, "manager")); err != nil || fi.IsDir() || fi.Mode()&0o111 == 0 {
+		missing = append(missing, "manager")
+	}
+	if fi, err := os.Stat(filepath.Join(dir, "crds")); err != nil || !fi.IsDir() {
+		missing = append(missing, "crds/")
+	}
+	if len(missing) > 0 {
+		return "", fmt.Errorf("no Gatekeeper %s in %s (missing %s): run `make e2e-tools` to build it, or set %s to a directory holding manager and crds/",
+			GatekeeperVersion, where, strings.Join(missing, ", "), GatekeeperBinEnv)
+	}
+	return dir, nil
+}
+
+// ref is a pointer to a copy of v.
+func ref[T any](v T) *T { return &v }
