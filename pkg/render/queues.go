@@ -3,7 +3,10 @@ package render
 import (
 	"sort"
 
+	"k8s.io/apimachinery/pkg/api/resource"
+
 	"github.com/accelc/accelc/pkg/compile"
+	"github.com/accelc/accelc/pkg/inventory"
 )
 
 // Kueue's API, v1beta2 (the storage version since Kueue 0.16).
@@ -20,7 +23,7 @@ const LocalQueueName = "accelc"
 // limits, and an explicit namespace selector; a LocalQueue in each team
 // namespace. Without Kueue: a ResourceQuota per team namespace capping the
 // accelerator resources in total. PriorityClasses come either way.
-func quotaObjects(m *compile.Model) []Object {
+func quotaObjects(m *compile.Model, inv *inventory.Inventory) []Object {
 	out := priorityClasses(m)
 	var teams []*compile.Team
 	for i := range m.Teams {
@@ -42,7 +45,7 @@ func quotaObjects(m *compile.Model) []Object {
 		for id := range t.Quota {
 			flavors[id] = true
 		}
-		out = append(out, clusterQueue(m, t))
+		out = append(out, clusterQueue(m, inv, t))
 		for _, ns := range t.Namespaces {
 			out = append(out, Object{
 				Dir: "queues", APIVersion: kueueAPIVersion, Kind: "LocalQueue", Namespace: ns, Name: LocalQueueName, PerNamespace: true,
@@ -54,6 +57,14 @@ func quotaObjects(m *compile.Model) []Object {
 			})
 		}
 	}
+	out = append(out, Object{
+		Dir: "queues", APIVersion: kueueAPIVersion, Kind: "ResourceFlavor", Name: DefaultFlavor,
+		Body: map[string]any{
+			"apiVersion": kueueAPIVersion, "kind": "ResourceFlavor",
+			"metadata": meta{Name: DefaultFlavor, Labels: managedLabels(m.Cluster.Name)},
+			"spec":     map[string]any{},
+		},
+	})
 	for _, id := range sortedSet(flavors) {
 		spec := map[string]any{"nodeLabels": map[string]string{m.Cluster.TypeLabel(): id}}
 		// A pool's flavor selects the pool's nodes and carries its taint:
@@ -89,10 +100,18 @@ func flavorResource(m *compile.Model, id string) (string, bool) {
 	return "", false
 }
 
+// DefaultFlavor is the ResourceFlavor of the CPU and memory that come
+// with a team's accelerators: it selects no node.
+const DefaultFlavor = "accelc-default"
+
 // clusterQueue is a team's ClusterQueue: one resource group per
 // accelerator resource (nvidia.com/gpu, amd.com/gpu…), its flavors the
-// team's types of that resource in entitlement order.
-func clusterQueue(m *compile.Model, t *compile.Team) Object {
+// team's types of that resource in entitlement order, and one for CPU and
+// memory. Kueue leaves a workload that requests a resource its queue does
+// not cover pending ("resource cpu unavailable in ClusterQueue"), so the
+// queue covers the CPU and memory that come with the team's accelerators:
+// for each quota, as many devices' worth as its nodes have per device.
+func clusterQueue(m *compile.Model, inv *inventory.Inventory, t *compile.Team) Object {
 	byResource := map[string][]string{}
 	var resources []string
 	// Pools with a quota come first: Kueue tries a group's flavors in
@@ -130,6 +149,14 @@ func clusterQueue(m *compile.Model, t *compile.Team) Object {
 		}
 		groups = append(groups, map[string]any{"coveredResources": []string{res}, "flavors": flavors})
 	}
+	cpuMilli, memBytes := hostShare(m, inv, t)
+	groups = append(groups, map[string]any{
+		"coveredResources": []string{"cpu", "memory"},
+		"flavors": []any{map[string]any{"name": DefaultFlavor, "resources": []any{
+			map[string]any{"name": "cpu", "nominalQuota": resource.NewMilliQuantity(cpuMilli, resource.DecimalSI).String()},
+			map[string]any{"name": "memory", "nominalQuota": resource.NewQuantity(memBytes, resource.BinarySI).String()},
+		}}},
+	})
 	namespaces := append([]string(nil), t.Namespaces...)
 	sort.Strings(namespaces)
 	spec := map[string]any{
@@ -153,6 +180,52 @@ func clusterQueue(m *compile.Model, t *compile.Team) Object {
 			"spec":     spec,
 		},
 	}
+}
+
+// hostShare is the CPU (millicores) and memory (bytes) that come with a
+// team's accelerator quotas: per quota, its devices times what the
+// inventory's nodes of that type (or pool) have per allocatable device.
+// Whole-GPU quotas count the type's nodes outside pools.
+func hostShare(m *compile.Model, inv *inventory.Inventory, t *compile.Team) (cpuMilli, memBytes int64) {
+	for _, id := range sortedKeys(t.Quota) {
+		var nodes []*inventory.Node
+		if pool, ok := m.Pool(id); ok {
+			nodes = m.PoolNodes(pool, inv)
+		} else {
+			for _, n := range inv.ByType(id) {
+				if m.PoolOf(n.Name, id) == nil {
+					nodes = append(nodes, n)
+				}
+			}
+		}
+		var devices, cpu, mem int64
+		for _, n := range nodes {
+			if !n.Available() || n.Allocatable == 0 {
+				continue
+			}
+			c, b := n.Resources()
+			devices += int64(n.Allocatable)
+			cpu += c
+			mem += b
+		}
+		if devices == 0 {
+			continue
+		}
+		q := int64(t.Quota[id])
+		cpuMilli += cpu * q / devices
+		memBytes += mem * q / devices
+	}
+	// Whole cores and GiB, rounded down: quotas read as people write them.
+	return cpuMilli / 1000 * 1000, memBytes / (1 << 30) * (1 << 30)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 // resourceQuotas caps each team namespace's accelerator requests at the

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"sigs.k8s.io/yaml"
 
 	"github.com/accelc/accelc/pkg/compile"
@@ -38,8 +39,8 @@ func TestQueuesAgreeWithEntitlements(t *testing.T) {
 					Name      string
 					Resources []struct {
 						Name           string
-						NominalQuota   int  `json:"nominalQuota"`
-						BorrowingLimit *int `json:"borrowingLimit"`
+						NominalQuota   resource.Quantity `json:"nominalQuota"`
+						BorrowingLimit *int              `json:"borrowingLimit"`
 					}
 				}
 			} `json:"resourceGroups"`
@@ -92,9 +93,16 @@ func TestQueuesAgreeWithEntitlements(t *testing.T) {
 		require.True(t, ok, team.Name)
 		var covered []string
 		for _, g := range cq.Spec.ResourceGroups {
+			if slices.Equal(g.CoveredResources, []string{"cpu", "memory"}) {
+				// The CPU and memory that come with the accelerators:
+				// without them Kueue admits no pod.
+				require.Len(t, g.Flavors, 1)
+				assert.Equal(t, render.DefaultFlavor, g.Flavors[0].Name)
+				continue
+			}
 			for _, f := range g.Flavors {
 				covered = append(covered, f.Name)
-				assert.Equal(t, team.Quota[f.Name], f.Resources[0].NominalQuota, "%s %s", team.Name, f.Name)
+				assert.Equal(t, int64(team.Quota[f.Name]), f.Resources[0].NominalQuota.Value(), "%s %s", team.Name, f.Name)
 				assert.Equal(t, f.Name, flavors[f.Name], "flavor %s selects its own type", f.Name)
 			}
 		}
@@ -160,7 +168,7 @@ func TestPoolQuotas(t *testing.T) {
 				Flavors          []struct {
 					Name      string
 					Resources []struct {
-						NominalQuota int `json:"nominalQuota"`
+						NominalQuota resource.Quantity `json:"nominalQuota"`
 					}
 				}
 			} `json:"resourceGroups"`
@@ -184,15 +192,58 @@ func TestPoolQuotas(t *testing.T) {
 		var q queue
 		read("queues/clusterqueue-"+team+".yaml", &q)
 		out := map[string]int{}
-		for _, g := range q.Spec.ResourceGroups {
-			assert.Equal(t, []string{"nvidia.com/gpu"}, g.CoveredResources, "MIG single and unrenamed time-slicing: nvidia.com/gpu")
-			for _, f := range g.Flavors {
-				out[f.Name] = f.Resources[0].NominalQuota
-			}
+		groups := q.Spec.ResourceGroups
+		require.Len(t, groups, 2, "the accelerators, then CPU and memory")
+		assert.Equal(t, []string{"cpu", "memory"}, groups[1].CoveredResources)
+		assert.Equal(t, []string{"nvidia.com/gpu"}, groups[0].CoveredResources, "MIG single and unrenamed time-slicing: nvidia.com/gpu")
+		for _, f := range groups[0].Flavors {
+			out[f.Name] = int(f.Resources[0].NominalQuota.Value())
 		}
 		return out
 	}
 	assert.Equal(t, map[string]int{"a100-1g": 56, "a100-2g": 24, "a100-3g": 16}, quotas("model-serving"))
 	assert.Equal(t, map[string]int{"a100-shared-3": 24, "h100-shared-2": 32}, quotas("ml-research"))
 	assert.Equal(t, map[string]int{"a100-shared-3": 24}, quotas("data-science"))
+}
+
+// TestQueuesCoverHostResources: a ClusterQueue covers CPU and memory too
+// (Kueue leaves pending a workload that requests a resource its queue does
+// not cover), as much as comes with the team's accelerators: data-science
+// holds 24 of a100-shared-3's 48 replicas, so half its two nodes' CPU and
+// memory, one node's worth.
+func TestQueuesCoverHostResources(t *testing.T) {
+	tree := renderExample(t, "gpu-pools")
+	m, err := compile.Load(examplesDir + "/gpu-pools")
+	require.NoError(t, err)
+	inv, err := inventory.Load(examplesDir+"/gpu-pools/inventory.json", m.Catalog, inventory.Options{Pins: m.Pins})
+	require.NoError(t, err)
+	pool, ok := m.Pool("a100-shared-3")
+	require.True(t, ok)
+	nodes := m.PoolNodes(pool, inv)
+	require.Len(t, nodes, 2)
+	cpu, mem := nodes[0].Resources()
+	var cq struct {
+		Spec struct {
+			ResourceGroups []struct {
+				CoveredResources []string `json:"coveredResources"`
+				Flavors          []struct {
+					Name      string
+					Resources []struct {
+						Name         string
+						NominalQuota string `json:"nominalQuota"`
+					}
+				}
+			} `json:"resourceGroups"`
+		}
+	}
+	require.NoError(t, yaml.Unmarshal(tree["queues/clusterqueue-data-science.yaml"], &cq))
+	host := cq.Spec.ResourceGroups[len(cq.Spec.ResourceGroups)-1]
+	require.Equal(t, []string{"cpu", "memory"}, host.CoveredResources)
+	quota := map[string]string{}
+	for _, r := range host.Flavors[0].Resources {
+		quota[r.Name] = r.NominalQuota
+	}
+	assert.Equal(t, resource.NewMilliQuantity(cpu/1000*1000, resource.DecimalSI).String(), quota["cpu"])
+	assert.Equal(t, resource.NewQuantity(mem/(1<<30)*(1<<30), resource.BinarySI).String(), quota["memory"])
+	assert.Contains(t, tree.Paths(), "queues/resourceflavor-"+render.DefaultFlavor+".yaml")
 }

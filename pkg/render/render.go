@@ -22,7 +22,7 @@ func Render(m *compile.Model, inv *inventory.Inventory) ([]Object, error) {
 	objs = append(objs, policyObjects(m)...)
 	objs = append(objs, tenancyObjects(m)...)
 	objs = append(objs, mutationObjects(m)...)
-	objs = append(objs, quotaObjects(m)...)
+	objs = append(objs, quotaObjects(m, inv)...)
 	objs = append(objs, costRules(m)...)
 	for _, build := range []func(*compile.Model) (Object, bool, error){migParted, devicePluginConfig} {
 		if cm, ok, err := build(m); err != nil {
