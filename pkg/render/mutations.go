@@ -123,6 +123,24 @@ func mutationObjects(m *compile.Model) []Object {
 			continue
 		}
 		annotate("accelc-team-"+t.Name, map[string]any{"namespaces": t.Namespaces}, prefix+"/team", t.Name)
+		// Where the team's quota is Kueue's, its profile pods go through
+		// the team's LocalQueue: Kueue admits (and counts) a plain pod
+		// that carries the queue-name label when it is created. Gatekeeper's
+		// webhook configuration sorts before Kueue's, so Kueue sees the
+		// label; a queue the pod names itself is kept.
+		if m.Cluster.Quotas == "kueue" && len(t.Quota) > 0 {
+			add("AssignMetadata", "mutations.gatekeeper.sh/v1", "accelc-queue-"+t.Name, map[string]any{
+				"match": match(map[string]any{
+					"namespaces":    t.Namespaces,
+					"labelSelector": map[string]any{"matchExpressions": []any{map[string]any{"key": prefix + "/profile", "operator": "Exists"}}},
+				}),
+				"location":   fmt.Sprintf("metadata.labels.%q", QueueNameLabel),
+				"parameters": map[string]any{"assign": map[string]any{"value": LocalQueueName}},
+			})
+		}
 	}
 	return out
 }
+
+// QueueNameLabel is the label a workload names its Kueue LocalQueue with.
+const QueueNameLabel = "kueue.x-k8s.io/queue-name"
