@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"text/tabwriter"
 
@@ -54,9 +55,9 @@ per accelerator type, and prices them at the catalog's costPerHour over
 				return writeJSON(stdout, map[string]any{"hours": hours, "lines": lines})
 			case "csv":
 				w := csv.NewWriter(stdout)
-				_ = w.Write([]string{"team", "acceleratorType", "gpus", "gpuHours", "costPerHour", "cost"})
+				_ = w.Write([]string{"team", "acceleratorType", "devices", "gpus", "gpuHours", "costPerHour", "cost"})
 				for _, l := range lines {
-					_ = w.Write([]string{l.Team, l.Type, strconv.Itoa(l.GPUs), strconv.FormatFloat(l.GPUHours, 'f', 2, 64), optMoney(l.CostPerHour), optMoney(l.Cost)})
+					_ = w.Write([]string{l.Team, l.Type, strconv.Itoa(l.Devices), strconv.FormatFloat(l.GPUs, 'f', -1, 64), strconv.FormatFloat(l.GPUHours, 'f', 2, 64), optMoney(l.CostPerHour), optMoney(l.Cost)})
 				}
 				w.Flush()
 				return w.Error()
@@ -69,7 +70,8 @@ per accelerator type, and prices them at the catalog's costPerHour over
 				if l.Budget > 0 {
 					budget = "$" + strconv.FormatFloat(l.Budget, 'f', 2, 64)
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", l.DisplayName, l.TypeName, l.GPUs, strconv.FormatFloat(l.GPUHours, 'f', 0, 64),
+				// Slices and replicas are shares of GPUs: "2.67".
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", l.DisplayName, l.TypeName, strconv.FormatFloat(math.Round(l.GPUs*100)/100, 'f', -1, 64), strconv.FormatFloat(l.GPUHours, 'f', 0, 64),
 					costCell(l.CostPerHour), costCell(l.Cost), budget)
 				if l.Cost != nil {
 					total += *l.Cost

@@ -618,3 +618,30 @@ func (m *Model) PoolSummaries(inv *inventory.Inventory) []PoolSummary {
 	}
 	return out
 }
+
+// DeviceShare is the share of a GPU one device of a pool is: 1/replicas
+// when time-sliced or MPS; for MIG, a slice's compute slices over the
+// GPU's (3/7 for a 3g on an A100), averaged over the layout's devices when
+// it cuts several profiles (usage then is not known per profile).
+func DeviceShare(pool *NodePool) float64 {
+	if pool.Sharing != ShareMIG {
+		return 1 / float64(pool.Replicas)
+	}
+	geo, err := mig.Builtin()
+	if err != nil {
+		return 1
+	}
+	g, ok := geo[pool.AcceleratorType]
+	if !ok || g.ComputeSlices == 0 {
+		return 1
+	}
+	devices, compute := 0, 0
+	for name, n := range pool.Layout {
+		devices += n
+		compute += n * g.Profiles[name].Compute
+	}
+	if devices == 0 {
+		return 1
+	}
+	return float64(compute) / float64(devices*g.ComputeSlices)
+}

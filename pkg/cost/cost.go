@@ -1,7 +1,8 @@
 // Package cost attributes accelerator use to teams: from an inventory that
 // counted the accelerators pods hold, per node and namespace, it prints
 // what each team holds of each type and what that costs at the catalog's
-// hourly prices, over a period. The PrometheusRule accelc renders records
+// hourly prices, over a period. A device in a pool (a MIG slice, a
+// time-sliced replica) costs its share of a GPU. The PrometheusRule accelc renders records
 // the same figures continuously; this is the same arithmetic from one
 // snapshot, for a chargeback report or a quick look.
 package cost
@@ -24,8 +25,12 @@ type Line struct {
 	DisplayName string `json:"displayName"`
 	Type        string `json:"acceleratorType"`
 	TypeName    string `json:"typeDisplayName"`
-	// GPUs is what the team's pods hold now.
-	GPUs int `json:"gpus"`
+	// Devices is what the team's pods hold now: whole GPUs, MIG slices or
+	// time-sliced replicas.
+	Devices int `json:"devices"`
+	// GPUs is Devices in whole GPUs: a replica of a GPU time-sliced three
+	// ways is a third of one, a 3g slice of an A100 three sevenths.
+	GPUs float64 `json:"gpus"`
 	// GPUHours is GPUs held over the period.
 	GPUHours float64 `json:"gpuHours"`
 	// CostPerHour and Cost are nil when the type has no price.
@@ -52,19 +57,26 @@ func Chargeback(m *compile.Model, inv *inventory.Inventory, hours float64) ([]Li
 	}
 	type key struct{ team, typ string }
 	held := map[key]int{}
+	gpus := map[key]float64{}
 	for i := range inv.Nodes {
 		n := &inv.Nodes[i]
+		share := 1.0
+		if pool := m.PoolOf(n.Name, n.AcceleratorType); pool != nil {
+			share = compile.DeviceShare(pool)
+		}
 		for ns, c := range n.InUseBy {
 			k := key{Unassigned, n.AcceleratorType}
 			if t := team[ns]; t != nil {
 				k.team = t.Name
 			}
 			held[k] += c
+			gpus[k] += float64(c) * share
 		}
 	}
 	lines := make([]Line, 0, len(held))
-	for k, gpus := range held {
-		l := Line{Team: k.team, DisplayName: k.team, Type: k.typ, TypeName: k.typ, GPUs: gpus, GPUHours: float64(gpus) * hours}
+	for k, devices := range held {
+		g := gpus[k]
+		l := Line{Team: k.team, DisplayName: k.team, Type: k.typ, TypeName: k.typ, Devices: devices, GPUs: g, GPUHours: g * hours}
 		for i := range m.Teams {
 			if t := &m.Teams[i]; t.Name == k.team {
 				l.DisplayName, l.Budget = t.DisplayName, t.MonthlyBudget
@@ -73,7 +85,7 @@ func Chargeback(m *compile.Model, inv *inventory.Inventory, hours float64) ([]Li
 		if c, ok := m.Catalog.Get(k.typ); ok {
 			l.TypeName = c.DisplayName
 			if c.CostPerHour != nil {
-				perHour := *c.CostPerHour * float64(gpus)
+				perHour := *c.CostPerHour * g
 				total := perHour * hours
 				l.CostPerHour, l.Cost = &perHour, &total
 			}

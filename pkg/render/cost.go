@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/accelc/accelc/pkg/compile"
+	"github.com/accelc/accelc/pkg/mig"
 )
 
 // Cost attribution: recording rules that turn kube-state-metrics series
@@ -15,18 +16,30 @@ import (
 //
 // The type comes from the node the pod runs on (its normalized type label,
 // exported by kube-state-metrics when the label is allowlisted:
-// --metric-labels-allowlist=nodes=[<labelPrefix>/type]), so a pod of a
-// multi-type profile is billed for the type it actually got. Team
+// --metric-labels-allowlist=nodes=[<labelPrefix>/type,<labelPrefix>/pool]),
+// so a pod of a multi-type profile is billed for the type it actually got,
+// and a pod in a pool for its share of a GPU: a replica of a GPU
+// time-sliced three ways costs a third, a 3g slice of an A100 three
+// sevenths. Team
 // membership comes from the CUE, as for the admission policy, never from
 // namespace labels.
 
 // Recording rule names.
 const (
-	RulePodGPUs     = "accelc:gpu_requests:pod_type"
-	RuleTeamGPUs    = "accelc:gpu_requests:team_namespace_type"
-	RuleHourlyCost  = "accelc:gpu_hourly_cost:type"
-	RuleTeamCost    = "accelc:gpu_cost_per_hour:team_namespace_type"
-	RuleTeamMonthly = "accelc:gpu_cost:team_30d"
+	RulePodGPUs = "accelc:gpu_requests:pod_type"
+	// RuleTeamGPUs counts devices held: whole GPUs, MIG slices or
+	// time-sliced replicas, by pool and resource.
+	RuleTeamGPUs = "accelc:gpu_requests:team_namespace_type"
+	// RuleDeviceShare is the share of a GPU one device of a pool is, per
+	// pool and resource: 1/replicas when time-sliced or MPS, a MIG
+	// slice's compute slices over the GPU's.
+	RuleDeviceShare = "accelc:gpu_share:pool_resource"
+	// RuleTeamGPUEquivalents is RuleTeamGPUs in whole GPUs: 3 replicas of
+	// a GPU time-sliced three ways are one.
+	RuleTeamGPUEquivalents = "accelc:gpu_equivalents:team_namespace_type"
+	RuleHourlyCost         = "accelc:gpu_hourly_cost:type"
+	RuleTeamCost           = "accelc:gpu_cost_per_hour:team_namespace_type"
+	RuleTeamMonthly        = "accelc:gpu_cost:team_30d"
 )
 
 // ksmName is how kube-state-metrics sanitizes a Kubernetes name into a
@@ -52,15 +65,33 @@ func costRules(m *compile.Model) []Object {
 			resources = append(resources, r)
 		}
 	}
+	for _, pool := range m.NodePools {
+		if r := ksmResource(compile.PoolResource(m, pool)); r != "" && !seen[r] {
+			seen[r] = true
+			resources = append(resources, r)
+		}
+		for _, p := range sortedKeys(pool.Layout) {
+			if r := ksmResource(mig.ResourceName(p)); pool.Layout[p] > 0 && !seen[r] {
+				seen[r] = true
+				resources = append(resources, r)
+			}
+		}
+	}
 	sort.Strings(resources)
-	podGPUs := fmt.Sprintf(`sum by (namespace, pod, accelerator_type) (
+	typeLabel, poolLabel := ksmLabel(m.Cluster.TypeLabel()), ksmLabel(m.Cluster.PoolLabel())
+	// The node's pool (empty for a node in none) rides along: a device in
+	// a pool is a share of a GPU.
+	podGPUs := fmt.Sprintf(`sum by (namespace, pod, resource, accelerator_type, pool) (
   kube_pod_container_resource_requests{resource=~"%s"}
   * on (namespace, pod) group_left(node) max by (namespace, pod, node) (kube_pod_info{node!=""})
   * on (namespace, pod) group_left() max by (namespace, pod) (kube_pod_status_phase{phase="Running"} == 1)
-  * on (node) group_left(accelerator_type) max by (node, accelerator_type) (
-      label_replace(kube_node_labels{%s!=""}, "accelerator_type", "$1", "%s", "(.+)")
+  * on (node) group_left(accelerator_type, pool) max by (node, accelerator_type, pool) (
+      label_replace(
+        label_replace(kube_node_labels{%s!=""}, "accelerator_type", "$1", "%s", "(.+)"),
+        "pool", "$1", "%s", "(.+)"
+      )
     )
-)`, strings.Join(resources, "|"), ksmLabel(m.Cluster.TypeLabel()), ksmLabel(m.Cluster.TypeLabel()))
+)`, strings.Join(resources, "|"), typeLabel, typeLabel, poolLabel)
 
 	rules := []any{rule(RulePodGPUs, podGPUs, nil)}
 	for i := range m.Teams {
@@ -71,9 +102,20 @@ func costRules(m *compile.Model) []Object {
 		ns := append([]string(nil), t.Namespaces...)
 		sort.Strings(ns)
 		rules = append(rules, rule(RuleTeamGPUs,
-			fmt.Sprintf(`sum by (namespace, accelerator_type) (%s{namespace=~"%s"})`, RulePodGPUs, strings.Join(ns, "|")),
+			fmt.Sprintf(`sum by (namespace, resource, accelerator_type, pool) (%s{namespace=~"%s"})`, RulePodGPUs, strings.Join(ns, "|")),
 			map[string]string{"team": t.Name}))
 	}
+	equivalents := fmt.Sprintf(`sum by (team, namespace, accelerator_type) (%s)`, RuleTeamGPUs)
+	if shares := deviceShares(m); len(shares) > 0 {
+		rules = append(rules, rule(RuleDeviceShare, strings.Join(shares, "\nor "), nil))
+		// Devices outside pools are whole GPUs; a pool's count its share.
+		equivalents = fmt.Sprintf(`sum by (team, namespace, accelerator_type) (
+  (%s unless on (pool, resource) %s)
+  or
+  (%s * on (pool, resource) group_left() %s)
+)`, RuleTeamGPUs, RuleDeviceShare, RuleTeamGPUs, RuleDeviceShare)
+	}
+	rules = append(rules, rule(RuleTeamGPUEquivalents, equivalents, nil))
 	var costs []string
 	for _, c := range m.Catalog.Classes() {
 		if c.CostPerHour != nil {
@@ -84,7 +126,7 @@ func costRules(m *compile.Model) []Object {
 	if len(costs) > 0 {
 		costRules := []any{
 			rule(RuleHourlyCost, strings.Join(costs, "\nor "), nil),
-			rule(RuleTeamCost, fmt.Sprintf(`%s * on (accelerator_type) group_left() %s`, RuleTeamGPUs, RuleHourlyCost), nil),
+			rule(RuleTeamCost, fmt.Sprintf(`%s * on (accelerator_type) group_left() %s`, RuleTeamGPUEquivalents, RuleHourlyCost), nil),
 			// Each 5-minute sample of an hourly cost is a twelfth of it.
 			rule(RuleTeamMonthly, fmt.Sprintf(`sum by (team) (sum_over_time(sum by (team) (%s)[30d:5m])) / 12`, RuleTeamCost), nil),
 		}
@@ -121,6 +163,39 @@ func costRules(m *compile.Model) []Object {
 			"spec":     map[string]any{"groups": groups},
 		},
 	}}
+}
+
+// deviceShares are the series of RuleDeviceShare: per pool and the
+// resource its pods request, the share of a GPU one device is.
+func deviceShares(m *compile.Model) []string {
+	geo, _ := mig.Builtin()
+	var out []string
+	share := func(pool, resource string, v float64) {
+		out = append(out, fmt.Sprintf(`label_replace(label_replace(vector(%s), "pool", "%s", "", ""), "resource", "%s", "", "")`,
+			strconv.FormatFloat(v, 'f', -1, 64), pool, ksmResource(resource)))
+	}
+	for _, pool := range m.NodePools {
+		if pool.Sharing != compile.ShareMIG {
+			share(pool.Name, compile.PoolResource(m, pool), 1/float64(pool.Replicas))
+			continue
+		}
+		g, ok := geo[pool.AcceleratorType]
+		if !ok {
+			continue
+		}
+		for _, p := range sortedKeys(pool.Layout) {
+			if pool.Layout[p] == 0 {
+				continue
+			}
+			resource := mig.ResourceName(p)
+			if m.Cluster.MIGStrategy() == "single" {
+				class, _ := m.Catalog.Get(pool.AcceleratorType)
+				resource = class.ResourceName
+			}
+			share(pool.Name, resource, float64(g.Profiles[p].Compute)/float64(g.ComputeSlices))
+		}
+	}
+	return out
 }
 
 func rule(record, expr string, labels map[string]string) map[string]any {

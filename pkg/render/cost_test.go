@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/prometheus/model/rulefmt"
 	"github.com/prometheus/prometheus/promql/parser"
 	"github.com/prometheus/prometheus/promql/promqltest"
+	"github.com/prometheus/prometheus/util/teststorage"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/yaml"
@@ -32,11 +33,15 @@ type ruleGroups struct {
 	}
 }
 
-func costRuleFile(t *testing.T) (ruleGroups, []byte) {
+func costRuleFile(t *testing.T, example ...string) (ruleGroups, []byte) {
 	t.Helper()
-	tree := renderExample(t, "hetero-prod")
+	name := "hetero-prod"
+	if len(example) > 0 {
+		name = example[0]
+	}
+	tree := renderExample(t, name)
 	data, ok := tree["monitoring/prometheusrule-accelc-gpu-cost.yaml"]
-	require.True(t, ok, "hetero-prod renders its cost rules")
+	require.True(t, ok, "%s renders its cost rules", name)
 	var pr ruleGroups
 	require.NoError(t, yaml.Unmarshal(data, &pr))
 	// The rule file Prometheus reads is the PrometheusRule's spec.
@@ -67,7 +72,7 @@ func TestCostRulesParse(t *testing.T) {
 		}
 	}
 	assert.Equal(t, 6, alerts, "80%% and 100%% for each of the three teams with a budget")
-	assert.Equal(t, 1+3+3, records)
+	assert.Equal(t, 1+3+1+3, records, "pods; teams; GPU equivalents (no pool here, so no shares); cost per type, per team, per 30 days")
 }
 
 // TestCostArithmetic evaluates the rules with Prometheus's engine on a
@@ -98,11 +103,54 @@ load 5m
   kube_node_labels{node="a100-1",label_accelerator_opendatahub_io_type="nvidia-a100-80gb"} 1+0x20
   kube_node_labels{node="cpu-1"} 1+0x20
 `)
-	defer storage.Close()
+	eval := evaluate(t, pr, storage)
+	assert.Equal(t, map[string]float64{
+		"ml-research/ml-research/nvidia-h200-141gb":    2,
+		"model-serving/serving-prod/nvidia-h200-141gb": 1,
+		"model-serving/serving-prod/nvidia-a100-80gb":  3,
+	}, eval(render.RuleTeamGPUs))
+	assert.Equal(t, map[string]float64{
+		"ml-research/ml-research/nvidia-h200-141gb":    10, // 2 × $5
+		"model-serving/serving-prod/nvidia-h200-141gb": 5,
+		"model-serving/serving-prod/nvidia-a100-80gb":  9, // 3 × $3
+	}, eval(render.RuleTeamCost))
+
+	// Budgets: the 30-day cost one hour in sums the five-minute samples
+	// from the first (t=0) to now (t=60m), 13 of them, each a twelfth of
+	// an hour: model-serving holds $14/h (5 + 9), ml-research $10/h.
+	monthly := eval(render.RuleTeamMonthly)
+	assert.InDelta(t, 14.0*13/12, monthly["model-serving//"], 1e-9)
+	assert.InDelta(t, 10.0*13/12, monthly["ml-research//"], 1e-9)
+	// Far below the budgets ($90,000 and $60,000): no alert fires.
+	for _, g := range pr.Spec.Groups {
+		for _, r := range g.Rules {
+			if r.Alert != "" {
+				assert.Empty(t, eval(r.Expr), r.Alert)
+			}
+		}
+	}
+	// The same alerts with model-serving's budget cut to $10 fire.
+	fired := 0
+	for _, g := range pr.Spec.Groups {
+		for _, r := range g.Rules {
+			if r.Alert != "" && r.Labels["team"] == "model-serving" {
+				require.Contains(t, r.Expr, "* 90000")
+				assert.NotEmpty(t, eval(strings.Replace(r.Expr, "* 90000", "* 10", 1)), r.Alert)
+				fired++
+			}
+		}
+	}
+	assert.Equal(t, 2, fired)
+}
+
+// evaluate does the rule manager's work by hand: each recording rule in
+// order is evaluated over the loaded 100 minutes and its output stored
+// under its name, with the rule's labels, for the rules after it. It
+// returns an instant query at one hour, keyed team/namespace/type.
+func evaluate(t *testing.T, pr ruleGroups, storage *teststorage.TestStorage) func(string) map[string]float64 {
+	t.Helper()
+	t.Cleanup(func() { storage.Close() })
 	engine := promqltest.NewTestEngine(t, false, 0, promqltest.DefaultMaxSamplesPerQuery)
-	// The rule manager's work, by hand: each recording rule in order is
-	// evaluated over the loaded hour and its output stored under its name,
-	// with the rule's labels, for the rules after it.
 	start, end, step := time.Unix(0, 0), time.Unix(0, 0).Add(100*time.Minute), 5*time.Minute
 	for _, g := range pr.Spec.Groups {
 		for _, r := range g.Rules {
@@ -145,41 +193,51 @@ load 5m
 		}
 		return out
 	}
-	assert.Equal(t, map[string]float64{
-		"ml-research/ml-research/nvidia-h200-141gb":    2,
-		"model-serving/serving-prod/nvidia-h200-141gb": 1,
-		"model-serving/serving-prod/nvidia-a100-80gb":  3,
-	}, eval(render.RuleTeamGPUs))
-	assert.Equal(t, map[string]float64{
-		"ml-research/ml-research/nvidia-h200-141gb":    10, // 2 × $5
-		"model-serving/serving-prod/nvidia-h200-141gb": 5,
-		"model-serving/serving-prod/nvidia-a100-80gb":  9, // 3 × $3
-	}, eval(render.RuleTeamCost))
+	return eval
+}
 
-	// Budgets: the 30-day cost one hour in sums the five-minute samples
-	// from the first (t=0) to now (t=60m), 13 of them, each a twelfth of
-	// an hour: model-serving holds $14/h (5 + 9), ml-research $10/h.
-	monthly := eval(render.RuleTeamMonthly)
-	assert.InDelta(t, 14.0*13/12, monthly["model-serving//"], 1e-9)
-	assert.InDelta(t, 10.0*13/12, monthly["ml-research//"], 1e-9)
-	// Far below the budgets ($90,000 and $60,000): no alert fires.
-	for _, g := range pr.Spec.Groups {
+// TestCostOfSharedGPUs: in gpu-pools a device in a pool is billed as its
+// share of a GPU (seed 004: a time-sliced replica costs about a third of
+// a dedicated GPU). data-science holds 2 replicas of the A100 pool
+// time-sliced three ways: 2/3 of $3. model-serving holds 2 3g.40gb slices
+// (MIG single, requested as nvidia.com/gpu): 2 × 3/7 of $3. A pod on a node
+// in no pool is billed whole.
+func TestCostOfSharedGPUs(t *testing.T) {
+	pr, spec := costRuleFile(t, "gpu-pools")
+	groups, errs := rulefmt.Parse(spec, false, model.UTF8Validation)
+	require.Empty(t, errs)
+	for _, g := range groups.Groups {
 		for _, r := range g.Rules {
-			if r.Alert != "" {
-				assert.Empty(t, eval(r.Expr), r.Alert)
-			}
+			_, err := parser.ParseExpr(r.Expr)
+			require.NoError(t, err, r.Expr)
 		}
 	}
-	// The same alerts with model-serving's budget cut to $10 fire.
-	fired := 0
-	for _, g := range pr.Spec.Groups {
-		for _, r := range g.Rules {
-			if r.Alert != "" && r.Labels["team"] == "model-serving" {
-				require.Contains(t, r.Expr, "* 90000")
-				assert.NotEmpty(t, eval(strings.Replace(r.Expr, "* 90000", "* 10", 1)), r.Alert)
-				fired++
-			}
-		}
-	}
-	assert.Equal(t, 2, fired)
+	storage := promqltest.LoadedStorage(t, `
+load 5m
+  kube_pod_container_resource_requests{namespace="ds-notebooks",pod="nb",container="c",resource="nvidia_com_gpu",unit="integer"} 2+0x20
+  kube_pod_container_resource_requests{namespace="serving-prod",pod="llm",container="c",resource="nvidia_com_gpu",unit="integer"} 2+0x20
+  kube_pod_container_resource_requests{namespace="ml-research",pod="whole",container="c",resource="nvidia_com_gpu",unit="integer"} 1+0x20
+  kube_pod_info{namespace="ds-notebooks",pod="nb",node="a100-ts-01"} 1+0x20
+  kube_pod_info{namespace="serving-prod",pod="llm",node="a100-mig3g-01"} 1+0x20
+  kube_pod_info{namespace="ml-research",pod="whole",node="a100-x"} 1+0x20
+  kube_pod_status_phase{namespace="ds-notebooks",pod="nb",phase="Running"} 1+0x20
+  kube_pod_status_phase{namespace="serving-prod",pod="llm",phase="Running"} 1+0x20
+  kube_pod_status_phase{namespace="ml-research",pod="whole",phase="Running"} 1+0x20
+  kube_node_labels{node="a100-ts-01",label_accelerator_opendatahub_io_type="nvidia-a100-80gb",label_accelerator_opendatahub_io_pool="a100-shared-3"} 1+0x20
+  kube_node_labels{node="a100-mig3g-01",label_accelerator_opendatahub_io_type="nvidia-a100-80gb",label_accelerator_opendatahub_io_pool="a100-3g"} 1+0x20
+  kube_node_labels{node="a100-x",label_accelerator_opendatahub_io_type="nvidia-a100-80gb"} 1+0x20
+`)
+	eval := evaluate(t, pr, storage)
+	devices := eval(render.RuleTeamGPUs)
+	assert.Equal(t, 2.0, devices["data-science/ds-notebooks/nvidia-a100-80gb"], "2 replicas held")
+	assert.Equal(t, 2.0, devices["model-serving/serving-prod/nvidia-a100-80gb"], "2 slices held")
+	gpus := eval(render.RuleTeamGPUEquivalents)
+	assert.InDelta(t, 2.0/3, gpus["data-science/ds-notebooks/nvidia-a100-80gb"], 1e-9)
+	assert.InDelta(t, 2*3.0/7, gpus["model-serving/serving-prod/nvidia-a100-80gb"], 1e-9)
+	assert.InDelta(t, 1.0, gpus["ml-research/ml-research/nvidia-a100-80gb"], 1e-9)
+	cost := eval(render.RuleTeamCost)
+	assert.InDelta(t, 2.0, cost["data-science/ds-notebooks/nvidia-a100-80gb"], 1e-9, "2 × $3/3")
+	assert.InDelta(t, 18.0/7, cost["model-serving/serving-prod/nvidia-a100-80gb"], 1e-9, "2 × 3/7 × $3")
+	assert.InDelta(t, 3.0, cost["ml-research/ml-research/nvidia-a100-80gb"], 1e-9, "a whole A100")
+	assert.Len(t, cost, 3)
 }
