@@ -139,9 +139,22 @@ func judge(p *render.CatalogProfile, ct *render.CatalogType, n Needs) Choice {
 	}
 	pass := func(format string, args ...any) { c.Why = append(c.Why, fmt.Sprintf(format, args...)) }
 
-	if slice, gb, ok := migSlice(p.ResourceName); ok {
-		c.MemoryGB = gb
-		pass("a %s MIG slice", slice)
+	cost, shared := ct.CostPerHour, ct.Device != nil
+	switch {
+	case shared:
+		// A profile over shared GPUs hands out a slice or a replica: its
+		// memory and its share of the cost, not the GPU's.
+		c.MemoryGB, cost = ct.Device.MemoryGB, ct.Device.CostPerHour
+		if p.Sharing != nil && p.Sharing.Mode != "mig" {
+			pass("%s: ~%dGB, memory not isolated", ct.Device.Name, c.MemoryGB)
+		} else {
+			pass("a %s", ct.Device.Name)
+		}
+	default:
+		if slice, gb, ok := migSlice(p.ResourceName); ok {
+			c.MemoryGB = gb
+			pass("a %s MIG slice", slice)
+		}
 	}
 	if n.MinMemoryGiB > 0 {
 		// GPU memory is marketed in GB but sized in GiB (an "80GB" A100
@@ -158,7 +171,8 @@ func judge(p *render.CatalogProfile, ct *render.CatalogType, n Needs) Choice {
 	if n.PreferArch != "" && c.Preferred {
 		pass("%s, as preferred", ct.Architecture)
 	}
-	if perf, ok := ct.Performance[n.Model]; ok && n.Model != "" && perf.TokensPerSecond > 0 {
+	// Throughput was measured on whole GPUs: it says nothing of a slice.
+	if perf, ok := ct.Performance[n.Model]; ok && !shared && n.Model != "" && perf.TokensPerSecond > 0 {
 		c.TokensPerSec = perf.TokensPerSecond
 		pass("%s tokens/s measured for %s on %d GPUs", thousands(perf.TokensPerSecond), n.Model, perf.GPUs)
 	}
@@ -170,8 +184,8 @@ func judge(p *render.CatalogProfile, ct *render.CatalogType, n Needs) Choice {
 			fail("%s tokens/s < %s needed", thousands(c.TokensPerSec), thousands(n.MinTokensPerSecond))
 		}
 	}
-	if ct.CostPerHour != nil {
-		perHour := *ct.CostPerHour * float64(n.gpus())
+	if cost != nil {
+		perHour := *cost * float64(n.gpus())
 		c.CostPerHour = &perHour
 		if n.MaxCostPerHour > 0 && perHour > n.MaxCostPerHour {
 			fail("%s/hour > %s/hour allowed", money(perHour), money(n.MaxCostPerHour))
