@@ -20,6 +20,13 @@ func FuzzLoad(f *testing.F) {
 		f.Add(b)
 	}
 	f.Add([]byte(minimal))
+	// Pools, MIG configs and the profiles and quotas over them.
+	f.Add([]byte(poolsCluster + `profiles: {
+	s: {displayName: "s", acceleratorTypes: ["nvidia-a100-80gb"], mig: "3g.40gb"}
+	r: {displayName: "r", pool: "a100-ts", fallbackPools: ["h100-ts"], gpu: max: 1}
+}
+teams: t: {namespaces: ["t"], acceleratorTypes: ["nvidia-a100-80gb"], quota: "a100-ts": 3}
+`))
 	f.Add([]byte("package c\ncluster: name: \"x\"\naccelerators: \"a-b-1gb\": {vendor: \"amd\", displayName: \"A\", model: \"B\", architecture: \"C\", memoryGB: 1}\n"))
 	f.Fuzz(func(t *testing.T, src []byte) {
 		dir := t.TempDir()
