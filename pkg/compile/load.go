@@ -122,6 +122,9 @@ func Load(dir string) (*Model, error) {
 	for _, name := range sortedKeys(raw.Profiles) {
 		p := raw.Profiles[name]
 		p.pos = pos(cue.Str("profiles"), cue.Str(name))
+		// profileAt is where the user wrote a field of the profile, or,
+		// for a field they left out, the nearest enclosing one they wrote
+		// (never the schema's default).
 		profileAt := func(field ...any) string {
 			sel := []cue.Selector{cue.Str("profiles"), cue.Str(name)}
 			for _, f := range field {
@@ -130,6 +133,11 @@ func Load(dir string) (*Model, error) {
 					sel = append(sel, cue.Str(f))
 				case int:
 					sel = append(sel, cue.Index(f))
+				}
+			}
+			for i := len(sel); i > 0; i-- {
+				if up := user.LookupPath(cue.MakePath(sel[:i]...)).Pos(); up.IsValid() {
+					return relPos(up, cwd)
 				}
 			}
 			return at(sel...)
