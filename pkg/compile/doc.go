@@ -4,7 +4,18 @@
 // fleet repository can share teams, profiles and catalog extensions across
 // clusters), unifies it with the embedded schema, decodes the result, merges
 // catalog extensions into the built-in catalog and checks every reference
-// (profiles, teams, node pins) against that catalog. Check then compares the
-// model with a node inventory. Every diagnostic names the file:line:col it
+// (profiles, teams, node pins) against that catalog.
+//
+// Sharing pools and MIG configs become NodePools: sets of nodes whose GPUs
+// are shared one way, labelled and tainted by accelc's node rules. A
+// profile over shared GPUs (mig: a slice; pool: and fallbackPools:
+// time-sliced or MPS replicas) resolves to the pools its pods must run
+// in, the resource they request and the taints they tolerate; a team's
+// quota may name a pool. Capacity counts what pods can request there:
+// slices and replicas, not GPUs.
+//
+// Check then compares the model with a node inventory: warnings for what
+// renders but will not behave as meant, and errors for a pool that takes
+// no node. Every diagnostic names the file:line:col it
 // is about, relative to the working directory, and says what to do.
 package compile
