@@ -1,0 +1,862 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/accelc/accelc/internal/controlplane"
+	"github.com/accelc/accelc/pkg/policytest"
+)
+
+const (
+	// gatekeeperTimeout bounds the wait for Gatekeeper to take a change
+	// (a template, a constraint, synced data, an audit run).
+	gatekeeperTimeout = 90 * time.Second
+	// scheduleTimeout bounds the wait for kube-scheduler to decide on a pod.
+	scheduleTimeout = 60 * time.Second
+	// deniedBy starts every denial by Gatekeeper's validating webhook.
+	deniedBy = `admission webhook "validation.gatekeeper.sh" denied the request`
+	// devUser creates the workloads, as a team's member would.
+	devUser = "dev"
+)
+
+// clusterUnderTest is an example's tree applied to the control plane.
+type clusterUnderTest struct {
+	example      string
+	out          string
+	objs         []rendered
+	typeLabel    string
+	nodeTypes    map[string]string // node → type label NFD would stamp
+	profiles     []profile
+	entitlements map[string]entitlement // namespace → team and types
+	namespaces   []string               // where the test made pods
+	applied      []string               // the folders the cluster applies
+	dev          kubernetes.Interface
+	devDyn       dynamic.Interface
+	ready        bool // applied, taken by Gatekeeper
+}
+
+type profile struct {
+	name        string
+	types       []string // empty: any type
+	nodeSel     map[string]string
+	tolerations []corev1.Toleration
+	resource    corev1.ResourceName
+	count       resource.Quantity
+	labelKey    string // the label a user sets to name the profile
+}
+
+type entitlement struct {
+	team  string
+	types []string
+}
+
+// stepAdmission applies the example's tree as Flux would, waits until
+// Gatekeeper has taken every template, constraint and mutator, and puts
+// pods through admission and scheduling.
+func (s *suite) stepAdmission(t *testing.T, example string, cp **clusterUnderTest) {
+	c := &clusterUnderTest{example: example, out: s.render(t, example, "file")}
+	*cp = c
+	c.objs = readTree(t, c.out)
+	c.applied = appliedFolders(t, c.out)
+	c.read(t)
+	s.stampTypes(t, c)
+	s.apply(t, c)
+	s.waitGatekeeper(t, c)
+	c.dev, c.devDyn = s.devClient(t)
+	c.ready = true
+
+	s.profilePods(t, c)
+	s.fixtures(t, c)
+}
+
+// read takes what the test needs from the rendered objects.
+func (c *clusterUnderTest) read(t *testing.T) {
+	t.Helper()
+	c.entitlements = map[string]entitlement{}
+	var mutators []*unstructured.Unstructured
+	for _, r := range c.objs {
+		switch {
+		case r.group() == "constraints.gatekeeper.sh":
+			c.typeLabel, _, _ = unstructuredString(r.obj.Object, "spec", "parameters", "typeLabel")
+		case r.obj.GetKind() == "NamespaceEntitlement":
+			team, _, _ := unstructuredString(r.obj.Object, "spec", "team")
+			typesList, _, _ := unstructured.NestedStringSlice(r.obj.Object, "spec", "acceleratorTypes")
+			c.entitlements[r.obj.GetName()] = entitlement{team: team, types: typesList}
+		case r.group() == "mutations.gatekeeper.sh":
+			mutators = append(mutators, r.obj)
+		}
+	}
+	if c.typeLabel == "" {
+		t.Fatal("the tree has no constraint with parameters.typeLabel")
+	}
+	for _, r := range c.objs {
+		if r.obj.GetKind() != "HardwareProfile" {
+			continue
+		}
+		if r.obj.GetAnnotations()["opendatahub.io/disabled"] == "true" {
+			continue
+		}
+		p := profile{name: r.obj.GetName()}
+		if ts := r.obj.GetAnnotations()["accelerator.opendatahub.io/types"]; ts != "" {
+			p.types = strings.Split(ts, ",")
+		}
+		p.nodeSel, _, _ = unstructured.NestedStringMap(r.obj.Object, "spec", "scheduling", "node", "nodeSelector")
+		tols, _, _ := unstructured.NestedSlice(r.obj.Object, "spec", "scheduling", "node", "tolerations")
+		if err := convert(tols, &p.tolerations); err != nil {
+			t.Fatalf("HardwareProfile %s: tolerations: %v", p.name, err)
+		}
+		ids, _, _ := unstructured.NestedSlice(r.obj.Object, "spec", "identifiers")
+		for _, id := range ids {
+			m, _ := id.(map[string]any)
+			if m["resourceType"] == "Accelerator" {
+				p.resource = corev1.ResourceName(fmt.Sprint(m["identifier"]))
+				p.count = resource.MustParse(fmt.Sprint(m["defaultCount"]))
+			}
+		}
+		// The label whose value names the profile, from the mutators
+		// that match it.
+		for _, m := range mutators {
+			sel, _, _ := unstructured.NestedStringMap(m.Object, "spec", "match", "labelSelector", "matchLabels")
+			for k, v := range sel {
+				if v == p.name {
+					p.labelKey = k
+				}
+			}
+		}
+		if p.resource == "" || p.labelKey == "" {
+			t.Fatalf("HardwareProfile %s: no accelerator identifier (%q) or no mutator matching a profile label (%q)", p.name, p.resource, p.labelKey)
+		}
+		c.profiles = append(c.profiles, p)
+	}
+}
+
+// stampTypes labels the nodes with the accelerator type, as Node Feature
+// Discovery would from the rendered NodeFeatureRule: the type is the one
+// accelc gives the node (by its GFD labels, or pinned in CUE), and the
+// test checks that the NodeFeatureRule has a rule stamping it.
+func (s *suite) stampTypes(t *testing.T, c *clusterUnderTest) {
+	t.Helper()
+	stdout, errOut, err := run(t.Context(), s.root, s.accelc, "inventory", "show", "--config", filepath.Join("examples", "clusters", c.example), "-o", "json")
+	if err != nil {
+		t.Fatalf("accelc inventory show: %v\n%s", err, errOut)
+	}
+	var view struct {
+		Nodes []struct {
+			Name            string `json:"name"`
+			AcceleratorType string `json:"acceleratorType"`
+		} `json:"nodes"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &view); err != nil {
+		t.Fatalf("accelc inventory show -o json: %v", err)
+	}
+	stamped := map[string]bool{}
+	for _, r := range c.objs {
+		if r.obj.GetKind() != "NodeFeatureRule" {
+			continue
+		}
+		rules, _, _ := unstructured.NestedSlice(r.obj.Object, "spec", "rules")
+		for _, rule := range rules {
+			labels, _, _ := unstructured.NestedStringMap(rule.(map[string]any), "labels")
+			if v, ok := labels[c.typeLabel]; ok {
+				stamped[v] = true
+			}
+		}
+	}
+	c.nodeTypes = map[string]string{}
+	count := map[string]int{}
+	for _, n := range view.Nodes {
+		if n.AcceleratorType == "" || n.AcceleratorType == "unknown" || n.AcceleratorType == "mixed" {
+			continue
+		}
+		if !stamped[n.AcceleratorType] {
+			t.Errorf("node %s is a %s, but no NodeFeatureRule rule stamps %s=%s", n.Name, n.AcceleratorType, c.typeLabel, n.AcceleratorType)
+			continue
+		}
+		patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"labels": map[string]string{c.typeLabel: n.AcceleratorType}}})
+		if _, err := s.client.CoreV1().Nodes().Patch(t.Context(), n.Name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+			t.Fatalf("labelling node %s: %v", n.Name, err)
+		}
+		c.nodeTypes[n.Name] = n.AcceleratorType
+		count[n.AcceleratorType]++
+	}
+	t.Logf("stamped %s on %d nodes as the NodeFeatureRule would: %s", c.typeLabel, len(c.nodeTypes), jsonString(count))
+}
+
+// apply applies the tree as Flux would (the root kustomization), the
+// ConstraintTemplates first so that their constraint CRDs exist.
+func (s *suite) apply(t *testing.T, c *clusterUnderTest) {
+	t.Helper()
+	var templates []string
+	for _, r := range c.objs {
+		if r.obj.GetKind() == "ConstraintTemplate" {
+			templates = append(templates, filepath.Join(c.out, r.file))
+		}
+	}
+	s.applyTemplates(t, templates)
+	out := s.mustKubectl(t, "apply", "--server-side", "--field-manager=accelc-e2e", "--force-conflicts", "-k", c.out)
+	n := strings.Count(out, "serverside-applied")
+	if !slices.Contains(c.applied, "constraints") {
+		t.Fatalf("%s has no constraints/ folder", c.example)
+	}
+	// Flux's second Kustomization: the constraints, once their CRDs exist.
+	out = s.mustKubectl(t, "apply", "--server-side", "--field-manager=accelc-e2e", "--force-conflicts", "-k", filepath.Join(c.out, "constraints"))
+	t.Logf("applied the root kustomization (%d objects), then constraints/ (%d), as Flux's two Kustomizations do", n, strings.Count(out, "serverside-applied"))
+}
+
+// waitGatekeeper waits until Gatekeeper reports, in each object's status,
+// that it has taken the current generation of every template, constraint,
+// mutator and expansion template of the tree, without errors.
+func (s *suite) waitGatekeeper(t *testing.T, c *clusterUnderTest) {
+	t.Helper()
+	begin := time.Now()
+	kinds := map[string]int{}
+	for _, r := range c.objs {
+		if !strings.HasSuffix(r.group(), "gatekeeper.sh") || r.obj.GetKind() == "SyncSet" {
+			continue
+		}
+		if r.root(c) == "" {
+			continue // not in the root kustomization
+		}
+		if err := s.waitTaken(t.Context(), r.obj); err != nil {
+			status := "(not found)"
+			if live, gerr := s.get(t.Context(), r.obj); gerr == nil {
+				status = jsonString(live.Object["status"])
+			}
+			t.Fatalf("Gatekeeper did not take %s: %v; its status: %s", r, err, status)
+		}
+		kinds[r.obj.GetKind()]++
+	}
+	if err := poll(t.Context(), gatekeeperTimeout, func(ctx context.Context) (bool, string, error) {
+		err := s.gk.Ready(ctx)
+		return err == nil, fmt.Sprint(err), nil
+	}); err != nil {
+		t.Fatalf("Gatekeeper not ready: %v", err)
+	}
+	t.Logf("Gatekeeper took %s in %s", jsonString(kinds), time.Since(begin).Round(time.Millisecond))
+}
+
+// root is the object's folder when the cluster applies it: a folder of
+// the root kustomization, or constraints/, which Flux applies as a second
+// Kustomization once the templates' CRDs exist (flux/).
+func (r rendered) root(c *clusterUnderTest) string {
+	dir, _, _ := strings.Cut(r.file, string(filepath.Separator))
+	if slices.Contains(c.applied, dir) {
+		return dir
+	}
+	return ""
+}
+
+// appliedFolders are the folders the cluster applies; see root.
+func appliedFolders(t *testing.T, out string) []string {
+	t.Helper()
+	objs, err := readObjects(filepath.Join(out, "kustomization.yaml"))
+	if err != nil || len(objs) != 1 {
+		t.Fatalf("the root kustomization of %s: %v", out, err)
+	}
+	dirs, _, _ := unstructured.NestedStringSlice(objs[0].Object, "resources")
+	if !slices.Contains(dirs, "constraints") {
+		if _, err := os.Stat(filepath.Join(out, "constraints", "kustomization.yaml")); err == nil {
+			dirs = append(dirs, "constraints")
+		}
+	}
+	return dirs
+}
+
+// waitTaken waits until the object's status.byPod says Gatekeeper took its
+// generation: observedGeneration current, enforced where reported, no
+// errors; for a template, status.created too.
+func (s *suite) waitTaken(ctx context.Context, obj *unstructured.Unstructured) error {
+	return poll(ctx, gatekeeperTimeout, func(ctx context.Context) (bool, string, error) {
+		live, err := s.get(ctx, obj)
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		byPod, _, _ := unstructured.NestedSlice(live.Object, "status", "byPod")
+		if len(byPod) == 0 {
+			return false, "no status.byPod yet", nil
+		}
+		for _, bp := range byPod {
+			m, _ := bp.(map[string]any)
+			if errs, _ := m["errors"].([]any); len(errs) > 0 {
+				return false, "", fmt.Errorf("Gatekeeper reports errors: %s", jsonString(errs))
+			}
+			if og, _ := m["observedGeneration"].(int64); og != live.GetGeneration() {
+				return false, fmt.Sprintf("observedGeneration %v, generation %d", m["observedGeneration"], live.GetGeneration()), nil
+			}
+			if e, ok := m["enforced"]; ok && e != true {
+				return false, "not enforced yet", nil
+			}
+		}
+		if live.GetKind() == "ConstraintTemplate" {
+			if created, _, _ := unstructured.NestedBool(live.Object, "status", "created"); !created {
+				return false, "status.created is not true", nil
+			}
+		}
+		return true, "", nil
+	})
+}
+
+// devClient is a client for devUser, who may create pods (and put
+// ephemeral containers in them) and workloads in every namespace, as a
+// team's members may in theirs.
+func (s *suite) devClient(t *testing.T) (kubernetes.Interface, dynamic.Interface) {
+	t.Helper()
+	s.bindUser(t, devUser, []rbacv1.PolicyRule{
+		{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"create", "get", "list", "watch", "delete"}},
+		{APIGroups: []string{""}, Resources: []string{"pods/ephemeralcontainers"}, Verbs: []string{"update", "patch"}},
+		{APIGroups: []string{"apps", "batch"}, Resources: []string{"*"}, Verbs: []string{"create", "get", "list"}},
+	})
+	cfg := s.cp.UserRESTConfig(t, devUser)
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cs, dyn
+}
+
+// profilePods creates, for every enabled profile, the pod a user writes:
+// the profile's label and a request for its accelerator, nothing else, in
+// a namespace whose team is entitled to all of the profile's types. The
+// mutation must give it the profile's affinity, tolerations and
+// annotations; the validation must admit it; kube-scheduler must bind it
+// to a node of one of the profile's types that matches its node selector.
+func (s *suite) profilePods(t *testing.T, c *clusterUnderTest) {
+	t.Helper()
+	for _, p := range c.profiles {
+		ns, ent, ok := c.entitledNamespace(p.types)
+		if !ok {
+			t.Logf("profile %s: no namespace's team is entitled to all of %v; not scheduled", p.name, p.types)
+			continue
+		}
+		s.ensureNamespaces(t, ns)
+		c.addNamespace(ns)
+		pod := userPod("profile-"+p.name, ns, map[string]string{p.labelKey: p.name}, p.resource, p.count)
+		created, err := c.dev.CoreV1().Pods(ns).Create(t.Context(), pod, metav1.CreateOptions{})
+		if err != nil {
+			t.Errorf("profile %s: a pod naming only its profile was not admitted: %v", p.name, err)
+			continue
+		}
+		if err := c.checkMutated(created, p, ent); err != nil {
+			t.Errorf("profile %s: %v", p.name, err)
+			continue
+		}
+		node, err := s.waitBound(t.Context(), created)
+		if err != nil {
+			t.Errorf("profile %s: %v", p.name, err)
+			continue
+		}
+		typ := node.Labels[c.typeLabel]
+		if len(p.types) > 0 && !slices.Contains(p.types, typ) {
+			t.Errorf("profile %s: kube-scheduler bound %s/%s to %s, a %q node; the profile allows %v", p.name, ns, pod.Name, node.Name, typ, p.types)
+			continue
+		}
+		if len(p.types) == 0 && !slices.Contains(ent.types, typ) {
+			t.Errorf("profile %s: kube-scheduler bound %s/%s to %s, a %q node; team %s may use %v", p.name, ns, pod.Name, node.Name, typ, ent.team, ent.types)
+			continue
+		}
+		for k, v := range p.nodeSel {
+			if node.Labels[k] != v {
+				t.Errorf("profile %s: node %s has %s=%q, the profile selects %q", p.name, node.Name, k, node.Labels[k], v)
+			}
+		}
+		kind := "single-type"
+		switch {
+		case len(p.types) == 0:
+			kind = "any-type"
+		case len(p.types) > 1:
+			kind = "multi-type"
+		}
+		if strings.Contains(string(p.resource), "mig-") || strings.Contains(node.Labels["nvidia.com/gpu.product"], "-MIG-") {
+			kind += ", MIG"
+		}
+		t.Logf("profile %-14s (%s): %s/%s mutated and admitted, bound to %s (%s=%s, %s %s)",
+			p.name, kind, ns, pod.Name, node.Name, c.typeLabel, typ, p.count.String(), p.resource)
+	}
+}
+
+// entitledNamespace is the first namespace, by name, whose team may use
+// every type (any entitled namespace for an any-type profile).
+func (c *clusterUnderTest) entitledNamespace(types []string) (string, entitlement, bool) {
+	var names []string
+	for ns := range c.entitlements {
+		names = append(names, ns)
+	}
+	slices.Sort(names)
+	for _, ns := range names {
+		e := c.entitlements[ns]
+		ok := len(e.types) > 0
+		for _, typ := range types {
+			ok = ok && slices.Contains(e.types, typ)
+		}
+		if ok {
+			return ns, e, true
+		}
+	}
+	return "", entitlement{}, false
+}
+
+func (c *clusterUnderTest) addNamespace(ns string) {
+	if !slices.Contains(c.namespaces, ns) {
+		c.namespaces = append(c.namespaces, ns)
+	}
+}
+
+// userPod is a pod as a user writes it: labels, one container, one
+// accelerator request.
+func userPod(name, ns string, labels map[string]string, res corev1.ResourceName, count resource.Quantity) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: labels},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{
+			Name:      "main",
+			Image:     "quay.io/example/trainer:1.0",
+			Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{res: count}},
+		}}},
+	}
+}
+
+// checkMutated checks what the mutation added to a profile's pod.
+func (c *clusterUnderTest) checkMutated(pod *corev1.Pod, p profile, ent entitlement) error {
+	var problems []string
+	if got := pod.Annotations["opendatahub.io/hardware-profile-name"]; got != p.name {
+		problems = append(problems, fmt.Sprintf("annotation opendatahub.io/hardware-profile-name=%q, want %q", got, p.name))
+	}
+	if got := pod.Annotations["accelerator.opendatahub.io/team"]; got != ent.team {
+		problems = append(problems, fmt.Sprintf("annotation accelerator.opendatahub.io/team=%q, want %q", got, ent.team))
+	}
+	for _, want := range p.tolerations {
+		if !slices.ContainsFunc(pod.Spec.Tolerations, func(got corev1.Toleration) bool {
+			return got.Key == want.Key && got.Operator == want.Operator && got.Value == want.Value && got.Effect == want.Effect
+		}) {
+			problems = append(problems, fmt.Sprintf("no toleration %s", jsonString(want)))
+		}
+	}
+	if len(p.types) > 0 && p.nodeSel[c.typeLabel] == "" {
+		if !requires(pod, c.typeLabel, p.types) {
+			problems = append(problems, fmt.Sprintf("no required node affinity %s In %v: %s", c.typeLabel, p.types, jsonString(pod.Spec.Affinity)))
+		}
+	}
+	if len(p.types) > 0 && p.nodeSel[c.typeLabel] != "" && pod.Spec.NodeSelector[c.typeLabel] != p.nodeSel[c.typeLabel] &&
+		!requires(pod, c.typeLabel, p.types) {
+		problems = append(problems, fmt.Sprintf("neither nodeSelector nor required affinity on %s=%s", c.typeLabel, p.nodeSel[c.typeLabel]))
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("the admitted pod lacks what the mutation adds: %s", strings.Join(problems, "; "))
+	}
+	return nil
+}
+
+// requires reports whether every required node-affinity term of the pod
+// confines key to exactly the values.
+func requires(pod *corev1.Pod, key string, values []string) bool {
+	a := pod.Spec.Affinity
+	if a == nil || a.NodeAffinity == nil || a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
+		return false
+	}
+	terms := a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms
+	if len(terms) == 0 {
+		return false
+	}
+	for _, term := range terms {
+		if !slices.ContainsFunc(term.MatchExpressions, func(e corev1.NodeSelectorRequirement) bool {
+			got, want := slices.Clone(e.Values), slices.Clone(values)
+			slices.Sort(got)
+			slices.Sort(want)
+			return e.Key == key && e.Operator == corev1.NodeSelectorOpIn && slices.Equal(got, want)
+		}) {
+			return false
+		}
+	}
+	return true
+}
+
+// waitBound waits until kube-scheduler binds the pod and returns its node.
+func (s *suite) waitBound(ctx context.Context, pod *corev1.Pod) (*corev1.Node, error) {
+	var nodeName string
+	err := poll(ctx, scheduleTimeout, func(ctx context.Context) (bool, string, error) {
+		got, err := s.client.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		nodeName = got.Spec.NodeName
+		return nodeName != "", "not bound: " + scheduledCondition(got), nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("kube-scheduler did not bind %s/%s: %v", pod.Namespace, pod.Name, err)
+	}
+	return s.client.CoreV1().Nodes().Get(ctx, nodeName, metav1.GetOptions{})
+}
+
+func scheduledCondition(p *corev1.Pod) string {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodScheduled {
+			return fmt.Sprintf("PodScheduled=%s %s: %s", c.Status, c.Reason, c.Message)
+		}
+	}
+	return "no PodScheduled condition"
+}
+
+// fixtures puts the example's admission fixtures (the hostile pods of the
+// policies, and the ones that must pass) through the real webhooks as
+// server-side dry runs, then, with the constraints at enforcementAction
+// dryrun, creates the hostile pods for real and finds them in Gatekeeper's
+// audit.
+func (s *suite) fixtures(t *testing.T, c *clusterUnderTest) {
+	t.Helper()
+	dir := filepath.Join(s.root, "examples", "clusters", c.example)
+	cases, err := policytest.ReadCases(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cases.Cases) == 0 {
+		t.Logf("no admission fixtures in %s", filepath.Join("examples", "clusters", c.example, policytest.CasesFile))
+		return
+	}
+	type hostile struct {
+		name   string
+		obj    *unstructured.Unstructured
+		re     *regexp.Regexp
+		denial string // the webhook's message
+	}
+	var audited []hostile
+	// The constraints as rendered, and at deny for the denials.
+	var constraints []*unstructured.Unstructured
+	for _, r := range c.objs {
+		if r.group() == "constraints.gatekeeper.sh" {
+			constraints = append(constraints, r.obj)
+		}
+	}
+	for _, con := range constraints {
+		if action, _, _ := unstructuredString(con.Object, "spec", "enforcementAction"); action != "deny" {
+			t.Logf("%s renders enforcementAction %q: deny for the denials, then dryrun for the audit, then back", c.example, action)
+			s.setEnforcement(t, con, "deny")
+		}
+	}
+	denied, admitted, skipped := 0, 0, 0
+	for _, tc := range cases.Cases {
+		objs, err := readObjects(filepath.Join(dir, filepath.Dir(policytest.CasesFile), tc.Object))
+		if err != nil || len(objs) != 1 {
+			t.Fatalf("case %s: %s: %v", tc.Name, tc.Object, err)
+		}
+		obj := objs[0]
+		if why := c.unreachable(s, obj, tc); why != "" {
+			t.Logf("case %-32s skipped: %s", tc.Name, why)
+			skipped++
+			continue
+		}
+		if obj.GetNamespace() == "" {
+			obj.SetNamespace(metav1.NamespaceDefault)
+		}
+		s.ensureNamespaces(t, obj.GetNamespace())
+		c.addNamespace(obj.GetNamespace())
+		if len(tc.Deny) == 0 {
+			if err := s.admitted(t.Context(), c, obj); err != nil {
+				t.Errorf("case %s: %s must be admitted: %v", tc.Name, tc.Object, err)
+				continue
+			}
+			admitted++
+			t.Logf("case %-32s admitted", tc.Name)
+			continue
+		}
+		re, err := regexp.Compile(tc.Message)
+		if err != nil {
+			t.Fatalf("case %s: message: %v", tc.Name, err)
+		}
+		if obj.GetKind() == "Pod" && !hasEphemeral(obj) {
+			audited = append(audited, hostile{name: tc.Name, obj: obj, re: re})
+		}
+		msg, err := s.denied(t.Context(), c, obj, re)
+		if invalidEphemeral(obj, err) {
+			// Gatekeeper never sees it: the API server's own validation
+			// refuses resources on an ephemeral container.
+			denied++
+			t.Logf("case %-32s refused by the API server before admission: %s", tc.Name, err)
+			continue
+		}
+		if err != nil {
+			t.Errorf("case %s: %s must be denied (%v, message matching %q): %v", tc.Name, tc.Object, tc.Deny, tc.Message, err)
+			continue
+		}
+		denied++
+		t.Logf("case %-32s denied: %s", tc.Name, msg)
+		if len(audited) > 0 && audited[len(audited)-1].name == tc.Name {
+			audited[len(audited)-1].denial = msg
+		}
+	}
+	t.Logf("checked: %d fixtures denied by Gatekeeper with their messages, %d admitted, %d skipped", denied, admitted, skipped)
+
+	// enforcementAction dryrun: admitted, and found by the audit.
+	if len(audited) == 0 {
+		t.Logf("no hostile pods among the fixtures: no audit to check")
+		return
+	}
+	for _, con := range constraints {
+		s.setEnforcement(t, con, "dryrun")
+	}
+	for i, h := range audited {
+		obj := h.obj.DeepCopy()
+		obj.SetName(fmt.Sprintf("audit-%02d", i))
+		// Held back from kube-scheduler, so that the audit sees the pod
+		// as it was admitted (a bound pod has spec.nodeName, which the
+		// policy judges too); the policies do not read the gates.
+		if node, _, _ := unstructuredString(obj.Object, "spec", "nodeName"); node == "" {
+			gates, _, _ := unstructured.NestedSlice(obj.Object, "spec", "schedulingGates")
+			gates = append(gates, map[string]any{"name": "accelc.io/e2e-audit"})
+			if err := unstructured.SetNestedSlice(obj.Object, gates, "spec", "schedulingGates"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s.createForReal(t.Context(), c, obj); err != nil {
+			t.Errorf("case %s: with enforcementAction dryrun, creating %s was refused: %v", h.name, obj.GetName(), err)
+		}
+	}
+	err = poll(t.Context(), gatekeeperTimeout+2*controlplane.AuditInterval, func(ctx context.Context) (bool, string, error) {
+		var missing []string
+		for i, h := range audited {
+			name := fmt.Sprintf("audit-%02d", i)
+			found := false
+			for _, con := range constraints {
+				live, err := s.get(ctx, con)
+				if err != nil {
+					return false, err.Error(), nil
+				}
+				vs, _, _ := unstructured.NestedSlice(live.Object, "status", "violations")
+				for _, v := range vs {
+					m, _ := v.(map[string]any)
+					if m["name"] == name && m["namespace"] == h.obj.GetNamespace() && m["enforcementAction"] == "dryrun" && auditMatch(fmt.Sprint(m["message"]), h.re, h.denial) {
+						found = true
+					}
+				}
+			}
+			if !found {
+				missing = append(missing, h.name+" ("+h.obj.GetNamespace()+"/"+name+")")
+			}
+		}
+		return len(missing) == 0, "not in the audit: " + strings.Join(missing, ", "), nil
+	})
+	zero := int64(0)
+	for i, h := range audited {
+		name := fmt.Sprintf("audit-%02d", i)
+		if err := s.client.CoreV1().Pods(h.obj.GetNamespace()).Delete(t.Context(), name, metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil && !apierrors.IsNotFound(err) {
+			t.Errorf("deleting %s/%s: %v", h.obj.GetNamespace(), name, err)
+		}
+	}
+	if err != nil {
+		t.Errorf("Gatekeeper's audit: %v", err)
+	} else {
+		t.Logf("checked: with enforcementAction dryrun the %d hostile pods were created, and Gatekeeper's audit lists each in the constraint's status.violations with its message", len(audited))
+	}
+	for _, con := range constraints {
+		action, _, _ := unstructuredString(con.Object, "spec", "enforcementAction")
+		if action == "" {
+			action = "deny"
+		}
+		if action != "dryrun" {
+			s.setEnforcement(t, con, action)
+		}
+	}
+}
+
+// auditMatch reports whether an audit violation's message is the
+// fixture's: it matches the fixture's pattern, or it is the message the
+// webhook denied with, cut as the audit cuts messages over 256 bytes.
+func auditMatch(msg string, re *regexp.Regexp, denial string) bool {
+	if re.MatchString(msg) {
+		return true
+	}
+	cut, ok := strings.CutSuffix(msg, "...")
+	return ok && len(msg) == 256 && denial != "" && strings.Contains(denial, cut)
+}
+
+// unreachable says why a fixture cannot be played against a live API
+// server, or "".
+func (c *clusterUnderTest) unreachable(s *suite, obj *unstructured.Unstructured, tc policytest.Case) string {
+	gvk := obj.GroupVersionKind()
+	if gvk.Group != "" && gvk.Group != "apps" && gvk.Group != "batch" {
+		if _, err := s.client.Discovery().ServerResourcesForGroupVersion(gvk.GroupVersion().String()); err != nil {
+			return fmt.Sprintf("%s is not served here (no CRD for %s)", gvk.Kind, gvk.GroupVersion())
+		}
+	}
+	if !tc.Mutate && len(tc.Deny) > 0 {
+		// A live API server always calls the mutating webhook first: a
+		// fixture that names its profile by label is checked unmutated
+		// only by accelc test.
+		for _, p := range c.profiles {
+			if v, ok := obj.GetLabels()[p.labelKey]; ok && v != "" {
+				return "it names its profile by label, so the mutating webhook changes it before validation (a fixture for accelc test's unmutated run)"
+			}
+		}
+	}
+	return ""
+}
+
+func hasEphemeral(obj *unstructured.Unstructured) bool {
+	ec, _, _ := unstructured.NestedSlice(obj.Object, "spec", "ephemeralContainers")
+	return len(ec) > 0
+}
+
+// invalidEphemeral reports whether err is the API server refusing the
+// pod's ephemeral containers as invalid.
+func invalidEphemeral(obj *unstructured.Unstructured, err error) bool {
+	return err != nil && hasEphemeral(obj) && strings.Contains(err.Error(), "is invalid: spec.ephemeralContainers")
+}
+
+// admitted creates the object as a server-side dry run, retrying while
+// Gatekeeper may still be syncing the data the policy reads.
+func (s *suite) admitted(ctx context.Context, c *clusterUnderTest, obj *unstructured.Unstructured) error {
+	return poll(ctx, gatekeeperTimeout, func(ctx context.Context) (bool, string, error) {
+		err := s.createAs(ctx, c, obj, true)
+		if err == nil {
+			return true, "", nil
+		}
+		return false, err.Error(), nil
+	})
+}
+
+// denied creates the object as a server-side dry run and wants Gatekeeper
+// to deny it with a message matching re; it returns that message.
+func (s *suite) denied(ctx context.Context, c *clusterUnderTest, obj *unstructured.Unstructured, re *regexp.Regexp) (string, error) {
+	var msg string
+	err := poll(ctx, gatekeeperTimeout, func(ctx context.Context) (bool, string, error) {
+		err := s.createAs(ctx, c, obj, true)
+		if err == nil {
+			return false, "admitted", nil
+		}
+		msg = err.Error()
+		if apierrors.IsInvalid(err) {
+			return false, "", err
+		}
+		if !strings.Contains(msg, deniedBy) {
+			return false, "refused, but not by Gatekeeper: " + msg, nil
+		}
+		if !re.MatchString(msg) {
+			return false, "denied with another message: " + msg, nil
+		}
+		return true, "", nil
+	})
+	_, after, _ := strings.Cut(msg, deniedBy+": ")
+	return after, err
+}
+
+// createForReal creates the object, retrying while Gatekeeper may not have
+// taken a change of enforcement yet.
+func (s *suite) createForReal(ctx context.Context, c *clusterUnderTest, obj *unstructured.Unstructured) error {
+	return poll(ctx, gatekeeperTimeout, func(ctx context.Context) (bool, string, error) {
+		err := s.createAs(ctx, c, obj, false)
+		if err == nil || apierrors.IsAlreadyExists(err) {
+			return true, "", nil
+		}
+		return false, err.Error(), nil
+	})
+}
+
+// createAs creates the object as devUser. A pod with ephemeral containers
+// is created without them and then given them through the
+// pods/ephemeralcontainers subresource, the only way they can be added.
+func (s *suite) createAs(ctx context.Context, c *clusterUnderTest, obj *unstructured.Unstructured, dryRun bool) error {
+	opts := metav1.CreateOptions{}
+	if dryRun {
+		opts.DryRun = []string{metav1.DryRunAll}
+	}
+	ns := obj.GetNamespace()
+	switch obj.GetKind() {
+	case "Pod":
+		var pod corev1.Pod
+		if err := convert(obj.Object, &pod); err != nil {
+			return err
+		}
+		ephemeral := pod.Spec.EphemeralContainers
+		pod.Spec.EphemeralContainers = nil
+		if len(ephemeral) == 0 {
+			_, err := c.dev.CoreV1().Pods(ns).Create(ctx, &pod, opts)
+			return err
+		}
+		// The pod itself is created for real (it is admitted: its
+		// accelerator is only in the ephemeral container); the update
+		// is the request under test.
+		if dryRun {
+			pod.Name += "-dry"
+		}
+		created, err := c.dev.CoreV1().Pods(ns).Create(ctx, &pod, metav1.CreateOptions{})
+		if apierrors.IsAlreadyExists(err) {
+			created, err = c.dev.CoreV1().Pods(ns).Get(ctx, pod.Name, metav1.GetOptions{})
+		}
+		if err != nil {
+			return fmt.Errorf("creating the pod without its ephemeral containers: %w", err)
+		}
+		created.Spec.EphemeralContainers = ephemeral
+		uopts := metav1.UpdateOptions{DryRun: opts.DryRun}
+		_, err = c.dev.CoreV1().Pods(ns).UpdateEphemeralContainers(ctx, created.Name, created, uopts)
+		return err
+	default:
+		// Workloads: through the dynamic client with the user's rights.
+		r, err := s.resource(c.devDyn, obj)
+		if err != nil {
+			return err
+		}
+		_, err = r.Create(ctx, obj, opts)
+		return err
+	}
+}
+
+// setEnforcement sets the constraint's enforcementAction and waits until
+// Gatekeeper enforces the new generation.
+func (s *suite) setEnforcement(t *testing.T, con *unstructured.Unstructured, action string) {
+	t.Helper()
+	patch, _ := json.Marshal(map[string]any{"spec": map[string]any{"enforcementAction": action}})
+	r, err := s.resource(s.dyn, con)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Patch(t.Context(), con.GetName(), types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		t.Fatalf("setting %s/%s enforcementAction %s: %v", con.GetKind(), con.GetName(), action, err)
+	}
+	if err := s.waitTaken(t.Context(), con); err != nil {
+		t.Fatalf("Gatekeeper did not take %s/%s with enforcementAction %s: %v", con.GetKind(), con.GetName(), action, err)
+	}
+	t.Logf("%s/%s: enforcementAction %s, taken by Gatekeeper", con.GetKind(), con.GetName(), action)
+}
+
+// convert turns unstructured content into a typed object.
+func convert(in any, out any) error {
+	switch v := in.(type) {
+	case map[string]any:
+		return runtime.DefaultUnstructuredConverter.FromUnstructured(v, out)
+	default:
+		b, err := json.Marshal(in)
+		if err != nil {
+			return err
+		}
+		return json.Unmarshal(b, out)
+	}
+}
+
+// unstructuredString is a string field, "" when missing.
+func unstructuredString(obj map[string]any, fields ...string) (string, bool, error) {
+	return unstructured.NestedString(obj, fields...)
+}

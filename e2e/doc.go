@@ -1,0 +1,32 @@
+// Package e2e holds accelc's end-to-end tests: every example cluster
+// rendered by the real accelc binary and put through the components a
+// cluster runs, on 127.0.0.1 — etcd, kube-apiserver, kube-scheduler
+// (internal/controlplane) and Gatekeeper's controller manager as the
+// validating and mutating admission webhook, with kubectl at the API
+// server's version.
+//
+// The tests carry the build tag e2e, so `go test ./...` does not run them;
+// `make e2e` builds what they need (hack/control-plane.sh,
+// hack/e2e-tools.sh) and runs them:
+//
+//	go test -tags e2e -count=1 -v -timeout 40m ./e2e
+//
+// The steps, each a subtest that says what it checked:
+//
+//  1. crds: the CRDs of every API group the rendered trees use are installed
+//     for real (server-side apply) and Established.
+//  2. dry-run/<example>: the whole rendered tree of every example is
+//     accepted by `kubectl apply --server-side --dry-run=server`.
+//  3. live/<example>: the example's nodes are created as a kubelet and GPU
+//     Feature Discovery would leave them; `accelc inventory snapshot --live`
+//     and `accelc render --live` against them give what the snapshot file
+//     gives, for the admin and for a user that may not list pods.
+//  4. admission/<example>: the rendered tree is applied; once Gatekeeper has
+//     taken every template, constraint and mutator, a pod naming only its
+//     profile is mutated, admitted and bound by kube-scheduler to a node of
+//     the profile's type; the admission fixtures are admitted or denied with
+//     their messages; with enforcementAction dryrun the hostile pods are
+//     admitted and show up in Gatekeeper's audit.
+//  5. entitlement/<example>: a team's pod never binds to a node of a type the
+//     team is not entitled to, even when only such nodes have room.
+package e2e
