@@ -81,7 +81,7 @@ func (s *suite) stepAdmission(t *testing.T, example string, cp **clusterUnderTes
 	c.objs = readTree(t, c.out)
 	c.applied = appliedFolders(t, c.out)
 	c.read(t)
-	s.stampTypes(t, c)
+	s.stampNFD(t, c)
 	s.apply(t, c)
 	s.waitGatekeeper(t, c)
 	c.dev, c.devDyn = s.devClient(t)
@@ -152,11 +152,13 @@ func (c *clusterUnderTest) read(t *testing.T) {
 	}
 }
 
-// stampTypes labels the nodes with the accelerator type, as Node Feature
-// Discovery would from the rendered NodeFeatureRule: the type is the one
-// accelc gives the node (by its GFD labels, or pinned in CUE), and the
-// test checks that the NodeFeatureRule has a rule stamping it.
-func (s *suite) stampTypes(t *testing.T, c *clusterUnderTest) {
+// stampNFD does what Node Feature Discovery would do with the rendered
+// NodeFeatureRule: each node is given the PCI id of its GPUs (the type
+// accelc gives it, by its GFD labels or pinned in CUE, and that type's id
+// in the rule that stamps it), the rules are evaluated against it
+// (evalNodeFeatureRules) and their labels and taints are put on the node.
+// The type label the rules give must be the type accelc gave.
+func (s *suite) stampNFD(t *testing.T, c *clusterUnderTest) {
 	t.Helper()
 	stdout, errOut, err := run(t.Context(), s.root, s.accelc, "inventory", "show", "--config", filepath.Join("examples", "clusters", c.example), "-o", "json")
 	if err != nil {
@@ -171,37 +173,70 @@ func (s *suite) stampTypes(t *testing.T, c *clusterUnderTest) {
 	if err := json.Unmarshal([]byte(stdout), &view); err != nil {
 		t.Fatalf("accelc inventory show -o json: %v", err)
 	}
-	stamped := map[string]bool{}
+	var rules []*unstructured.Unstructured
 	for _, r := range c.objs {
-		if r.obj.GetKind() != "NodeFeatureRule" {
-			continue
-		}
-		rules, _, _ := unstructured.NestedSlice(r.obj.Object, "spec", "rules")
-		for _, rule := range rules {
-			labels, _, _ := unstructured.NestedStringMap(rule.(map[string]any), "labels")
-			if v, ok := labels[c.typeLabel]; ok {
-				stamped[v] = true
-			}
+		if r.obj.GetKind() == "NodeFeatureRule" {
+			rules = append(rules, r.obj)
 		}
 	}
 	c.nodeTypes = map[string]string{}
-	count := map[string]int{}
+	types := map[string]int{}
+	stamped := map[string]int{} // label or taint → nodes
 	for _, n := range view.Nodes {
-		if n.AcceleratorType == "" || n.AcceleratorType == "unknown" || n.AcceleratorType == "mixed" {
+		node := nfdNode{name: n.Name}
+		typed := n.AcceleratorType != "" && n.AcceleratorType != "unknown" && n.AcceleratorType != "mixed"
+		if typed {
+			pci, err := pciOf(rules, c.typeLabel, n.AcceleratorType)
+			if err != nil {
+				t.Errorf("node %s (%s): %v", n.Name, n.AcceleratorType, err)
+				continue
+			}
+			node.pci = []map[string]string{pci}
+		}
+		res, err := evalNodeFeatureRules(rules, node)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if typed && res.labels[c.typeLabel] != n.AcceleratorType {
+			t.Errorf("node %s: accelc classifies it %s, the NodeFeatureRule stamps %s=%q (rules %v)", n.Name, n.AcceleratorType, c.typeLabel, res.labels[c.typeLabel], res.rules)
 			continue
 		}
-		if !stamped[n.AcceleratorType] {
-			t.Errorf("node %s is a %s, but no NodeFeatureRule rule stamps %s=%s", n.Name, n.AcceleratorType, c.typeLabel, n.AcceleratorType)
+		if len(res.labels) == 0 && len(res.taints) == 0 {
 			continue
 		}
-		patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"labels": map[string]string{c.typeLabel: n.AcceleratorType}}})
-		if _, err := s.client.CoreV1().Nodes().Patch(t.Context(), n.Name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		live, err := s.client.CoreV1().Nodes().Get(t.Context(), n.Name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, v := range res.labels {
+			live.Labels[k] = v
+			stamped[k+"="+v]++
+		}
+		for _, tn := range res.taints {
+			taint := corev1.Taint{Key: tn["key"], Value: tn["value"], Effect: corev1.TaintEffect(tn["effect"])}
+			if !slices.ContainsFunc(live.Spec.Taints, func(x corev1.Taint) bool { return x.MatchTaint(&taint) }) {
+				live.Spec.Taints = append(live.Spec.Taints, taint)
+			}
+			stamped["taint "+taint.ToString()]++
+		}
+		if _, err := s.client.CoreV1().Nodes().Update(t.Context(), live, metav1.UpdateOptions{}); err != nil {
 			t.Fatalf("labelling node %s: %v", n.Name, err)
 		}
-		c.nodeTypes[n.Name] = n.AcceleratorType
-		count[n.AcceleratorType]++
+		if v := res.labels[c.typeLabel]; v != "" {
+			c.nodeTypes[n.Name] = v
+			types[v]++
+		}
 	}
-	t.Logf("stamped %s on %d nodes as the NodeFeatureRule would: %s", c.typeLabel, len(c.nodeTypes), jsonString(count))
+	var keys []string
+	for k := range stamped {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	var parts []string
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s on %d", k, stamped[k]))
+	}
+	t.Logf("NodeFeatureRule evaluated on %d nodes by their PCI ids and names, as nfd-master would: %s", len(view.Nodes), strings.Join(parts, "; "))
 }
 
 // apply applies the tree as Flux would (the root kustomization), the
