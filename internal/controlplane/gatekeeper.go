@@ -129,8 +129,11 @@ func (cp *ControlPlane) startGatekeeper(ctx context.Context, dir string) (*Gatek
 
 	gkDir := filepath.Join(cp.dir, "gatekeeper")
 	certDir := filepath.Join(gkDir, "certs")
-	if err := os.MkdirAll(certDir, 0o700); err != nil {
-		return nil, err
+	auditDir := filepath.Join(gkDir, "audit")
+	for _, d := range []string{certDir, auditDir} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return nil, err
+		}
 	}
 	serving, err := cp.ca.serving("gatekeeper-webhook", []net.IP{net.IPv4(127, 0, 0, 1)}, []string{"localhost"})
 	if err != nil {
@@ -179,6 +182,8 @@ func (cp *ControlPlane) startGatekeeper(ctx context.Context, dir string) (*Gatek
 		"--otlp-endpoint=127.0.0.1:" + strconv.Itoa(otlpPort),
 		"--otlp-metric-interval=1h",
 		"--audit-interval=" + strconv.Itoa(int(AuditInterval/time.Second)),
+		// Not /tmp/audit, which the audit expects to exist and empties.
+		"--api-cache-dir=" + auditDir,
 		"--constraint-violations-limit=100",
 		"--exempt-namespace=" + GatekeeperNamespace,
 		"--disable-opa-builtin={http.send}",
