@@ -21,12 +21,15 @@
 //     Feature Discovery would leave them; `accelc inventory snapshot --live`
 //     and `accelc render --live` against them give what the snapshot file
 //     gives, for the admin and for a user that may not list pods.
-//  4. admission/<example>: the rendered tree is applied; once Gatekeeper has
-//     taken every template, constraint and mutator, a pod naming only its
-//     profile is mutated, admitted and bound by kube-scheduler to a node of
-//     the profile's type; the admission fixtures are admitted or denied with
-//     their messages; with enforcementAction dryrun the hostile pods are
-//     admitted and show up in Gatekeeper's audit.
+//  4. admission/<example>: the labels and taints the rendered
+//     NodeFeatureRule gives each node (a stand-in for nfd-master evaluates
+//     it on the node's PCI id and name) are put on the nodes and the tree is
+//     applied as Flux would; once Gatekeeper has taken every template,
+//     constraint and mutator, a pod naming only its profile is mutated,
+//     admitted and bound by kube-scheduler to a node of the profile's type;
+//     the admission fixtures are admitted or denied with their messages; with
+//     enforcementAction dryrun the hostile pods are admitted and show up in
+//     Gatekeeper's audit.
 //  5. entitlement/<example>: a team's pod never binds to a node of a type the
 //     team is not entitled to, even when only such nodes have room.
 package e2e

@@ -68,7 +68,7 @@ check_pin tools/gatekeeper github.com/open-policy-agent/gatekeeper/v3 "$GATEKEEP
 if [ -x "$gk/manager" ] && [ -d "$gk/crds" ]; then
 	echo "e2e-tools: $gk/manager and crds/ already there"
 else
-	echo "e2e-tools: building Gatekeeper $GATEKEEPER_VERSION into $gk (about 5 minutes the first time on 2 cores)" >&2
+	echo "e2e-tools: building Gatekeeper $GATEKEEPER_VERSION into $gk (5 to 7 minutes the first time on 2 cores)" >&2
 	mkdir -p bin
 	tmp=$(mktemp -d "bin/.gatekeeper-$GATEKEEPER_VERSION.XXXXXX")
 	chmod 0755 "$tmp"
