@@ -164,3 +164,14 @@ func TestVersionsAgree(t *testing.T) {
 	require.NoError(t, err)
 	assert.Regexp(t, regexp.MustCompile(`(?m)^\s*(require\s+)?k8s\.io/kubernetes\s+`+regexp.QuoteMeta(controlplane.K8sVersion)+`\s*$`), string(gomod))
 }
+
+// Gatekeeper's manager is the gator CLI's version: the Makefile's
+// GATOR_VERSION, and what tools/gatekeeper pins.
+func TestGatekeeperVersionsAgree(t *testing.T) {
+	makefile, err := os.ReadFile(filepath.Join("..", "..", "Makefile"))
+	require.NoError(t, err)
+	assert.Regexp(t, regexp.MustCompile(`(?m)^GATOR_VERSION\s*:=\s*`+regexp.QuoteMeta(controlplane.GatekeeperVersion)+`\s*$`), string(makefile))
+	gomod, err := os.ReadFile(filepath.Join("..", "..", "tools", "gatekeeper", "go.mod"))
+	require.NoError(t, err)
+	assert.Regexp(t, regexp.MustCompile(`(?m)^\s*(require\s+)?github\.com/open-policy-agent/gatekeeper/v3\s+`+regexp.QuoteMeta(controlplane.GatekeeperVersion)+`\s*$`), string(gomod))
+}
