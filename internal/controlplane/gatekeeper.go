@@ -216,14 +216,16 @@ func (gk *Gatekeeper) registerWebhooks(ctx context.Context, client kubernetes.In
 		{Key: "admission.gatekeeper.sh/ignore", Operator: metav1.LabelSelectorOpDoesNotExist},
 		{Key: "kubernetes.io/metadata.name", Operator: metav1.LabelSelectorOpNotIn, Values: []string{GatekeeperNamespace}},
 	}}
-	rules := []admissionv1.RuleWithOperations{{
-		Operations: []admissionv1.OperationType{admissionv1.Create, admissionv1.Update},
-		Rule: admissionv1.Rule{
-			APIGroups:   []string{"*"},
-			APIVersions: []string{"*"},
-			Resources:   []string{"*"},
-		},
-	}}
+	rule := func(resources ...string) []admissionv1.RuleWithOperations {
+		return []admissionv1.RuleWithOperations{{
+			Operations: []admissionv1.OperationType{admissionv1.Create, admissionv1.Update},
+			Rule: admissionv1.Rule{
+				APIGroups:   []string{"*"},
+				APIVersions: []string{"*"},
+				Resources:   resources,
+			},
+		}}
+	}
 	fail := admissionv1.Fail
 	exact := admissionv1.Exact
 	none := admissionv1.SideEffectClassNone
@@ -235,7 +237,7 @@ func (gk *Gatekeeper) registerWebhooks(ctx context.Context, client kubernetes.In
 		Webhooks: []admissionv1.MutatingWebhook{{
 			Name:                    "mutation.gatekeeper.sh",
 			ClientConfig:            cfg("/v1/mutate"),
-			Rules:                   rules,
+			Rules:                   rule("*"),
 			FailurePolicy:           &fail,
 			MatchPolicy:             &exact,
 			NamespaceSelector:       nsSelector,
@@ -250,9 +252,11 @@ func (gk *Gatekeeper) registerWebhooks(ctx context.Context, client kubernetes.In
 	_, err = client.AdmissionregistrationV1().ValidatingWebhookConfigurations().Create(ctx, &admissionv1.ValidatingWebhookConfiguration{
 		ObjectMeta: metav1.ObjectMeta{Name: ValidatingWebhookName, Labels: map[string]string{"gatekeeper.sh/system": "yes"}},
 		Webhooks: []admissionv1.ValidatingWebhook{{
-			Name:                    "validation.gatekeeper.sh",
-			ClientConfig:            cfg("/v1/admit"),
-			Rules:                   rules,
+			Name:         "validation.gatekeeper.sh",
+			ClientConfig: cfg("/v1/admit"),
+			// "*" matches no subresource: ephemeral containers are added
+			// through one.
+			Rules:                   rule("*", "pods/ephemeralcontainers"),
 			FailurePolicy:           &fail,
 			MatchPolicy:             &exact,
 			NamespaceSelector:       nsSelector,
