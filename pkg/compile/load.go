@@ -194,6 +194,13 @@ func Load(dir string) (*Model, error) {
 			p.ResourceName = "nvidia.com/gpu"
 		}
 		diags = append(diags, checkProfileSharing(m, &p, resourceSet, profileAt)...)
+		if pc := p.PriorityClassName; pc != "" {
+			if _, ok := m.Cluster.PriorityClasses[pc]; !ok {
+				diags = append(diags, Diagnostic{Pos: profileAt("priorityClassName"), Msg: fmt.Sprintf(
+					"profiles.%s.priorityClassName: %s is not one of cluster.priorityClasses (%s): declare it there; the mutation sets the class's value with its name, as the Priority admission plugin requires",
+					name, pc, orNone(sortedKeys(m.Cluster.PriorityClasses)))})
+			}
+		}
 		diags = append(diags, checkRanges(&p, func(field ...string) string {
 			sel := []cue.Selector{cue.Str("profiles"), cue.Str(name)}
 			for _, f := range field {

@@ -60,6 +60,16 @@ func mutationObjects(m *compile.Model) []Object {
 			},
 		})
 	}
+	// assign sets location to value on the profile's pods, whatever they
+	// hold there.
+	assign := func(name string, sel map[string]any, location string, value any) {
+		add("Assign", "mutations.gatekeeper.sh/v1", name, map[string]any{
+			"applyTo":    applyTo,
+			"match":      match(sel),
+			"location":   location,
+			"parameters": map[string]any{"assign": map[string]any{"value": value}},
+		})
+	}
 	annotate := func(name string, sel map[string]any, key, value string) {
 		add("AssignMetadata", "mutations.gatekeeper.sh/v1", name, map[string]any{
 			"match":      match(sel),
@@ -84,7 +94,21 @@ func mutationObjects(m *compile.Model) []Object {
 			})
 		}
 		if p.PriorityClassName != "" {
-			assignOnce("accelc-"+p.Name+"-priority", sel, "spec.priorityClassName", p.PriorityClassName)
+			// The tier is the profile's: a pod of it does not pick its own.
+			// The Priority admission plugin has already set spec.priority
+			// (0, or the global default's value) before the webhooks run,
+			// and rejects a class whose value differs when it runs again
+			// after them, so the value and preemption policy are set with
+			// the class.
+			assign("accelc-"+p.Name+"-priority", sel, "spec.priorityClassName", p.PriorityClassName)
+			if pc, ok := m.Cluster.PriorityClasses[p.PriorityClassName]; ok {
+				assign("accelc-"+p.Name+"-priority-value", sel, "spec.priority", pc.Value)
+				policy := pc.PreemptionPolicy
+				if policy == "" {
+					policy = "PreemptLowerPriority"
+				}
+				assign("accelc-"+p.Name+"-preemption", sel, "spec.preemptionPolicy", policy)
+			}
 		}
 		if p.Generic() {
 			continue
@@ -123,6 +147,22 @@ func mutationObjects(m *compile.Model) []Object {
 			continue
 		}
 		annotate("accelc-team-"+t.Name, map[string]any{"namespaces": t.Namespaces}, prefix+"/team", t.Name)
+		// A generic profile names no type: in a team's namespaces its pods
+		// are confined to the types the team is entitled to.
+		for i := range m.Profiles {
+			p := &m.Profiles[i]
+			if !p.Generic() || len(t.AcceleratorTypes) == 0 {
+				continue
+			}
+			sel := map[string]any{
+				"namespaces":    t.Namespaces,
+				"labelSelector": map[string]any{"matchLabels": map[string]string{prefix + "/profile": p.Name}},
+			}
+			assignOnce("accelc-"+p.Name+"-"+t.Name+"-affinity", sel, "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution",
+				map[string]any{"nodeSelectorTerms": []any{map[string]any{"matchExpressions": []any{
+					map[string]any{"key": m.Cluster.TypeLabel(), "operator": "In", "values": t.AcceleratorTypes},
+				}}}})
+		}
 		// Where the team's quota is Kueue's, its profile pods go through
 		// the team's LocalQueue: Kueue admits (and counts) a plain pod
 		// that carries the queue-name label when it is created. Gatekeeper's
