@@ -15,6 +15,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
 
 	"github.com/accelc/accelc/internal/controlplane"
 )
@@ -28,7 +29,11 @@ import (
 // namespace of a team that is entitled must bind there, which shows the
 // nodes had room.
 func (s *suite) stepEntitlement(t *testing.T, c *clusterUnderTest) {
-	ns, typ, ok := c.unentitled()
+	nodes, err := s.client.CoreV1().Nodes().List(t.Context(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns, typ, ok := c.unentitled(nodes.Items)
 	if !ok {
 		t.Logf("every team of %s may use every type of its nodes: nothing to check", c.example)
 		return
@@ -42,7 +47,7 @@ func (s *suite) stepEntitlement(t *testing.T, c *clusterUnderTest) {
 
 	checked, failed := 0, 0
 	for _, p := range c.profiles {
-		if !p.reaches(typ) {
+		if !p.reaches(c, typ, nodes.Items) {
 			continue
 		}
 		failed++
@@ -113,14 +118,43 @@ func (s *suite) stepEntitlement(t *testing.T, c *clusterUnderTest) {
 
 // reaches reports whether the profile's pods may go to nodes of typ: it
 // lists the type, or it is an any-type profile.
-func (p profile) reaches(typ string) bool {
-	return len(p.types) == 0 || slices.Contains(p.types, typ)
+//
+// and it tolerates the taints of some node of the type (a pool's taint
+// keeps a whole-GPU profile off the pool's nodes).
+func (p profile) reaches(c *clusterUnderTest, typ string, nodes []corev1.Node) bool {
+	if len(p.types) > 0 && !slices.Contains(p.types, typ) {
+		return false
+	}
+	for _, n := range nodes {
+		if n.Labels[c.typeLabel] == typ && tolerates(p.tolerations, n.Spec.Taints) {
+			return true
+		}
+	}
+	return false
+}
+
+// tolerates reports whether tolerations tolerate every NoSchedule and
+// NoExecute taint, as kube-scheduler requires.
+func tolerates(tolerations []corev1.Toleration, taints []corev1.Taint) bool {
+	for i := range taints {
+		if taints[i].Effect == corev1.TaintEffectPreferNoSchedule {
+			continue
+		}
+		ok := false
+		for j := range tolerations {
+			ok = ok || tolerations[j].ToleratesTaint(klog.Background(), &taints[i], false)
+		}
+		if !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // unentitled picks a namespace and a type of the cluster's nodes its team
 // is not entitled to, when another team is: of those pairs, the one the
 // most profiles reach, then the first by namespace and type.
-func (c *clusterUnderTest) unentitled() (string, string, bool) {
+func (c *clusterUnderTest) unentitled(nodes []corev1.Node) (string, string, bool) {
 	var nodeTypes []string
 	for _, typ := range c.nodeTypes {
 		if !slices.Contains(nodeTypes, typ) {
@@ -144,7 +178,7 @@ func (c *clusterUnderTest) unentitled() (string, string, bool) {
 			}
 			n := 0
 			for _, p := range c.profiles {
-				if p.reaches(typ) {
+				if p.reaches(c, typ, nodes) {
 					n++
 				}
 			}

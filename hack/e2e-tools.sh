@@ -60,7 +60,7 @@ else
 	mv "$tmp/kubectl" "$k8s/kubectl"
 	rm -rf "$tmp"
 fi
-"$k8s/kubectl" version --client | head -n 1
+"$k8s/kubectl" version --client | sed -n 1p
 
 # Gatekeeper's manager and its CRDs, from the module the pinned gator comes from.
 gk=bin/gatekeeper-$GATEKEEPER_VERSION
