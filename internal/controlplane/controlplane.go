@@ -415,7 +415,10 @@ func (cp *ControlPlane) stop(t testing.TB) {
 // stopAll stops the processes, the last started first.
 func (cp *ControlPlane) stopAll(t testing.TB) {
 	for i := len(cp.procs) - 1; i >= 0; i-- {
-		if err := cp.procs[i].stop(); err != nil {
+		switch err := cp.procs[i].stop(); {
+		case errors.Is(err, errKilled):
+			t.Logf("control plane: %v", err)
+		case err != nil:
 			t.Errorf("control plane: %v", err)
 		}
 	}

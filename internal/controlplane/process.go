@@ -17,6 +17,11 @@ import (
 // process group is killed.
 const stopGrace = 10 * time.Second
 
+// errKilled marks a process that was stopped with SIGKILL after stopGrace:
+// stopped all the same, so a note, not a failure (kube-apiserver can hold
+// on to in-flight requests after its webhooks are gone).
+var errKilled = errors.New("killed")
+
 // logTailLines is how much of each log a failed test prints.
 const logTailLines = 60
 
@@ -106,7 +111,7 @@ func (p *process) stop() error {
 		return fmt.Errorf("killing %s (process group %d): %w", p.name, pgid, err)
 	}
 	<-p.done
-	return fmt.Errorf("%s (process group %d) ignored SIGTERM for %s and was killed", p.name, pgid, stopGrace)
+	return fmt.Errorf("%s (process group %d) ignored SIGTERM for %s and was killed: %w", p.name, pgid, stopGrace, errKilled)
 }
 
 // tail is the end of the process's log.
