@@ -306,7 +306,7 @@ func (r rendered) root(c *clusterUnderTest) string {
 // appliedFolders are the folders the cluster applies; see root.
 func appliedFolders(t *testing.T, out string) []string {
 	t.Helper()
-	objs, err := readObjects(filepath.Join(out, "kustomization.yaml"))
+	objs, err := controlplane.ReadObjects(filepath.Join(out, "kustomization.yaml"))
 	if err != nil || len(objs) != 1 {
 		t.Fatalf("the root kustomization of %s: %v", out, err)
 	}
@@ -594,7 +594,7 @@ func (s *suite) fixtures(t *testing.T, c *clusterUnderTest) {
 	}
 	denied, admitted, skipped := 0, 0, 0
 	for _, tc := range cases.Cases {
-		objs, err := readObjects(filepath.Join(dir, filepath.Dir(policytest.CasesFile), tc.Object))
+		objs, err := controlplane.ReadObjects(filepath.Join(dir, filepath.Dir(policytest.CasesFile), tc.Object))
 		if err != nil || len(objs) != 1 {
 			t.Fatalf("case %s: %s: %v", tc.Name, tc.Object, err)
 		}

@@ -206,7 +206,7 @@ func (s *suite) applyTemplates(t *testing.T, files []string) {
 	}
 	s.mustKubectl(t, args...)
 	for _, f := range files {
-		objs, err := readObjects(f)
+		objs, err := controlplane.ReadObjects(f)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -25,7 +24,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/restmapper"
@@ -183,7 +181,7 @@ func readTree(t *testing.T, dir string) []rendered {
 		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".yaml") || d.Name() == "kustomization.yaml" {
 			return err
 		}
-		objs, err := readObjects(path)
+		objs, err := controlplane.ReadObjects(path)
 		if err != nil {
 			return err
 		}
@@ -197,28 +195,6 @@ func readTree(t *testing.T, dir string) []rendered {
 		t.Fatalf("reading the rendered tree %s: %v", dir, err)
 	}
 	return out
-}
-
-// readObjects decodes every document of a YAML or JSON file.
-func readObjects(file string) ([]*unstructured.Unstructured, error) {
-	data, err := os.ReadFile(file)
-	if err != nil {
-		return nil, err
-	}
-	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
-	var out []*unstructured.Unstructured
-	for {
-		var m map[string]any
-		if err := dec.Decode(&m); err != nil {
-			if errors.Is(err, io.EOF) {
-				return out, nil
-			}
-			return nil, fmt.Errorf("%s: %w", file, err)
-		}
-		if len(m) > 0 {
-			out = append(out, &unstructured.Unstructured{Object: m})
-		}
-	}
 }
 
 // kustomizations are the folders of a rendered tree that hold a

@@ -19,23 +19,11 @@ import (
 // pod data: 8 H200 in ml-research, 4 A100 80GB split over the two
 // serving namespaces, 2 V100 in a namespace no team claims.
 func TestCostCommand(t *testing.T) {
-	snap, err := inventory.ReadSnapshot("../../examples/clusters/hetero-prod/inventory.json")
-	require.NoError(t, err)
-	snap.Source = &inventory.Source{Cluster: "hetero-prod", TakenAt: time.Now().UTC(), PodsCounted: true}
-	use := map[string]map[string]int{
+	file := snapshotWithPods(t, "hetero-prod", map[string]map[string]int{
 		"worker-node-17": {"ml-research": 8},
 		"worker-node-01": {"serving-prod": 3, "serving-staging": 1},
 		"worker-node-21": {"scratch": 2},
-	}
-	for i := range snap.Nodes {
-		if by, ok := use[snap.Nodes[i].Metadata.Name]; ok {
-			inventory.SetInUse(&snap.Nodes[i], by)
-		}
-	}
-	var buf bytes.Buffer
-	require.NoError(t, snap.Write(&buf))
-	file := filepath.Join(t.TempDir(), "inventory.json")
-	require.NoError(t, os.WriteFile(file, buf.Bytes(), 0o644))
+	})
 
 	run := runMain
 	code, out, errOut := run("cost", "../../examples/clusters/hetero-prod", "--inventory", file, "-o", "json")
@@ -74,22 +62,10 @@ func TestCostCommand(t *testing.T) {
 // share of a GPU: 3 replicas of an A100 time-sliced three ways are one
 // A100; 2 3g.40gb slices are 6/7 of one.
 func TestCostOfSharedDevices(t *testing.T) {
-	snap, err := inventory.ReadSnapshot("../../examples/clusters/gpu-pools/inventory.json")
-	require.NoError(t, err)
-	snap.Source = &inventory.Source{Cluster: "gpu-pools", TakenAt: time.Now().UTC(), PodsCounted: true}
-	use := map[string]map[string]int{
+	file := snapshotWithPods(t, "gpu-pools", map[string]map[string]int{
 		"a100-ts-01":    {"ds-notebooks": 3},
 		"a100-mig3g-01": {"serving-prod": 2},
-	}
-	for i := range snap.Nodes {
-		if by, ok := use[snap.Nodes[i].Metadata.Name]; ok {
-			inventory.SetInUse(&snap.Nodes[i], by)
-		}
-	}
-	var buf bytes.Buffer
-	require.NoError(t, snap.Write(&buf))
-	file := filepath.Join(t.TempDir(), "inventory.json")
-	require.NoError(t, os.WriteFile(file, buf.Bytes(), 0o644))
+	})
 
 	code, out, errOut := runMain("cost", "../../examples/clusters/gpu-pools", "--inventory", file, "-o", "json")
 	require.Equal(t, exitOK, code, errOut)
@@ -111,4 +87,23 @@ func TestCostOfSharedDevices(t *testing.T) {
 	code, out, errOut = runMain("cost", "../../examples/clusters/gpu-pools", "--inventory", file)
 	require.Equal(t, exitOK, code, errOut)
 	assert.Regexp(t, `Model Serving +NVIDIA A100 80GB +0\.86 +626 +\$2\.57 +\$1877\.14`, out)
+}
+
+// snapshotWithPods writes an example's inventory as a snapshot that
+// counted pods: use gives, per node, the accelerators each namespace holds.
+func snapshotWithPods(t *testing.T, example string, use map[string]map[string]int) string {
+	t.Helper()
+	snap, err := inventory.ReadSnapshot("../../examples/clusters/" + example + "/inventory.json")
+	require.NoError(t, err)
+	snap.Source = &inventory.Source{Cluster: example, TakenAt: time.Now().UTC(), PodsCounted: true}
+	for i := range snap.Nodes {
+		if by, ok := use[snap.Nodes[i].Metadata.Name]; ok {
+			inventory.SetInUse(&snap.Nodes[i], by)
+		}
+	}
+	var buf bytes.Buffer
+	require.NoError(t, snap.Write(&buf))
+	file := filepath.Join(t.TempDir(), "inventory.json")
+	require.NoError(t, os.WriteFile(file, buf.Bytes(), 0o644))
+	return file
 }

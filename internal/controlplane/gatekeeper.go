@@ -289,7 +289,7 @@ func (gk *Gatekeeper) Ready(ctx context.Context) error {
 func ApplyCRDs(ctx context.Context, dyn dynamic.Interface, files ...string) ([]string, error) {
 	var names []string
 	for _, file := range files {
-		objs, err := readObjects(file)
+		objs, err := ReadObjects(file)
 		if err != nil {
 			return nil, err
 		}
@@ -352,9 +352,9 @@ func WaitEstablished(ctx context.Context, dyn dynamic.Interface, name string) er
 	}
 }
 
-// readObjects decodes every document of a YAML or JSON file, skipping
+// ReadObjects decodes every document of a YAML or JSON file, skipping
 // empty ones.
-func readObjects(file string) ([]*unstructured.Unstructured, error) {
+func ReadObjects(file string) ([]*unstructured.Unstructured, error) {
 	data, err := os.ReadFile(file)
 	if err != nil {
 		return nil, err
