@@ -137,7 +137,7 @@ func (m *Model) checkWholeGPUProfiles(inv *inventory.Inventory) []Diagnostic {
 				case pool.Taint == nil:
 					open++
 					untainted = appendOnce(untainted, pool.Name)
-				case tolerated(p.Tolerations, *pool.Taint):
+				case p.Tolerates(*pool.Taint):
 					open++
 				default:
 					closed = appendOnce(closed, pool.Name)
@@ -166,14 +166,4 @@ func appendOnce(list []string, s string) []string {
 		return list
 	}
 	return append(list, s)
-}
-
-// tolerated is Kubernetes' ToleratesTaint over a list of tolerations.
-func tolerated(tols []Toleration, taint Taint) bool {
-	for _, t := range tols {
-		if t.Tolerates(taint) {
-			return true
-		}
-	}
-	return false
 }

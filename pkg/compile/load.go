@@ -384,7 +384,7 @@ func checkTeamQuota(t *Team, m *Model, posOf func(path ...cue.Selector) token.Po
 					"teams.%s.quota: a quota in %s, a pool of %s, which the team is not entitled to: add the type to acceleratorTypes or drop the quota", name, id, pool.AcceleratorType)})
 			case poolResource(m, pool) == "":
 				out = append(out, Diagnostic{Pos: pos, Msg: fmt.Sprintf(
-					"teams.%s.quota: %s cuts each GPU into several MIG profiles (%s), each its own resource under the mixed strategy: a quota per config covers one; split the config by profile, or quota the type", name, id, layoutString(pool.Layout))})
+					"teams.%s.quota: %s cuts each GPU into several MIG profiles (%s), each its own resource under the mixed strategy: a quota per config covers one; split the config by profile, or quota the type", name, id, mig.Describe(pool.Layout))})
 			case pool.Taint == nil && poolResource(m, pool) == wholeResource(m, pool):
 				out = append(out, Diagnostic{Pos: pos, Msg: fmt.Sprintf(
 					"teams.%s.quota: %s has no taint and its pods request %s like whole GPUs, so Kueue cannot keep whole-GPU workloads out of its quota: give the pool a taint (or renameByDefault)", name, id, wholeResource(m, pool))})

@@ -65,6 +65,12 @@ func (t Taint) Toleration() Toleration {
 	return tol
 }
 
+// Tolerates reports whether one of the profile's tolerations tolerates
+// taint.
+func (p *Profile) Tolerates(taint Taint) bool {
+	return slices.ContainsFunc(p.Tolerations, func(t Toleration) bool { return t.Tolerates(taint) })
+}
+
 // Tolerates is Kubernetes' ToleratesTaint.
 func (t Toleration) Tolerates(taint Taint) bool {
 	if t.Effect != "" && t.Effect != taint.Effect {
@@ -297,7 +303,7 @@ func checkMIGProfile(m *Model, p *Profile, at func(field ...any) string, errAt f
 		if pool.Layout[p.MIG] > 0 {
 			p.Pools = append(p.Pools, pool.Name)
 		} else {
-			others = append(others, fmt.Sprintf("%s (%s)", pool.Name, layoutString(pool.Layout)))
+			others = append(others, fmt.Sprintf("%s (%s)", pool.Name, mig.Describe(pool.Layout)))
 		}
 	}
 	if len(p.Pools) == 0 {
@@ -419,16 +425,6 @@ func firstProfile(layout map[string]int) string {
 	return ""
 }
 
-func layoutString(layout map[string]int) string {
-	var parts []string
-	for _, name := range sortedKeys(layout) {
-		if n := layout[name]; n > 0 {
-			parts = append(parts, fmt.Sprintf("%d×%s", n, name))
-		}
-	}
-	return strings.Join(parts, " + ")
-}
-
 // checkPoolNodes compares the pools with the inventory: a pool or config
 // that takes no node is an error, as is a listed node of another type; a
 // listed node the inventory lacks is a warning (it may not have joined).
@@ -501,24 +497,25 @@ type Capacity struct {
 // ProfileCapacity counts what a profile over shared GPUs can request on
 // the inventory: MIG slices of its profile in its configs' nodes, or
 // replicas in its pools. ok is false for a whole-GPU profile.
-func (m *Model) ProfileCapacity(p *Profile, inv *inventory.Inventory) (Capacity, bool) {
+//
+// perPool is each of p.Pools' part, in order.
+func (m *Model) ProfileCapacity(p *Profile, inv *inventory.Inventory) (total Capacity, perPool []Capacity, ok bool) {
 	if len(p.Pools) == 0 {
-		return Capacity{}, false
+		return Capacity{}, nil, false
 	}
-	var c Capacity
 	for _, name := range p.Pools {
-		pool, ok := m.Pool(name)
-		if !ok {
-			continue
+		var pc Capacity
+		if pool, ok := m.Pool(name); ok {
+			pc = m.PoolCapacity(pool, p.MIG, inv)
 		}
-		pc := m.PoolCapacity(pool, p.MIG, inv)
-		c.Nodes += pc.Nodes
-		c.GPUs += pc.GPUs
-		c.Devices += pc.Devices
-		c.Available += pc.Available
-		c.Pending += pc.Pending
+		perPool = append(perPool, pc)
+		total.Nodes += pc.Nodes
+		total.GPUs += pc.GPUs
+		total.Devices += pc.Devices
+		total.Available += pc.Available
+		total.Pending += pc.Pending
 	}
-	return c, true
+	return total, perPool, true
 }
 
 // PoolCapacity counts a pool's devices: for MIG, the slices of profile
@@ -606,7 +603,7 @@ func (m *Model) PoolSummaries(inv *inventory.Inventory) []PoolSummary {
 			s.Taint = pool.Taint.String()
 		}
 		if pool.Sharing == ShareMIG {
-			s.Layout = layoutString(pool.Layout)
+			s.Layout = mig.Describe(pool.Layout)
 			s.PerProfile = map[string]Capacity{}
 			for name, k := range pool.Layout {
 				if k > 0 {
@@ -620,10 +617,11 @@ func (m *Model) PoolSummaries(inv *inventory.Inventory) []PoolSummary {
 }
 
 // DeviceShare is the share of a GPU one device of a pool is: 1/replicas
-// when time-sliced or MPS; for MIG, a slice's compute slices over the
-// GPU's (3/7 for a 3g on an A100), averaged over the layout's devices when
-// it cuts several profiles (usage then is not known per profile).
-func DeviceShare(pool *NodePool) float64 {
+// when time-sliced or MPS; for MIG, a slice of profile's compute slices
+// over the GPU's (3/7 for a 3g on an A100). With profile "", a MIG
+// config's devices are averaged over its layout (for usage not known per
+// profile).
+func DeviceShare(pool *NodePool, profile string) float64 {
 	if pool.Sharing != ShareMIG {
 		return 1 / float64(pool.Replicas)
 	}
@@ -635,8 +633,12 @@ func DeviceShare(pool *NodePool) float64 {
 	if !ok || g.ComputeSlices == 0 {
 		return 1
 	}
+	layout := pool.Layout
+	if profile != "" {
+		layout = map[string]int{profile: 1}
+	}
 	devices, compute := 0, 0
-	for name, n := range pool.Layout {
+	for name, n := range layout {
 		devices += n
 		compute += n * g.Profiles[name].Compute
 	}

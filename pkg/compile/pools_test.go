@@ -179,7 +179,7 @@ profiles: {
 `)
 	caps := map[string]compile.Capacity{}
 	for i := range m.Profiles {
-		c, ok := m.ProfileCapacity(&m.Profiles[i], inv)
+		c, _, ok := m.ProfileCapacity(&m.Profiles[i], inv)
 		require.True(t, ok)
 		caps[m.Profiles[i].Name] = c
 	}

@@ -62,7 +62,7 @@ func Chargeback(m *compile.Model, inv *inventory.Inventory, hours float64) ([]Li
 		n := &inv.Nodes[i]
 		share := 1.0
 		if pool := m.PoolOf(n.Name, n.AcceleratorType); pool != nil {
-			share = compile.DeviceShare(pool)
+			share = compile.DeviceShare(pool, "")
 		}
 		for ns, c := range n.InUseBy {
 			k := key{Unassigned, n.AcceleratorType}

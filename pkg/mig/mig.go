@@ -130,7 +130,7 @@ func (g Geometry) Place(layout map[string]int) ([]Placement, error) {
 	}
 	if !place(0) {
 		return nil, fmt.Errorf("%s cannot be placed on one GPU: the instances need %d of %d memory slices at the offsets NVML allows (for example a 3g instance starts only at slice 0 or 4, a 1g never at 7)",
-			describe(layout), g.memoryNeeded(layout), g.MemorySlices)
+			Describe(layout), g.memoryNeeded(layout), g.MemorySlices)
 	}
 	slices.SortFunc(placed, func(a, b Placement) int { return cmp.Compare(a.Start, b.Start) })
 	return placed, nil
@@ -220,7 +220,9 @@ func didYouMean(name string, g Geometry) string {
 	return " (did you mean " + strings.Join(same, " or ") + "?)"
 }
 
-func describe(layout map[string]int) string {
+// Describe writes a layout as "2×2g.20gb + 1×3g.40gb", profiles in
+// order, those with no instance left out.
+func Describe(layout map[string]int) string {
 	var parts []string
 	for _, name := range sortedKeys(layout) {
 		if layout[name] > 0 {

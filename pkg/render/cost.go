@@ -168,31 +168,26 @@ func costRules(m *compile.Model) []Object {
 // deviceShares are the series of RuleDeviceShare: per pool and the
 // resource its pods request, the share of a GPU one device is.
 func deviceShares(m *compile.Model) []string {
-	geo, _ := mig.Builtin()
 	var out []string
-	share := func(pool, resource string, v float64) {
+	share := func(pool *compile.NodePool, resource, profile string) {
 		out = append(out, fmt.Sprintf(`label_replace(label_replace(vector(%s), "pool", "%s", "", ""), "resource", "%s", "", "")`,
-			strconv.FormatFloat(v, 'f', -1, 64), pool, ksmResource(resource)))
+			strconv.FormatFloat(compile.DeviceShare(pool, profile), 'f', -1, 64), pool.Name, ksmResource(resource)))
 	}
 	for _, pool := range m.NodePools {
 		if pool.Sharing != compile.ShareMIG {
-			share(pool.Name, compile.PoolResource(m, pool), 1/float64(pool.Replicas))
+			share(pool, compile.PoolResource(m, pool), "")
 			continue
 		}
-		g, ok := geo[pool.AcceleratorType]
-		if !ok {
-			continue
-		}
+		class, _ := m.Catalog.Get(pool.AcceleratorType)
 		for _, p := range sortedKeys(pool.Layout) {
 			if pool.Layout[p] == 0 {
 				continue
 			}
 			resource := mig.ResourceName(p)
 			if m.Cluster.MIGStrategy() == "single" {
-				class, _ := m.Catalog.Get(pool.AcceleratorType)
 				resource = class.ResourceName
 			}
-			share(pool.Name, resource, float64(g.Profiles[p].Compute)/float64(g.ComputeSlices))
+			share(pool, resource, p)
 		}
 	}
 	return out

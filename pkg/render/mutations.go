@@ -47,28 +47,22 @@ func mutationObjects(m *compile.Model) []Object {
 			},
 		})
 	}
-	// assignOnce sets location to value on the profile's pods that have
-	// nothing there.
-	assignOnce := func(name string, sel map[string]any, location string, value any) {
-		add("Assign", "mutations.gatekeeper.sh/v1", name, map[string]any{
-			"applyTo":  applyTo,
-			"match":    match(sel),
-			"location": location,
-			"parameters": map[string]any{
-				"pathTests": []any{map[string]any{"subPath": location, "condition": "MustNotExist"}},
-				"assign":    map[string]any{"value": value},
-			},
-		})
-	}
-	// assign sets location to value on the profile's pods, whatever they
-	// hold there.
-	assign := func(name string, sel map[string]any, location string, value any) {
+	// assign sets location to value on the profile's pods; once, only
+	// where the pod has nothing there.
+	assign := func(name string, sel map[string]any, location string, value any, once bool) {
+		params := map[string]any{"assign": map[string]any{"value": value}}
+		if once {
+			params["pathTests"] = []any{map[string]any{"subPath": location, "condition": "MustNotExist"}}
+		}
 		add("Assign", "mutations.gatekeeper.sh/v1", name, map[string]any{
 			"applyTo":    applyTo,
 			"match":      match(sel),
 			"location":   location,
-			"parameters": map[string]any{"assign": map[string]any{"value": value}},
+			"parameters": params,
 		})
+	}
+	assignOnce := func(name string, sel map[string]any, location string, value any) {
+		assign(name, sel, location, value, true)
 	}
 	annotate := func(name string, sel map[string]any, key, value string) {
 		add("AssignMetadata", "mutations.gatekeeper.sh/v1", name, map[string]any{
@@ -100,14 +94,14 @@ func mutationObjects(m *compile.Model) []Object {
 			// and rejects a class whose value differs when it runs again
 			// after them, so the value and preemption policy are set with
 			// the class.
-			assign("accelc-"+p.Name+"-priority", sel, "spec.priorityClassName", p.PriorityClassName)
+			assign("accelc-"+p.Name+"-priority", sel, "spec.priorityClassName", p.PriorityClassName, false)
 			if pc, ok := m.Cluster.PriorityClasses[p.PriorityClassName]; ok {
-				assign("accelc-"+p.Name+"-priority-value", sel, "spec.priority", pc.Value)
+				assign("accelc-"+p.Name+"-priority-value", sel, "spec.priority", pc.Value, false)
 				policy := pc.PreemptionPolicy
 				if policy == "" {
 					policy = "PreemptLowerPriority"
 				}
-				assign("accelc-"+p.Name+"-preemption", sel, "spec.preemptionPolicy", policy)
+				assign("accelc-"+p.Name+"-preemption", sel, "spec.preemptionPolicy", policy, false)
 			}
 		}
 		if p.Generic() {

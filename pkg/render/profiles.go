@@ -9,7 +9,6 @@ import (
 	"github.com/accelc/accelc/pkg/catalog"
 	"github.com/accelc/accelc/pkg/compile"
 	"github.com/accelc/accelc/pkg/inventory"
-	"github.com/accelc/accelc/pkg/mig"
 )
 
 // Open Data Hub's HardwareProfile, infrastructure.opendatahub.io/v1.
@@ -388,19 +387,19 @@ func Catalog(m *compile.Model, inv *inventory.Inventory) CatalogDocument {
 // devices; each of its types gets its device and, as Available, that
 // type's devices in the profile's pools. nil for a profile of whole GPUs.
 func catalogSharing(m *compile.Model, p *compile.Profile, inv *inventory.Inventory, types []CatalogType) *CatalogSharing {
-	capacity, ok := m.ProfileCapacity(p, inv)
+	capacity, perPool, ok := m.ProfileCapacity(p, inv)
 	if !ok {
 		return nil
 	}
 	s := &CatalogSharing{Mode: p.Sharing, MIGProfile: p.MIG, Pools: p.Pools, Capacity: capacity}
 	perType := map[string]int{}
 	devices := map[string]*CatalogDevice{}
-	for _, name := range p.Pools {
+	for i, name := range p.Pools {
 		pool, ok := m.Pool(name)
 		if !ok {
 			continue
 		}
-		perType[pool.AcceleratorType] += m.PoolCapacity(pool, p.MIG, inv).Available
+		perType[pool.AcceleratorType] += perPool[i].Available
 		if devices[pool.AcceleratorType] == nil {
 			class, _ := m.Catalog.Get(pool.AcceleratorType)
 			devices[pool.AcceleratorType] = poolDevice(p, pool, class)
@@ -421,37 +420,26 @@ func catalogSharing(m *compile.Model, p *compile.Profile, inv *inventory.Invento
 	return s
 }
 
-// poolDevice is one device of a pool for a profile: a MIG slice, which
-// costs its share of the GPU's compute slices, or a replica, which costs
-// the GPU's hourly price over its replicas.
+// poolDevice is one device of a pool for a profile, a MIG slice or a
+// replica, which costs its share of the GPU's hourly price
+// (compile.DeviceShare).
 func poolDevice(p *compile.Profile, pool *compile.NodePool, class *catalog.Class) *CatalogDevice {
-	if pool.Sharing == compile.ShareMIG {
-		d := &CatalogDevice{Name: p.MIG + " slice", MemoryGB: p.SliceMemoryGB}
-		if g, ok := migGeometry(class.ID); ok && class.CostPerHour != nil {
-			cost := *class.CostPerHour * float64(g.Profiles[p.MIG].Compute) / float64(g.ComputeSlices)
-			d.CostPerHour = &cost
+	var d *CatalogDevice
+	switch pool.Sharing {
+	case compile.ShareMIG:
+		d = &CatalogDevice{Name: p.MIG + " slice", MemoryGB: p.SliceMemoryGB}
+	default:
+		mode := "time-sliced"
+		if pool.Sharing == compile.ShareMPS {
+			mode = "MPS"
 		}
-		return d
+		d = &CatalogDevice{Name: fmt.Sprintf("1/%d of a GPU (%s)", pool.Replicas, mode), MemoryGB: class.MemoryGB / pool.Replicas}
 	}
-	mode := "time-sliced"
-	if pool.Sharing == compile.ShareMPS {
-		mode = "MPS"
-	}
-	d := &CatalogDevice{Name: fmt.Sprintf("1/%d of a GPU (%s)", pool.Replicas, mode), MemoryGB: class.MemoryGB / pool.Replicas}
 	if class.CostPerHour != nil {
-		cost := *class.CostPerHour / float64(pool.Replicas)
+		cost := *class.CostPerHour * compile.DeviceShare(pool, p.MIG)
 		d.CostPerHour = &cost
 	}
 	return d
-}
-
-func migGeometry(id string) (mig.Geometry, bool) {
-	geo, err := mig.Builtin()
-	if err != nil {
-		return mig.Geometry{}, false
-	}
-	g, ok := geo[id]
-	return g, ok
 }
 
 func catalogConfigMap(m *compile.Model, inv *inventory.Inventory) (Object, error) {
@@ -480,12 +468,7 @@ func reachable(m *compile.Model, p *compile.Profile, n *inventory.Node) bool {
 	if pool == nil || pool.Taint == nil {
 		return true
 	}
-	for _, t := range p.Tolerations {
-		if t.Tolerates(*pool.Taint) {
-			return true
-		}
-	}
-	return false
+	return p.Tolerates(*pool.Taint)
 }
 
 // resourceOf is the extended resource a node's accelerators are requested

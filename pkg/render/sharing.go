@@ -138,10 +138,7 @@ func devicePluginConfig(m *compile.Model) (Object, bool, error) {
 	if len(m.Cluster.Sharing) == 0 {
 		return Object{}, false, nil
 	}
-	migStrategy := "none"
-	if m.Cluster.MIG != nil {
-		migStrategy = m.Cluster.MIG.Strategy
-	}
+	migStrategy := m.Cluster.MIGStrategy()
 	data := map[string]string{}
 	def, err := yaml.Marshal(map[string]any{"version": "v1", "flags": map[string]any{"migStrategy": migStrategy}})
 	if err != nil {
