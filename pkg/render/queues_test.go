@@ -15,6 +15,33 @@ import (
 	"github.com/accelc/accelc/pkg/render"
 )
 
+// clusterQueue is what the queue tests read of a rendered ClusterQueue.
+type clusterQueue struct {
+	Metadata struct{ Name string }
+	Spec     struct {
+		CohortName        string `json:"cohortName"`
+		NamespaceSelector struct {
+			MatchExpressions []struct {
+				Key      string
+				Operator string
+				Values   []string
+			} `json:"matchExpressions"`
+		} `json:"namespaceSelector"`
+		ResourceGroups []struct {
+			CoveredResources []string `json:"coveredResources"`
+			Flavors          []struct {
+				Name      string
+				Resources []struct {
+					Name           string
+					NominalQuota   resource.Quantity `json:"nominalQuota"`
+					BorrowingLimit *int              `json:"borrowingLimit"`
+				}
+			}
+		} `json:"resourceGroups"`
+	}
+}
+
+
 // TestQueuesAgreeWithEntitlements: in hetero-prod, every team's
 // ClusterQueue covers exactly the flavors it is entitled to, with its
 // quotas; every team namespace has a LocalQueue on it; and the
@@ -22,30 +49,6 @@ import (
 // for the same namespaces.
 func TestQueuesAgreeWithEntitlements(t *testing.T) {
 	tree := renderExample(t, "hetero-prod")
-	type clusterQueue struct {
-		Metadata struct{ Name string }
-		Spec     struct {
-			CohortName        string `json:"cohortName"`
-			NamespaceSelector struct {
-				MatchExpressions []struct {
-					Key      string
-					Operator string
-					Values   []string
-				} `json:"matchExpressions"`
-			} `json:"namespaceSelector"`
-			ResourceGroups []struct {
-				CoveredResources []string `json:"coveredResources"`
-				Flavors          []struct {
-					Name      string
-					Resources []struct {
-						Name           string
-						NominalQuota   resource.Quantity `json:"nominalQuota"`
-						BorrowingLimit *int              `json:"borrowingLimit"`
-					}
-				}
-			} `json:"resourceGroups"`
-		}
-	}
 	queues := map[string]clusterQueue{}
 	localQueues := map[string]string{} // namespace → cluster queue
 	entitled := map[string][]string{}  // namespace → types
@@ -161,19 +164,6 @@ func TestPoolQuotas(t *testing.T) {
 			NodeTaints []compile.Taint   `json:"nodeTaints"`
 		}
 	}
-	type queue struct {
-		Spec struct {
-			ResourceGroups []struct {
-				CoveredResources []string `json:"coveredResources"`
-				Flavors          []struct {
-					Name      string
-					Resources []struct {
-						NominalQuota resource.Quantity `json:"nominalQuota"`
-					}
-				}
-			} `json:"resourceGroups"`
-		}
-	}
 	read := func(path string, v any) {
 		t.Helper()
 		b, ok := tree[path]
@@ -189,7 +179,7 @@ func TestPoolQuotas(t *testing.T) {
 		assert.Equal(t, []compile.Taint{want}, f.Spec.NodeTaints, name)
 	}
 	quotas := func(team string) map[string]int {
-		var q queue
+		var q clusterQueue
 		read("queues/clusterqueue-"+team+".yaml", &q)
 		out := map[string]int{}
 		groups := q.Spec.ResourceGroups
@@ -222,26 +212,13 @@ func TestQueuesCoverHostResources(t *testing.T) {
 	nodes := m.PoolNodes(pool, inv)
 	require.Len(t, nodes, 2)
 	cpu, mem := nodes[0].Resources()
-	var cq struct {
-		Spec struct {
-			ResourceGroups []struct {
-				CoveredResources []string `json:"coveredResources"`
-				Flavors          []struct {
-					Name      string
-					Resources []struct {
-						Name         string
-						NominalQuota string `json:"nominalQuota"`
-					}
-				}
-			} `json:"resourceGroups"`
-		}
-	}
+	var cq clusterQueue
 	require.NoError(t, yaml.Unmarshal(tree["queues/clusterqueue-data-science.yaml"], &cq))
 	host := cq.Spec.ResourceGroups[len(cq.Spec.ResourceGroups)-1]
 	require.Equal(t, []string{"cpu", "memory"}, host.CoveredResources)
 	quota := map[string]string{}
 	for _, r := range host.Flavors[0].Resources {
-		quota[r.Name] = r.NominalQuota
+		quota[r.Name] = r.NominalQuota.String()
 	}
 	assert.Equal(t, resource.NewMilliQuantity(cpu/1000*1000, resource.DecimalSI).String(), quota["cpu"])
 	assert.Equal(t, resource.NewQuantity(mem/(1<<30)*(1<<30), resource.BinarySI).String(), quota["memory"])
