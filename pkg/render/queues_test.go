@@ -41,7 +41,6 @@ type clusterQueue struct {
 	}
 }
 
-
 // TestQueuesAgreeWithEntitlements: in hetero-prod, every team's
 // ClusterQueue covers exactly the flavors it is entitled to, with its
 // quotas; every team namespace has a LocalQueue on it; and the
