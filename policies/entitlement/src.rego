@@ -37,7 +37,7 @@ violation contains {"msg": msg} if {
 queue_label := "kueue.x-k8s.io/queue-name"
 
 violation contains {"msg": msg} if {
-	checked
+	accelc.through_profile
 	queue := accelc.entitlement.spec.queue
 	queue != ""
 	object.get(accelc.labels, queue_label, "") != queue
@@ -49,7 +49,7 @@ violation contains {"msg": msg} if {
 profile_priority := accelc.hwp.metadata.annotations[accelc.key("priority-class")]
 
 violation contains {"msg": msg} if {
-	checked
+	accelc.through_profile
 	want := profile_priority
 	got := object.get(accelc.spec, "priorityClassName", "")
 	got != want
@@ -61,7 +61,7 @@ violation contains {"msg": msg} if {
 tier := accelc.entitlement.spec.priority
 
 violation contains {"msg": msg} if {
-	checked
+	accelc.through_profile
 	not profile_priority
 	tier
 	accelc.pod_priority > tier.value
@@ -71,7 +71,7 @@ violation contains {"msg": msg} if {
 }
 
 violation contains {"msg": msg} if {
-	checked
+	accelc.through_profile
 	cls := accelc.spec.priorityClassName
 	not accelc.pod_priority
 	msg := sprintf("priority class %v is not synced to Gatekeeper, so its tier cannot be checked: use one of the cluster's priority classes", [cls])
