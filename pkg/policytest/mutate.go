@@ -62,6 +62,15 @@ func (m *Mutator) Mutate(object []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	out, err := m.MutateObject(obj)
+	if err != nil {
+		return nil, err
+	}
+	return yaml.Marshal(out.Object)
+}
+
+// MutateObject is Mutate on a decoded object, which it changes.
+func (m *Mutator) MutateObject(obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	m.labelProfile(obj.Object)
 	resultants, err := m.expander.Expand(obj)
 	if err != nil {
@@ -74,7 +83,7 @@ func (m *Mutator) Mutate(object []byte) ([]byte, error) {
 		}
 		out = resultants[0].Obj
 	}
-	return yaml.Marshal(out.Object)
+	return out, nil
 }
 
 // profileLabel is accelc's profile label (<labelPrefix>/profile, the
