@@ -28,9 +28,10 @@ import (
 // constraint with Gatekeeper's own engine, and for every one admitted
 // computes from the inventory the nodes kube-scheduler could place it on
 // and the devices its containers could reach there. The invariant: every
-// such device is of a type the pod's team may use, reached through an
-// enabled profile the team may use (a typed profile's own types), or, in a
-// generic GPU namespace, of its team's types.
+// such device is one the device plugin handed the container, of a type the
+// pod's team may use, reached through an enabled profile the team may use
+// (a typed profile's own types), or, in a generic GPU namespace, of its
+// team's types.
 //
 // What a container reaches on a node: the devices of the resource it
 // asks for (the node must offer it); every device when it is privileged,
@@ -266,12 +267,14 @@ func (e *EscapeCheck) judge(pod map[string]any) (bool, string) {
 		if !e.feasible(spec, n) {
 			continue
 		}
-		what := e.reach(spec, n)
+		what, outside := e.reach(spec, n)
 		if what == "" {
 			continue
 		}
 		reaches = true
 		switch {
+		case outside:
+			return true, fmt.Sprintf("%s on node %s (%s) sees devices the device plugin did not hand it", what, n.name, n.typ)
 		case generic && team == nil:
 			// A generic GPU namespace of no team: the admins' declared
 			// allowance.
@@ -311,39 +314,42 @@ func (e *EscapeCheck) profileOf(md map[string]any) *compile.Profile {
 }
 
 // reach says what the pod's containers reach on the node ("" for
-// nothing). A CPU node has no device to reach.
-func (e *EscapeCheck) reach(spec map[string]any, n simNode) string {
+// nothing), and whether that is outside what the device plugin allocates
+// (a container that sees every device of the node, or a DRA claim no
+// profile governs). A CPU node has no device to reach.
+func (e *EscapeCheck) reach(spec map[string]any, n simNode) (string, bool) {
 	if n.node == nil {
-		return ""
+		return "", false
 	}
 	if claims, _ := spec["resourceClaims"].([]any); len(claims) > 0 {
-		return "a DRA claim"
+		return "a DRA claim", true
 	}
 	for _, v := range list(spec["volumes"]) {
 		if p, ok := mapOf(v["hostPath"])["path"].(string); ok && deviceHostPath(p) {
-			return "host path " + p
+			return "host path " + p, true
 		}
 	}
+	requested := ""
 	for _, c := range containers(spec) {
 		name := fmt.Sprint(c["name"])
 		if sc, ok := c["securityContext"].(map[string]any); ok && sc["privileged"] == true {
-			return "privileged container " + name
+			return "privileged container " + name, true
 		}
 		for _, env := range list(c["env"]) {
 			if slices.Contains(visibilityEnv, fmt.Sprint(env["name"])) {
 				if _, from := env["valueFrom"]; from || !slices.Contains([]string{"", "void", "none"}, fmt.Sprint(env["value"])) {
-					return fmt.Sprintf("container %s's %s", name, env["name"])
+					return fmt.Sprintf("container %s's %s", name, env["name"]), true
 				}
 			}
 		}
-		if r := accelRequests(c); len(r) > 0 {
-			return fmt.Sprintf("container %s's %s", name, strings.Join(r, ", "))
-		}
 		if cl := list(mapOf(c["resources"])["claims"]); len(cl) > 0 {
-			return "container " + name + "'s DRA claim"
+			return "container " + name + "'s DRA claim", true
+		}
+		if r := accelRequests(c); len(r) > 0 && requested == "" {
+			requested = fmt.Sprintf("container %s's %s", name, strings.Join(r, ", "))
 		}
 	}
-	return ""
+	return requested, false
 }
 
 // visibilityEnv are the variables with which a container runtime hands

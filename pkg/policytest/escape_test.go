@@ -29,6 +29,7 @@ var (
 func TestEscapes(t *testing.T) {
 	for _, name := range []string{"gpu-pools", "hetero-prod", "small-lab"} {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			dir := filepath.Join("../../examples/clusters", name)
 			m, err := compile.Load(dir)
 			require.NoError(t, err)
