@@ -8,12 +8,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/open-policy-agent/frameworks/constraint/pkg/client/reviews"
-	"github.com/open-policy-agent/gatekeeper/v3/apis"
-	"github.com/open-policy-agent/gatekeeper/v3/pkg/gator"
-	"github.com/open-policy-agent/gatekeeper/v3/pkg/gator/reader"
-	"github.com/open-policy-agent/gatekeeper/v3/pkg/target"
-	"github.com/open-policy-agent/gatekeeper/v3/pkg/util"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
@@ -40,9 +34,9 @@ import (
 // image reaches nothing: the node layer accelc renders (the container
 // toolkit ignores it from unprivileged containers) stops it.
 type EscapeCheck struct {
-	model   *compile.Model
-	client  gator.Client
-	mutator *Mutator
+	model    *compile.Model
+	reviewer *Reviewer
+	mutator  *Mutator
 	nodes   []simNode
 	teamOf  map[string]*compile.Team
 	// namespaces are where generated pods go: the teams', the generic
@@ -81,43 +75,7 @@ func NewEscapeCheck(ctx context.Context, m *compile.Model, inv *inventory.Invent
 	if e.mutator, err = NewMutator(tree, e.namespaces); err != nil {
 		return nil, err
 	}
-	s := runtime.NewScheme()
-	if err := apis.AddToScheme(s); err != nil {
-		return nil, err
-	}
-	if e.client, err = gator.NewOPAClient(false); err != nil {
-		return nil, err
-	}
-	var constraints, data []*unstructured.Unstructured
-	for _, p := range tree.Paths() {
-		if strings.HasSuffix(p, "kustomization.yaml") {
-			continue
-		}
-		u, err := reader.ReadUnstructured(tree[p])
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", p, err)
-		}
-		switch {
-		case u.GetKind() == "ConstraintTemplate":
-			t, err := reader.ToTemplate(s, u)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", p, err)
-			}
-			if _, err := e.client.AddTemplate(ctx, t); err != nil {
-				return nil, fmt.Errorf("%s: %w", p, err)
-			}
-		case strings.HasPrefix(u.GetAPIVersion(), "constraints.gatekeeper.sh/"):
-			constraints = append(constraints, u)
-		case slices.Contains([]string{"HardwareProfile", "NamespaceEntitlement", "PriorityClass"}, u.GetKind()):
-			data = append(data, u)
-		}
-	}
-	for _, c := range constraints {
-		if _, err := e.client.AddConstraint(ctx, c); err != nil {
-			return nil, err
-		}
-	}
-
+	var data []*unstructured.Unstructured
 	taints := map[string]bool{}
 	resources := map[string]bool{}
 	for i := range inv.Nodes {
@@ -163,10 +121,8 @@ func NewEscapeCheck(ctx context.Context, m *compile.Model, inv *inventory.Invent
 	cpu := simNode{name: "cpu-node", labels: map[string]string{}, offers: map[string]bool{}}
 	e.nodes = append(e.nodes, cpu)
 	data = append(data, syncedNode(cpu))
-	for _, d := range data {
-		if _, err := e.client.AddData(ctx, d); err != nil {
-			return nil, err
-		}
+	if e.reviewer, err = NewReviewer(ctx, tree, data...); err != nil {
+		return nil, err
 	}
 	for k := range taints {
 		e.taintKeys = append(e.taintKeys, k)
@@ -231,11 +187,11 @@ func (e *EscapeCheck) Run(ctx context.Context, seed uint64, n int) (EscapeReport
 			return rep, fmt.Errorf("mutating pod %d: %w\n%s", i, err, raw)
 		}
 		rep.Pods++
-		res, err := e.client.Review(ctx, target.AugmentedUnstructured{Object: *u}, reviews.EnforcementPoint(util.GatorEnforcementPoint))
+		msgs, err := e.reviewer.Review(ctx, u)
 		if err != nil {
 			return rep, err
 		}
-		if len(res.Results()) > 0 {
+		if len(msgs) > 0 {
 			continue
 		}
 		rep.Admitted++

@@ -73,6 +73,16 @@ violation contains {"msg": msg} if {
 }
 
 violation contains {"msg": msg} if {
+	typed
+	confined
+	t := selector[type_label]
+	not t in types
+	msg := sprintf("%v allows %v, but nodeSelector %v is %v: drop it (the pod's node affinity already picks the types)", [
+		scope.who, concat(", ", types), type_label, t,
+	])
+}
+
+violation contains {"msg": msg} if {
 	scope
 	not typed
 	msg := sprintf("%v: the team may use no accelerator type, so the pod has nowhere to run; give the team acceleratorTypes or profiles in the cluster's CUE", [scope.who])

@@ -168,3 +168,11 @@ test_pool_node_name_in_pool_allowed if {
 test_whole_gpu_profile_ignores_pools if {
 	count(violation) == 0 with input as premium({"nodeSelector": {label: "nvidia-h200-141gb"}, "tolerations": [f.pool]}) with data.inventory as f.inventory
 }
+
+# The mutation adds the team's affinity to a generic-profile pod that
+# selects another type by nodeSelector: still denied.
+test_generic_selector_outside_mutated_affinity_denied if {
+	spec := object.union(affinity([{"matchExpressions": [{"key": label, "operator": "In", "values": ["nvidia-a100-80gb"]}]}]), {"nodeSelector": {label: "nvidia-h200-141gb"}})
+	some v in violation with input as generic("serving", spec) with data.inventory as f.inventory
+	contains(v.msg, "but nodeSelector accelerator.opendatahub.io/type is nvidia-h200-141gb: drop it")
+}
