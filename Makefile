@@ -43,9 +43,14 @@ demo: build ## Show the example cluster's node view and render it into out/
 	$(ACCELC) render $(EXAMPLE)
 
 .PHONY: test
-test: lint control-plane registry ## Vet, check formatting and go.mod, run every test, check the policies with gator
+test: lint control-plane registry ## Vet, check formatting and go.mod, run every test, check the policies with gator, run every benchmark once
 	$(GO) test ./...
 	$(MAKE) --no-print-directory policy-check
+	$(MAKE) --no-print-directory bench-once
+
+.PHONY: bench-once
+bench-once: ## Run every benchmark once so none rots (BenchmarkReadLive, which fills an API server for minutes, is make bench-live's)
+	$(GO) test -run '^$$' -bench . -benchtime 1x $$($(GO) list ./... | grep -v /pkg/inventory/live)
 
 .PHONY: registry
 registry: ## Install the CNCF distribution registry (Debian docker-registry) for the push tests
