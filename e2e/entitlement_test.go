@@ -261,7 +261,9 @@ func (s *suite) teardown(t *testing.T, c *clusterUnderTest, nodes []string) {
 		args := []string{"delete", "--ignore-not-found", "--wait=true"}
 		n := 0
 		for _, r := range c.objs {
-			if r.root(c) == "" || r.obj.GetKind() == "CustomResourceDefinition" || r.obj.GetKind() == "ConstraintTemplate" {
+			// Namespaces stay: the examples share team namespaces, and no
+			// namespace controller runs here to finish deleting one.
+			if r.root(c) == "" || slices.Contains([]string{"CustomResourceDefinition", "ConstraintTemplate", "Namespace"}, r.obj.GetKind()) {
 				continue
 			}
 			args = append(args, "-f", filepath.Join(c.out, r.file))

@@ -37,8 +37,8 @@ type EscapeCheck struct {
 	model    *compile.Model
 	reviewer *Reviewer
 	mutator  *Mutator
-	nodes   []simNode
-	teamOf  map[string]*compile.Team
+	nodes    []simNode
+	teamOf   map[string]*compile.Team
 	// namespaces are where generated pods go: the teams', the generic
 	// GPU namespaces and one that belongs to no team.
 	namespaces []string
