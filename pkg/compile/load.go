@@ -91,6 +91,19 @@ func loadUnbounded(dir string) (*Model, error) {
 		return cfg.LookupPath(p).Pos()
 	}
 	at := func(path ...cue.Selector) string { return relPos(pos(path...), cwd) }
+	m.where = func(path []string) string {
+		sel := make([]cue.Selector, len(path))
+		for i, p := range path {
+			sel[i] = cue.Str(p)
+		}
+		for i := len(sel); i > 0; i-- {
+			if up := user.LookupPath(cue.MakePath(sel[:i]...)).Pos(); up.IsValid() {
+				return relPos(up, cwd)
+			}
+		}
+		return ""
+	}
+	diags = append(diags, checkKubernetesNames(&raw.Cluster.Cluster, sortedKeys(raw.Accelerators), at)...)
 
 	builtinCat, err := catalog.Builtin()
 	if err != nil {
