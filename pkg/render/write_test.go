@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -99,3 +100,32 @@ func TestWriteConcurrent(t *testing.T) {
 		assert.ElementsMatch(t, []string{"c", ".c.lock"}, names, "round %d", round)
 	}
 }
+
+// TestWriteLockBusy: a render that cannot take the lock within its
+// timeout fails with a message naming the lock, and writes nothing.
+func TestWriteLockBusy(t *testing.T) {
+	parent := t.TempDir()
+	out := filepath.Join(parent, "c")
+	// A leftover for the first writer to report, so that it blocks in
+	// its Log holding the lock.
+	require.NoError(t, os.MkdirAll(filepath.Join(parent, ".c.tmp-1"), 0o755))
+	started, release, done := make(chan struct{}), make(chan struct{}), make(chan error)
+	go func() {
+		var once sync.Once
+		done <- smallTree(1).WriteWith(out, render.WriteOptions{Log: blockingWriter(func() {
+			once.Do(func() { close(started) })
+			<-release
+		})})
+	}()
+	<-started
+	err := smallTree(2).WriteWith(out, render.WriteOptions{LockTimeout: time.Nanosecond})
+	require.Error(t, err)
+	assert.Equal(t, out+": another accelc render has held its lock ("+filepath.Join(parent, ".c.lock")+") for more than 1ns: wait for it to finish, then render again", err.Error())
+	close(release)
+	require.NoError(t, <-done)
+	assert.NoFileExists(t, filepath.Join(out, "a/f001.yaml"))
+}
+
+type blockingWriter func()
+
+func (w blockingWriter) Write(p []byte) (int, error) { w(); return len(p), nil }
