@@ -43,9 +43,14 @@ demo: build ## Show the example cluster's node view and render it into out/
 	$(ACCELC) render $(EXAMPLE)
 
 .PHONY: test
-test: lint control-plane registry ## Vet, check formatting and go.mod, run every test, check the policies with gator
+test: lint control-plane registry ## Vet, check formatting and go.mod, run every test, check the policies with gator, run every benchmark once
 	$(GO) test ./...
 	$(MAKE) --no-print-directory policy-check
+	$(MAKE) --no-print-directory bench-once
+
+.PHONY: bench-once
+bench-once: ## Run every benchmark once so none rots (BenchmarkReadLive, which fills an API server for minutes, is make bench-live's)
+	$(GO) test -run '^$$' -bench . -benchtime 1x $$($(GO) list ./... | grep -v /pkg/inventory/live)
 
 .PHONY: registry
 registry: ## Install the CNCF distribution registry (Debian docker-registry) for the push tests
@@ -105,7 +110,8 @@ bench-live: control-plane ## Live inventory: list and classify 5,000 nodes and 5
 	$(GO) test ./pkg/inventory/live -run '^$$' -bench ReadLive -benchtime 5x -timeout 30m
 
 .PHONY: fuzz
-fuzz: ## Fuzz each parser briefly (FUZZTIME=10s each)
+fuzz: ## Fuzz each parser briefly (FUZZTIME=10s each); the escape check with ESCAPE_PODS (100,000) pods per example
+	$(GO) test ./pkg/policytest -run '^TestEscapes$$' -count=1 -v -timeout 90m -escape.pods $(or $(ESCAPE_PODS),100000) -escape.seed $(or $(ESCAPE_SEED),1)
 	$(GO) test ./pkg/inventory -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(or $(FUZZTIME),10s)
 	$(GO) test ./pkg/inventory -run '^$$' -fuzz '^FuzzGFDProduct$$' -fuzztime $(or $(FUZZTIME),10s)
 	$(GO) test ./pkg/inventory -run '^$$' -fuzz '^FuzzLabels$$' -fuzztime $(or $(FUZZTIME),10s)

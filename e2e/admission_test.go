@@ -27,6 +27,7 @@ import (
 
 	"github.com/accelc/accelc/internal/controlplane"
 	"github.com/accelc/accelc/pkg/policytest"
+	"github.com/accelc/accelc/pkg/render"
 )
 
 const (
@@ -68,8 +69,23 @@ type profile struct {
 }
 
 type entitlement struct {
-	team  string
-	types []string
+	team     string
+	types    []string
+	profiles []string // empty: every profile of its types
+	queue    string   // the LocalQueue its accelerator pods join, or ""
+}
+
+// mayUse reports whether the team may use the profile: it lists it, or
+// lists none and may use each of its types (one, for an any-type profile).
+func (e entitlement) mayUse(p string, types []string) bool {
+	if len(e.profiles) > 0 && !slices.Contains(e.profiles, p) {
+		return false
+	}
+	ok := len(e.types) > 0
+	for _, typ := range types {
+		ok = ok && slices.Contains(e.types, typ)
+	}
+	return ok
 }
 
 // stepAdmission applies the example's tree as Flux would, waits until
@@ -103,7 +119,9 @@ func (c *clusterUnderTest) read(t *testing.T) {
 		case r.obj.GetKind() == "NamespaceEntitlement":
 			team, _, _ := unstructuredString(r.obj.Object, "spec", "team")
 			typesList, _, _ := unstructured.NestedStringSlice(r.obj.Object, "spec", "acceleratorTypes")
-			c.entitlements[r.obj.GetName()] = entitlement{team: team, types: typesList}
+			profiles, _, _ := unstructured.NestedStringSlice(r.obj.Object, "spec", "profiles")
+			queue, _, _ := unstructuredString(r.obj.Object, "spec", "queue")
+			c.entitlements[r.obj.GetName()] = entitlement{team: team, types: typesList, profiles: profiles, queue: queue}
 		case r.group() == "mutations.gatekeeper.sh":
 			mutators = append(mutators, r.obj)
 		}
@@ -384,7 +402,7 @@ func (s *suite) devClient(t *testing.T) (kubernetes.Interface, dynamic.Interface
 func (s *suite) profilePods(t *testing.T, c *clusterUnderTest) {
 	t.Helper()
 	for _, p := range c.profiles {
-		ns, ent, ok := c.entitledNamespace(p.types)
+		ns, ent, ok := c.entitledNamespace(p.name, p.types)
 		if !ok {
 			t.Logf("profile %s: no namespace's team is entitled to all of %v; not scheduled", p.name, p.types)
 			continue
@@ -420,6 +438,11 @@ func (s *suite) profilePods(t *testing.T, c *clusterUnderTest) {
 				t.Errorf("profile %s: node %s has %s=%q, the profile selects %q", p.name, node.Name, k, node.Labels[k], v)
 			}
 		}
+		allowed := p.types
+		if len(allowed) == 0 {
+			allowed = ent.types
+		}
+		s.annotationOnly(t, c, p, ns, ent, allowed)
 		kind := "single-type"
 		switch {
 		case len(p.types) == 0:
@@ -435,9 +458,58 @@ func (s *suite) profilePods(t *testing.T, c *clusterUnderTest) {
 	}
 }
 
+// annotationOnly creates the pod of profilePods as Open Data Hub's
+// controllers create theirs: the profile named only by ODH's annotation,
+// no label. accelc's MutatingAdmissionPolicy gives it the profile label
+// before Gatekeeper's webhook runs, so it must get what the labelled pod
+// got: the same mutations, admission, and a node of the same types.
+func (s *suite) annotationOnly(t *testing.T, c *clusterUnderTest, p profile, ns string, ent entitlement, allowed []string) {
+	t.Helper()
+	pod := userPod("annotated-"+p.name, ns, nil, p.resource, p.count)
+	pod.Annotations = map[string]string{profileAnnotation: p.name}
+	var created *corev1.Pod
+	// The API server takes the admission policy from an informer: retry
+	// until it has it (the label appears), as a client would not need to.
+	err := poll(t.Context(), gatekeeperTimeout, func(ctx context.Context) (bool, string, error) {
+		dry, err := c.dev.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		if dry.Labels[p.labelKey] != p.name {
+			return false, "not labelled by the MutatingAdmissionPolicy yet: labels " + jsonString(dry.Labels), nil
+		}
+		created, err = c.dev.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
+		return err == nil, fmt.Sprint(err), nil
+	})
+	if err != nil {
+		t.Errorf("profile %s: a pod naming its profile only by annotation %s: %v", p.name, profileAnnotation, err)
+		return
+	}
+	if err := c.checkMutated(created, p, ent); err != nil {
+		t.Errorf("profile %s, named by annotation only: %v", p.name, err)
+		return
+	}
+	node, err := s.waitBound(t.Context(), created)
+	if err != nil {
+		t.Errorf("profile %s, named by annotation only: %v", p.name, err)
+		return
+	}
+	if typ := node.Labels[c.typeLabel]; !slices.Contains(allowed, typ) {
+		t.Errorf("profile %s, named by annotation only: bound to %s, a %q node; the labelled pod may use %v", p.name, node.Name, typ, allowed)
+		return
+	}
+	t.Logf("profile %-14s named by annotation only: labelled by the MutatingAdmissionPolicy, mutated as the labelled pod, admitted, bound to %s (%s)",
+		p.name, node.Name, node.Labels[c.typeLabel])
+}
+
+// profileAnnotation is Open Data Hub's reference from a workload to its
+// HardwareProfile.
+const profileAnnotation = "opendatahub.io/hardware-profile-name"
+
 // entitledNamespace is the first namespace, by name, whose team may use
-// every type (any entitled namespace for an any-type profile).
-func (c *clusterUnderTest) entitledNamespace(types []string) (string, entitlement, bool) {
+// the profile and every type (any entitled namespace for an any-type
+// profile; profile "" for any profile of the types).
+func (c *clusterUnderTest) entitledNamespace(profile string, types []string) (string, entitlement, bool) {
 	var names []string
 	for ns := range c.entitlements {
 		names = append(names, ns)
@@ -445,12 +517,11 @@ func (c *clusterUnderTest) entitledNamespace(types []string) (string, entitlemen
 	slices.Sort(names)
 	for _, ns := range names {
 		e := c.entitlements[ns]
-		ok := len(e.types) > 0
-		for _, typ := range types {
-			ok = ok && slices.Contains(e.types, typ)
+		if profile == "" {
+			e.profiles = nil
 		}
-		if ok {
-			return ns, e, true
+		if e.mayUse(profile, types) {
+			return ns, c.entitlements[ns], true
 		}
 	}
 	return "", entitlement{}, false
@@ -483,6 +554,9 @@ func (c *clusterUnderTest) checkMutated(pod *corev1.Pod, p profile, ent entitlem
 	}
 	if got := pod.Annotations["accelerator.opendatahub.io/team"]; got != ent.team {
 		problems = append(problems, fmt.Sprintf("annotation accelerator.opendatahub.io/team=%q, want %q", got, ent.team))
+	}
+	if got := pod.Labels["kueue.x-k8s.io/queue-name"]; ent.queue != "" && got != ent.queue {
+		problems = append(problems, fmt.Sprintf("label kueue.x-k8s.io/queue-name=%q, want the team's queue %q", got, ent.queue))
 	}
 	for _, want := range p.tolerations {
 		if !slices.ContainsFunc(pod.Spec.Tolerations, func(got corev1.Toleration) bool {
@@ -592,6 +666,13 @@ func (s *suite) fixtures(t *testing.T, c *clusterUnderTest) {
 			s.setEnforcement(t, con, "deny")
 		}
 	}
+	fixtureNamespaces := []string{metav1.NamespaceDefault}
+	for _, tc := range cases.Cases {
+		if objs, err := controlplane.ReadObjects(filepath.Join(dir, filepath.Dir(policytest.CasesFile), tc.Object)); err == nil && len(objs) == 1 && objs[0].GetNamespace() != "" {
+			fixtureNamespaces = append(fixtureNamespaces, objs[0].GetNamespace())
+		}
+	}
+	predict := s.predictor(t, c, fixtureNamespaces)
 	denied, admitted, skipped := 0, 0, 0
 	for _, tc := range cases.Cases {
 		objs, err := controlplane.ReadObjects(filepath.Join(dir, filepath.Dir(policytest.CasesFile), tc.Object))
@@ -599,7 +680,7 @@ func (s *suite) fixtures(t *testing.T, c *clusterUnderTest) {
 			t.Fatalf("case %s: %s: %v", tc.Name, tc.Object, err)
 		}
 		obj := objs[0]
-		if why := c.unreachable(s, obj, tc); why != "" {
+		if why := c.unreachable(s, obj, tc, predict); why != "" {
 			t.Logf("case %-32s skipped: %s", tc.Name, why)
 			skipped++
 			continue
@@ -730,7 +811,7 @@ func auditMatch(msg string, re *regexp.Regexp, denial string) bool {
 
 // unreachable says why a fixture cannot be played against a live API
 // server, or "".
-func (c *clusterUnderTest) unreachable(s *suite, obj *unstructured.Unstructured, tc policytest.Case) string {
+func (c *clusterUnderTest) unreachable(s *suite, obj *unstructured.Unstructured, tc policytest.Case, predict func(*unstructured.Unstructured) []string) string {
 	gvk := obj.GroupVersionKind()
 	if gvk.Group != "" && gvk.Group != "apps" && gvk.Group != "batch" {
 		if _, err := s.client.Discovery().ServerResourcesForGroupVersion(gvk.GroupVersion().String()); err != nil {
@@ -738,16 +819,74 @@ func (c *clusterUnderTest) unreachable(s *suite, obj *unstructured.Unstructured,
 		}
 	}
 	if !tc.Mutate && len(tc.Deny) > 0 {
-		// A live API server always calls the mutating webhook first: a
-		// fixture that names its profile by label is checked unmutated
-		// only by accelc test.
-		for _, p := range c.profiles {
-			if v, ok := obj.GetLabels()[p.labelKey]; ok && v != "" {
-				return "it names its profile by label, so the mutating webhook changes it before validation (a fixture for accelc test's unmutated run)"
-			}
+		// A live API server always runs the MutatingAdmissionPolicy and
+		// Gatekeeper's mutators first. A fixture they turn into an
+		// admissible pod, or one denied for something else, is checked
+		// unmutated only by accelc test.
+		msgs := predict(obj)
+		if len(msgs) == 0 {
+			return "the mutators turn it into a pod the policies admit (a fixture for accelc test's unmutated run)"
+		}
+		re := regexp.MustCompile(tc.Message)
+		if !slices.ContainsFunc(msgs, re.MatchString) {
+			return fmt.Sprintf("once mutated it is denied for something else (%s): a fixture for accelc test's unmutated run", strings.Join(msgs, "; "))
 		}
 	}
 	return ""
+}
+
+// predictor judges a fixture as the live API server will, offline: the
+// MutatingAdmissionPolicy's effect and Gatekeeper's mutators
+// (policytest.Mutator), then the constraint with Gatekeeper's engine over
+// the tree and the live Nodes. It returns the violations' messages.
+func (s *suite) predictor(t *testing.T, c *clusterUnderTest, namespaces []string) func(*unstructured.Unstructured) []string {
+	t.Helper()
+	tree := render.Tree{}
+	for _, r := range c.objs {
+		b, err := os.ReadFile(filepath.Join(c.out, r.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tree[filepath.ToSlash(r.file)] = b
+	}
+	nodes, err := s.client.CoreV1().Nodes().List(t.Context(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var synced []*unstructured.Unstructured
+	for i := range nodes.Items {
+		n := nodes.Items[i]
+		n.APIVersion, n.Kind = "v1", "Node"
+		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		synced = append(synced, &unstructured.Unstructured{Object: u})
+	}
+	reviewer, err := policytest.NewReviewer(t.Context(), tree, synced...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for ns := range c.entitlements {
+		if !slices.Contains(namespaces, ns) {
+			namespaces = append(namespaces, ns)
+		}
+	}
+	mutator, err := policytest.NewMutator(tree, namespaces)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return func(obj *unstructured.Unstructured) []string {
+		mutated, err := mutator.MutateObject(obj.DeepCopy())
+		if err != nil {
+			t.Fatalf("mutating %s offline: %v", obj.GetName(), err)
+		}
+		msgs, err := reviewer.Review(t.Context(), mutated)
+		if err != nil {
+			t.Fatalf("reviewing %s offline: %v", obj.GetName(), err)
+		}
+		return msgs
+	}
 }
 
 func hasEphemeral(obj *unstructured.Unstructured) bool {

@@ -87,7 +87,7 @@ func (s *suite) stepEntitlement(t *testing.T, c *clusterUnderTest) {
 		if len(want) == 0 {
 			want = []string{typ}
 		}
-		okNS, okEnt, found := c.entitledNamespace(want)
+		okNS, okEnt, found := c.entitledNamespace(p.name, want)
 		if !found {
 			t.Logf("profile %-14s: no team is entitled to %v, no control", p.name, want)
 			continue
@@ -173,7 +173,7 @@ func (c *clusterUnderTest) unentitled(nodes []corev1.Node) (string, string, bool
 			if slices.Contains(c.entitlements[ns].types, typ) {
 				continue
 			}
-			if _, _, ok := c.entitledNamespace([]string{typ}); !ok {
+			if _, _, ok := c.entitledNamespace("", []string{typ}); !ok {
 				continue
 			}
 			n := 0

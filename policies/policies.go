@@ -45,8 +45,11 @@ var All = []Policy{
 		Description: "The accelerator-type, types and team annotations a pod carries agree with its hardware profile and namespace.",
 		Params:      []string{"labelPrefix", "profileNamespace", "extraResourcePrefixes"}},
 	{Dir: "entitlement", Kind: "AccelcEntitlement",
-		Description: "The pod's team may use its profile's types; the pod asks for the profile's resource, within its device limits.",
+		Description: "The pod's team may use its profile and the profile's types; the pod asks for the profile's resource, within its device limits, joins its team's Kueue queue and runs at its profile's priority class or at most its team's tier.",
 		Params:      []string{"labelPrefix", "profileNamespace", "extraResourcePrefixes"}},
+	{Dir: "deviceaccess", Kind: "AccelcDeviceAccess",
+		Description: "No container reaches devices outside the device plugin (visibility variables, privileged, device host paths, DRA claims); a pod that does not go through a profile neither uses the GPU runtime class nor aims at accelerator nodes.",
+		Params:      []string{"labelPrefix", "profileNamespace", "genericNamespaces", "taintKeys", "deviceRuntimeClasses", "extraResourcePrefixes"}},
 }
 
 // Name is the template's metadata.name: the kind, lower-cased.
@@ -131,6 +134,7 @@ var BaseResourcePrefixes = []string{
 	"amd.com/",
 	"habana.ai/",
 	"gpu.intel.com/",
+	"deviceclass.resource.kubernetes.io/",
 }
 
 func template(name, kind, description, rego string, libs, params []string) map[string]any {

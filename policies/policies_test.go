@@ -16,11 +16,12 @@ import (
 // sampleParams are the parameters of the sample constraints in each
 // policy folder.
 var sampleParams = map[string]any{
-	"typeLabel":         "accelerator.opendatahub.io/type",
-	"labelPrefix":       "accelerator.opendatahub.io",
-	"profileNamespace":  "opendatahub",
-	"genericNamespaces": map[string]any{"legacy": true},
-	"taintKeys":         map[string]any{"accelerator.opendatahub.io/pool": true, "nvidia.com/gpu": true},
+	"typeLabel":            "accelerator.opendatahub.io/type",
+	"labelPrefix":          "accelerator.opendatahub.io",
+	"profileNamespace":     "opendatahub",
+	"genericNamespaces":    map[string]any{"legacy": true},
+	"taintKeys":            map[string]any{"accelerator.opendatahub.io/pool": true, "nvidia.com/gpu": true},
+	"deviceRuntimeClasses": map[string]any{"nvidia": true},
 }
 
 // sampleInventory is what Gatekeeper would sync for the samples:

@@ -200,13 +200,17 @@ const LabelGFDProduct = "nvidia.com/gpu.product"
 
 // Closest returns up to n ids closest to id by edit distance, closest
 // first, for "did you mean" hints.
-func (c *Catalog) Closest(id string, n int) []string {
+func (c *Catalog) Closest(id string, n int) []string { return Closest(id, c.ids, n) }
+
+// Closest returns up to n of names closest to name by edit distance,
+// closest first.
+func Closest(id string, names []string, n int) []string {
 	type cand struct {
 		id string
 		d  int
 	}
 	var cands []cand
-	for _, other := range c.ids {
+	for _, other := range names {
 		d := distance(id, other)
 		// Ids are often written without their memory suffix.
 		if i := strings.LastIndex(other, "-"); i > 0 {

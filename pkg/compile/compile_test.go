@@ -126,6 +126,52 @@ cluster: name: "lab"
 profiles: a: {displayName: "A", acceleratorTypes: ["nvidia-zz"]}
 profiles: b: {displayName: "B", acceleratorTypes: ["nvidia-yy"]}
 `, []string{`profiles.a.acceleratorTypes[0]: unknown accelerator type "nvidia-zz"`, `profiles.b.acceleratorTypes[0]: unknown accelerator type "nvidia-yy"`}},
+		"team entitled to an unknown profile": {`package c
+
+cluster: name: "lab"
+profiles: "slice-3g": {displayName: "3g", acceleratorTypes: ["nvidia-a100-80gb"]}
+teams: serving: {
+	namespaces: ["serving"]
+	profiles: ["slice-3", "slice-3g"]
+}
+`, []string{`c.cue:7:13: teams.serving.profiles[0]: no hardware profile "slice-3"; did you mean slice-3g? (profiles: slice-3g)`}},
+		"team profile of a type the team may not use": {`package c
+
+cluster: name: "lab"
+profiles: big: {displayName: "Big", acceleratorTypes: ["nvidia-h200-141gb"]}
+teams: ds: {
+	namespaces: ["ds"]
+	acceleratorTypes: ["nvidia-v100-16gb"]
+	profiles: ["big"]
+}
+`, []string{"c.cue:8:13: teams.ds.profiles[0]: profile big runs on nvidia-h200-141gb, which is not among the team's acceleratorTypes (nvidia-v100-16gb): add the type or drop the profile"}},
+		"team profile above the team's tier": {`package c
+
+cluster: {
+	name: "lab"
+	priorityClasses: {low: value: 10, high: value: 1000}
+}
+profiles: fast: {displayName: "Fast", acceleratorTypes: ["nvidia-h200-141gb"], priorityClassName: "high"}
+teams: ds: {
+	namespaces: ["ds"]
+	profiles: ["fast"]
+	priority: "low"
+}
+`, []string{"c.cue:10:13: teams.ds.profiles[0]: profile fast runs at priority class high (1000), above the team's tier low (10)"}},
+		"generic profile for a team without types": {`package c
+
+cluster: name: "lab"
+profiles: gpu: displayName: "Any GPU"
+teams: ds: {
+	namespaces: ["ds"]
+	profiles: ["gpu"]
+}
+`, []string{"c.cue:7:2: teams.ds.profiles: generic profile gpu runs on the team's types, and the team has none: give it acceleratorTypes"}},
+		"team namespace excluded from the policies": {`package c
+
+cluster: name: "lab"
+teams: ops: namespaces: ["ml", "kube-ml"]
+`, []string{`c.cue:4:32: teams.ops.namespaces[1]: namespace kube-ml is excluded from accelc's policies by cluster.excludedNamespaces "kube-*", so its pods would reach any accelerator: rename the namespace or narrow the pattern`}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			dir := cluster(t, map[string]string{"c.cue": tc.src})
@@ -141,6 +187,25 @@ profiles: b: {displayName: "B", acceleratorTypes: ["nvidia-yy"]}
 			}
 		})
 	}
+}
+
+// TestTeamProfilesGiveTypes: a team that lists profiles and no types may
+// use the types of its profiles.
+func TestTeamProfilesGiveTypes(t *testing.T) {
+	dir := cluster(t, map[string]string{"c.cue": `package c
+
+cluster: name: "lab"
+profiles: a: {displayName: "A", acceleratorTypes: ["nvidia-a100-80gb", "nvidia-h100-80gb"]}
+profiles: b: {displayName: "B", acceleratorTypes: ["nvidia-h100-80gb", "nvidia-l4-24gb"]}
+profiles: c: {displayName: "C", acceleratorTypes: ["nvidia-t4-16gb"]}
+teams: ml: {namespaces: ["ml"], profiles: ["a", "b"]}
+`})
+	m, err := compile.Load(dir)
+	require.NoError(t, err)
+	team := m.Teams[0]
+	assert.Equal(t, []string{"nvidia-a100-80gb", "nvidia-h100-80gb", "nvidia-l4-24gb"}, team.AcceleratorTypes)
+	assert.True(t, team.MayUse(m.Profile("a")))
+	assert.False(t, team.MayUse(m.Profile("c")))
 }
 
 func TestCatalogOverrideAndExtension(t *testing.T) {

@@ -236,8 +236,13 @@ func loadUnbounded(dir string) (*Model, error) {
 				diags = append(diags, unknown(pos, fmt.Sprintf("teams.%s.acceleratorTypes[%d]", name, i), id))
 			}
 		}
+		diags = append(diags, checkTeamProfiles(&t, m, at)...)
 		diags = append(diags, checkTeamQuota(&t, m, pos, at)...)
 		for i, ns := range t.Namespaces {
+			if pattern, ok := excludedBy(m.Cluster.ExcludedNamespaces, ns); ok {
+				diags = append(diags, Diagnostic{Pos: at(cue.Str("teams"), cue.Str(name), cue.Str("namespaces"), cue.Index(i)), Msg: fmt.Sprintf(
+					"teams.%s.namespaces[%d]: namespace %s is excluded from accelc's policies by cluster.excludedNamespaces %q, so its pods would reach any accelerator: rename the namespace or narrow the pattern", name, i, ns, pattern)})
+			}
 			if other, ok := nsTeam[ns]; ok {
 				pos := at(cue.Str("teams"), cue.Str(name), cue.Str("namespaces"), cue.Index(i))
 				diags = append(diags, Diagnostic{Pos: pos, Msg: fmt.Sprintf(
@@ -253,6 +258,85 @@ func loadUnbounded(dir string) (*Model, error) {
 		return nil, Errors(diags)
 	}
 	return m, nil
+}
+
+// checkTeamProfiles resolves a team's profile entitlement: each profile
+// must exist; the team's types, left out, are its profiles' types, and
+// given, must hold them; a profile's priority class may not outrank the
+// team's tier.
+func checkTeamProfiles(t *Team, m *Model, at func(path ...cue.Selector) string) []Diagnostic {
+	if t.Profiles == nil {
+		return nil
+	}
+	var out []Diagnostic
+	derive := len(t.AcceleratorTypes) == 0
+	has := map[string]bool{}
+	for _, id := range t.AcceleratorTypes {
+		has[id] = true
+	}
+	generic := ""
+	for i, name := range t.Profiles {
+		where := at(cue.Str("teams"), cue.Str(t.Name), cue.Str("profiles"), cue.Index(i))
+		what := fmt.Sprintf("teams.%s.profiles[%d]", t.Name, i)
+		p := m.Profile(name)
+		if p == nil {
+			msg := fmt.Sprintf("%s: no hardware profile %q", what, name)
+			if close := catalog.Closest(name, profileNames(m), 3); len(close) > 0 {
+				msg += "; did you mean " + strings.Join(close, ", ") + "?"
+			}
+			out = append(out, Diagnostic{Pos: where, Msg: msg + " (profiles: " + orNone(profileNames(m)) + ")"})
+			continue
+		}
+		if p.Generic() {
+			generic = name
+		}
+		for _, id := range p.AcceleratorTypes {
+			switch {
+			case derive && !has[id]:
+				t.AcceleratorTypes = append(t.AcceleratorTypes, id)
+				has[id] = true
+			case !has[id]:
+				out = append(out, Diagnostic{Pos: where, Msg: fmt.Sprintf(
+					"%s: profile %s runs on %s, which is not among the team's acceleratorTypes (%s): add the type or drop the profile",
+					what, name, id, strings.Join(t.AcceleratorTypes, ", "))})
+			}
+		}
+		if tier, ok := m.Cluster.PriorityClasses[t.Priority]; ok && p.PriorityClassName != "" {
+			if pc := m.Cluster.PriorityClasses[p.PriorityClassName]; pc.Value > tier.Value {
+				out = append(out, Diagnostic{Pos: where, Msg: fmt.Sprintf(
+					"%s: profile %s runs at priority class %s (%d), above the team's tier %s (%d): raise the team's priority or pick a profile of its tier",
+					what, name, p.PriorityClassName, pc.Value, t.Priority, tier.Value)})
+			}
+		}
+	}
+	if generic != "" && len(t.AcceleratorTypes) == 0 {
+		out = append(out, Diagnostic{Pos: at(cue.Str("teams"), cue.Str(t.Name), cue.Str("profiles")), Msg: fmt.Sprintf(
+			"teams.%s.profiles: generic profile %s runs on the team's types, and the team has none: give it acceleratorTypes", t.Name, generic)})
+	}
+	return out
+}
+
+func profileNames(m *Model) []string {
+	names := make([]string, len(m.Profiles))
+	for i := range m.Profiles {
+		names[i] = m.Profiles[i].Name
+	}
+	return names
+}
+
+// excludedBy reports the excludedNamespaces pattern that matches ns, as
+// Gatekeeper matches them: exact, or a prefix (kube-*) or suffix (*-system)
+// glob.
+func excludedBy(patterns []string, ns string) (string, bool) {
+	for _, p := range patterns {
+		switch {
+		case strings.HasSuffix(p, "*") && strings.HasPrefix(ns, strings.TrimSuffix(p, "*")),
+			strings.HasPrefix(p, "*") && strings.HasSuffix(ns, strings.TrimPrefix(p, "*")),
+			p == ns:
+			return p, true
+		}
+	}
+	return "", false
 }
 
 // checkMIG checks each MIG config against its type's geometry, the

@@ -3,7 +3,9 @@ package compile
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 
 	"cuelang.org/go/cue/token"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -49,6 +51,10 @@ type Cluster struct {
 	Enforcement          string   `json:"enforcement"`
 	GenericGPUNamespaces []string `json:"genericGPUNamespaces"`
 	ExcludedNamespaces   []string `json:"excludedNamespaces"`
+	// DeviceRuntimeClasses hand devices to containers from their
+	// environment; PodSecurity is the level team namespaces enforce.
+	DeviceRuntimeClasses []string `json:"deviceRuntimeClasses"`
+	PodSecurity          string   `json:"podSecurity"`
 	// Quotas is "kueue" or "resourcequota".
 	Quotas          string                   `json:"quotas"`
 	PriorityClasses map[string]PriorityClass `json:"priorityClasses"`
@@ -233,6 +239,9 @@ type Team struct {
 	DisplayName      string   `json:"displayName"`
 	Namespaces       []string `json:"namespaces"`
 	AcceleratorTypes []string `json:"acceleratorTypes"`
+	// Profiles are the profiles the team may use; nil: every profile of
+	// its types.
+	Profiles []string `json:"profiles,omitempty"`
 	// Quota is devices per accelerator type; nil when the team has none.
 	Quota          map[string]int `json:"quota,omitempty"`
 	Cohort         string         `json:"cohort,omitempty"`
@@ -249,4 +258,27 @@ type PriorityClass struct {
 	Description      string `json:"description,omitempty"`
 	GlobalDefault    bool   `json:"globalDefault,omitempty"`
 	PreemptionPolicy string `json:"preemptionPolicy,omitempty"`
+}
+
+// Profile returns the profile of that name, or nil.
+func (m *Model) Profile(name string) *Profile {
+	i, ok := slices.BinarySearchFunc(m.Profiles, name, func(p Profile, name string) int { return strings.Compare(p.Name, name) })
+	if !ok {
+		return nil
+	}
+	return &m.Profiles[i]
+}
+
+// MayUse reports whether the team may use the profile: it lists it, or,
+// listing none, may use every type of it.
+func (t *Team) MayUse(p *Profile) bool {
+	if t.Profiles != nil {
+		return slices.Contains(t.Profiles, p.Name)
+	}
+	for _, id := range p.AcceleratorTypes {
+		if !slices.Contains(t.AcceleratorTypes, id) {
+			return false
+		}
+	}
+	return true
 }

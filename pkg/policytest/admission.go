@@ -112,7 +112,7 @@ func Suite(tree render.Tree, clusterDir string, cases *Cases, typeLabel string, 
 			expansions = append(expansions, tree[p])
 		case strings.HasPrefix(p, "policies/"), strings.HasPrefix(p, render.DirConstraints+"/"):
 			files[p] = tree[p]
-		case strings.HasPrefix(p, "profiles/hardwareprofile-"), strings.HasPrefix(p, "tenancy/namespaceentitlement-"):
+		case strings.HasPrefix(p, "profiles/hardwareprofile-"), strings.HasPrefix(p, "tenancy/namespaceentitlement-"), strings.HasPrefix(p, "priorities/priorityclass-"):
 			synced = append(synced, tree[p])
 		}
 	}

@@ -235,7 +235,11 @@ func BenchmarkAdmission(b *testing.B) {
 		sets, data := accelcPolicies(b, m)
 		obj := pod(b)
 		typ := m.Profiles[5].AcceleratorTypes[0]
-		obj.Object.Object["spec"].(map[string]any)["nodeSelector"] = map[string]any{"accelerator.opendatahub.io/type": typ}
+		spec := obj.Object.Object["spec"].(map[string]any)
+		spec["nodeSelector"] = map[string]any{"accelerator.opendatahub.io/type": typ}
+		// The profile's own resource (its type's vendor's).
+		main := spec["containers"].([]any)[0].(map[string]any)
+		main["resources"] = map[string]any{"limits": map[string]any{m.Profiles[5].ResourceName: int64(2), "cpu": "8", "memory": "64Gi"}}
 		if !slices.Contains(m.Teams[25].AcceleratorTypes, typ) {
 			b.Fatalf("fixture: team-025 is not entitled to %s", typ)
 		}

@@ -13,9 +13,14 @@ import (
 )
 
 // Mutator applies a rendered tree's mutators with Gatekeeper's own
-// expander (the code behind `gator expand`).
+// expander (the code behind `gator expand`), after the effect of accelc's
+// MutatingAdmissionPolicy, which the API server applies before any
+// webhook: a pod that names its profile only by Open Data Hub's annotation
+// gets accelc's profile label. (The end-to-end test runs the policy
+// itself on a real API server.)
 type Mutator struct {
-	expander *expand.Expander
+	expander     *expand.Expander
+	profileLabel string
 }
 
 // NewMutator loads the tree's mutators and ExpansionTemplates once.
@@ -47,7 +52,7 @@ func NewMutator(tree render.Tree, namespaces []string) (*Mutator, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Mutator{expander: er}, nil
+	return &Mutator{expander: er, profileLabel: profileLabel(tree)}, nil
 }
 
 // Mutate returns a Pod mutated, or a workload as the mutated Pod its
@@ -57,6 +62,16 @@ func (m *Mutator) Mutate(object []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	out, err := m.MutateObject(obj)
+	if err != nil {
+		return nil, err
+	}
+	return yaml.Marshal(out.Object)
+}
+
+// MutateObject is Mutate on a decoded object, which it changes.
+func (m *Mutator) MutateObject(obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	m.labelProfile(obj.Object)
 	resultants, err := m.expander.Expand(obj)
 	if err != nil {
 		return nil, err
@@ -68,5 +83,72 @@ func (m *Mutator) Mutate(object []byte) ([]byte, error) {
 		}
 		out = resultants[0].Obj
 	}
-	return yaml.Marshal(out.Object)
+	return out, nil
+}
+
+// profileLabel is accelc's profile label (<labelPrefix>/profile, the
+// prefix read from the admission constraint), which the tree's
+// MutatingAdmissionPolicy copies the profile annotation into; "" when the
+// tree has no such policy.
+func profileLabel(tree render.Tree) string {
+	hasPolicy, prefix := false, ""
+	for _, p := range tree.Paths() {
+		switch {
+		case strings.HasPrefix(p, "mutations/mutatingadmissionpolicy-"):
+			hasPolicy = true
+		case strings.HasPrefix(p, render.DirConstraints+"/") && !strings.HasSuffix(p, "kustomization.yaml"):
+			var c struct {
+				Spec struct {
+					Parameters struct {
+						LabelPrefix string `json:"labelPrefix"`
+					} `json:"parameters"`
+				} `json:"spec"`
+			}
+			if yaml.Unmarshal(tree[p], &c) == nil && c.Spec.Parameters.LabelPrefix != "" {
+				prefix = c.Spec.Parameters.LabelPrefix
+			}
+		}
+	}
+	if !hasPolicy || prefix == "" {
+		return ""
+	}
+	return prefix + "/profile"
+}
+
+// labelProfile does what the MutatingAdmissionPolicy does to a pod, on a
+// pod or on every pod template of a workload: the profile annotation,
+// where there is no profile label, becomes the label.
+func (m *Mutator) labelProfile(obj map[string]any) {
+	if m.profileLabel == "" {
+		return
+	}
+	if md, ok := obj["metadata"].(map[string]any); ok {
+		if ann, ok := md["annotations"].(map[string]any); ok {
+			if name, ok := ann[render.ProfileAnnotation].(string); ok {
+				labels, _ := md["labels"].(map[string]any)
+				if labels == nil {
+					labels = map[string]any{}
+					md["labels"] = labels
+				}
+				if _, has := labels[m.profileLabel]; !has {
+					labels[m.profileLabel] = name
+				}
+			}
+		}
+	}
+	for k, v := range obj {
+		if k == "metadata" {
+			continue
+		}
+		switch v := v.(type) {
+		case map[string]any:
+			m.labelProfile(v)
+		case []any:
+			for _, e := range v {
+				if e, ok := e.(map[string]any); ok {
+					m.labelProfile(e)
+				}
+			}
+		}
+	}
 }

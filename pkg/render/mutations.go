@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"strings"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/accelc/accelc/pkg/compile"
 )
 
@@ -25,7 +28,7 @@ const ProfileAnnotation = "opendatahub.io/hardware-profile-name"
 // writes only where the pod has not: AssignMetadata never overwrites, the
 // affinity Assigns test that the path does not exist, ModifySet merges.
 func mutationObjects(m *compile.Model) []Object {
-	var out []Object
+	out := profileLabelPolicy(m)
 	prefix := m.Cluster.LabelPrefix
 	podKinds := []any{map[string]any{"apiGroups": []string{""}, "kinds": []string{"Pod"}}}
 	applyTo := []any{map[string]any{"groups": []string{""}, "kinds": []string{"Pod"}, "versions": []string{"v1"}}}
@@ -178,3 +181,56 @@ func mutationObjects(m *compile.Model) []Object {
 
 // QueueNameLabel is the label a workload names its Kueue LocalQueue with.
 const QueueNameLabel = "kueue.x-k8s.io/queue-name"
+
+// profileLabelPolicy is a MutatingAdmissionPolicy (admissionregistration
+// v1, GA and on by default from Kubernetes 1.36) that gives a pod naming
+// its profile only by Open Data Hub's annotation — as ODH's workbenches
+// and model servers do — accelc's profile label, so that every Gatekeeper
+// mutator keyed on the label applies to it as to a labelled pod. The
+// API server runs admission policies before mutating webhooks, so
+// Gatekeeper sees the label. A label the pod already has is kept (the
+// policy denies a label and annotation that disagree).
+func profileLabelPolicy(m *compile.Model) []Object {
+	const name = "accelc-profile-label"
+	label := m.Cluster.LabelPrefix + "/profile"
+	policy := admissionregistrationv1.MutatingAdmissionPolicy{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "MutatingAdmissionPolicy"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: managedLabels(m.Cluster.Name)},
+		Spec: admissionregistrationv1.MutatingAdmissionPolicySpec{
+			FailurePolicy: ptr(admissionregistrationv1.Fail),
+			MatchConstraints: &admissionregistrationv1.MatchResources{
+				ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
+					RuleWithOperations: admissionregistrationv1.RuleWithOperations{
+						Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
+						Rule: admissionregistrationv1.Rule{
+							APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"pods"},
+						},
+					},
+				}},
+			},
+			MatchConditions: []admissionregistrationv1.MatchCondition{{
+				Name: "names-profile-by-annotation-only",
+				Expression: fmt.Sprintf("has(object.metadata.annotations) && %q in object.metadata.annotations && !(has(object.metadata.labels) && %q in object.metadata.labels)",
+					ProfileAnnotation, label),
+			}},
+			Mutations: []admissionregistrationv1.Mutation{{
+				PatchType: admissionregistrationv1.PatchTypeApplyConfiguration,
+				ApplyConfiguration: &admissionregistrationv1.ApplyConfiguration{
+					Expression: fmt.Sprintf("Object{metadata: Object.metadata{labels: {%q: object.metadata.annotations[%q]}}}", label, ProfileAnnotation),
+				},
+			}},
+			ReinvocationPolicy: admissionregistrationv1.NeverReinvocationPolicy,
+		},
+	}
+	binding := admissionregistrationv1.MutatingAdmissionPolicyBinding{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "MutatingAdmissionPolicyBinding"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: managedLabels(m.Cluster.Name)},
+		Spec:       admissionregistrationv1.MutatingAdmissionPolicyBindingSpec{PolicyName: name},
+	}
+	return []Object{
+		{Dir: "mutations", APIVersion: policy.APIVersion, Kind: policy.Kind, Name: name, Body: policy},
+		{Dir: "mutations", APIVersion: binding.APIVersion, Kind: binding.Kind, Name: name, Body: binding},
+	}
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/accelc/accelc/pkg/compile"
+	"github.com/accelc/accelc/pkg/inventory"
 	"github.com/accelc/accelc/policies"
 )
 
@@ -23,7 +24,7 @@ const ConstraintName = "accelc"
 // accelc keeps one template and one constraint with fixed-size parameters,
 // and everything that grows — HardwareProfiles, Nodes, the namespace →
 // team map — is synced into data.inventory and looked up by path.
-func policyObjects(m *compile.Model) []Object {
+func policyObjects(m *compile.Model, inv *inventory.Inventory) []Object {
 	kind := policies.Admission.Kind
 	out := []Object{
 		{Dir: "policies", APIVersion: "templates.gatekeeper.sh/v1", Kind: "ConstraintTemplate", Name: policies.Admission.Name, Body: withLabels(policies.AdmissionTemplate(), m.Cluster.Name)},
@@ -40,7 +41,7 @@ func policyObjects(m *compile.Model) []Object {
 						"scope":              "Namespaced",
 						"excludedNamespaces": nonNil(m.Cluster.ExcludedNamespaces),
 					},
-					"parameters": admissionParams(m),
+					"parameters": admissionParams(m, inv),
 				},
 			},
 		},
@@ -55,6 +56,7 @@ func policyObjects(m *compile.Model) []Object {
 				map[string]any{"group": "", "version": "v1", "kind": "Node"},
 				map[string]any{"group": "infrastructure.opendatahub.io", "version": "v1", "kind": "HardwareProfile"},
 				map[string]any{"group": EntitlementGroup, "version": EntitlementVersion, "kind": "NamespaceEntitlement"},
+				map[string]any{"group": "scheduling.k8s.io", "version": "v1", "kind": "PriorityClass"},
 			}},
 		},
 	})
@@ -109,10 +111,27 @@ func withLabels(obj map[string]any, cluster string) map[string]any {
 	return obj
 }
 
+// VendorTaintKeys are the taints accelerator vendors' operators and cloud
+// node pools put on accelerator nodes.
+var VendorTaintKeys = []string{"nvidia.com/gpu", "amd.com/gpu", "habana.ai/gaudi", "gpu.intel.com/i915", "gpu.intel.com/xe"}
+
 // admissionParams are the admission constraint's parameters
 // (policies.AdmissionParams).
-func admissionParams(m *compile.Model) map[string]any {
+func admissionParams(m *compile.Model, inv *inventory.Inventory) map[string]any {
+	// Taints that keep pods off accelerator nodes: the vendors', the
+	// profiles' and pools', and those the inventory's accelerator nodes
+	// carry. Only a profile's pods may tolerate them.
 	taintKeys := map[string]any{}
+	for _, k := range VendorTaintKeys {
+		taintKeys[k] = true
+	}
+	if inv != nil {
+		for _, n := range inv.Nodes {
+			for _, t := range n.Taints {
+				taintKeys[t.Key] = true
+			}
+		}
+	}
 	for i := range m.Profiles {
 		for _, t := range m.Profiles[i].Tolerations {
 			if t.Key != "" {
@@ -124,6 +143,10 @@ func admissionParams(m *compile.Model) map[string]any {
 		if pool.Taint != nil {
 			taintKeys[pool.Taint.Key] = true
 		}
+	}
+	runtimeClasses := map[string]any{}
+	for _, rc := range m.Cluster.DeviceRuntimeClasses {
+		runtimeClasses[rc] = true
 	}
 	generic := map[string]any{}
 	for _, ns := range m.Cluster.GenericGPUNamespaces {
@@ -151,5 +174,6 @@ func admissionParams(m *compile.Model) map[string]any {
 		"genericNamespaces":     generic,
 		"taintKeys":             taintKeys,
 		"extraResourcePrefixes": extraList,
+		"deviceRuntimeClasses":  runtimeClasses,
 	}
 }

@@ -52,6 +52,9 @@ const (
 	// AnnotationPools lists the node pools (values of the pool label) a
 	// profile over shared GPUs runs in, in preference order.
 	AnnotationPools = "pools"
+	// AnnotationPriorityClass is the priority class the profile's pods
+	// run at (the mutation sets it; the policy checks it).
+	AnnotationPriorityClass = "priority-class"
 )
 
 func intQ(n int) compile.Quantity { return compile.Quantity{Int: int64(n)} }
@@ -84,6 +87,9 @@ func hardwareProfiles(m *compile.Model) ([]Object, error) {
 		}
 		if len(p.Pools) > 0 {
 			ann[m.Cluster.LabelPrefix+"/"+AnnotationPools] = strings.Join(p.Pools, ",")
+		}
+		if p.PriorityClassName != "" {
+			ann[m.Cluster.LabelPrefix+"/"+AnnotationPriorityClass] = p.PriorityClassName
 		}
 
 		ids := []identifier{

@@ -19,12 +19,12 @@ func Render(m *compile.Model, inv *inventory.Inventory) ([]Object, error) {
 		return nil, err
 	}
 	objs = append(objs, cms...)
-	objs = append(objs, policyObjects(m)...)
+	objs = append(objs, policyObjects(m, inv)...)
 	objs = append(objs, tenancyObjects(m)...)
 	objs = append(objs, mutationObjects(m)...)
 	objs = append(objs, quotaObjects(m, inv)...)
 	objs = append(objs, costRules(m)...)
-	for _, build := range []func(*compile.Model) (Object, bool, error){migParted, devicePluginConfig} {
+	for _, build := range []func(*compile.Model) (Object, bool, error){migParted, devicePluginConfig, gpuOperatorValues} {
 		if cm, ok, err := build(m); err != nil {
 			return nil, err
 		} else if ok {

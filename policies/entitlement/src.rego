@@ -1,7 +1,10 @@
 # The pod's namespace belongs to a team (from the CUE, not from namespace
-# labels a namespace owner could change), and that team may use every type
-# of the pod's hardware profile. The pod asks for the profile's resource
-# and for a device count within the profile's limits.
+# labels a namespace owner could change), and that team may use the pod's
+# hardware profile (when the team lists its profiles) and every type of
+# it. The pod asks for the profile's resource and for a device count
+# within the profile's limits, joins its team's Kueue queue where the
+# team's quota is Kueue's, and runs at its profile's priority class, or
+# at most at its team's tier.
 package accelcentitlement
 
 import data.lib.accelc
@@ -9,6 +12,69 @@ import data.lib.accelc
 checked if {
 	accelc.requests_accelerators
 	accelc.hwp
+}
+
+checked if accelc.through_profile
+
+violation contains {"msg": msg} if {
+	accelc.requests_accelerators
+	accelc.hwp
+	not accelc.accelerator_profile
+	msg := sprintf("hardware profile %q hands out no accelerator, yet the pod asks for %v: pick a profile with an accelerator", [
+		accelc.profile_name, concat(", ", sort(accelc.accelerator_resources)),
+	])
+}
+
+violation contains {"msg": msg} if {
+	checked
+	count(accelc.entitled_profiles) > 0
+	not accelc.profile_name in accelc.entitled_profiles
+	msg := sprintf("team %v may not use hardware profile %q: it may use %v; pick one of them or add the profile to the team's profiles in the cluster's CUE", [
+		accelc.team, accelc.profile_name, concat(", ", sort(accelc.entitled_profiles)),
+	])
+}
+
+queue_label := "kueue.x-k8s.io/queue-name"
+
+violation contains {"msg": msg} if {
+	accelc.through_profile
+	queue := accelc.entitlement.spec.queue
+	queue != ""
+	object.get(accelc.labels, queue_label, "") != queue
+	msg := sprintf("team %v's accelerators are shared out by Kueue: add label %v: %v (the team's LocalQueue), or name the profile with label %v, which adds it", [
+		accelc.team, queue_label, queue, accelc.profile_label,
+	])
+}
+
+profile_priority := accelc.hwp.metadata.annotations[accelc.key("priority-class")]
+
+violation contains {"msg": msg} if {
+	accelc.through_profile
+	want := profile_priority
+	got := object.get(accelc.spec, "priorityClassName", "")
+	got != want
+	msg := sprintf("hardware profile %q runs at priority class %v, but the pod names %q: set priorityClassName: %v, or name the profile with label %v, which sets it", [
+		accelc.profile_name, want, got, want, accelc.profile_label,
+	])
+}
+
+tier := accelc.entitlement.spec.priority
+
+violation contains {"msg": msg} if {
+	accelc.through_profile
+	not profile_priority
+	tier
+	accelc.pod_priority > tier.value
+	msg := sprintf("priority class %v (%v) outranks team %v's tier %v (%v): drop priorityClassName or use %v", [
+		accelc.spec.priorityClassName, accelc.pod_priority, accelc.team, tier.className, tier.value, tier.className,
+	])
+}
+
+violation contains {"msg": msg} if {
+	accelc.through_profile
+	cls := accelc.spec.priorityClassName
+	not accelc.pod_priority
+	msg := sprintf("priority class %v is not synced to Gatekeeper, so its tier cannot be checked: use one of the cluster's priority classes", [cls])
 }
 
 violation contains {"msg": msg} if {

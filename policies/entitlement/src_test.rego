@@ -49,3 +49,67 @@ test_init_containers_count_once if {
 test_zero_denied if {
 	count(violation) == 1 with input as pod_in("ml", "premium-gpu", [{"name": "c", "resources": {"limits": {"nvidia.com/gpu": 0}}}]) with data.inventory as f.inventory
 }
+
+slice_pod(labels, spec) := f.input_for(object.union(
+	f.pod("slices", f.profile("mig-slice"), object.union({"containers": [{"name": "main", "image": "x", "resources": {"limits": {"nvidia.com/mig-1g.5gb": 1}}}]}, spec)),
+	{"metadata": {"labels": labels}},
+))
+
+queued := {"kueue.x-k8s.io/queue-name": "accelc"}
+
+test_listed_profile_queued_admitted if {
+	count(violation) == 0 with input as slice_pod(queued, {}) with data.inventory as f.inventory
+}
+
+test_unlisted_profile_of_entitled_type_denied if {
+	p := f.input_for(object.union(f.pod("slices", f.profile("gpu"), {"containers": [f.gpu_container(1)]}), {"metadata": {"labels": queued}}))
+	some v in violation with input as p with data.inventory as f.inventory
+	contains(v.msg, "team mig-team may not use hardware profile \"gpu\": it may use mig-slice")
+}
+
+test_missing_queue_label_denied if {
+	some v in violation with input as slice_pod({}, {}) with data.inventory as f.inventory
+	contains(v.msg, "add label kueue.x-k8s.io/queue-name: accelc")
+}
+
+test_other_queue_denied if {
+	some v in violation with input as slice_pod({"kueue.x-k8s.io/queue-name": "other-team"}, {}) with data.inventory as f.inventory
+	contains(v.msg, "add label kueue.x-k8s.io/queue-name: accelc")
+}
+
+test_priority_above_tier_denied if {
+	some v in violation with input as slice_pod(queued, {"priorityClassName": "production-inference"}) with data.inventory as f.inventory
+	contains(v.msg, "priority class production-inference (1000) outranks team mig-team's tier research (100)")
+}
+
+test_priority_resolved_by_api_server_checked if {
+	some v in violation with input as slice_pod(queued, {"priorityClassName": "system-cluster-critical", "priority": 2000000000}) with data.inventory as f.inventory
+	contains(v.msg, "outranks team mig-team's tier")
+}
+
+test_priority_at_tier_admitted if {
+	count(violation) == 0 with input as slice_pod(queued, {"priorityClassName": "research"}) with data.inventory as f.inventory
+}
+
+test_unsynced_priority_class_denied if {
+	some v in violation with input as slice_pod(queued, {"priorityClassName": "made-up"}) with data.inventory as f.inventory
+	contains(v.msg, "priority class made-up is not synced")
+}
+
+test_profile_priority_class_enforced if {
+	hwp := object.union(f.inventory.namespace.opendatahub["infrastructure.opendatahub.io/v1"].HardwareProfile["large-memory"], {"metadata": {"annotations": {"accelerator.opendatahub.io/priority-class": "production-inference"}}})
+	inv := object.union(f.inventory, {"namespace": {"opendatahub": {"infrastructure.opendatahub.io/v1": {"HardwareProfile": {"large-memory": hwp}}}}})
+	p := f.input_for(f.pod("ml", f.profile("large-memory"), {"containers": [f.gpu_container(1)], "priorityClassName": "research"}))
+	some v in violation with input as p with data.inventory as inv
+	contains(v.msg, "runs at priority class production-inference, but the pod names \"research\"")
+	ok := f.input_for(f.pod("ml", f.profile("large-memory"), {"containers": [f.gpu_container(1)], "priorityClassName": "production-inference"}))
+	count(violation) == 0 with input as ok with data.inventory as inv
+}
+
+test_cpu_profile_with_gpu_request_denied if {
+	cpu_hwp := {"metadata": {"name": "cpu-small", "annotations": {}}, "spec": {"identifiers": [{"identifier": "cpu", "resourceType": "CPU", "minCount": 1, "defaultCount": 1}]}}
+	inv := object.union(f.inventory, {"namespace": {"opendatahub": {"infrastructure.opendatahub.io/v1": {"HardwareProfile": {"cpu-small": cpu_hwp}}}}})
+	p := f.input_for(f.pod("ml", f.profile("cpu-small"), {"containers": [f.gpu_container(1)]}))
+	some v in violation with input as p with data.inventory as inv
+	contains(v.msg, "hands out no accelerator")
+}

@@ -52,8 +52,23 @@ inventory := {
 			"v100-01": {"metadata": {"name": "v100-01", "labels": {label: "nvidia-v100-16gb"}}},
 			"a100-01": {"metadata": {"name": "a100-01", "labels": {label: "nvidia-a100-80gb"}}},
 			"a100-ts-01": {"metadata": {"name": "a100-ts-01", "labels": {label: "nvidia-a100-80gb", "accelerator.opendatahub.io/pool": "a100-ts"}}},
+			"cpu-01": {"metadata": {"name": "cpu-01", "labels": {}}, "status": {"capacity": {"cpu": "64", "nvidia.com/gpu": "0"}}},
+			"gpu-untyped-01": {"metadata": {"name": "gpu-untyped-01", "labels": {}}, "status": {"capacity": {"nvidia.com/gpu": "8"}}},
 		}},
-		"accelc.io/v1alpha1": {"NamespaceEntitlement": {ns: entitlement(ns, team) | some ns, team in namespaces}},
+		"scheduling.k8s.io/v1": {"PriorityClass": {
+			"research": {"metadata": {"name": "research"}, "value": 100},
+			"production-inference": {"metadata": {"name": "production-inference"}, "value": 1000},
+		}},
+		"accelc.io/v1alpha1": {"NamespaceEntitlement": object.union(
+			{ns: entitlement(ns, team) | some ns, team in namespaces},
+			# A team entitled to one MIG-slice profile, queued by Kueue, at
+			# the research tier.
+			{"slices": object.union(entitlement("slices", "mig-team"), {"spec": {
+				"profiles": ["mig-slice"],
+				"queue": "accelc",
+				"priority": {"className": "research", "value": 100},
+			}})},
+		)},
 	},
 }
 
@@ -67,6 +82,7 @@ entitlement(ns, team) := {
 teams := {
 	"ml-research": {"nvidia-h200-141gb": true, "nvidia-a100-80gb": true, "nvidia-a100-40gb": true},
 	"model-serving": {"nvidia-a100-80gb": true},
+	"mig-team": {"nvidia-a100-40gb": true},
 }
 
 namespaces := {"ml": "ml-research", "serving": "model-serving", "legacy": "ml-research"}
@@ -78,6 +94,7 @@ params := {
 	"typeLabel": label,
 	"genericNamespaces": {"legacy": true},
 	"taintKeys": {"accelerator.opendatahub.io/pool": true, "nvidia.com/gpu": true},
+	"deviceRuntimeClasses": {"nvidia": true},
 }
 
 # pod builds a pod in namespace ns with the given annotations and spec.

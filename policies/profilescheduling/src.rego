@@ -1,18 +1,35 @@
 # A pod of a typed hardware profile must be confined to the profile's
 # accelerator types: a nodeSelector on the normalized type label, or a
 # required node affinity whose every term selects only those types. A pod
-# of a profile over shared GPUs must likewise be confined to the profile's
-# pools (MIG configs or time-slicing pools), so that it cannot take a
-# whole GPU. A pod that names its node must name a node of one of those
-# types and pools. It may not tolerate accelerator taints its profile does
-# not tolerate.
+# of a generic profile (and one of a generic GPU namespace that asks for
+# accelerators without a profile) is confined the same way to its team's
+# types. A pod of a profile over shared GPUs must likewise be confined to
+# the profile's pools (MIG configs or time-slicing pools), so that it
+# cannot take a whole GPU. A pod that names its node must name a node of
+# one of those types and pools. It may not tolerate accelerator taints its
+# profile does not tolerate.
 package accelcprofilescheduling
 
 import data.lib.accelc
 
 type_label := input.parameters.typeLabel
 
-types := accelc.profile_types
+# What confines the pod, and to which types: a typed profile to its own;
+# a generic profile, or a generic namespace's pod without one, to the
+# types of the namespace's team.
+scope := {"who": sprintf("hardware profile %q", [accelc.profile_name]), "types": accelc.profile_types} if {
+	count(accelc.profile_types) > 0
+} else := {"who": sprintf("team %v (generic hardware profile %q)", [accelc.team, accelc.profile_name]), "types": sort(accelc.entitled_types)} if {
+	accelc.through_profile
+	accelc.team
+} else := {"who": sprintf("team %v (generic GPU namespace %v)", [accelc.team, accelc.namespace]), "types": sort(accelc.entitled_types)} if {
+	not accelc.has_profile
+	accelc.requests_accelerators
+	accelc.generic_namespace
+	accelc.team
+}
+
+types := scope.types
 
 typed if count(types) > 0
 
@@ -50,9 +67,25 @@ violation contains {"msg": msg} if {
 	typed
 	not accelc.spec.nodeName
 	not confined
-	msg := sprintf("hardware profile %q allows %v: add nodeSelector %v: %v, or required node affinity %v In [%v] in every term%v", [
-		accelc.profile_name, concat(", ", types), type_label, types[0], type_label, concat(", ", types), vendor_hint,
+	msg := sprintf("%v allows %v: add nodeSelector %v: %v, or required node affinity %v In [%v] in every term%v", [
+		scope.who, concat(", ", types), type_label, types[0], type_label, concat(", ", types), vendor_hint,
 	])
+}
+
+violation contains {"msg": msg} if {
+	typed
+	confined
+	t := selector[type_label]
+	not t in types
+	msg := sprintf("%v allows %v, but nodeSelector %v is %v: drop it (the pod's node affinity already picks the types)", [
+		scope.who, concat(", ", types), type_label, t,
+	])
+}
+
+violation contains {"msg": msg} if {
+	scope
+	not typed
+	msg := sprintf("%v: the team may use no accelerator type, so the pod has nowhere to run; give the team acceleratorTypes or profiles in the cluster's CUE", [scope.who])
 }
 
 # spec.nodeName skips the scheduler, so the node itself must be of an
@@ -69,8 +102,8 @@ violation contains {"msg": msg} if {
 	node := accelc.spec.nodeName
 	t := node_type(node)
 	not t in types
-	msg := sprintf("hardware profile %q allows %v but spec.nodeName %v is a %v node: drop nodeName and let the scheduler pick", [
-		accelc.profile_name, concat(", ", types), node, t,
+	msg := sprintf("%v allows %v but spec.nodeName %v is a %v node: drop nodeName and let the scheduler pick", [
+		scope.who, concat(", ", types), node, t,
 	])
 }
 

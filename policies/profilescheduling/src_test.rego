@@ -97,8 +97,34 @@ test_unrelated_toleration_allowed if {
 	count(violation) == 0 with input as premium({"nodeSelector": {label: "nvidia-h200-141gb"}, "tolerations": [tol]}) with data.inventory as f.inventory
 }
 
-test_generic_profile_unconfined if {
-	count(violation) == 0 with input as f.input_for(f.pod("ml", f.profile("gpu"), {"containers": [f.gpu_container(1)]})) with data.inventory as f.inventory
+generic(ns, spec) := f.input_for(f.pod(ns, f.profile("gpu"), object.union({"containers": [f.gpu_container(1)]}, spec)))
+
+# A generic profile's pods are confined to their team's types: the
+# mutation adds the team's types; a pod's own placement must stay within.
+test_generic_profile_unconfined_denied if {
+	some v in violation with input as generic("serving", {}) with data.inventory as f.inventory
+	contains(v.msg, "team model-serving (generic hardware profile \"gpu\") allows nvidia-a100-80gb: add nodeSelector")
+}
+
+test_generic_profile_team_types_admitted if {
+	count(violation) == 0 with input as generic("serving", {"nodeSelector": {label: "nvidia-a100-80gb"}}) with data.inventory as f.inventory
+	count(violation) == 0 with input as generic("ml", affinity([{"matchExpressions": [{"key": label, "operator": "In", "values": ["nvidia-h200-141gb", "nvidia-a100-80gb"]}]}])) with data.inventory as f.inventory
+}
+
+test_generic_profile_other_type_denied if {
+	count(violation) == 1 with input as generic("serving", {"nodeSelector": {label: "nvidia-h200-141gb"}}) with data.inventory as f.inventory
+	count(violation) == 1 with input as generic("serving", affinity([{"matchExpressions": [{"key": label, "operator": "In", "values": ["nvidia-h200-141gb"]}]}])) with data.inventory as f.inventory
+}
+
+test_generic_profile_node_name_of_other_type_denied if {
+	some v in violation with input as generic("serving", {"nodeName": "h200-01"}) with data.inventory as f.inventory
+	contains(v.msg, "spec.nodeName h200-01 is a nvidia-h200-141gb node")
+}
+
+test_generic_namespace_confined_to_team_types if {
+	in_legacy := f.input_for(f.pod("legacy", {}, {"containers": [f.gpu_container(1)], "nodeSelector": {label: "nvidia-v100-16gb"}}))
+	some v in violation with input as in_legacy with data.inventory as f.inventory
+	contains(v.msg, "team ml-research (generic GPU namespace legacy) allows")
 }
 
 pool_label := "accelerator.opendatahub.io/pool"
@@ -141,4 +167,12 @@ test_pool_node_name_in_pool_allowed if {
 
 test_whole_gpu_profile_ignores_pools if {
 	count(violation) == 0 with input as premium({"nodeSelector": {label: "nvidia-h200-141gb"}, "tolerations": [f.pool]}) with data.inventory as f.inventory
+}
+
+# The mutation adds the team's affinity to a generic-profile pod that
+# selects another type by nodeSelector: still denied.
+test_generic_selector_outside_mutated_affinity_denied if {
+	spec := object.union(affinity([{"matchExpressions": [{"key": label, "operator": "In", "values": ["nvidia-a100-80gb"]}]}]), {"nodeSelector": {label: "nvidia-h200-141gb"}})
+	some v in violation with input as generic("serving", spec) with data.inventory as f.inventory
+	contains(v.msg, "but nodeSelector accelerator.opendatahub.io/type is nvidia-h200-141gb: drop it")
 }

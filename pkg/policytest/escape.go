@@ -1,0 +1,506 @@
+package policytest
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/yaml"
+
+	"github.com/accelc/accelc/pkg/compile"
+	"github.com/accelc/accelc/pkg/inventory"
+	"github.com/accelc/accelc/pkg/render"
+)
+
+// EscapeCheck is the semantic escape check: it generates random pods and
+// workloads, runs each through a cluster's rendered mutators and admission
+// constraint with Gatekeeper's own engine, and for every one admitted
+// computes from the inventory the nodes kube-scheduler could place it on
+// and the devices its containers could reach there. The invariant: every
+// such device is one the device plugin handed the container, of a type the
+// pod's team may use, reached through an enabled profile the team may use
+// (a typed profile's own types), or, in a generic GPU namespace, of its
+// team's types.
+//
+// What a container reaches on a node: the devices of the resource it
+// asks for (the node must offer it); every device when it is privileged,
+// mounts a device host path or sets a device-visibility variable; any
+// device through a DRA claim. A variable that comes by envFrom or with the
+// image reaches nothing: the node layer accelc renders (the container
+// toolkit ignores it from unprivileged containers) stops it.
+type EscapeCheck struct {
+	model    *compile.Model
+	reviewer *Reviewer
+	mutator  *Mutator
+	nodes   []simNode
+	teamOf  map[string]*compile.Team
+	// namespaces are where generated pods go: the teams', the generic
+	// GPU namespaces and one that belongs to no team.
+	namespaces []string
+	taintKeys  []string
+	resources  []string
+}
+
+type simNode struct {
+	name, typ string
+	node      *inventory.Node // nil for the CPU node
+	labels    map[string]string
+	taints    []inventory.Taint
+	offers    map[string]bool
+}
+
+// NewEscapeCheck loads a rendered tree's constraint and mutators and the
+// inventory's nodes, labelled and tainted as accelc's node rules make them.
+func NewEscapeCheck(ctx context.Context, m *compile.Model, inv *inventory.Inventory, tree render.Tree) (*EscapeCheck, error) {
+	e := &EscapeCheck{model: m, teamOf: map[string]*compile.Team{}}
+	for i := range m.Teams {
+		for _, ns := range m.Teams[i].Namespaces {
+			e.teamOf[ns] = &m.Teams[i]
+			e.namespaces = append(e.namespaces, ns)
+		}
+	}
+	for _, ns := range m.Cluster.GenericGPUNamespaces {
+		if !slices.Contains(e.namespaces, ns) {
+			e.namespaces = append(e.namespaces, ns)
+		}
+	}
+	e.namespaces = append(e.namespaces, "no-team")
+
+	var err error
+	if e.mutator, err = NewMutator(tree, e.namespaces); err != nil {
+		return nil, err
+	}
+	var data []*unstructured.Unstructured
+	taints := map[string]bool{}
+	resources := map[string]bool{}
+	for i := range inv.Nodes {
+		n := &inv.Nodes[i]
+		sn := simNode{name: n.Name, typ: n.AcceleratorType, node: n, labels: map[string]string{}, taints: n.Taints, offers: map[string]bool{}}
+		if _, ok := m.Catalog.Get(n.AcceleratorType); ok {
+			sn.labels[m.Cluster.TypeLabel()] = n.AcceleratorType
+		}
+		if n.Resource != "" {
+			sn.offers[n.Resource] = true
+		}
+		for p := range n.MIGDevices {
+			sn.offers["nvidia.com/mig-"+p] = true
+		}
+		if pool := m.PoolOf(n.Name, n.AcceleratorType); pool != nil {
+			sn.labels[m.Cluster.PoolLabel()] = pool.Name
+			if pool.Taint != nil && !slices.ContainsFunc(sn.taints, func(t inventory.Taint) bool { return t.Key == pool.Taint.Key }) {
+				sn.taints = append(slices.Clone(sn.taints), inventory.Taint{Key: pool.Taint.Key, Value: pool.Taint.Value, Effect: pool.Taint.Effect})
+			}
+			if class, ok := m.Catalog.Get(pool.AcceleratorType); ok {
+				// What the node offers once reconfigured, too.
+				switch {
+				case pool.Sharing == compile.ShareMIG && m.Cluster.MIGStrategy() == "mixed":
+					for p := range pool.Layout {
+						sn.offers["nvidia.com/mig-"+p] = true
+					}
+				case pool.Renamed:
+					sn.offers[class.ResourceName+".shared"] = true
+				default:
+					sn.offers[class.ResourceName] = true
+				}
+			}
+		}
+		for r := range sn.offers {
+			resources[r] = true
+		}
+		for _, t := range sn.taints {
+			taints[t.Key] = true
+		}
+		e.nodes = append(e.nodes, sn)
+		data = append(data, syncedNode(sn))
+	}
+	cpu := simNode{name: "cpu-node", labels: map[string]string{}, offers: map[string]bool{}}
+	e.nodes = append(e.nodes, cpu)
+	data = append(data, syncedNode(cpu))
+	if e.reviewer, err = NewReviewer(ctx, tree, data...); err != nil {
+		return nil, err
+	}
+	for k := range taints {
+		e.taintKeys = append(e.taintKeys, k)
+	}
+	slices.Sort(e.taintKeys)
+	for _, p := range m.Profiles {
+		resources[p.ResourceName] = true
+	}
+	for _, r := range []string{"nvidia.com/gpu", "amd.com/gpu", "nvidia.com/mig-1g.10gb", "deviceclass.resource.kubernetes.io/gpu.nvidia.com", "gpu.intel.com/i915"} {
+		resources[r] = true
+	}
+	for r := range resources {
+		e.resources = append(e.resources, r)
+	}
+	slices.Sort(e.resources)
+	return e, nil
+}
+
+// syncedNode is the Node Gatekeeper would sync.
+func syncedNode(n simNode) *unstructured.Unstructured {
+	labels := map[string]any{}
+	for k, v := range n.labels {
+		labels[k] = v
+	}
+	capacity := map[string]any{"cpu": "64"}
+	for r := range n.offers {
+		capacity[r] = "8"
+	}
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "Node",
+		"metadata": map[string]any{"name": n.name, "labels": labels},
+		"status":   map[string]any{"capacity": capacity},
+	}}
+	return u
+}
+
+// Escape is an admitted pod that breaks the invariant.
+type Escape struct {
+	// Why says what the pod reaches and why it may not.
+	Why string
+	// Pod is the pod as generated (a workload for those), and Admitted
+	// as the mutators left it and the constraint admitted it, as YAML.
+	Pod, Admitted string
+}
+
+// EscapeReport counts what a run generated.
+type EscapeReport struct {
+	Pods, Admitted, Reaching int
+	Escapes                  []Escape
+}
+
+// Run generates n pods from the seed and checks each.
+func (e *EscapeCheck) Run(ctx context.Context, seed uint64, n int) (EscapeReport, error) {
+	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	var rep EscapeReport
+	for i := 0; i < n; i++ {
+		obj := e.generate(rng, i)
+		written := runtime.DeepCopyJSON(obj)
+		u, err := e.mutator.MutateObject(&unstructured.Unstructured{Object: obj})
+		if err != nil {
+			raw, _ := yaml.Marshal(written)
+			return rep, fmt.Errorf("mutating pod %d: %w\n%s", i, err, raw)
+		}
+		rep.Pods++
+		msgs, err := e.reviewer.Review(ctx, u)
+		if err != nil {
+			return rep, err
+		}
+		if len(msgs) > 0 {
+			continue
+		}
+		rep.Admitted++
+		reaches, why := e.judge(u.Object)
+		if reaches {
+			rep.Reaching++
+		}
+		if why != "" {
+			raw, _ := yaml.Marshal(written)
+			admitted, _ := yaml.Marshal(u.Object)
+			rep.Escapes = append(rep.Escapes, Escape{Why: why, Pod: string(raw), Admitted: string(admitted)})
+		}
+	}
+	return rep, nil
+}
+
+// judge says whether an admitted pod reaches devices, and why that breaks
+// the invariant ("" when it does not).
+func (e *EscapeCheck) judge(pod map[string]any) (bool, string) {
+	spec, _ := pod["spec"].(map[string]any)
+	md, _ := pod["metadata"].(map[string]any)
+	ns, _ := md["namespace"].(string)
+	team := e.teamOf[ns]
+	generic := slices.Contains(e.model.Cluster.GenericGPUNamespaces, ns)
+	profile := e.profileOf(md)
+
+	reaches := false
+	for _, n := range e.nodes {
+		if !e.feasible(spec, n) {
+			continue
+		}
+		what, outside := e.reach(spec, n)
+		if what == "" {
+			continue
+		}
+		reaches = true
+		switch {
+		case outside:
+			return true, fmt.Sprintf("%s on node %s (%s) sees devices the device plugin did not hand it", what, n.name, n.typ)
+		case generic && team == nil:
+			// A generic GPU namespace of no team: the admins' declared
+			// allowance.
+		case team == nil:
+			return true, fmt.Sprintf("%s on node %s (%s), and namespace %s belongs to no team", what, n.name, n.typ, ns)
+		case !slices.Contains(team.AcceleratorTypes, n.typ):
+			return true, fmt.Sprintf("%s on node %s: team %s may not use %s", what, n.name, team.Name, n.typ)
+		case generic && profile == nil:
+			// A generic namespace's pod without a profile, on the team's types.
+		case profile == nil:
+			return true, fmt.Sprintf("%s on node %s (%s) without an enabled profile", what, n.name, n.typ)
+		case !team.MayUse(profile):
+			return true, fmt.Sprintf("%s on node %s (%s) through profile %s, which team %s may not use", what, n.name, n.typ, profile.Name, team.Name)
+		case !profile.Generic() && !slices.Contains(profile.AcceleratorTypes, n.typ):
+			return true, fmt.Sprintf("%s on node %s: profile %s does not run on %s", what, n.name, profile.Name, n.typ)
+		}
+	}
+	return reaches, ""
+}
+
+// profileOf is the enabled profile the pod goes through, or nil.
+func (e *EscapeCheck) profileOf(md map[string]any) *compile.Profile {
+	name := ""
+	if ann, ok := md["annotations"].(map[string]any); ok {
+		name, _ = ann[render.ProfileAnnotation].(string)
+	}
+	if name == "" {
+		if l, ok := md["labels"].(map[string]any); ok {
+			name, _ = l[e.model.Cluster.LabelPrefix+"/profile"].(string)
+		}
+	}
+	p := e.model.Profile(name)
+	if p == nil || !p.Enabled {
+		return nil
+	}
+	return p
+}
+
+// reach says what the pod's containers reach on the node ("" for
+// nothing), and whether that is outside what the device plugin allocates
+// (a container that sees every device of the node, or a DRA claim no
+// profile governs). A CPU node has no device to reach.
+func (e *EscapeCheck) reach(spec map[string]any, n simNode) (string, bool) {
+	if n.node == nil {
+		return "", false
+	}
+	if claims, _ := spec["resourceClaims"].([]any); len(claims) > 0 {
+		return "a DRA claim", true
+	}
+	for _, v := range list(spec["volumes"]) {
+		if p, ok := mapOf(v["hostPath"])["path"].(string); ok && deviceHostPath(p) {
+			return "host path " + p, true
+		}
+	}
+	requested := ""
+	for _, c := range containers(spec) {
+		name := fmt.Sprint(c["name"])
+		if sc, ok := c["securityContext"].(map[string]any); ok && sc["privileged"] == true {
+			return "privileged container " + name, true
+		}
+		for _, env := range list(c["env"]) {
+			if slices.Contains(visibilityEnv, fmt.Sprint(env["name"])) {
+				if _, from := env["valueFrom"]; from || !slices.Contains([]string{"", "void", "none"}, fmt.Sprint(env["value"])) {
+					return fmt.Sprintf("container %s's %s", name, env["name"]), true
+				}
+			}
+		}
+		if cl := list(mapOf(c["resources"])["claims"]); len(cl) > 0 {
+			return "container " + name + "'s DRA claim", true
+		}
+		if r := accelRequests(c); len(r) > 0 && requested == "" {
+			requested = fmt.Sprintf("container %s's %s", name, strings.Join(r, ", "))
+		}
+	}
+	return requested, false
+}
+
+// visibilityEnv are the variables with which a container runtime hands
+// devices to a container.
+var visibilityEnv = []string{"NVIDIA_VISIBLE_DEVICES", "NVIDIA_MIG_CONFIG_DEVICES", "NVIDIA_MIG_MONITOR_DEVICES", "AMD_VISIBLE_DEVICES", "HABANA_VISIBLE_DEVICES"}
+
+// deviceHostPath reports whether a host path holds device nodes or what
+// hands them out (or climbs with ".."), as the policy judges it.
+func deviceHostPath(p string) bool {
+	var segs []string
+	for _, s := range strings.Split(p, "/") {
+		if s != "" && s != "." {
+			segs = append(segs, s)
+		}
+	}
+	if slices.Contains(segs, "..") {
+		return true
+	}
+	for _, d := range [][]string{{"dev"}, {"proc"}, {"sys"}, {"run", "nvidia"}, {"run", "cdi"}, {"var", "run"}, {"etc", "cdi"}, {"var", "lib", "kubelet"}} {
+		n := min(len(segs), len(d))
+		if slices.Equal(segs[:n], d[:n]) {
+			return true
+		}
+	}
+	return false
+}
+
+// feasible reports whether kube-scheduler (or, with spec.nodeName, the
+// kubelet) could run the pod on the node: selector, required affinity,
+// taints and the accelerator resources it asks for.
+func (e *EscapeCheck) feasible(spec map[string]any, n simNode) bool {
+	for _, c := range containers(spec) {
+		for _, r := range accelRequests(c) {
+			if !n.offers[r] {
+				return false
+			}
+		}
+	}
+	if name, ok := spec["nodeName"].(string); ok && name != "" {
+		if name != n.name {
+			return false
+		}
+		// The scheduler is bypassed: only NoExecute taints evict.
+		return tolerates(spec, n.taints, "NoExecute")
+	}
+	for k, v := range mapOf(spec["nodeSelector"]) {
+		if got, ok := n.label(k); !ok || got != v {
+			return false
+		}
+	}
+	aff := mapOf(mapOf(mapOf(spec["affinity"])["nodeAffinity"])["requiredDuringSchedulingIgnoredDuringExecution"])
+	if terms := list(aff["nodeSelectorTerms"]); aff != nil && len(terms) > 0 {
+		if !slices.ContainsFunc(terms, func(t map[string]any) bool { return termMatches(t, n) }) {
+			return false
+		}
+	}
+	return tolerates(spec, n.taints, "NoSchedule") && tolerates(spec, n.taints, "NoExecute")
+}
+
+func (n simNode) label(k string) (string, bool) {
+	if v, ok := n.labels[k]; ok {
+		return v, true
+	}
+	if k == "kubernetes.io/hostname" {
+		return n.name, true
+	}
+	if n.node != nil {
+		return n.node.Label(k)
+	}
+	return "", false
+}
+
+func termMatches(t map[string]any, n simNode) bool {
+	exprs, fields := list(t["matchExpressions"]), list(t["matchFields"])
+	if len(exprs) == 0 && len(fields) == 0 {
+		return false // an empty term matches no node
+	}
+	for _, ex := range exprs {
+		v, ok := n.label(fmt.Sprint(ex["key"]))
+		if !requirement(fmt.Sprint(ex["operator"]), v, ok, stringList(ex["values"])) {
+			return false
+		}
+	}
+	for _, f := range fields {
+		if fmt.Sprint(f["key"]) != "metadata.name" || !requirement(fmt.Sprint(f["operator"]), n.name, true, stringList(f["values"])) {
+			return false
+		}
+	}
+	return true
+}
+
+func requirement(op, v string, ok bool, values []string) bool {
+	switch op {
+	case "In":
+		return ok && slices.Contains(values, v)
+	case "NotIn":
+		return !ok || !slices.Contains(values, v)
+	case "Exists":
+		return ok
+	case "DoesNotExist":
+		return !ok
+	case "Gt", "Lt":
+		if !ok || len(values) != 1 {
+			return false
+		}
+		a, err1 := strconv.Atoi(v)
+		b, err2 := strconv.Atoi(values[0])
+		return err1 == nil && err2 == nil && (op == "Gt" && a > b || op == "Lt" && a < b)
+	}
+	return false
+}
+
+// tolerates reports whether the pod tolerates every taint of the effect.
+func tolerates(spec map[string]any, taints []inventory.Taint, effect string) bool {
+	tols := list(spec["tolerations"])
+	for _, t := range taints {
+		if t.Effect != effect {
+			continue
+		}
+		if !slices.ContainsFunc(tols, func(tol map[string]any) bool {
+			key, _ := tol["key"].(string)
+			op, _ := tol["operator"].(string)
+			eff, _ := tol["effect"].(string)
+			if eff != "" && eff != t.Effect {
+				return false
+			}
+			if key == "" {
+				return op == "Exists"
+			}
+			if key != t.Key {
+				return false
+			}
+			val, _ := tol["value"].(string)
+			return op == "Exists" || val == t.Value
+		}) {
+			return false
+		}
+	}
+	return true
+}
+
+// accelRequests are the accelerator resources a container asks for, in
+// requests or limits, with a non-zero amount.
+func accelRequests(c map[string]any) []string {
+	var out []string
+	res := mapOf(c["resources"])
+	for _, section := range []string{"limits", "requests"} {
+		for r, q := range mapOf(res[section]) {
+			if isAccelerator(r) && fmt.Sprint(q) != "0" && !slices.Contains(out, r) {
+				out = append(out, r)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func isAccelerator(r string) bool {
+	for _, p := range []string{"nvidia.com/", "amd.com/", "habana.ai/", "gpu.intel.com/", "deviceclass.resource.kubernetes.io/"} {
+		if strings.HasPrefix(r, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func containers(spec map[string]any) []map[string]any {
+	var out []map[string]any
+	for _, k := range []string{"containers", "initContainers", "ephemeralContainers"} {
+		out = append(out, list(spec[k])...)
+	}
+	return out
+}
+
+func mapOf(v any) map[string]any {
+	m, _ := v.(map[string]any)
+	return m
+}
+
+func list(v any) []map[string]any {
+	var out []map[string]any
+	l, _ := v.([]any)
+	for _, e := range l {
+		if m, ok := e.(map[string]any); ok {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func stringList(v any) []string {
+	var out []string
+	l, _ := v.([]any)
+	for _, e := range l {
+		out = append(out, fmt.Sprint(e))
+	}
+	return out
+}

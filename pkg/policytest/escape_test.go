@@ -1,0 +1,61 @@
+package policytest_test
+
+import (
+	"context"
+	"flag"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/accelc/accelc/pkg/compile"
+	"github.com/accelc/accelc/pkg/inventory"
+	"github.com/accelc/accelc/pkg/policytest"
+	"github.com/accelc/accelc/pkg/render"
+)
+
+var (
+	escapePods = flag.Int("escape.pods", 1500, "random pods per example cluster in TestEscapes (make fuzz runs 100,000)")
+	escapeSeed = flag.Uint64("escape.seed", 1, "seed of TestEscapes' pods")
+)
+
+// TestEscapes runs the semantic escape check over every example cluster:
+// random pods and workloads through the rendered mutators and constraint
+// (Gatekeeper's engine), and for each admitted one, the nodes it could run
+// on and the devices it could reach there. No pod may reach a device its
+// team may not use, or reach one outside a profile its team may use.
+func TestEscapes(t *testing.T) {
+	for _, name := range []string{"gpu-pools", "hetero-prod", "small-lab"} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			dir := filepath.Join("../../examples/clusters", name)
+			m, err := compile.Load(dir)
+			require.NoError(t, err)
+			inv, err := inventory.Load(compile.DefaultInventory(dir), m.Catalog, inventory.Options{Pins: m.Pins})
+			require.NoError(t, err)
+			tree, err := render.Cluster(m, inv)
+			require.NoError(t, err)
+			ctx := context.Background()
+			check, err := policytest.NewEscapeCheck(ctx, m, inv, tree)
+			require.NoError(t, err)
+			start := time.Now()
+			rep, err := check.Run(ctx, *escapeSeed, *escapePods)
+			require.NoError(t, err)
+			t.Logf("%s: seed %d: %d pods, %d admitted, %d of them reaching devices, %d escapes, in %s",
+				name, *escapeSeed, rep.Pods, rep.Admitted, rep.Reaching, len(rep.Escapes), time.Since(start).Round(time.Millisecond))
+			for i, e := range rep.Escapes {
+				if i == 5 {
+					t.Errorf("… and %d more", len(rep.Escapes)-5)
+					break
+				}
+				t.Errorf("escape: %s\n--- pod as written:\n%s--- as admitted:\n%s", e.Why, e.Pod, e.Admitted)
+			}
+			// The check is not vacuous: some pods are turned away, some
+			// admitted ones reach devices.
+			assert.Less(t, rep.Admitted, rep.Pods, "every pod admitted")
+			assert.Positive(t, rep.Reaching, "no admitted pod reaches a device: the generator misses the legitimate ones")
+		})
+	}
+}

@@ -1,0 +1,294 @@
+package policytest
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+
+	"github.com/accelc/accelc/pkg/compile"
+	"github.com/accelc/accelc/pkg/render"
+)
+
+// generate builds the i-th random pod (or a workload around one) from the
+// ways a pod can be written: its profile by annotation, label, both or
+// neither (or one that does not exist); containers of every kind asking
+// for accelerator resources of any vendor, or none; device-visibility
+// variables, envFrom, privileged, host paths and DRA claims; selectors,
+// affinities, tolerations and node names aimed at the cluster's nodes;
+// the runtime class; priority classes; the queue label.
+func (e *EscapeCheck) generate(rng *rand.Rand, i int) map[string]any {
+	m := e.model
+	pick := func(s []string) string { return s[rng.IntN(len(s))] }
+	chance := func(p float64) bool { return rng.Float64() < p }
+
+	types := []string{"nvidia-does-not-exist"}
+	for _, n := range e.nodes {
+		if n.typ != "" {
+			types = append(types, n.typ)
+		}
+	}
+	for _, c := range m.Catalog.Classes() {
+		if chance(0.02) {
+			types = append(types, c.ID)
+		}
+	}
+	profiles := []string{"no-such-profile"}
+	for _, p := range m.Profiles {
+		profiles = append(profiles, p.Name)
+	}
+	var pools []string
+	for _, p := range m.NodePools {
+		pools = append(pools, p.Name)
+	}
+
+	// Half start as a legitimate pod (a team's namespace, a profile the
+	// team may use, its resource, the rest left to the mutators), with a
+	// quarter of the odds of each hostile feature; the other half are
+	// drawn freely.
+	legit := chance(0.5)
+	if legit {
+		chance = func(p float64) bool { return rng.Float64() < p/4 }
+	}
+	md := map[string]any{"name": fmt.Sprintf("p%d", i), "namespace": pick(e.namespaces)}
+	labels, annotations := map[string]any{}, map[string]any{}
+	profile := pick(profiles)
+	ref := rng.IntN(6)
+	var own *compile.Profile
+	if legit {
+		ns, usable := e.legitimate(rng)
+		if len(usable) > 0 {
+			md["namespace"] = ns
+			own = usable[rng.IntN(len(usable))]
+			profile = own.Name
+			ref = 1 + rng.IntN(3)
+		}
+	}
+	switch ref {
+	case 0: // none
+	case 1, 2:
+		annotations[render.ProfileAnnotation] = profile
+	case 3:
+		labels[m.Cluster.LabelPrefix+"/profile"] = profile
+	case 4:
+		annotations[render.ProfileAnnotation] = profile
+		labels[m.Cluster.LabelPrefix+"/profile"] = profile
+	case 5:
+		annotations[render.ProfileAnnotation] = profile
+		labels[m.Cluster.LabelPrefix+"/profile"] = pick(profiles)
+	}
+	if chance(0.3) {
+		labels[render.QueueNameLabel] = pick([]string{render.LocalQueueName, "other"})
+	}
+	if chance(0.1) {
+		annotations[m.Cluster.LabelPrefix+"/team"] = pick([]string{"ml-research", "data-science", "model-serving"})
+	}
+	spec := map[string]any{}
+
+	resources := func() map[string]any {
+		if chance(0.35) {
+			return nil
+		}
+		r := e.resources[rng.IntN(len(e.resources))]
+		if p := m.Profile(profile); p != nil && chance(0.6) {
+			r = p.ResourceName
+		}
+		q := any(int64(rng.IntN(3) + 1))
+		if chance(0.05) {
+			q = int64(rng.IntN(9))
+		}
+		section := pick([]string{"limits", "limits", "requests"})
+		return map[string]any{section: map[string]any{r: q}}
+	}
+	container := func(name string) map[string]any {
+		c := map[string]any{"name": name, "image": pick([]string{"nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04", "busybox"})}
+		if r := resources(); r != nil {
+			c["resources"] = r
+		}
+		if chance(0.08) {
+			c["resources"] = map[string]any{"claims": []any{map[string]any{"name": "gpu"}}}
+		}
+		if chance(0.15) {
+			v := map[string]any{"name": pick(visibilityEnv)}
+			switch rng.IntN(4) {
+			case 0:
+				v["valueFrom"] = map[string]any{"configMapKeyRef": map[string]any{"name": "env", "key": "devices"}}
+			default:
+				v["value"] = pick([]string{"all", "0,1", "void", "none", "", "GPU-0"})
+			}
+			c["env"] = []any{v}
+		}
+		if chance(0.15) {
+			c["envFrom"] = []any{map[string]any{"configMapRef": map[string]any{"name": "gpu-env"}}}
+		}
+		if chance(0.06) {
+			c["securityContext"] = map[string]any{"privileged": true}
+		}
+		return c
+	}
+	cs := []any{container("main")}
+	if own != nil {
+		n := own.GPU.Min + rng.IntN(2)
+		if own.GPU.Max != nil {
+			n = min(n, *own.GPU.Max)
+		}
+		cs[0].(map[string]any)["resources"] = map[string]any{"limits": map[string]any{own.ResourceName: int64(max(n, 1))}}
+	}
+	for j := rng.IntN(3); j > 0; j-- {
+		cs = append(cs, container(fmt.Sprintf("side%d", j)))
+	}
+	spec["containers"] = cs
+	if chance(0.15) {
+		spec["initContainers"] = []any{container("init")}
+	}
+	if chance(0.05) {
+		spec["ephemeralContainers"] = []any{container("debug")}
+	}
+	if chance(0.06) {
+		spec["resourceClaims"] = []any{map[string]any{"name": "gpu", "resourceClaimTemplateName": "any-gpu"}}
+	}
+	if chance(0.08) {
+		spec["volumes"] = []any{map[string]any{"name": "host", "hostPath": map[string]any{
+			"path": pick([]string{"/dev/nvidia0", "/dev", "//dev/./dri", "/", "/var/run", "/data", "/home", "/data/../dev", "/run/nvidia/driver"})}}}
+	}
+	if chance(0.08) {
+		spec["runtimeClassName"] = pick(append([]string{"runc"}, m.Cluster.DeviceRuntimeClasses...))
+	}
+	if chance(0.2) && len(m.Cluster.PriorityClasses) > 0 {
+		var names []string
+		for n := range m.Cluster.PriorityClasses {
+			names = append(names, n)
+		}
+		slices.Sort(names)
+		spec["priorityClassName"] = pick(names)
+	}
+
+	// Placement.
+	nodeNames := make([]string, len(e.nodes))
+	for j, n := range e.nodes {
+		nodeNames[j] = n.name
+	}
+	selectorKeys := []string{m.Cluster.TypeLabel(), m.Cluster.PoolLabel(), "nvidia.com/gpu.product", "kubernetes.io/hostname", "nvidia.com/gpu.present"}
+	if chance(0.35) {
+		sel := map[string]any{}
+		switch k := pick(selectorKeys); k {
+		case m.Cluster.TypeLabel():
+			sel[k] = pick(types)
+		case m.Cluster.PoolLabel():
+			if len(pools) > 0 {
+				sel[k] = pick(pools)
+			}
+		case "kubernetes.io/hostname":
+			sel[k] = pick(nodeNames)
+		default:
+			sel[k] = pick([]string{"true", "NVIDIA-H200", "NVIDIA-A100-SXM4-80GB"})
+		}
+		spec["nodeSelector"] = sel
+	}
+	if chance(0.35) {
+		var terms []any
+		for j := rng.IntN(3) + 1; j > 0; j-- {
+			var exprs []any
+			for k := rng.IntN(2) + 1; k > 0; k-- {
+				op := pick([]string{"In", "In", "NotIn", "Exists", "DoesNotExist"})
+				ex := map[string]any{"key": pick(selectorKeys[:2]), "operator": op}
+				if op == "In" || op == "NotIn" {
+					var vals []any
+					for v := rng.IntN(2) + 1; v > 0; v-- {
+						vals = append(vals, pick(append(types, pools...)))
+					}
+					ex["values"] = vals
+				}
+				exprs = append(exprs, ex)
+			}
+			term := map[string]any{"matchExpressions": exprs}
+			if chance(0.2) {
+				term = map[string]any{"matchFields": []any{map[string]any{"key": "metadata.name", "operator": "In", "values": []any{pick(nodeNames)}}}}
+			}
+			terms = append(terms, term)
+		}
+		spec["affinity"] = map[string]any{"nodeAffinity": map[string]any{"requiredDuringSchedulingIgnoredDuringExecution": map[string]any{"nodeSelectorTerms": terms}}}
+	}
+	if chance(0.5) {
+		var tols []any
+		for j := rng.IntN(3) + 1; j > 0; j-- {
+			switch rng.IntN(5) {
+			case 0:
+				tols = append(tols, map[string]any{"operator": "Exists"})
+			case 1:
+				if p := m.Profile(profile); p != nil && len(p.Tolerations) > 0 {
+					t := p.Tolerations[rng.IntN(len(p.Tolerations))]
+					tols = append(tols, map[string]any{"key": t.Key, "operator": t.Operator, "value": t.Value, "effect": t.Effect})
+				}
+			default:
+				if len(e.taintKeys) > 0 {
+					tols = append(tols, map[string]any{"key": pick(e.taintKeys), "operator": "Exists"})
+				}
+			}
+		}
+		if len(tols) > 0 {
+			spec["tolerations"] = tols
+		}
+	}
+	if chance(0.1) {
+		spec["nodeName"] = pick(nodeNames)
+	}
+
+	if len(labels) > 0 {
+		md["labels"] = labels
+	}
+	if len(annotations) > 0 {
+		md["annotations"] = annotations
+	}
+	pod := map[string]any{"apiVersion": "v1", "kind": "Pod", "metadata": md, "spec": spec}
+	// Some come as workloads that Gatekeeper expands.
+	switch rng.IntN(10) {
+	case 0:
+		delete(spec, "ephemeralContainers")
+		return map[string]any{"apiVersion": "apps/v1", "kind": "Deployment",
+			"metadata": map[string]any{"name": md["name"], "namespace": md["namespace"]},
+			"spec": map[string]any{"selector": map[string]any{"matchLabels": map[string]any{"app": "x"}},
+				"template": map[string]any{"metadata": withLabel(md, "app", "x"), "spec": spec}}}
+	case 1:
+		delete(spec, "ephemeralContainers")
+		spec["restartPolicy"] = "Never"
+		return map[string]any{"apiVersion": "batch/v1", "kind": "Job",
+			"metadata": map[string]any{"name": md["name"], "namespace": md["namespace"]},
+			"spec":     map[string]any{"template": map[string]any{"metadata": md, "spec": spec}}}
+	}
+	return pod
+}
+
+func withLabel(md map[string]any, k, v string) map[string]any {
+	out := map[string]any{}
+	for key, val := range md {
+		out[key] = val
+	}
+	labels := map[string]any{k: v}
+	if l, ok := md["labels"].(map[string]any); ok {
+		for key, val := range l {
+			labels[key] = val
+		}
+	}
+	out["labels"] = labels
+	return out
+}
+
+// legitimate picks a team namespace and the enabled profiles its team may
+// use.
+func (e *EscapeCheck) legitimate(rng *rand.Rand) (string, []*compile.Profile) {
+	m := e.model
+	if len(m.Teams) == 0 {
+		return "", nil
+	}
+	t := &m.Teams[rng.IntN(len(m.Teams))]
+	if len(t.Namespaces) == 0 {
+		return "", nil
+	}
+	var usable []*compile.Profile
+	for i := range m.Profiles {
+		if p := &m.Profiles[i]; p.Enabled && t.MayUse(p) {
+			usable = append(usable, p)
+		}
+	}
+	return t.Namespaces[rng.IntN(len(t.Namespaces))], usable
+}

@@ -1,0 +1,123 @@
+package accelcdeviceaccess_test
+
+import data.accelcdeviceaccess.violation
+import data.lib.fixtures as f
+
+label := "accelerator.opendatahub.io/type"
+
+cpu := {"name": "app", "image": "app"}
+
+# A pod of no profile in namespace ml.
+plain(spec) := f.input_for(f.pod("ml", {}, object.union({"containers": [cpu]}, spec)))
+
+# A pod of premium-gpu, well placed, with extra spec.
+premium(spec) := f.input_for(f.pod("ml", f.profile("premium-gpu"), object.union({
+	"containers": [f.gpu_container(1)],
+	"nodeSelector": {label: "nvidia-h200-141gb"},
+}, spec)))
+
+denied(pod_input, text) if {
+	some v in violation with input as pod_input with data.inventory as f.inventory
+	contains(v.msg, text)
+}
+
+admitted(pod_input) if count(violation) == 0 with input as pod_input with data.inventory as f.inventory
+
+test_cpu_pod_admitted if admitted(plain({}))
+
+test_profile_pod_admitted if admitted(premium({}))
+
+test_visible_devices_in_sidecar_denied if {
+	sidecar := object.union(cpu, {"env": [{"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"}]})
+	denied(premium({"containers": [f.gpu_container(1), sidecar]}), "container app sets NVIDIA_VISIBLE_DEVICES=all")
+}
+
+test_visible_devices_void_admitted if {
+	admitted(plain({"containers": [object.union(cpu, {"env": [{"name": "NVIDIA_VISIBLE_DEVICES", "value": "void"}]})]}))
+}
+
+test_visible_devices_value_from_denied if {
+	env := [{"name": "AMD_VISIBLE_DEVICES", "valueFrom": {"configMapKeyRef": {"name": "x", "key": "y"}}}]
+	denied(plain({"initContainers": [object.union(cpu, {"env": env})]}), "takes AMD_VISIBLE_DEVICES from valueFrom")
+}
+
+test_mig_config_devices_denied if {
+	denied(plain({"containers": [object.union(cpu, {"env": [{"name": "NVIDIA_MIG_CONFIG_DEVICES", "value": "all"}]})]}), "NVIDIA_MIG_CONFIG_DEVICES")
+}
+
+test_privileged_ephemeral_denied if {
+	debug := object.union(cpu, {"securityContext": {"privileged": true}})
+	denied(premium({"ephemeralContainers": [debug]}), "is privileged")
+}
+
+host_path(p) := plain({"volumes": [{"name": "h", "hostPath": {"path": p}}]})
+
+test_device_host_paths_denied if {
+	every p in ["/dev/nvidia0", "/dev", "//dev/./nvidia0", "/", "/var/run", "/var", "/run/nvidia/driver", "/etc/cdi", "/data/../dev", "/proc", "/var/lib/kubelet/device-plugins"] {
+		denied(host_path(p), "mounts host path")
+	}
+}
+
+test_other_host_paths_admitted if {
+	every p in ["/data", "/home/user", "/var/log", "/device"] {
+		admitted(host_path(p))
+	}
+}
+
+test_runtime_class_without_profile_denied if {
+	denied(plain({"runtimeClassName": "nvidia"}), "runtimeClassName nvidia hands devices to containers, and the pod names no hardware profile")
+}
+
+test_runtime_class_with_profile_admitted if admitted(premium({"runtimeClassName": "nvidia"}))
+
+test_claims_denied if {
+	denied(premium({"resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "any-gpu"}]}), "Dynamic Resource Allocation claims")
+}
+
+test_container_claims_denied if {
+	c := object.union(cpu, {"resources": {"claims": [{"name": "gpu"}]}})
+	denied(plain({"containers": [c]}), "Dynamic Resource Allocation claims")
+}
+
+test_gpu_toleration_without_profile_denied if {
+	denied(plain({"tolerations": [f.gpu_taint]}), "aims the pod at accelerator nodes, and the pod names no hardware profile")
+}
+
+test_wildcard_toleration_without_profile_denied if {
+	denied(plain({"tolerations": [{"operator": "Exists"}]}), "aims the pod at accelerator nodes")
+}
+
+test_vendor_selector_without_profile_denied if {
+	denied(plain({"nodeSelector": {"nvidia.com/gpu.product": "NVIDIA-H200"}}), "nodeSelector nvidia.com/gpu.product")
+}
+
+test_type_affinity_without_profile_denied if {
+	terms := [{"matchExpressions": [{"key": label, "operator": "In", "values": ["nvidia-h200-141gb"]}]}]
+	denied(plain({"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}}}), "node affinity on accelerator.opendatahub.io/type")
+}
+
+test_keeping_off_accelerators_admitted if {
+	terms := [{"matchExpressions": [{"key": label, "operator": "DoesNotExist"}]}]
+	admitted(plain({"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}}}))
+}
+
+test_node_name_of_gpu_node_without_profile_denied if {
+	denied(plain({"nodeName": "h200-01"}), "spec.nodeName h200-01 (an accelerator node)")
+	denied(plain({"nodeName": "gpu-untyped-01"}), "spec.nodeName gpu-untyped-01")
+}
+
+test_node_name_of_cpu_node_admitted if admitted(plain({"nodeName": "cpu-01"}))
+
+test_match_fields_of_gpu_node_denied if {
+	terms := [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["v100-01"]}]}]
+	denied(plain({"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}}}), "node affinity on node v100-01")
+}
+
+test_unknown_profile_is_no_profile if {
+	pod_input := f.input_for(f.pod("ml", f.profile("no-such"), {"containers": [cpu], "tolerations": [f.gpu_taint]}))
+	denied(pod_input, "hardware profile \"no-such\" does not hand out accelerators here")
+}
+
+test_generic_namespace_keeps_its_placement if {
+	admitted(f.input_for(f.pod("legacy", {}, {"containers": [f.gpu_container(1)], "tolerations": [f.gpu_taint]})))
+}
