@@ -68,7 +68,7 @@ end with what to do about them.`,
 			opts := inventory.Options{}
 			if config != "" {
 				var err error
-				if m, err = loadModel(config); err != nil {
+				if m, err = loadModel(cmd.Context(), config); err != nil {
 					return err
 				}
 				cat, opts.Pins = m.Catalog, m.Pins

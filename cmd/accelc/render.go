@@ -91,7 +91,7 @@ func renderOne(ctx context.Context, dir string, outFor func(cluster string) stri
 		return nil, &exitError{exitInput, err}
 	}
 	out := outFor(m.Cluster.Name)
-	if err := tree.Write(out); err != nil {
+	if err := tree.WriteWith(out, render.WriteOptions{Log: stderr}); err != nil {
 		return nil, err
 	}
 	written := make([]string, 0, len(tree))

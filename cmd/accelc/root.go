@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/accelc/accelc/pkg/compile"
 	"github.com/accelc/accelc/pkg/inventory"
@@ -95,6 +96,7 @@ objects that apply it all once ` + "`accelc push`" + ` has published it.`,
 		newCostCmd(stdout, stderr),
 		newVersionCmd(stdout),
 	)
+	bindLimits(root)
 	root.CompletionOptions.DisableDefaultCmd = true
 	return root
 }
@@ -123,10 +125,38 @@ func dirArg(args []string) string {
 	return args[0]
 }
 
-// loadModel compiles a cluster directory, mapping configuration errors to
-// exit code 1.
-func loadModel(dir string) (*compile.Model, error) {
-	m, err := compile.Load(dir)
+// limitsKey carries the root's --cue-* limits to loadModel through the
+// command's context.
+type limitsKey struct{}
+
+// bindLimits adds the CUE evaluation limits to root and puts them into
+// the context of the command that runs.
+func bindLimits(root *cobra.Command) {
+	var (
+		lim    compile.Limits
+		maxMem string
+	)
+	root.PersistentFlags().DurationVar(&lim.Timeout, "cue-timeout", compile.DefaultTimeout, "how long the CUE evaluation of a cluster may take before it is an input error")
+	root.PersistentFlags().StringVar(&maxMem, "cue-max-memory", "1Gi", "how much memory the CUE evaluation of a cluster may take before it is an input error (a quantity: 512Mi, 2Gi)")
+	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
+		q, err := resource.ParseQuantity(maxMem)
+		if err != nil || q.Sign() <= 0 {
+			return usageErr("--cue-max-memory %q: give a positive quantity such as 512Mi or 2Gi", maxMem)
+		}
+		if lim.Timeout <= 0 {
+			return usageErr("--cue-timeout %s: give a positive duration such as 30s or 2m", lim.Timeout)
+		}
+		lim.MaxMemory = uint64(q.Value())
+		cmd.SetContext(context.WithValue(cmd.Context(), limitsKey{}, lim))
+		return nil
+	}
+}
+
+// loadModel compiles a cluster directory under the --cue-* limits,
+// mapping configuration errors (and overrun limits) to exit code 1.
+func loadModel(ctx context.Context, dir string) (*compile.Model, error) {
+	lim, _ := ctx.Value(limitsKey{}).(compile.Limits)
+	m, err := compile.LoadContext(ctx, dir, lim)
 	if err != nil {
 		return nil, &exitError{exitInput, err}
 	}
@@ -137,7 +167,7 @@ func loadModel(dir string) (*compile.Model, error) {
 // src, printing to stderr what Check finds. The inventory is nil when
 // there is none.
 func loadCluster(ctx context.Context, dir string, src *inventorySource, stderr io.Writer) (*compile.Model, *inventory.Inventory, error) {
-	m, err := loadModel(dir)
+	m, err := loadModel(ctx, dir)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -97,7 +97,7 @@ func (s *inventorySource) load(ctx context.Context, dir string, cat *catalog.Cat
 	}
 	inv := snap.Classify(cat, opts)
 	for _, p := range inv.Problems {
-		fmt.Fprintf(stderr, "warning: %s: %s; the node is left out\n", where, p)
+		fmt.Fprintf(stderr, "warning: %s: %s; %s\n", where, p, p.Effect())
 	}
 	return inv, nil
 }

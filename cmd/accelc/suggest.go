@@ -45,7 +45,7 @@ profile names, so that ` + "`accelc vet`" + ` accepts it unchanged.`,
 			}
 			invOpts := inventory.Options{}
 			if config != "" {
-				m, err := loadModel(config)
+				m, err := loadModel(cmd.Context(), config)
 				if err != nil {
 					return err
 				}

@@ -4,6 +4,9 @@ import (
 	"io"
 
 	"github.com/spf13/cobra"
+
+	"github.com/accelc/accelc/pkg/inventory"
+	"github.com/accelc/accelc/pkg/render"
 )
 
 func newVetCmd(_, stderr io.Writer) *cobra.Command {
@@ -13,12 +16,27 @@ func newVetCmd(_, stderr io.Writer) *cobra.Command {
 		Short: "Validate a cluster's configuration and inventory",
 		Long: `vet compiles CLUSTER_DIR (default .) and checks it against its inventory
 (--inventory, else inventory.json in CLUSTER_DIR when there is one).
+It also renders the cluster's objects and checks each as the API server
+would (names, label keys and values, annotations, sizes).
 It prints nothing and exits 0 when all is well; errors exit 1, each with
 the file:line:col it is about; warnings go to stderr and do not fail.`,
 		Args: maxArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			_, _, err := loadCluster(cmd.Context(), dirArg(args), &src, stderr)
-			return err
+			m, inv, err := loadCluster(cmd.Context(), dirArg(args), &src, stderr)
+			if err != nil {
+				return err
+			}
+			if inv == nil {
+				inv = &inventory.Inventory{}
+			}
+			objs, err := render.Render(m, inv)
+			if err == nil {
+				err = render.Validate(m, objs)
+			}
+			if err != nil {
+				return &exitError{exitInput, err}
+			}
+			return nil
 		},
 	}
 	src.bind(cmd, true)

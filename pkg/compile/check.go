@@ -17,9 +17,8 @@ func (m *Model) Check(inv *inventory.Inventory) []Diagnostic {
 	warn := func(pos, format string, args ...any) {
 		out = append(out, Diagnostic{Severity: Warning, Pos: pos, Msg: fmt.Sprintf(format, args...)})
 	}
-	for _, p := range inv.Problems {
-		warn("", "inventory: %s; the node is left out", p)
-	}
+	// inv.Problems are the inventory reader's to report (once, with the
+	// file they are in): the CLI prints them as it reads.
 	maxPerNode := map[string]int{}
 	nodes := map[string]int{}
 	for i := range inv.Nodes {

@@ -8,9 +8,11 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"cuelang.org/go/cue"
+	"cuelang.org/go/cue/ast"
 	"cuelang.org/go/cue/cuecontext"
 	cueerrors "cuelang.org/go/cue/errors"
 	"cuelang.org/go/cue/load"
@@ -22,10 +24,8 @@ import (
 	"github.com/accelc/accelc/schemas"
 )
 
-// Load compiles the cluster directory dir. A configuration that is wrong
-// yields Errors, listing every problem found; a directory that cannot be
-// read yields a plain error.
-func Load(dir string) (*Model, error) {
+// loadUnbounded compiles the cluster directory dir, unbounded (see LoadContext).
+func loadUnbounded(dir string) (*Model, error) {
 	cwd, err := os.Getwd()
 	if err != nil {
 		return nil, err
@@ -47,7 +47,7 @@ func Load(dir string) (*Model, error) {
 		if msg := err.Error(); strings.Contains(msg, "no CUE files") || strings.Contains(msg, "matched no packages") {
 			return nil, Errors{{Msg: fmt.Sprintf("%s: no .cue files: a cluster directory holds the cluster's CUE configuration (see examples/clusters)", dir)}}
 		}
-		return nil, Errors(cueDiagnostics(err, cwd))
+		return nil, Errors(cueDiagnostics(err, cwd, insts[0].Files))
 	}
 
 	ctx := cuecontext.New()
@@ -57,11 +57,11 @@ func Load(dir string) (*Model, error) {
 	}
 	user := ctx.BuildInstance(insts[0])
 	if err := user.Err(); err != nil {
-		return nil, Errors(cueDiagnostics(err, cwd))
+		return nil, Errors(cueDiagnostics(err, cwd, insts[0].Files))
 	}
 	cfg := schema.LookupPath(cue.ParsePath("#Config")).Unify(user)
 	if err := cfg.Validate(cue.Concrete(true)); err != nil {
-		return nil, Errors(cueDiagnostics(err, cwd))
+		return nil, Errors(cueDiagnostics(err, cwd, insts[0].Files))
 	}
 
 	var raw struct {
@@ -76,7 +76,7 @@ func Load(dir string) (*Model, error) {
 		Teams        map[string]Team           `json:"teams"`
 	}
 	if err := cfg.Decode(&raw); err != nil {
-		return nil, Errors(cueDiagnostics(err, cwd))
+		return nil, Errors(cueDiagnostics(err, cwd, insts[0].Files))
 	}
 
 	m := &Model{Cluster: raw.Cluster.Cluster, Pins: map[string]string{}, pinPos: map[string]token.Pos{}, cwd: cwd}
@@ -91,6 +91,19 @@ func Load(dir string) (*Model, error) {
 		return cfg.LookupPath(p).Pos()
 	}
 	at := func(path ...cue.Selector) string { return relPos(pos(path...), cwd) }
+	m.where = func(path []string) string {
+		sel := make([]cue.Selector, len(path))
+		for i, p := range path {
+			sel[i] = cue.Str(p)
+		}
+		for i := len(sel); i > 0; i-- {
+			if up := user.LookupPath(cue.MakePath(sel[:i]...)).Pos(); up.IsValid() {
+				return relPos(up, cwd)
+			}
+		}
+		return ""
+	}
+	diags = append(diags, checkKubernetesNames(&raw.Cluster.Cluster, sortedKeys(raw.Accelerators), at)...)
 
 	builtinCat, err := catalog.Builtin()
 	if err != nil {
@@ -659,8 +672,10 @@ func mergeCatalog(base *catalog.Catalog, patches map[string]map[string]any, pos 
 }
 
 // cueDiagnostics turns CUE errors into diagnostics positioned at the
-// user's file (not the embedded schema) wherever CUE knows one.
-func cueDiagnostics(err error, cwd string) []Diagnostic {
+// user's file (not the embedded schema) wherever CUE knows one, or where
+// the error's path leads in the user's files when it knows none, with the
+// cause CUE wraps (an import's or an @embed's).
+func cueDiagnostics(err error, cwd string, files []*ast.File) []Diagnostic {
 	var out []Diagnostic
 	seen := map[string]bool{}
 	for _, e := range cueerrors.Errors(err) {
@@ -678,10 +693,19 @@ func cueDiagnostics(err error, cwd string) []Diagnostic {
 				also = append(also, relPos(p, cwd))
 			}
 		}
-		format, args := e.Msg()
-		msg := fmt.Sprintf(format, args...)
-		if path := strings.TrimPrefix(strings.Join(e.Path(), "."), "#Config."); path != "" {
-			msg = path + ": " + msg
+		path := e.Path()
+		if len(path) > 0 && path[0] == "#Config" {
+			path = path[1:]
+		}
+		if !user.IsValid() {
+			user = fieldPos(files, path)
+		}
+		msg := cueMsg(e)
+		if p := strings.Join(path, "."); p != "" {
+			msg = p + ": " + msg
+		}
+		if !user.IsValid() && strings.Contains(msg, "embed") {
+			user = attrPos(files, "embed")
 		}
 		d := Diagnostic{Pos: relPos(user, cwd), Msg: msg}
 		d.Msg += hint(msg)
@@ -714,6 +738,104 @@ func cueDiagnostics(err error, cwd string) []Diagnostic {
 	return kept
 }
 
+// cueMsg is an error's message followed by the causes it wraps: CUE's
+// Msg alone says "import failed" or "@embed" and drops why.
+func cueMsg(e cueerrors.Error) string {
+	format, args := e.Msg()
+	msg := fmt.Sprintf(format, args...)
+	for u := errors.Unwrap(e); u != nil; u = errors.Unwrap(u) {
+		var m string
+		if ce, ok := u.(cueerrors.Error); ok {
+			format, args := ce.Msg()
+			m = fmt.Sprintf(format, args...)
+		} else {
+			m = u.Error()
+		}
+		switch {
+		case msg == "":
+			msg = m
+		case m != "" && !strings.Contains(msg, m):
+			msg += ": " + m
+		}
+	}
+	return msg
+}
+
+// fieldPos finds where the user's files declare path, or the longest
+// prefix of it they declare (a profile's name comes from its key, so an
+// error in profiles.x.name belongs at profiles.x). It looks through
+// struct literals and the operands of &.
+func fieldPos(files []*ast.File, path []string) token.Pos {
+	var best token.Pos
+	bestDepth := 0
+	var walk func(decls []ast.Decl, depth int)
+	walk = func(decls []ast.Decl, depth int) {
+		if depth >= len(path) {
+			return
+		}
+		for _, d := range decls {
+			f, ok := d.(*ast.Field)
+			if !ok {
+				if em, ok := d.(*ast.EmbedDecl); ok {
+					walk(declsOf(em.Expr), depth)
+				}
+				continue
+			}
+			name, _, err := ast.LabelName(f.Label)
+			if err != nil || name != unquote(path[depth]) {
+				continue
+			}
+			if depth+1 > bestDepth {
+				best, bestDepth = f.Label.Pos(), depth+1
+			}
+			walk(declsOf(f.Value), depth+1)
+		}
+	}
+	for _, f := range files {
+		walk(f.Decls, 0)
+	}
+	return best
+}
+
+func declsOf(x ast.Expr) []ast.Decl {
+	switch x := x.(type) {
+	case *ast.StructLit:
+		return x.Elts
+	case *ast.BinaryExpr:
+		if x.Op == token.AND {
+			return append(declsOf(x.X), declsOf(x.Y)...)
+		}
+	case *ast.ParenExpr:
+		return declsOf(x.X)
+	}
+	return nil
+}
+
+func unquote(s string) string {
+	if u, err := strconv.Unquote(s); err == nil {
+		return u
+	}
+	return s
+}
+
+// attrPos is the position of the first @name(...) attribute in files
+// (also @extern(name)), for errors CUE reports without one.
+func attrPos(files []*ast.File, name string) token.Pos {
+	var pos token.Pos
+	for _, f := range files {
+		ast.Walk(f, func(n ast.Node) bool {
+			if a, ok := n.(*ast.Attribute); ok && !pos.IsValid() {
+				k, body := a.Split()
+				if k == name || (k == "extern" && strings.TrimSpace(body) == name) {
+					pos = a.Pos()
+				}
+			}
+			return !pos.IsValid()
+		}, nil)
+	}
+	return pos
+}
+
 // sameDomain reports whether two extended resources share a vendor
 // domain (the part before the slash).
 func sameDomain(a, b string) bool {
@@ -732,8 +854,20 @@ func hint(msg string) string {
 		return ": write a value of the type the schema expects"
 	case strings.Contains(msg, "conflicting values"):
 		return ": it is set to two different values; keep one, or mark the shared one a default (*4 | int)"
+	case strings.Contains(msg, ".name: invalid value") && strings.Contains(msg, "[-a-z0-9]"):
+		return ": a name (a profile's or team's is its key) must be a DNS-1123 label: lower-case letters, digits and '-', starting and ending with a letter or digit"
 	case strings.Contains(msg, "out of bound"), strings.Contains(msg, "invalid value"):
 		return ": outside what the schema allows"
+	case strings.Contains(msg, "structural cycle"):
+		return ": the value contains itself; a field may not refer to a struct that encloses it: break the cycle"
+	case strings.Contains(msg, "import failed") && strings.Contains(msg, "cue.mod"):
+		return ": imports need a CUE module: add cue.mod/module.cue in the cluster folder or a parent (cue mod init, as examples/clusters does), or inline the imported values"
+	case strings.Contains(msg, "import failed"):
+		return ": check the import path against the module's packages (cue.mod/module.cue and its folders)"
+	case strings.Contains(msg, "embed") && strings.Contains(msg, "not in a module"):
+		return ": @embed needs a CUE module: add cue.mod/module.cue in the cluster folder or a parent (cue mod init)"
+	case strings.Contains(msg, "@embed"):
+		return ": @embed reads files relative to the .cue file's folder, inside the module: add the file or fix its path"
 	}
 	return ""
 }

@@ -27,6 +27,18 @@ type Model struct {
 
 	pinPos map[string]token.Pos
 	cwd    string
+	// where finds the user's position of a CUE path (see Where).
+	where func(path []string) string
+}
+
+// Where is "file:line:col" (relative to the working directory) where the
+// user's CUE declares path (cue path elements: "profiles", "l4"), or the
+// longest prefix of it they declare; "" when they declare none of it.
+func (m *Model) Where(path ...string) string {
+	if m == nil || m.where == nil {
+		return ""
+	}
+	return m.where(path)
 }
 
 // Cluster holds cluster-wide settings.

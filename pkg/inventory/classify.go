@@ -119,7 +119,8 @@ type Options struct {
 type Inventory struct {
 	// Nodes are the nodes with accelerators, sorted by name.
 	Nodes []Node
-	// Problems are nodes that could not be read.
+	// Problems are nodes that could not be read (left out) and nodes
+	// whose device counts are not trusted (Kept, counted as 0 available).
 	Problems []Problem
 	// OtherNodes counts nodes without any accelerator.
 	OtherNodes int
@@ -135,14 +136,18 @@ func (inv *Inventory) UsageKnown() bool { return inv.Source != nil && inv.Source
 func Classify(raw []RawNode, cat *catalog.Catalog, opts Options) *Inventory {
 	inv := &Inventory{Nodes: make([]Node, 0, len(raw))}
 	for i := range raw {
-		n, ok := classifyNode(&raw[i], cat, opts)
+		n, problem, ok := classifyNode(&raw[i], cat, opts)
 		if !ok {
 			inv.OtherNodes++
 			continue
 		}
+		if problem != nil {
+			inv.Problems = append(inv.Problems, *problem)
+		}
 		inv.Nodes = append(inv.Nodes, n)
 	}
 	sort.Slice(inv.Nodes, func(i, j int) bool { return inv.Nodes[i].Name < inv.Nodes[j].Name })
+	sort.SliceStable(inv.Problems, func(i, j int) bool { return inv.Problems[i].Node < inv.Problems[j].Node })
 	return inv
 }
 
@@ -213,6 +218,10 @@ type resources struct {
 	resource    string // the accelerator resource with the most capacity
 	resourceQty int
 	migCapacity map[string]int
+	// bad lists the accelerator quantities that are not device counts
+	// ("capacity nvidia.com/gpu \"abc\""): the node's counts are not
+	// trusted.
+	bad []string
 }
 
 func readResources(n *RawNode) resources {
@@ -227,7 +236,10 @@ func readResources(n *RawNode) resources {
 		if v == "" {
 			continue
 		}
-		q := quantity(n.Status.Capacity[k])
+		q, ok := quantity(n.Status.Capacity[k])
+		if !ok {
+			r.bad = append(r.bad, fmt.Sprintf("capacity %s %q", k, n.Status.Capacity[k]))
+		}
 		if q > 0 && r.vendor == "" {
 			r.vendor = v
 		}
@@ -247,9 +259,13 @@ func readResources(n *RawNode) resources {
 	}
 	if n.Status.Allocatable != nil {
 		r.allocatable = 0
-		for k, s := range n.Status.Allocatable {
+		for _, k := range slices.Sorted(maps.Keys(n.Status.Allocatable)) {
 			if VendorOfResource(k) != "" {
-				r.allocatable += quantity(s)
+				q, ok := quantity(n.Status.Allocatable[k])
+				if !ok {
+					r.bad = append(r.bad, fmt.Sprintf("allocatable %s %q", k, n.Status.Allocatable[k]))
+				}
+				r.allocatable += q
 			}
 		}
 	}
@@ -260,12 +276,18 @@ func readResources(n *RawNode) resources {
 // quantity cannot overflow the sums of the summary.
 const MaxDevices = 1 << 20
 
-func quantity(s string) int {
+// quantity reads a device count: a Kubernetes quantity that is a whole
+// number from 0 to MaxDevices. Anything else ("abc", "-8", "", "NaN",
+// "1e18", "1.5") is 0 and not ok.
+func quantity(s string) (int, bool) {
 	q, err := resource.ParseQuantity(s)
-	if err != nil {
-		return 0
+	if err != nil || q.Sign() < 0 || q.Cmp(*resource.NewQuantity(MaxDevices, resource.DecimalSI)) > 0 {
+		return 0, false
 	}
-	return int(min(max(q.Value(), 0), MaxDevices))
+	if q.MilliValue()%1000 != 0 {
+		return 0, false
+	}
+	return int(q.Value()), true
 }
 
 func atoi(s string) (int, bool) {
@@ -276,7 +298,7 @@ func atoi(s string) (int, bool) {
 	return n, true
 }
 
-func classifyNode(raw *RawNode, cat *catalog.Catalog, opts Options) (Node, bool) {
+func classifyNode(raw *RawNode, cat *catalog.Catalog, opts Options) (Node, *Problem, bool) {
 	labels := raw.Metadata.Labels
 	res := readResources(raw)
 	n := Node{Name: raw.Metadata.Name, Status: nodeStatus(raw), Sharing: Exclusive, Resource: res.resource, labels: labels}
@@ -320,7 +342,7 @@ func classifyNode(raw *RawNode, cat *catalog.Catalog, opts Options) (Node, bool)
 	}
 	if class == nil && n.Vendor == "" && res.capacity == 0 {
 		if _, pinned := opts.Pins[n.Name]; !pinned {
-			return Node{}, false
+			return Node{}, nil, false
 		}
 	}
 	if id, ok := opts.Pins[n.Name]; ok {
@@ -376,6 +398,15 @@ func classifyNode(raw *RawNode, cat *catalog.Catalog, opts Options) (Node, bool)
 			}
 		}
 	}
+	var problem *Problem
+	if len(res.bad) > 0 {
+		// One bad count sinks the node's counts, not the run.
+		n.Count, n.Allocatable, n.InUse, n.InUseBy, n.MIGDevices = 0, 0, 0, nil, nil
+		why := strings.Join(res.bad, ", ")
+		n.Notes = append(n.Notes, "device counts not trusted ("+why+"): counted as 0 available")
+		problem = &Problem{Node: n.Name, Item: -1, Kept: true, Reason: fmt.Sprintf(
+			"%s: not a device count (a whole number from 0 to %d); check the node's device plugin", why, MaxDevices)}
+	}
 	if n.Allocatable == 0 && (n.Count > 0 || len(n.MIGDevices) > 0) {
 		n.Notes = append(n.Notes, "0 allocatable: not counted as available")
 	}
@@ -389,7 +420,7 @@ func classifyNode(raw *RawNode, cat *catalog.Catalog, opts Options) (Node, bool)
 		// Last, so the node view can show it as what to do.
 		n.Notes = append(n.Notes, unknownAdvice(n.Vendor, labels))
 	}
-	return n, true
+	return n, problem, true
 }
 
 func nodeResources(raw *RawNode) (cpuMilli, memBytes int64) {

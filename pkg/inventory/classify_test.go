@@ -97,3 +97,45 @@ func TestCloudInstanceTypes(t *testing.T) {
 	}, got)
 	assert.Equal(t, 1, inv.OtherNodes)
 }
+
+// TestBadQuantities: a capacity that is not a device count is a problem on
+// that node, named with the resource and the value, reported once; the
+// node's counts are not trusted (0 available), and the other nodes go on.
+func TestBadQuantities(t *testing.T) {
+	node := func(name, q string) inventory.RawNode {
+		var n inventory.RawNode
+		n.Kind = "Node"
+		n.Metadata.Name = name
+		n.Metadata.Labels = map[string]string{"nvidia.com/gpu.product": "NVIDIA-A100-SXM4-80GB"}
+		n.Status.Capacity = map[string]string{"nvidia.com/gpu": q, "cpu": "64"}
+		n.Status.Allocatable = map[string]string{"nvidia.com/gpu": q}
+		n.Status.Conditions = []inventory.Condition{{Type: "Ready", Status: "True"}}
+		return n
+	}
+	bad := []string{"abc", "-8", "", "NaN", "1e18", "1.5"}
+	raw := []inventory.RawNode{node("good", "8")}
+	for i, q := range bad {
+		raw = append(raw, node(string(rune('a'+i))+"-bad", q))
+	}
+	inv := inventory.Classify(raw, builtin(t), inventory.Options{})
+	require.Len(t, inv.Nodes, len(raw), "bad nodes are kept, flagged")
+	require.Len(t, inv.Problems, len(bad), "one problem per bad node")
+	total := 0
+	for _, n := range inv.Nodes {
+		total += n.Free()
+		if n.Name != "good" {
+			assert.Zero(t, n.Allocatable, n.Name)
+			assert.Zero(t, n.Count, n.Name)
+			assert.Contains(t, n.Notes[len(n.Notes)-2], "device counts not trusted", n.Name)
+		}
+	}
+	assert.Equal(t, 8, total, "only the good node's GPUs are available")
+	for i, q := range bad {
+		p := inv.Problems[i]
+		assert.True(t, p.Kept)
+		assert.Equal(t, string(rune('a'+i))+"-bad", p.Node)
+		assert.Equal(t, "node "+p.Node+`: capacity nvidia.com/gpu "`+q+`", allocatable nvidia.com/gpu "`+q+
+			`": not a device count (a whole number from 0 to 1048576); check the node's device plugin`, p.String())
+		assert.Equal(t, "its accelerators are counted as 0 available", p.Effect())
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"maps"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -99,18 +100,33 @@ func SetInUse(n *RawNode, byNamespace map[string]int) {
 }
 
 // Problem is a node that could not be read or classified. It never stops
-// a run: the node is left out and the problem is reported.
+// a run: the node is left out, or (Kept) kept with its accelerators
+// counted as 0 available, and the problem is reported.
 type Problem struct {
-	Node   string `json:"node,omitempty"`
+	Node string `json:"node,omitempty"`
+	// Item is the node's index in the snapshot's items; -1 when the
+	// problem was found after reading.
 	Item   int    `json:"item"`
 	Reason string `json:"reason"`
+	Kept   bool   `json:"kept,omitempty"`
 }
 
 func (p Problem) String() string {
-	if p.Node != "" {
+	switch {
+	case p.Item < 0:
+		return fmt.Sprintf("node %s: %s", p.Node, p.Reason)
+	case p.Node != "":
 		return fmt.Sprintf("node %s (items[%d]): %s", p.Node, p.Item, p.Reason)
 	}
 	return fmt.Sprintf("items[%d]: %s", p.Item, p.Reason)
+}
+
+// Effect says what became of the node.
+func (p Problem) Effect() string {
+	if p.Kept {
+		return "its accelerators are counted as 0 available"
+	}
+	return "the node is left out"
 }
 
 // FileError is an inventory file that cannot be read at all.
@@ -318,7 +334,7 @@ func Load(path string, cat *catalog.Catalog, opts Options) (*Inventory, error) {
 // and problems.
 func (s *Snapshot) Classify(cat *catalog.Catalog, opts Options) *Inventory {
 	inv := Classify(s.Nodes, cat, opts)
-	inv.Problems = s.Problems
+	inv.Problems = append(slices.Clip(s.Problems), inv.Problems...)
 	inv.Source = s.Source
 	return inv
 }

@@ -70,3 +70,26 @@ func BenchmarkCompile(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkValidate isolates the API-server validation pass over the
+// objects of the hetero-prod example with a 5,000-node inventory.
+func BenchmarkValidate(b *testing.B) {
+	m, err := compile.Load(filepath.Join(examplesDir, "hetero-prod"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	raw, _, err := inventory.Decode(nodegen.List(nodegen.Generated(5000)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	objs, err := render.Render(m, inventory.Classify(raw, m.Catalog, inventory.Options{Pins: m.Pins}))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := render.Validate(m, objs); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strconv"
@@ -154,15 +155,66 @@ func costRules(m *compile.Model) []Object {
 		}
 		groups = append(groups, map[string]any{"name": "accelc.gpu-cost", "interval": "5m", "rules": costRules})
 	}
-	name := "accelc-gpu-cost"
-	return []Object{{
-		Dir: DirMonitoring, APIVersion: "monitoring.coreos.com/v1", Kind: "PrometheusRule", Namespace: m.Cluster.ProfileNamespace, Name: name,
-		Body: map[string]any{
-			"apiVersion": "monitoring.coreos.com/v1", "kind": "PrometheusRule",
-			"metadata": meta{Name: name, Namespace: m.Cluster.ProfileNamespace, Labels: managedLabels(m.Cluster.Name)},
-			"spec":     map[string]any{"groups": groups},
-		},
-	}}
+	parts := splitRuleGroups(groups, RulePartBytes)
+	out := make([]Object, len(parts))
+	for i, groups := range parts {
+		name := "accelc-gpu-cost"
+		if i > 0 {
+			name = fmt.Sprintf("%s-%d", name, i+1)
+		}
+		out[i] = Object{
+			Dir: DirMonitoring, APIVersion: "monitoring.coreos.com/v1", Kind: "PrometheusRule", Namespace: m.Cluster.ProfileNamespace, Name: name,
+			Source: []string{"teams"},
+			Body: map[string]any{
+				"apiVersion": "monitoring.coreos.com/v1", "kind": "PrometheusRule",
+				"metadata": meta{Name: name, Namespace: m.Cluster.ProfileNamespace, Labels: managedLabels(m.Cluster.Name)},
+				"spec":     map[string]any{"groups": groups},
+			},
+		}
+	}
+	return out
+}
+
+// RulePartBytes is about the most rules one PrometheusRule holds; past
+// it (hundreds of teams) the rules go into several, accelc-gpu-cost-2
+// and on, with the same labels, so the Prometheus Operator's rule
+// selector takes them all.
+const RulePartBytes = 512 << 10
+
+// splitRuleGroups packs rule groups into parts of about limit bytes of
+// rules each, in order. A group cut in two keeps its name in its first
+// part and is <name>-2, -3… in the next (Prometheus evaluates groups
+// concurrently, so a recording rule's readers in a later part see it
+// one interval late).
+func splitRuleGroups(groups []any, limit int) [][]any {
+	parts := [][]any{nil}
+	size := 0
+	for _, g := range groups {
+		g := g.(map[string]any)
+		rules, _ := g["rules"].([]any)
+		chunk := 0
+		var cur map[string]any // the group's chunk in the last part
+		for _, r := range rules {
+			b, _ := json.Marshal(r) // maps of strings: cannot fail
+			if size > 0 && size+len(b) > limit {
+				parts = append(parts, nil)
+				size = 0
+				cur = nil
+			}
+			if cur == nil {
+				chunk++
+				name := g["name"]
+				if chunk > 1 {
+					name = fmt.Sprintf("%s-%d", name, chunk)
+				}
+				cur = map[string]any{"name": name, "interval": g["interval"], "rules": []any{}}
+				parts[len(parts)-1] = append(parts[len(parts)-1], cur)
+			}
+			cur["rules"] = append(cur["rules"].([]any), r)
+			size += len(b)
+		}
+	}
+	return parts
 }
 
 // deviceShares are the series of RuleDeviceShare: per pool and the

@@ -22,6 +22,9 @@ type Object struct {
 	// PerNamespace names the file after the namespace too, for objects
 	// of one name in many namespaces (a LocalQueue per team namespace).
 	PerNamespace bool
+	// Source is the CUE path the object was rendered from ("profiles",
+	// "l4"), where one is: Validate's errors point there.
+	Source []string
 }
 
 // File is the object's path in the tree.

@@ -146,6 +146,7 @@ func hardwareProfiles(m *compile.Model) ([]Object, error) {
 			Kind:       "HardwareProfile",
 			Namespace:  m.Cluster.ProfileNamespace,
 			Name:       p.Name,
+			Source:     []string{"profiles", p.Name},
 			Body: hardwareProfile{
 				APIVersion: "infrastructure.opendatahub.io/v1",
 				Kind:       "HardwareProfile",
@@ -217,6 +218,12 @@ type CatalogDocument struct {
 	Cluster       string           `json:"cluster"`
 	TypeLabel     string           `json:"typeLabel"`
 	Profiles      []CatalogProfile `json:"profiles"`
+	// Part and Parts number the ConfigMaps of a catalog too large for
+	// one (MaxConfigMapBytes): part 1 is accelc-hardware-catalog, part N
+	// accelc-hardware-catalog-N, each with some of the profiles. Both are
+	// absent when one ConfigMap holds it all.
+	Part  int `json:"part,omitempty"`
+	Parts int `json:"parts,omitempty"`
 }
 
 // CatalogSchemaVersion is the catalog document's current schema.
@@ -448,22 +455,74 @@ func poolDevice(p *compile.Profile, pool *compile.NodePool, class *catalog.Class
 	return d
 }
 
-func catalogConfigMap(m *compile.Model, inv *inventory.Inventory) (Object, error) {
-	data, err := json.MarshalIndent(Catalog(m, inv), "", "  ")
+// CatalogPartBytes is the most catalog.json one ConfigMap holds; a larger
+// catalog is split by profile into parts.
+const CatalogPartBytes = 900 << 10
+
+// CatalogPartLabel marks every ConfigMap of the catalog, whatever its
+// part, when the catalog is split: readers list them with the selector
+// accelc.io/catalog-part and join their profiles in part order.
+const CatalogPartLabel = "accelc.io/catalog-part"
+
+// catalogConfigMaps renders the catalog as one ConfigMap, or as several
+// (by profile, in order) when one would pass the API server's 1 MiB.
+func catalogConfigMaps(m *compile.Model, inv *inventory.Inventory) ([]Object, error) {
+	doc := Catalog(m, inv)
+	data, err := json.MarshalIndent(doc, "", "  ")
 	if err != nil {
-		return Object{}, err
+		return nil, err
+	}
+	if len(data) < CatalogPartBytes {
+		return []Object{catalogPart(m, CatalogConfigMapName, data, 0)}, nil
+	}
+	var parts [][]CatalogProfile
+	size := 0
+	for _, p := range doc.Profiles {
+		b, err := json.MarshalIndent(p, "    ", "  ")
+		if err != nil {
+			return nil, err
+		}
+		n := len(b) + len("    ,\n")
+		if len(parts) == 0 || size+n > CatalogPartBytes-1024 {
+			parts = append(parts, nil)
+			size = 0
+		}
+		parts[len(parts)-1] = append(parts[len(parts)-1], p)
+		size += n
+	}
+	out := make([]Object, len(parts))
+	for i, profiles := range parts {
+		part := doc
+		part.Profiles, part.Part, part.Parts = profiles, i+1, len(parts)
+		data, err := json.MarshalIndent(part, "", "  ")
+		if err != nil {
+			return nil, err
+		}
+		name := CatalogConfigMapName
+		if i > 0 {
+			name = fmt.Sprintf("%s-%d", CatalogConfigMapName, i+1)
+		}
+		out[i] = catalogPart(m, name, data, i+1)
+	}
+	return out, nil
+}
+
+func catalogPart(m *compile.Model, name string, data []byte, part int) Object {
+	labels := managedLabels(m.Cluster.Name)
+	if part > 0 {
+		labels[CatalogPartLabel] = strconv.Itoa(part)
 	}
 	body := map[string]any{
 		"apiVersion": "v1",
 		"kind":       "ConfigMap",
 		"metadata": meta{
-			Name:      CatalogConfigMapName,
+			Name:      name,
 			Namespace: m.Cluster.ProfileNamespace,
-			Labels:    managedLabels(m.Cluster.Name),
+			Labels:    labels,
 		},
 		"data": map[string]string{"catalog.json": string(data) + "\n"},
 	}
-	return Object{Dir: "profiles", APIVersion: "v1", Kind: "ConfigMap", Namespace: m.Cluster.ProfileNamespace, Name: CatalogConfigMapName, Body: body}, nil
+	return Object{Dir: "profiles", APIVersion: "v1", Kind: "ConfigMap", Namespace: m.Cluster.ProfileNamespace, Name: name, Body: body, Source: []string{"profiles"}}
 }
 
 // reachable reports whether a profile's pods can be scheduled on a node

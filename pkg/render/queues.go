@@ -49,6 +49,7 @@ func quotaObjects(m *compile.Model, inv *inventory.Inventory) []Object {
 		for _, ns := range t.Namespaces {
 			out = append(out, Object{
 				Dir: "queues", APIVersion: kueueAPIVersion, Kind: "LocalQueue", Namespace: ns, Name: LocalQueueName, PerNamespace: true,
+				Source: []string{"teams", t.Name, "namespaces"},
 				Body: map[string]any{
 					"apiVersion": kueueAPIVersion, "kind": "LocalQueue",
 					"metadata": meta{Name: LocalQueueName, Namespace: ns, Labels: managedLabels(m.Cluster.Name)},
@@ -78,7 +79,7 @@ func quotaObjects(m *compile.Model, inv *inventory.Inventory) []Object {
 			}
 		}
 		out = append(out, Object{
-			Dir: "queues", APIVersion: kueueAPIVersion, Kind: "ResourceFlavor", Name: id,
+			Dir: "queues", APIVersion: kueueAPIVersion, Kind: "ResourceFlavor", Name: id, Source: []string{"accelerators", id},
 			Body: map[string]any{
 				"apiVersion": kueueAPIVersion, "kind": "ResourceFlavor",
 				"metadata": meta{Name: id, Labels: managedLabels(m.Cluster.Name)},
@@ -173,7 +174,7 @@ func clusterQueue(m *compile.Model, inv *inventory.Inventory, t *compile.Team) O
 		spec["preemption"] = map[string]any{"reclaimWithinCohort": "Any", "withinClusterQueue": "LowerPriority"}
 	}
 	return Object{
-		Dir: "queues", APIVersion: kueueAPIVersion, Kind: "ClusterQueue", Name: t.Name,
+		Dir: "queues", APIVersion: kueueAPIVersion, Kind: "ClusterQueue", Name: t.Name, Source: []string{"teams", t.Name},
 		Body: map[string]any{
 			"apiVersion": kueueAPIVersion, "kind": "ClusterQueue",
 			"metadata": meta{Name: t.Name, Labels: managedLabels(m.Cluster.Name), Annotations: map[string]string{"accelc.io/team": t.DisplayName}},
@@ -245,6 +246,7 @@ func resourceQuotas(m *compile.Model, t *compile.Team) []Object {
 		}
 		out = append(out, Object{
 			Dir: "queues", APIVersion: "v1", Kind: "ResourceQuota", Namespace: ns, Name: "accelc-accelerators", PerNamespace: true,
+			Source: []string{"teams", t.Name, "namespaces"},
 			Body: map[string]any{
 				"apiVersion": "v1", "kind": "ResourceQuota",
 				"metadata": meta{Name: "accelc-accelerators", Namespace: ns, Labels: managedLabels(m.Cluster.Name),
@@ -279,7 +281,8 @@ func priorityClasses(m *compile.Model) []Object {
 		if pc.PreemptionPolicy != "" {
 			body["preemptionPolicy"] = pc.PreemptionPolicy
 		}
-		out = append(out, Object{Dir: "priorities", APIVersion: "scheduling.k8s.io/v1", Kind: "PriorityClass", Name: name, Body: body})
+		out = append(out, Object{Dir: "priorities", APIVersion: "scheduling.k8s.io/v1", Kind: "PriorityClass", Name: name, Body: body,
+			Source: []string{"cluster", "priorityClasses", name}})
 	}
 	return out
 }

@@ -14,11 +14,11 @@ func Render(m *compile.Model, inv *inventory.Inventory) ([]Object, error) {
 		return nil, err
 	}
 	objs = append(objs, profiles...)
-	cm, err := catalogConfigMap(m, inv)
+	cms, err := catalogConfigMaps(m, inv)
 	if err != nil {
 		return nil, err
 	}
-	objs = append(objs, cm)
+	objs = append(objs, cms...)
 	objs = append(objs, policyObjects(m, inv)...)
 	objs = append(objs, tenancyObjects(m)...)
 	objs = append(objs, mutationObjects(m)...)
@@ -40,11 +40,14 @@ func Render(m *compile.Model, inv *inventory.Inventory) ([]Object, error) {
 	return objs, nil
 }
 
-// Cluster renders a cluster's whole tree: Render, then BuildTree. The
-// provenance, when given, annotates every object.
+// Cluster renders a cluster's whole tree: Render, Validate, then
+// BuildTree. The provenance, when given, annotates every object.
 func Cluster(m *compile.Model, inv *inventory.Inventory, prov ...Provenance) (Tree, error) {
 	objs, err := Render(m, inv)
 	if err != nil {
+		return nil, err
+	}
+	if err := Validate(m, objs); err != nil {
 		return nil, err
 	}
 	var p Provenance

@@ -129,14 +129,16 @@ func TestWriteIsAtomicAndGuarded(t *testing.T) {
 	tree := renderExample(t, "small-lab")
 	out := filepath.Join(t.TempDir(), "out", "small-lab")
 	require.NoError(t, tree.Write(out))
-	// A second write replaces the tree, leaving no temporary siblings.
+	// A second write replaces the tree, leaving no temporary siblings
+	// (only the lock file that serialises renders).
 	require.NoError(t, os.WriteFile(filepath.Join(out, "stale.yaml"), []byte("x"), 0o644))
 	require.NoError(t, tree.Write(out))
 	_, err := os.Stat(filepath.Join(out, "stale.yaml"))
 	assert.True(t, os.IsNotExist(err), "stale files are gone after a render")
 	siblings, err := os.ReadDir(filepath.Dir(out))
 	require.NoError(t, err)
-	assert.Len(t, siblings, 1)
+	require.Len(t, siblings, 2)
+	assert.Equal(t, ".small-lab.lock", siblings[0].Name())
 	info, err := os.Stat(filepath.Join(out, "kustomization.yaml"))
 	require.NoError(t, err)
 	assert.Equal(t, os.FileMode(0o644), info.Mode().Perm())

@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
+	"time"
 
 	"sigs.k8s.io/yaml"
 )
@@ -81,14 +84,59 @@ func BuildTree(cluster string, objs []Object, prov Provenance) (Tree, error) {
 	return t, nil
 }
 
-// Write replaces dir with the tree. It writes into a temporary sibling
-// and renames it into place, so readers see the old tree or the new one
-// and a failure leaves the old one. It refuses to replace a directory
-// that is not an accelc output, so a mistyped -o cannot wipe a folder.
-func (t Tree) Write(dir string) error {
+// WriteOptions tune Tree.WriteWith.
+type WriteOptions struct {
+	// Log receives what the write did besides writing the tree (leftovers
+	// of an interrupted render it removed); nil discards it.
+	Log io.Writer
+	// LockTimeout is how long to wait for another render of the same
+	// directory to finish; 0 is DefaultLockTimeout.
+	LockTimeout time.Duration
+}
+
+// DefaultLockTimeout is how long a render waits for another render of
+// the same output directory.
+const DefaultLockTimeout = 2 * time.Minute
+
+// partialMarker is written first into a render's temporary directory (and
+// into the previous tree once it is moved aside), so that what an
+// interrupted render left is recognisably accelc's.
+const partialMarker = ".accelc-partial"
+
+// Write is WriteWith with the default options.
+func (t Tree) Write(dir string) error { return t.WriteWith(dir, WriteOptions{}) }
+
+// WriteWith replaces dir with the tree. It writes into a temporary
+// sibling and renames it into place, so readers see the old tree or the
+// new one and a failure leaves the old one. It refuses to replace a
+// directory that is not an accelc output, so a mistyped -o cannot wipe a
+// folder.
+//
+// Renders of one directory are serialised by a lock on <parent>/.<name>.lock
+// (flock where the OS has it): a second waits for the first. Holding it,
+// a render removes the temporary directories an interrupted render left
+// beside dir (named .<name>.tmp-N or .<name>.tmp-N.old and marked as
+// accelc's), and says so on opts.Log.
+func (t Tree) WriteWith(dir string, opts WriteOptions) error {
 	dir = filepath.Clean(dir)
 	parent := filepath.Dir(dir)
 	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return err
+	}
+	log := opts.Log
+	if log == nil {
+		log = io.Discard
+	}
+	timeout := opts.LockTimeout
+	if timeout <= 0 {
+		timeout = DefaultLockTimeout
+	}
+	unlock, err := lockDir(dir, timeout)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if err := removeLeftovers(dir, log); err != nil {
 		return err
 	}
 	if err := checkReplaceable(dir); err != nil {
@@ -98,8 +146,11 @@ func (t Tree) Write(dir string) error {
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(tmp) // no-op after a successful rename
+	defer removeOwned(tmp) // no-op after a successful rename
 	if err := os.Chmod(tmp, 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(tmp, partialMarker), nil, 0o644); err != nil {
 		return err
 	}
 	for _, p := range t.Paths() {
@@ -111,23 +162,105 @@ func (t Tree) Write(dir string) error {
 			return err
 		}
 	}
+	// The tree is whole: its root kustomization.yaml marks it from here on.
+	if err := os.Remove(filepath.Join(tmp, partialMarker)); err != nil {
+		return err
+	}
 	old := ""
 	if _, err := os.Stat(dir); err == nil {
 		old = tmp + ".old"
 		if err := os.Rename(dir, old); err != nil {
-			return err
+			return fmt.Errorf("moving the previous %s aside: %w", dir, err)
 		}
+		_ = os.WriteFile(filepath.Join(old, partialMarker), nil, 0o644)
 	}
 	if err := os.Rename(tmp, dir); err != nil {
 		if old != "" {
+			_ = os.Remove(filepath.Join(old, partialMarker))
 			_ = os.Rename(old, dir)
 		}
-		return err
+		return fmt.Errorf("moving the rendered tree into %s: %w", dir, err)
 	}
 	if old != "" {
-		return os.RemoveAll(old)
+		return removeOwned(old)
 	}
 	return nil
+}
+
+// leftoverName matches the temporary directories Write makes beside dir.
+func leftoverName(dir string) *regexp.Regexp {
+	return regexp.MustCompile(`^\.` + regexp.QuoteMeta(filepath.Base(dir)) + `\.tmp-[0-9]+(\.old)?$`)
+}
+
+// removeLeftovers removes what interrupted renders of dir left beside it:
+// directories with Write's temporary names that are accelc's (marked
+// partial, or a whole rendered tree, or emptied), owned by this user.
+// The caller holds dir's lock, so none of them is another render's.
+func removeLeftovers(dir string, log io.Writer) error {
+	parent := filepath.Dir(dir)
+	entries, err := os.ReadDir(parent)
+	if err != nil {
+		return err
+	}
+	re := leftoverName(dir)
+	for _, e := range entries {
+		if !e.IsDir() || !re.MatchString(e.Name()) {
+			continue
+		}
+		p := filepath.Join(parent, e.Name())
+		if !isOurs(p) {
+			continue
+		}
+		if err := removeOwned(p); err != nil {
+			return fmt.Errorf("removing %s, left by an interrupted render: %w", p, err)
+		}
+		fmt.Fprintf(log, "removed %s, left by an interrupted render\n", p)
+	}
+	return nil
+}
+
+// isOurs reports whether p is an accelc temporary directory: owned by
+// this user and marked partial, holding a rendered tree, or empty.
+func isOurs(p string) bool {
+	fi, err := os.Lstat(p)
+	if err != nil || !fi.IsDir() || !ownedByUs(fi) {
+		return false
+	}
+	if _, err := os.Lstat(filepath.Join(p, partialMarker)); err == nil {
+		return true
+	}
+	entries, err := os.ReadDir(p)
+	if err != nil {
+		return false
+	}
+	return len(entries) == 0 || rendered(p)
+}
+
+// removeOwned removes a temporary directory, its marker last, so that an
+// interruption leaves it recognisable.
+func removeOwned(p string) error {
+	entries, err := os.ReadDir(p)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if e.Name() == partialMarker {
+			continue
+		}
+		if err := os.RemoveAll(filepath.Join(p, e.Name())); err != nil {
+			return err
+		}
+	}
+	return os.RemoveAll(p)
+}
+
+// rendered reports whether dir's root kustomization.yaml is accelc's.
+func rendered(dir string) bool {
+	b, err := os.ReadFile(filepath.Join(dir, "kustomization.yaml"))
+	return err == nil && bytes.HasPrefix(b, []byte("# Rendered by accelc"))
 }
 
 // checkReplaceable allows a missing or empty directory, or one whose root
@@ -140,8 +273,7 @@ func checkReplaceable(dir string) error {
 	if err != nil {
 		return err
 	}
-	b, err := os.ReadFile(filepath.Join(dir, "kustomization.yaml"))
-	if err == nil && bytes.HasPrefix(b, []byte("# Rendered by accelc")) {
+	if rendered(dir) {
 		return nil
 	}
 	return fmt.Errorf("refusing to replace %s: it is not empty and accelc did not render it; choose another -o or remove it", dir)
