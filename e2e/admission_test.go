@@ -15,6 +15,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	nodev1 "k8s.io/api/node/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -690,6 +691,7 @@ func (s *suite) fixtures(t *testing.T, c *clusterUnderTest) {
 		}
 		s.ensureNamespaces(t, obj.GetNamespace())
 		c.addNamespace(obj.GetNamespace())
+		s.ensureRuntimeClass(t, obj)
 		if len(tc.Deny) == 0 {
 			if err := s.admitted(t.Context(), c, obj); err != nil {
 				t.Errorf("case %s: %s must be admitted: %v", tc.Name, tc.Object, err)
@@ -795,6 +797,21 @@ func (s *suite) fixtures(t *testing.T, c *clusterUnderTest) {
 		if action != "dryrun" {
 			s.setEnforcement(t, con, action)
 		}
+	}
+}
+
+// ensureRuntimeClass creates the RuntimeClass a pod fixture names, as the
+// GPU Operator creates "nvidia" on a GPU cluster, so that the API server's
+// RuntimeClass admission lets the pod through to Gatekeeper.
+func (s *suite) ensureRuntimeClass(t *testing.T, obj *unstructured.Unstructured) {
+	t.Helper()
+	name, _, _ := unstructuredString(obj.Object, "spec", "runtimeClassName")
+	if name == "" {
+		return
+	}
+	_, err := s.client.NodeV1().RuntimeClasses().Create(t.Context(), &nodev1.RuntimeClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Handler: name}, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatalf("creating RuntimeClass %s: %v", name, err)
 	}
 }
 

@@ -312,6 +312,10 @@ func (cp *ControlPlane) start(ctx context.Context, bins binaries, o options, att
 		"--tls-private-key-file="+filepath.Join(cp.dir, servingKeyFile),
 		"--client-ca-file="+filepath.Join(cp.dir, caFile),
 		"--authorization-mode=Node,RBAC",
+		// As every real cluster (kubeadm, managed ones): privileged
+		// containers are allowed by the API server and governed by
+		// admission (Pod Security, Gatekeeper).
+		"--allow-privileged=true",
 		"--service-account-issuer="+serviceAccountIs,
 		"--service-account-key-file="+filepath.Join(cp.dir, saKeyFile),
 		"--service-account-signing-key-file="+filepath.Join(cp.dir, saKeyFile),
