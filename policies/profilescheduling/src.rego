@@ -16,20 +16,27 @@ type_label := input.parameters.typeLabel
 
 # What confines the pod, and to which types: a typed profile to its own;
 # a generic profile, or a generic namespace's pod without one, to the
-# types of the namespace's team.
-scope := {"who": sprintf("hardware profile %q", [accelc.profile_name]), "types": accelc.profile_types} if {
+# types of the namespace's team. (who names it, for messages only.)
+scope := "profile" if {
 	count(accelc.profile_types) > 0
-} else := {"who": sprintf("team %v (generic hardware profile %q)", [accelc.team, accelc.profile_name]), "types": sort(accelc.entitled_types)} if {
+} else := "team-profile" if {
 	accelc.through_profile
 	accelc.team
-} else := {"who": sprintf("team %v (generic GPU namespace %v)", [accelc.team, accelc.namespace]), "types": sort(accelc.entitled_types)} if {
+} else := "team-namespace" if {
 	not accelc.has_profile
 	accelc.requests_accelerators
 	accelc.generic_namespace
 	accelc.team
 }
 
-types := scope.types
+scope_types := accelc.profile_types if scope == "profile"
+else := sort(accelc.entitled_types) if scope
+
+who := sprintf("hardware profile %q", [accelc.profile_name]) if scope == "profile"
+else := sprintf("team %v (generic hardware profile %q)", [accelc.team, accelc.profile_name]) if scope == "team-profile"
+else := sprintf("team %v (generic GPU namespace %v)", [accelc.team, accelc.namespace])
+
+types := scope_types
 
 typed if count(types) > 0
 
@@ -68,7 +75,7 @@ violation contains {"msg": msg} if {
 	not accelc.spec.nodeName
 	not confined
 	msg := sprintf("%v allows %v: add nodeSelector %v: %v, or required node affinity %v In [%v] in every term%v", [
-		scope.who, concat(", ", types), type_label, types[0], type_label, concat(", ", types), vendor_hint,
+		who, concat(", ", types), type_label, types[0], type_label, concat(", ", types), vendor_hint,
 	])
 }
 
@@ -78,14 +85,14 @@ violation contains {"msg": msg} if {
 	t := selector[type_label]
 	not t in types
 	msg := sprintf("%v allows %v, but nodeSelector %v is %v: drop it (the pod's node affinity already picks the types)", [
-		scope.who, concat(", ", types), type_label, t,
+		who, concat(", ", types), type_label, t,
 	])
 }
 
 violation contains {"msg": msg} if {
 	scope
 	not typed
-	msg := sprintf("%v: the team may use no accelerator type, so the pod has nowhere to run; give the team acceleratorTypes or profiles in the cluster's CUE", [scope.who])
+	msg := sprintf("%v: the team may use no accelerator type, so the pod has nowhere to run; give the team acceleratorTypes or profiles in the cluster's CUE", [who])
 }
 
 # spec.nodeName skips the scheduler, so the node itself must be of an
@@ -103,7 +110,7 @@ violation contains {"msg": msg} if {
 	t := node_type(node)
 	not t in types
 	msg := sprintf("%v allows %v but spec.nodeName %v is a %v node: drop nodeName and let the scheduler pick", [
-		scope.who, concat(", ", types), node, t,
+		who, concat(", ", types), node, t,
 	])
 }
 
