@@ -105,11 +105,14 @@ bench-live: control-plane ## Live inventory: list and classify 5,000 nodes and 5
 	$(GO) test ./pkg/inventory/live -run '^$$' -bench ReadLive -benchtime 5x -timeout 30m
 
 .PHONY: fuzz
-fuzz: ## Fuzz each parser briefly (FUZZTIME=10s each)
+fuzz: ## Fuzz each parser, the artifact reader and the URL sanitiser briefly (FUZZTIME=10s each)
 	$(GO) test ./pkg/inventory -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(or $(FUZZTIME),10s)
 	$(GO) test ./pkg/inventory -run '^$$' -fuzz '^FuzzGFDProduct$$' -fuzztime $(or $(FUZZTIME),10s)
 	$(GO) test ./pkg/inventory -run '^$$' -fuzz '^FuzzLabels$$' -fuzztime $(or $(FUZZTIME),10s)
 	$(GO) test ./pkg/compile -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(or $(FUZZTIME),10s)
+	$(GO) test ./pkg/artifact -run '^$$' -fuzz '^FuzzReadLayer$$' -fuzztime $(or $(FUZZTIME),10s)
+	$(GO) test ./pkg/safeurl -run '^$$' -fuzz '^FuzzSource$$' -fuzztime $(or $(FUZZTIME),10s)
+	$(GO) test ./pkg/safeurl -run '^$$' -fuzz '^FuzzRedact$$' -fuzztime $(or $(FUZZTIME),10s)
 
 .PHONY: tools
 tools: $(BIN)/cue $(BIN)/gator ## Install pinned tools into ./bin
