@@ -41,8 +41,7 @@ is left out, with a note. Tags are checked before anything is sent (exit 2).
 <branch>@sha1:<commit>). The source is published as scheme://host/path
 only, rebuilt without credentials, query or fragment (user@host:path as
 ssh://host/path); an origin that cannot be rebuilt so is left out, with a
-note. The creation time is the commit's
-(or --created), never the clock. Credentials come from the Docker config and
+note. The creation time is the commit's (or --created), never the clock. Credentials come from the Docker config and
 its credential helpers, as docker and crane use them. TLS is required but
 for registries on loopback, or with --insecure.`,
 		Example: `  accelc push out/hetero-prod oci://ghcr.io/acme/accelc/hetero-prod:v1.4.0 --tag latest \

@@ -219,6 +219,13 @@ func TestPushSourceWithoutCredentials(t *testing.T) {
 	p := pull(t, reg+"/accelc/flag:v1")
 	assert.Equal(t, "https://git.example.com/acme/fleet.git", p.annotations[artifact.AnnotationSource])
 	assertNowhere(t, secret, p, stdout, stderr)
+	// So is the annotation given by hand.
+	code, stdout, stderr = runMain("push", out, "oci://"+reg+"/accelc/flag:v3", "--created", "2026-11-20T09:30:00Z",
+		"-a", "org.opencontainers.image.source=https://bot:"+secret+"@git.example.com/acme/fleet.git?token="+secret)
+	require.Equal(t, exitOK, code, stderr)
+	p = pull(t, reg+"/accelc/flag:v3")
+	assert.Equal(t, "https://git.example.com/acme/fleet.git", p.annotations[artifact.AnnotationSource])
+	assertNowhere(t, secret, p, stdout, stderr)
 	code, stdout, stderr = runMain("push", out, "oci://"+reg+"/accelc/flag:v2", "--source", "https://bot:a/"+secret+"@git.example.com/x")
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, stderr, "--source: not a URL accelc can publish")

@@ -65,9 +65,15 @@ func (m Metadata) annotations() map[string]string {
 	}
 	out[AnnotationCreated] = m.Created.UTC().Format(time.RFC3339)
 	// The annotation is public: it is rebuilt from scheme, host and path,
-	// and left out where that cannot be done safely.
-	if src, ok := safeurl.Source(m.Source); ok {
-		out[AnnotationSource] = src
+	// and left out where that cannot be done safely, whether it came as
+	// Source or among the extra annotations.
+	src := m.Source
+	if src == "" {
+		src = out[AnnotationSource]
+	}
+	delete(out, AnnotationSource)
+	if clean, ok := safeurl.Source(src); ok {
+		out[AnnotationSource] = clean
 	}
 	if m.Revision != "" {
 		out[AnnotationRevision] = m.Revision
