@@ -9,6 +9,12 @@
 // reproducible: the tar lists entries in lexical order with relative slash
 // paths, no owners and zero times, and `created` comes from the commit or a
 // flag, never the clock, so the same tree pushed twice has one digest.
+//
+// It packs only the files it is given (render.RenderedFiles lists them),
+// so nothing else in the folder, such as a .git, is ever published, and
+// the source annotation is rebuilt without credentials (safeurl). Pulling
+// reads the layer as a stream within Limits (total size and entries),
+// so a hostile artifact cannot exhaust memory.
 package artifact
 
 import (
