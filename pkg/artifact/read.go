@@ -87,7 +87,7 @@ func ReadLayer(r io.Reader, opts ReadOptions) (map[string][]byte, error) {
 	lim := opts.Limits.withDefaults()
 	// Headers, long names and padding come on top of the entries' sizes;
 	// they too are bounded.
-	budget := &capped{r: nil, left: lim.MaxSize + int64(lim.MaxFiles)*16<<10 + 1<<20}
+	budget := &capped{r: nil, left: lim.MaxSize + int64(lim.MaxFiles)*16<<10 + maxTrailer}
 	gz, err := gzip.NewReader(r)
 	if err != nil {
 		return nil, fmt.Errorf("not a gzipped tar: %w", err)
@@ -136,16 +136,21 @@ func ReadLayer(r io.Reader, opts ReadOptions) (map[string][]byte, error) {
 		}
 		out[p] = data
 	}
-	// Read what follows the tar's end (a few blocks of zeros), so that
-	// gzip checks its checksum and the registry's reader the digest, but
-	// no more than a little.
-	if n, err := io.Copy(io.Discard, io.LimitReader(gz, 1<<20+1)); err != nil {
+	// Read what follows the tar's end (the zeros that fill GNU tar's last
+	// record), so that gzip checks its checksum and the registry's reader
+	// the digest, but no more than a little.
+	if n, err := io.Copy(io.Discard, io.LimitReader(gz, maxTrailer+1)); err != nil {
 		return nil, fmt.Errorf("not a readable gzip stream: %w", err)
-	} else if n > 1<<20 {
-		return nil, errors.New("more than 1 MiB after the tar's end: not a layer accelc push or flux push artifact made")
+	} else if n > maxTrailer {
+		return nil, fmt.Errorf("more than %s after the tar's end: not a layer accelc push or flux push artifact made", FormatSize(maxTrailer))
 	}
 	return out, nil
 }
+
+// maxTrailer is the most a layer may hold after its tar's end: GNU tar
+// fills its last record of 10 KiB (20 blocks) with zeros, and a blocking
+// factor of 128 makes 64 KiB.
+const maxTrailer = 64 << 10
 
 var errOverBudget = errors.New("over the size limit")
 

@@ -121,6 +121,24 @@ func TestReadLayerLimits(t *testing.T) {
 	_, err = read(layer(t, many...))
 	require.ErrorAs(t, err, &le)
 
+	// GNU tar's padding after the end is read; more than a little is not.
+	var padded bytes.Buffer
+	gw := gzip.NewWriter(&padded)
+	tw := tar.NewWriter(gw)
+	require.NoError(t, tw.Close())
+	_, err = gw.Write(make([]byte, 10240))
+	require.NoError(t, err)
+	require.NoError(t, gw.Close())
+	_, err = read(padded.Bytes())
+	require.NoError(t, err)
+	padded.Reset()
+	gw = gzip.NewWriter(&padded)
+	_, err = gw.Write(make([]byte, 1<<20))
+	require.NoError(t, err)
+	require.NoError(t, gw.Close())
+	_, err = read(padded.Bytes())
+	assert.EqualError(t, err, "more than 64KiB after the tar's end: not a layer accelc push or flux push artifact made")
+
 	_, err = read([]byte("{\"not\": \"gzip\"}"))
 	assert.EqualError(t, err, "not a gzipped tar: gzip: invalid header")
 	_, err = read(layer(t, file("../escape.yaml", "x")))
@@ -153,7 +171,8 @@ func FuzzReadLayer(f *testing.F) {
 	f.Add(ungz(layer(f, entry{tar.Header{Name: "big", Size: 1 << 40}, nil})), false)
 	f.Add(ungz(layer(f, entry{hdr: tar.Header{Typeflag: tar.TypeSymlink, Name: "l", Linkname: "/etc/passwd"}})), false)
 	f.Add(ungz(testutil.SparseLayer(f, "big.yaml", 1<<40)), false)
-	lim := artifact.Limits{MaxSize: 1 << 20, MaxFiles: 64}
+	// Small limits: the fuzzer reaches them, and each input costs little.
+	lim := artifact.Limits{MaxSize: 64 << 10, MaxFiles: 16}
 	f.Fuzz(func(t *testing.T, data []byte, gzipped bool) {
 		if !gzipped {
 			var b bytes.Buffer
