@@ -110,7 +110,8 @@ fuzz: ## Fuzz each parser, the artifact reader and the URL sanitiser briefly (FU
 	$(GO) test ./pkg/inventory -run '^$$' -fuzz '^FuzzGFDProduct$$' -fuzztime $(or $(FUZZTIME),10s)
 	$(GO) test ./pkg/inventory -run '^$$' -fuzz '^FuzzLabels$$' -fuzztime $(or $(FUZZTIME),10s)
 	$(GO) test ./pkg/compile -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(or $(FUZZTIME),10s)
-	$(GO) test ./pkg/artifact -run '^$$' -fuzz '^FuzzReadLayer$$' -fuzztime $(or $(FUZZTIME),10s)
+	# Minimizing a new input of a tar layer takes up to a minute by default, with no exec in between.
+	$(GO) test ./pkg/artifact -run '^$$' -fuzz '^FuzzReadLayer$$' -fuzztime $(or $(FUZZTIME),10s) -fuzzminimizetime 2s
 	$(GO) test ./pkg/safeurl -run '^$$' -fuzz '^FuzzSource$$' -fuzztime $(or $(FUZZTIME),10s)
 	$(GO) test ./pkg/safeurl -run '^$$' -fuzz '^FuzzRedact$$' -fuzztime $(or $(FUZZTIME),10s)
 
