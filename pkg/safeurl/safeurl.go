@@ -49,19 +49,31 @@ func URL(raw string) (string, bool) {
 	return scheme + "://" + host + path, true
 }
 
-// Redacted stands for what Redact removes.
+// Redacted stands for what Redact removes, unless a secret shares a
+// character with it; then a run of a character no secret holds does.
 const Redacted = "[redacted]"
+
+// markers are what Redact writes for a secret, in order of preference:
+// the first that shares no character with any secret. A secret cannot
+// then be formed again across what was replaced.
+var markers = []string{Redacted, "*****", "#####", "~~~~~", "^^^^^", "|||||", "=====", "_____"}
+
+// withheld replaces a whole message whose secrets use every marker's
+// characters.
+const withheld = "[message withheld]"
 
 // minSecret is the shortest secret Redact replaces on its own: a shorter
 // one would garble the message (every "a" of it) and guards little.
 const minSecret = 3
 
 // Redact returns s, a message, with every secret of three bytes or more
-// replaced (as given, and as URLs escape it), and then every scheme://…
-// in it rebuilt by URL; a URL that cannot be rebuilt becomes
+// replaced (as given, and as URLs escape it), and every scheme://… in it
+// rebuilt by URL; a URL that cannot be rebuilt becomes
 // "scheme://[redacted]". Pass the secrets the message may hold (the
 // userinfo of a URL it names, a password): they are what survives where a
-// URL was cut short by a space or a quote.
+// URL was cut short by a space or a quote. Secrets are replaced before
+// URLs are rebuilt and again after, so that what rebuilding removes
+// cannot join the halves of one.
 func Redact(s string, secrets ...string) string {
 	var forms []string
 	for _, sec := range secrets {
@@ -73,10 +85,26 @@ func Redact(s string, secrets ...string) string {
 	}
 	// Longest first, so a secret that holds another is replaced whole.
 	slices.SortFunc(forms, func(a, b string) int { return len(b) - len(a) })
-	for _, f := range forms {
-		s = strings.ReplaceAll(s, f, Redacted)
+	mark := ""
+	for _, m := range markers {
+		if !slices.ContainsFunc(forms, func(f string) bool { return strings.ContainsAny(f, m) }) {
+			mark = m
+			break
+		}
 	}
-	return urlInText.ReplaceAllStringFunc(s, func(u string) string {
+	if mark == "" {
+		if slices.ContainsFunc(forms, func(f string) bool { return strings.Contains(withheld, f) }) {
+			return ""
+		}
+		return withheld
+	}
+	hide := func(s string) string {
+		for _, f := range forms {
+			s = strings.ReplaceAll(s, f, mark)
+		}
+		return s
+	}
+	s = urlInText.ReplaceAllStringFunc(hide(s), func(u string) string {
 		// Punctuation that ends a sentence or a clause is not the URL's.
 		trimmed := strings.TrimRight(u, ".,;:!")
 		punct := u[len(trimmed):]
@@ -84,8 +112,9 @@ func Redact(s string, secrets ...string) string {
 			return clean + punct
 		}
 		scheme, _, _ := strings.Cut(u, "://")
-		return scheme + "://" + Redacted + punct
+		return scheme + "://" + mark + punct
 	})
+	return hide(s)
 }
 
 // UserInfo returns what comes before the host in raw (a URL or scp-like

@@ -83,6 +83,11 @@ func TestRedact(t *testing.T) {
 		assert.NotContains(t, got, "SECRET")
 	}
 	assert.Equal(t, "a message with no URL", safeurl.Redact("a message with no URL", "ab"), "short secrets are not replaced")
+	// A secret that shares characters with "[redacted]" is replaced by
+	// what cannot form it again.
+	assert.Equal(t, "00*****00", safeurl.Redact("0000[00", "00["))
+	assert.Equal(t, "token red-act: *****", safeurl.Redact("token red-act: secret-red", "secret-red"))
+	assert.Equal(t, "[message withheld]", safeurl.Redact("x", `[r*#~^|=_`))
 }
 
 // FuzzSource: whatever a remote's URL holds, what Source publishes has no
@@ -134,8 +139,10 @@ func FuzzSource(f *testing.F) {
 		if form%4 == 3 {
 			return
 		}
-		// The parts a publishable URL is made of, as Source may write them.
-		safe := strings.ToLower(scheme + "://" + host + path + " ssh://" + host + "/" + path)
+		// The input without its userinfo and query, and the forms Source
+		// may write it in: a secret found only there came from the host
+		// or path (the fuzzer puts ':' and '@' in those too).
+		safe := strings.ToLower(scheme + "://" + host + path + " " + host + ":" + path + " ssh://" + host + "/" + path)
 		for _, secret := range []string{user, pass, query, user + ":" + pass} {
 			if len(secret) >= 3 && !strings.Contains(safe, strings.ToLower(secret)) && strings.Contains(strings.ToLower(out), strings.ToLower(secret)) {
 				t.Fatalf("Source(%q) = %q holds %q", raw, out, secret)
@@ -156,7 +163,7 @@ func FuzzRedact(f *testing.F) {
 		}
 		msg := before + prefix + secret + suffix + after
 		got := safeurl.Redact(msg, secret)
-		if strings.Contains(got, secret) && !strings.Contains(safeurl.Redacted, secret) {
+		if strings.Contains(got, secret) {
 			t.Fatalf("Redact(%q) = %q holds %q", msg, got, secret)
 		}
 	})
