@@ -110,12 +110,16 @@ bench-live: control-plane ## Live inventory: list and classify 5,000 nodes and 5
 	$(GO) test ./pkg/inventory/live -run '^$$' -bench ReadLive -benchtime 5x -timeout 30m
 
 .PHONY: fuzz
-fuzz: ## Fuzz each parser briefly (FUZZTIME=10s each); the escape check with ESCAPE_PODS (100,000) pods per example
+fuzz: ## Fuzz each parser, the artifact reader and the URL sanitiser briefly (FUZZTIME=10s each); the escape check with ESCAPE_PODS (100,000) pods per example
 	$(GO) test ./pkg/policytest -run '^TestEscapes$$' -count=1 -v -timeout 90m -escape.pods $(or $(ESCAPE_PODS),100000) -escape.seed $(or $(ESCAPE_SEED),1)
 	$(GO) test ./pkg/inventory -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(or $(FUZZTIME),10s)
 	$(GO) test ./pkg/inventory -run '^$$' -fuzz '^FuzzGFDProduct$$' -fuzztime $(or $(FUZZTIME),10s)
 	$(GO) test ./pkg/inventory -run '^$$' -fuzz '^FuzzLabels$$' -fuzztime $(or $(FUZZTIME),10s)
 	$(GO) test ./pkg/compile -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(or $(FUZZTIME),10s)
+	# Minimizing a new input of a tar layer takes up to a minute by default, with no exec in between.
+	$(GO) test ./pkg/artifact -run '^$$' -fuzz '^FuzzReadLayer$$' -fuzztime $(or $(FUZZTIME),10s) -fuzzminimizetime 2s
+	$(GO) test ./pkg/safeurl -run '^$$' -fuzz '^FuzzSource$$' -fuzztime $(or $(FUZZTIME),10s)
+	$(GO) test ./pkg/safeurl -run '^$$' -fuzz '^FuzzRedact$$' -fuzztime $(or $(FUZZTIME),10s)
 
 .PHONY: tools
 tools: $(BIN)/cue $(BIN)/gator ## Install pinned tools into ./bin

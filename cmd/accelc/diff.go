@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -18,6 +19,8 @@ func newDiffCmd(stdout, stderr io.Writer) *cobra.Command {
 		src             inventorySource
 		against, output string
 		insecure        bool
+		maxSize         = byteSize(artifact.DefaultMaxSize)
+		maxFiles        int
 	)
 	cmd := &cobra.Command{
 		Use:   "diff [CLUSTER_DIR] --against OUT_DIR|oci://HOST/REPO:TAG",
@@ -27,7 +30,13 @@ previous output directory or with the artifact Flux applies (pulled from
 oci://…): + a file the render adds, - one it removes, ~ one it changes, with
 a unified diff. Objects are compared without accelc's provenance
 annotations, so a commit that changes nothing renders no change. It exits 1
-when something would change, for CI gates, and 0 when nothing would.`,
+when something would change, for CI gates, and 0 when nothing would.
+
+A pulled artifact is read as a stream, within --max-artifact-size
+(uncompressed) and --max-artifact-files; one over either exits 3 before the
+excess is read. A folder is read without following links: one with a link
+in it exits 1. What the deployed side holds is printed with control
+characters and bytes that are not UTF-8 escaped.`,
 		Example: `  accelc diff clusters/prod --against oci://ghcr.io/acme/accelc/prod:latest`,
 		Args:    maxArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -36,6 +45,9 @@ when something would change, for CI gates, and 0 when nothing would.`,
 			}
 			if output != "text" && output != "json" {
 				return usageErr("-o %s: choose text or json", output)
+			}
+			if maxFiles <= 0 {
+				return usageErr("--max-artifact-files %d: give a count above 0", maxFiles)
 			}
 			m, inv, err := loadCluster(cmd.Context(), dirArg(args), &src, stderr)
 			if err != nil {
@@ -54,7 +66,20 @@ when something would change, for CI gates, and 0 when nothing would.`,
 				if err != nil {
 					return usageErr("--against: %v", err)
 				}
-				files, err := artifact.Pull(cmd.Context(), ref, artifact.PushOptions{Insecure: insecure})
+				// Only the files the render has are held: the others are
+				// removals, listed by path.
+				files, err := artifact.Pull(cmd.Context(), ref, artifact.PushOptions{Insecure: insecure}, artifact.ReadOptions{
+					Limits: artifact.Limits{MaxSize: int64(maxSize), MaxFiles: maxFiles},
+					Keep:   func(p string) bool { _, ok := tree[p]; return ok },
+				})
+				var le *artifact.LimitError
+				if errors.As(err, &le) {
+					flag := "--max-artifact-size"
+					if le.Files {
+						flag = "--max-artifact-files"
+					}
+					return &exitError{exitOutside, fmt.Errorf("%w: if the artifact is what you expect, raise %s", err, flag)}
+				}
 				if err != nil {
 					return &exitError{exitOutside, err}
 				}
@@ -93,5 +118,7 @@ when something would change, for CI gates, and 0 when nothing would.`,
 	f.StringVar(&against, "against", "", "previous output directory, or oci://HOST/REPO:TAG of the published artifact")
 	f.StringVarP(&output, "output", "o", "text", "output format: text|json")
 	f.BoolVar(&insecure, "insecure", false, "allow plain HTTP to a registry that is not on loopback")
+	f.Var(&maxSize, "max-artifact-size", "the most a pulled artifact's files may hold together, uncompressed (e.g. 64MiB, 1GiB)")
+	f.IntVar(&maxFiles, "max-artifact-files", artifact.DefaultMaxFiles, "the most entries (files and folders) a pulled artifact may hold")
 	return cmd
 }

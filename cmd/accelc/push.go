@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"net/url"
 	"os"
 	"os/exec"
 	"strings"
@@ -12,6 +11,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/accelc/accelc/pkg/artifact"
+	"github.com/accelc/accelc/pkg/render"
+	"github.com/accelc/accelc/pkg/safeurl"
 )
 
 func newPushCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -30,10 +31,17 @@ artifact by digest first, then its tags, so a failed push leaves no tag
 behind. The artifact is reproducible: the same tree and metadata give the
 same digest.
 
+Only what render wrote is packed: the files the tree's kustomizations list,
+each carrying accelc's header. A folder accelc did not render is refused
+(exit 1), and anything else in the tree (a .git folder, an editor's backup)
+is left out, with a note. Tags are checked before anything is sent (exit 2).
+
 --source and --revision annotate it (org.opencontainers.image.source and
-.revision); left out, they come from the Git checkout (origin's URL without
-credentials, and <branch>@sha1:<commit>). The creation time is the commit's
-(or --created), never the clock. Credentials come from the Docker config and
+.revision); left out, they come from the Git checkout (origin's URL, and
+<branch>@sha1:<commit>). The source is published as scheme://host/path
+only, rebuilt without credentials, query or fragment (user@host:path as
+ssh://host/path); an origin that cannot be rebuilt so is left out, with a
+note. The creation time is the commit's (or --created), never the clock. Credentials come from the Docker config and
 its credential helpers, as docker and crane use them. TLS is required but
 for registries on loopback, or with --insecure.`,
 		Example: `  accelc push out/hetero-prod oci://ghcr.io/acme/accelc/hetero-prod:v1.4.0 --tag latest \
@@ -53,15 +61,36 @@ for registries on loopback, or with --insecure.`,
 			if err != nil {
 				return usageErr("%v", err)
 			}
-			if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-				return &exitError{exitInput, fmt.Errorf("%s: not a directory: give the tree `accelc render` wrote", dir)}
+			if err := artifact.CheckTags(tags); err != nil {
+				return usageErr("--%v", err)
 			}
 			if meta.Annotations, err = parseAnnotations(annotation); err != nil {
 				return usageErr("%v", err)
 			}
+			if meta.Source != "" {
+				src, ok := safeurl.Source(meta.Source)
+				if !ok {
+					return usageErr("--source: not a URL accelc can publish: write scheme://HOST/PATH (https, http, ssh or git) or HOST:PATH, without credentials")
+				}
+				meta.Source = src
+			}
+			if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+				return &exitError{exitInput, fmt.Errorf("%s: not a directory: give the tree `accelc render` wrote", dir)}
+			}
+			files, extra, err := render.RenderedFiles(dir)
+			if err != nil {
+				return &exitError{exitInput, err}
+			}
+			if len(extra) > 0 {
+				fmt.Fprintf(stderr, "note: %d path(s) in %s that accelc did not render are left out: %s\n", len(extra), dir, listSome(extra, 10))
+			}
 			git := gitFacts(dir)
-			if meta.Source == "" {
-				meta.Source = git.source
+			if meta.Source == "" && git.remote != "" {
+				src, ok := safeurl.Source(git.remote)
+				if !ok {
+					fmt.Fprintln(stderr, "note: origin's URL is not one accelc can publish safely (scheme://HOST/PATH or USER@HOST:PATH): the artifact has no source annotation; pass --source")
+				}
+				meta.Source = src
 			}
 			if meta.Revision == "" {
 				meta.Revision = git.revision
@@ -77,7 +106,7 @@ for registries on loopback, or with --insecure.`,
 				meta.Created = time.Unix(0, 0)
 				fmt.Fprintln(stderr, "note: not a Git checkout and no --created: the artifact's creation time is 1970-01-01T00:00:00Z, as `flux push artifact --reproducible` sets it")
 			}
-			img, _, err := artifact.Build(dir, meta)
+			img, _, err := artifact.Build(dir, files, meta)
 			if err != nil {
 				return &exitError{exitInput, err}
 			}
@@ -122,7 +151,9 @@ func parseAnnotations(kvs []string) (map[string]string, error) {
 }
 
 type gitInfo struct {
-	source, revision string
+	// remote is origin's URL as Git gives it, credentials and all: never
+	// print or publish it but through safeurl.
+	remote, revision string
 	committed        time.Time
 }
 
@@ -148,17 +179,14 @@ func gitFacts(dir string) gitInfo {
 	if t, err := time.Parse(time.RFC3339, run("log", "-1", "--format=%cI", "HEAD")); err == nil {
 		g.committed = t
 	}
-	g.source = withoutCredentials(run("remote", "get-url", "origin"))
+	g.remote = run("remote", "get-url", "origin")
 	return g
 }
 
-// withoutCredentials drops user:password from a URL: an annotation is
-// public.
-func withoutCredentials(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil || u.User == nil {
-		return raw
+// listSome joins up to n items, and says how many more there are.
+func listSome(items []string, n int) string {
+	if len(items) <= n {
+		return strings.Join(items, ", ")
 	}
-	u.User = nil
-	return u.String()
+	return fmt.Sprintf("%s and %d more", strings.Join(items[:n], ", "), len(items)-n)
 }

@@ -9,20 +9,25 @@
 // reproducible: the tar lists entries in lexical order with relative slash
 // paths, no owners and zero times, and `created` comes from the commit or a
 // flag, never the clock, so the same tree pushed twice has one digest.
+//
+// It packs only the files it is given (render.RenderedFiles lists them),
+// so nothing else in the folder, such as a .git, is ever published, and
+// the source annotation is rebuilt without credentials (safeurl). Pulling
+// reads the layer as a stream within Limits (total size and entries),
+// so a hostile artifact cannot exhaust memory.
 package artifact
 
 import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
-	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"maps"
 	"os"
 	"path"
-	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -31,6 +36,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/static"
 	"github.com/google/go-containerregistry/pkg/v1/types"
+
+	"github.com/accelc/accelc/pkg/safeurl"
 )
 
 // Media types and annotations of a Flux OCI artifact.
@@ -45,7 +52,9 @@ const (
 
 // Metadata annotates the artifact.
 type Metadata struct {
-	// Source is where the configuration lives (a Git URL).
+	// Source is where the configuration lives (a Git URL). It is
+	// published as safeurl.Source rebuilds it, without credentials,
+	// query or fragment, and not at all where it cannot be rebuilt.
 	Source string
 	// Revision is the commit, as Flux writes it: "main@sha1:<commit>".
 	Revision string
@@ -61,8 +70,16 @@ func (m Metadata) annotations() map[string]string {
 		out = map[string]string{}
 	}
 	out[AnnotationCreated] = m.Created.UTC().Format(time.RFC3339)
-	if m.Source != "" {
-		out[AnnotationSource] = m.Source
+	// The annotation is public: it is rebuilt from scheme, host and path,
+	// and left out where that cannot be done safely, whether it came as
+	// Source or among the extra annotations.
+	src := m.Source
+	if src == "" {
+		src = out[AnnotationSource]
+	}
+	delete(out, AnnotationSource)
+	if clean, ok := safeurl.Source(src); ok {
+		out[AnnotationSource] = clean
 	}
 	if m.Revision != "" {
 		out[AnnotationRevision] = m.Revision
@@ -70,10 +87,12 @@ func (m Metadata) annotations() map[string]string {
 	return out
 }
 
-// Build packs dir and returns the artifact image and its tarball.
-func Build(dir string, meta Metadata) (v1.Image, []byte, error) {
+// Build packs files, slash paths relative to dir, and returns the
+// artifact image and its tarball. Only the files listed are packed (with
+// the folders that hold them): what else dir holds is left out.
+func Build(dir string, files []string, meta Metadata) (v1.Image, []byte, error) {
 	var buf bytes.Buffer
-	if err := Tarball(dir, &buf); err != nil {
+	if err := Tarball(dir, files, &buf); err != nil {
 		return nil, nil, err
 	}
 	layer := static.NewLayer(buf.Bytes(), ContentMediaType)
@@ -87,97 +106,98 @@ func Build(dir string, meta Metadata) (v1.Image, []byte, error) {
 	return img, buf.Bytes(), nil
 }
 
-// Tarball writes dir as a gzipped tar, normalized so that the same files
-// always give the same bytes: entries in lexical order with paths relative
-// to dir, regular files and directories only, owner 0 with no names, zero
-// times, and modes 0644 (0755 for directories and executables). Symbolic links and other special files are an error: the
-// artifact would not hold what the tree shows.
-func Tarball(dir string, w io.Writer) error {
+// Tarball writes files, slash paths relative to dir, and the folders that
+// hold them as a gzipped tar, normalized so that the same files always
+// give the same bytes: entries in the order a walk of dir meets them
+// (lexical, a folder before its content), owner 0 with no names, zero
+// times, and modes 0644 (0755 for folders and executables). Every file
+// listed must be a regular file inside dir: a link or a special file is
+// an error, for the artifact would not hold what the tree shows. Nothing
+// that is not listed is read.
+func Tarball(dir string, files []string, w io.Writer) error {
+	if err := tarball(dir, files, w); err != nil {
+		return fmt.Errorf("packing %s: %w", dir, err)
+	}
+	return nil
+}
+
+func tarball(dir string, files []string, w io.Writer) error {
+	want := map[string]bool{}
+	folders := map[string]bool{}
+	for _, f := range files {
+		if !fs.ValidPath(f) || f == "." {
+			return fmt.Errorf("%q: not a path inside the tree", f)
+		}
+		want[f] = true
+		for d := path.Dir(f); d != "."; d = path.Dir(d) {
+			folders[d] = true
+		}
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	fsys := root.FS()
 	gw := gzip.NewWriter(w)
 	tw := tar.NewWriter(gw)
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
+	packed := 0
+	err = fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || p == "." {
 			return err
 		}
-		rel, err := filepath.Rel(dir, p)
-		if err != nil {
-			return err
-		}
-		if rel == "." {
-			return nil
-		}
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		if !info.Mode().IsRegular() && !info.IsDir() {
-			return fmt.Errorf("%s: not a regular file or directory (%s): the artifact holds only files", p, info.Mode().Type())
-		}
-		// Modes too are normalized: a checkout's umask must not change
-		// the digest.
-		hdr := &tar.Header{Name: filepath.ToSlash(rel), Mode: 0o644, Format: tar.FormatPAX}
 		switch {
-		case info.IsDir():
-			hdr.Typeflag, hdr.Name, hdr.Mode = tar.TypeDir, hdr.Name+"/", 0o755
-		default:
-			hdr.Typeflag, hdr.Size = tar.TypeReg, info.Size()
-			if info.Mode().Perm()&0o111 != 0 {
-				hdr.Mode = 0o755
-			}
-		}
-		if err := tw.WriteHeader(hdr); err != nil {
-			return err
-		}
-		if info.IsDir() {
+		case d.IsDir() && !folders[p]:
+			return fs.SkipDir
+		case d.IsDir():
+			return tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: p + "/", Mode: 0o755, Format: tar.FormatPAX})
+		case !want[p]:
 			return nil
+		case !d.Type().IsRegular():
+			return fmt.Errorf("%s: not a regular file (%s): the artifact holds only files", p, d.Type())
 		}
-		f, err := os.Open(p)
+		packed++
+		f, err := fsys.Open(p)
 		if err != nil {
 			return err
 		}
 		defer f.Close()
+		info, err := f.Stat()
+		if err != nil {
+			return err
+		}
+		if !info.Mode().IsRegular() {
+			return fmt.Errorf("%s: not a regular file (%s): the artifact holds only files", p, info.Mode().Type())
+		}
+		// Modes too are normalized: a checkout's umask must not change
+		// the digest.
+		hdr := &tar.Header{Typeflag: tar.TypeReg, Name: p, Size: info.Size(), Mode: 0o644, Format: tar.FormatPAX}
+		if info.Mode().Perm()&0o111 != 0 {
+			hdr.Mode = 0o755
+		}
+		if err := tw.WriteHeader(hdr); err != nil {
+			return err
+		}
 		if n, err := io.Copy(tw, f); err != nil || n != info.Size() {
 			return fmt.Errorf("%s: changed while packing (%d of %d bytes): %v", p, n, info.Size(), err)
 		}
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("packing %s: %w", dir, err)
+		return err
+	}
+	if packed != len(want) {
+		var missing []string
+		for f := range want {
+			if _, err := fs.Lstat(fsys, f); err != nil {
+				missing = append(missing, f)
+			}
+		}
+		slices.Sort(missing)
+		return fmt.Errorf("%d listed file(s) not found in the tree, or under a link: %s", len(want)-packed, strings.Join(missing, ", "))
 	}
 	if err := tw.Close(); err != nil {
 		return err
 	}
 	return gw.Close()
-}
-
-// Untar reads a gzipped tarball's regular files by slash-separated path.
-// Paths that would leave the tree are an error.
-func Untar(r io.Reader) (map[string][]byte, error) {
-	gz, err := gzip.NewReader(r)
-	if err != nil {
-		return nil, err
-	}
-	tr := tar.NewReader(gz)
-	out := map[string][]byte{}
-	for {
-		hdr, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			return out, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		if hdr.Typeflag != tar.TypeReg {
-			continue
-		}
-		p := path.Clean(strings.TrimPrefix(hdr.Name, "./"))
-		if p == ".." || strings.HasPrefix(p, "../") || path.IsAbs(p) {
-			return nil, fmt.Errorf("%s: a path outside the tree", hdr.Name)
-		}
-		data, err := io.ReadAll(io.LimitReader(tr, 64<<20))
-		if err != nil {
-			return nil, err
-		}
-		out[p] = data
-	}
 }

@@ -6,17 +6,15 @@ import (
 	"compress/gzip"
 	"context"
 	"errors"
-	"fmt"
 	"io"
-	"net"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -27,14 +25,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	_ "github.com/accelc/accelc/internal/testutil"
+	"github.com/accelc/accelc/internal/testutil"
 	"github.com/accelc/accelc/pkg/artifact"
 )
 
 var created = time.Date(2026, 11, 20, 9, 30, 0, 0, time.UTC)
 
 // tree writes a small rendered tree.
-func tree(t *testing.T, mode os.FileMode) string {
+func tree(t testing.TB, mode os.FileMode) string {
 	t.Helper()
 	dir := t.TempDir()
 	for path, body := range treeFiles {
@@ -46,7 +44,7 @@ func tree(t *testing.T, mode os.FileMode) string {
 }
 
 // untar lists a tarball's entries and file contents.
-func untar(t *testing.T, data []byte) map[string]string {
+func untar(t testing.TB, data []byte) map[string]string {
 	t.Helper()
 	gz, err := gzip.NewReader(bytes.NewReader(data))
 	require.NoError(t, err)
@@ -73,9 +71,9 @@ func TestReproducible(t *testing.T) {
 	meta := artifact.Metadata{Source: "https://git.example.com/fleet", Revision: "main@sha1:0123456789abcdef0123456789abcdef01234567", Created: created}
 	a, b := tree(t, 0o644), tree(t, 0o664)
 	require.NoError(t, os.Chtimes(filepath.Join(b, "nodes/rule.yaml"), time.Now(), time.Now().Add(-time.Hour)))
-	imgA, tarA, err := artifact.Build(a, meta)
+	imgA, tarA, err := artifact.Build(a, treePaths(), meta)
 	require.NoError(t, err)
-	imgB, tarB, err := artifact.Build(b, meta)
+	imgB, tarB, err := artifact.Build(b, treePaths(), meta)
 	require.NoError(t, err)
 	assert.Equal(t, tarA, tarB)
 	da, _ := imgA.Digest()
@@ -83,7 +81,7 @@ func TestReproducible(t *testing.T) {
 	assert.Equal(t, da, db)
 
 	require.NoError(t, os.WriteFile(filepath.Join(b, "nodes/rule.yaml"), []byte("kind: Changed\n"), 0o644))
-	imgC, _, err := artifact.Build(b, meta)
+	imgC, _, err := artifact.Build(b, treePaths(), meta)
 	require.NoError(t, err)
 	dc, _ := imgC.Digest()
 	assert.NotEqual(t, da, dc)
@@ -92,9 +90,24 @@ func TestReproducible(t *testing.T) {
 	assert.Equal(t, "kind: NodeFeatureRule\n", files["nodes/rule.yaml"])
 	assert.Contains(t, files, "nodes/")
 
+	// Only the files listed are packed: what else the folder holds is
+	// never read.
+	require.NoError(t, os.WriteFile(filepath.Join(a, "nodes/rule.yaml~"), []byte("backup"), 0o644))
+	require.NoError(t, os.MkdirAll(filepath.Join(a, ".git"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(a, ".git/config"), []byte("url = https://bot:s3cret@git.example.com/x"), 0o644))
+	_, tarD, err := artifact.Build(a, treePaths(), meta)
+	require.NoError(t, err)
+	assert.Equal(t, tarA, tarD, "unlisted files leave the artifact as it was")
+
 	require.NoError(t, os.Symlink("rule.yaml", filepath.Join(a, "nodes/link.yaml")))
-	_, _, err = artifact.Build(a, meta)
-	assert.ErrorContains(t, err, "not a regular file or directory")
+	_, _, err = artifact.Build(a, treePaths(), meta)
+	require.NoError(t, err, "a link that is not listed is not packed")
+	_, _, err = artifact.Build(a, append(treePaths(), "nodes/link.yaml"), meta)
+	assert.ErrorContains(t, err, "nodes/link.yaml: not a regular file")
+	_, _, err = artifact.Build(a, append(treePaths(), "nodes/missing.yaml"), meta)
+	assert.ErrorContains(t, err, "1 listed file(s) not found in the tree, or under a link: nodes/missing.yaml")
+	_, _, err = artifact.Build(a, []string{"../outside.yaml"}, meta)
+	assert.ErrorContains(t, err, "not a path inside the tree")
 }
 
 // checkPulled pulls the artifact back and checks what Flux's
@@ -133,6 +146,11 @@ func checkPulled(t *testing.T, ref string, want map[string]string) {
 	assert.Equal(t, want, files, "the layer unpacks to the same tree")
 }
 
+// treePaths lists treeFiles' paths.
+func treePaths() []string {
+	return slices.Sorted(maps.Keys(treeFiles))
+}
+
 // treeFiles is what tree writes.
 var treeFiles = map[string]string{
 	"kustomization.yaml":              "resources:\n- nodes\n",
@@ -143,7 +161,7 @@ var treeFiles = map[string]string{
 
 func pushTo(t *testing.T, host string, opts artifact.PushOptions) (*artifact.Pushed, error) {
 	t.Helper()
-	img, _, err := artifact.Build(tree(t, 0o644), artifact.Metadata{Source: "https://git.example.com/fleet",
+	img, _, err := artifact.Build(tree(t, 0o644), treePaths(), artifact.Metadata{Source: "https://git.example.com/fleet",
 		Revision: "main@sha1:0123456789abcdef0123456789abcdef01234567", Created: created})
 	require.NoError(t, err)
 	ref, err := artifact.ParseURL("oci://"+host+"/accelc/hetero-prod:v1", false)
@@ -206,7 +224,7 @@ func mustRef(t *testing.T, s string) name.Reference {
 func TestTLSByDefault(t *testing.T) {
 	ref, err := artifact.ParseURL("oci://10.0.0.5:5000/accelc/x:v1", false)
 	require.NoError(t, err)
-	img, _, err := artifact.Build(tree(t, 0o644), artifact.Metadata{Created: created})
+	img, _, err := artifact.Build(tree(t, 0o644), treePaths(), artifact.Metadata{Created: created})
 	require.NoError(t, err)
 	_, err = artifact.Push(context.Background(), img, ref, artifact.PushOptions{Keychain: authn.NewMultiKeychain(), Retries: 1})
 	assert.ErrorContains(t, err, "refusing plain HTTP to 10.0.0.5:5000")
@@ -220,7 +238,7 @@ func TestTLSByDefault(t *testing.T) {
 // TestPushDistribution pushes to the CNCF distribution registry (Debian's
 // docker-registry) on 127.0.0.1 and pulls back.
 func TestPushDistribution(t *testing.T) {
-	addr := startDistribution(t)
+	addr := testutil.Registry(t)
 	first, err := pushTo(t, addr, artifact.PushOptions{Tags: []string{"latest"}})
 	require.NoError(t, err)
 	again, err := pushTo(t, addr, artifact.PushOptions{})
@@ -228,56 +246,4 @@ func TestPushDistribution(t *testing.T) {
 	assert.Equal(t, first.Digest, again.Digest)
 	checkPulled(t, addr+"/accelc/hetero-prod:latest", treeFiles)
 	checkPulled(t, first.Ref, nil)
-}
-
-// startDistribution starts the CNCF distribution registry (Debian's
-// docker-registry) on a free 127.0.0.1 port for the test, and stops it by
-// PID when the test ends.
-func startDistribution(t testing.TB) string {
-	t.Helper()
-	bin, err := exec.LookPath("docker-registry")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("CI=true and docker-registry is missing: make registry installs it")
-		}
-		t.Skip("docker-registry not installed: make registry")
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := l.Addr().String()
-	require.NoError(t, l.Close())
-	dir := t.TempDir()
-	cfg := filepath.Join(dir, "config.yml")
-	require.NoError(t, os.WriteFile(cfg, []byte(fmt.Sprintf(`version: 0.1
-log: {level: warn}
-storage:
-  filesystem: {rootdirectory: %s}
-  delete: {enabled: true}
-http:
-  addr: %s
-`, filepath.Join(dir, "data"), addr)), 0o644))
-	cmd := exec.Command(bin, "serve", cfg)
-	var logs bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
-		_ = cmd.Wait()
-		if t.Failed() {
-			t.Logf("docker-registry:\n%s", logs.String())
-		}
-	})
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		resp, err := http.Get("http://" + addr + "/v2/")
-		if err == nil {
-			resp.Body.Close()
-			break
-		}
-		require.True(t, time.Now().Before(deadline), "docker-registry did not start: %v\n%s", err, logs.String())
-		time.Sleep(50 * time.Millisecond)
-	}
-
-	return addr
 }

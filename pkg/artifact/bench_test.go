@@ -10,7 +10,10 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/authn"
 
+	"github.com/accelc/accelc/internal/testutil"
+
 	"github.com/accelc/accelc/pkg/artifact"
+	"github.com/accelc/accelc/pkg/render"
 )
 
 // BenchmarkPush packs and pushes the hetero-prod tree rendered against a
@@ -18,7 +21,7 @@ import (
 // 127.0.0.1, each time into a new repository so every blob is uploaded.
 // hack/bench-push.sh times the CLI beside `crane append`.
 func BenchmarkPush(b *testing.B) {
-	addr := startDistribution(b)
+	addr := testutil.Registry(b)
 	dir := b.TempDir()
 	nodes := filepath.Join(dir, "nodes.json")
 	gen, err := exec.Command("go", "run", "../../hack/gennodes", "-n", "5000").Output()
@@ -32,10 +35,14 @@ func BenchmarkPush(b *testing.B) {
 	if msg, err := exec.Command("go", "run", "../../cmd/accelc", "render", "../../examples/clusters/hetero-prod", "--inventory", nodes, "-o", out).CombinedOutput(); err != nil {
 		b.Fatalf("%v: %s", err, msg)
 	}
+	files, _, err := render.RenderedFiles(out)
+	if err != nil {
+		b.Fatal(err)
+	}
 	i := 0
 	for b.Loop() {
 		i++
-		img, _, err := artifact.Build(out, artifact.Metadata{Created: created})
+		img, _, err := artifact.Build(out, files, artifact.Metadata{Created: created})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -76,15 +77,16 @@ func loopback(ref string) bool {
 // the reference's tag and the extra tags, so that a push that fails
 // leaves no tag pointing at a partial artifact.
 func Push(ctx context.Context, img v1.Image, ref name.Reference, opts PushOptions) (*Pushed, error) {
+	// Every tag is checked before anything is sent: a bad one found
+	// after the upload would leave the artifact untagged.
+	if err := CheckTags(opts.Tags); err != nil {
+		return nil, err
+	}
 	digest, err := img.Digest()
 	if err != nil {
 		return nil, err
 	}
 	repo := ref.Context()
-	ropts := remoteOptions(ctx, ref, opts)
-	if err := remote.Write(repo.Digest(digest.String()), img, ropts...); err != nil {
-		return nil, explain(repo, err)
-	}
 	tags := []string{}
 	if t, ok := ref.(name.Tag); ok {
 		tags = append(tags, t.TagStr())
@@ -94,10 +96,9 @@ func Push(ctx context.Context, img v1.Image, ref name.Reference, opts PushOption
 			tags = append(tags, t)
 		}
 	}
-	for _, t := range tags {
-		if !validTag.MatchString(t) {
-			return nil, fmt.Errorf("tag %q: a tag is up to 128 letters, digits, '_', '.' and '-', not starting with '.' or '-'", t)
-		}
+	ropts := remoteOptions(ctx, ref, opts)
+	if err := remote.Write(repo.Digest(digest.String()), img, ropts...); err != nil {
+		return nil, explain(repo, err)
 	}
 	for _, t := range tags {
 		if err := remote.Tag(repo.Tag(t), img, ropts...); err != nil {
@@ -109,6 +110,21 @@ func Push(ctx context.Context, img v1.Image, ref name.Reference, opts PushOption
 
 // validTag is the OCI distribution spec's tag grammar.
 var validTag = regexp.MustCompile(`^[a-zA-Z0-9_][a-zA-Z0-9._-]{0,127}$`)
+
+// CheckTags checks tags against the OCI distribution spec's grammar
+// ([A-Za-z0-9_][A-Za-z0-9._-]{0,127}), naming every one that breaks it.
+func CheckTags(tags []string) error {
+	var bad []string
+	for _, t := range tags {
+		if !validTag.MatchString(t) {
+			bad = append(bad, strconv.Quote(t))
+		}
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("tag %s: a tag is 1 to 128 letters, digits, '_', '.' and '-', not starting with '.' or '-'", strings.Join(bad, ", "))
+	}
+	return nil
+}
 
 func remoteOptions(ctx context.Context, ref name.Reference, opts PushOptions) []remote.Option {
 	kc := opts.Keychain
@@ -154,15 +170,18 @@ func explain(repo name.Repository, err error) error {
 }
 
 // Pull fetches an artifact and returns the files of its content layer, by
-// slash-separated path.
-func Pull(ctx context.Context, ref name.Reference, opts PushOptions) (map[string][]byte, error) {
+// slash-separated path, read as ReadLayer reads them: streamed, within
+// read.Limits, holding only the contents read.Keep wants. Every error
+// names the artifact as oci://REF.
+func Pull(ctx context.Context, ref name.Reference, opts PushOptions, read ReadOptions) (map[string][]byte, error) {
+	where := "oci://" + ref.String()
 	img, err := remote.Image(ref, remoteOptions(ctx, ref, opts)...)
 	if err != nil {
-		return nil, fmt.Errorf("pulling %s: %w", ref, err)
+		return nil, fmt.Errorf("pulling %s: %w", where, err)
 	}
 	layers, err := img.Layers()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("pulling %s: %w", where, err)
 	}
 	for _, l := range layers {
 		mt, err := l.MediaType()
@@ -171,10 +190,14 @@ func Pull(ctx context.Context, ref name.Reference, opts PushOptions) (map[string
 		}
 		rc, err := l.Compressed()
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("pulling %s: %w", where, err)
 		}
 		defer rc.Close()
-		return Untar(rc)
+		files, err := ReadLayer(rc, read)
+		if err != nil {
+			return nil, fmt.Errorf("artifact %s: reading its content layer: %w", where, err)
+		}
+		return files, nil
 	}
-	return nil, fmt.Errorf("%s has no %s layer: not an artifact accelc push or flux push artifact made", ref, ContentMediaType)
+	return nil, fmt.Errorf("%s has no %s layer: not an artifact accelc push or flux push artifact made", where, ContentMediaType)
 }

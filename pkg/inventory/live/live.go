@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/url"
 	"sort"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -21,6 +22,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/accelc/accelc/pkg/inventory"
+	"github.com/accelc/accelc/pkg/safeurl"
 )
 
 // Options say which cluster to read and how.
@@ -40,11 +42,17 @@ type Options struct {
 
 // Error is a failure to read a cluster: unreachable, refused or
 // misconfigured. It names the server and context, and for a refusal the
-// RBAC permission that is missing.
+// RBAC permission that is missing. Its message holds no credentials: URLs
+// in it are rebuilt without userinfo or query (safeurl), and the
+// kubeconfig's secrets for that cluster and user are replaced wherever
+// they appear.
 type Error struct {
 	Context string
-	Server  string
-	Err     error
+	// Server is the API server's URL, without userinfo or query.
+	Server string
+	Err    error
+	// secrets are what the message must not show.
+	secrets []string
 }
 
 func (e *Error) Error() string {
@@ -55,7 +63,7 @@ func (e *Error) Error() string {
 	if e.Context != "" {
 		where += " (context " + e.Context + ")"
 	}
-	return where + ": " + e.Err.Error()
+	return safeurl.Redact(where+": "+e.Err.Error(), e.secrets...)
 }
 
 func (e *Error) Unwrap() error { return e.Err }
@@ -67,12 +75,12 @@ const defaultPageSize = 2000
 // cannot be reached or refuses to list nodes is an *Error; pods it may
 // not list become a warning, and the snapshot has no use counts.
 func Read(ctx context.Context, opts Options) (*inventory.Snapshot, error) {
-	cfg, contextName, clusterName, err := restConfig(opts)
+	cfg, contextName, clusterName, secrets, err := restConfig(opts)
 	if err != nil {
 		return nil, err
 	}
 	wrap := func(err error) error {
-		return &Error{Context: contextName, Server: cfg.Host, Err: explain(err)}
+		return &Error{Context: contextName, Server: serverName(cfg.Host, secrets), Err: explain(err), secrets: secrets}
 	}
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
@@ -116,16 +124,18 @@ func Read(ctx context.Context, opts Options) (*inventory.Snapshot, error) {
 			}
 		}
 	case apierrors.IsForbidden(pr.err):
-		snap.Warnings = append(snap.Warnings, fmt.Sprintf(
-			"may not list pods in all namespaces (RBAC: verb list on pods, cluster-wide): GPUs in use are not counted; %v", pr.err))
+		snap.Warnings = append(snap.Warnings, safeurl.Redact(fmt.Sprintf(
+			"may not list pods in all namespaces (RBAC: verb list on pods, cluster-wide): GPUs in use are not counted; %v", pr.err), secrets...))
 	default:
 		return nil, wrap(pr.err)
 	}
 	return snap, nil
 }
 
-// restConfig resolves the kubeconfig the way kubectl does.
-func restConfig(opts Options) (cfg *rest.Config, contextName, clusterName string, err error) {
+// restConfig resolves the kubeconfig the way kubectl does. secrets are
+// what errors must not show: the userinfo in the context's server URL,
+// and its user's password and token.
+func restConfig(opts Options) (cfg *rest.Config, contextName, clusterName string, secrets []string, err error) {
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
 	if opts.Kubeconfig != "" {
 		rules.ExplicitPath = opts.Kubeconfig
@@ -133,7 +143,7 @@ func restConfig(opts Options) (cfg *rest.Config, contextName, clusterName string
 	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: opts.Context})
 	raw, err := cc.RawConfig()
 	if err != nil {
-		return nil, "", "", &Error{Context: opts.Context, Err: fmt.Errorf("reading the kubeconfig: %w", err)}
+		return nil, "", "", nil, &Error{Context: opts.Context, Err: fmt.Errorf("reading the kubeconfig: %w", err)}
 	}
 	contextName = opts.Context
 	if contextName == "" {
@@ -141,15 +151,25 @@ func restConfig(opts Options) (cfg *rest.Config, contextName, clusterName string
 	}
 	if c, ok := raw.Contexts[contextName]; ok {
 		clusterName = c.Cluster
+		if cl, ok := raw.Clusters[c.Cluster]; ok {
+			secrets = append(secrets, safeurl.UserInfo(cl.Server))
+			if _, q, ok := strings.Cut(cl.Server, "?"); ok {
+				secrets = append(secrets, q)
+			}
+		}
+		if u, ok := raw.AuthInfos[c.AuthInfo]; ok {
+			secrets = append(secrets, u.Password, u.Token)
+		}
 	}
 	cfg, err = cc.ClientConfig()
 	if err != nil {
 		if clientcmd.IsEmptyConfig(err) {
 			err = errors.New("no kubeconfig: set KUBECONFIG, pass --kubeconfig, or create ~/.kube/config")
 		}
-		return nil, "", "", &Error{Context: contextName, Err: err}
+		return nil, "", "", nil, &Error{Context: contextName, Err: err, secrets: secrets}
 	}
 	cfg = rest.CopyConfig(cfg)
+	secrets = append(secrets, safeurl.UserInfo(cfg.Host), cfg.Password, cfg.BearerToken)
 	// Protobuf is several times cheaper to decode than JSON for large
 	// lists; every built-in API server speaks it.
 	cfg.ContentType = "application/vnd.kubernetes.protobuf"
@@ -159,7 +179,19 @@ func restConfig(opts Options) (cfg *rest.Config, contextName, clusterName string
 		cfg.Timeout = 60 * time.Second
 	}
 	cfg.UserAgent = "accelc"
-	return cfg, contextName, clusterName, nil
+	return cfg, contextName, clusterName, secrets, nil
+}
+
+// serverName is the API server's URL as errors name it: without userinfo
+// or query.
+func serverName(host string, secrets []string) string {
+	if !strings.Contains(host, "://") {
+		return safeurl.Redact(host, secrets...)
+	}
+	if u, ok := safeurl.URL(host); ok {
+		return u
+	}
+	return safeurl.Redact(host, secrets...)
 }
 
 func listNodes(ctx context.Context, cs kubernetes.Interface, pageSize int64) ([]inventory.RawNode, error) {
