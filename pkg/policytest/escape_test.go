@@ -3,17 +3,13 @@ package policytest_test
 import (
 	"context"
 	"flag"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/accelc/accelc/pkg/compile"
-	"github.com/accelc/accelc/pkg/inventory"
 	"github.com/accelc/accelc/pkg/policytest"
-	"github.com/accelc/accelc/pkg/render"
 )
 
 var (
@@ -30,13 +26,7 @@ func TestEscapes(t *testing.T) {
 	for _, name := range []string{"gpu-pools", "hetero-prod", "small-lab"} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			dir := filepath.Join("../../examples/clusters", name)
-			m, err := compile.Load(dir)
-			require.NoError(t, err)
-			inv, err := inventory.Load(compile.DefaultInventory(dir), m.Catalog, inventory.Options{Pins: m.Pins})
-			require.NoError(t, err)
-			tree, err := render.Cluster(m, inv)
-			require.NoError(t, err)
+			_, m, inv, tree := example(t, name)
 			ctx := context.Background()
 			check, err := policytest.NewEscapeCheck(ctx, m, inv, tree)
 			require.NoError(t, err)

@@ -10,7 +10,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/accelc/accelc/pkg/compile"
-	"github.com/accelc/accelc/pkg/inventory"
 	"github.com/accelc/accelc/pkg/policytest"
 	"github.com/accelc/accelc/pkg/render"
 )
@@ -21,13 +20,7 @@ import (
 // profile's types and pools, preferring the pools in order, tolerating
 // their taint, annotated, and queued in its team's LocalQueue.
 func TestMutatePoolProfile(t *testing.T) {
-	dir := filepath.Join("../../examples/clusters", "gpu-pools")
-	m, err := compile.Load(dir)
-	require.NoError(t, err)
-	inv, err := inventory.Load(compile.DefaultInventory(dir), m.Catalog, inventory.Options{Pins: m.Pins})
-	require.NoError(t, err)
-	tree, err := render.Cluster(m, inv)
-	require.NoError(t, err)
+	dir, _, _, tree := example(t, "gpu-pools")
 	mut, err := policytest.NewMutator(tree, []string{"ml-research"})
 	require.NoError(t, err)
 	pod, err := os.ReadFile(filepath.Join(dir, "admission/pods/research-by-label.yaml"))

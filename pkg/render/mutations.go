@@ -16,9 +16,9 @@ const ProfileAnnotation = "opendatahub.io/hardware-profile-name"
 
 // mutationObjects renders the Gatekeeper mutators that turn a pod naming
 // its profile into one the validation admits. Gatekeeper mutators select
-// by label, not by annotation, so they key on the <prefix>/profile label;
-// pods of ODH's own controllers, which carry only the annotation, get
-// their node selector and tolerations from ODH's webhook instead.
+// by label, not by annotation, so they key on the <prefix>/profile label,
+// which the MutatingAdmissionPolicy (profileLabelPolicy) gives pods that
+// name their profile only by ODH's annotation, as ODH's controllers do.
 //
 // Per profile: the ODH annotation; for a typed profile the types (and,
 // single-typed, type) annotations, a required node affinity on the type
