@@ -440,6 +440,10 @@ func checkSharing(m *Model, at func(path ...cue.Selector) string) []Diagnostic {
 			}
 			wholeType[p.AcceleratorType] = name
 		}
+		if p.Strategy == "mps" && m.Cluster.MIGStrategy() == "mixed" {
+			out = append(out, Diagnostic{Pos: at(cue.Str("cluster"), cue.Str("sharing"), cue.Str(name), cue.Str("strategy")), Msg: fmt.Sprintf(
+				"%s: MPS under MIG strategy mixed (the default once cluster.mig has configs): the NVIDIA device plugin refuses to start (\"using --mig-strategy=mixed is not supported with MPS\"); share the pool with time-slicing, or set cluster.mig.strategy: \"single\"", what)})
+		}
 		for _, n := range p.Nodes {
 			if other, dup := nodePool[n]; dup {
 				out = append(out, Diagnostic{Pos: pos, Msg: fmt.Sprintf("%s.nodes: node %s is already in %s: a node has one sharing setup", what, n, other)})

@@ -282,3 +282,18 @@ teams: a: {namespaces: ["a"], acceleratorTypes: ["nvidia-t4-16gb"], quota: t4: 8
 	assert.Contains(t, err.Error(), "c.cue:7:76: teams.a.quota: t4 has no taint and its pods request nvidia.com/gpu like whole GPUs, so Kueue cannot keep whole-GPU workloads out of its quota: give the pool a taint (or renameByDefault)")
 	assert.NotContains(t, err.Error(), "has no quota", "pool quotas alone ask no quota per type")
 }
+
+// TestMPSUnderMixedMIG: the NVIDIA device plugin refuses MPS under MIG
+// strategy mixed, so vet does too, at the pool's strategy; single and no
+// MIG at all are fine.
+func TestMPSUnderMixedMIG(t *testing.T) {
+	mps := strings.Replace(poolsCluster, `replicas: 3, failRequestsGreaterThanOne: true}`, `replicas: 3, strategy: "mps"}`, 1)
+	dir := cluster(t, map[string]string{"c.cue": mps})
+	_, err := compile.Load(dir)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), filepath.ToSlash(filepath.Clean(dir))+`/c.cue:6:87: cluster.sharing.a100-ts: MPS under MIG strategy mixed (the default once cluster.mig has configs): the NVIDIA device plugin refuses to start ("using --mig-strategy=mixed is not supported with MPS"); share the pool with time-slicing, or set cluster.mig.strategy: "single"`)
+
+	single := strings.Replace(strings.Replace(mps, `strategy: "mixed"`, `strategy: "single"`, 1), `layout: {"3g.40gb": 1, "2g.20gb": 2}`, `layout: {"3g.40gb": 2}`, 1)
+	_, err = compile.Load(cluster(t, map[string]string{"c.cue": single}))
+	assert.NoError(t, err)
+}
