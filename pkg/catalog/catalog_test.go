@@ -74,3 +74,29 @@ func TestClosest(t *testing.T) {
 	assert.Equal(t, "nvidia-h200-141gb", cat.Closest("nvidia-h200-140gb", 3)[0])
 	assert.Contains(t, cat.Closest("nvidia-a100", 3), "nvidia-a100-80gb")
 }
+
+// TestPCIIDsOfRealBoards: device ids pci.ids lists for boards of a class
+// (pciutils/pciids, August 2026) find that class, so NFD's rules label
+// those nodes and mig-parted's device filter takes their GPUs. An id pci.ids
+// gives no memory for (2336 "H100"), or a memory no class has (2337 64GB,
+// 2338 and 233d 96GB H100, 29bc B100), stays off the catalog.
+func TestPCIIDsOfRealBoards(t *testing.T) {
+	cat, err := catalog.Builtin()
+	require.NoError(t, err)
+	for device, want := range map[string]string{
+		"20f1": "nvidia-a100-40gb", // GA100 [A100 PCIe 40GB]
+		"1df5": "nvidia-v100-16gb", // GV100GL [Tesla V100 SXM2 16GB]
+		"1db2": "nvidia-v100-16gb", // GV100GL [Tesla V100 DGXS 16GB]
+		"1db3": "nvidia-v100-16gb", // GV100GL [Tesla V100 FHHL 16GB]
+		"1db7": "nvidia-v100-32gb", // GV100GL [Tesla V100 DGXS 32GB]
+		"2339": "nvidia-h100-94gb", // GH100 [H100 SXM5 94GB]
+	} {
+		got := cat.ByPCI("nvidia", device)
+		if assert.Len(t, got, 1, device) {
+			assert.Equal(t, want, got[0].ID, device)
+		}
+	}
+	for _, device := range []string{"2336", "2337", "2338", "233d"} {
+		assert.Empty(t, cat.ByPCI("nvidia", device), device)
+	}
+}

@@ -35,7 +35,7 @@ func TestMIGPartedConfig(t *testing.T) {
 	require.Contains(t, cfg.MIGConfigs, "all-disabled")
 	lab := cfg.MIGConfigs["lab-a100-1g"]
 	require.Len(t, lab, 1)
-	assert.Equal(t, []string{"0x20B010DE", "0x20B110DE"}, lab[0].DeviceFilter)
+	assert.Equal(t, []string{"0x20B010DE", "0x20B110DE", "0x20F110DE"}, lab[0].DeviceFilter, "NVIDIA's default mig-parted config lists 0x20F110DE (A100 PCIe 40GB) too")
 	assert.Equal(t, "all", lab[0].Devices)
 	assert.True(t, lab[0].MIGEnabled)
 	assert.Equal(t, map[string]int{"1g.5gb": 7}, lab[0].MIGDevices)
