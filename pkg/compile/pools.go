@@ -9,6 +9,7 @@ import (
 
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/token"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/accelc/accelc/pkg/inventory"
 	"github.com/accelc/accelc/pkg/mig"
@@ -181,6 +182,7 @@ func buildNodePools(m *Model, pos func(path ...cue.Selector) token.Pos, at func(
 		if s.FailRequestsGreaterThanOne != nil {
 			one = *s.FailRequestsGreaterThanOne
 		}
+		out = append(out, checkTaintKey(s.Taint, "cluster.sharing."+name, at(cue.Str("cluster"), cue.Str("sharing"), cue.Str(name), cue.Str("taint"), cue.Str("key")))...)
 		m.NodePools = append(m.NodePools, &NodePool{
 			Name: name, Sharing: sharing, AcceleratorType: s.AcceleratorType, Nodes: s.Nodes,
 			Taint: s.Taint.resolve(c, name), Replicas: s.Replicas, Renamed: s.RenameByDefault, OneReplicaPerPod: one,
@@ -195,6 +197,7 @@ func buildNodePools(m *Model, pos func(path ...cue.Selector) token.Pos, at func(
 					"cluster.mig.configs.%s: cluster.sharing has a pool of the same name; nodes carry one %s value: rename one of them", name, c.PoolLabel())})
 				continue
 			}
+			out = append(out, checkTaintKey(cfg.Taint, "cluster.mig.configs."+name, at(cue.Str("cluster"), cue.Str("mig"), cue.Str("configs"), cue.Str(name), cue.Str("taint"), cue.Str("key")))...)
 			m.NodePools = append(m.NodePools, &NodePool{
 				Name: name, Sharing: ShareMIG, AcceleratorType: cfg.AcceleratorType, Nodes: cfg.Nodes,
 				Taint: cfg.Taint.resolve(c, name), Layout: cfg.Layout,
@@ -204,6 +207,36 @@ func buildNodePools(m *Model, pos func(path ...cue.Selector) token.Pos, at func(
 	}
 	sort.Slice(m.NodePools, func(i, j int) bool { return m.NodePools[i].Name < m.NodePools[j].Name })
 	return out
+}
+
+// checkTaintKey checks a pool's taint as Node Feature Discovery (v0.19)
+// validates a NodeFeatureRule's taints before nfd-master applies them: a
+// key NFD refuses is dropped, silently to the cluster, and the pool's nodes
+// stay open to every pod. The key must be a qualified name with a prefix,
+// outside kubernetes.io (but for NFD's own feature.node.kubernetes.io);
+// the value a label value.
+func checkTaintKey(f TaintField, what, pos string) []Diagnostic {
+	if !f.Set || f.None {
+		return nil
+	}
+	t := f.Taint
+	fail := func(why string) []Diagnostic {
+		return []Diagnostic{{Pos: pos, Msg: fmt.Sprintf("%s.taint: %s: Node Feature Discovery would drop this taint (%s), leaving the pool's nodes open to every pod; use a prefixed key such as example.com/gpu", what, t, why)}}
+	}
+	if errs := validation.IsQualifiedName(t.Key); len(errs) > 0 {
+		return fail(strings.Join(errs, "; "))
+	}
+	ns, _, prefixed := strings.Cut(t.Key, "/")
+	if !prefixed {
+		return fail("unprefixed keys are not allowed")
+	}
+	if (ns == "kubernetes.io" || strings.HasSuffix(ns, ".kubernetes.io")) && ns != "feature.node.kubernetes.io" && !strings.HasSuffix(ns, ".feature.node.kubernetes.io") {
+		return fail("the kubernetes.io namespace is not allowed")
+	}
+	if errs := validation.IsValidLabelValue(t.Value); len(errs) > 0 {
+		return fail(strings.Join(errs, "; "))
+	}
+	return nil
 }
 
 // poolTypes is the types of a profile's pool and fallback pools, in order:

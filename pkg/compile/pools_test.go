@@ -20,7 +20,7 @@ cluster: {
 	name: "pools"
 	sharing: {
 		"a100-ts": {acceleratorType: "nvidia-a100-80gb", nodes: ["a100-ts-1"], replicas: 3, failRequestsGreaterThanOne: true}
-		"h100-ts": {acceleratorType: "nvidia-h100-80gb", replicas: 2, taint: {key: "gpu", value: "true"}}
+		"h100-ts": {acceleratorType: "nvidia-h100-80gb", replicas: 2, taint: {key: "example.com/gpu", value: "true"}}
 		"h100-renamed": {acceleratorType: "nvidia-h100-80gb", nodes: ["h100-r-1"], replicas: 2, renameByDefault: true}
 	}
 	mig: {
@@ -70,7 +70,7 @@ profiles: {
 	assert.Equal(t, []compile.Toleration{
 		{Key: "nvidia.com/gpu", Operator: "Exists"},
 		{Key: "accelerator.opendatahub.io/pool", Operator: "Equal", Value: "a100-ts", Effect: "NoSchedule"},
-		{Key: "gpu", Operator: "Equal", Value: "true", Effect: "NoSchedule"},
+		{Key: "example.com/gpu", Operator: "Equal", Value: "true", Effect: "NoSchedule"},
 	}, r.Tolerations)
 
 	require.Len(t, m.NodePools, 5)
@@ -296,4 +296,27 @@ func TestMPSUnderMixedMIG(t *testing.T) {
 	single := strings.Replace(strings.Replace(mps, `strategy: "mixed"`, `strategy: "single"`, 1), `layout: {"3g.40gb": 1, "2g.20gb": 2}`, `layout: {"3g.40gb": 2}`, 1)
 	_, err = compile.Load(cluster(t, map[string]string{"c.cue": single}))
 	assert.NoError(t, err)
+}
+
+// TestPoolTaintsNFDApplies: a pool taint Node Feature Discovery would drop
+// (NFD v0.19's rule validation) is an error at the taint's key.
+func TestPoolTaintsNFDApplies(t *testing.T) {
+	for key, why := range map[string]string{
+		"gpu":                              "unprefixed keys are not allowed",
+		"node.kubernetes.io/gpu":           "the kubernetes.io namespace is not allowed",
+		"example.com/a b":                  "name part must consist of alphanumeric characters",
+		"feature.node.kubernetes.io/gpu":   "",
+		"gpu.feature.node.kubernetes.io/x": "",
+	} {
+		src := strings.Replace(poolsCluster, `taint: {key: "example.com/gpu", value: "true"}`, `taint: {key: "`+key+`", value: "true"}`, 1)
+		dir := cluster(t, map[string]string{"c.cue": src})
+		_, err := compile.Load(dir)
+		if why == "" {
+			assert.NoError(t, err, key)
+			continue
+		}
+		require.Error(t, err, key)
+		assert.Contains(t, err.Error(), filepath.ToSlash(filepath.Clean(dir))+`/c.cue:7:73:`, key)
+		assert.Contains(t, err.Error(), `cluster.sharing.h100-ts.taint: `+key+`=true:NoSchedule: Node Feature Discovery would drop this taint (`+why, key)
+	}
 }

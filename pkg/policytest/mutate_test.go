@@ -69,7 +69,7 @@ func TestMutatePoolProfile(t *testing.T) {
 	assert.Equal(t, 100, na.Preferred[0].Weight)
 	assert.Equal(t, []string{"a100-shared-3"}, na.Preferred[0].Preference.MatchExpressions[0].Values, "the pool first, the fallback after")
 	assert.Equal(t, []string{"h100-shared-2"}, na.Preferred[1].Preference.MatchExpressions[0].Values)
-	assert.Contains(t, got.Spec.Tolerations, compile.Toleration{Key: "gpu", Operator: "Equal", Value: "true", Effect: "NoSchedule"})
+	assert.Contains(t, got.Spec.Tolerations, compile.Toleration{Key: "example.com/gpu", Operator: "Equal", Value: "true", Effect: "NoSchedule"})
 	assert.Equal(t, "research", got.Spec.PriorityClassName)
 	assert.Equal(t, "a100-shared-3,h100-shared-2", got.Metadata.Annotations["accelerator.opendatahub.io/pools"])
 	assert.Equal(t, "research-shared", got.Metadata.Annotations[render.ProfileAnnotation])

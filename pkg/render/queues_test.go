@@ -169,8 +169,8 @@ func TestPoolQuotas(t *testing.T) {
 		require.True(t, ok, "%s is rendered", path)
 		require.NoError(t, yaml.Unmarshal(b, v))
 	}
-	mig := compile.Taint{Key: "gpu", Value: "mig", Effect: "NoSchedule"}
-	shared := compile.Taint{Key: "gpu", Value: "true", Effect: "NoSchedule"}
+	mig := compile.Taint{Key: "example.com/gpu", Value: "mig", Effect: "NoSchedule"}
+	shared := compile.Taint{Key: "example.com/gpu", Value: "true", Effect: "NoSchedule"}
 	for name, want := range map[string]compile.Taint{"a100-1g": mig, "a100-2g": mig, "a100-3g": mig, "a100-shared-3": shared, "h100-shared-2": shared} {
 		var f flavor
 		read("queues/resourceflavor-"+name+".yaml", &f)
