@@ -46,7 +46,12 @@ demo: build ## Show the example cluster's node view and render it into out/
 test: lint control-plane registry ## Vet, check formatting and go.mod, run every test, check the policies with gator, run every benchmark once
 	$(GO) test ./...
 	$(MAKE) --no-print-directory policy-check
+	$(MAKE) --no-print-directory upstream-check
 	$(MAKE) --no-print-directory bench-once
+
+.PHONY: upstream-check
+upstream-check: ## The rendered trees through upstream projects' own validators (tools/upstream: Node Feature Discovery's)
+	cd tools/upstream && $(GO) mod tidy -diff && $(GO) vet ./... && $(GO) test -count=1 ./...
 
 .PHONY: bench-once
 bench-once: ## Run every benchmark once so none rots (BenchmarkReadLive, which fills an API server for minutes, is make bench-live's)
