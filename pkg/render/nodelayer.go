@@ -44,15 +44,7 @@ func gpuOperatorValues(m *compile.Model) (Object, bool, error) {
 	if err != nil {
 		return Object{}, false, err
 	}
-	ns := m.Cluster.GPUOperatorNamespace
-	return Object{
-		Dir: "sharing", APIVersion: "v1", Kind: "ConfigMap", Namespace: ns, Name: GPUOperatorValuesName,
-		Body: map[string]any{
-			"apiVersion": "v1", "kind": "ConfigMap",
-			"metadata": meta{Name: GPUOperatorValuesName, Namespace: ns, Labels: managedLabels(m.Cluster.Name), Annotations: map[string]string{
-				"accelc.io/usage": "GPU Operator Helm values: HelmRelease spec.valuesFrom [{kind: ConfigMap, name: " + GPUOperatorValuesName + ", valuesKey: values.yaml}]",
-			}},
-			"data": map[string]string{"values.yaml": string(values)},
-		},
-	}, true, nil
+	return gpuOperatorConfigMap(m, GPUOperatorValuesName, map[string]string{
+		"accelc.io/usage": "GPU Operator Helm values: HelmRelease spec.valuesFrom [{kind: ConfigMap, name: " + GPUOperatorValuesName + ", valuesKey: values.yaml}]",
+	}, map[string]string{"values.yaml": string(values)}), true, nil
 }

@@ -46,16 +46,22 @@ func migParted(m *compile.Model) (Object, bool, error) {
 	if err != nil {
 		return Object{}, false, err
 	}
+	return gpuOperatorConfigMap(m, MIGConfigMapName, map[string]string{"accelc.io/mig-strategy": m.Cluster.MIG.Strategy},
+		map[string]string{"config.yaml": string(data)}), true, nil
+}
+
+// gpuOperatorConfigMap is a ConfigMap in the GPU Operator's namespace, in
+// the sharing/ folder.
+func gpuOperatorConfigMap(m *compile.Model, name string, annotations, data map[string]string) Object {
 	ns := m.Cluster.GPUOperatorNamespace
 	return Object{
-		Dir: "sharing", APIVersion: "v1", Kind: "ConfigMap", Namespace: ns, Name: MIGConfigMapName,
+		Dir: "sharing", APIVersion: "v1", Kind: "ConfigMap", Namespace: ns, Name: name,
 		Body: map[string]any{
 			"apiVersion": "v1", "kind": "ConfigMap",
-			"metadata": meta{Name: MIGConfigMapName, Namespace: ns, Labels: managedLabels(m.Cluster.Name),
-				Annotations: map[string]string{"accelc.io/mig-strategy": m.Cluster.MIG.Strategy}},
-			"data": map[string]string{"config.yaml": string(data)},
+			"metadata": meta{Name: name, Namespace: ns, Labels: managedLabels(m.Cluster.Name), Annotations: annotations},
+			"data":     data,
 		},
-	}, true, nil
+	}
 }
 
 // deviceFilter is mig-parted's PCI filter for a class: "0x<DEVICE><VENDOR>".
@@ -168,13 +174,5 @@ func devicePluginConfig(m *compile.Model) (Object, bool, error) {
 		}
 		data[name] = string(b)
 	}
-	ns := m.Cluster.GPUOperatorNamespace
-	return Object{
-		Dir: "sharing", APIVersion: "v1", Kind: "ConfigMap", Namespace: ns, Name: DevicePluginConfigMapName,
-		Body: map[string]any{
-			"apiVersion": "v1", "kind": "ConfigMap",
-			"metadata": meta{Name: DevicePluginConfigMapName, Namespace: ns, Labels: managedLabels(m.Cluster.Name)},
-			"data":     data,
-		},
-	}, true, nil
+	return gpuOperatorConfigMap(m, DevicePluginConfigMapName, nil, data), true, nil
 }
