@@ -44,6 +44,7 @@ type EscapeCheck struct {
 	namespaces []string
 	taintKeys  []string
 	resources  []string
+	vocab      vocabulary
 }
 
 type simNode struct {
@@ -138,6 +139,7 @@ func NewEscapeCheck(ctx context.Context, m *compile.Model, inv *inventory.Invent
 		e.resources = append(e.resources, r)
 	}
 	slices.Sort(e.resources)
+	e.vocab = newVocabulary(m, e.nodes)
 	return e, nil
 }
 
@@ -463,6 +465,9 @@ func accelRequests(c map[string]any) []string {
 	return out
 }
 
+// isAccelerator is the checker's own model of a device resource, wider on
+// purpose than the policies' prefixes (any resource of an accelerator
+// vendor's domain), so that a gap in the policy's list shows as an escape.
 func isAccelerator(r string) bool {
 	for _, p := range []string{"nvidia.com/", "amd.com/", "habana.ai/", "gpu.intel.com/", "deviceclass.resource.kubernetes.io/"} {
 		if strings.HasPrefix(r, p) {

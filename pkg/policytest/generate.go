@@ -21,25 +21,14 @@ func (e *EscapeCheck) generate(rng *rand.Rand, i int) map[string]any {
 	pick := func(s []string) string { return s[rng.IntN(len(s))] }
 	chance := func(p float64) bool { return rng.Float64() < p }
 
-	types := []string{"nvidia-does-not-exist"}
-	for _, n := range e.nodes {
-		if n.typ != "" {
-			types = append(types, n.typ)
-		}
-	}
-	for _, c := range m.Catalog.Classes() {
+	v := e.vocab
+	types := slices.Clone(v.nodeTypes)
+	for _, id := range v.classIDs {
 		if chance(0.02) {
-			types = append(types, c.ID)
+			types = append(types, id)
 		}
 	}
-	profiles := []string{"no-such-profile"}
-	for _, p := range m.Profiles {
-		profiles = append(profiles, p.Name)
-	}
-	var pools []string
-	for _, p := range m.NodePools {
-		pools = append(pools, p.Name)
-	}
+	profiles, pools, nodeNames := v.profiles, v.pools, v.nodeNames
 
 	// Half start as a legitimate pod (a team's namespace, a profile the
 	// team may use, its resource, the rest left to the mutators), with a
@@ -153,21 +142,12 @@ func (e *EscapeCheck) generate(rng *rand.Rand, i int) map[string]any {
 	if chance(0.08) {
 		spec["runtimeClassName"] = pick(append([]string{"runc"}, m.Cluster.DeviceRuntimeClasses...))
 	}
-	if chance(0.2) && len(m.Cluster.PriorityClasses) > 0 {
-		var names []string
-		for n := range m.Cluster.PriorityClasses {
-			names = append(names, n)
-		}
-		slices.Sort(names)
-		spec["priorityClassName"] = pick(names)
+	if chance(0.2) && len(v.priorityClasses) > 0 {
+		spec["priorityClassName"] = pick(v.priorityClasses)
 	}
 
 	// Placement.
-	nodeNames := make([]string, len(e.nodes))
-	for j, n := range e.nodes {
-		nodeNames[j] = n.name
-	}
-	selectorKeys := []string{m.Cluster.TypeLabel(), m.Cluster.PoolLabel(), "nvidia.com/gpu.product", "kubernetes.io/hostname", "nvidia.com/gpu.present"}
+	selectorKeys := v.selectorKeys
 	if chance(0.35) {
 		sel := map[string]any{}
 		switch k := pick(selectorKeys); k {
@@ -291,4 +271,41 @@ func (e *EscapeCheck) legitimate(rng *rand.Rand) (string, []*compile.Profile) {
 		}
 	}
 	return t.Namespaces[rng.IntN(len(t.Namespaces))], usable
+}
+
+// vocabulary is what generate draws names from, gathered once per cluster.
+type vocabulary struct {
+	// nodeTypes are the inventory's types after a type no node has;
+	// classIDs the catalog's, some of which each pod adds.
+	nodeTypes, classIDs           []string
+	profiles, pools, nodeNames    []string
+	priorityClasses, selectorKeys []string
+}
+
+func newVocabulary(m *compile.Model, nodes []simNode) vocabulary {
+	v := vocabulary{
+		nodeTypes:    []string{"nvidia-does-not-exist"},
+		profiles:     []string{"no-such-profile"},
+		selectorKeys: []string{m.Cluster.TypeLabel(), m.Cluster.PoolLabel(), "nvidia.com/gpu.product", "kubernetes.io/hostname", "nvidia.com/gpu.present"},
+	}
+	for _, n := range nodes {
+		if n.typ != "" {
+			v.nodeTypes = append(v.nodeTypes, n.typ)
+		}
+		v.nodeNames = append(v.nodeNames, n.name)
+	}
+	for _, c := range m.Catalog.Classes() {
+		v.classIDs = append(v.classIDs, c.ID)
+	}
+	for _, p := range m.Profiles {
+		v.profiles = append(v.profiles, p.Name)
+	}
+	for _, p := range m.NodePools {
+		v.pools = append(v.pools, p.Name)
+	}
+	for n := range m.Cluster.PriorityClasses {
+		v.priorityClasses = append(v.priorityClasses, n)
+	}
+	slices.Sort(v.priorityClasses)
+	return v
 }
