@@ -60,13 +60,18 @@ violation contains {"msg": msg} if {
 
 tier := accelc.entitlement.spec.priority
 
+# The class the pod runs at, named for a message: its own, or the
+# cluster's global default the Priority admission plugin gave it.
+pod_class := accelc.spec.priorityClassName if accelc.spec.priorityClassName
+else := "(none named: the cluster's global default)"
+
 violation contains {"msg": msg} if {
 	accelc.through_profile
 	not profile_priority
 	tier
 	accelc.pod_priority > tier.value
 	msg := sprintf("priority class %v (%v) outranks team %v's tier %v (%v): drop priorityClassName or use %v", [
-		accelc.spec.priorityClassName, accelc.pod_priority, accelc.team, tier.className, tier.value, tier.className,
+		pod_class, accelc.pod_priority, accelc.team, tier.className, tier.value, tier.className,
 	])
 }
 

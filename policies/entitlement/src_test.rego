@@ -113,3 +113,8 @@ test_cpu_profile_with_gpu_request_denied if {
 	some v in violation with input as p with data.inventory as inv
 	contains(v.msg, "hands out no accelerator")
 }
+
+test_global_default_above_tier_named if {
+	some v in violation with input as slice_pod(queued, {"priority": 2000}) with data.inventory as f.inventory
+	contains(v.msg, "priority class (none named: the cluster's global default) (2000) outranks team mig-team's tier research (100)")
+}
