@@ -118,3 +118,12 @@ test_global_default_above_tier_named if {
 	some v in violation with input as slice_pod(queued, {"priority": 2000}) with data.inventory as f.inventory
 	contains(v.msg, "priority class (none named: the cluster's global default) (2000) outranks team mig-team's tier research (100)")
 }
+
+# A native sidecar (an init container with restartPolicy Always) holds its
+# devices beside the app containers: 8 + 1 is over premium-gpu's 8.
+test_sidecar_devices_add_up if {
+	sidecar := {"name": "helper", "restartPolicy": "Always", "resources": {"limits": {"nvidia.com/gpu": 1}}}
+	inp := f.input_for(f.pod("ml", f.profile("premium-gpu"), {"containers": [f.gpu_container(8)], "initContainers": [sidecar]}))
+	some v in violation with input as inp with data.inventory as f.inventory
+	contains(v.msg, "allows at most 8 nvidia.com/gpu per pod; the pod asks for 9")
+}

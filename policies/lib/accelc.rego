@@ -152,11 +152,16 @@ amount(c, name) := to_number(c.resources.limits[name]) if {
 } else := 0
 
 # Devices the pod holds at once: init containers run one at a time before
-# the app containers, so it is the larger of their maximum and the sum.
+# the app containers, so it is the larger of their maximum and the sum —
+# but sidecars (init containers with restartPolicy Always) keep running
+# beside the rest, so they add to both (at most: a sidecar started after an
+# init container does not hold its devices during it).
+sidecar(c) if object.get(c, "restartPolicy", "") == "Always"
+
 pod_amount(name) := max([
 	sum([amount(c, name) | some c in object.get(spec, "containers", [])]),
-	max(array.concat([0], [amount(c, name) | some c in object.get(spec, "initContainers", [])])),
-])
+	max(array.concat([0], [amount(c, name) | some c in object.get(spec, "initContainers", []); not sidecar(c)])),
+]) + sum([amount(c, name) | some c in object.get(spec, "initContainers", []); sidecar(c)])
 
 labels := object.get(pod, ["metadata", "labels"], {})
 
