@@ -11,13 +11,20 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/accelc/accelc/pkg/accelc"
 	"github.com/accelc/accelc/pkg/cost"
 )
 
+// costReport is cost's -o json/yaml document.
+type costReport struct {
+	Hours float64     `json:"hours"`
+	Lines []cost.Line `json:"lines"`
+}
+
 func newCostCmd(stdout, stderr io.Writer) *cobra.Command {
 	var (
-		src    inventorySource
-		output string
+		inv    inventoryFlags
+		output = outputFormats(formatText, formatJSON, formatYAML, formatCSV)
 		hours  float64
 	)
 	cmd := &cobra.Command{
@@ -29,31 +36,29 @@ per accelerator type, and prices them at the catalog's costPerHour over
 --hours (default 730, a month): "Data Science: 24 × NVIDIA A100 80GB,
 17,520 GPU-hours ($52,560.00)". Namespaces no team claims are listed as
 "(no team)". The rendered PrometheusRule records the same figures over time.`,
-		Args: maxArgs(1),
+		Args:              maxArgs(1),
+		ValidArgsFunction: completeClusterDir,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if output != "table" && output != "csv" && output != "json" {
-				return usageErr("-o %s: choose table, csv or json", output)
-			}
 			if hours <= 0 {
 				return usageErr("--hours %g: give a positive period", hours)
 			}
-			m, inv, err := loadCluster(cmd.Context(), dirArg(args), &src, stderr)
+			res, err := loadCluster(cmd.Context(), dirArg(args), &inv, accelc.Options{}, stderr)
 			if err != nil {
 				return err
 			}
-			if inv == nil {
+			if !res.HasInventory() {
 				return usageErr("no inventory: give --live, or --inventory FILE taken with `accelc inventory snapshot --live`")
 			}
-			lines, err := cost.Chargeback(m, inv, hours)
+			lines, err := cost.Chargeback(res.Model, res.Inventory, hours)
 			if errors.Is(err, cost.ErrNoUsage) {
 				return &exitError{exitInput, err}
 			} else if err != nil {
 				return err
 			}
-			switch output {
-			case "json":
-				return writeJSON(stdout, map[string]any{"hours": hours, "lines": lines})
-			case "csv":
+			switch output.value {
+			case formatJSON, formatYAML:
+				return writeReport(stdout, output.value, costReport{Hours: hours, Lines: lines})
+			case formatCSV:
 				w := csv.NewWriter(stdout)
 				_ = w.Write([]string{"team", "acceleratorType", "devices", "gpus", "gpuHours", "costPerHour", "cost"})
 				for _, l := range lines {
@@ -84,8 +89,8 @@ per accelerator type, and prices them at the catalog's costPerHour over
 			return nil
 		},
 	}
-	src.bind(cmd, true)
-	cmd.Flags().StringVarP(&output, "output", "o", "table", "output format: table|csv|json")
+	inv.bind(cmd, true)
+	output.register(cmd, "output", "o", "output format")
 	cmd.Flags().Float64Var(&hours, "hours", 730, "the period to price, in hours (730: a month)")
 	return cmd
 }

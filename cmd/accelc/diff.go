@@ -9,18 +9,25 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/accelc/accelc/pkg/accelc"
 	"github.com/accelc/accelc/pkg/artifact"
-	"github.com/accelc/accelc/pkg/inventory"
 	"github.com/accelc/accelc/pkg/render"
 )
 
+// diffReport is diff's -o json/yaml document.
+type diffReport struct {
+	Against string          `json:"against"`
+	Changes []render.Change `json:"changes"`
+}
+
 func newDiffCmd(stdout, stderr io.Writer) *cobra.Command {
 	var (
-		src             inventorySource
-		against, output string
-		insecure        bool
-		maxSize         = byteSize(artifact.DefaultMaxSize)
-		maxFiles        int
+		inv      inventoryFlags
+		output   = outputFormats(formatText, formatJSON, formatYAML)
+		against  string
+		insecure bool
+		maxSize  = byteSize(artifact.DefaultMaxSize)
+		maxFiles int
 	)
 	cmd := &cobra.Command{
 		Use:   "diff [CLUSTER_DIR] --against OUT_DIR|oci://HOST/REPO:TAG",
@@ -37,29 +44,21 @@ A pulled artifact is read as a stream, within --max-artifact-size
 excess is read. A folder is read without following links: one with a link
 in it exits 1. What the deployed side holds is printed with control
 characters and bytes that are not UTF-8 escaped.`,
-		Example: `  accelc diff clusters/prod --against oci://ghcr.io/acme/accelc/prod:latest`,
-		Args:    maxArgs(1),
+		Example:           `  accelc diff clusters/prod --against oci://ghcr.io/acme/accelc/prod:latest`,
+		Args:              maxArgs(1),
+		ValidArgsFunction: completeClusterDir,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if against == "" {
 				return usageErr("--against is required: a previous output directory or oci://HOST/REPO:TAG")
 			}
-			if output != "text" && output != "json" {
-				return usageErr("-o %s: choose text or json", output)
-			}
 			if maxFiles <= 0 {
 				return usageErr("--max-artifact-files %d: give a count above 0", maxFiles)
 			}
-			m, inv, err := loadCluster(cmd.Context(), dirArg(args), &src, stderr)
+			res, err := loadCluster(cmd.Context(), dirArg(args), &inv, accelc.Options{Render: true}, stderr)
 			if err != nil {
 				return err
 			}
-			if inv == nil {
-				inv = &inventory.Inventory{}
-			}
-			tree, err := render.Cluster(m, inv)
-			if err != nil {
-				return &exitError{exitInput, err}
-			}
+			tree := res.Tree
 			var old render.Tree
 			if strings.HasPrefix(against, "oci://") {
 				ref, err := artifact.ParseURL(against, insecure)
@@ -96,11 +95,11 @@ characters and bytes that are not UTF-8 escaped.`,
 			if err != nil {
 				return &exitError{exitInput, err}
 			}
-			if output == "json" {
+			if output.value != formatText {
 				if changes == nil {
 					changes = []render.Change{}
 				}
-				err = writeJSON(stdout, map[string]any{"against": against, "changes": changes})
+				err = writeReport(stdout, output.value, diffReport{Against: against, Changes: changes})
 			} else {
 				err = render.WriteChanges(stdout, changes)
 			}
@@ -113,10 +112,10 @@ characters and bytes that are not UTF-8 escaped.`,
 			return nil
 		},
 	}
-	src.bind(cmd, true)
+	inv.bind(cmd, true)
+	output.register(cmd, "output", "o", "output format")
 	f := cmd.Flags()
 	f.StringVar(&against, "against", "", "previous output directory, or oci://HOST/REPO:TAG of the published artifact")
-	f.StringVarP(&output, "output", "o", "text", "output format: text|json")
 	f.BoolVar(&insecure, "insecure", false, "allow plain HTTP to a registry that is not on loopback")
 	f.Var(&maxSize, "max-artifact-size", "the most a pulled artifact's files may hold together, uncompressed (e.g. 64MiB, 1GiB)")
 	f.IntVar(&maxFiles, "max-artifact-files", artifact.DefaultMaxFiles, "the most entries (files and folders) a pulled artifact may hold")

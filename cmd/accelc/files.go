@@ -1,11 +1,8 @@
 package main
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
-
-	"github.com/accelc/accelc/pkg/artifact"
 )
 
 // writeFileAtomic writes data to path through a temporary file beside it
@@ -28,21 +25,4 @@ func writeFileAtomic(path string, data []byte) error {
 		return err
 	}
 	return os.Rename(tmp.Name(), path)
-}
-
-// byteSize is a flag that takes a size with a unit: 256MiB, 1GiB.
-type byteSize int64
-
-func (b *byteSize) String() string { return artifact.FormatSize(int64(*b)) }
-func (b *byteSize) Type() string   { return "size" }
-func (b *byteSize) Set(s string) error {
-	n, err := artifact.ParseSize(s)
-	if err != nil {
-		return err
-	}
-	if n <= 0 {
-		return fmt.Errorf("%q: give a size above 0", s)
-	}
-	*b = byteSize(n)
-	return nil
 }

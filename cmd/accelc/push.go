@@ -4,12 +4,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/accelc/accelc/pkg/accelc"
 	"github.com/accelc/accelc/pkg/artifact"
 	"github.com/accelc/accelc/pkg/render"
 	"github.com/accelc/accelc/pkg/safeurl"
@@ -18,7 +18,8 @@ import (
 func newPushCmd(stdout, stderr io.Writer) *cobra.Command {
 	var (
 		meta             artifact.Metadata
-		created, output  string
+		created          string
+		output           = outputFormats(formatText, formatJSON, formatYAML)
 		tags, annotation []string
 		insecure         bool
 	)
@@ -54,9 +55,6 @@ for registries on loopback, or with --insecure.`,
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir, dest := args[0], args[1]
-			if output != "text" && output != "json" {
-				return usageErr("-o %s: choose text or json", output)
-			}
 			ref, err := artifact.ParseURL(dest, insecure)
 			if err != nil {
 				return usageErr("%v", err)
@@ -84,24 +82,24 @@ for registries on loopback, or with --insecure.`,
 			if len(extra) > 0 {
 				fmt.Fprintf(stderr, "note: %d path(s) in %s that accelc did not render are left out: %s\n", len(extra), dir, listSome(extra, 10))
 			}
-			git := gitFacts(dir)
-			if meta.Source == "" && git.remote != "" {
-				src, ok := safeurl.Source(git.remote)
+			git := accelc.Checkout(dir)
+			if meta.Source == "" && git.Remote != "" {
+				src, ok := safeurl.Source(git.Remote)
 				if !ok {
 					fmt.Fprintln(stderr, "note: origin's URL is not one accelc can publish safely (scheme://HOST/PATH or USER@HOST:PATH): the artifact has no source annotation; pass --source")
 				}
 				meta.Source = src
 			}
 			if meta.Revision == "" {
-				meta.Revision = git.revision
+				meta.Revision = git.Revision
 			}
 			switch {
 			case created != "":
 				if meta.Created, err = time.Parse(time.RFC3339, created); err != nil {
 					return usageErr("--created %s: give an RFC 3339 time, such as 2026-11-20T09:30:00Z", created)
 				}
-			case !git.committed.IsZero():
-				meta.Created = git.committed
+			case !git.Committed.IsZero():
+				meta.Created = git.Committed
 			default:
 				meta.Created = time.Unix(0, 0)
 				fmt.Fprintln(stderr, "note: not a Git checkout and no --created: the artifact's creation time is 1970-01-01T00:00:00Z, as `flux push artifact --reproducible` sets it")
@@ -114,8 +112,8 @@ for registries on loopback, or with --insecure.`,
 			if err != nil {
 				return &exitError{exitOutside, err}
 			}
-			if output == "json" {
-				return writeJSON(stdout, pushed)
+			if output.value != formatText {
+				return writeReport(stdout, output.value, pushed)
 			}
 			fmt.Fprintf(stdout, "pushed %s\n", pushed.Ref)
 			for _, t := range pushed.Tags {
@@ -131,7 +129,7 @@ for registries on loopback, or with --insecure.`,
 	f.StringSliceVar(&tags, "tag", nil, "more tags to point at the artifact (latest, a semver)")
 	f.StringArrayVarP(&annotation, "annotation", "a", nil, "extra manifest annotation key=value")
 	f.BoolVar(&insecure, "insecure", false, "allow plain HTTP to a registry that is not on loopback")
-	f.StringVarP(&output, "output", "o", "text", "output format: text|json")
+	output.register(cmd, "output", "o", "output format")
 	return cmd
 }
 
@@ -148,39 +146,6 @@ func parseAnnotations(kvs []string) (map[string]string, error) {
 		out[k] = v
 	}
 	return out, nil
-}
-
-type gitInfo struct {
-	// remote is origin's URL as Git gives it, credentials and all: never
-	// print or publish it but through safeurl.
-	remote, revision string
-	committed        time.Time
-}
-
-// gitFacts reads the Git checkout dir is in; empty where it is not one.
-func gitFacts(dir string) gitInfo {
-	run := func(args ...string) string {
-		out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).Output()
-		if err != nil {
-			return ""
-		}
-		return strings.TrimSpace(string(out))
-	}
-	var g gitInfo
-	commit := run("rev-parse", "HEAD")
-	if commit == "" {
-		return g
-	}
-	branch := run("rev-parse", "--abbrev-ref", "HEAD")
-	if branch == "" || branch == "HEAD" {
-		branch = "HEAD"
-	}
-	g.revision = branch + "@sha1:" + commit
-	if t, err := time.Parse(time.RFC3339, run("log", "-1", "--format=%cI", "HEAD")); err == nil {
-		g.committed = t
-	}
-	g.remote = run("remote", "get-url", "origin")
-	return g
 }
 
 // listSome joins up to n items, and says how many more there are.

@@ -5,25 +5,18 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
-	"sync"
-	"time"
-
-	"cuelang.org/go/cue/ast"
-	"cuelang.org/go/cue/parser"
 
 	"github.com/spf13/cobra"
 
-	"github.com/accelc/accelc/pkg/inventory"
+	"github.com/accelc/accelc/pkg/accelc"
 	"github.com/accelc/accelc/pkg/render"
 )
 
 func newRenderCmd(stdout, stderr io.Writer) *cobra.Command {
 	var (
-		src                  inventorySource
+		inv                  inventoryFlags
 		out, revision, fleet string
 	)
 	cmd := &cobra.Command{
@@ -48,54 +41,53 @@ Every object is annotated with accelc.io/source-revision (--revision, else
 the checkout's <branch>@sha1:<commit>) and accelc.io/version, so an object
 in a cluster can be traced to the commit that made it; re-rendering the
 same commit gives the same files.`,
-		Args: maxArgs(1),
+		Args:              maxArgs(1),
+		ValidArgsFunction: completeClusterDir,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			prov := &render.Provenance{Revision: revision, Version: versionString()}
 			if fleet != "" {
-				if len(args) > 0 || src.file != "" || src.live {
+				if len(args) > 0 || inv.src.File != "" || inv.src.Live {
 					return usageErr("--fleet renders each cluster folder with its own inventory.json: give no CLUSTER_DIR, --inventory or --live")
 				}
-				return renderFleet(cmd.Context(), fleet, firstNonEmpty(out, "out"), revision, src.maxAge, stdout, stderr)
+				return renderFleet(cmd.Context(), fleet, firstNonEmpty(out, "out"), prov, inv.src, stdout, stderr)
 			}
-			written, err := renderOne(cmd.Context(), dirArg(args), func(cluster string) string {
-				return firstNonEmpty(out, filepath.Join("out", cluster))
-			}, revision, &src, stderr)
+			res, err := loadCluster(cmd.Context(), dirArg(args), &inv, accelc.Options{Render: true, Provenance: prov}, stderr)
+			if err != nil {
+				return err
+			}
+			warnNoInventory(stderr, res, "the catalog shows 0 available for every profile")
+			written, err := writeTree(res, firstNonEmpty(out, filepath.Join("out", res.Model.Cluster.Name)), stderr)
 			for _, p := range written {
 				fmt.Fprintln(stdout, p)
 			}
 			return err
 		},
 	}
-	src.bind(cmd, true)
+	inv.bind(cmd, true)
 	cmd.Flags().StringVarP(&out, "output", "o", "", "output directory (default out/<cluster name>; with --fleet, the parent of each cluster's, default out)")
 	cmd.Flags().StringVar(&revision, "revision", "", "the configuration's commit for the accelc.io/source-revision annotation, as <branch>@sha1:<commit> (default: the cluster directory's Git checkout)")
 	cmd.Flags().StringVar(&fleet, "fleet", "", "render every cluster folder of this fleet directory, in parallel")
+	_ = cmd.MarkFlagDirname("output")
+	_ = cmd.MarkFlagDirname("fleet")
 	return cmd
 }
 
-// renderOne renders one cluster into outFor(its name) and returns the
-// files it wrote.
-func renderOne(ctx context.Context, dir string, outFor func(cluster string) string, revision string, src *inventorySource, stderr io.Writer) ([]string, error) {
-	m, in, err := loadCluster(ctx, dir, src, stderr)
-	if err != nil {
+// warnNoInventory says what a missing inventory means for this command's
+// output.
+func warnNoInventory(stderr io.Writer, res *accelc.Result, effect string) {
+	if !res.HasInventory() {
+		fmt.Fprintf(stderr, "warning: no inventory (give --inventory or --live, or put inventory.json in the cluster directory): %s\n", effect)
+	}
+}
+
+// writeTree writes a rendered cluster into out and returns the files it
+// wrote.
+func writeTree(res *accelc.Result, out string, stderr io.Writer) ([]string, error) {
+	if err := res.Tree.WriteWith(out, render.WriteOptions{Log: stderr}); err != nil {
 		return nil, err
 	}
-	if in == nil {
-		fmt.Fprintln(stderr, "warning: no inventory (give --inventory, or put inventory.json in the cluster directory): the catalog shows 0 available for every profile")
-		in = &inventory.Inventory{}
-	}
-	if revision == "" {
-		revision = gitFacts(dir).revision
-	}
-	tree, err := render.Cluster(m, in, render.Provenance{Revision: revision, Version: versionString()})
-	if err != nil {
-		return nil, &exitError{exitInput, err}
-	}
-	out := outFor(m.Cluster.Name)
-	if err := tree.WriteWith(out, render.WriteOptions{Log: stderr}); err != nil {
-		return nil, err
-	}
-	written := make([]string, 0, len(tree))
-	for _, p := range tree.Paths() {
+	written := make([]string, 0, len(res.Tree))
+	for _, p := range res.Tree.Paths() {
 		written = append(written, filepath.Join(out, filepath.FromSlash(p)))
 	}
 	return written, nil
@@ -103,93 +95,45 @@ func renderOne(ctx context.Context, dir string, outFor func(cluster string) stri
 
 // renderFleet renders every cluster folder of fleet in parallel. Output
 // and messages come in folder order whatever finishes first.
-func renderFleet(ctx context.Context, fleet, outDir, revision string, maxAge time.Duration, stdout, stderr io.Writer) error {
-	dirs, err := clusterDirs(fleet)
+func renderFleet(ctx context.Context, fleet, outDir string, prov *render.Provenance, src accelc.Source, stdout, stderr io.Writer) error {
+	clusters, err := accelc.Fleet(ctx, fleet, accelc.Options{Render: true, Provenance: prov, Limits: limitsOf(ctx), Inventory: src})
 	if err != nil {
 		return &exitError{exitInput, err}
 	}
-	if len(dirs) == 0 {
-		return &exitError{exitInput, fmt.Errorf("%s: no cluster folder (a subfolder whose CUE declares `cluster:`)", fleet)}
-	}
-	type result struct {
-		written []string
-		logs    bytes.Buffer
-		err     error
-	}
-	results := make([]result, len(dirs))
-	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
-	var wg sync.WaitGroup
-	for i, dir := range dirs {
-		wg.Go(func() {
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			r := &results[i]
-			src := inventorySource{maxAge: maxAge}
-			r.written, r.err = renderOne(ctx, dir, func(cluster string) string { return filepath.Join(outDir, cluster) }, revision, &src, &r.logs)
-		})
-	}
-	wg.Wait()
 	failed := 0
-	for i, r := range results {
-		if r.logs.Len() > 0 {
-			for _, line := range strings.SplitAfter(strings.TrimRight(r.logs.String(), "\n"), "\n") {
-				fmt.Fprintf(stderr, "%s: %s", dirs[i], strings.TrimSuffix(line, "\n")+"\n")
+	for _, c := range clusters {
+		var logs bytes.Buffer
+		var written []string
+		if c.Result != nil {
+			printDiagnostics(&logs, c.Result.Diagnostics)
+		}
+		if c.Err == nil {
+			warnNoInventory(&logs, c.Result, "the catalog shows 0 available for every profile")
+			written, c.Err = writeTree(c.Result, filepath.Join(outDir, c.Result.Model.Cluster.Name), &logs)
+		}
+		if logs.Len() > 0 {
+			for _, line := range strings.SplitAfter(strings.TrimRight(logs.String(), "\n"), "\n") {
+				fmt.Fprintf(stderr, "%s: %s", c.Dir, strings.TrimSuffix(line, "\n")+"\n")
 			}
 		}
-		if r.err != nil {
+		if c.Err != nil {
 			failed++
-			fmt.Fprintf(stderr, "%s: %v\n", dirs[i], r.err)
+			fmt.Fprintf(stderr, "%s: %v\n", c.Dir, c.Err)
 			continue
 		}
-		for _, p := range r.written {
+		for _, p := range written {
 			fmt.Fprintln(stdout, p)
 		}
 	}
 	if failed > 0 {
-		return &exitError{exitInput, fmt.Errorf("%d of %d clusters failed to render", failed, len(dirs))}
+		return &exitError{exitInput, fmt.Errorf("%d of %d clusters failed to render", failed, len(clusters))}
 	}
 	return nil
 }
 
-// clusterDirs lists fleet's subfolders whose CUE files declare a cluster
-// at the top level, sorted.
-func clusterDirs(fleet string) ([]string, error) {
-	entries, err := os.ReadDir(fleet)
-	if err != nil {
-		return nil, err
+func firstNonEmpty(a, b string) string {
+	if a != "" {
+		return a
 	}
-	var dirs []string
-	for _, e := range entries {
-		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
-			continue
-		}
-		dir := filepath.Join(fleet, e.Name())
-		files, _ := filepath.Glob(filepath.Join(dir, "*.cue"))
-		for _, f := range files {
-			data, err := os.ReadFile(f)
-			if err != nil {
-				return nil, err
-			}
-			file, err := parser.ParseFile(f, data)
-			if err != nil {
-				continue // vet reports it when the folder is rendered
-			}
-			if declaresCluster(file) {
-				dirs = append(dirs, dir)
-				break
-			}
-		}
-	}
-	return dirs, nil
-}
-
-func declaresCluster(f *ast.File) bool {
-	for _, d := range f.Decls {
-		if field, ok := d.(*ast.Field); ok {
-			if name, _, _ := ast.LabelName(field.Label); name == "cluster" {
-				return true
-			}
-		}
-	}
-	return false
+	return b
 }

@@ -11,10 +11,10 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/accelc/accelc/pkg/compile"
-	"github.com/accelc/accelc/pkg/inventory"
 )
 
 // Exit codes (DESIGN.md): 0 ok, 1 the input is wrong, 2 usage error,
@@ -40,7 +40,9 @@ func usageErr(format string, args ...any) error {
 }
 
 // Main runs accelc with args and returns the exit code. It is the one
-// place that prints errors.
+// place that prints errors. Every usage error reaches it as an exitError
+// with exitUsage: flags through the flag error function, arguments through
+// each command's Args, unknown commands through the root's RunE.
 func Main(args []string, stdout, stderr io.Writer) int {
 	root := newRoot(stdout, stderr)
 	root.SetArgs(args)
@@ -52,12 +54,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	}
 	code := exitInput
 	var ee *exitError
-	switch {
-	case errors.As(err, &ee):
+	if errors.As(err, &ee) {
 		code = ee.code
-	case strings.HasPrefix(err.Error(), "unknown command"), strings.HasPrefix(err.Error(), "unknown flag"),
-		strings.HasPrefix(err.Error(), "required flag"):
-		code = exitUsage
 	}
 	fmt.Fprintln(stderr, strings.TrimRight(err.Error(), "\n"))
 	if code == exitUsage {
@@ -79,10 +77,12 @@ for team quotas, cost-attribution rules, a hardware catalog, and the Flux
 objects that apply it all once ` + "`accelc push`" + ` has published it.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Args:          cobra.ArbitraryArgs,
+		RunE:          runGroup,
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &exitError{exitUsage, err} })
+	root.SetFlagErrorFunc(flagError)
 	root.AddCommand(
 		newVetCmd(stdout, stderr),
 		newRenderCmd(stdout, stderr),
@@ -97,8 +97,22 @@ objects that apply it all once ` + "`accelc push`" + ` has published it.`,
 		newVersionCmd(stdout),
 	)
 	bindLimits(root)
-	root.CompletionOptions.DisableDefaultCmd = true
+	root.CompletionOptions.HiddenDefaultCmd = true
 	return root
+}
+
+// flagError makes a flag that cannot be parsed a usage error, worded as
+// accelc's own checks word theirs: "-o xml: choose one of text, json".
+func flagError(_ *cobra.Command, err error) error {
+	var iv *pflag.InvalidValueError
+	if errors.As(err, &iv) {
+		name := "--" + iv.GetFlag().Name
+		if sh := iv.GetFlag().Shorthand; sh != "" {
+			name = "-" + sh
+		}
+		err = fmt.Errorf("%s %s: %w", name, iv.GetValue(), errors.Unwrap(iv))
+	}
+	return &exitError{exitUsage, err}
 }
 
 // maxArgs is cobra.MaximumNArgs with a usage exit code.
@@ -118,6 +132,17 @@ func noArgs(cmd *cobra.Command, args []string) error {
 	return nil
 }
 
+// runGroup is the RunE of a command that only holds subcommands (with
+// Args cobra.ArbitraryArgs): a word that names none of them is a usage
+// error, where cobra would print the help page and exit 0; no word
+// prints the help page.
+func runGroup(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return usageErr("unknown command %q for %q", args[0], cmd.CommandPath())
+	}
+	return cmd.Help()
+}
+
 func dirArg(args []string) string {
 	if len(args) == 0 {
 		return "."
@@ -125,8 +150,8 @@ func dirArg(args []string) string {
 	return args[0]
 }
 
-// limitsKey carries the root's --cue-* limits to loadModel through the
-// command's context.
+// limitsKey carries the root's --cue-* limits to the commands through
+// their context.
 type limitsKey struct{}
 
 // bindLimits adds the CUE evaluation limits to root and puts them into
@@ -152,39 +177,8 @@ func bindLimits(root *cobra.Command) {
 	}
 }
 
-// loadModel compiles a cluster directory under the --cue-* limits,
-// mapping configuration errors (and overrun limits) to exit code 1.
-func loadModel(ctx context.Context, dir string) (*compile.Model, error) {
+// limitsOf is the --cue-* limits of the running command.
+func limitsOf(ctx context.Context) compile.Limits {
 	lim, _ := ctx.Value(limitsKey{}).(compile.Limits)
-	m, err := compile.LoadContext(ctx, dir, lim)
-	if err != nil {
-		return nil, &exitError{exitInput, err}
-	}
-	return m, nil
-}
-
-// loadCluster compiles a cluster directory and reads its inventory from
-// src, printing to stderr what Check finds. The inventory is nil when
-// there is none.
-func loadCluster(ctx context.Context, dir string, src *inventorySource, stderr io.Writer) (*compile.Model, *inventory.Inventory, error) {
-	m, err := loadModel(ctx, dir)
-	if err != nil {
-		return nil, nil, err
-	}
-	inv, err := src.load(ctx, dir, m.Catalog, inventory.Options{Pins: m.Pins}, stderr)
-	if err != nil || inv == nil {
-		return m, nil, err
-	}
-	var errs compile.Errors
-	for _, d := range m.Check(inv) {
-		if d.Severity == compile.Error {
-			errs = append(errs, d)
-			continue
-		}
-		fmt.Fprintln(stderr, d)
-	}
-	if len(errs) > 0 {
-		return nil, nil, &exitError{exitInput, errs}
-	}
-	return m, inv, nil
+	return lim
 }

@@ -7,14 +7,13 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/accelc/accelc/pkg/inventory"
+	"github.com/accelc/accelc/pkg/accelc"
 	"github.com/accelc/accelc/pkg/policytest"
-	"github.com/accelc/accelc/pkg/render"
 )
 
 func newTestCmd(stdout, stderr io.Writer) *cobra.Command {
 	var (
-		src      inventorySource
+		inv      inventoryFlags
 		suiteDir string
 	)
 	cmd := &cobra.Command{
@@ -26,15 +25,13 @@ through the rendered ConstraintTemplates and Constraints with Gatekeeper's
 own engine, the one gator and the webhook use. Each failure prints a
 FAIL line; it exits 1 if any test fails. --write-suite writes the gator
 suite it ran, for ` + "`gator verify DIR/...`" + `.`,
-		Args: maxArgs(1),
+		Args:              maxArgs(1),
+		ValidArgsFunction: completeClusterDir,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := dirArg(args)
-			m, in, err := loadCluster(cmd.Context(), dir, &src, stderr)
+			res, err := loadCluster(cmd.Context(), dir, &inv, accelc.Options{Render: true}, stderr)
 			if err != nil {
 				return err
-			}
-			if in == nil {
-				in = &inventory.Inventory{}
 			}
 			results, err := policytest.RunRego(cmd.Context())
 			if err != nil {
@@ -46,17 +43,7 @@ suite it ran, for ` + "`gator verify DIR/...`" + `.`,
 			if err != nil {
 				return &exitError{exitInput, err}
 			}
-			tree, err := render.Cluster(m, in)
-			if err != nil {
-				return &exitError{exitInput, err}
-			}
-			nodeTypes := map[string]string{}
-			for i := range in.Nodes {
-				if _, ok := m.Catalog.Get(in.Nodes[i].AcceleratorType); ok {
-					nodeTypes[in.Nodes[i].Name] = in.Nodes[i].AcceleratorType
-				}
-			}
-			files, err := policytest.Suite(tree, dir, cases, m.Cluster.TypeLabel(), nodeTypes)
+			files, err := policytest.Suite(res.Tree, dir, cases, res.Model.Cluster.TypeLabel(), res.NodeTypes())
 			if err != nil {
 				return &exitError{exitInput, err}
 			}
@@ -79,7 +66,7 @@ suite it ran, for ` + "`gator verify DIR/...`" + `.`,
 			return nil
 		},
 	}
-	src.bind(cmd, false)
+	inv.bind(cmd, false)
 	cmd.Flags().StringVar(&suiteDir, "write-suite", "", "also write the gator suite and its files into this directory")
 	return cmd
 }

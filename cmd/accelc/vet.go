@@ -5,12 +5,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/accelc/accelc/pkg/inventory"
-	"github.com/accelc/accelc/pkg/render"
+	"github.com/accelc/accelc/pkg/accelc"
 )
 
 func newVetCmd(_, stderr io.Writer) *cobra.Command {
-	var src inventorySource
+	var inv inventoryFlags
 	cmd := &cobra.Command{
 		Use:   "vet [CLUSTER_DIR]",
 		Short: "Validate a cluster's configuration and inventory",
@@ -20,25 +19,13 @@ It also renders the cluster's objects and checks each as the API server
 would (names, label keys and values, annotations, sizes).
 It prints nothing and exits 0 when all is well; errors exit 1, each with
 the file:line:col it is about; warnings go to stderr and do not fail.`,
-		Args: maxArgs(1),
+		Args:              maxArgs(1),
+		ValidArgsFunction: completeClusterDir,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			m, inv, err := loadCluster(cmd.Context(), dirArg(args), &src, stderr)
-			if err != nil {
-				return err
-			}
-			if inv == nil {
-				inv = &inventory.Inventory{}
-			}
-			objs, err := render.Render(m, inv)
-			if err == nil {
-				err = render.Validate(m, objs)
-			}
-			if err != nil {
-				return &exitError{exitInput, err}
-			}
-			return nil
+			_, err := loadCluster(cmd.Context(), dirArg(args), &inv, accelc.Options{Render: true}, stderr)
+			return err
 		},
 	}
-	src.bind(cmd, true)
+	inv.bind(cmd, true)
 	return cmd
 }

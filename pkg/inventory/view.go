@@ -12,6 +12,8 @@ import (
 	"text/tabwriter"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/accelc/accelc/internal/words"
 )
 
 // TypeSummary is one line of the per-type summary.
@@ -34,7 +36,7 @@ type TypeSummary struct {
 }
 
 func (s TypeSummary) String() string {
-	line := fmt.Sprintf("%s: %s, %s, ", s.DisplayName, plural(s.Nodes, "node"), plural(s.GPUs, "GPU"))
+	line := fmt.Sprintf("%s: %s, %s, ", s.DisplayName, words.Plural(s.Nodes, "node"), words.Plural(s.GPUs, "GPU"))
 	if s.Available != nil {
 		line += fmt.Sprintf("%d available", *s.Available)
 	} else {
@@ -44,13 +46,6 @@ func (s TypeSummary) String() string {
 		line += fmt.Sprintf(" (%d of the allocatable are shared replicas, not whole GPUs)", s.Replicas)
 	}
 	return line
-}
-
-func plural(n int, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	return strconv.Itoa(n) + " " + word + "s"
 }
 
 // Summary aggregates nodes per accelerator type, known types first by id,
@@ -243,7 +238,7 @@ func (inv *Inventory) writeTable(w io.Writer, group bool) error {
 		}
 	}
 	if inv.OtherNodes > 0 {
-		fmt.Fprintf(w, "%s without accelerators not shown.\n", plural(inv.OtherNodes, "node"))
+		fmt.Fprintf(w, "%s without accelerators not shown.\n", words.Plural(inv.OtherNodes, "node"))
 	}
 	var attention []*Node
 	for i := range inv.Nodes {
@@ -256,7 +251,7 @@ func (inv *Inventory) writeTable(w io.Writer, group bool) error {
 		if len(attention) == 1 {
 			verb = "needs"
 		}
-		fmt.Fprintf(w, "\n%s %s attention:\n", plural(len(attention), "node"), verb)
+		fmt.Fprintf(w, "\n%s %s attention:\n", words.Plural(len(attention), "node"), verb)
 		for _, n := range attention {
 			fmt.Fprintf(w, "  %s (%s): %s\n", n.Name, n.AcceleratorType, n.Notes[len(n.Notes)-1])
 		}

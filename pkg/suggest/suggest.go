@@ -13,6 +13,7 @@ import (
 
 	"cuelang.org/go/cue/format"
 
+	"github.com/accelc/accelc/internal/words"
 	"github.com/accelc/accelc/pkg/catalog"
 	"github.com/accelc/accelc/pkg/inventory"
 )
@@ -220,7 +221,7 @@ func single(g *group, all []*group, cat *catalog.Catalog, taken map[string]bool)
 	}
 	p.CPU, p.Memory = ranges(g.nodes)
 	p.NodeSelector, p.Comments = sharingSelector(g, all)
-	p.Comments = append([]string{fmt.Sprintf("From %s: %s.", plural(len(g.nodes), "node"), strings.Join(abbreviate(p.Nodes, 5), ", "))}, p.Comments...)
+	p.Comments = append([]string{fmt.Sprintf("From %s: %s.", words.Plural(len(g.nodes), "node"), strings.Join(abbreviate(p.Nodes, 5), ", "))}, p.Comments...)
 	p.Name = freeName(base, taken)
 	return p
 }
@@ -261,7 +262,7 @@ func multiType(groups []*group, cat *catalog.Catalog, taken map[string]bool) Pro
 	slices.Sort(p.Nodes)
 	p.CPU, p.Memory = ranges(nodes)
 	p.Comments = []string{fmt.Sprintf("From %s: %s. The first type is preferred; reorder acceleratorTypes to change that.",
-		plural(len(p.Nodes), "node"), strings.Join(abbreviate(p.Nodes, 5), ", "))}
+		words.Plural(len(p.Nodes), "node"), strings.Join(abbreviate(p.Nodes, 5), ", "))}
 	var bases []string
 	for _, t := range types {
 		c, _ := cat.Get(t)
@@ -416,13 +417,6 @@ func abbreviate(list []string, n int) []string {
 		return list
 	}
 	return append(slices.Clone(list[:n]), fmt.Sprintf("and %d more", len(list)-n))
-}
-
-func plural(n int, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	return strconv.Itoa(n) + " " + word + "s"
 }
 
 // freeName makes base a valid profile name (lower-case DNS label) not yet

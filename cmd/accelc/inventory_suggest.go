@@ -9,14 +9,16 @@ import (
 	"cuelang.org/go/cue/parser"
 	"github.com/spf13/cobra"
 
+	"github.com/accelc/accelc/pkg/accelc"
 	"github.com/accelc/accelc/pkg/catalog"
+	"github.com/accelc/accelc/pkg/compile"
 	"github.com/accelc/accelc/pkg/inventory"
 	"github.com/accelc/accelc/pkg/suggest"
 )
 
 func newInventorySuggestCmd(stdout, stderr io.Writer) *cobra.Command {
 	var (
-		src    inventorySource
+		inv    inventoryFlags
 		config string
 		out    string
 		opts   suggest.Options
@@ -39,35 +41,47 @@ profile names, so that ` + "`accelc vet`" + ` accepts it unchanged.`,
   accelc inventory suggest --live --type nvidia-h200-141gb,nvidia-a100-80gb`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cat, err := catalog.Builtin()
-			if err != nil {
-				return err
-			}
-			invOpts := inventory.Options{}
+			var (
+				nodes *inventory.Inventory
+				cat   *catalog.Catalog
+				where string
+			)
 			if config != "" {
-				m, err := loadModel(cmd.Context(), config)
+				res, err := loadCluster(cmd.Context(), config, &inv, accelc.Options{SkipCheck: true}, stderr)
 				if err != nil {
 					return err
 				}
-				cat, invOpts.Pins = m.Catalog, m.Pins
+				cat, where = res.Model.Catalog, res.InventoryFrom
+				if res.HasInventory() {
+					nodes = res.Inventory
+				}
 				opts.Taken = map[string]bool{}
-				for _, p := range m.Profiles {
+				for _, p := range res.Model.Profiles {
 					opts.Taken[p.Name] = true
 				}
 				if opts.Package, err = cuePackage(config); err != nil {
 					return &exitError{exitInput, err}
 				}
+			} else {
+				src, err := inv.source()
+				if err != nil {
+					return err
+				}
+				var diags []compile.Diagnostic
+				nodes, where, diags, err = accelc.Nodes(cmd.Context(), ".", src)
+				printDiagnostics(stderr, diags)
+				if err != nil {
+					return libraryErr(err)
+				}
+				if cat, err = catalog.Builtin(); err != nil {
+					return err
+				}
 			}
-			snap, where, err := src.read(cmd.Context(), firstNonEmpty(config, "."), stderr)
-			if err != nil {
-				return err
-			}
-			if snap == nil {
+			if nodes == nil {
 				return usageErr("no inventory: give --inventory FILE, --live, or --config CLUSTER_DIR with an inventory.json")
 			}
-			inv := snap.Classify(cat, invOpts)
 			opts.Source = filepath.ToSlash(where)
-			res, err := suggest.Suggest(inv, cat, opts)
+			res, err := suggest.Suggest(nodes, cat, opts)
 			if err != nil {
 				return usageErr("%v", err)
 			}
@@ -89,12 +103,16 @@ profile names, so that ` + "`accelc vet`" + ` accepts it unchanged.`,
 			return nil
 		},
 	}
-	src.bind(cmd, true)
+	inv.bind(cmd, true)
 	f := cmd.Flags()
 	f.StringVar(&config, "config", "", "cluster directory: its package, catalog, pins and profile names")
 	f.StringVarP(&out, "output", "o", "", "CUE file to write (default: standard output)")
 	f.StringSliceVar(&opts.Nodes, "nodes", nil, "select these nodes (comma-separated names)")
 	f.StringSliceVar(&opts.Types, "type", nil, "select the nodes of these types (class ids)")
+	_ = cmd.MarkFlagDirname("config")
+	_ = cmd.MarkFlagFilename("output", "cue")
+	_ = cmd.RegisterFlagCompletionFunc("type", completeTypes)
+	_ = cmd.RegisterFlagCompletionFunc("nodes", completeNodes)
 	return cmd
 }
 

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"io"
 	"os"
-	"slices"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -13,7 +11,8 @@ import (
 )
 
 func newInventoryNVMLCmd(stdout, stderr io.Writer) *cobra.Command {
-	var nodeName, format, output string
+	var nodeName, output string
+	format := oneOf(string(nvml.FormatReport), nvml.Formats...)
 	cmd := &cobra.Command{
 		Use:   "nvml",
 		Short: "Report this GPU node's GPUs through NVML",
@@ -38,9 +37,6 @@ from spec.nodeName). It needs an accelc built with cgo ("make build-nvml")
 and the NVIDIA driver; without either it exits 3.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if !slices.Contains(nvml.Formats, format) {
-				return usageErr("--format %s: choose one of %s", format, strings.Join(nvml.Formats, ", "))
-			}
 			node, err := resolveNodeName(nodeName)
 			if err != nil {
 				return err
@@ -50,7 +46,7 @@ and the NVIDIA driver; without either it exits 3.`,
 				return &exitError{exitOutside, err}
 			}
 			var buf bytes.Buffer
-			if err := report.Write(&buf, nvml.Format(format)); err != nil {
+			if err := report.Write(&buf, nvml.Format(format.value)); err != nil {
 				return err
 			}
 			if output == "" {
@@ -61,7 +57,7 @@ and the NVIDIA driver; without either it exits 3.`,
 		},
 	}
 	cmd.Flags().StringVar(&nodeName, "node-name", "", "Kubernetes node name (default $NODE_NAME, else the host name)")
-	cmd.Flags().StringVar(&format, "format", string(nvml.FormatReport), "output format: "+strings.Join(nvml.Formats, "|"))
+	format.register(cmd, "format", "", "output format")
 	cmd.Flags().StringVarP(&output, "output", "o", "", "write the report to this file instead of stdout")
 	return cmd
 }

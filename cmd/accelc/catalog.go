@@ -1,0 +1,88 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/accelc/accelc/pkg/accelc"
+	"github.com/accelc/accelc/pkg/render"
+)
+
+// catalogOf loads a cluster and its inventory into the catalog document
+// every consumer reads.
+func catalogOf(cmd *cobra.Command, dir string, inv *inventoryFlags, stderr io.Writer) (*render.CatalogDocument, error) {
+	res, err := loadCluster(cmd.Context(), dir, inv, accelc.Options{}, stderr)
+	if err != nil {
+		return nil, err
+	}
+	warnNoInventory(stderr, res, "every type shows 0 available")
+	doc := res.Catalog()
+	return &doc, nil
+}
+
+func newCatalogCmd(stdout, stderr io.Writer) *cobra.Command {
+	var (
+		inv    inventoryFlags
+		output = outputFormats(formatText, formatJSON, formatYAML)
+	)
+	cmd := &cobra.Command{
+		Use:   "catalog [CLUSTER_DIR]",
+		Short: "Print the hardware catalog: profiles with accelerator metadata, cost and availability",
+		Long: `catalog prints what the rendered accelc-hardware-catalog ConfigMap holds
+(schema ` + render.CatalogSchemaVersion + `): every profile with its accelerator
+types, their memory, architecture, compute capability, dense FP16/BF16
+TFLOPS, memory bandwidth, hourly cost, measured model performance, and
+devices available now. -o json (or yaml) is the document model catalogs and
+estimation services read.`,
+		Args:              maxArgs(1),
+		ValidArgsFunction: completeClusterDir,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			doc, err := catalogOf(cmd, dirArg(args), &inv, stderr)
+			if err != nil {
+				return err
+			}
+			if output.value != formatText {
+				return writeReport(stdout, output.value, doc)
+			}
+			tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+			// A profile over shared GPUs hands out slices or replicas: its
+			// rows say so, with the device's memory and share of the cost.
+			fmt.Fprintln(tw, "PROFILE\tTYPE\tDEVICE\tMEMORY\tARCHITECTURE\tBF16 TFLOPS\tCOST/HOUR\tAVAILABLE")
+			for _, p := range doc.Profiles {
+				if len(p.Types) == 0 {
+					fmt.Fprintf(tw, "%s\t(any)\tGPU\t-\t-\t-\t-\t%d\n", p.Name, p.Available)
+				}
+				for _, t := range p.Types {
+					device, memory, cost := "GPU", t.Memory, t.CostPerHour
+					if d := t.Device; d != nil {
+						device, memory, cost = d.Name, fmt.Sprintf("%dGB", d.MemoryGB), d.CostPerHour
+					}
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\n", p.Name, t.DisplayName, device, memory, t.Architecture,
+						orDash(t.BF16TFLOPS), costCell(cost), t.Available)
+				}
+			}
+			return tw.Flush()
+		},
+	}
+	inv.bind(cmd, true)
+	output.register(cmd, "output", "o", "output format")
+	return cmd
+}
+
+func orDash(v float64) string {
+	if v == 0 {
+		return "-"
+	}
+	return strconv.FormatFloat(v, 'f', -1, 64)
+}
+
+func costCell(c *float64) string {
+	if c == nil {
+		return "-"
+	}
+	return "$" + strconv.FormatFloat(*c, 'f', 2, 64)
+}

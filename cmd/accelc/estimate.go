@@ -1,0 +1,116 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/accelc/accelc/internal/words"
+	"github.com/accelc/accelc/pkg/estimate"
+)
+
+// estimateReport is estimate's -o json/yaml document.
+type estimateReport struct {
+	Params         float64             `json:"params"`
+	Tokens         float64             `json:"tokens"`
+	Precision      string              `json:"precision"`
+	GPUs           int                 `json:"gpus"`
+	MFU            float64             `json:"mfu"`
+	MemoryPerGPUGB float64             `json:"memoryPerGPUGB"`
+	Estimates      []estimate.Estimate `json:"estimates"`
+}
+
+func newEstimateCmd(stdout, stderr io.Writer) *cobra.Command {
+	var (
+		inv            inventoryFlags
+		output         = outputFormats(formatText, formatJSON, formatYAML)
+		params, tokens string
+		t              estimate.Training
+	)
+	cmd := &cobra.Command{
+		Use:   "estimate [CLUSTER_DIR]",
+		Short: "Estimate training time and cost on every hardware profile",
+		Long: `estimate prints, for every enabled profile's accelerator types, how long
+training a dense transformer of --params parameters on --tokens tokens
+takes and what it costs: 6 × params × tokens FLOPs over the type's dense
+BF16 (or FP16) TFLOPS × --mfu × --gpus, or the training throughput an
+admin measured for --model and recorded in CUE, which wins. It checks that
+weights, gradients and Adam state (16 bytes per parameter, sharded over
+--gpus) fit in each GPU, and multiplies the time by the type's hourly
+cost. A type with no throughput figure gets "no estimate", never a guess.`,
+		Example: `  accelc estimate examples/clusters/hetero-prod --params 1.5B --tokens 2B
+  accelc estimate --params 7B --tokens 20B --gpus 8 --mfu 0.45 -o json`,
+		Args:              maxArgs(1),
+		ValidArgsFunction: completeClusterDir,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if params == "" || tokens == "" {
+				return usageErr("--params and --tokens are required: the model's size and the tokens it trains on, such as --params 7B --tokens 20B")
+			}
+			var err error
+			if t.Params, err = estimate.ParseCount(params); err != nil {
+				return usageErr("--params: %v", err)
+			}
+			if t.Tokens, err = estimate.ParseCount(tokens); err != nil {
+				return usageErr("--tokens: %v", err)
+			}
+			if t.MFU < 0 || t.MFU > 1 {
+				return usageErr("--mfu %g: give a share of peak between 0 and 1, such as 0.4", t.MFU)
+			}
+			if t.GPUs < 1 {
+				return usageErr("--gpus %d: give at least 1", t.GPUs)
+			}
+			doc, err := catalogOf(cmd, dirArg(args), &inv, stderr)
+			if err != nil {
+				return err
+			}
+			es := estimate.Train(doc, t)
+			if output.value != formatText {
+				return writeReport(stdout, output.value, estimateReport{
+					Params: t.Params, Tokens: t.Tokens, Precision: t.Precision, GPUs: t.GPUs, MFU: mfuOf(t),
+					MemoryPerGPUGB: t.MemoryPerGPUGB(), Estimates: es,
+				})
+			}
+			fmt.Fprintf(stdout, "Training %s parameters on %s tokens (%s, %s, MFU %.2f unless measured):\n\n",
+				params, tokens, t.Precision, words.Plural(t.GPUs, "GPU"), mfuOf(t))
+			for i, e := range es {
+				mark := "✓"
+				if e.Hours == nil || !e.Fits {
+					mark = "✗"
+				}
+				line := mark + " " + e.String()
+				if i == 0 && e.Hours != nil && e.Fits {
+					line += " [FASTEST]"
+				}
+				fmt.Fprintln(stdout, line)
+			}
+			fmt.Fprintf(stdout, "\nAssumes 6 × params × tokens FLOPs and %d bytes per parameter for weights, gradients and Adam state (activations not counted).\n", estimate.BytesPerParam)
+			seen := map[string]bool{}
+			for _, e := range es {
+				if e.Hours != nil && !seen[e.Type] {
+					seen[e.Type] = true
+					fmt.Fprintf(stdout, "  %s: %s\n", e.TypeName, e.Basis)
+				}
+			}
+			return nil
+		},
+	}
+	inv.bind(cmd, true)
+	output.register(cmd, "output", "o", "output format")
+	f := cmd.Flags()
+	f.StringVar(&params, "params", "", "model parameters: 1.5B, 70B (required)")
+	f.StringVar(&tokens, "tokens", "", "training tokens: 2B, 1T (required)")
+	f.StringVar(&t.Precision, "precision", "bf16", "training precision: bf16, fp16")
+	f.Float64Var(&t.MFU, "mfu", estimate.DefaultMFU, "model FLOPs utilization: the share of peak a run achieves")
+	f.IntVar(&t.GPUs, "gpus", 1, "GPUs the run uses")
+	f.StringVar(&t.Model, "model", "", "model name, for training throughput measured in CUE (performance)")
+	_ = cmd.RegisterFlagCompletionFunc("precision", cobra.FixedCompletions([]string{"bf16", "fp16"}, cobra.ShellCompDirectiveNoFileComp))
+	return cmd
+}
+
+func mfuOf(t estimate.Training) float64 {
+	if t.MFU <= 0 {
+		return estimate.DefaultMFU
+	}
+	return t.MFU
+}

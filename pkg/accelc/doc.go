@@ -1,0 +1,26 @@
+// Package accelc is accelc's library entry point: what the accelc commands
+// do to a cluster directory, as calls a CI plugin, the catalog server or a
+// controller can make without copying the command line.
+//
+// Cluster compiles a cluster directory's CUE, reads its inventory (a
+// snapshot file, the directory's inventory.json, or a live cluster),
+// checks one against the other and, when asked, renders the tree:
+//
+//	res, err := accelc.Cluster(ctx, "clusters/prod", accelc.Options{Render: true})
+//	if err != nil {
+//		return err // compile.Errors for a wrong configuration
+//	}
+//	for _, d := range res.Diagnostics {
+//		log.Print(d) // warnings, each once
+//	}
+//	err = res.Tree.Write("out/prod")
+//
+// Errors say whose fault they are: IsOutside reports a system outside the
+// configuration that failed (an unreachable cluster); every other error
+// is the input's. Diagnostics hold the warnings, each reported once in
+// accelc's words; errors are never in them.
+//
+// Fleet does the same for every cluster folder of a fleet repository, in
+// parallel, and Checkout reads the Git facts render and push annotate
+// their output with.
+package accelc

@@ -1,0 +1,95 @@
+package accelc
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+
+	"cuelang.org/go/cue/ast"
+	"cuelang.org/go/cue/parser"
+)
+
+// FleetCluster is one cluster folder of a fleet, loaded.
+type FleetCluster struct {
+	Dir    string
+	Result *Result
+	// Err is why the folder did not load; the fleet's other clusters are
+	// loaded all the same.
+	Err error
+}
+
+// Fleet loads every cluster folder of a fleet repository (ClusterDirs),
+// each with its own inventory.json, in parallel, and returns them in
+// folder order whatever finishes first. opts.Inventory.File and Live are
+// not used: each folder reads its own.
+func Fleet(ctx context.Context, fleet string, opts Options) ([]FleetCluster, error) {
+	dirs, err := ClusterDirs(fleet)
+	if err != nil {
+		return nil, err
+	}
+	if len(dirs) == 0 {
+		return nil, fmt.Errorf("%s: no cluster folder (a subfolder whose CUE declares `cluster:`)", fleet)
+	}
+	opts.Inventory.File, opts.Inventory.Live = "", false
+	out := make([]FleetCluster, len(dirs))
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for i, dir := range dirs {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			out[i].Dir = dir
+			out[i].Result, out[i].Err = Cluster(ctx, dir, opts)
+		})
+	}
+	wg.Wait()
+	return out, nil
+}
+
+// ClusterDirs lists fleet's subfolders whose CUE files declare a cluster
+// at the top level, sorted. A file that does not parse is passed over
+// here: loading its folder reports it.
+func ClusterDirs(fleet string) ([]string, error) {
+	entries, err := os.ReadDir(fleet)
+	if err != nil {
+		return nil, err
+	}
+	var dirs []string
+	for _, e := range entries {
+		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		dir := filepath.Join(fleet, e.Name())
+		files, _ := filepath.Glob(filepath.Join(dir, "*.cue"))
+		for _, f := range files {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				return nil, err
+			}
+			file, err := parser.ParseFile(f, data)
+			if err != nil {
+				continue
+			}
+			if declaresCluster(file) {
+				dirs = append(dirs, dir)
+				break
+			}
+		}
+	}
+	return dirs, nil
+}
+
+func declaresCluster(f *ast.File) bool {
+	for _, d := range f.Decls {
+		if field, ok := d.(*ast.Field); ok {
+			if name, _, _ := ast.LabelName(field.Label); name == "cluster" {
+				return true
+			}
+		}
+	}
+	return false
+}
