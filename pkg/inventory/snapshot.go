@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"io"
 	"maps"
 	"os"
@@ -232,7 +233,7 @@ func DecodeSnapshot(data []byte) (*Snapshot, error) {
 			lead := len(data) - len(bytes.TrimLeftFunc(data, unicode.IsSpace))
 			line = 1 + bytes.Count(data[:lead+int(off)], []byte("\n"))
 		}
-		return nil, &FileError{Line: line, Err: fmt.Errorf("not a node list: %v", err)}
+		return nil, &FileError{Line: line, Err: fmt.Errorf("not a node list: %s", jsonReason(err))}
 	}
 	switch top.Kind {
 	case "List", "NodeList":
@@ -252,10 +253,96 @@ func DecodeSnapshot(data []byte) (*Snapshot, error) {
 	bad := make([]*Problem, len(top.Items))
 	for i, item := range top.Items {
 		if err := json.Unmarshal(item, &nodes[i]); err != nil {
-			bad[i] = &Problem{Node: nameOf(item), Item: i, Reason: "unreadable: " + err.Error()}
+			bad[i] = &Problem{Node: nameOf(item), Item: i, Reason: "unreadable: " + jsonReason(err)}
 		}
 	}
 	return checkNodes(top.Accelc, nodes, bad), nil
+}
+
+// jsonReason says in accelc's words what encoding/json found: which field
+// holds what, and what it should hold, rather than the Go type it could
+// not be decoded into.
+func jsonReason(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) && te.Type != nil {
+		field := te.Field
+		if field == "" {
+			field = "the document"
+		}
+		want := jsonKind(te.Type)
+		if strings.HasSuffix(field, "capacity") || strings.HasSuffix(field, "allocatable") {
+			switch want {
+			case "a string":
+				want = `a quantity string (such as "8")`
+			case "an object of strings":
+				want = `an object of quantity strings (such as {"nvidia.com/gpu": "8"})`
+			}
+		}
+		return fmt.Sprintf("%s: %s where %s belongs", field, jsonValue(te.Value), want)
+	}
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return "not valid JSON: " + se.Error()
+	}
+	return err.Error()
+}
+
+// jsonValue names the JSON value encoding/json reports ("string",
+// "number 5", "array") with its article.
+func jsonValue(v string) string {
+	switch {
+	case v == "array", v == "object":
+		return "an " + v
+	case v == "":
+		return "a value"
+	default:
+		return "a " + v
+	}
+}
+
+// jsonKind is what JSON value a Go type takes: "a string", "a list of
+// objects", "an object of strings".
+func jsonKind(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch n := jsonNoun(t); {
+	case t == rawMessage:
+		return "a value"
+	case t.Kind() == reflect.Slice && t.Elem() != rawMessage, t.Kind() == reflect.Array:
+		return "a list of " + jsonNoun(t.Elem()) + "s"
+	case t.Kind() == reflect.Map:
+		return "an object of " + jsonNoun(t.Elem()) + "s"
+	case n == "object":
+		return "an object"
+	default:
+		return "a " + n
+	}
+}
+
+var rawMessage = reflect.TypeFor[json.RawMessage]()
+
+// jsonNoun names the JSON value a Go type takes, without an article.
+func jsonNoun(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "string"
+	case reflect.Bool:
+		return "boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
+		return "number"
+	case reflect.Slice, reflect.Array:
+		if t == rawMessage {
+			return "value"
+		}
+		return "list"
+	default:
+		return "object"
+	}
 }
 
 // checkNodes drops items that are not usable nodes (bad[i] set, another
