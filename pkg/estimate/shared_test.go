@@ -1,15 +1,14 @@
 package estimate_test
 
 import (
+	"context"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/accelc/accelc/pkg/compile"
+	"github.com/accelc/accelc/pkg/accelc"
 	"github.com/accelc/accelc/pkg/estimate"
-	"github.com/accelc/accelc/pkg/inventory"
-	"github.com/accelc/accelc/pkg/render"
 )
 
 // TestRecommendSharedDevices: on gpu-pools, a profile over shared GPUs is
@@ -19,11 +18,9 @@ import (
 // the H100 halves.
 func TestRecommendSharedDevices(t *testing.T) {
 	dir := "../../examples/clusters/gpu-pools"
-	m, err := compile.Load(dir)
+	res, err := accelc.Cluster(context.Background(), dir, accelc.Options{})
 	require.NoError(t, err)
-	inv, err := inventory.Load(compile.DefaultInventory(dir), m.Catalog, inventory.Options{Pins: m.Pins})
-	require.NoError(t, err)
-	doc := render.Catalog(m, inv)
+	doc := res.Catalog()
 	r := estimate.Recommend(&doc, estimate.Needs{MinMemoryGiB: 30})
 	require.NotNil(t, r.Best)
 	assert.Equal(t, "inference-3g", r.Best.Profile)

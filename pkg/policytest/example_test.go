@@ -1,11 +1,13 @@
 package policytest_test
 
 import (
+	"context"
 	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/accelc/accelc/pkg/accelc"
 	"github.com/accelc/accelc/pkg/compile"
 	"github.com/accelc/accelc/pkg/inventory"
 	"github.com/accelc/accelc/pkg/render"
@@ -15,11 +17,7 @@ import (
 func example(t *testing.T, name string) (string, *compile.Model, *inventory.Inventory, render.Tree) {
 	t.Helper()
 	dir := filepath.Join("../../examples/clusters", name)
-	m, err := compile.Load(dir)
+	res, err := accelc.Cluster(context.Background(), dir, accelc.Options{Render: true})
 	require.NoError(t, err)
-	inv, err := inventory.Load(compile.DefaultInventory(dir), m.Catalog, inventory.Options{Pins: m.Pins})
-	require.NoError(t, err)
-	tree, err := render.Cluster(m, inv)
-	require.NoError(t, err)
-	return dir, m, inv, tree
+	return dir, res.Model, res.Inventory, res.Tree
 }

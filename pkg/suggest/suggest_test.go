@@ -1,6 +1,7 @@
 package suggest_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/accelc/accelc/internal/testutil"
+	"github.com/accelc/accelc/pkg/accelc"
 	"github.com/accelc/accelc/pkg/catalog"
 	"github.com/accelc/accelc/pkg/compile"
 	"github.com/accelc/accelc/pkg/inventory"
@@ -31,10 +33,9 @@ func TestSuggestVets(t *testing.T) {
 			root := t.TempDir()
 			copyDir(t, "../../examples/clusters", root)
 			dir := filepath.Join(root, cluster)
-			m, err := compile.Load(dir)
+			loaded, err := accelc.Cluster(context.Background(), dir, accelc.Options{SkipCheck: true})
 			require.NoError(t, err)
-			inv, err := inventory.Load(filepath.Join(dir, "inventory.json"), m.Catalog, inventory.Options{Pins: m.Pins})
-			require.NoError(t, err)
+			m, inv := loaded.Model, loaded.Inventory
 			opts := suggest.Options{Package: "cluster", Taken: map[string]bool{}, Source: "inventory.json"}
 			for _, p := range m.Profiles {
 				opts.Taken[p.Name] = true
