@@ -8,6 +8,7 @@ package mig
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -70,7 +71,7 @@ type Placement struct {
 func (g Geometry) Place(layout map[string]int) ([]Placement, error) {
 	var instances []string
 	compute, media := 0, 0
-	for _, name := range sortedKeys(layout) {
+	for _, name := range slices.Sorted(maps.Keys(layout)) {
 		n := layout[name]
 		if n < 0 {
 			return nil, fmt.Errorf("%s: a count cannot be negative", name)
@@ -224,19 +225,10 @@ func didYouMean(name string, g Geometry) string {
 // order, those with no instance left out.
 func Describe(layout map[string]int) string {
 	var parts []string
-	for _, name := range sortedKeys(layout) {
+	for _, name := range slices.Sorted(maps.Keys(layout)) {
 		if layout[name] > 0 {
 			parts = append(parts, fmt.Sprintf("%d×%s", layout[name], name))
 		}
 	}
 	return strings.Join(parts, " + ")
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
