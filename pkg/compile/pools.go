@@ -376,6 +376,10 @@ func checkPoolProfile(m *Model, p *Profile, errAt func(at Path, format string, a
 		case slices.Contains(names[:i], name):
 			errAt(at, "pool %s is listed twice: list each pool once, in order of preference", name)
 			continue
+		case !knownType(m, pool.AcceleratorType):
+			// The pool's acceleratorType is reported unknown where the
+			// pool is defined.
+			continue
 		case !slices.Contains(p.AcceleratorTypes, pool.AcceleratorType):
 			errAt(at, "pool %s is of %s, which is not among the profile's acceleratorTypes (%s): add it, or leave acceleratorTypes empty to take the pools' types", name, pool.AcceleratorType, strings.Join(p.AcceleratorTypes, ", "))
 			continue
@@ -423,6 +427,11 @@ func checkPoolProfile(m *Model, p *Profile, errAt func(at Path, format string, a
 		}
 	}
 	return sortedKeys(resources)[0]
+}
+
+func knownType(m *Model, id string) bool {
+	_, ok := m.Catalog.Get(id)
+	return ok
 }
 
 func orNone(names []string) string {
