@@ -167,6 +167,8 @@ teams: ds: {
 	profiles: ["gpu"]
 }
 `, []string{"c.cue:7:2: teams.ds.profiles: generic profile gpu runs on the team's types, and the team has none: give it acceleratorTypes"}},
+		"no package clause": {`cluster: name: "lab"
+`, []string{"c.cue:1:1: no package clause: start the file with `package <name>`"}},
 		"team namespace excluded from the policies": {`package c
 
 cluster: name: "lab"

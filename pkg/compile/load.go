@@ -13,6 +13,7 @@ import (
 
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/ast"
+	"cuelang.org/go/cue/build"
 	"cuelang.org/go/cue/cuecontext"
 	cueerrors "cuelang.org/go/cue/errors"
 	"cuelang.org/go/cue/load"
@@ -47,6 +48,9 @@ func loadUnbounded(dir string) (*Model, error) {
 	if err := insts[0].Err; err != nil {
 		if msg := err.Error(); strings.Contains(msg, "no CUE files") || strings.Contains(msg, "matched no packages") {
 			return nil, Errors{{Msg: fmt.Sprintf("%s: no .cue files: a cluster directory holds the cluster's CUE configuration (see examples/clusters)", dir)}}
+		}
+		if len(insts[0].Files) == 0 && len(insts[0].IgnoredFiles) > 0 {
+			return nil, Errors(excludedFiles(insts[0].IgnoredFiles, src))
 		}
 		return nil, Errors(cueDiagnostics(err, src, insts[0].Files))
 	}
@@ -681,6 +685,25 @@ func cueDiagnostics(err error, src *source, files []*ast.File) []Diagnostic {
 		kept = append(kept, d)
 	}
 	return kept
+}
+
+// excludedFiles are the diagnostics for a directory whose .cue files CUE
+// leaves all out of its package (a file without a package clause, or
+// whose @if attribute is false), each at the file's first line.
+func excludedFiles(files []*build.File, src *source) []Diagnostic {
+	var out []Diagnostic
+	for _, f := range files {
+		at := Path{src: src, pos: token.NewFile(f.Filename, -1, 1).Pos(0, token.NoRelPos)}
+		msg := "excluded from the cluster's package"
+		if f.ExcludeReason != nil {
+			msg += ": " + f.ExcludeReason.Error()
+		}
+		if f.ExcludeReason != nil && strings.Contains(f.ExcludeReason.Error(), "no package name") {
+			msg = "no package clause: start the file with `package <name>`, the same name in every .cue file of the cluster directory"
+		}
+		out = append(out, Diagnostic{Path: at, Msg: msg})
+	}
+	return out
 }
 
 // cueMsg is an error's message followed by the causes it wraps: CUE's
