@@ -2,6 +2,7 @@ package compile
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -50,7 +51,7 @@ func (m *Model) Check(inv *inventory.Inventory) []Diagnostic {
 	for i := range inv.Nodes {
 		known[inv.Nodes[i].Name] = true
 	}
-	for _, node := range sortedKeys(m.Pins) {
+	for _, node := range slices.Sorted(maps.Keys(m.Pins)) {
 		if !known[node] {
 			warn(m.pins[node], "no such accelerator node in the inventory; the pin only takes effect when it joins")
 		}
@@ -94,7 +95,7 @@ func (m *Model) checkQuotas(inv *inventory.Inventory) []Diagnostic {
 	var parts = map[string][]string{}
 	for i := range m.Teams {
 		t := &m.Teams[i]
-		for _, id := range sortedKeys(t.Quota) {
+		for _, id := range slices.Sorted(maps.Keys(t.Quota)) {
 			q := t.Quota[id]
 			total[id] += q
 			parts[id] = append(parts[id], fmt.Sprintf("%s %d", t.Name, q))
@@ -105,7 +106,7 @@ func (m *Model) checkQuotas(inv *inventory.Inventory) []Diagnostic {
 			}
 		}
 	}
-	for _, id := range sortedKeys(total) {
+	for _, id := range slices.Sorted(maps.Keys(total)) {
 		if c := capacity[id]; c > 0 && total[id] > c {
 			out = append(out, Diagnostic{Severity: Warning, Path: m.root().Key("teams"), Msg: fmt.Sprintf(
 				"quotas for %s add up to %d (%s) but the cluster has %d allocatable: teams will wait on each other for the difference",

@@ -4,10 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -88,7 +88,7 @@ func loadUnbounded(dir string) (*Model, error) {
 	m := &Model{Cluster: raw.Cluster.Cluster, Pins: map[string]string{}, pins: map[string]Path{}, src: src}
 	root := src.root()
 	var diags []Diagnostic
-	diags = append(diags, checkKubernetesNames(&raw.Cluster.Cluster, sortedKeys(raw.Accelerators), root)...)
+	diags = append(diags, checkKubernetesNames(&raw.Cluster.Cluster, slices.Sorted(maps.Keys(raw.Accelerators)), root)...)
 
 	builtinCat, err := catalog.Builtin()
 	if err != nil {
@@ -101,7 +101,7 @@ func loadUnbounded(dir string) (*Model, error) {
 	}
 	m.Catalog = cat
 
-	for _, node := range sortedKeys(raw.Cluster.Nodes) {
+	for _, node := range slices.Sorted(maps.Keys(raw.Cluster.Nodes)) {
 		id := raw.Cluster.Nodes[node].AcceleratorType
 		pin := root.Key("cluster").Key("nodes").Key(node)
 		if _, ok := cat.Get(id); !ok {
@@ -114,7 +114,7 @@ func loadUnbounded(dir string) (*Model, error) {
 
 	diags = append(diags, buildNodePools(m)...)
 
-	for _, name := range sortedKeys(raw.Profiles) {
+	for _, name := range slices.Sorted(maps.Keys(raw.Profiles)) {
 		p := raw.Profiles[name]
 		p.path = root.Key("profiles").Key(name)
 		// A pool profile that names no type takes its pools' types.
@@ -149,7 +149,7 @@ func loadUnbounded(dir string) (*Model, error) {
 			if len(resources) > 1 {
 				diags = append(diags, Diagnostic{Path: p.path, Msg: fmt.Sprintf(
 					"its types are requested through different resources (%s); a pod asks for one: split the profile per vendor",
-					strings.Join(sortedKeys(resources), ", "))})
+					strings.Join(slices.Sorted(maps.Keys(resources)), ", "))})
 			}
 			// A typed profile may name another resource of its vendor: a
 			// MIG slice (nvidia.com/mig-1g.10gb) or a renamed shared GPU
@@ -171,7 +171,7 @@ func loadUnbounded(dir string) (*Model, error) {
 			if _, ok := m.Cluster.PriorityClasses[pc]; !ok {
 				diags = append(diags, Diagnostic{Path: p.path.Key("priorityClassName"), Msg: fmt.Sprintf(
 					"%s is not one of cluster.priorityClasses (%s): declare it there; the mutation sets the class's value with its name, as the Priority admission plugin requires",
-					pc, orNone(sortedKeys(m.Cluster.PriorityClasses)))})
+					pc, orNone(slices.Sorted(maps.Keys(m.Cluster.PriorityClasses))))})
 			}
 		}
 		diags = append(diags, checkRanges(&p)...)
@@ -182,7 +182,7 @@ func loadUnbounded(dir string) (*Model, error) {
 	diags = append(diags, checkSharing(m)...)
 
 	nsTeam := map[string]string{}
-	for _, name := range sortedKeys(raw.Teams) {
+	for _, name := range slices.Sorted(maps.Keys(raw.Teams)) {
 		t := raw.Teams[name]
 		t.path = root.Key("teams").Key(name)
 		for i, id := range t.AcceleratorTypes {
@@ -305,7 +305,7 @@ func checkMIG(m *Model) []Diagnostic {
 	var out []Diagnostic
 	wholeType := map[string]string{} // type → config without a node list
 	nodeConfig := map[string]string{}
-	for _, name := range sortedKeys(m.Cluster.MIG.Configs) {
+	for _, name := range slices.Sorted(maps.Keys(m.Cluster.MIG.Configs)) {
 		c := m.Cluster.MIG.Configs[name]
 		config := m.root().Key("cluster").Key("mig").Key("configs").Key(name)
 		if _, ok := m.Catalog.Get(c.AcceleratorType); !ok {
@@ -315,7 +315,7 @@ func checkMIG(m *Model) []Diagnostic {
 		g, ok := geo[c.AcceleratorType]
 		if !ok {
 			out = append(out, Diagnostic{Path: config.At(config.Key("acceleratorType")), Msg: fmt.Sprintf(
-				"%s has no MIG (MIG-capable types: %s): share it with time-slicing instead", c.AcceleratorType, strings.Join(sortedKeys(geo), ", "))})
+				"%s has no MIG (MIG-capable types: %s): share it with time-slicing instead", c.AcceleratorType, strings.Join(slices.Sorted(maps.Keys(geo)), ", "))})
 			continue
 		}
 		if _, err := g.Place(c.Layout); err != nil {
@@ -369,7 +369,7 @@ func checkSharing(m *Model) []Diagnostic {
 			}
 		}
 	}
-	for _, name := range sortedKeys(m.Cluster.Sharing) {
+	for _, name := range slices.Sorted(maps.Keys(m.Cluster.Sharing)) {
 		p := m.Cluster.Sharing[name]
 		pool := m.root().Key("cluster").Key("sharing").Key(name)
 		if _, ok := m.Catalog.Get(p.AcceleratorType); !ok {
@@ -414,7 +414,7 @@ func unknownType(cat *catalog.Catalog, at Path, id string) Diagnostic {
 func checkTeamQuota(t *Team, m *Model) []Diagnostic {
 	var out []Diagnostic
 	quota := t.path.Key("quota")
-	for _, id := range sortedKeys(t.Quota) {
+	for _, id := range slices.Sorted(maps.Keys(t.Quota)) {
 		at := quota.At(quota.Key(id))
 		// A pool's or MIG config's name: a quota of its slices or
 		// replicas, which Kueue keeps apart from whole GPUs by the pool's
@@ -452,7 +452,7 @@ func checkTeamQuota(t *Team, m *Model) []Diagnostic {
 		}
 	}
 	limits := t.path.Key("borrowingLimit")
-	for _, id := range sortedKeys(t.BorrowingLimit) {
+	for _, id := range slices.Sorted(maps.Keys(t.BorrowingLimit)) {
 		at := limits.At(limits.Key(id))
 		switch {
 		case t.Cohort == "":
@@ -464,7 +464,7 @@ func checkTeamQuota(t *Team, m *Model) []Diagnostic {
 	if t.Priority != "" {
 		if _, ok := m.Cluster.PriorityClasses[t.Priority]; !ok {
 			out = append(out, Diagnostic{Path: t.path.Key("priority"), Msg: fmt.Sprintf(
-				"%s is not one of cluster.priorityClasses (%s): declare it there", t.Priority, strings.Join(sortedKeys(m.Cluster.PriorityClasses), ", "))})
+				"%s is not one of cluster.priorityClasses (%s): declare it there", t.Priority, strings.Join(slices.Sorted(maps.Keys(m.Cluster.PriorityClasses)), ", "))})
 		}
 	}
 	return out
@@ -566,7 +566,7 @@ func mergeCatalog(base *catalog.Catalog, patches map[string]map[string]any, at P
 	for _, c := range base.Classes() {
 		classes[c.ID] = *c
 	}
-	for _, id := range sortedKeys(patches) {
+	for _, id := range slices.Sorted(maps.Keys(patches)) {
 		fields := map[string]any{}
 		if c, ok := classes[id]; ok {
 			b, _ := json.Marshal(c)
@@ -608,7 +608,7 @@ func mergeCatalog(base *catalog.Catalog, patches map[string]map[string]any, at P
 		return nil, diags
 	}
 	list := make([]catalog.Class, 0, len(classes))
-	for _, id := range sortedKeys(classes) {
+	for _, id := range slices.Sorted(maps.Keys(classes)) {
 		list = append(list, classes[id])
 	}
 	cat, err := catalog.New(list)
@@ -838,15 +838,6 @@ func hint(msg string) string {
 		return ": @embed reads files relative to the .cue file's folder, inside the module: add the file or fix its path"
 	}
 	return ""
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // DefaultInventory returns the inventory snapshot that sits in a cluster

@@ -3,6 +3,7 @@ package compile
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -169,7 +170,7 @@ func (m *Model) PoolOf(node, acceleratorType string) *NodePool {
 func buildNodePools(m *Model) []Diagnostic {
 	var out []Diagnostic
 	c := m.Cluster
-	for _, name := range sortedKeys(c.Sharing) {
+	for _, name := range slices.Sorted(maps.Keys(c.Sharing)) {
 		s := c.Sharing[name]
 		path := m.root().Key("cluster").Key("sharing").Key(name)
 		sharing := ShareTimeSlicing
@@ -188,7 +189,7 @@ func buildNodePools(m *Model) []Diagnostic {
 		})
 	}
 	if c.MIG != nil {
-		for _, name := range sortedKeys(c.MIG.Configs) {
+		for _, name := range slices.Sorted(maps.Keys(c.MIG.Configs)) {
 			cfg := c.MIG.Configs[name]
 			path := m.root().Key("cluster").Key("mig").Key("configs").Key(name)
 			if _, dup := c.Sharing[name]; dup {
@@ -318,7 +319,7 @@ func checkMIGProfile(m *Model, p *Profile, errAt func(at Path, format string, ar
 	at := p.path.Key("mig")
 	g, ok := geo[class.ID]
 	if !ok {
-		errAt(at, "%s has no MIG (MIG-capable types: %s)", class.ID, strings.Join(sortedKeys(geo), ", "))
+		errAt(at, "%s has no MIG (MIG-capable types: %s)", class.ID, strings.Join(slices.Sorted(maps.Keys(geo)), ", "))
 		return ""
 	}
 	if _, err := g.Lookup(p.MIG); err != nil {
@@ -365,7 +366,7 @@ func checkPoolProfile(m *Model, p *Profile, errAt func(at Path, format string, a
 		pool, ok := m.Pool(name)
 		switch {
 		case !ok:
-			errAt(at, "no shared pool %s in cluster.sharing (it has %s)", name, orNone(sortedKeys(m.Cluster.Sharing)))
+			errAt(at, "no shared pool %s in cluster.sharing (it has %s)", name, orNone(slices.Sorted(maps.Keys(m.Cluster.Sharing))))
 			continue
 		case pool.Sharing == ShareMIG && i == 0:
 			errAt(at, "%s is a MIG config, not a shared pool: target its slices with mig: %q", name, firstProfile(pool.Layout))
@@ -409,7 +410,7 @@ func checkPoolProfile(m *Model, p *Profile, errAt func(at Path, format string, a
 	}
 	if len(resources) > 1 {
 		var parts []string
-		for _, r := range sortedKeys(resources) {
+		for _, r := range slices.Sorted(maps.Keys(resources)) {
 			parts = append(parts, r+" ("+strings.Join(resources[r], ", ")+")")
 		}
 		errAt(p.path.At(p.path.Key("fallbackPools")), "its pools are requested through different resources: %s; a pod asks for one: set renameByDefault alike on them, or split the profile", strings.Join(parts, ", "))
@@ -426,7 +427,7 @@ func checkPoolProfile(m *Model, p *Profile, errAt func(at Path, format string, a
 			p.Replicas = 0 // the pools share their GPUs differently
 		}
 	}
-	return sortedKeys(resources)[0]
+	return slices.Sorted(maps.Keys(resources))[0]
 }
 
 func knownType(m *Model, id string) bool {
@@ -442,7 +443,7 @@ func orNone(names []string) string {
 }
 
 func firstProfile(layout map[string]int) string {
-	for _, name := range sortedKeys(layout) {
+	for _, name := range slices.Sorted(maps.Keys(layout)) {
 		if layout[name] > 0 {
 			return name
 		}
