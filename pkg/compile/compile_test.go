@@ -191,6 +191,18 @@ teams: ops: namespaces: ["ml", "kube-ml"]
 	}
 }
 
+// TestTwoPackages: files of two packages in a cluster directory are an
+// error at the second one's package clause.
+func TestTwoPackages(t *testing.T) {
+	dir := cluster(t, map[string]string{
+		"a.cue": "package a\ncluster: name: \"lab\"\n",
+		"b.cue": "// Copied from another cluster.\n\npackage b\n",
+	})
+	_, err := compile.Load(dir)
+	require.Error(t, err)
+	assert.Equal(t, filepath.ToSlash(filepath.Clean(dir))+"/b.cue:3:1: package b, but a.cue is package a: the .cue files of a cluster directory are one package; give them one name", err.Error())
+}
+
 // TestTeamProfilesGiveTypes: a team that lists profiles and no types may
 // use the types of its profiles.
 func TestTeamProfilesGiveTypes(t *testing.T) {

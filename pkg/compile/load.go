@@ -17,6 +17,7 @@ import (
 	"cuelang.org/go/cue/cuecontext"
 	cueerrors "cuelang.org/go/cue/errors"
 	"cuelang.org/go/cue/load"
+	"cuelang.org/go/cue/parser"
 	"cuelang.org/go/cue/token"
 	"k8s.io/apimachinery/pkg/api/resource"
 
@@ -51,6 +52,12 @@ func loadUnbounded(dir string) (*Model, error) {
 		}
 		if len(insts[0].Files) == 0 && len(insts[0].IgnoredFiles) > 0 {
 			return nil, Errors(excludedFiles(insts[0].IgnoredFiles, src))
+		}
+		var mp *load.MultiplePackageError
+		if errors.As(err, &mp) && len(mp.Files) == 2 && len(mp.Packages) == 2 {
+			at := Path{src: src, pos: packageClause(filepath.Join(abs, mp.Files[1]))}
+			return nil, Errors{{Path: at, Msg: fmt.Sprintf("package %s, but %s is package %s: the .cue files of a cluster directory are one package; give them one name",
+				mp.Packages[1], mp.Files[0], mp.Packages[0])}}
 		}
 		return nil, Errors(cueDiagnostics(err, src, insts[0].Files))
 	}
@@ -685,6 +692,19 @@ func cueDiagnostics(err error, src *source, files []*ast.File) []Diagnostic {
 		kept = append(kept, d)
 	}
 	return kept
+}
+
+// packageClause is where file declares its package, else its first
+// line.
+func packageClause(file string) token.Pos {
+	if f, err := parser.ParseFile(file, nil, parser.PackageClauseOnly); err == nil {
+		for _, d := range f.Decls {
+			if p, ok := d.(*ast.Package); ok {
+				return p.Pos()
+			}
+		}
+	}
+	return token.NewFile(file, -1, 1).Pos(0, token.NoRelPos)
 }
 
 // excludedFiles are the diagnostics for a directory whose .cue files CUE
