@@ -103,12 +103,50 @@ func TestTemplatesAndSamples(t *testing.T) {
 	}
 }
 
-// TestEveryPolicyHasASuite fails for a policy folder without a gator
-// suite, as gatekeeper-library's require-suites check does.
-func TestEveryPolicyHasASuite(t *testing.T) {
+// policyDirs are the folders on disk under policies/: every one but lib/,
+// the Rego library the templates share.
+func policyDirs(t *testing.T) []string {
+	t.Helper()
+	entries, err := os.ReadDir(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dirs []string
+	for _, e := range entries {
+		if e.IsDir() && e.Name() != "lib" {
+			dirs = append(dirs, e.Name())
+		}
+	}
+	return dirs
+}
+
+// TestFoldersAreRegistered keeps the folders on disk and policies.All the
+// same set: a folder All does not name is verified by gator but never
+// rendered into a cluster; a name without a folder has no Rego.
+func TestFoldersAreRegistered(t *testing.T) {
+	registered := map[string]bool{}
 	for _, p := range policies.All {
-		_, err := os.Stat(filepath.Join(p.Dir, "suite.yaml"))
-		assert.NoError(t, err, "policies/%s has no suite.yaml", p.Dir)
+		registered[p.Dir] = true
+	}
+	onDisk := map[string]bool{}
+	for _, dir := range policyDirs(t) {
+		onDisk[dir] = true
+		assert.True(t, registered[dir], "policies/%s is not in policies.All: register it, or remove the folder", dir)
+	}
+	for _, p := range policies.All {
+		assert.True(t, onDisk[p.Dir], "policies.All names %s, but policies/%s is not a folder", p.Dir, p.Dir)
+	}
+}
+
+// TestEveryPolicyHasASuite fails for a policy folder on disk without its
+// Rego, Rego tests, template or gator suite, as gatekeeper-library's
+// require-suites check does.
+func TestEveryPolicyHasASuite(t *testing.T) {
+	for _, dir := range policyDirs(t) {
+		for _, f := range []string{"src.rego", "src_test.rego", "template.yaml", "suite.yaml"} {
+			_, err := os.Stat(filepath.Join(dir, f))
+			assert.NoError(t, err, "policies/%s has no %s", dir, f)
+		}
 	}
 }
 

@@ -2,6 +2,7 @@ package compile
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -14,8 +15,8 @@ import (
 // likely expects, and errors: a pool or MIG config that targets no node.
 func (m *Model) Check(inv *inventory.Inventory) []Diagnostic {
 	var out []Diagnostic
-	warn := func(pos, format string, args ...any) {
-		out = append(out, Diagnostic{Severity: Warning, Pos: pos, Msg: fmt.Sprintf(format, args...)})
+	warn := func(at Path, format string, args ...any) {
+		out = append(out, Diagnostic{Severity: Warning, Path: at, Msg: fmt.Sprintf(format, args...)})
 	}
 	// inv.Problems are the inventory reader's to report (once, with the
 	// file they are in): the CLI prints them as it reads.
@@ -30,7 +31,7 @@ func (m *Model) Check(inv *inventory.Inventory) []Diagnostic {
 		p := &m.Profiles[i]
 		for j, id := range p.AcceleratorTypes {
 			if nodes[id] == 0 {
-				warn(relPos(p.typesPos[j], m.cwd), "profiles.%s: no node in the inventory has %s (0 available); the profile's pods stay Pending until one joins", p.Name, id)
+				warn(p.path.At(p.types[j]), "no node in the inventory has %s (0 available); the profile's pods stay Pending until one joins", id)
 			}
 		}
 		if p.GPU.Max != nil && len(p.AcceleratorTypes) > 0 {
@@ -39,7 +40,7 @@ func (m *Model) Check(inv *inventory.Inventory) []Diagnostic {
 				biggest = max(biggest, maxPerNode[id])
 			}
 			if biggest > 0 && *p.GPU.Max > biggest {
-				warn(relPos(p.pos, m.cwd), "profiles.%s: gpu.max is %d but no node of its types has more than %d allocatable; larger requests never schedule", p.Name, *p.GPU.Max, biggest)
+				warn(p.path, "gpu.max is %d but no node of its types has more than %d allocatable; larger requests never schedule", *p.GPU.Max, biggest)
 			}
 		}
 	}
@@ -50,9 +51,9 @@ func (m *Model) Check(inv *inventory.Inventory) []Diagnostic {
 	for i := range inv.Nodes {
 		known[inv.Nodes[i].Name] = true
 	}
-	for _, node := range sortedKeys(m.Pins) {
+	for _, node := range slices.Sorted(maps.Keys(m.Pins)) {
 		if !known[node] {
-			warn(relPos(m.pinPos[node], m.cwd), "cluster.nodes.%s: no such accelerator node in the inventory; the pin only takes effect when it joins", node)
+			warn(m.pins[node], "no such accelerator node in the inventory; the pin only takes effect when it joins")
 		}
 	}
 	var unknown []string
@@ -67,7 +68,7 @@ func (m *Model) Check(inv *inventory.Inventory) []Diagnostic {
 		if len(shown) > 5 {
 			shown = append(shown[:5:5], fmt.Sprintf("and %d more", len(unknown)-5))
 		}
-		warn("", "inventory: %d node(s) have accelerators of unknown type (%s): pin them in cluster.nodes or fix their GPU Feature Discovery labels; `accelc inventory show` says why",
+		warn(Path{}, "inventory: %d node(s) have accelerators of unknown type (%s): pin them in cluster.nodes or fix their GPU Feature Discovery labels; `accelc inventory show` says why",
 			len(unknown), strings.Join(shown, ", "))
 	}
 	return out
@@ -94,20 +95,21 @@ func (m *Model) checkQuotas(inv *inventory.Inventory) []Diagnostic {
 	var parts = map[string][]string{}
 	for i := range m.Teams {
 		t := &m.Teams[i]
-		for _, id := range sortedKeys(t.Quota) {
+		for _, id := range slices.Sorted(maps.Keys(t.Quota)) {
 			q := t.Quota[id]
 			total[id] += q
 			parts[id] = append(parts[id], fmt.Sprintf("%s %d", t.Name, q))
 			if capacity[id] == 0 && q > 0 {
-				out = append(out, Diagnostic{Severity: Warning, Pos: relPos(t.quotaPos[id], m.cwd), Msg: fmt.Sprintf(
-					"teams.%s.quota: %d × %s, but no node in the inventory has one: the quota admits nothing until one joins", t.Name, q, id)})
+				quota := t.path.Key("quota")
+				out = append(out, Diagnostic{Severity: Warning, Path: quota.At(quota.Key(id)), Msg: fmt.Sprintf(
+					"%d × %s, but no node in the inventory has one: the quota admits nothing until one joins", q, id)})
 			}
 		}
 	}
-	for _, id := range sortedKeys(total) {
+	for _, id := range slices.Sorted(maps.Keys(total)) {
 		if c := capacity[id]; c > 0 && total[id] > c {
-			out = append(out, Diagnostic{Severity: Warning, Msg: fmt.Sprintf(
-				"teams: quotas for %s add up to %d (%s) but the cluster has %d allocatable: teams will wait on each other for the difference",
+			out = append(out, Diagnostic{Severity: Warning, Path: m.root().Key("teams"), Msg: fmt.Sprintf(
+				"quotas for %s add up to %d (%s) but the cluster has %d allocatable: teams will wait on each other for the difference",
 				id, total[id], strings.Join(parts[id], " + "), c)})
 		}
 	}
@@ -142,18 +144,17 @@ func (m *Model) checkWholeGPUProfiles(inv *inventory.Inventory) []Diagnostic {
 					closed = appendOnce(closed, pool.Name)
 				}
 			}
-			pos := relPos(p.pos, m.cwd)
 			sort.Strings(untainted)
 			sort.Strings(closed)
 			if len(untainted) > 0 {
-				out = append(out, Diagnostic{Severity: Warning, Pos: pos, Msg: fmt.Sprintf(
-					"profiles.%s: %s nodes of pool %s have no taint (taint: \"none\"), so the profile's pods may be handed a shared replica or a MIG slice there, not a whole GPU: give the pool a taint",
-					p.Name, id, strings.Join(untainted, ", "))})
+				out = append(out, Diagnostic{Severity: Warning, Path: p.path, Msg: fmt.Sprintf(
+					"%s nodes of pool %s have no taint (taint: \"none\"), so the profile's pods may be handed a shared replica or a MIG slice there, not a whole GPU: give the pool a taint",
+					id, strings.Join(untainted, ", "))})
 			}
 			if open == 0 && len(closed) > 0 {
-				out = append(out, Diagnostic{Severity: Warning, Pos: pos, Msg: fmt.Sprintf(
-					"profiles.%s: every %s node is in pool %s, whose taint the profile does not tolerate: its pods stay Pending; target the pool (pool: or mig:) instead",
-					p.Name, id, strings.Join(closed, ", "))})
+				out = append(out, Diagnostic{Severity: Warning, Path: p.path, Msg: fmt.Sprintf(
+					"every %s node is in pool %s, whose taint the profile does not tolerate: its pods stay Pending; target the pool (pool: or mig:) instead",
+					id, strings.Join(closed, ", "))})
 			}
 		}
 	}

@@ -167,6 +167,8 @@ teams: ds: {
 	profiles: ["gpu"]
 }
 `, []string{"c.cue:7:2: teams.ds.profiles: generic profile gpu runs on the team's types, and the team has none: give it acceleratorTypes"}},
+		"no package clause": {`cluster: name: "lab"
+`, []string{"c.cue:1:1: no package clause: start the file with `package <name>`"}},
 		"team namespace excluded from the policies": {`package c
 
 cluster: name: "lab"
@@ -187,6 +189,18 @@ teams: ops: namespaces: ["ml", "kube-ml"]
 			}
 		})
 	}
+}
+
+// TestTwoPackages: files of two packages in a cluster directory are an
+// error at the second one's package clause.
+func TestTwoPackages(t *testing.T) {
+	dir := cluster(t, map[string]string{
+		"a.cue": "package a\ncluster: name: \"lab\"\n",
+		"b.cue": "// Copied from another cluster.\n\npackage b\n",
+	})
+	_, err := compile.Load(dir)
+	require.Error(t, err)
+	assert.Equal(t, filepath.ToSlash(filepath.Clean(dir))+"/b.cue:3:1: package b, but a.cue is package a: the .cue files of a cluster directory are one package; give them one name", err.Error())
 }
 
 // TestTeamProfilesGiveTypes: a team that lists profiles and no types may

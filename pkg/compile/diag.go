@@ -19,18 +19,35 @@ const (
 // Diagnostic is one finding about a configuration.
 type Diagnostic struct {
 	Severity Severity
-	// Pos is "file:line:col" relative to the working directory, or empty.
+	// Path is what in the configuration the finding is about, and where
+	// the user's files write it; zero for a finding about no one place.
+	Path Path
+	// Pos is "file:line:col", or a file, for a finding no configuration
+	// path locates: an evaluation that overran its limits, or an object
+	// render.Validate positions at its origin. It prints when Path has no
+	// position.
 	Pos string
+	// Msg is what was found and what to do, after the path.
 	Msg string
 }
 
+// String is the diagnostic as accelc prints it:
+// [warning: ]file:line:col: path: message.
 func (d Diagnostic) String() string {
 	var b strings.Builder
 	if d.Severity == Warning {
 		b.WriteString("warning: ")
 	}
-	if d.Pos != "" {
-		b.WriteString(d.Pos)
+	pos := d.Path.Where()
+	if pos == "" {
+		pos = d.Pos
+	}
+	if pos != "" {
+		b.WriteString(pos)
+		b.WriteString(": ")
+	}
+	if path := d.Path.String(); path != "" {
+		b.WriteString(path)
 		b.WriteString(": ")
 	}
 	b.WriteString(d.Msg)

@@ -16,6 +16,8 @@
 //
 // Check then compares the model with a node inventory: warnings for what
 // renders but will not behave as meant, and errors for a pool that takes
-// no node. Every diagnostic names the file:line:col it
-// is about, relative to the working directory, and says what to do.
+// no node. Every diagnostic carries the Path it is about, which prints as
+// the CUE path (profiles.a100-large.acceleratorTypes[0]) and knows the
+// file:line:col where the user wrote it, relative to the working
+// directory; the message says what to do.
 package compile

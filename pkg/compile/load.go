@@ -4,18 +4,20 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/ast"
+	"cuelang.org/go/cue/build"
 	"cuelang.org/go/cue/cuecontext"
 	cueerrors "cuelang.org/go/cue/errors"
 	"cuelang.org/go/cue/load"
+	"cuelang.org/go/cue/parser"
 	"cuelang.org/go/cue/token"
 	"k8s.io/apimachinery/pkg/api/resource"
 
@@ -39,6 +41,7 @@ func loadUnbounded(dir string) (*Model, error) {
 	} else if !fi.IsDir() {
 		return nil, fmt.Errorf("%s is not a directory: give the cluster directory that holds its .cue files", dir)
 	}
+	src := &source{cwd: cwd}
 	insts := load.Instances([]string{"."}, &load.Config{Dir: abs})
 	if len(insts) != 1 {
 		return nil, Errors{{Msg: fmt.Sprintf("%s: expected one CUE package, found %d", dir, len(insts))}}
@@ -47,7 +50,16 @@ func loadUnbounded(dir string) (*Model, error) {
 		if msg := err.Error(); strings.Contains(msg, "no CUE files") || strings.Contains(msg, "matched no packages") {
 			return nil, Errors{{Msg: fmt.Sprintf("%s: no .cue files: a cluster directory holds the cluster's CUE configuration (see examples/clusters)", dir)}}
 		}
-		return nil, Errors(cueDiagnostics(err, cwd, insts[0].Files))
+		if len(insts[0].Files) == 0 && len(insts[0].IgnoredFiles) > 0 {
+			return nil, Errors(excludedFiles(insts[0].IgnoredFiles, src))
+		}
+		var mp *load.MultiplePackageError
+		if errors.As(err, &mp) && len(mp.Files) == 2 && len(mp.Packages) == 2 {
+			at := Path{src: src, pos: packageClause(filepath.Join(abs, mp.Files[1]))}
+			return nil, Errors{{Path: at, Msg: fmt.Sprintf("package %s, but %s is package %s: the .cue files of a cluster directory are one package; give them one name",
+				mp.Packages[1], mp.Files[0], mp.Packages[0])}}
+		}
+		return nil, Errors(cueDiagnostics(err, src, insts[0].Files))
 	}
 
 	ctx := cuecontext.New()
@@ -57,11 +69,12 @@ func loadUnbounded(dir string) (*Model, error) {
 	}
 	user := ctx.BuildInstance(insts[0])
 	if err := user.Err(); err != nil {
-		return nil, Errors(cueDiagnostics(err, cwd, insts[0].Files))
+		return nil, Errors(cueDiagnostics(err, src, insts[0].Files))
 	}
 	cfg := schema.LookupPath(cue.ParsePath("#Config")).Unify(user)
+	src.user, src.cfg, src.built = user, cfg, true
 	if err := cfg.Validate(cue.Concrete(true)); err != nil {
-		return nil, Errors(cueDiagnostics(err, cwd, insts[0].Files))
+		return nil, Errors(cueDiagnostics(err, src, insts[0].Files))
 	}
 
 	var raw struct {
@@ -76,85 +89,41 @@ func loadUnbounded(dir string) (*Model, error) {
 		Teams        map[string]Team           `json:"teams"`
 	}
 	if err := cfg.Decode(&raw); err != nil {
-		return nil, Errors(cueDiagnostics(err, cwd, insts[0].Files))
+		return nil, Errors(cueDiagnostics(err, src, insts[0].Files))
 	}
 
-	m := &Model{Cluster: raw.Cluster.Cluster, Pins: map[string]string{}, pinPos: map[string]token.Pos{}, cwd: cwd}
+	m := &Model{Cluster: raw.Cluster.Cluster, Pins: map[string]string{}, pins: map[string]Path{}, src: src}
+	root := src.root()
 	var diags []Diagnostic
-	// pos finds where the user wrote a value; the unified value may carry
-	// the schema's position instead.
-	pos := func(path ...cue.Selector) token.Pos {
-		p := cue.MakePath(path...)
-		if up := user.LookupPath(p).Pos(); up.IsValid() {
-			return up
-		}
-		return cfg.LookupPath(p).Pos()
-	}
-	at := func(path ...cue.Selector) string { return relPos(pos(path...), cwd) }
-	m.where = func(path []string) string {
-		sel := make([]cue.Selector, len(path))
-		for i, p := range path {
-			sel[i] = cue.Str(p)
-		}
-		for i := len(sel); i > 0; i-- {
-			if up := user.LookupPath(cue.MakePath(sel[:i]...)).Pos(); up.IsValid() {
-				return relPos(up, cwd)
-			}
-		}
-		return ""
-	}
-	diags = append(diags, checkKubernetesNames(&raw.Cluster.Cluster, sortedKeys(raw.Accelerators), at)...)
+	diags = append(diags, checkKubernetesNames(&raw.Cluster.Cluster, slices.Sorted(maps.Keys(raw.Accelerators)), root)...)
 
 	builtinCat, err := catalog.Builtin()
 	if err != nil {
 		return nil, err
 	}
-	cat, catDiags := mergeCatalog(builtinCat, raw.Accelerators, func(id string) string {
-		return at(cue.Str("accelerators"), cue.Str(id))
-	})
+	cat, catDiags := mergeCatalog(builtinCat, raw.Accelerators, root.Key("accelerators"))
 	diags = append(diags, catDiags...)
 	if cat == nil {
 		return nil, Errors(diags)
 	}
 	m.Catalog = cat
 
-	unknown := func(pos, what, id string) Diagnostic { return unknownType(cat, pos, what, id) }
-
-	for _, node := range sortedKeys(raw.Cluster.Nodes) {
+	for _, node := range slices.Sorted(maps.Keys(raw.Cluster.Nodes)) {
 		id := raw.Cluster.Nodes[node].AcceleratorType
+		pin := root.Key("cluster").Key("nodes").Key(node)
 		if _, ok := cat.Get(id); !ok {
-			diags = append(diags, unknown(at(cue.Str("cluster"), cue.Str("nodes"), cue.Str(node), cue.Str("acceleratorType")), "cluster.nodes."+node, id))
+			diags = append(diags, unknownType(cat, pin.At(pin.Key("acceleratorType")), id))
 			continue
 		}
 		m.Pins[node] = id
-		m.pinPos[node] = pos(cue.Str("cluster"), cue.Str("nodes"), cue.Str(node))
+		m.pins[node] = pin
 	}
 
-	diags = append(diags, buildNodePools(m, pos, at)...)
+	diags = append(diags, buildNodePools(m)...)
 
-	for _, name := range sortedKeys(raw.Profiles) {
+	for _, name := range slices.Sorted(maps.Keys(raw.Profiles)) {
 		p := raw.Profiles[name]
-		p.pos = pos(cue.Str("profiles"), cue.Str(name))
-		// profileAt is where the user wrote a field of the profile, or,
-		// for a field they left out, the nearest enclosing one they wrote
-		// (never the schema's default).
-		profileAt := func(field ...any) string {
-			sel := []cue.Selector{cue.Str("profiles"), cue.Str(name)}
-			for _, f := range field {
-				switch f := f.(type) {
-				case string:
-					sel = append(sel, cue.Str(f))
-				case int:
-					sel = append(sel, cue.Index(f))
-				}
-			}
-			for i := len(sel); i > 0; i-- {
-				if up := user.LookupPath(cue.MakePath(sel[:i]...)).Pos(); up.IsValid() {
-					return relPos(up, cwd)
-				}
-			}
-			return at(sel...)
-		}
+		p.path = root.Key("profiles").Key(name)
 		// A pool profile that names no type takes its pools' types.
 		derived := p.Pool != "" && len(p.AcceleratorTypes) == 0
 		if derived {
@@ -163,19 +132,17 @@ func loadUnbounded(dir string) (*Model, error) {
 		resourceSet := p.ResourceName != ""
 		seen := map[string]bool{}
 		for i, id := range p.AcceleratorTypes {
-			sel := []cue.Selector{cue.Str("profiles"), cue.Str(name), cue.Str("acceleratorTypes"), cue.Index(i)}
+			tp := p.path.Key("acceleratorTypes").Index(i)
 			if derived {
-				sel = []cue.Selector{cue.Str("profiles"), cue.Str(name), cue.Str("pool")}
+				tp = tp.At(p.path.Key("pool"))
 			}
-			tp := pos(sel...)
-			p.typesPos = append(p.typesPos, tp)
-			what := fmt.Sprintf("profiles.%s.acceleratorTypes[%d]", name, i)
+			p.types = append(p.types, tp)
 			c, ok := cat.Get(id)
 			switch {
 			case !ok:
-				diags = append(diags, unknown(relPos(tp, cwd), what, id))
+				diags = append(diags, unknownType(cat, tp, id))
 			case seen[id]:
-				diags = append(diags, Diagnostic{Pos: relPos(tp, cwd), Msg: fmt.Sprintf("%s: %s is listed twice: list each type once, in order of preference", what, id)})
+				diags = append(diags, Diagnostic{Path: tp, Msg: fmt.Sprintf("%s is listed twice: list each type once, in order of preference", id)})
 			default:
 				p.Classes = append(p.Classes, c)
 			}
@@ -187,18 +154,18 @@ func loadUnbounded(dir string) (*Model, error) {
 				resources[c.ResourceName] = true
 			}
 			if len(resources) > 1 {
-				diags = append(diags, Diagnostic{Pos: relPos(p.pos, cwd), Msg: fmt.Sprintf(
-					"profiles.%s: its types are requested through different resources (%s); a pod asks for one: split the profile per vendor",
-					name, strings.Join(sortedKeys(resources), ", "))})
+				diags = append(diags, Diagnostic{Path: p.path, Msg: fmt.Sprintf(
+					"its types are requested through different resources (%s); a pod asks for one: split the profile per vendor",
+					strings.Join(slices.Sorted(maps.Keys(resources)), ", "))})
 			}
 			// A typed profile may name another resource of its vendor: a
 			// MIG slice (nvidia.com/mig-1g.10gb) or a renamed shared GPU
 			// (nvidia.com/gpu.shared).
 			base := p.Classes[0].ResourceName
 			if p.ResourceName != "" && !resources[p.ResourceName] && !sameDomain(p.ResourceName, base) {
-				diags = append(diags, Diagnostic{Pos: at(cue.Str("profiles"), cue.Str(name), cue.Str("resourceName")), Msg: fmt.Sprintf(
-					"profiles.%s.resourceName: %s is not a resource of its types' vendor (%s): name one under %s, or drop it",
-					name, p.ResourceName, base, base[:strings.Index(base, "/")+1])})
+				diags = append(diags, Diagnostic{Path: p.path.Key("resourceName"), Msg: fmt.Sprintf(
+					"%s is not a resource of its types' vendor (%s): name one under %s, or drop it",
+					p.ResourceName, base, base[:strings.Index(base, "/")+1])})
 			}
 			if p.ResourceName == "" {
 				p.ResourceName = base
@@ -206,47 +173,41 @@ func loadUnbounded(dir string) (*Model, error) {
 		} else if p.ResourceName == "" {
 			p.ResourceName = "nvidia.com/gpu"
 		}
-		diags = append(diags, checkProfileSharing(m, &p, resourceSet, profileAt)...)
+		diags = append(diags, checkProfileSharing(m, &p, resourceSet)...)
 		if pc := p.PriorityClassName; pc != "" {
 			if _, ok := m.Cluster.PriorityClasses[pc]; !ok {
-				diags = append(diags, Diagnostic{Pos: profileAt("priorityClassName"), Msg: fmt.Sprintf(
-					"profiles.%s.priorityClassName: %s is not one of cluster.priorityClasses (%s): declare it there; the mutation sets the class's value with its name, as the Priority admission plugin requires",
-					name, pc, orNone(sortedKeys(m.Cluster.PriorityClasses)))})
+				diags = append(diags, Diagnostic{Path: p.path.Key("priorityClassName"), Msg: fmt.Sprintf(
+					"%s is not one of cluster.priorityClasses (%s): declare it there; the mutation sets the class's value with its name, as the Priority admission plugin requires",
+					pc, orNone(slices.Sorted(maps.Keys(m.Cluster.PriorityClasses))))})
 			}
 		}
-		diags = append(diags, checkRanges(&p, func(field ...string) string {
-			sel := []cue.Selector{cue.Str("profiles"), cue.Str(name)}
-			for _, f := range field {
-				sel = append(sel, cue.Str(f))
-			}
-			return at(sel...)
-		})...)
+		diags = append(diags, checkRanges(&p)...)
 		m.Profiles = append(m.Profiles, p)
 	}
 
-	diags = append(diags, checkMIG(m, at)...)
-	diags = append(diags, checkSharing(m, at)...)
+	diags = append(diags, checkMIG(m)...)
+	diags = append(diags, checkSharing(m)...)
 
 	nsTeam := map[string]string{}
-	for _, name := range sortedKeys(raw.Teams) {
+	for _, name := range slices.Sorted(maps.Keys(raw.Teams)) {
 		t := raw.Teams[name]
+		t.path = root.Key("teams").Key(name)
 		for i, id := range t.AcceleratorTypes {
 			if _, ok := cat.Get(id); !ok {
-				pos := at(cue.Str("teams"), cue.Str(name), cue.Str("acceleratorTypes"), cue.Index(i))
-				diags = append(diags, unknown(pos, fmt.Sprintf("teams.%s.acceleratorTypes[%d]", name, i), id))
+				diags = append(diags, unknownType(cat, t.path.Key("acceleratorTypes").Index(i), id))
 			}
 		}
-		diags = append(diags, checkTeamProfiles(&t, m, at)...)
-		diags = append(diags, checkTeamQuota(&t, m, pos, at)...)
+		diags = append(diags, checkTeamProfiles(&t, m)...)
+		diags = append(diags, checkTeamQuota(&t, m)...)
 		for i, ns := range t.Namespaces {
+			at := t.path.Key("namespaces").Index(i)
 			if pattern, ok := excludedBy(m.Cluster.ExcludedNamespaces, ns); ok {
-				diags = append(diags, Diagnostic{Pos: at(cue.Str("teams"), cue.Str(name), cue.Str("namespaces"), cue.Index(i)), Msg: fmt.Sprintf(
-					"teams.%s.namespaces[%d]: namespace %s is excluded from accelc's policies by cluster.excludedNamespaces %q, so its pods would reach any accelerator: rename the namespace or narrow the pattern", name, i, ns, pattern)})
+				diags = append(diags, Diagnostic{Path: at, Msg: fmt.Sprintf(
+					"namespace %s is excluded from accelc's policies by cluster.excludedNamespaces %q, so its pods would reach any accelerator: rename the namespace or narrow the pattern", ns, pattern)})
 			}
 			if other, ok := nsTeam[ns]; ok {
-				pos := at(cue.Str("teams"), cue.Str(name), cue.Str("namespaces"), cue.Index(i))
-				diags = append(diags, Diagnostic{Pos: pos, Msg: fmt.Sprintf(
-					"teams.%s.namespaces[%d]: namespace %s already belongs to team %s: a namespace has one team", name, i, ns, other)})
+				diags = append(diags, Diagnostic{Path: at, Msg: fmt.Sprintf(
+					"namespace %s already belongs to team %s: a namespace has one team", ns, other)})
 				continue
 			}
 			nsTeam[ns] = name
@@ -264,7 +225,7 @@ func loadUnbounded(dir string) (*Model, error) {
 // must exist; the team's types, left out, are its profiles' types, and
 // given, must hold them; a profile's priority class may not outrank the
 // team's tier.
-func checkTeamProfiles(t *Team, m *Model, at func(path ...cue.Selector) string) []Diagnostic {
+func checkTeamProfiles(t *Team, m *Model) []Diagnostic {
 	if t.Profiles == nil {
 		return nil
 	}
@@ -276,15 +237,14 @@ func checkTeamProfiles(t *Team, m *Model, at func(path ...cue.Selector) string) 
 	}
 	generic := ""
 	for i, name := range t.Profiles {
-		where := at(cue.Str("teams"), cue.Str(t.Name), cue.Str("profiles"), cue.Index(i))
-		what := fmt.Sprintf("teams.%s.profiles[%d]", t.Name, i)
+		where := t.path.Key("profiles").Index(i)
 		p := m.Profile(name)
 		if p == nil {
-			msg := fmt.Sprintf("%s: no hardware profile %q", what, name)
+			msg := fmt.Sprintf("no hardware profile %q", name)
 			if close := catalog.Closest(name, profileNames(m), 3); len(close) > 0 {
 				msg += "; did you mean " + strings.Join(close, ", ") + "?"
 			}
-			out = append(out, Diagnostic{Pos: where, Msg: msg + " (profiles: " + orNone(profileNames(m)) + ")"})
+			out = append(out, Diagnostic{Path: where, Msg: msg + " (profiles: " + orNone(profileNames(m)) + ")"})
 			continue
 		}
 		if p.Generic() {
@@ -296,22 +256,22 @@ func checkTeamProfiles(t *Team, m *Model, at func(path ...cue.Selector) string) 
 				t.AcceleratorTypes = append(t.AcceleratorTypes, id)
 				has[id] = true
 			case !has[id]:
-				out = append(out, Diagnostic{Pos: where, Msg: fmt.Sprintf(
-					"%s: profile %s runs on %s, which is not among the team's acceleratorTypes (%s): add the type or drop the profile",
-					what, name, id, strings.Join(t.AcceleratorTypes, ", "))})
+				out = append(out, Diagnostic{Path: where, Msg: fmt.Sprintf(
+					"profile %s runs on %s, which is not among the team's acceleratorTypes (%s): add the type or drop the profile",
+					name, id, strings.Join(t.AcceleratorTypes, ", "))})
 			}
 		}
 		if tier, ok := m.Cluster.PriorityClasses[t.Priority]; ok && p.PriorityClassName != "" {
 			if pc := m.Cluster.PriorityClasses[p.PriorityClassName]; pc.Value > tier.Value {
-				out = append(out, Diagnostic{Pos: where, Msg: fmt.Sprintf(
-					"%s: profile %s runs at priority class %s (%d), above the team's tier %s (%d): raise the team's priority or pick a profile of its tier",
-					what, name, p.PriorityClassName, pc.Value, t.Priority, tier.Value)})
+				out = append(out, Diagnostic{Path: where, Msg: fmt.Sprintf(
+					"profile %s runs at priority class %s (%d), above the team's tier %s (%d): raise the team's priority or pick a profile of its tier",
+					name, p.PriorityClassName, pc.Value, t.Priority, tier.Value)})
 			}
 		}
 	}
 	if generic != "" && len(t.AcceleratorTypes) == 0 {
-		out = append(out, Diagnostic{Pos: at(cue.Str("teams"), cue.Str(t.Name), cue.Str("profiles")), Msg: fmt.Sprintf(
-			"teams.%s.profiles: generic profile %s runs on the team's types, and the team has none: give it acceleratorTypes", t.Name, generic)})
+		out = append(out, Diagnostic{Path: t.path.Key("profiles"), Msg: fmt.Sprintf(
+			"generic profile %s runs on the team's types, and the team has none: give it acceleratorTypes", generic)})
 	}
 	return out
 }
@@ -341,7 +301,7 @@ func excludedBy(patterns []string, ns string) (string, bool) {
 
 // checkMIG checks each MIG config against its type's geometry, the
 // strategy, and the other configs' nodes.
-func checkMIG(m *Model, at func(path ...cue.Selector) string) []Diagnostic {
+func checkMIG(m *Model) []Diagnostic {
 	if m.Cluster.MIG == nil {
 		return nil
 	}
@@ -350,30 +310,23 @@ func checkMIG(m *Model, at func(path ...cue.Selector) string) []Diagnostic {
 		return []Diagnostic{{Msg: err.Error()}}
 	}
 	var out []Diagnostic
-	path := func(name string, rest ...string) string {
-		sel := []cue.Selector{cue.Str("cluster"), cue.Str("mig"), cue.Str("configs"), cue.Str(name)}
-		for _, r := range rest {
-			sel = append(sel, cue.Str(r))
-		}
-		return at(sel...)
-	}
 	wholeType := map[string]string{} // type → config without a node list
 	nodeConfig := map[string]string{}
-	for _, name := range sortedKeys(m.Cluster.MIG.Configs) {
+	for _, name := range slices.Sorted(maps.Keys(m.Cluster.MIG.Configs)) {
 		c := m.Cluster.MIG.Configs[name]
-		what := "cluster.mig.configs." + name
+		config := m.root().Key("cluster").Key("mig").Key("configs").Key(name)
 		if _, ok := m.Catalog.Get(c.AcceleratorType); !ok {
-			out = append(out, unknownType(m.Catalog, path(name, "acceleratorType"), what+".acceleratorType", c.AcceleratorType))
+			out = append(out, unknownType(m.Catalog, config.Key("acceleratorType"), c.AcceleratorType))
 			continue
 		}
 		g, ok := geo[c.AcceleratorType]
 		if !ok {
-			out = append(out, Diagnostic{Pos: path(name, "acceleratorType"), Msg: fmt.Sprintf(
-				"%s: %s has no MIG (MIG-capable types: %s): share it with time-slicing instead", what, c.AcceleratorType, strings.Join(sortedKeys(geo), ", "))})
+			out = append(out, Diagnostic{Path: config.At(config.Key("acceleratorType")), Msg: fmt.Sprintf(
+				"%s has no MIG (MIG-capable types: %s): share it with time-slicing instead", c.AcceleratorType, strings.Join(slices.Sorted(maps.Keys(geo)), ", "))})
 			continue
 		}
 		if _, err := g.Place(c.Layout); err != nil {
-			out = append(out, Diagnostic{Pos: path(name, "layout"), Msg: fmt.Sprintf("%s.layout: %v", what, err)})
+			out = append(out, Diagnostic{Path: config.Key("layout"), Msg: err.Error()})
 		}
 		if m.Cluster.MIG.Strategy == "single" {
 			used := 0
@@ -383,21 +336,21 @@ func checkMIG(m *Model, at func(path ...cue.Selector) string) []Diagnostic {
 				}
 			}
 			if used > 1 {
-				out = append(out, Diagnostic{Pos: path(name, "layout"), Msg: fmt.Sprintf(
-					"%s.layout: %d profiles, but the MIG strategy is single (one profile per GPU): set cluster.mig.strategy: \"mixed\"", what, used)})
+				out = append(out, Diagnostic{Path: config.Key("layout"), Msg: fmt.Sprintf(
+					"%d profiles, but the MIG strategy is single (one profile per GPU): set cluster.mig.strategy: \"mixed\"", used)})
 			}
 		}
 		if len(c.Nodes) == 0 {
 			if other, dup := wholeType[c.AcceleratorType]; dup {
-				out = append(out, Diagnostic{Pos: path(name), Msg: fmt.Sprintf(
-					"%s: config %s already takes every %s node: list nodes in one of them", what, other, c.AcceleratorType)})
+				out = append(out, Diagnostic{Path: config, Msg: fmt.Sprintf(
+					"config %s already takes every %s node: list nodes in one of them", other, c.AcceleratorType)})
 			}
 			wholeType[c.AcceleratorType] = name
 		}
 		for _, node := range c.Nodes {
 			if other, dup := nodeConfig[node]; dup {
-				out = append(out, Diagnostic{Pos: path(name, "nodes"), Msg: fmt.Sprintf(
-					"%s.nodes: node %s is already in config %s: a node takes one MIG config", what, node, other)})
+				out = append(out, Diagnostic{Path: config.Key("nodes"), Msg: fmt.Sprintf(
+					"node %s is already in config %s: a node takes one MIG config", node, other)})
 			}
 			nodeConfig[node] = name
 		}
@@ -408,7 +361,7 @@ func checkMIG(m *Model, at func(path ...cue.Selector) string) []Diagnostic {
 // checkSharing checks the pools' types and that no node is in two pools,
 // or in a pool and a MIG config (the device plugin's MPS does not take
 // MIG devices, and one sharing config applies per node).
-func checkSharing(m *Model, at func(path ...cue.Selector) string) []Diagnostic {
+func checkSharing(m *Model) []Diagnostic {
 	var out []Diagnostic
 	wholeType := map[string]string{}
 	nodePool := map[string]string{}
@@ -423,30 +376,28 @@ func checkSharing(m *Model, at func(path ...cue.Selector) string) []Diagnostic {
 			}
 		}
 	}
-	for _, name := range sortedKeys(m.Cluster.Sharing) {
+	for _, name := range slices.Sorted(maps.Keys(m.Cluster.Sharing)) {
 		p := m.Cluster.Sharing[name]
-		pos := at(cue.Str("cluster"), cue.Str("sharing"), cue.Str(name))
-		what := "cluster.sharing." + name
+		pool := m.root().Key("cluster").Key("sharing").Key(name)
 		if _, ok := m.Catalog.Get(p.AcceleratorType); !ok {
-			out = append(out, unknownType(m.Catalog, at(cue.Str("cluster"), cue.Str("sharing"), cue.Str(name), cue.Str("acceleratorType")), what+".acceleratorType", p.AcceleratorType))
+			out = append(out, unknownType(m.Catalog, pool.Key("acceleratorType"), p.AcceleratorType))
 			continue
 		}
 		if len(p.Nodes) == 0 {
 			if other, dup := wholeType[p.AcceleratorType]; dup {
-				out = append(out, Diagnostic{Pos: pos, Msg: fmt.Sprintf("%s: pool %s already takes every %s node: list nodes in one of them", what, other, p.AcceleratorType)})
+				out = append(out, Diagnostic{Path: pool, Msg: fmt.Sprintf("pool %s already takes every %s node: list nodes in one of them", other, p.AcceleratorType)})
 			}
 			if cfg, dup := migTypes[p.AcceleratorType]; dup {
-				out = append(out, Diagnostic{Pos: pos, Msg: fmt.Sprintf("%s: MIG config %s already takes every %s node: a node is either MIG-partitioned or shared; list nodes", what, cfg, p.AcceleratorType)})
+				out = append(out, Diagnostic{Path: pool, Msg: fmt.Sprintf("MIG config %s already takes every %s node: a node is either MIG-partitioned or shared; list nodes", cfg, p.AcceleratorType)})
 			}
 			wholeType[p.AcceleratorType] = name
 		}
 		if p.Strategy == "mps" && m.Cluster.MIGStrategy() == "mixed" {
-			out = append(out, Diagnostic{Pos: at(cue.Str("cluster"), cue.Str("sharing"), cue.Str(name), cue.Str("strategy")), Msg: fmt.Sprintf(
-				"%s: MPS under MIG strategy mixed (the default once cluster.mig has configs): the NVIDIA device plugin refuses to start (\"using --mig-strategy=mixed is not supported with MPS\"); share the pool with time-slicing, or set cluster.mig.strategy: \"single\"", what)})
+			out = append(out, Diagnostic{Path: pool.At(pool.Key("strategy")), Msg: "MPS under MIG strategy mixed (the default once cluster.mig has configs): the NVIDIA device plugin refuses to start (\"using --mig-strategy=mixed is not supported with MPS\"); share the pool with time-slicing, or set cluster.mig.strategy: \"single\""})
 		}
 		for _, n := range p.Nodes {
 			if other, dup := nodePool[n]; dup {
-				out = append(out, Diagnostic{Pos: pos, Msg: fmt.Sprintf("%s.nodes: node %s is already in %s: a node has one sharing setup", what, n, other)})
+				out = append(out, Diagnostic{Path: pool.Key("nodes").At(pool), Msg: fmt.Sprintf("node %s is already in %s: a node has one sharing setup", n, other)})
 			}
 			nodePool[n] = "pool " + name
 		}
@@ -456,24 +407,22 @@ func checkSharing(m *Model, at func(path ...cue.Selector) string) []Diagnostic {
 
 // unknownType is the error for an id the catalog lacks, with the closest
 // ids it has.
-func unknownType(cat *catalog.Catalog, pos, what, id string) Diagnostic {
-	msg := fmt.Sprintf("%s: unknown accelerator type %q", what, id)
+func unknownType(cat *catalog.Catalog, at Path, id string) Diagnostic {
+	msg := fmt.Sprintf("unknown accelerator type %q", id)
 	if close := cat.Closest(id, 3); len(close) > 0 {
 		msg += "; did you mean " + strings.Join(close, ", ") + "?"
 	}
 	msg += " (a type accelc does not know yet: define it under accelerators)"
-	return Diagnostic{Pos: pos, Msg: msg}
+	return Diagnostic{Path: at, Msg: msg}
 }
 
 // checkTeamQuota checks a team's quotas, cohort and tier against its
 // entitlements and the cluster.
-func checkTeamQuota(t *Team, m *Model, posOf func(path ...cue.Selector) token.Pos, at func(path ...cue.Selector) string) []Diagnostic {
+func checkTeamQuota(t *Team, m *Model) []Diagnostic {
 	var out []Diagnostic
-	name := t.Name
-	t.quotaPos = map[string]token.Pos{}
-	for _, id := range sortedKeys(t.Quota) {
-		pos := at(cue.Str("teams"), cue.Str(name), cue.Str("quota"), cue.Str(id))
-		t.quotaPos[id] = posOf(cue.Str("teams"), cue.Str(name), cue.Str("quota"), cue.Str(id))
+	quota := t.path.Key("quota")
+	for _, id := range slices.Sorted(maps.Keys(t.Quota)) {
+		at := quota.At(quota.Key(id))
 		// A pool's or MIG config's name: a quota of its slices or
 		// replicas, which Kueue keeps apart from whole GPUs by the pool's
 		// taint (a flavor's nodeTaints admit only workloads that tolerate
@@ -481,47 +430,48 @@ func checkTeamQuota(t *Team, m *Model, posOf func(path ...cue.Selector) token.Po
 		if pool, ok := m.Pool(id); ok {
 			switch {
 			case !slices.Contains(t.AcceleratorTypes, pool.AcceleratorType):
-				out = append(out, Diagnostic{Pos: pos, Msg: fmt.Sprintf(
-					"teams.%s.quota: a quota in %s, a pool of %s, which the team is not entitled to: add the type to acceleratorTypes or drop the quota", name, id, pool.AcceleratorType)})
+				out = append(out, Diagnostic{Path: at, Msg: fmt.Sprintf(
+					"a quota in %s, a pool of %s, which the team is not entitled to: add the type to acceleratorTypes or drop the quota", id, pool.AcceleratorType)})
 			case poolResource(m, pool) == "":
-				out = append(out, Diagnostic{Pos: pos, Msg: fmt.Sprintf(
-					"teams.%s.quota: %s cuts each GPU into several MIG profiles (%s), each its own resource under the mixed strategy: a quota per config covers one; split the config by profile, or quota the type", name, id, mig.Describe(pool.Layout))})
+				out = append(out, Diagnostic{Path: at, Msg: fmt.Sprintf(
+					"%s cuts each GPU into several MIG profiles (%s), each its own resource under the mixed strategy: a quota per config covers one; split the config by profile, or quota the type", id, mig.Describe(pool.Layout))})
 			case pool.Taint == nil && poolResource(m, pool) == wholeResource(m, pool):
-				out = append(out, Diagnostic{Pos: pos, Msg: fmt.Sprintf(
-					"teams.%s.quota: %s has no taint and its pods request %s like whole GPUs, so Kueue cannot keep whole-GPU workloads out of its quota: give the pool a taint (or renameByDefault)", name, id, wholeResource(m, pool))})
+				out = append(out, Diagnostic{Path: at, Msg: fmt.Sprintf(
+					"%s has no taint and its pods request %s like whole GPUs, so Kueue cannot keep whole-GPU workloads out of its quota: give the pool a taint (or renameByDefault)", id, wholeResource(m, pool))})
 			}
 			continue
 		}
 		if _, ok := m.Catalog.Get(id); !ok {
-			out = append(out, unknownType(m.Catalog, pos, fmt.Sprintf("teams.%s.quota", name), id))
+			out = append(out, unknownType(m.Catalog, at, id))
 			continue
 		}
 		if !slices.Contains(t.AcceleratorTypes, id) {
-			out = append(out, Diagnostic{Pos: pos, Msg: fmt.Sprintf(
-				"teams.%s.quota: a quota for %s, which the team is not entitled to: add it to acceleratorTypes or drop the quota", name, id)})
+			out = append(out, Diagnostic{Path: at, Msg: fmt.Sprintf(
+				"a quota for %s, which the team is not entitled to: add it to acceleratorTypes or drop the quota", id)})
 		}
 	}
 	if hasTypeQuota(t, m) {
 		for i, id := range t.AcceleratorTypes {
 			if _, ok := t.Quota[id]; !ok {
-				out = append(out, Diagnostic{Pos: at(cue.Str("teams"), cue.Str(name), cue.Str("acceleratorTypes"), cue.Index(i)), Msg: fmt.Sprintf(
-					"teams.%s: entitled to %s but it has no quota: give it one (quota: %q: N; 0 to only borrow), or the team's queue cannot admit its pods", name, id, id)})
+				out = append(out, Diagnostic{Path: t.path.At(t.path.Key("acceleratorTypes").Index(i)), Msg: fmt.Sprintf(
+					"entitled to %s but it has no quota: give it one (quota: %q: N; 0 to only borrow), or the team's queue cannot admit its pods", id, id)})
 			}
 		}
 	}
-	for _, id := range sortedKeys(t.BorrowingLimit) {
-		pos := at(cue.Str("teams"), cue.Str(name), cue.Str("borrowingLimit"), cue.Str(id))
+	limits := t.path.Key("borrowingLimit")
+	for _, id := range slices.Sorted(maps.Keys(t.BorrowingLimit)) {
+		at := limits.At(limits.Key(id))
 		switch {
 		case t.Cohort == "":
-			out = append(out, Diagnostic{Pos: pos, Msg: fmt.Sprintf("teams.%s.borrowingLimit: borrowing needs a cohort: set teams.%s.cohort", name, name)})
+			out = append(out, Diagnostic{Path: at, Msg: fmt.Sprintf("borrowing needs a cohort: set %s", t.path.Key("cohort"))})
 		case !slices.Contains(t.AcceleratorTypes, id):
-			out = append(out, Diagnostic{Pos: pos, Msg: fmt.Sprintf("teams.%s.borrowingLimit: %s is not one of the team's acceleratorTypes", name, id)})
+			out = append(out, Diagnostic{Path: at, Msg: fmt.Sprintf("%s is not one of the team's acceleratorTypes", id)})
 		}
 	}
 	if t.Priority != "" {
 		if _, ok := m.Cluster.PriorityClasses[t.Priority]; !ok {
-			out = append(out, Diagnostic{Pos: at(cue.Str("teams"), cue.Str(name), cue.Str("priority")), Msg: fmt.Sprintf(
-				"teams.%s.priority: %s is not one of cluster.priorityClasses (%s): declare it there", name, t.Priority, strings.Join(sortedKeys(m.Cluster.PriorityClasses), ", "))})
+			out = append(out, Diagnostic{Path: t.path.Key("priority"), Msg: fmt.Sprintf(
+				"%s is not one of cluster.priorityClasses (%s): declare it there", t.Priority, strings.Join(slices.Sorted(maps.Keys(m.Cluster.PriorityClasses)), ", "))})
 		}
 	}
 	return out
@@ -571,15 +521,15 @@ func wholeResource(m *Model, pool *NodePool) string {
 }
 
 // checkRanges checks that each min <= default <= max of a profile.
-func checkRanges(p *Profile, at func(field ...string) string) []Diagnostic {
+func checkRanges(p *Profile) []Diagnostic {
 	var out []Diagnostic
 	check := func(field string, min, def resource.Quantity, max *resource.Quantity) {
-		what := "profiles." + p.Name + "." + field
+		at := p.path.Key(field)
 		if def.Cmp(min) < 0 {
-			out = append(out, Diagnostic{Pos: at(field, "default"), Msg: fmt.Sprintf("%s.default: %s is below min %s: raise default or lower min", what, def.String(), min.String())})
+			out = append(out, Diagnostic{Path: at.Key("default"), Msg: fmt.Sprintf("%s is below min %s: raise default or lower min", def.String(), min.String())})
 		}
 		if max != nil && max.Cmp(def) < 0 {
-			out = append(out, Diagnostic{Pos: at(field, "max"), Msg: fmt.Sprintf("%s.max: %s is below default %s: raise max or lower default", what, max.String(), def.String())})
+			out = append(out, Diagnostic{Path: at.Key("max"), Msg: fmt.Sprintf("%s is below default %s: raise max or lower default", max.String(), def.String())})
 		}
 	}
 	q := func(n int) resource.Quantity { return *resource.NewQuantity(int64(n), resource.DecimalSI) }
@@ -603,7 +553,7 @@ func checkRanges(p *Profile, at func(field ...string) string) []Diagnostic {
 			max = &v
 		}
 		if err := errors.Join(err1, err2, err3); err != nil {
-			out = append(out, Diagnostic{Pos: at(r.field), Msg: fmt.Sprintf("profiles.%s.%s: %v", p.Name, r.field, err)})
+			out = append(out, Diagnostic{Path: p.path.Key(r.field), Msg: err.Error()})
 			continue
 		}
 		check(r.field, min, def, max)
@@ -614,7 +564,7 @@ func checkRanges(p *Profile, at func(field ...string) string) []Diagnostic {
 // mergeCatalog applies a cluster's `accelerators` patches to the built-in
 // catalog: an id the catalog has gets the given fields replaced; a new id
 // must give every required field.
-func mergeCatalog(base *catalog.Catalog, patches map[string]map[string]any, pos func(id string) string) (*catalog.Catalog, []Diagnostic) {
+func mergeCatalog(base *catalog.Catalog, patches map[string]map[string]any, at Path) (*catalog.Catalog, []Diagnostic) {
 	if len(patches) == 0 {
 		return base, nil
 	}
@@ -623,7 +573,7 @@ func mergeCatalog(base *catalog.Catalog, patches map[string]map[string]any, pos 
 	for _, c := range base.Classes() {
 		classes[c.ID] = *c
 	}
-	for _, id := range sortedKeys(patches) {
+	for _, id := range slices.Sorted(maps.Keys(patches)) {
 		fields := map[string]any{}
 		if c, ok := classes[id]; ok {
 			b, _ := json.Marshal(c)
@@ -636,9 +586,9 @@ func mergeCatalog(base *catalog.Catalog, patches map[string]map[string]any, pos 
 				}
 			}
 			if len(missing) > 0 {
-				diags = append(diags, Diagnostic{Pos: pos(id), Msg: fmt.Sprintf(
-					"accelerators.%s: not a built-in type, so it needs %s (or fix the id if you meant to override a built-in type)",
-					id, strings.Join(missing, ", "))})
+				diags = append(diags, Diagnostic{Path: at.Key(id), Msg: fmt.Sprintf(
+					"not a built-in type, so it needs %s (or fix the id if you meant to override a built-in type)",
+					strings.Join(missing, ", "))})
 				continue
 			}
 			fields["resourceName"] = catalog.DefaultResourceName(patches[id]["vendor"].(string))
@@ -651,12 +601,12 @@ func mergeCatalog(base *catalog.Catalog, patches map[string]map[string]any, pos 
 		fields["id"] = id
 		b, err := json.Marshal(fields)
 		if err != nil {
-			diags = append(diags, Diagnostic{Pos: pos(id), Msg: err.Error()})
+			diags = append(diags, Diagnostic{Path: at.Key(id), Msg: err.Error()})
 			continue
 		}
 		var c catalog.Class
 		if err := json.Unmarshal(b, &c); err != nil {
-			diags = append(diags, Diagnostic{Pos: pos(id), Msg: fmt.Sprintf("accelerators.%s: %v", id, err)})
+			diags = append(diags, Diagnostic{Path: at.Key(id), Msg: err.Error()})
 			continue
 		}
 		classes[id] = c
@@ -665,12 +615,12 @@ func mergeCatalog(base *catalog.Catalog, patches map[string]map[string]any, pos 
 		return nil, diags
 	}
 	list := make([]catalog.Class, 0, len(classes))
-	for _, id := range sortedKeys(classes) {
+	for _, id := range slices.Sorted(maps.Keys(classes)) {
 		list = append(list, classes[id])
 	}
 	cat, err := catalog.New(list)
 	if err != nil {
-		return nil, []Diagnostic{{Msg: "accelerators: " + err.Error()}}
+		return nil, []Diagnostic{{Path: at, Msg: err.Error()}}
 	}
 	return cat, nil
 }
@@ -679,7 +629,7 @@ func mergeCatalog(base *catalog.Catalog, patches map[string]map[string]any, pos 
 // user's file (not the embedded schema) wherever CUE knows one, or where
 // the error's path leads in the user's files when it knows none, with the
 // cause CUE wraps (an import's or an @embed's).
-func cueDiagnostics(err error, cwd string, files []*ast.File) []Diagnostic {
+func cueDiagnostics(err error, src *source, files []*ast.File) []Diagnostic {
 	var out []Diagnostic
 	seen := map[string]bool{}
 	for _, e := range cueerrors.Errors(err) {
@@ -694,7 +644,7 @@ func cueDiagnostics(err error, cwd string, files []*ast.File) []Diagnostic {
 			case !user.IsValid():
 				user = p
 			default:
-				also = append(also, relPos(p, cwd))
+				also = append(also, relPos(p, src.cwd))
 			}
 		}
 		path := e.Path()
@@ -704,24 +654,26 @@ func cueDiagnostics(err error, cwd string, files []*ast.File) []Diagnostic {
 		if !user.IsValid() {
 			user = fieldPos(files, path)
 		}
+		at := Path{src: src, cuePath: strings.Join(path, "."), pos: user}
 		msg := cueMsg(e)
-		if p := strings.Join(path, "."); p != "" {
-			msg = p + ": " + msg
+		full := msg
+		if at.cuePath != "" {
+			full = at.cuePath + ": " + msg
 		}
-		if !user.IsValid() && strings.Contains(msg, "embed") {
-			user = attrPos(files, "embed")
+		if !user.IsValid() && strings.Contains(full, "embed") {
+			at.pos = attrPos(files, "embed")
 		}
-		d := Diagnostic{Pos: relPos(user, cwd), Msg: msg}
-		d.Msg += hint(msg)
+		msg += hint(full)
 		if len(also) > 0 {
-			d.Msg += " (also " + strings.Join(also, ", ") + ")"
+			msg += " (also " + strings.Join(also, ", ") + ")"
 		}
 		if schema.IsValid() {
-			d.Msg += " (schema: " + relPos(schema, "") + ")"
+			msg += " (schema: " + relPos(schema, "") + ")"
+			if !at.pos.IsValid() {
+				at.pos = schema
+			}
 		}
-		if d.Pos == "" && schema.IsValid() {
-			d.Pos = relPos(schema, "")
-		}
+		d := Diagnostic{Path: at, Msg: msg}
 		if !seen[d.String()] {
 			seen[d.String()] = true
 			out = append(out, d)
@@ -734,12 +686,44 @@ func cueDiagnostics(err error, cwd string, files []*ast.File) []Diagnostic {
 	// line that has no position; the branch errors say it all.
 	kept := out[:0]
 	for _, d := range out {
-		if d.Pos == "" && strings.Contains(d.Msg, "errors in empty disjunction") && len(out) > 1 {
+		if !d.Path.Position().IsValid() && strings.Contains(d.Msg, "errors in empty disjunction") && len(out) > 1 {
 			continue
 		}
 		kept = append(kept, d)
 	}
 	return kept
+}
+
+// packageClause is where file declares its package, else its first
+// line.
+func packageClause(file string) token.Pos {
+	if f, err := parser.ParseFile(file, nil, parser.PackageClauseOnly); err == nil {
+		for _, d := range f.Decls {
+			if p, ok := d.(*ast.Package); ok {
+				return p.Pos()
+			}
+		}
+	}
+	return token.NewFile(file, -1, 1).Pos(0, token.NoRelPos)
+}
+
+// excludedFiles are the diagnostics for a directory whose .cue files CUE
+// leaves all out of its package (a file without a package clause, or
+// whose @if attribute is false), each at the file's first line.
+func excludedFiles(files []*build.File, src *source) []Diagnostic {
+	var out []Diagnostic
+	for _, f := range files {
+		at := Path{src: src, pos: token.NewFile(f.Filename, -1, 1).Pos(0, token.NoRelPos)}
+		msg := "excluded from the cluster's package"
+		if f.ExcludeReason != nil {
+			msg += ": " + f.ExcludeReason.Error()
+		}
+		if f.ExcludeReason != nil && strings.Contains(f.ExcludeReason.Error(), "no package name") {
+			msg = "no package clause: start the file with `package <name>`, the same name in every .cue file of the cluster directory"
+		}
+		out = append(out, Diagnostic{Path: at, Msg: msg})
+	}
+	return out
 }
 
 // cueMsg is an error's message followed by the causes it wraps: CUE's
@@ -874,15 +858,6 @@ func hint(msg string) string {
 		return ": @embed reads files relative to the .cue file's folder, inside the module: add the file or fix its path"
 	}
 	return ""
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // DefaultInventory returns the inventory snapshot that sits in a cluster

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"cuelang.org/go/cue/token"
+	"cuelang.org/go/cue"
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/accelc/accelc/pkg/catalog"
@@ -25,21 +25,26 @@ type Model struct {
 	// NodePools are the sharing pools and MIG configs, sorted by name.
 	NodePools []*NodePool
 
-	pinPos map[string]token.Pos
-	cwd    string
-	// where finds the user's position of a CUE path (see Where).
-	where func(path []string) string
+	// pins are cluster.nodes' entries by node.
+	pins map[string]Path
+	src  *source
 }
 
 // Where is "file:line:col" (relative to the working directory) where the
 // user's CUE declares path (cue path elements: "profiles", "l4"), or the
 // longest prefix of it they declare; "" when they declare none of it.
 func (m *Model) Where(path ...string) string {
-	if m == nil || m.where == nil {
+	if m == nil || m.src == nil {
 		return ""
 	}
-	return m.where(path)
+	sel := make([]cue.Selector, len(path))
+	for i, p := range path {
+		sel[i] = cue.Str(p)
+	}
+	return relPos(m.src.written(sel), m.src.cwd)
 }
+
+func (m *Model) root() Path { return m.src.root() }
 
 // Cluster holds cluster-wide settings.
 type Cluster struct {
@@ -159,8 +164,11 @@ type Profile struct {
 	// Classes are AcceleratorTypes resolved, in preference order.
 	Classes []*catalog.Class `json:"-"`
 
-	pos      token.Pos
-	typesPos []token.Pos
+	// path is profiles.<name>; types is where each of AcceleratorTypes
+	// comes from (its pool, for types a pool profile takes from its
+	// pools).
+	path  Path
+	types []Path
 }
 
 // Generic reports whether the profile names no accelerator type.
@@ -249,7 +257,7 @@ type Team struct {
 	Priority       string         `json:"priority,omitempty"`
 	MonthlyBudget  float64        `json:"monthlyBudget,omitempty"`
 
-	quotaPos map[string]token.Pos
+	path Path // teams.<name>
 }
 
 // PriorityClass is a scheduling tier.

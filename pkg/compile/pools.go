@@ -3,12 +3,11 @@ package compile
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
 
-	"cuelang.org/go/cue"
-	"cuelang.org/go/cue/token"
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/accelc/accelc/pkg/inventory"
@@ -45,9 +44,8 @@ type NodePool struct {
 	// Layout is the MIG profile → instances on each GPU (MIG).
 	Layout map[string]int
 
-	// what is the pool's CUE path, pos where the user wrote it.
-	what string
-	pos  token.Pos
+	// path is cluster.sharing.<name> or cluster.mig.configs.<name>.
+	path Path
 }
 
 // Taint is a node taint.
@@ -169,11 +167,12 @@ func (m *Model) PoolOf(node, acceleratorType string) *NodePool {
 // buildNodePools lists cluster.sharing's pools and cluster.mig's configs
 // by name, with their taints resolved, and reports names used by both (the
 // pool label takes one value per node).
-func buildNodePools(m *Model, pos func(path ...cue.Selector) token.Pos, at func(path ...cue.Selector) string) []Diagnostic {
+func buildNodePools(m *Model) []Diagnostic {
 	var out []Diagnostic
 	c := m.Cluster
-	for _, name := range sortedKeys(c.Sharing) {
+	for _, name := range slices.Sorted(maps.Keys(c.Sharing)) {
 		s := c.Sharing[name]
+		path := m.root().Key("cluster").Key("sharing").Key(name)
 		sharing := ShareTimeSlicing
 		if s.Strategy == "mps" {
 			sharing = ShareMPS
@@ -182,26 +181,27 @@ func buildNodePools(m *Model, pos func(path ...cue.Selector) token.Pos, at func(
 		if s.FailRequestsGreaterThanOne != nil {
 			one = *s.FailRequestsGreaterThanOne
 		}
-		out = append(out, checkTaintKey(s.Taint, "cluster.sharing."+name, at(cue.Str("cluster"), cue.Str("sharing"), cue.Str(name), cue.Str("taint"), cue.Str("key")))...)
+		out = append(out, checkTaintKey(s.Taint, path.Key("taint"))...)
 		m.NodePools = append(m.NodePools, &NodePool{
 			Name: name, Sharing: sharing, AcceleratorType: s.AcceleratorType, Nodes: s.Nodes,
 			Taint: s.Taint.resolve(c, name), Replicas: s.Replicas, Renamed: s.RenameByDefault, OneReplicaPerPod: one,
-			what: "cluster.sharing." + name, pos: pos(cue.Str("cluster"), cue.Str("sharing"), cue.Str(name)),
+			path: path,
 		})
 	}
 	if c.MIG != nil {
-		for _, name := range sortedKeys(c.MIG.Configs) {
+		for _, name := range slices.Sorted(maps.Keys(c.MIG.Configs)) {
 			cfg := c.MIG.Configs[name]
+			path := m.root().Key("cluster").Key("mig").Key("configs").Key(name)
 			if _, dup := c.Sharing[name]; dup {
-				out = append(out, Diagnostic{Pos: at(cue.Str("cluster"), cue.Str("mig"), cue.Str("configs"), cue.Str(name)), Msg: fmt.Sprintf(
-					"cluster.mig.configs.%s: cluster.sharing has a pool of the same name; nodes carry one %s value: rename one of them", name, c.PoolLabel())})
+				out = append(out, Diagnostic{Path: path, Msg: fmt.Sprintf(
+					"cluster.sharing has a pool of the same name; nodes carry one %s value: rename one of them", c.PoolLabel())})
 				continue
 			}
-			out = append(out, checkTaintKey(cfg.Taint, "cluster.mig.configs."+name, at(cue.Str("cluster"), cue.Str("mig"), cue.Str("configs"), cue.Str(name), cue.Str("taint"), cue.Str("key")))...)
+			out = append(out, checkTaintKey(cfg.Taint, path.Key("taint"))...)
 			m.NodePools = append(m.NodePools, &NodePool{
 				Name: name, Sharing: ShareMIG, AcceleratorType: cfg.AcceleratorType, Nodes: cfg.Nodes,
 				Taint: cfg.Taint.resolve(c, name), Layout: cfg.Layout,
-				what: "cluster.mig.configs." + name, pos: pos(cue.Str("cluster"), cue.Str("mig"), cue.Str("configs"), cue.Str(name)),
+				path: path,
 			})
 		}
 	}
@@ -214,14 +214,14 @@ func buildNodePools(m *Model, pos func(path ...cue.Selector) token.Pos, at func(
 // key NFD refuses is dropped, silently to the cluster, and the pool's nodes
 // stay open to every pod. The key must be a qualified name with a prefix,
 // outside kubernetes.io (but for NFD's own feature.node.kubernetes.io);
-// the value a label value.
-func checkTaintKey(f TaintField, what, pos string) []Diagnostic {
+// the value a label value. at is the pool's taint.
+func checkTaintKey(f TaintField, at Path) []Diagnostic {
 	if !f.Set || f.None {
 		return nil
 	}
 	t := f.Taint
 	fail := func(why string) []Diagnostic {
-		return []Diagnostic{{Pos: pos, Msg: fmt.Sprintf("%s.taint: %s: Node Feature Discovery would drop this taint (%s), leaving the pool's nodes open to every pod; use a prefixed key such as example.com/gpu", what, t, why)}}
+		return []Diagnostic{{Path: at.At(at.Key("key")), Msg: fmt.Sprintf("%s: Node Feature Discovery would drop this taint (%s), leaving the pool's nodes open to every pod; use a prefixed key such as example.com/gpu", t, why)}}
 	}
 	if errs := validation.IsQualifiedName(t.Key); len(errs) > 0 {
 		return fail(strings.Join(errs, "; "))
@@ -256,35 +256,33 @@ func poolTypes(c Cluster, p *Profile) []string {
 // A MIG profile targets the configs that cut its type into its slice; a
 // pool profile its pool, then its fallback pools, all shared ones (seed
 // 004: MIG workloads never fall back, time-sliced ones may).
-func checkProfileSharing(m *Model, p *Profile, resourceSet bool, at func(field ...any) string) []Diagnostic {
+func checkProfileSharing(m *Model, p *Profile, resourceSet bool) []Diagnostic {
 	if p.MIG == "" && p.Pool == "" {
 		if len(p.FallbackPools) > 0 {
-			return []Diagnostic{{Pos: at("fallbackPools"), Msg: fmt.Sprintf(
-				"profiles.%s.fallbackPools: fallback pools need a pool to fall back from: set pool", p.Name)}}
+			return []Diagnostic{{Path: p.path.Key("fallbackPools"), Msg: "fallback pools need a pool to fall back from: set pool"}}
 		}
 		return nil
 	}
-	what := "profiles." + p.Name
 	var out []Diagnostic
-	errAt := func(pos, format string, args ...any) {
-		out = append(out, Diagnostic{Pos: pos, Msg: fmt.Sprintf(format, args...)})
+	errAt := func(at Path, format string, args ...any) {
+		out = append(out, Diagnostic{Path: at, Msg: fmt.Sprintf(format, args...)})
 	}
 	if p.MIG != "" && p.Pool != "" {
-		errAt(at("pool"), "%s: it sets both mig and pool: a profile targets a MIG slice or a shared pool, not both", what)
+		errAt(p.path.At(p.path.Key("pool")), "it sets both mig and pool: a profile targets a MIG slice or a shared pool, not both")
 		return out
 	}
 	var resource string
 	if p.MIG != "" {
-		resource = checkMIGProfile(m, p, at, errAt)
+		resource = checkMIGProfile(m, p, errAt)
 	} else {
-		resource = checkPoolProfile(m, p, at, errAt)
+		resource = checkPoolProfile(m, p, errAt)
 	}
 	if len(out) > 0 {
 		return out
 	}
 	switch {
 	case resourceSet && p.ResourceName != resource:
-		errAt(at("resourceName"), "%s.resourceName: %s, but its pods get %s from %s: drop resourceName", what, p.ResourceName, resource, strings.Join(p.Pools, ", "))
+		errAt(p.path.Key("resourceName"), "%s, but its pods get %s from %s: drop resourceName", p.ResourceName, resource, strings.Join(p.Pools, ", "))
 	default:
 		p.ResourceName = resource
 	}
@@ -303,29 +301,29 @@ func checkProfileSharing(m *Model, p *Profile, resourceSet bool, at func(field .
 	return out
 }
 
-func checkMIGProfile(m *Model, p *Profile, at func(field ...any) string, errAt func(pos, format string, args ...any)) string {
-	what := "profiles." + p.Name
+func checkMIGProfile(m *Model, p *Profile, errAt func(at Path, format string, args ...any)) string {
 	if len(p.FallbackPools) > 0 {
-		errAt(at("fallbackPools"), "%s.fallbackPools: a MIG profile never falls back to a shared pool (its workloads need MIG's isolation): drop fallbackPools, or make it a pool profile", what)
+		errAt(p.path.Key("fallbackPools"), "a MIG profile never falls back to a shared pool (its workloads need MIG's isolation): drop fallbackPools, or make it a pool profile")
 		return ""
 	}
 	if len(p.Classes) != 1 || len(p.AcceleratorTypes) != 1 {
-		errAt(at("acceleratorTypes"), "%s: a MIG profile (mig: %q) names exactly one accelerator type, the GPU its slices are cut from; it names %d", what, p.MIG, len(p.AcceleratorTypes))
+		errAt(p.path.At(p.path.Key("acceleratorTypes")), "a MIG profile (mig: %q) names exactly one accelerator type, the GPU its slices are cut from; it names %d", p.MIG, len(p.AcceleratorTypes))
 		return ""
 	}
 	class := p.Classes[0]
 	geo, err := mig.Builtin()
 	if err != nil {
-		errAt("", "%v", err)
+		errAt(Path{}, "%v", err)
 		return ""
 	}
+	at := p.path.Key("mig")
 	g, ok := geo[class.ID]
 	if !ok {
-		errAt(at("mig"), "%s.mig: %s has no MIG (MIG-capable types: %s)", what, class.ID, strings.Join(sortedKeys(geo), ", "))
+		errAt(at, "%s has no MIG (MIG-capable types: %s)", class.ID, strings.Join(slices.Sorted(maps.Keys(geo)), ", "))
 		return ""
 	}
 	if _, err := g.Lookup(p.MIG); err != nil {
-		errAt(at("mig"), "%s.mig: %s: %v", what, class.ID, err)
+		errAt(at, "%s: %v", class.ID, err)
 		return ""
 	}
 	var others []string
@@ -340,13 +338,13 @@ func checkMIGProfile(m *Model, p *Profile, at func(field ...any) string, errAt f
 		}
 	}
 	if len(p.Pools) == 0 {
-		msg := fmt.Sprintf("%s.mig: no cluster.mig config cuts %s into %s slices", what, class.ID, p.MIG)
+		msg := fmt.Sprintf("no cluster.mig config cuts %s into %s slices", class.ID, p.MIG)
 		if len(others) > 0 {
 			msg += "; its configs: " + strings.Join(others, ", ") + ": target one of their profiles, or add a config"
 		} else {
 			msg += ": add one under cluster.mig.configs"
 		}
-		errAt(at("mig"), "%s", msg)
+		errAt(at, "%s", msg)
 		return ""
 	}
 	p.Sharing = ShareMIG
@@ -357,31 +355,34 @@ func checkMIGProfile(m *Model, p *Profile, at func(field ...any) string, errAt f
 	return class.ResourceName
 }
 
-func checkPoolProfile(m *Model, p *Profile, at func(field ...any) string, errAt func(pos, format string, args ...any)) string {
-	what := "profiles." + p.Name
+func checkPoolProfile(m *Model, p *Profile, errAt func(at Path, format string, args ...any)) string {
 	names := append([]string{p.Pool}, p.FallbackPools...)
 	var pools []*NodePool
 	for i, name := range names {
-		field := []any{"pool"}
+		at := p.path.Key("pool")
 		if i > 0 {
-			field = []any{"fallbackPools", i - 1}
+			at = p.path.Key("fallbackPools").Index(i - 1)
 		}
 		pool, ok := m.Pool(name)
 		switch {
 		case !ok:
-			errAt(at(field...), "%s: no shared pool %s in cluster.sharing (it has %s)", fieldName(what, field), name, orNone(sortedKeys(m.Cluster.Sharing)))
+			errAt(at, "no shared pool %s in cluster.sharing (it has %s)", name, orNone(slices.Sorted(maps.Keys(m.Cluster.Sharing))))
 			continue
 		case pool.Sharing == ShareMIG && i == 0:
-			errAt(at(field...), "%s: %s is a MIG config, not a shared pool: target its slices with mig: %q", fieldName(what, field), name, firstProfile(pool.Layout))
+			errAt(at, "%s is a MIG config, not a shared pool: target its slices with mig: %q", name, firstProfile(pool.Layout))
 			continue
 		case pool.Sharing == ShareMIG:
-			errAt(at(field...), "%s: %s is a MIG config: a time-sliced profile falls back only to shared pools (MIG slices keep their isolation for MIG workloads)", fieldName(what, field), name)
+			errAt(at, "%s is a MIG config: a time-sliced profile falls back only to shared pools (MIG slices keep their isolation for MIG workloads)", name)
 			continue
 		case slices.Contains(names[:i], name):
-			errAt(at(field...), "%s: pool %s is listed twice: list each pool once, in order of preference", fieldName(what, field), name)
+			errAt(at, "pool %s is listed twice: list each pool once, in order of preference", name)
+			continue
+		case !knownType(m, pool.AcceleratorType):
+			// The pool's acceleratorType is reported unknown where the
+			// pool is defined.
 			continue
 		case !slices.Contains(p.AcceleratorTypes, pool.AcceleratorType):
-			errAt(at(field...), "%s: pool %s is of %s, which is not among the profile's acceleratorTypes (%s): add it, or leave acceleratorTypes empty to take the pools' types", fieldName(what, field), name, pool.AcceleratorType, strings.Join(p.AcceleratorTypes, ", "))
+			errAt(at, "pool %s is of %s, which is not among the profile's acceleratorTypes (%s): add it, or leave acceleratorTypes empty to take the pools' types", name, pool.AcceleratorType, strings.Join(p.AcceleratorTypes, ", "))
 			continue
 		}
 		pools = append(pools, pool)
@@ -391,7 +392,7 @@ func checkPoolProfile(m *Model, p *Profile, at func(field ...any) string, errAt 
 	}
 	for i, id := range p.AcceleratorTypes {
 		if !slices.ContainsFunc(pools, func(pool *NodePool) bool { return pool.AcceleratorType == id }) {
-			errAt(at("acceleratorTypes", i), "%s.acceleratorTypes[%d]: none of the profile's pools (%s) is of %s: drop the type or add a pool of it", what, i, strings.Join(names, ", "), id)
+			errAt(p.path.Key("acceleratorTypes").Index(i), "none of the profile's pools (%s) is of %s: drop the type or add a pool of it", strings.Join(names, ", "), id)
 		}
 	}
 	resources := map[string][]string{}
@@ -409,14 +410,14 @@ func checkPoolProfile(m *Model, p *Profile, at func(field ...any) string, errAt 
 	}
 	if len(resources) > 1 {
 		var parts []string
-		for _, r := range sortedKeys(resources) {
+		for _, r := range slices.Sorted(maps.Keys(resources)) {
 			parts = append(parts, r+" ("+strings.Join(resources[r], ", ")+")")
 		}
-		errAt(at("fallbackPools"), "%s: its pools are requested through different resources: %s; a pod asks for one: set renameByDefault alike on them, or split the profile", what, strings.Join(parts, ", "))
+		errAt(p.path.At(p.path.Key("fallbackPools")), "its pools are requested through different resources: %s; a pod asks for one: set renameByDefault alike on them, or split the profile", strings.Join(parts, ", "))
 		return ""
 	}
 	if one != "" && (p.GPU.Max == nil || *p.GPU.Max > 1) {
-		errAt(at("gpu"), "%s.gpu: pool %s fails requests for more than one replica (failRequestsGreaterThanOne): set gpu: max: 1", what, one)
+		errAt(p.path.Key("gpu"), "pool %s fails requests for more than one replica (failRequestsGreaterThanOne): set gpu: max: 1", one)
 	}
 	p.Pools = names
 	p.Sharing = pools[0].Sharing
@@ -426,20 +427,12 @@ func checkPoolProfile(m *Model, p *Profile, at func(field ...any) string, errAt 
 			p.Replicas = 0 // the pools share their GPUs differently
 		}
 	}
-	return sortedKeys(resources)[0]
+	return slices.Sorted(maps.Keys(resources))[0]
 }
 
-func fieldName(what string, field []any) string {
-	s := what
-	for _, f := range field {
-		switch f := f.(type) {
-		case string:
-			s += "." + f
-		case int:
-			s += fmt.Sprintf("[%d]", f)
-		}
-	}
-	return s
+func knownType(m *Model, id string) bool {
+	_, ok := m.Catalog.Get(id)
+	return ok
 }
 
 func orNone(names []string) string {
@@ -450,7 +443,7 @@ func orNone(names []string) string {
 }
 
 func firstProfile(layout map[string]int) string {
-	for _, name := range sortedKeys(layout) {
+	for _, name := range slices.Sorted(maps.Keys(layout)) {
 		if layout[name] > 0 {
 			return name
 		}
@@ -468,7 +461,7 @@ func (m *Model) checkPoolNodes(inv *inventory.Inventory) []Diagnostic {
 		byName[inv.Nodes[i].Name] = &inv.Nodes[i]
 	}
 	for _, pool := range m.NodePools {
-		pos := relPos(pool.pos, m.cwd)
+		nodes := pool.path.Key("nodes").At(pool.path)
 		members := m.PoolNodes(pool, inv)
 		var missing []string
 		for _, name := range pool.Nodes {
@@ -477,21 +470,21 @@ func (m *Model) checkPoolNodes(inv *inventory.Inventory) []Diagnostic {
 			case !ok:
 				missing = append(missing, name)
 			case n.AcceleratorType != pool.AcceleratorType:
-				out = append(out, Diagnostic{Pos: pos, Msg: fmt.Sprintf(
-					"%s.nodes: node %s is a %s node, not %s: list it in a pool of its type, or fix the pool's acceleratorType", pool.what, name, n.AcceleratorType, pool.AcceleratorType)})
+				out = append(out, Diagnostic{Path: nodes, Msg: fmt.Sprintf(
+					"node %s is a %s node, not %s: list it in a pool of its type, or fix the pool's acceleratorType", name, n.AcceleratorType, pool.AcceleratorType)})
 			}
 		}
 		switch {
 		case len(members) == 0 && len(pool.Nodes) > 0:
-			out = append(out, Diagnostic{Pos: pos, Msg: fmt.Sprintf(
-				"%s: targets no node: none of its nodes (%s) is a %s node in the inventory; fix the names (`accelc inventory show --type %s` lists them)",
-				pool.what, strings.Join(pool.Nodes, ", "), pool.AcceleratorType, pool.AcceleratorType)})
+			out = append(out, Diagnostic{Path: pool.path, Msg: fmt.Sprintf(
+				"targets no node: none of its nodes (%s) is a %s node in the inventory; fix the names (`accelc inventory show --type %s` lists them)",
+				strings.Join(pool.Nodes, ", "), pool.AcceleratorType, pool.AcceleratorType)})
 		case len(members) == 0:
-			out = append(out, Diagnostic{Pos: pos, Msg: fmt.Sprintf(
-				"%s: targets no node: the inventory has no %s node that another pool does not list; list its nodes, or drop it", pool.what, pool.AcceleratorType)})
+			out = append(out, Diagnostic{Path: pool.path, Msg: fmt.Sprintf(
+				"targets no node: the inventory has no %s node that another pool does not list; list its nodes, or drop it", pool.AcceleratorType)})
 		case len(missing) > 0:
-			out = append(out, Diagnostic{Severity: Warning, Pos: pos, Msg: fmt.Sprintf(
-				"%s.nodes: %s not in the inventory; the pool takes effect on them when they join", pool.what, strings.Join(missing, ", "))})
+			out = append(out, Diagnostic{Severity: Warning, Path: nodes, Msg: fmt.Sprintf(
+				"%s not in the inventory; the pool takes effect on them when they join", strings.Join(missing, ", "))})
 		}
 	}
 	return out

@@ -129,6 +129,24 @@ profiles: {
 	}
 }
 
+// TestPoolOfUnknownType: a profile over a pool whose type the catalog
+// lacks is an error at the pool's type and the profile's, not a crash.
+func TestPoolOfUnknownType(t *testing.T) {
+	dir := cluster(t, map[string]string{"c.cue": `package c
+
+cluster: {name: "lab", sharing: s: {acceleratorType: "nvidia-zz-9gb", replicas: 2}}
+profiles: p: {displayName: "p", pool: "s"}
+profiles: q: {displayName: "q", acceleratorTypes: ["nvidia-t4-16gb"], pool: "s"}
+`})
+	_, err := compile.Load(dir)
+	require.Error(t, err)
+	at := filepath.ToSlash(filepath.Clean(dir)) + "/c.cue:"
+	assert.Contains(t, err.Error(), at+`3:37: cluster.sharing.s.acceleratorType: unknown accelerator type "nvidia-zz-9gb"`)
+	assert.Contains(t, err.Error(), at+`4:33: profiles.p.acceleratorTypes[0]: unknown accelerator type "nvidia-zz-9gb"`)
+	assert.NotContains(t, err.Error(), "CUE evaluation failed")
+	assert.NotContains(t, err.Error(), "profiles.q", "the pool's type is the error")
+}
+
 // TestPoolNamesCollide: a MIG config and a sharing pool cannot share a
 // name: a node carries one pool label value.
 func TestPoolNamesCollide(t *testing.T) {
