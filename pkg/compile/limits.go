@@ -72,7 +72,7 @@ func LoadContext(ctx context.Context, dir string, lim Limits) (*Model, error) {
 	go func() {
 		defer func() {
 			if r := recover(); r != nil {
-				done <- result{nil, overrun(dir, fmt.Sprintf("CUE evaluation failed (%v)", r), "simplify the configuration")}
+				done <- result{nil, crashed(dir, r)}
 			}
 		}()
 		m, err := loadUnbounded(dir)
@@ -120,6 +120,12 @@ func overrun(dir, what, todo string) error {
 		pos += " (" + strings.Join(names, ", ") + ")"
 	}
 	return Errors{{Pos: pos, Msg: what + ": an expression grows without bound (a string, list or struct built from itself twice over, again and again); simplify it, or " + todo}}
+}
+
+// crashed is the error for a panic while loading: a bug in accelc or CUE
+// that this configuration reaches, not a limit it overran.
+func crashed(dir string, r any) error {
+	return Errors{{Pos: filepath.ToSlash(dir), Msg: fmt.Sprintf("CUE evaluation failed (%v): this is a bug in accelc or CUE that this configuration reaches, not a mistake in it; report it to accelc's maintainers with the .cue files, and look at their last change meanwhile", r)}}
 }
 
 type mem struct{ heap, stacks uint64 }
