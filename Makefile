@@ -96,7 +96,8 @@ golden: ## Refresh golden files and expected CLI output after an intended change
 	@git status --short testdata examples cmd/accelc/testdata
 
 .PHONY: bench
-bench: build tools ## Benchmarks: 5,000-node render beside `cue export`; one pod through the constraints beside required-labels
+bench: build tools registry ## Benchmarks: `accelc version` and `accelc push` beside crane's; 5,000-node render beside `cue export`; one pod through the constraints beside required-labels
+	$(GO) test ./cmd/accelc -run '^$$' -bench CLI -benchtime 20x
 	$(GO) test ./pkg/render -run '^$$' -bench . -benchmem -benchtime 10x
 	./hack/bench.sh
 	$(GO) test ./pkg/policytest -run '^$$' -bench Admission -benchmem -benchtime 1000x
