@@ -26,3 +26,14 @@ func TestRegoUnitTests(t *testing.T) {
 	}
 	assert.Len(t, policiesSeen, len(policies.All))
 }
+
+// TestEngineMissing: without the engine command beside the executable or
+// on PATH, RunRego says how to get it, as an EngineError.
+func TestEngineMissing(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	_, err := policytest.RunRego(context.Background())
+	var ee *policytest.EngineError
+	require.ErrorAs(t, err, &ee)
+	assert.Contains(t, err.Error(), policytest.EngineCommand+", which runs the policies with OPA and Gatekeeper, is neither beside ")
+	assert.Contains(t, err.Error(), "`make build` builds it beside accelc into bin/")
+}

@@ -1,4 +1,4 @@
-package policytest_test
+package engine_test
 
 import (
 	"path/filepath"
@@ -14,7 +14,7 @@ import (
 // example loads an example cluster, its inventory and its rendered tree.
 func example(t *testing.T, name string) (string, *compile.Model, *inventory.Inventory, render.Tree) {
 	t.Helper()
-	dir := filepath.Join("../../examples/clusters", name)
+	dir := filepath.Join("../../../examples/clusters", name)
 	m, err := compile.Load(dir)
 	require.NoError(t, err)
 	inv, err := inventory.Load(compile.DefaultInventory(dir), m.Catalog, inventory.Options{Pins: m.Pins})
