@@ -95,12 +95,17 @@ func Push(ctx context.Context, img v1.Image, ref name.Reference, opts PushOption
 			tags = append(tags, t)
 		}
 	}
-	ropts := remoteOptions(ctx, ref, opts)
-	if err := remote.Write(repo.Digest(digest.String()), img, ropts...); err != nil {
+	// One pusher for the artifact and its tags: one ping and one token
+	// for the repository, not one per request.
+	pusher, err := remote.NewPusher(remoteOptions(ctx, ref, opts)...)
+	if err != nil {
+		return nil, explain(repo, err)
+	}
+	if err := remote.Write(repo.Digest(digest.String()), img, remote.WithContext(ctx), remote.Reuse(pusher)); err != nil {
 		return nil, explain(repo, err)
 	}
 	for _, t := range tags {
-		if err := remote.Tag(repo.Tag(t), img, ropts...); err != nil {
+		if err := remote.Tag(repo.Tag(t), img, remote.WithContext(ctx), remote.Reuse(pusher)); err != nil {
 			return nil, explain(repo, err)
 		}
 	}
