@@ -3,6 +3,8 @@ package policytest_test
 import (
 	"bytes"
 	"context"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -36,4 +38,17 @@ func TestEngineMissing(t *testing.T) {
 	require.ErrorAs(t, err, &ee)
 	assert.Contains(t, err.Error(), policytest.EngineCommand+", which runs the policies with OPA and Gatekeeper, is neither beside ")
 	assert.Contains(t, err.Error(), "`make build` builds it beside accelc into bin/")
+}
+
+// TestEngineRefuses: an engine that will not run the request (another
+// build, here a stand-in) gives an EngineError with what it said.
+func TestEngineRefuses(t *testing.T) {
+	dir := t.TempDir()
+	script := "#!/bin/sh\necho 'the request comes from accelc@v1, this accelc-policytest is accelc@v2' >&2\nexit 2\n"
+	require.NoError(t, os.WriteFile(filepath.Join(dir, policytest.EngineCommand), []byte(script), 0o755))
+	t.Setenv("PATH", dir)
+	_, err := policytest.RunSuite(context.Background(), map[string][]byte{"suite.yaml": nil})
+	var ee *policytest.EngineError
+	require.ErrorAs(t, err, &ee)
+	assert.EqualError(t, err, filepath.Join(dir, policytest.EngineCommand)+": the request comes from accelc@v1, this accelc-policytest is accelc@v2")
 }

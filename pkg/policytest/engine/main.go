@@ -15,9 +15,14 @@ import (
 // and streams, with what the libraries print to stdout sent to stderr,
 // which accelc copies to its own, so that only the answer is on stdout.
 func Command() int {
+	args := os.Args[1:]
+	if st, err := os.Stdin.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 && len(args) == 0 {
+		// Started by hand: say what it is rather than wait for a request.
+		args = []string{"-h"}
+	}
 	stdout := os.Stdout
 	os.Stdout = os.Stderr
-	return Main(os.Args[1:], os.Stdin, stdout, os.Stderr)
+	return Main(args, os.Stdin, stdout, os.Stderr)
 }
 
 // Main is accelc-policytest: it reads one policytest.EngineRequest from
@@ -35,11 +40,11 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if req.Protocol != policytest.EngineProtocol {
-		fmt.Fprintf(stderr, "accelc speaks protocol %d, this %s %d: install the two from one build (make build builds both)\n", req.Protocol, policytest.EngineCommand, policytest.EngineProtocol)
+		fmt.Fprintf(stderr, "the request is of protocol %d, this %s speaks %d: install accelc and %[2]s from one build (make build builds both)\n", req.Protocol, policytest.EngineCommand, policytest.EngineProtocol)
 		return 2
 	}
 	if id := policytest.BuildID(); req.Build != id {
-		fmt.Fprintf(stderr, "accelc is %s, this %s %s: install the two from one build (make build builds both)\n", req.Build, policytest.EngineCommand, id)
+		fmt.Fprintf(stderr, "the request comes from %s, this %s is %s: install accelc and %[2]s from one build (make build builds both)\n", req.Build, policytest.EngineCommand, id)
 		return 2
 	}
 	resp := Serve(context.Background(), &req)

@@ -23,8 +23,8 @@ func TestMainRefuses(t *testing.T) {
 		want string
 	}{
 		{"arguments", []string{"x"}, policytest.EngineRequest{}, "it takes no arguments"},
-		{"protocol", nil, policytest.EngineRequest{Protocol: 99, Build: policytest.BuildID(), Op: policytest.OpRego}, "accelc speaks protocol 99, this accelc-policytest 1: install the two from one build"},
-		{"build", nil, policytest.EngineRequest{Protocol: policytest.EngineProtocol, Build: "example.com/accelc@v0.1.0", Op: policytest.OpRego}, "accelc is example.com/accelc@v0.1.0, this accelc-policytest "},
+		{"protocol", nil, policytest.EngineRequest{Protocol: 99, Build: policytest.BuildID(), Op: policytest.OpRego}, "the request is of protocol 99, this accelc-policytest speaks 1: install accelc and accelc-policytest from one build"},
+		{"build", nil, policytest.EngineRequest{Protocol: policytest.EngineProtocol, Build: "example.com/accelc@v0.1.0", Op: policytest.OpRego}, "the request comes from example.com/accelc@v0.1.0, this accelc-policytest is "},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			in, err := json.Marshal(tc.req)
