@@ -5,6 +5,9 @@ SHELL := /bin/bash
 GO      ?= go
 BIN     := $(CURDIR)/bin
 ACCELC  := $(BIN)/accelc
+# accelc test's policy engine (OPA, Gatekeeper), a program of its own so
+# that accelc's other commands do not start it up; accelc finds it beside itself.
+ENGINE  := $(BIN)/accelc-policytest
 EXAMPLE := examples/clusters/hetero-prod
 # Every example cluster: a directory with an inventory beside its CUE.
 EXAMPLES := $(patsubst %/inventory.json,%,$(wildcard examples/clusters/*/inventory.json))
@@ -26,15 +29,17 @@ help: ## List the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 .PHONY: build
-build: ## Build bin/accelc (static, CGO_ENABLED=0)
+build: ## Build bin/accelc and bin/accelc-policytest, the policy engine accelc test runs (static, CGO_ENABLED=0)
 	CGO_ENABLED=0 $(GO) build -trimpath -o $(ACCELC) ./cmd/accelc
+	CGO_ENABLED=0 $(GO) build -trimpath -o $(ENGINE) ./cmd/accelc-policytest
 
 # go-nvml leaves NVML's symbols undefined until it loads the driver's
 # library; -z lazy keeps the binary starting where the driver is missing (cgo
 # refuses the flag in a #cgo directive, so it is passed here).
 .PHONY: build-nvml
-build-nvml: ## Build bin/accelc with cgo and NVML, for `accelc inventory nvml` on GPU nodes
+build-nvml: ## Build bin/accelc with cgo and NVML, for `accelc inventory nvml` on GPU nodes (and bin/accelc-policytest)
 	CGO_ENABLED=1 $(GO) build -trimpath -ldflags=-extldflags=-Wl,-z,lazy -o $(ACCELC) ./cmd/accelc
+	CGO_ENABLED=0 $(GO) build -trimpath -o $(ENGINE) ./cmd/accelc-policytest
 
 .PHONY: demo
 demo: build ## Show the example cluster's node view and render it into out/
@@ -96,10 +101,11 @@ golden: ## Refresh golden files and expected CLI output after an intended change
 	@git status --short testdata examples cmd/accelc/testdata
 
 .PHONY: bench
-bench: build tools ## Benchmarks: 5,000-node render beside `cue export`; one pod through the constraints beside required-labels
+bench: build tools registry ## Benchmarks: `accelc version` and `accelc push` beside crane's; 5,000-node render beside `cue export`; one pod through the constraints beside required-labels
+	$(GO) test ./cmd/accelc -run '^$$' -bench CLI -benchtime 20x
 	$(GO) test ./pkg/render -run '^$$' -bench . -benchmem -benchtime 10x
 	./hack/bench.sh
-	$(GO) test ./pkg/policytest -run '^$$' -bench Admission -benchmem -benchtime 1000x
+	$(GO) test ./pkg/policytest/engine -run '^$$' -bench Admission -benchmem -benchtime 1000x
 	$(GO) test ./pkg/estimate -run '^$$' -bench Query -benchmem
 
 .PHONY: bench-push
@@ -116,7 +122,7 @@ bench-live: control-plane ## Live inventory: list and classify 5,000 nodes and 5
 
 .PHONY: fuzz
 fuzz: ## Fuzz each parser, the artifact reader and the URL sanitiser briefly (FUZZTIME=10s each); the escape check with ESCAPE_PODS (100,000) pods per example
-	$(GO) test ./pkg/policytest -run '^TestEscapes$$' -count=1 -v -timeout 90m -escape.pods $(or $(ESCAPE_PODS),100000) -escape.seed $(or $(ESCAPE_SEED),1)
+	$(GO) test ./pkg/policytest/engine -run '^TestEscapes$$' -count=1 -v -timeout 90m -escape.pods $(or $(ESCAPE_PODS),100000) -escape.seed $(or $(ESCAPE_SEED),1)
 	$(GO) test ./pkg/inventory -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(or $(FUZZTIME),10s)
 	$(GO) test ./pkg/inventory -run '^$$' -fuzz '^FuzzGFDProduct$$' -fuzztime $(or $(FUZZTIME),10s)
 	$(GO) test ./pkg/inventory -run '^$$' -fuzz '^FuzzLabels$$' -fuzztime $(or $(FUZZTIME),10s)

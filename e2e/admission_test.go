@@ -28,6 +28,7 @@ import (
 
 	"github.com/accelc/accelc/internal/controlplane"
 	"github.com/accelc/accelc/pkg/policytest"
+	"github.com/accelc/accelc/pkg/policytest/engine"
 	"github.com/accelc/accelc/pkg/render"
 )
 
@@ -854,7 +855,7 @@ func (c *clusterUnderTest) unreachable(s *suite, obj *unstructured.Unstructured,
 
 // predictor judges a fixture as the live API server will, offline: the
 // MutatingAdmissionPolicy's effect and Gatekeeper's mutators
-// (policytest.Mutator), then the constraint with Gatekeeper's engine over
+// (engine.Mutator), then the constraint with Gatekeeper's engine over
 // the tree and the live Nodes. It returns the violations' messages.
 func (s *suite) predictor(t *testing.T, c *clusterUnderTest, namespaces []string) func(*unstructured.Unstructured) []string {
 	t.Helper()
@@ -880,7 +881,7 @@ func (s *suite) predictor(t *testing.T, c *clusterUnderTest, namespaces []string
 		}
 		synced = append(synced, &unstructured.Unstructured{Object: u})
 	}
-	reviewer, err := policytest.NewReviewer(t.Context(), tree, synced...)
+	reviewer, err := engine.NewReviewer(t.Context(), tree, synced...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -889,7 +890,7 @@ func (s *suite) predictor(t *testing.T, c *clusterUnderTest, namespaces []string
 			namespaces = append(namespaces, ns)
 		}
 	}
-	mutator, err := policytest.NewMutator(tree, namespaces)
+	mutator, err := engine.NewMutator(tree, namespaces)
 	if err != nil {
 		t.Fatal(err)
 	}

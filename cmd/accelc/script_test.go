@@ -9,11 +9,15 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/accelc/accelc/internal/testutil"
+	"github.com/accelc/accelc/pkg/policytest"
+	"github.com/accelc/accelc/pkg/policytest/engine"
 )
 
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"accelc": func() { os.Exit(Main(os.Args[1:], os.Stdout, os.Stderr)) },
+		// accelc test's policy engine, found on PATH.
+		policytest.EngineCommand: func() { os.Exit(engine.Command()) },
 	})
 }
 

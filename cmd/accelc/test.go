@@ -35,7 +35,7 @@ suite it ran, for ` + "`gator verify DIR/...`" + `.`,
 			}
 			results, err := policytest.RunRego(cmd.Context())
 			if err != nil {
-				return err
+				return policyErr(exitInput, err)
 			}
 			rego := policytest.Report(stdout, results)
 
@@ -45,7 +45,7 @@ suite it ran, for ` + "`gator verify DIR/...`" + `.`,
 			}
 			files, err := policytest.Suite(res.Tree, dir, cases, res.Model.Cluster.TypeLabel(), res.NodeTypes())
 			if err != nil {
-				return &exitError{exitInput, err}
+				return policyErr(exitInput, err)
 			}
 			if suiteDir != "" {
 				if err := policytest.WriteFiles(suiteDir, files); err != nil {
@@ -54,7 +54,7 @@ suite it ran, for ` + "`gator verify DIR/...`" + `.`,
 			}
 			caseResults, err := policytest.RunSuite(cmd.Context(), files)
 			if err != nil {
-				return &exitError{exitInput, err}
+				return policyErr(exitInput, err)
 			}
 			adm := policytest.ReportCases(stdout, caseResults)
 			if len(cases.Cases) == 0 {
@@ -69,4 +69,14 @@ suite it ran, for ` + "`gator verify DIR/...`" + `.`,
 	inv.bind(cmd, false)
 	cmd.Flags().StringVar(&suiteDir, "write-suite", "", "also write the gator suite and its files into this directory")
 	return cmd
+}
+
+// policyErr gives err exit code 3 when the policy engine could not be run
+// (policytest.EngineError: accelc-policytest missing or of another build),
+// else code.
+func policyErr(code int, err error) error {
+	if ee := (*policytest.EngineError)(nil); errors.As(err, &ee) {
+		code = exitOutside
+	}
+	return &exitError{code, err}
 }

@@ -173,12 +173,15 @@ func pushTo(t *testing.T, host string, opts artifact.PushOptions) (*artifact.Pus
 }
 
 // TestPushInProcess pushes to go-containerregistry's registry: twice
-// gives one digest; a registry that fails the manifest leaves no tag; 5xx
-// answers are retried.
+// gives one digest; the artifact and its tags share one ping; a registry
+// that fails the manifest leaves no tag; 5xx answers are retried.
 func TestPushInProcess(t *testing.T) {
-	var failManifests, fail5xx atomic.Int32
+	var failManifests, fail5xx, pings atomic.Int32
 	reg := registry.New()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v2/" {
+			pings.Add(1)
+		}
 		if r.Method == http.MethodPut && strings.Contains(r.URL.Path, "/manifests/") && failManifests.Load() > 0 {
 			failManifests.Add(-1)
 			http.Error(w, "disk full", http.StatusInsufficientStorage)
@@ -197,6 +200,7 @@ func TestPushInProcess(t *testing.T) {
 	first, err := pushTo(t, host, artifact.PushOptions{Tags: []string{"latest"}})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"v1", "latest"}, first.Tags)
+	assert.Equal(t, int32(1), pings.Load(), "one ping for the artifact and its two tags")
 	assert.Equal(t, host+"/accelc/hetero-prod@"+first.Digest, first.Ref)
 	second, err := pushTo(t, host, artifact.PushOptions{})
 	require.NoError(t, err)

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -96,27 +95,46 @@ func Push(ctx context.Context, img v1.Image, ref name.Reference, opts PushOption
 			tags = append(tags, t)
 		}
 	}
-	ropts := remoteOptions(ctx, ref, opts)
-	if err := remote.Write(repo.Digest(digest.String()), img, ropts...); err != nil {
+	// One pusher for the artifact and its tags: one ping and one token
+	// for the repository, not one per request.
+	pusher, err := remote.NewPusher(remoteOptions(ctx, ref, opts)...)
+	if err != nil {
+		return nil, explain(repo, err)
+	}
+	if err := remote.Write(repo.Digest(digest.String()), img, remote.WithContext(ctx), remote.Reuse(pusher)); err != nil {
 		return nil, explain(repo, err)
 	}
 	for _, t := range tags {
-		if err := remote.Tag(repo.Tag(t), img, ropts...); err != nil {
+		if err := remote.Tag(repo.Tag(t), img, remote.WithContext(ctx), remote.Reuse(pusher)); err != nil {
 			return nil, explain(repo, err)
 		}
 	}
 	return &Pushed{Repository: repo.String(), Digest: digest.String(), Tags: tags, Ref: repo.Digest(digest.String()).String()}, nil
 }
 
-// validTag is the OCI distribution spec's tag grammar.
-var validTag = regexp.MustCompile(`^[a-zA-Z0-9_][a-zA-Z0-9._-]{0,127}$`)
+// validTag is the OCI distribution spec's tag grammar,
+// [a-zA-Z0-9_][a-zA-Z0-9._-]{0,127}. (As a regexp, the bounded repeat
+// compiles to 128 states at start-up: 0.5 ms of every accelc command.)
+func validTag(t string) bool {
+	if len(t) == 0 || len(t) > 128 || t[0] == '.' || t[0] == '-' {
+		return false
+	}
+	for i := 0; i < len(t); i++ {
+		switch c := t[i]; {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '_', c == '.', c == '-':
+		default:
+			return false
+		}
+	}
+	return true
+}
 
 // CheckTags checks tags against the OCI distribution spec's grammar
 // ([A-Za-z0-9_][A-Za-z0-9._-]{0,127}), naming every one that breaks it.
 func CheckTags(tags []string) error {
 	var bad []string
 	for _, t := range tags {
-		if !validTag.MatchString(t) {
+		if !validTag(t) {
 			bad = append(bad, strconv.Quote(t))
 		}
 	}

@@ -10,12 +10,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
-	"testing/fstest"
 
-	"github.com/open-policy-agent/gatekeeper/v3/pkg/gator"
-	"github.com/open-policy-agent/gatekeeper/v3/pkg/gator/verify"
 	"sigs.k8s.io/yaml"
 
 	"github.com/accelc/accelc/pkg/render"
@@ -154,12 +150,23 @@ func Suite(tree render.Tree, clusterDir string, cases *Cases, typeLabel string, 
 			mutateNamespaces = append(mutateNamespaces, obj.Metadata.Namespace)
 		}
 	}
-	var mutator *Mutator
+	// The fixtures to mutate, through the rendered mutators in the engine.
+	var mutated []Mutation
 	if len(mutateNamespaces) > 0 {
-		var err error
-		if mutator, err = NewMutator(tree, mutateNamespaces); err != nil {
+		req := EngineRequest{Op: OpMutate, Tree: tree, Namespaces: mutateNamespaces}
+		for i, tc := range cases.Cases {
+			if tc.Mutate {
+				req.Objects = append(req.Objects, fixtures[i].data)
+			}
+		}
+		resp, err := callEngine(context.Background(), req)
+		if err != nil {
 			return nil, err
 		}
+		if len(resp.Mutated) != len(req.Objects) {
+			return nil, &EngineError{fmt.Errorf("%s mutated %d objects of %d", EngineCommand, len(resp.Mutated), len(req.Objects))}
+		}
+		mutated = resp.Mutated
 	}
 
 	namespaces := map[string]string{}
@@ -179,10 +186,12 @@ func Suite(tree render.Tree, clusterDir string, cases *Cases, typeLabel string, 
 		key, b := "cases/"+path.Clean(tc.Object), f.data
 		if tc.Mutate {
 			key = "cases/mutated/" + path.Clean(tc.Object)
-			var err error
-			if b, err = mutator.Mutate(b); err != nil {
-				return nil, fmt.Errorf("case %s (%s): mutating: %w", tc.Name, f.src, err)
+			m := mutated[0]
+			mutated = mutated[1:]
+			if m.Error != "" {
+				return nil, fmt.Errorf("case %s (%s): mutating: %s", tc.Name, f.src, m.Error)
 			}
+			b = m.Object
 		}
 		objects[tc.Name] = key
 		files[key] = b
@@ -307,51 +316,15 @@ type CaseResult struct {
 	Err        error
 }
 
-// RunSuite runs a suite built by Suite with Gatekeeper's own verify runner
-// and constraint framework, in-process: the same engine as `gator verify`
-// and the admission webhook.
+// RunSuite runs a suite built by Suite with Gatekeeper's own verify
+// runner and constraint framework, in EngineCommand: the same engine as
+// `gator verify` and the admission webhook.
 func RunSuite(ctx context.Context, files map[string][]byte) ([]CaseResult, error) {
-	fsys := fstest.MapFS{}
-	for p, b := range files {
-		fsys["suite/"+p] = &fstest.MapFile{Data: b, Mode: 0o644}
-	}
-	suites, err := verify.ReadSuites(fsys, "suite", "suite", true)
+	resp, err := callEngine(ctx, EngineRequest{Op: OpSuite, Files: files})
 	if err != nil {
 		return nil, err
 	}
-	runner, err := verify.NewRunner(fsys, func(opts ...gator.Opt) (gator.Client, error) {
-		return gator.NewOPAClient(false, opts...)
-	})
-	if err != nil {
-		return nil, err
-	}
-	filter, err := verify.NewFilter("")
-	if err != nil {
-		return nil, err
-	}
-	var out []CaseResult
-	for _, s := range suites {
-		res := runner.Run(ctx, filter, s)
-		if res.Error != nil {
-			return nil, res.Error
-		}
-		for _, t := range res.TestResults {
-			if t.Error != nil {
-				out = append(out, CaseResult{Test: t.Name, Case: "(all)", Err: t.Error})
-				continue
-			}
-			for _, c := range t.CaseResults {
-				out = append(out, CaseResult{Test: t.Name, Case: c.Name, Err: c.Error})
-			}
-		}
-	}
-	sort.SliceStable(out, func(i, j int) bool {
-		if out[i].Case != out[j].Case {
-			return out[i].Case < out[j].Case
-		}
-		return out[i].Test < out[j].Test
-	})
-	return out, nil
+	return resp.Cases, nil
 }
 
 // ReportCases prints a FAIL line per failed case and a summary line.

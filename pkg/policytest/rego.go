@@ -5,11 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sort"
-
-	"github.com/open-policy-agent/opa/v1/ast"
-	"github.com/open-policy-agent/opa/v1/storage/inmem"
-	"github.com/open-policy-agent/opa/v1/tester"
 
 	"github.com/accelc/accelc/policies"
 )
@@ -28,52 +23,38 @@ type Summary struct {
 	Passed, Failed int
 }
 
-// RunRego runs every policy's Rego unit tests against its src.rego and the
-// shared library, as Gatekeeper would load them.
-func RunRego(ctx context.Context) ([]Result, error) {
-	var out []Result
+// RegoPolicy is one policy's Rego as Gatekeeper loads it, by file name:
+// its src.rego, accelc's shared library and its *_test.rego.
+type RegoPolicy struct {
+	Policy string            `json:"policy"`
+	Files  map[string]string `json:"files"`
+}
+
+// RegoPolicies is accelc's policies' Rego.
+func RegoPolicies() []RegoPolicy {
+	var out []RegoPolicy
 	for _, p := range policies.All {
-		srcs := map[string]string{
+		files := map[string]string{
 			"policies/lib/accelc.rego":        policies.Lib(),
 			"policies/" + p.Dir + "/src.rego": p.Rego(),
 		}
 		for name, src := range p.Tests() {
-			srcs[name] = src
+			files[name] = src
 		}
-		modules := map[string]*ast.Module{}
-		for name, src := range srcs {
-			m, err := ast.ParseModuleWithOpts(name, src, ast.ParserOptions{RegoVersion: ast.RegoV1})
-			if err != nil {
-				return nil, fmt.Errorf("policy %s: %w", p.Dir, err)
-			}
-			modules[name] = m
-		}
-		store := inmem.New()
-		txn, err := store.NewTransaction(ctx)
-		if err != nil {
-			return nil, err
-		}
-		ch, err := tester.NewRunner().SetStore(store).SetModules(modules).RunTests(ctx, txn)
-		if err != nil {
-			store.Abort(ctx, txn)
-			return nil, fmt.Errorf("policy %s: %w", p.Dir, err)
-		}
-		for r := range ch {
-			res := Result{Policy: p.Dir, Name: r.Name, Pass: !r.Fail && r.Error == nil, Err: r.Error}
-			if r.Location != nil {
-				res.File = r.Location.File
-			}
-			out = append(out, res)
-		}
-		store.Abort(ctx, txn)
+		out = append(out, RegoPolicy{Policy: p.Dir, Files: files})
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		if out[i].Policy != out[j].Policy {
-			return out[i].Policy < out[j].Policy
-		}
-		return out[i].Name < out[j].Name
-	})
-	return out, nil
+	return out
+}
+
+// RunRego runs every policy's Rego unit tests against its src.rego and the
+// shared library, as Gatekeeper would load them, with OPA's tester in
+// EngineCommand.
+func RunRego(ctx context.Context) ([]Result, error) {
+	resp, err := callEngine(ctx, EngineRequest{Op: OpRego, Policies: RegoPolicies()})
+	if err != nil {
+		return nil, err
+	}
+	return resp.Rego, nil
 }
 
 // Report prints conftest-style lines: a FAIL line per failure and a

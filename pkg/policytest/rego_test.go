@@ -3,6 +3,8 @@ package policytest_test
 import (
 	"bytes"
 	"context"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -25,4 +27,28 @@ func TestRegoUnitTests(t *testing.T) {
 		policiesSeen[r.Policy] = true
 	}
 	assert.Len(t, policiesSeen, len(policies.All))
+}
+
+// TestEngineMissing: without the engine command beside the executable or
+// on PATH, RunRego says how to get it, as an EngineError.
+func TestEngineMissing(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	_, err := policytest.RunRego(context.Background())
+	var ee *policytest.EngineError
+	require.ErrorAs(t, err, &ee)
+	assert.Contains(t, err.Error(), policytest.EngineCommand+", which runs the policies with OPA and Gatekeeper, is neither beside ")
+	assert.Contains(t, err.Error(), "`make build` builds it beside accelc into bin/")
+}
+
+// TestEngineRefuses: an engine that will not run the request (another
+// build, here a stand-in) gives an EngineError with what it said.
+func TestEngineRefuses(t *testing.T) {
+	dir := t.TempDir()
+	script := "#!/bin/sh\necho 'the request comes from accelc@v1, this accelc-policytest is accelc@v2' >&2\nexit 2\n"
+	require.NoError(t, os.WriteFile(filepath.Join(dir, policytest.EngineCommand), []byte(script), 0o755))
+	t.Setenv("PATH", dir)
+	_, err := policytest.RunSuite(context.Background(), map[string][]byte{"suite.yaml": nil})
+	var ee *policytest.EngineError
+	require.ErrorAs(t, err, &ee)
+	assert.EqualError(t, err, filepath.Join(dir, policytest.EngineCommand)+": the request comes from accelc@v1, this accelc-policytest is accelc@v2")
 }

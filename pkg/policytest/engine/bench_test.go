@@ -1,4 +1,4 @@
-package policytest_test
+package engine_test
 
 import (
 	"context"

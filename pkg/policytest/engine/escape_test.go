@@ -1,4 +1,4 @@
-package policytest_test
+package engine_test
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/accelc/accelc/pkg/policytest"
+	"github.com/accelc/accelc/pkg/policytest/engine"
 )
 
 var (
@@ -28,7 +28,7 @@ func TestEscapes(t *testing.T) {
 			t.Parallel()
 			_, m, inv, tree := example(t, name)
 			ctx := context.Background()
-			check, err := policytest.NewEscapeCheck(ctx, m, inv, tree)
+			check, err := engine.NewEscapeCheck(ctx, m, inv, tree)
 			require.NoError(t, err)
 			start := time.Now()
 			rep, err := check.Run(ctx, *escapeSeed, *escapePods)

@@ -1,4 +1,4 @@
-package policytest_test
+package engine_test
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 // example loads an example cluster, its inventory and its rendered tree.
 func example(t *testing.T, name string) (string, *compile.Model, *inventory.Inventory, render.Tree) {
 	t.Helper()
-	dir := filepath.Join("../../examples/clusters", name)
+	dir := filepath.Join("../../../examples/clusters", name)
 	res, err := accelc.Cluster(context.Background(), dir, accelc.Options{Render: true})
 	require.NoError(t, err)
 	return dir, res.Model, res.Inventory, res.Tree

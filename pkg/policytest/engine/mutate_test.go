@@ -1,4 +1,4 @@
-package policytest_test
+package engine_test
 
 import (
 	"os"
@@ -10,7 +10,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/accelc/accelc/pkg/compile"
-	"github.com/accelc/accelc/pkg/policytest"
+	"github.com/accelc/accelc/pkg/policytest/engine"
 	"github.com/accelc/accelc/pkg/render"
 )
 
@@ -21,7 +21,7 @@ import (
 // their taint, annotated, and queued in its team's LocalQueue.
 func TestMutatePoolProfile(t *testing.T) {
 	dir, _, _, tree := example(t, "gpu-pools")
-	mut, err := policytest.NewMutator(tree, []string{"ml-research"})
+	mut, err := engine.NewMutator(tree, []string{"ml-research"})
 	require.NoError(t, err)
 	pod, err := os.ReadFile(filepath.Join(dir, "admission/pods/research-by-label.yaml"))
 	require.NoError(t, err)

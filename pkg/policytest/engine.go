@@ -1,0 +1,214 @@
+package policytest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"strings"
+)
+
+// EngineCommand is the program that holds the policy engine: OPA's tester
+// and Gatekeeper's constraint framework, verify runner and expander
+// (cmd/accelc-policytest, package engine). They take some 50 ms of package
+// initialisation and 80 MB, which every accelc command would pay were they
+// linked into accelc, so RunRego, RunSuite and Suite's mutations run them
+// in this program, found beside the running executable or else on PATH.
+const EngineCommand = "accelc-policytest"
+
+// EngineProtocol is the version of the requests and responses accelc
+// and EngineCommand exchange; the engine refuses another.
+const EngineProtocol = 1
+
+// What an EngineRequest asks for.
+const (
+	OpRego   = "rego"   // run Policies' Rego unit tests
+	OpMutate = "mutate" // mutate Objects with Tree's mutators (for Namespaces)
+	OpSuite  = "suite"  // run the gator suite in Files
+)
+
+// EngineRequest is what accelc writes, as JSON, to the engine's stdin.
+type EngineRequest struct {
+	Protocol int `json:"protocol"`
+	// Build is BuildID of the binary asking: the engine refuses one of
+	// another build, so accelc test always runs the Gatekeeper it was
+	// built with.
+	Build      string            `json:"build"`
+	Op         string            `json:"op"`
+	Policies   []RegoPolicy      `json:"policies,omitempty"`
+	Tree       map[string][]byte `json:"tree,omitempty"`
+	Namespaces []string          `json:"namespaces,omitempty"`
+	Objects    [][]byte          `json:"objects,omitempty"`
+	Files      map[string][]byte `json:"files,omitempty"`
+}
+
+// EngineResponse is what the engine writes, as JSON, to its stdout.
+type EngineResponse struct {
+	// Error is why the operation failed, as the in-process call would say.
+	Error   string       `json:"error,omitempty"`
+	Rego    []Result     `json:"rego,omitempty"`
+	Mutated []Mutation   `json:"mutated,omitempty"`
+	Cases   []CaseResult `json:"cases,omitempty"`
+}
+
+// Mutation is one object of an OpMutate request, mutated, or why not.
+type Mutation struct {
+	Object []byte `json:"object,omitempty"`
+	Error  string `json:"error,omitempty"`
+}
+
+// EngineError is a failure to run EngineCommand: missing, of another
+// build, or stopped before it answered. It is about the installation, not
+// the policies or fixtures.
+type EngineError struct {
+	Err error
+}
+
+func (e *EngineError) Error() string { return e.Err.Error() }
+func (e *EngineError) Unwrap() error { return e.Err }
+
+// BuildID names the build of the running binary: its main module's
+// version and, built from a checkout, the commit and whether the tree was
+// modified.
+func BuildID() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return ""
+	}
+	id := bi.Main.Path + "@" + bi.Main.Version
+	for _, s := range bi.Settings {
+		if s.Key == "vcs.revision" || s.Key == "vcs.modified" {
+			id += " " + s.Key + "=" + s.Value
+		}
+	}
+	return id
+}
+
+// callEngine runs EngineCommand on one request. What the engine writes to
+// its stderr is copied to accelc's, or, when it fails, into the error.
+func callEngine(ctx context.Context, req EngineRequest) (*EngineResponse, error) {
+	path, err := enginePath()
+	if err != nil {
+		return nil, err
+	}
+	req.Protocol, req.Build = EngineProtocol, BuildID()
+	in, err := json.Marshal(req)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.CommandContext(ctx, path)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = bytes.NewReader(in), &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		msg := strings.TrimSpace(stderr.String())
+		if msg == "" {
+			msg = err.Error()
+		}
+		return nil, &EngineError{fmt.Errorf("%s: %s", path, msg)}
+	}
+	os.Stderr.Write(stderr.Bytes())
+	var resp EngineResponse
+	if err := json.Unmarshal(stdout.Bytes(), &resp); err != nil {
+		return nil, &EngineError{fmt.Errorf("%s: reading its answer: %w", path, err)}
+	}
+	if resp.Error != "" {
+		return nil, errors.New(resp.Error)
+	}
+	return &resp, nil
+}
+
+// enginePath finds EngineCommand beside the running executable, else on
+// PATH.
+func enginePath() (string, error) {
+	name := EngineCommand
+	if runtime.GOOS == "windows" {
+		name += ".exe"
+	}
+	exe, err := os.Executable()
+	if err == nil {
+		p := filepath.Join(filepath.Dir(exe), name)
+		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
+			return p, nil
+		}
+	}
+	if p, err := exec.LookPath(name); err == nil {
+		return p, nil
+	}
+	version := "VERSION"
+	if bi, ok := debug.ReadBuildInfo(); ok && strings.HasPrefix(bi.Main.Version, "v") {
+		version = bi.Main.Version
+	}
+	return "", &EngineError{fmt.Errorf("%s, which runs the policies with OPA and Gatekeeper, is neither beside %s nor on PATH: `make build` builds it beside accelc into bin/; `go install github.com/accelc/accelc/cmd/%s@%s` installs it",
+		EngineCommand, exe, EngineCommand, version)}
+}
+
+// resultJSON is Result on the wire.
+type resultJSON struct {
+	Policy string  `json:"policy"`
+	File   string  `json:"file,omitempty"`
+	Name   string  `json:"name"`
+	Pass   bool    `json:"pass"`
+	Err    *string `json:"error,omitempty"`
+}
+
+// MarshalJSON writes Err as its message.
+func (r Result) MarshalJSON() ([]byte, error) {
+	return json.Marshal(resultJSON{Policy: r.Policy, File: r.File, Name: r.Name, Pass: r.Pass, Err: errString(r.Err)})
+}
+
+// UnmarshalJSON reads what MarshalJSON wrote.
+func (r *Result) UnmarshalJSON(b []byte) error {
+	var j resultJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*r = Result{Policy: j.Policy, File: j.File, Name: j.Name, Pass: j.Pass, Err: stringErr(j.Err)}
+	return nil
+}
+
+// caseResultJSON is CaseResult on the wire.
+type caseResultJSON struct {
+	Test string  `json:"test"`
+	Case string  `json:"case"`
+	Err  *string `json:"error,omitempty"`
+}
+
+// MarshalJSON writes Err as its message.
+func (r CaseResult) MarshalJSON() ([]byte, error) {
+	return json.Marshal(caseResultJSON{Test: r.Test, Case: r.Case, Err: errString(r.Err)})
+}
+
+// UnmarshalJSON reads what MarshalJSON wrote.
+func (r *CaseResult) UnmarshalJSON(b []byte) error {
+	var j caseResultJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*r = CaseResult{Test: j.Test, Case: j.Case, Err: stringErr(j.Err)}
+	return nil
+}
+
+// errString and stringErr carry an error as its message, nil as null.
+func errString(err error) *string {
+	if err == nil {
+		return nil
+	}
+	s := err.Error()
+	return &s
+}
+
+func stringErr(s *string) error {
+	if s == nil {
+		return nil
+	}
+	return errors.New(*s)
+}
