@@ -10,8 +10,8 @@ import (
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/accelc/accelc/pkg/artifact"
 	"github.com/accelc/accelc/pkg/compile"
+	"github.com/accelc/accelc/pkg/fluxmedia"
 	"github.com/accelc/accelc/policies"
 )
 
@@ -56,7 +56,7 @@ func fluxObjects(m *compile.Model) ([]Object, error) {
 		Spec: sourcev1.OCIRepositorySpec{
 			URL:           d.URL,
 			Reference:     &sourcev1.OCIRepositoryRef{Tag: d.Ref.Tag, SemVer: d.Ref.Semver, Digest: d.Ref.Digest},
-			LayerSelector: &sourcev1.OCILayerSelector{MediaType: string(artifact.ContentMediaType), Operation: sourcev1.OCILayerExtract},
+			LayerSelector: &sourcev1.OCILayerSelector{MediaType: fluxmedia.ContentMediaType, Operation: sourcev1.OCILayerExtract},
 			Provider:      d.Provider,
 			Interval:      metav1.Duration{Duration: interval},
 		},
