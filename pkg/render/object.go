@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 )
 
@@ -153,12 +154,10 @@ func header(cluster string) string {
 	return "# Rendered by accelc for cluster " + cluster + ". Do not edit: change the CUE and run `accelc render`.\n"
 }
 
-// meta is ObjectMeta as accelc writes it.
-type meta struct {
-	Name        string            `json:"name"`
-	Namespace   string            `json:"namespace,omitempty"`
-	Labels      map[string]string `json:"labels,omitempty"`
-	Annotations map[string]string `json:"annotations,omitempty"`
+// objectMeta is the metadata accelc writes: the name, the namespace
+// where the kind has one (else ""), and accelc's labels.
+func objectMeta(cluster, namespace, name string) metav1.ObjectMeta {
+	return metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: managedLabels(cluster)}
 }
 
 func managedLabels(cluster string) map[string]string {
