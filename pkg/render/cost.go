@@ -165,7 +165,7 @@ func costRules(m *compile.Model) []Object {
 			name = fmt.Sprintf("%s-%d", name, i+1)
 		}
 		out[i] = Object{
-			Dir: DirMonitoring, APIVersion: "monitoring.coreos.com/v1", Kind: "PrometheusRule", Namespace: m.Cluster.ProfileNamespace, Name: name,
+			Dir:    DirMonitoring,
 			Source: []string{"teams"},
 			Body: &prometheusRule{
 				TypeMeta:   metav1.TypeMeta{APIVersion: "monitoring.coreos.com/v1", Kind: "PrometheusRule"},

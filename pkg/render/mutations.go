@@ -45,7 +45,7 @@ func mutationObjects(m *compile.Model) []Object {
 	}
 	add := func(kind, name string, spec mutatorSpec) {
 		out = append(out, Object{
-			Dir: "mutations", APIVersion: "mutations.gatekeeper.sh/v1", Kind: kind, Name: name,
+			Dir: "mutations",
 			Body: &mutator{
 				TypeMeta:   metav1.TypeMeta{APIVersion: "mutations.gatekeeper.sh/v1", Kind: kind},
 				ObjectMeta: objectMeta(m.Cluster.Name, "", name),
@@ -227,8 +227,8 @@ func profileLabelPolicy(m *compile.Model) []Object {
 		Spec:       admissionregistrationv1.MutatingAdmissionPolicyBindingSpec{PolicyName: name},
 	}
 	return []Object{
-		{Dir: "mutations", APIVersion: policy.APIVersion, Kind: policy.Kind, Name: name, Body: &policy},
-		{Dir: "mutations", APIVersion: binding.APIVersion, Kind: binding.Kind, Name: name, Body: &binding},
+		{Dir: "mutations", Body: &policy},
+		{Dir: "mutations", Body: &binding},
 	}
 }
 

@@ -95,10 +95,7 @@ func nodeFeatureRule(m *compile.Model) Object {
 	}
 	rules = append(rules, poolRules(m)...)
 	return Object{
-		Dir:        "nodes",
-		APIVersion: "nfd.k8s-sigs.io/v1alpha1",
-		Kind:       "NodeFeatureRule",
-		Name:       NodeFeatureRuleName,
+		Dir: "nodes",
 		Body: &nfr{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "nfd.k8s-sigs.io/v1alpha1", Kind: "NodeFeatureRule"},
 			ObjectMeta: objectMeta(m.Cluster.Name, "", NodeFeatureRuleName),

@@ -36,9 +36,9 @@ func policyObjects(m *compile.Model, inv *inventory.Inventory) ([]Object, error)
 	}
 	kind := policies.Admission.Kind
 	out := []Object{
-		{Dir: "policies", APIVersion: template.APIVersion, Kind: template.Kind, Name: template.Name, Body: template},
+		{Dir: "policies", Body: template},
 		{
-			Dir: DirConstraints, APIVersion: "constraints.gatekeeper.sh/v1beta1", Kind: kind, Name: ConstraintName,
+			Dir: DirConstraints,
 			Body: &admissionConstraint{
 				TypeMeta:   metav1.TypeMeta{APIVersion: "constraints.gatekeeper.sh/v1beta1", Kind: kind},
 				ObjectMeta: objectMeta(m.Cluster.Name, "", ConstraintName),
@@ -55,7 +55,7 @@ func policyObjects(m *compile.Model, inv *inventory.Inventory) ([]Object, error)
 		},
 	}
 	out = append(out, Object{
-		Dir: "policies", APIVersion: "syncset.gatekeeper.sh/v1alpha1", Kind: "SyncSet", Name: "accelc",
+		Dir: "policies",
 		Body: &syncSet{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "syncset.gatekeeper.sh/v1alpha1", Kind: "SyncSet"},
 			ObjectMeta: objectMeta(m.Cluster.Name, "", "accelc"),
@@ -96,7 +96,7 @@ func policyObjects(m *compile.Model, inv *inventory.Inventory) ([]Object, error)
 		}},
 	} {
 		out = append(out, Object{
-			Dir: "policies", APIVersion: "expansion.gatekeeper.sh/v1alpha1", Kind: "ExpansionTemplate", Name: e.name,
+			Dir: "policies",
 			Body: &expansionTemplate{
 				TypeMeta:   metav1.TypeMeta{APIVersion: "expansion.gatekeeper.sh/v1alpha1", Kind: "ExpansionTemplate"},
 				ObjectMeta: objectMeta(m.Cluster.Name, "", e.name),

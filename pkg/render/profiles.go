@@ -146,12 +146,8 @@ func hardwareProfiles(m *compile.Model) ([]Object, error) {
 		}
 
 		out = append(out, Object{
-			Dir:        "profiles",
-			APIVersion: "infrastructure.opendatahub.io/v1",
-			Kind:       "HardwareProfile",
-			Namespace:  m.Cluster.ProfileNamespace,
-			Name:       p.Name,
-			Source:     []string{"profiles", p.Name},
+			Dir:    "profiles",
+			Source: []string{"profiles", p.Name},
 			Body: &hardwareProfile{
 				TypeMeta: metav1.TypeMeta{APIVersion: "infrastructure.opendatahub.io/v1", Kind: "HardwareProfile"},
 				ObjectMeta: metav1.ObjectMeta{
@@ -521,7 +517,7 @@ func catalogPart(m *compile.Model, name string, data []byte, part int) Object {
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: m.Cluster.ProfileNamespace, Labels: labels},
 		Data:       map[string]string{"catalog.json": string(data) + "\n"},
 	}
-	return Object{Dir: "profiles", APIVersion: "v1", Kind: "ConfigMap", Namespace: m.Cluster.ProfileNamespace, Name: name, Body: body, Source: []string{"profiles"}}
+	return Object{Dir: "profiles", Body: body, Source: []string{"profiles"}}
 }
 
 // reachable reports whether a profile's pods can be scheduled on a node

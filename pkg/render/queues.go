@@ -51,7 +51,7 @@ func quotaObjects(m *compile.Model, inv *inventory.Inventory) []Object {
 		out = append(out, teamClusterQueue(m, inv, t))
 		for _, ns := range t.Namespaces {
 			out = append(out, Object{
-				Dir: "queues", APIVersion: kueueAPIVersion, Kind: "LocalQueue", Namespace: ns, Name: LocalQueueName, PerNamespace: true,
+				Dir: "queues", PerNamespace: true,
 				Source: []string{"teams", t.Name, "namespaces"},
 				Body: &localQueue{
 					TypeMeta:   metav1.TypeMeta{APIVersion: kueueAPIVersion, Kind: "LocalQueue"},
@@ -62,7 +62,7 @@ func quotaObjects(m *compile.Model, inv *inventory.Inventory) []Object {
 		}
 	}
 	out = append(out, Object{
-		Dir: "queues", APIVersion: kueueAPIVersion, Kind: "ResourceFlavor", Name: DefaultFlavor,
+		Dir: "queues",
 		Body: &resourceFlavor{
 			TypeMeta:   metav1.TypeMeta{APIVersion: kueueAPIVersion, Kind: "ResourceFlavor"},
 			ObjectMeta: objectMeta(m.Cluster.Name, "", DefaultFlavor),
@@ -81,7 +81,7 @@ func quotaObjects(m *compile.Model, inv *inventory.Inventory) []Object {
 			}
 		}
 		out = append(out, Object{
-			Dir: "queues", APIVersion: kueueAPIVersion, Kind: "ResourceFlavor", Name: id, Source: []string{"accelerators", id},
+			Dir: "queues", Source: []string{"accelerators", id},
 			Body: &resourceFlavor{
 				TypeMeta:   metav1.TypeMeta{APIVersion: kueueAPIVersion, Kind: "ResourceFlavor"},
 				ObjectMeta: objectMeta(m.Cluster.Name, "", id),
@@ -176,7 +176,7 @@ func teamClusterQueue(m *compile.Model, inv *inventory.Inventory, t *compile.Tea
 		spec.Preemption = &queuePreemption{ReclaimWithinCohort: "Any", WithinClusterQueue: "LowerPriority"}
 	}
 	return Object{
-		Dir: "queues", APIVersion: kueueAPIVersion, Kind: "ClusterQueue", Name: t.Name, Source: []string{"teams", t.Name},
+		Dir: "queues", Source: []string{"teams", t.Name},
 		Body: &clusterQueue{
 			TypeMeta: metav1.TypeMeta{APIVersion: kueueAPIVersion, Kind: "ClusterQueue"},
 			ObjectMeta: metav1.ObjectMeta{Name: t.Name, Labels: managedLabels(m.Cluster.Name),
@@ -301,7 +301,7 @@ func resourceQuotas(m *compile.Model, t *compile.Team) []Object {
 	var out []Object
 	for _, ns := range t.Namespaces {
 		out = append(out, Object{
-			Dir: "queues", APIVersion: "v1", Kind: "ResourceQuota", Namespace: ns, Name: "accelc-accelerators", PerNamespace: true,
+			Dir: "queues", PerNamespace: true,
 			Source: []string{"teams", t.Name, "namespaces"},
 			Body: &deviceQuota{
 				TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ResourceQuota"},
@@ -348,7 +348,7 @@ func priorityClasses(m *compile.Model) []Object {
 		if pc.PreemptionPolicy != "" {
 			body.PreemptionPolicy = ptr(corev1.PreemptionPolicy(pc.PreemptionPolicy))
 		}
-		out = append(out, Object{Dir: "priorities", APIVersion: "scheduling.k8s.io/v1", Kind: "PriorityClass", Name: name, Body: body,
+		out = append(out, Object{Dir: "priorities", Body: body,
 			Source: []string{"cluster", "priorityClasses", name}})
 	}
 	return out

@@ -138,8 +138,8 @@ func TestResourceQuotaMode(t *testing.T) {
 	require.NoError(t, err)
 	hard := map[string]int{}
 	for _, o := range objs {
-		assert.NotEqual(t, "ClusterQueue", o.Kind)
-		if o.Kind == "ResourceQuota" {
+		assert.NotEqual(t, "ClusterQueue", o.Kind())
+		if o.Kind() == "ResourceQuota" {
 			var quota struct {
 				Spec struct {
 					Hard map[string]int `json:"hard"`
@@ -148,7 +148,7 @@ func TestResourceQuotaMode(t *testing.T) {
 			b, err := yaml.Marshal(o.Body)
 			require.NoError(t, err)
 			require.NoError(t, yaml.Unmarshal(b, &quota))
-			hard[o.Namespace] = quota.Spec.Hard["requests.nvidia.com/gpu"]
+			hard[o.Namespace()] = quota.Spec.Hard["requests.nvidia.com/gpu"]
 		}
 	}
 	assert.Equal(t, map[string]int{

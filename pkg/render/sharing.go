@@ -65,7 +65,7 @@ type migDevices struct {
 func gpuOperatorConfigMap(m *compile.Model, name string, annotations, data map[string]string) Object {
 	ns := m.Cluster.GPUOperatorNamespace
 	return Object{
-		Dir: "sharing", APIVersion: "v1", Kind: "ConfigMap", Namespace: ns, Name: name,
+		Dir: "sharing",
 		Body: &corev1.ConfigMap{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
 			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: managedLabels(m.Cluster.Name), Annotations: annotations},

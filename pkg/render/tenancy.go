@@ -24,7 +24,7 @@ const (
 func tenancyObjects(m *compile.Model) []Object {
 	apiVersion := EntitlementGroup + "/" + EntitlementVersion
 	crd := entitlementCRD(m)
-	out := []Object{{Dir: "tenancy", APIVersion: crd.APIVersion, Kind: crd.Kind, Name: crd.Name, Body: crd}}
+	out := []Object{{Dir: "tenancy", Body: crd}}
 	for _, t := range m.Teams {
 		spec := entitlementSpec{Team: t.Name, AcceleratorTypes: sorted(t.AcceleratorTypes)}
 		if t.Profiles != nil {
@@ -38,7 +38,7 @@ func tenancyObjects(m *compile.Model) []Object {
 		}
 		for _, ns := range t.Namespaces {
 			out = append(out, Object{
-				Dir: "tenancy", APIVersion: apiVersion, Kind: "NamespaceEntitlement", Name: ns,
+				Dir: "tenancy",
 				Body: &namespaceEntitlement{
 					TypeMeta:   metav1.TypeMeta{APIVersion: apiVersion, Kind: "NamespaceEntitlement"},
 					ObjectMeta: objectMeta(m.Cluster.Name, "", ns),
@@ -146,7 +146,7 @@ func teamNamespace(m *compile.Model, ns string) Object {
 		labels["pod-security.kubernetes.io/"+mode+"-version"] = "latest"
 	}
 	return Object{
-		Dir: "tenancy", APIVersion: "v1", Kind: "Namespace", Name: ns,
+		Dir: "tenancy",
 		Body: &namespace{Namespace: corev1.Namespace{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"},
 			ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: labels, Annotations: map[string]string{"kustomize.toolkit.fluxcd.io/prune": "disabled"}},
