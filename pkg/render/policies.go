@@ -1,13 +1,12 @@
 package render
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/accelc/accelc/pkg/compile"
 	"github.com/accelc/accelc/pkg/inventory"
@@ -112,18 +111,12 @@ func policyObjects(m *compile.Model, inv *inventory.Inventory) ([]Object, error)
 }
 
 // admissionTemplate is policies.AdmissionTemplate with accelc's labels.
-// The policies package builds the template as a map; it is read into the
-// typed template field by field, so a field render does not know of is an
-// error here rather than left out of the tree.
+// The policies package builds the template as a map; it is converted into
+// the typed template field by field, so a field render does not know of
+// is an error here rather than left out of the tree.
 func admissionTemplate(m *compile.Model) (*constraintTemplate, error) {
-	data, err := json.Marshal(policies.AdmissionTemplate())
-	if err != nil {
-		return nil, err
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
 	var t constraintTemplate
-	if err := dec.Decode(&t); err != nil {
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(policies.AdmissionTemplate(), &t, true); err != nil {
 		return nil, fmt.Errorf("the admission ConstraintTemplate: %w", err)
 	}
 	t.Labels = managedLabels(m.Cluster.Name)
