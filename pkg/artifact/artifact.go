@@ -37,13 +37,14 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/static"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
+	"github.com/accelc/accelc/pkg/fluxmedia"
 	"github.com/accelc/accelc/pkg/safeurl"
 )
 
 // Media types and annotations of a Flux OCI artifact.
 const (
-	ConfigMediaType  types.MediaType = "application/vnd.cncf.flux.config.v1+json"
-	ContentMediaType types.MediaType = "application/vnd.cncf.flux.content.v1.tar+gzip"
+	ConfigMediaType  types.MediaType = fluxmedia.ConfigMediaType
+	ContentMediaType types.MediaType = fluxmedia.ContentMediaType
 
 	AnnotationSource   = "org.opencontainers.image.source"
 	AnnotationRevision = "org.opencontainers.image.revision"

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/accelc/accelc/pkg/compile"
 	"github.com/accelc/accelc/pkg/mig"
 )
@@ -94,7 +96,7 @@ func costRules(m *compile.Model) []Object {
     )
 )`, strings.Join(resources, "|"), typeLabel, typeLabel, poolLabel)
 
-	rules := []any{rule(RulePodGPUs, podGPUs, nil)}
+	rules := []promRule{rule(RulePodGPUs, podGPUs, nil)}
 	for i := range m.Teams {
 		t := &m.Teams[i]
 		if len(t.Namespaces) == 0 {
@@ -123,9 +125,9 @@ func costRules(m *compile.Model) []Object {
 			costs = append(costs, fmt.Sprintf(`label_replace(vector(%s), "accelerator_type", "%s", "", "")`, strconv.FormatFloat(*c.CostPerHour, 'f', -1, 64), c.ID))
 		}
 	}
-	groups := []any{map[string]any{"name": "accelc.gpu-usage", "interval": "1m", "rules": rules}}
+	groups := []ruleGroup{{Name: "accelc.gpu-usage", Interval: "1m", Rules: rules}}
 	if len(costs) > 0 {
-		costRules := []any{
+		costRules := []promRule{
 			rule(RuleHourlyCost, strings.Join(costs, "\nor "), nil),
 			rule(RuleTeamCost, fmt.Sprintf(`%s * on (accelerator_type) group_left() %s`, RuleTeamGPUEquivalents, RuleHourlyCost), nil),
 			// Each 5-minute sample of an hourly cost is a twelfth of it.
@@ -141,19 +143,19 @@ func costRules(m *compile.Model) []Object {
 				name, severity string
 				share          float64
 			}{{"AccelcTeamBudget80Percent", "warning", 0.8}, {"AccelcTeamBudgetExceeded", "critical", 1}} {
-				costRules = append(costRules, map[string]any{
-					"alert":  level.name,
-					"expr":   fmt.Sprintf(`%s{team="%s"} > %s * %s`, RuleTeamMonthly, t.Name, strconv.FormatFloat(level.share, 'f', -1, 64), budget),
-					"for":    "15m",
-					"labels": map[string]string{"severity": level.severity, "team": t.Name},
-					"annotations": map[string]string{
+				costRules = append(costRules, promRule{
+					Alert:  level.name,
+					Expr:   fmt.Sprintf(`%s{team="%s"} > %s * %s`, RuleTeamMonthly, t.Name, strconv.FormatFloat(level.share, 'f', -1, 64), budget),
+					For:    "15m",
+					Labels: map[string]string{"severity": level.severity, "team": t.Name},
+					Annotations: map[string]string{
 						"summary":     fmt.Sprintf("%s has spent {{ $value | humanize }} on accelerators in 30 days, of a %s monthly budget", t.DisplayName, budget),
 						"description": "Sum of GPUs held × the catalog's costPerHour, per accelerator type, over the last 30 days (accelc cost attribution).",
 					},
 				})
 			}
 		}
-		groups = append(groups, map[string]any{"name": "accelc.gpu-cost", "interval": "5m", "rules": costRules})
+		groups = append(groups, ruleGroup{Name: "accelc.gpu-cost", Interval: "5m", Rules: costRules})
 	}
 	parts := splitRuleGroups(groups, RulePartBytes)
 	out := make([]Object, len(parts))
@@ -163,17 +165,45 @@ func costRules(m *compile.Model) []Object {
 			name = fmt.Sprintf("%s-%d", name, i+1)
 		}
 		out[i] = Object{
-			Dir: DirMonitoring, APIVersion: "monitoring.coreos.com/v1", Kind: "PrometheusRule", Namespace: m.Cluster.ProfileNamespace, Name: name,
+			Dir:    DirMonitoring,
 			Source: []string{"teams"},
-			Body: map[string]any{
-				"apiVersion": "monitoring.coreos.com/v1", "kind": "PrometheusRule",
-				"metadata": meta{Name: name, Namespace: m.Cluster.ProfileNamespace, Labels: managedLabels(m.Cluster.Name)},
-				"spec":     map[string]any{"groups": groups},
+			Body: &prometheusRule{
+				TypeMeta:   metav1.TypeMeta{APIVersion: "monitoring.coreos.com/v1", Kind: "PrometheusRule"},
+				ObjectMeta: objectMeta(m.Cluster.Name, m.Cluster.ProfileNamespace, name),
+				Spec:       prometheusRuleSpec{Groups: groups},
 			},
 		}
 	}
 	return out
 }
+
+// The Prometheus Operator's PrometheusRule, monitoring.coreos.com/v1, as
+// accelc writes it. The operator's Go types are not in go.mod, and
+// Prometheus' own rulefmt has YAML tags only.
+type (
+	prometheusRule struct {
+		metav1.TypeMeta   `json:",inline"`
+		metav1.ObjectMeta `json:"metadata"`
+		Spec              prometheusRuleSpec `json:"spec"`
+	}
+	prometheusRuleSpec struct {
+		Groups []ruleGroup `json:"groups"`
+	}
+	ruleGroup struct {
+		Name     string     `json:"name"`
+		Interval string     `json:"interval"`
+		Rules    []promRule `json:"rules"`
+	}
+	// promRule is a recording rule (Record) or an alert (Alert).
+	promRule struct {
+		Record      string            `json:"record,omitempty"`
+		Alert       string            `json:"alert,omitempty"`
+		Expr        string            `json:"expr"`
+		For         string            `json:"for,omitempty"`
+		Labels      map[string]string `json:"labels,omitempty"`
+		Annotations map[string]string `json:"annotations,omitempty"`
+	}
+)
 
 // RulePartBytes is about the most rules one PrometheusRule holds; past
 // it (hundreds of teams) the rules go into several, accelc-gpu-cost-2
@@ -186,31 +216,31 @@ const RulePartBytes = 512 << 10
 // part and is <name>-2, -3… in the next (Prometheus evaluates groups
 // concurrently, so a recording rule's readers in a later part see it
 // one interval late).
-func splitRuleGroups(groups []any, limit int) [][]any {
-	parts := [][]any{nil}
+func splitRuleGroups(groups []ruleGroup, limit int) [][]ruleGroup {
+	parts := [][]ruleGroup{nil}
 	size := 0
 	for _, g := range groups {
-		g := g.(map[string]any)
-		rules, _ := g["rules"].([]any)
 		chunk := 0
-		var cur map[string]any // the group's chunk in the last part
-		for _, r := range rules {
-			b, _ := json.Marshal(r) // maps of strings: cannot fail
+		open := false // the group has a chunk in the last part
+		for _, r := range g.Rules {
+			b, _ := json.Marshal(r) // strings: cannot fail
 			if size > 0 && size+len(b) > limit {
 				parts = append(parts, nil)
 				size = 0
-				cur = nil
+				open = false
 			}
-			if cur == nil {
+			part := &parts[len(parts)-1]
+			if !open {
 				chunk++
-				name := g["name"]
+				name := g.Name
 				if chunk > 1 {
 					name = fmt.Sprintf("%s-%d", name, chunk)
 				}
-				cur = map[string]any{"name": name, "interval": g["interval"], "rules": []any{}}
-				parts[len(parts)-1] = append(parts[len(parts)-1], cur)
+				*part = append(*part, ruleGroup{Name: name, Interval: g.Interval})
+				open = true
 			}
-			cur["rules"] = append(cur["rules"].([]any), r)
+			cur := &(*part)[len(*part)-1]
+			cur.Rules = append(cur.Rules, r)
 			size += len(b)
 		}
 	}
@@ -245,10 +275,6 @@ func deviceShares(m *compile.Model) []string {
 	return out
 }
 
-func rule(record, expr string, labels map[string]string) map[string]any {
-	r := map[string]any{"record": record, "expr": expr}
-	if len(labels) > 0 {
-		r["labels"] = labels
-	}
-	return r
+func rule(record, expr string, labels map[string]string) promRule {
+	return promRule{Record: record, Expr: expr, Labels: labels}
 }

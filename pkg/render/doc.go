@@ -8,6 +8,7 @@
 // temporary sibling and renames it into place, so a failed run leaves the
 // previous tree untouched.
 //
-// render imports neither client-go nor NVML (a test enforces it): rendering
-// runs in CI without cluster access.
+// render imports neither client-go nor NVML nor the registry client (a
+// test enforces it): rendering runs in CI without cluster access, and
+// what uses it does not link what only pushing needs.
 package render

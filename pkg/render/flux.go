@@ -1,7 +1,6 @@
 package render
 
 import (
-	"encoding/json"
 	"time"
 
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
@@ -10,8 +9,8 @@ import (
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/accelc/accelc/pkg/artifact"
 	"github.com/accelc/accelc/pkg/compile"
+	"github.com/accelc/accelc/pkg/fluxmedia"
 	"github.com/accelc/accelc/policies"
 )
 
@@ -50,17 +49,17 @@ func fluxObjects(m *compile.Model) ([]Object, error) {
 	name := "accelc-" + m.Cluster.Name
 	labels := managedLabels(m.Cluster.Name)
 
-	repo := sourcev1.OCIRepository{
+	repo := &fluxOCIRepository{OCIRepository: sourcev1.OCIRepository{
 		TypeMeta:   metav1.TypeMeta{APIVersion: sourcev1.GroupVersion.String(), Kind: sourcev1.OCIRepositoryKind},
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: d.Namespace, Labels: labels},
 		Spec: sourcev1.OCIRepositorySpec{
 			URL:           d.URL,
 			Reference:     &sourcev1.OCIRepositoryRef{Tag: d.Ref.Tag, SemVer: d.Ref.Semver, Digest: d.Ref.Digest},
-			LayerSelector: &sourcev1.OCILayerSelector{MediaType: string(artifact.ContentMediaType), Operation: sourcev1.OCILayerExtract},
+			LayerSelector: &sourcev1.OCILayerSelector{MediaType: fluxmedia.ContentMediaType, Operation: sourcev1.OCILayerExtract},
 			Provider:      d.Provider,
 			Interval:      metav1.Duration{Duration: interval},
 		},
-	}
+	}}
 	if d.SecretRef != "" {
 		repo.Spec.SecretRef = &fluxmeta.LocalObjectReference{Name: d.SecretRef}
 	}
@@ -77,7 +76,7 @@ func fluxObjects(m *compile.Model) ([]Object, error) {
 	source := kustomizev1.CrossNamespaceSourceReference{Kind: sourcev1.OCIRepositoryKind, Name: name}
 	retry := metav1.Duration{Duration: time.Minute}
 	timeout := metav1.Duration{Duration: 5 * time.Minute}
-	tree := fluxKustomization(name, d.Namespace, labels, interval, source, "./")
+	tree := newFluxKustomization(name, d.Namespace, labels, interval, source, "./")
 	tree.Spec.RetryInterval, tree.Spec.Timeout = &retry, &timeout
 	// Ready when Gatekeeper has made the constraint's CRD from the
 	// template (status.created), failed when a Gatekeeper pod reports an
@@ -93,31 +92,15 @@ func fluxObjects(m *compile.Model) ([]Object, error) {
 			Failed:  "has(status.byPod) && status.byPod.exists(p, has(p.errors) && size(p.errors) > 0)",
 		},
 	}}
-	constraints := fluxKustomization(name+"-constraints", d.Namespace, labels, interval, source, "./"+DirConstraints)
+	constraints := newFluxKustomization(name+"-constraints", d.Namespace, labels, interval, source, "./"+DirConstraints)
 	constraints.Spec.RetryInterval, constraints.Spec.Timeout = &retry, &timeout
 	constraints.Spec.DependsOn = []kustomizev1.DependencyReference{{Name: name}}
 
-	var out []Object
-	for _, o := range []struct {
-		kind, name string
-		typed      any
-	}{
-		{sourcev1.OCIRepositoryKind, repo.Name, &repo},
-		{kustomizev1.KustomizationKind, tree.Name, &tree},
-		{kustomizev1.KustomizationKind, constraints.Name, &constraints},
-	} {
-		body, err := untyped(o.typed)
-		if err != nil {
-			return nil, err
-		}
-		apiVersion := body["apiVersion"].(string)
-		out = append(out, Object{Dir: DirFlux, APIVersion: apiVersion, Kind: o.kind, Namespace: d.Namespace, Name: o.name, Body: body})
-	}
-	return out, nil
+	return []Object{{Dir: DirFlux, Body: repo}, {Dir: DirFlux, Body: tree}, {Dir: DirFlux, Body: constraints}}, nil
 }
 
-func fluxKustomization(name, namespace string, labels map[string]string, interval time.Duration, source kustomizev1.CrossNamespaceSourceReference, path string) kustomizev1.Kustomization {
-	return kustomizev1.Kustomization{
+func newFluxKustomization(name, namespace string, labels map[string]string, interval time.Duration, source kustomizev1.CrossNamespaceSourceReference, path string) *fluxKustomization {
+	return &fluxKustomization{Kustomization: kustomizev1.Kustomization{
 		TypeMeta:   metav1.TypeMeta{APIVersion: kustomizev1.GroupVersion.String(), Kind: kustomizev1.KustomizationKind},
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: labels},
 		Spec: kustomizev1.KustomizationSpec{
@@ -126,23 +109,19 @@ func fluxKustomization(name, namespace string, labels map[string]string, interva
 			Interval:  metav1.Duration{Duration: interval},
 			Prune:     true,
 		},
-	}
+	}}
 }
 
-// untyped turns an API object into the map accelc marshals, without the
-// empty status and creation timestamp typed objects carry.
-func untyped(obj any) (map[string]any, error) {
-	data, err := json.Marshal(obj)
-	if err != nil {
-		return nil, err
+// fluxOCIRepository and fluxKustomization are Flux's objects as accelc writes
+// them: without the status, a struct that encoding/json writes even when
+// it is empty. The field hides the embedded type's.
+type (
+	fluxOCIRepository struct {
+		sourcev1.OCIRepository
+		Status struct{} `json:"status,omitzero"`
 	}
-	var m map[string]any
-	if err := json.Unmarshal(data, &m); err != nil {
-		return nil, err
+	fluxKustomization struct {
+		kustomizev1.Kustomization
+		Status struct{} `json:"status,omitzero"`
 	}
-	delete(m, "status")
-	if md, ok := m["metadata"].(map[string]any); ok {
-		delete(md, "creationTimestamp")
-	}
-	return m, nil
-}
+)

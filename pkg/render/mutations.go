@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/accelc/accelc/pkg/compile"
@@ -30,64 +31,64 @@ const ProfileAnnotation = "opendatahub.io/hardware-profile-name"
 func mutationObjects(m *compile.Model) []Object {
 	out := profileLabelPolicy(m)
 	prefix := m.Cluster.LabelPrefix
-	podKinds := []any{map[string]any{"apiGroups": []string{""}, "kinds": []string{"Pod"}}}
-	applyTo := []any{map[string]any{"groups": []string{""}, "kinds": []string{"Pod"}, "versions": []string{"v1"}}}
-	match := func(extra map[string]any) map[string]any {
-		mt := map[string]any{"scope": "Namespaced", "kinds": podKinds, "excludedNamespaces": nonNil(m.Cluster.ExcludedNamespaces)}
-		for k, v := range extra {
-			mt[k] = v
-		}
-		return mt
+	pods := []applyTo{{Groups: []string{""}, Kinds: []string{"Pod"}, Versions: []string{"v1"}}}
+	// matchPods matches the pods that sel selects (by namespace, by
+	// label), outside the excluded namespaces.
+	matchPods := func(sel match) match {
+		sel.Scope = "Namespaced"
+		sel.Kinds = []matchKinds{{APIGroups: []string{""}, Kinds: []string{"Pod"}}}
+		sel.ExcludedNamespaces = nonNil(m.Cluster.ExcludedNamespaces)
+		return sel
 	}
-	add := func(kind, apiVersion, name string, spec map[string]any) {
+	profileLabel := func(p *compile.Profile) *metav1.LabelSelector {
+		return &metav1.LabelSelector{MatchLabels: map[string]string{prefix + "/profile": p.Name}}
+	}
+	add := func(kind, name string, spec mutatorSpec) {
 		out = append(out, Object{
-			Dir: "mutations", APIVersion: apiVersion, Kind: kind, Name: name,
-			Body: map[string]any{
-				"apiVersion": apiVersion,
-				"kind":       kind,
-				"metadata":   meta{Name: name, Labels: managedLabels(m.Cluster.Name)},
-				"spec":       spec,
+			Dir: "mutations",
+			Body: &mutator{
+				TypeMeta:   metav1.TypeMeta{APIVersion: "mutations.gatekeeper.sh/v1", Kind: kind},
+				ObjectMeta: objectMeta(m.Cluster.Name, "", name),
+				Spec:       spec,
 			},
 		})
 	}
-	// assign sets location to value on the profile's pods; once, only
+	// assign sets location to value on the selected pods; once, only
 	// where the pod has nothing there.
-	assign := func(name string, sel map[string]any, location string, value any, once bool) {
-		params := map[string]any{"assign": map[string]any{"value": value}}
+	assign := func(name string, sel match, location string, value any, once bool) {
+		params := mutatorParameters{Assign: &assignField{Value: value}}
 		if once {
-			params["pathTests"] = []any{map[string]any{"subPath": location, "condition": "MustNotExist"}}
+			params.PathTests = []pathTest{{SubPath: location, Condition: "MustNotExist"}}
 		}
-		add("Assign", "mutations.gatekeeper.sh/v1", name, map[string]any{
-			"applyTo":    applyTo,
-			"match":      match(sel),
-			"location":   location,
-			"parameters": params,
-		})
+		add("Assign", name, mutatorSpec{ApplyTo: pods, Match: matchPods(sel), Location: location, Parameters: params})
 	}
-	assignOnce := func(name string, sel map[string]any, location string, value any) {
+	assignOnce := func(name string, sel match, location string, value any) {
 		assign(name, sel, location, value, true)
 	}
-	annotate := func(name string, sel map[string]any, key, value string) {
-		add("AssignMetadata", "mutations.gatekeeper.sh/v1", name, map[string]any{
-			"match":      match(sel),
-			"location":   fmt.Sprintf("metadata.annotations.%q", key),
-			"parameters": map[string]any{"assign": map[string]any{"value": value}},
+	annotate := func(name string, sel match, key, value string) {
+		add("AssignMetadata", name, mutatorSpec{
+			Match:      matchPods(sel),
+			Location:   fmt.Sprintf("metadata.annotations.%q", key),
+			Parameters: mutatorParameters{Assign: &assignField{Value: value}},
 		})
+	}
+	// affinity is a required node affinity on the expressions.
+	affinity := func(exprs ...corev1.NodeSelectorRequirement) *corev1.NodeSelector {
+		return &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: exprs}}}
+	}
+	in := func(key string, values []string) corev1.NodeSelectorRequirement {
+		return corev1.NodeSelectorRequirement{Key: key, Operator: corev1.NodeSelectorOpIn, Values: values}
 	}
 	for i := range m.Profiles {
 		p := &m.Profiles[i]
-		sel := map[string]any{"labelSelector": map[string]any{"matchLabels": map[string]string{prefix + "/profile": p.Name}}}
+		sel := match{LabelSelector: profileLabel(p)}
 		annotate("accelc-"+p.Name+"-profile", sel, ProfileAnnotation, p.Name)
 		if len(p.Tolerations) > 0 {
-			tols := make([]any, len(p.Tolerations))
-			for j, t := range p.Tolerations {
-				tols[j] = t
-			}
-			add("ModifySet", "mutations.gatekeeper.sh/v1", "accelc-"+p.Name+"-tolerations", map[string]any{
-				"applyTo":    applyTo,
-				"match":      match(sel),
-				"location":   "spec.tolerations",
-				"parameters": map[string]any{"operation": "merge", "values": map[string]any{"fromList": tols}},
+			add("ModifySet", "accelc-"+p.Name+"-tolerations", mutatorSpec{
+				ApplyTo:    pods,
+				Match:      matchPods(sel),
+				Location:   "spec.tolerations",
+				Parameters: mutatorParameters{Operation: "merge", Values: &modifySetValues{FromList: p.Tolerations}},
 			})
 		}
 		if p.PriorityClassName != "" {
@@ -114,13 +115,13 @@ func mutationObjects(m *compile.Model) []Object {
 		if len(p.AcceleratorTypes) == 1 {
 			annotate("accelc-"+p.Name+"-type", sel, prefix+"/type", p.AcceleratorTypes[0])
 		}
-		required := []any{map[string]any{"key": m.Cluster.TypeLabel(), "operator": "In", "values": p.AcceleratorTypes}}
+		required := []corev1.NodeSelectorRequirement{in(m.Cluster.TypeLabel(), p.AcceleratorTypes)}
 		if len(p.Pools) > 0 {
 			annotate("accelc-"+p.Name+"-pools", sel, prefix+"/"+AnnotationPools, strings.Join(p.Pools, ","))
-			required = append(required, map[string]any{"key": m.Cluster.PoolLabel(), "operator": "In", "values": p.Pools})
+			required = append(required, in(m.Cluster.PoolLabel(), p.Pools))
 		}
 		assignOnce("accelc-"+p.Name+"-affinity", sel, "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution",
-			map[string]any{"nodeSelectorTerms": []any{map[string]any{"matchExpressions": required}}})
+			affinity(required...))
 		// Preference follows the pools where there are several (a pool
 		// profile's fallbacks, the MIG configs with the slice), else the
 		// types.
@@ -129,12 +130,13 @@ func mutationObjects(m *compile.Model) []Object {
 			key, order = m.Cluster.PoolLabel(), p.Pools
 		}
 		if len(order) > 1 {
-			terms := make([]any, len(order))
+			terms := make([]corev1.PreferredSchedulingTerm, len(order))
 			for j, v := range order {
 				// The first weighs most: 100, 90, 80, … (at least 1).
-				terms[j] = map[string]any{"weight": max(100-10*j, 1), "preference": map[string]any{
-					"matchExpressions": []any{map[string]any{"key": key, "operator": "In", "values": []string{v}}},
-				}}
+				terms[j] = corev1.PreferredSchedulingTerm{
+					Weight:     int32(max(100-10*j, 1)),
+					Preference: corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{in(key, []string{v})}},
+				}
 			}
 			assignOnce("accelc-"+p.Name+"-preference", sel, "spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution", terms)
 		}
@@ -143,7 +145,7 @@ func mutationObjects(m *compile.Model) []Object {
 		if len(t.Namespaces) == 0 {
 			continue
 		}
-		annotate("accelc-team-"+t.Name, map[string]any{"namespaces": t.Namespaces}, prefix+"/team", t.Name)
+		annotate("accelc-team-"+t.Name, match{Namespaces: t.Namespaces}, prefix+"/team", t.Name)
 		// A generic profile names no type: in a team's namespaces its pods
 		// are confined to the types the team is entitled to.
 		for i := range m.Profiles {
@@ -151,14 +153,9 @@ func mutationObjects(m *compile.Model) []Object {
 			if !p.Generic() || len(t.AcceleratorTypes) == 0 {
 				continue
 			}
-			sel := map[string]any{
-				"namespaces":    t.Namespaces,
-				"labelSelector": map[string]any{"matchLabels": map[string]string{prefix + "/profile": p.Name}},
-			}
-			assignOnce("accelc-"+p.Name+"-"+t.Name+"-affinity", sel, "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution",
-				map[string]any{"nodeSelectorTerms": []any{map[string]any{"matchExpressions": []any{
-					map[string]any{"key": m.Cluster.TypeLabel(), "operator": "In", "values": t.AcceleratorTypes},
-				}}}})
+			assignOnce("accelc-"+p.Name+"-"+t.Name+"-affinity", match{Namespaces: t.Namespaces, LabelSelector: profileLabel(p)},
+				"spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution",
+				affinity(in(m.Cluster.TypeLabel(), t.AcceleratorTypes)))
 		}
 		// Where the team's quota is Kueue's, its profile pods go through
 		// the team's LocalQueue: Kueue admits (and counts) a plain pod
@@ -166,13 +163,15 @@ func mutationObjects(m *compile.Model) []Object {
 		// webhook configuration sorts before Kueue's, so Kueue sees the
 		// label; a queue the pod names itself is kept.
 		if m.Cluster.Quotas == "kueue" && len(t.Quota) > 0 {
-			add("AssignMetadata", "mutations.gatekeeper.sh/v1", "accelc-queue-"+t.Name, map[string]any{
-				"match": match(map[string]any{
-					"namespaces":    t.Namespaces,
-					"labelSelector": map[string]any{"matchExpressions": []any{map[string]any{"key": prefix + "/profile", "operator": "Exists"}}},
+			add("AssignMetadata", "accelc-queue-"+t.Name, mutatorSpec{
+				Match: matchPods(match{
+					Namespaces: t.Namespaces,
+					LabelSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
+						{Key: prefix + "/profile", Operator: metav1.LabelSelectorOpExists},
+					}},
 				}),
-				"location":   fmt.Sprintf("metadata.labels.%q", QueueNameLabel),
-				"parameters": map[string]any{"assign": map[string]any{"value": LocalQueueName}},
+				Location:   fmt.Sprintf("metadata.labels.%q", QueueNameLabel),
+				Parameters: mutatorParameters{Assign: &assignField{Value: LocalQueueName}},
 			})
 		}
 	}
@@ -228,8 +227,8 @@ func profileLabelPolicy(m *compile.Model) []Object {
 		Spec:       admissionregistrationv1.MutatingAdmissionPolicyBindingSpec{PolicyName: name},
 	}
 	return []Object{
-		{Dir: "mutations", APIVersion: policy.APIVersion, Kind: policy.Kind, Name: name, Body: policy},
-		{Dir: "mutations", APIVersion: binding.APIVersion, Kind: binding.Kind, Name: name, Body: binding},
+		{Dir: "mutations", Body: &policy},
+		{Dir: "mutations", Body: &binding},
 	}
 }
 

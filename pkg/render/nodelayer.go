@@ -3,6 +3,7 @@ package render
 import (
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/accelc/accelc/pkg/compile"
@@ -28,16 +29,12 @@ func gpuOperatorValues(m *compile.Model) (Object, bool, error) {
 	if !nvidia {
 		return Object{}, false, nil
 	}
-	type env struct {
-		Name  string `json:"name"`
-		Value string `json:"value"`
-	}
-	values, err := yaml.Marshal(map[string]any{
-		"toolkit": map[string]any{"env": []env{
+	values, err := yaml.Marshal(gpuOperatorHelmValues{
+		Toolkit: componentValues{Env: []corev1.EnvVar{
 			{Name: "ACCEPT_NVIDIA_VISIBLE_DEVICES_ENVVAR_WHEN_UNPRIVILEGED", Value: "false"},
 			{Name: "ACCEPT_NVIDIA_VISIBLE_DEVICES_AS_VOLUME_MOUNTS", Value: "true"},
 		}},
-		"devicePlugin": map[string]any{"env": []env{
+		DevicePlugin: componentValues{Env: []corev1.EnvVar{
 			{Name: "DEVICE_LIST_STRATEGY", Value: "volume-mounts"},
 		}},
 	})
@@ -47,4 +44,16 @@ func gpuOperatorValues(m *compile.Model) (Object, bool, error) {
 	return gpuOperatorConfigMap(m, GPUOperatorValuesName, map[string]string{
 		"accelc.io/usage": "GPU Operator Helm values: HelmRelease spec.valuesFrom [{kind: ConfigMap, name: " + GPUOperatorValuesName + ", valuesKey: values.yaml}]",
 	}, map[string]string{"values.yaml": string(values)}), true, nil
+}
+
+// gpuOperatorHelmValues are the GPU Operator chart's values accelc sets:
+// a few of the chart's, which Helm merges over the rest.
+type gpuOperatorHelmValues struct {
+	Toolkit      componentValues `json:"toolkit"`
+	DevicePlugin componentValues `json:"devicePlugin"`
+}
+
+// componentValues are a component's values: its containers' environment.
+type componentValues struct {
+	Env []corev1.EnvVar `json:"env"`
 }

@@ -3,16 +3,19 @@ package render
 import (
 	"sort"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/accelc/accelc/pkg/catalog"
 	"github.com/accelc/accelc/pkg/compile"
 )
 
-// NFD's NodeFeatureRule, nfd.k8s-sigs.io/v1alpha1.
+// NFD's NodeFeatureRule, nfd.k8s-sigs.io/v1alpha1. NFD's Go types are
+// only in tools/upstream's module, which checks these against NFD's own
+// validator: the project's go.mod does not carry NFD.
 type nfr struct {
-	APIVersion string  `json:"apiVersion"`
-	Kind       string  `json:"kind"`
-	Metadata   meta    `json:"metadata"`
-	Spec       nfrSpec `json:"spec"`
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata"`
+	Spec              nfrSpec `json:"spec"`
 }
 
 type nfrSpec struct {
@@ -92,14 +95,10 @@ func nodeFeatureRule(m *compile.Model) Object {
 	}
 	rules = append(rules, poolRules(m)...)
 	return Object{
-		Dir:        "nodes",
-		APIVersion: "nfd.k8s-sigs.io/v1alpha1",
-		Kind:       "NodeFeatureRule",
-		Name:       NodeFeatureRuleName,
-		Body: nfr{
-			APIVersion: "nfd.k8s-sigs.io/v1alpha1",
-			Kind:       "NodeFeatureRule",
-			Metadata:   meta{Name: NodeFeatureRuleName, Labels: managedLabels(m.Cluster.Name)},
+		Dir: "nodes",
+		Body: &nfr{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "nfd.k8s-sigs.io/v1alpha1", Kind: "NodeFeatureRule"},
+			ObjectMeta: objectMeta(m.Cluster.Name, "", NodeFeatureRuleName),
 			Spec:       nfrSpec{Rules: rules},
 		},
 	}

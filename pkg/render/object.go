@@ -1,24 +1,24 @@
 package render
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 )
 
 // Object is one rendered Kubernetes object and the folder it goes in.
 type Object struct {
 	// Dir is the concern folder: "nodes", "profiles", …
-	Dir        string
-	APIVersion string
-	Kind       string
-	Namespace  string
-	Name       string
-	// Body is the whole object, marshalled with sorted keys.
-	Body any
+	Dir string
+	// Body is the object, marshalled as it is with sorted keys. Its
+	// apiVersion, kind, namespace and name are the object's.
+	Body Body
 	// PerNamespace names the file after the namespace too, for objects
 	// of one name in many namespaces (a LocalQueue per team namespace).
 	PerNamespace bool
@@ -27,13 +27,36 @@ type Object struct {
 	Source []string
 }
 
+// Body is an API object with its type and object metadata: a pointer to
+// a Kubernetes or project API type, or to one of render's small structs
+// for kinds whose types go.mod does not have, each embedding
+// metav1.TypeMeta and metav1.ObjectMeta.
+type Body interface {
+	GetObjectKind() schema.ObjectKind
+	metav1.Object
+}
+
+// APIVersion is the object's apiVersion: "v1", "kueue.x-k8s.io/v1beta2".
+func (o *Object) APIVersion() string {
+	return o.Body.GetObjectKind().GroupVersionKind().GroupVersion().String()
+}
+
+// Kind is the object's kind.
+func (o *Object) Kind() string { return o.Body.GetObjectKind().GroupVersionKind().Kind }
+
+// Namespace is the object's namespace; "" for a cluster-scoped kind.
+func (o *Object) Namespace() string { return o.Body.GetNamespace() }
+
+// Name is the object's name.
+func (o *Object) Name() string { return o.Body.GetName() }
+
 // File is the object's path in the tree.
 func (o *Object) File() string {
-	name := o.Name
+	name := o.Name()
 	if o.PerNamespace {
-		name = o.Namespace + "-" + o.Name
+		name = o.Namespace() + "-" + name
 	}
-	return o.Dir + "/" + strings.ToLower(o.Kind) + "-" + name + ".yaml"
+	return o.Dir + "/" + strings.ToLower(o.Kind()) + "-" + name + ".yaml"
 }
 
 // kindRank orders kinds so that what others depend on comes first, as
@@ -61,20 +84,26 @@ func rank(kind string) int {
 }
 
 // sortObjects puts objects in accelc's one frozen order: kind rank, then
-// apiVersion, kind, namespace, name.
+// apiVersion, kind, namespace, name. Each object's key is read from its
+// body once.
 func sortObjects(objs []Object) {
-	sort.SliceStable(objs, func(i, j int) bool {
-		a, b := &objs[i], &objs[j]
-		if ra, rb := rank(a.Kind), rank(b.Kind); ra != rb {
-			return ra < rb
-		}
-		for _, p := range [][2]string{{a.APIVersion, b.APIVersion}, {a.Kind, b.Kind}, {a.Namespace, b.Namespace}, {a.Name, b.Name}} {
-			if p[0] != p[1] {
-				return p[0] < p[1]
-			}
-		}
-		return false
+	type keyed struct {
+		rank int
+		key  [4]string // apiVersion, kind, namespace, name
+		obj  Object
+	}
+	all := make([]keyed, len(objs))
+	for i := range objs {
+		o := &objs[i]
+		kind := o.Kind()
+		all[i] = keyed{rank(kind), [4]string{o.APIVersion(), kind, o.Namespace(), o.Name()}, *o}
+	}
+	slices.SortStableFunc(all, func(a, b keyed) int {
+		return cmp.Or(cmp.Compare(a.rank, b.rank), slices.Compare(a.key[:], b.key[:]))
 	})
+	for i := range all {
+		objs[i] = all[i].obj
+	}
 }
 
 // Provenance is what every rendered object records of where it came from,
@@ -107,24 +136,25 @@ func (p Provenance) annotations() map[string]string {
 // Marshal renders an object as YAML with a header saying where it came
 // from, and the provenance annotations.
 func (o *Object) Marshal(cluster string, prov Provenance) ([]byte, error) {
-	body := o.Body
+	var body any = o.Body
 	if ann := prov.annotations(); len(ann) > 0 {
-		m, err := withAnnotations(body, ann)
+		m, err := withAnnotations(o.Body, ann)
 		if err != nil {
-			return nil, fmt.Errorf("%s %s: %w", o.Kind, o.Name, err)
+			return nil, fmt.Errorf("%s %s: %w", o.Kind(), o.Name(), err)
 		}
 		body = m
 	}
 	b, err := yaml.Marshal(body)
 	if err != nil {
-		return nil, fmt.Errorf("%s %s: %w", o.Kind, o.Name, err)
+		return nil, fmt.Errorf("%s %s: %w", o.Kind(), o.Name(), err)
 	}
 	return append([]byte(header(cluster)), b...), nil
 }
 
 // withAnnotations returns the object as a map with ann added to its
-// metadata.annotations.
-func withAnnotations(body any, ann map[string]string) (map[string]any, error) {
+// metadata.annotations. The map is a copy, whatever the body's type: the
+// rendered object itself is left as it is.
+func withAnnotations(body Body, ann map[string]string) (map[string]any, error) {
 	data, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
@@ -153,12 +183,10 @@ func header(cluster string) string {
 	return "# Rendered by accelc for cluster " + cluster + ". Do not edit: change the CUE and run `accelc render`.\n"
 }
 
-// meta is ObjectMeta as accelc writes it.
-type meta struct {
-	Name        string            `json:"name"`
-	Namespace   string            `json:"namespace,omitempty"`
-	Labels      map[string]string `json:"labels,omitempty"`
-	Annotations map[string]string `json:"annotations,omitempty"`
+// objectMeta is the metadata accelc writes: the name, the namespace
+// where the kind has one (else ""), and accelc's labels.
+func objectMeta(cluster, namespace, name string) metav1.ObjectMeta {
+	return metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: managedLabels(cluster)}
 }
 
 func managedLabels(cluster string) map[string]string {

@@ -1,8 +1,12 @@
 package render
 
 import (
+	"fmt"
 	"sort"
 	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/accelc/accelc/pkg/compile"
 	"github.com/accelc/accelc/pkg/inventory"
@@ -24,104 +28,124 @@ const ConstraintName = "accelc"
 // accelc keeps one template and one constraint with fixed-size parameters,
 // and everything that grows — HardwareProfiles, Nodes, the namespace →
 // team map — is synced into data.inventory and looked up by path.
-func policyObjects(m *compile.Model, inv *inventory.Inventory) []Object {
+func policyObjects(m *compile.Model, inv *inventory.Inventory) ([]Object, error) {
+	template, err := admissionTemplate(m)
+	if err != nil {
+		return nil, err
+	}
 	kind := policies.Admission.Kind
 	out := []Object{
-		{Dir: "policies", APIVersion: "templates.gatekeeper.sh/v1", Kind: "ConstraintTemplate", Name: policies.Admission.Name, Body: withLabels(policies.AdmissionTemplate(), m.Cluster.Name)},
+		{Dir: "policies", Body: template},
 		{
-			Dir: DirConstraints, APIVersion: "constraints.gatekeeper.sh/v1beta1", Kind: kind, Name: ConstraintName,
-			Body: map[string]any{
-				"apiVersion": "constraints.gatekeeper.sh/v1beta1",
-				"kind":       kind,
-				"metadata":   meta{Name: ConstraintName, Labels: managedLabels(m.Cluster.Name)},
-				"spec": map[string]any{
-					"enforcementAction": m.Cluster.Enforcement,
-					"match": map[string]any{
-						"kinds":              []any{map[string]any{"apiGroups": []string{""}, "kinds": []string{"Pod"}}},
-						"scope":              "Namespaced",
-						"excludedNamespaces": nonNil(m.Cluster.ExcludedNamespaces),
+			Dir: DirConstraints,
+			Body: &admissionConstraint{
+				TypeMeta:   metav1.TypeMeta{APIVersion: "constraints.gatekeeper.sh/v1beta1", Kind: kind},
+				ObjectMeta: objectMeta(m.Cluster.Name, "", ConstraintName),
+				Spec: admissionConstraintSpec{
+					EnforcementAction: m.Cluster.Enforcement,
+					Match: match{
+						Kinds:              []matchKinds{{APIGroups: []string{""}, Kinds: []string{"Pod"}}},
+						Scope:              "Namespaced",
+						ExcludedNamespaces: nonNil(m.Cluster.ExcludedNamespaces),
 					},
-					"parameters": admissionParams(m, inv),
+					Parameters: admissionParams(m, inv),
 				},
 			},
 		},
 	}
 	out = append(out, Object{
-		Dir: "policies", APIVersion: "syncset.gatekeeper.sh/v1alpha1", Kind: "SyncSet", Name: "accelc",
-		Body: map[string]any{
-			"apiVersion": "syncset.gatekeeper.sh/v1alpha1",
-			"kind":       "SyncSet",
-			"metadata":   meta{Name: "accelc", Labels: managedLabels(m.Cluster.Name)},
-			"spec": map[string]any{"gvks": []any{
-				map[string]any{"group": "", "version": "v1", "kind": "Node"},
-				map[string]any{"group": "infrastructure.opendatahub.io", "version": "v1", "kind": "HardwareProfile"},
-				map[string]any{"group": EntitlementGroup, "version": EntitlementVersion, "kind": "NamespaceEntitlement"},
-				map[string]any{"group": "scheduling.k8s.io", "version": "v1", "kind": "PriorityClass"},
+		Dir: "policies",
+		Body: &syncSet{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "syncset.gatekeeper.sh/v1alpha1", Kind: "SyncSet"},
+			ObjectMeta: objectMeta(m.Cluster.Name, "", "accelc"),
+			Spec: syncSetSpec{GVKs: []gvk{
+				{Group: "", Version: "v1", Kind: "Node"},
+				{Group: "infrastructure.opendatahub.io", Version: "v1", Kind: "HardwareProfile"},
+				{Group: EntitlementGroup, Version: EntitlementVersion, Kind: "NamespaceEntitlement"},
+				{Group: "scheduling.k8s.io", Version: "v1", Kind: "PriorityClass"},
 			}},
 		},
 	})
 	for _, e := range []struct {
 		name, source string
-		applyTo      []any
+		applyTo      []applyTo
 	}{
-		{"accelc-workloads", "spec.template", []any{
-			map[string]any{"groups": []string{"apps"}, "kinds": []string{"DaemonSet", "Deployment", "ReplicaSet", "StatefulSet"}, "versions": []string{"v1"}},
-			map[string]any{"groups": []string{"batch"}, "kinds": []string{"Job"}, "versions": []string{"v1"}},
+		{"accelc-workloads", "spec.template", []applyTo{
+			{Groups: []string{"apps"}, Kinds: []string{"DaemonSet", "Deployment", "ReplicaSet", "StatefulSet"}, Versions: []string{"v1"}},
+			{Groups: []string{"batch"}, Kinds: []string{"Job"}, Versions: []string{"v1"}},
 		}},
-		{"accelc-cronjobs", "spec.jobTemplate.spec.template", []any{
-			map[string]any{"groups": []string{"batch"}, "kinds": []string{"CronJob"}, "versions": []string{"v1"}},
+		{"accelc-cronjobs", "spec.jobTemplate.spec.template", []applyTo{
+			{Groups: []string{"batch"}, Kinds: []string{"CronJob"}, Versions: []string{"v1"}},
 		}},
 		// The ML kinds users run on accelerators. An ExpansionTemplate has
 		// one source, so a job with several replica templates takes one per
 		// template; RayCluster's worker groups are a list, which a source
 		// path cannot index: only its head is checked here.
-		{"accelc-notebooks", "spec.template", []any{
-			map[string]any{"groups": []string{"kubeflow.org"}, "kinds": []string{"Notebook"}, "versions": []string{"v1", "v1beta1"}},
+		{"accelc-notebooks", "spec.template", []applyTo{
+			{Groups: []string{"kubeflow.org"}, Kinds: []string{"Notebook"}, Versions: []string{"v1", "v1beta1"}},
 		}},
-		{"accelc-pytorchjob-master", "spec.pytorchReplicaSpecs.Master.template", []any{
-			map[string]any{"groups": []string{"kubeflow.org"}, "kinds": []string{"PyTorchJob"}, "versions": []string{"v1"}},
+		{"accelc-pytorchjob-master", "spec.pytorchReplicaSpecs.Master.template", []applyTo{
+			{Groups: []string{"kubeflow.org"}, Kinds: []string{"PyTorchJob"}, Versions: []string{"v1"}},
 		}},
-		{"accelc-pytorchjob-worker", "spec.pytorchReplicaSpecs.Worker.template", []any{
-			map[string]any{"groups": []string{"kubeflow.org"}, "kinds": []string{"PyTorchJob"}, "versions": []string{"v1"}},
+		{"accelc-pytorchjob-worker", "spec.pytorchReplicaSpecs.Worker.template", []applyTo{
+			{Groups: []string{"kubeflow.org"}, Kinds: []string{"PyTorchJob"}, Versions: []string{"v1"}},
 		}},
-		{"accelc-raycluster-head", "spec.headGroupSpec.template", []any{
-			map[string]any{"groups": []string{"ray.io"}, "kinds": []string{"RayCluster"}, "versions": []string{"v1"}},
+		{"accelc-raycluster-head", "spec.headGroupSpec.template", []applyTo{
+			{Groups: []string{"ray.io"}, Kinds: []string{"RayCluster"}, Versions: []string{"v1"}},
 		}},
 	} {
 		out = append(out, Object{
-			Dir: "policies", APIVersion: "expansion.gatekeeper.sh/v1alpha1", Kind: "ExpansionTemplate", Name: e.name,
-			Body: map[string]any{
-				"apiVersion": "expansion.gatekeeper.sh/v1alpha1",
-				"kind":       "ExpansionTemplate",
-				"metadata":   meta{Name: e.name, Labels: managedLabels(m.Cluster.Name)},
-				"spec": map[string]any{
-					"applyTo":        e.applyTo,
-					"templateSource": e.source,
-					"generatedGVK":   map[string]any{"group": "", "version": "v1", "kind": "Pod"},
+			Dir: "policies",
+			Body: &expansionTemplate{
+				TypeMeta:   metav1.TypeMeta{APIVersion: "expansion.gatekeeper.sh/v1alpha1", Kind: "ExpansionTemplate"},
+				ObjectMeta: objectMeta(m.Cluster.Name, "", e.name),
+				Spec: expansionTemplateSpec{
+					ApplyTo:        e.applyTo,
+					TemplateSource: e.source,
+					GeneratedGVK:   gvk{Group: "", Version: "v1", Kind: "Pod"},
 				},
 			},
 		})
 	}
-	return out
+	return out, nil
 }
 
-func withLabels(obj map[string]any, cluster string) map[string]any {
-	md := obj["metadata"].(map[string]any)
-	md["labels"] = managedLabels(cluster)
-	return obj
+// admissionTemplate is policies.AdmissionTemplate with accelc's labels.
+// The policies package builds the template as a map; it is converted into
+// the typed template field by field, so a field render does not know of
+// is an error here rather than left out of the tree.
+func admissionTemplate(m *compile.Model) (*constraintTemplate, error) {
+	var t constraintTemplate
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(policies.AdmissionTemplate(), &t, true); err != nil {
+		return nil, fmt.Errorf("the admission ConstraintTemplate: %w", err)
+	}
+	t.Labels = managedLabels(m.Cluster.Name)
+	return &t, nil
 }
 
 // VendorTaintKeys are the taints accelerator vendors' operators and cloud
 // node pools put on accelerator nodes.
 var VendorTaintKeys = []string{"nvidia.com/gpu", "amd.com/gpu", "habana.ai/gaudi", "gpu.intel.com/i915", "gpu.intel.com/xe"}
 
-// admissionParams are the admission constraint's parameters
-// (policies.AdmissionParams).
-func admissionParams(m *compile.Model, inv *inventory.Inventory) map[string]any {
+// admissionParameters are the admission constraint's parameters, one
+// field per name in policies.AdmissionParams. A set is a map to true, as
+// the policies look its members up.
+type admissionParameters struct {
+	TypeLabel             string          `json:"typeLabel"`
+	LabelPrefix           string          `json:"labelPrefix"`
+	ProfileNamespace      string          `json:"profileNamespace"`
+	GenericNamespaces     map[string]bool `json:"genericNamespaces"`
+	TaintKeys             map[string]bool `json:"taintKeys"`
+	ExtraResourcePrefixes []string        `json:"extraResourcePrefixes"`
+	DeviceRuntimeClasses  map[string]bool `json:"deviceRuntimeClasses"`
+}
+
+// admissionParams are the admission constraint's parameters.
+func admissionParams(m *compile.Model, inv *inventory.Inventory) admissionParameters {
 	// Taints that keep pods off accelerator nodes: the vendors', the
 	// profiles' and pools', and those the inventory's accelerator nodes
 	// carry. Only a profile's pods may tolerate them.
-	taintKeys := map[string]any{}
+	taintKeys := map[string]bool{}
 	for _, k := range VendorTaintKeys {
 		taintKeys[k] = true
 	}
@@ -144,11 +168,11 @@ func admissionParams(m *compile.Model, inv *inventory.Inventory) map[string]any 
 			taintKeys[pool.Taint.Key] = true
 		}
 	}
-	runtimeClasses := map[string]any{}
+	runtimeClasses := map[string]bool{}
 	for _, rc := range m.Cluster.DeviceRuntimeClasses {
 		runtimeClasses[rc] = true
 	}
-	generic := map[string]any{}
+	generic := map[string]bool{}
 	for _, ns := range m.Cluster.GenericGPUNamespaces {
 		generic[ns] = true
 	}
@@ -167,13 +191,13 @@ func admissionParams(m *compile.Model, inv *inventory.Inventory) map[string]any 
 		extraList = append(extraList, r)
 	}
 	sort.Strings(extraList)
-	return map[string]any{
-		"typeLabel":             m.Cluster.TypeLabel(),
-		"labelPrefix":           m.Cluster.LabelPrefix,
-		"profileNamespace":      m.Cluster.ProfileNamespace,
-		"genericNamespaces":     generic,
-		"taintKeys":             taintKeys,
-		"extraResourcePrefixes": extraList,
-		"deviceRuntimeClasses":  runtimeClasses,
+	return admissionParameters{
+		TypeLabel:             m.Cluster.TypeLabel(),
+		LabelPrefix:           m.Cluster.LabelPrefix,
+		ProfileNamespace:      m.Cluster.ProfileNamespace,
+		GenericNamespaces:     generic,
+		TaintKeys:             taintKeys,
+		ExtraResourcePrefixes: extraList,
+		DeviceRuntimeClasses:  runtimeClasses,
 	}
 }

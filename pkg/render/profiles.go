@@ -6,17 +6,20 @@ import (
 	"strconv"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/accelc/accelc/pkg/catalog"
 	"github.com/accelc/accelc/pkg/compile"
 	"github.com/accelc/accelc/pkg/inventory"
 )
 
-// Open Data Hub's HardwareProfile, infrastructure.opendatahub.io/v1.
+// Open Data Hub's HardwareProfile, infrastructure.opendatahub.io/v1 (its
+// Go types are not in go.mod).
 type hardwareProfile struct {
-	APIVersion string  `json:"apiVersion"`
-	Kind       string  `json:"kind"`
-	Metadata   meta    `json:"metadata"`
-	Spec       hwpSpec `json:"spec"`
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata"`
+	Spec              hwpSpec `json:"spec"`
 }
 
 type hwpSpec struct {
@@ -58,6 +61,8 @@ const (
 )
 
 func intQ(n int) compile.Quantity { return compile.Quantity{Int: int64(n)} }
+
+func textQ(s string) compile.Quantity { return compile.Quantity{Str: s, IsText: true} }
 
 // hardwareProfiles renders one HardwareProfile per profile.
 //
@@ -141,16 +146,11 @@ func hardwareProfiles(m *compile.Model) ([]Object, error) {
 		}
 
 		out = append(out, Object{
-			Dir:        "profiles",
-			APIVersion: "infrastructure.opendatahub.io/v1",
-			Kind:       "HardwareProfile",
-			Namespace:  m.Cluster.ProfileNamespace,
-			Name:       p.Name,
-			Source:     []string{"profiles", p.Name},
-			Body: hardwareProfile{
-				APIVersion: "infrastructure.opendatahub.io/v1",
-				Kind:       "HardwareProfile",
-				Metadata: meta{
+			Dir:    "profiles",
+			Source: []string{"profiles", p.Name},
+			Body: &hardwareProfile{
+				TypeMeta: metav1.TypeMeta{APIVersion: "infrastructure.opendatahub.io/v1", Kind: "HardwareProfile"},
+				ObjectMeta: metav1.ObjectMeta{
 					Name:        p.Name,
 					Namespace:   m.Cluster.ProfileNamespace,
 					Labels:      managedLabels(m.Cluster.Name),
@@ -512,17 +512,12 @@ func catalogPart(m *compile.Model, name string, data []byte, part int) Object {
 	if part > 0 {
 		labels[CatalogPartLabel] = strconv.Itoa(part)
 	}
-	body := map[string]any{
-		"apiVersion": "v1",
-		"kind":       "ConfigMap",
-		"metadata": meta{
-			Name:      name,
-			Namespace: m.Cluster.ProfileNamespace,
-			Labels:    labels,
-		},
-		"data": map[string]string{"catalog.json": string(data) + "\n"},
+	body := &corev1.ConfigMap{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: m.Cluster.ProfileNamespace, Labels: labels},
+		Data:       map[string]string{"catalog.json": string(data) + "\n"},
 	}
-	return Object{Dir: "profiles", APIVersion: "v1", Kind: "ConfigMap", Namespace: m.Cluster.ProfileNamespace, Name: name, Body: body, Source: []string{"profiles"}}
+	return Object{Dir: "profiles", Body: body, Source: []string{"profiles"}}
 }
 
 // reachable reports whether a profile's pods can be scheduled on a node

@@ -3,7 +3,10 @@ package render
 import (
 	"sort"
 
+	corev1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/accelc/accelc/pkg/compile"
 	"github.com/accelc/accelc/pkg/inventory"
@@ -45,45 +48,44 @@ func quotaObjects(m *compile.Model, inv *inventory.Inventory) []Object {
 		for id := range t.Quota {
 			flavors[id] = true
 		}
-		out = append(out, clusterQueue(m, inv, t))
+		out = append(out, teamClusterQueue(m, inv, t))
 		for _, ns := range t.Namespaces {
 			out = append(out, Object{
-				Dir: "queues", APIVersion: kueueAPIVersion, Kind: "LocalQueue", Namespace: ns, Name: LocalQueueName, PerNamespace: true,
+				Dir: "queues", PerNamespace: true,
 				Source: []string{"teams", t.Name, "namespaces"},
-				Body: map[string]any{
-					"apiVersion": kueueAPIVersion, "kind": "LocalQueue",
-					"metadata": meta{Name: LocalQueueName, Namespace: ns, Labels: managedLabels(m.Cluster.Name)},
-					"spec":     map[string]any{"clusterQueue": t.Name},
+				Body: &localQueue{
+					TypeMeta:   metav1.TypeMeta{APIVersion: kueueAPIVersion, Kind: "LocalQueue"},
+					ObjectMeta: objectMeta(m.Cluster.Name, ns, LocalQueueName),
+					Spec:       localQueueSpec{ClusterQueue: t.Name},
 				},
 			})
 		}
 	}
 	out = append(out, Object{
-		Dir: "queues", APIVersion: kueueAPIVersion, Kind: "ResourceFlavor", Name: DefaultFlavor,
-		Body: map[string]any{
-			"apiVersion": kueueAPIVersion, "kind": "ResourceFlavor",
-			"metadata": meta{Name: DefaultFlavor, Labels: managedLabels(m.Cluster.Name)},
-			"spec":     map[string]any{},
+		Dir: "queues",
+		Body: &resourceFlavor{
+			TypeMeta:   metav1.TypeMeta{APIVersion: kueueAPIVersion, Kind: "ResourceFlavor"},
+			ObjectMeta: objectMeta(m.Cluster.Name, "", DefaultFlavor),
 		},
 	})
 	for _, id := range sortedSet(flavors) {
-		spec := map[string]any{"nodeLabels": map[string]string{m.Cluster.TypeLabel(): id}}
+		spec := resourceFlavorSpec{NodeLabels: map[string]string{m.Cluster.TypeLabel(): id}}
 		// A pool's flavor selects the pool's nodes and carries its taint:
 		// Kueue assigns a flavor with nodeTaints only to workloads that
 		// tolerate them, so whole-GPU workloads never count against, or
 		// land in, a pool's quota.
 		if pool, ok := m.Pool(id); ok {
-			spec["nodeLabels"] = map[string]string{m.Cluster.TypeLabel(): pool.AcceleratorType, m.Cluster.PoolLabel(): pool.Name}
+			spec.NodeLabels = map[string]string{m.Cluster.TypeLabel(): pool.AcceleratorType, m.Cluster.PoolLabel(): pool.Name}
 			if pool.Taint != nil {
-				spec["nodeTaints"] = []any{*pool.Taint}
+				spec.NodeTaints = []compile.Taint{*pool.Taint}
 			}
 		}
 		out = append(out, Object{
-			Dir: "queues", APIVersion: kueueAPIVersion, Kind: "ResourceFlavor", Name: id, Source: []string{"accelerators", id},
-			Body: map[string]any{
-				"apiVersion": kueueAPIVersion, "kind": "ResourceFlavor",
-				"metadata": meta{Name: id, Labels: managedLabels(m.Cluster.Name)},
-				"spec":     spec,
+			Dir: "queues", Source: []string{"accelerators", id},
+			Body: &resourceFlavor{
+				TypeMeta:   metav1.TypeMeta{APIVersion: kueueAPIVersion, Kind: "ResourceFlavor"},
+				ObjectMeta: objectMeta(m.Cluster.Name, "", id),
+				Spec:       spec,
 			},
 		})
 	}
@@ -105,14 +107,14 @@ func flavorResource(m *compile.Model, id string) (string, bool) {
 // with a team's accelerators: it selects no node.
 const DefaultFlavor = "accelc-default"
 
-// clusterQueue is a team's ClusterQueue: one resource group per
+// teamClusterQueue is a team's ClusterQueue: one resource group per
 // accelerator resource (nvidia.com/gpu, amd.com/gpu…), its flavors the
 // team's types of that resource in entitlement order, and one for CPU and
 // memory. Kueue leaves a workload that requests a resource its queue does
 // not cover pending ("resource cpu unavailable in ClusterQueue"), so the
 // queue covers the CPU and memory that come with the team's accelerators:
 // for each quota, as many devices' worth as its nodes have per device.
-func clusterQueue(m *compile.Model, inv *inventory.Inventory, t *compile.Team) Object {
+func teamClusterQueue(m *compile.Model, inv *inventory.Inventory, t *compile.Team) Object {
 	byResource := map[string][]string{}
 	var resources []string
 	// Pools with a quota come first: Kueue tries a group's flavors in
@@ -136,52 +138,110 @@ func clusterQueue(m *compile.Model, inv *inventory.Inventory, t *compile.Team) O
 		}
 		byResource[res] = append(byResource[res], id)
 	}
-	var groups []any
+	var groups []resourceGroup
 	for _, res := range resources {
-		var flavors []any
+		var flavors []flavorQuotas
 		for _, id := range byResource[res] {
-			quota := map[string]any{"name": res, "nominalQuota": t.Quota[id]}
+			quota := resourceQuota{Name: res, NominalQuota: intQ(t.Quota[id])}
 			if t.Cohort != "" {
 				if limit, ok := t.BorrowingLimit[id]; ok {
-					quota["borrowingLimit"] = limit
+					quota.BorrowingLimit = ptr(intQ(limit))
 				}
 			}
-			flavors = append(flavors, map[string]any{"name": id, "resources": []any{quota}})
+			flavors = append(flavors, flavorQuotas{Name: id, Resources: []resourceQuota{quota}})
 		}
-		groups = append(groups, map[string]any{"coveredResources": []string{res}, "flavors": flavors})
+		groups = append(groups, resourceGroup{CoveredResources: []string{res}, Flavors: flavors})
 	}
 	cpuMilli, memBytes := hostShare(m, inv, t)
-	groups = append(groups, map[string]any{
-		"coveredResources": []string{"cpu", "memory"},
-		"flavors": []any{map[string]any{"name": DefaultFlavor, "resources": []any{
-			map[string]any{"name": "cpu", "nominalQuota": resource.NewMilliQuantity(cpuMilli, resource.DecimalSI).String()},
-			map[string]any{"name": "memory", "nominalQuota": resource.NewQuantity(memBytes, resource.BinarySI).String()},
+	groups = append(groups, resourceGroup{
+		CoveredResources: []string{"cpu", "memory"},
+		Flavors: []flavorQuotas{{Name: DefaultFlavor, Resources: []resourceQuota{
+			{Name: "cpu", NominalQuota: textQ(resource.NewMilliQuantity(cpuMilli, resource.DecimalSI).String())},
+			{Name: "memory", NominalQuota: textQ(resource.NewQuantity(memBytes, resource.BinarySI).String())},
 		}}},
 	})
 	namespaces := append([]string(nil), t.Namespaces...)
 	sort.Strings(namespaces)
-	spec := map[string]any{
+	spec := clusterQueueSpec{
 		// An explicit list: a nil selector matches no namespace, an empty
 		// one every namespace.
-		"namespaceSelector": map[string]any{"matchExpressions": []any{map[string]any{
-			"key": "kubernetes.io/metadata.name", "operator": "In", "values": namespaces,
+		NamespaceSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
+			Key: "kubernetes.io/metadata.name", Operator: metav1.LabelSelectorOpIn, Values: namespaces,
 		}}},
-		"queueingStrategy": "BestEffortFIFO",
-		"resourceGroups":   groups,
+		QueueingStrategy: "BestEffortFIFO",
+		ResourceGroups:   groups,
 	}
 	if t.Cohort != "" {
-		spec["cohortName"] = t.Cohort
-		spec["preemption"] = map[string]any{"reclaimWithinCohort": "Any", "withinClusterQueue": "LowerPriority"}
+		spec.CohortName = t.Cohort
+		spec.Preemption = &queuePreemption{ReclaimWithinCohort: "Any", WithinClusterQueue: "LowerPriority"}
 	}
 	return Object{
-		Dir: "queues", APIVersion: kueueAPIVersion, Kind: "ClusterQueue", Name: t.Name, Source: []string{"teams", t.Name},
-		Body: map[string]any{
-			"apiVersion": kueueAPIVersion, "kind": "ClusterQueue",
-			"metadata": meta{Name: t.Name, Labels: managedLabels(m.Cluster.Name), Annotations: map[string]string{"accelc.io/team": t.DisplayName}},
-			"spec":     spec,
+		Dir: "queues", Source: []string{"teams", t.Name},
+		Body: &clusterQueue{
+			TypeMeta: metav1.TypeMeta{APIVersion: kueueAPIVersion, Kind: "ClusterQueue"},
+			ObjectMeta: metav1.ObjectMeta{Name: t.Name, Labels: managedLabels(m.Cluster.Name),
+				Annotations: map[string]string{"accelc.io/team": t.DisplayName}},
+			Spec: spec,
 		},
 	}
 }
+
+// Kueue's objects, kueue.x-k8s.io/v1beta2, as accelc writes them (Kueue's
+// Go types are not in go.mod).
+type (
+	resourceFlavor struct {
+		metav1.TypeMeta   `json:",inline"`
+		metav1.ObjectMeta `json:"metadata"`
+		// Spec is written even when empty, as the default flavor's.
+		Spec resourceFlavorSpec `json:"spec"`
+	}
+	resourceFlavorSpec struct {
+		NodeLabels map[string]string `json:"nodeLabels,omitempty"`
+		NodeTaints []compile.Taint   `json:"nodeTaints,omitempty"`
+	}
+
+	clusterQueue struct {
+		metav1.TypeMeta   `json:",inline"`
+		metav1.ObjectMeta `json:"metadata"`
+		Spec              clusterQueueSpec `json:"spec"`
+	}
+	clusterQueueSpec struct {
+		CohortName        string                `json:"cohortName,omitempty"`
+		NamespaceSelector *metav1.LabelSelector `json:"namespaceSelector"`
+		Preemption        *queuePreemption      `json:"preemption,omitempty"`
+		QueueingStrategy  string                `json:"queueingStrategy"`
+		ResourceGroups    []resourceGroup       `json:"resourceGroups"`
+	}
+	queuePreemption struct {
+		ReclaimWithinCohort string `json:"reclaimWithinCohort"`
+		WithinClusterQueue  string `json:"withinClusterQueue"`
+	}
+	resourceGroup struct {
+		CoveredResources []string       `json:"coveredResources"`
+		Flavors          []flavorQuotas `json:"flavors"`
+	}
+	flavorQuotas struct {
+		Name      string          `json:"name"`
+		Resources []resourceQuota `json:"resources"`
+	}
+	// resourceQuota is one resource's quota in a flavor. Kueue reads
+	// quantities; accelc writes device counts as integers and CPU and
+	// memory as quantity strings ("64", "512Gi").
+	resourceQuota struct {
+		Name           string            `json:"name"`
+		NominalQuota   compile.Quantity  `json:"nominalQuota"`
+		BorrowingLimit *compile.Quantity `json:"borrowingLimit,omitempty"`
+	}
+
+	localQueue struct {
+		metav1.TypeMeta   `json:",inline"`
+		metav1.ObjectMeta `json:"metadata"`
+		Spec              localQueueSpec `json:"spec"`
+	}
+	localQueueSpec struct {
+		ClusterQueue string `json:"clusterQueue"`
+	}
+)
 
 // hostShare is the CPU (millicores) and memory (bytes) that come with a
 // team's accelerator quotas: per quota, its devices times what the
@@ -232,30 +292,40 @@ func sortedKeys[V any](m map[string]V) []string {
 // resourceQuotas caps each team namespace's accelerator requests at the
 // team's total per resource: the guard rail for clusters without Kueue.
 func resourceQuotas(m *compile.Model, t *compile.Team) []Object {
-	hard := map[string]int{}
+	hard := map[corev1.ResourceName]int{}
 	for id, q := range t.Quota {
 		if res, ok := flavorResource(m, id); ok {
-			hard["requests."+res] += q
+			hard[corev1.ResourceName("requests."+res)] += q
 		}
 	}
 	var out []Object
 	for _, ns := range t.Namespaces {
-		h := map[string]any{}
-		for k, v := range hard {
-			h[k] = v
-		}
 		out = append(out, Object{
-			Dir: "queues", APIVersion: "v1", Kind: "ResourceQuota", Namespace: ns, Name: "accelc-accelerators", PerNamespace: true,
+			Dir: "queues", PerNamespace: true,
 			Source: []string{"teams", t.Name, "namespaces"},
-			Body: map[string]any{
-				"apiVersion": "v1", "kind": "ResourceQuota",
-				"metadata": meta{Name: "accelc-accelerators", Namespace: ns, Labels: managedLabels(m.Cluster.Name),
+			Body: &deviceQuota{
+				TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ResourceQuota"},
+				ObjectMeta: metav1.ObjectMeta{Name: "accelc-accelerators", Namespace: ns, Labels: managedLabels(m.Cluster.Name),
 					Annotations: map[string]string{"accelc.io/team": t.Name}},
-				"spec": map[string]any{"hard": h},
+				Spec: deviceQuotaSpec{Hard: hard},
 			},
 		})
 	}
 	return out
+}
+
+// deviceQuota is a core/v1 ResourceQuota of device counts. It is not
+// corev1.ResourceQuota, whose quantities marshal as strings ("56") and
+// whose status is always written: accelc writes the counts as integers,
+// which the API server reads as the same quantities.
+type deviceQuota struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata"`
+	Spec              deviceQuotaSpec `json:"spec"`
+}
+
+type deviceQuotaSpec struct {
+	Hard map[corev1.ResourceName]int `json:"hard"`
 }
 
 func priorityClasses(m *compile.Model) []Object {
@@ -267,21 +337,18 @@ func priorityClasses(m *compile.Model) []Object {
 	sort.Strings(names)
 	for _, name := range names {
 		pc := m.Cluster.PriorityClasses[name]
-		body := map[string]any{
-			"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
-			"metadata": meta{Name: name, Labels: managedLabels(m.Cluster.Name)},
-			"value":    pc.Value,
-		}
-		if pc.Description != "" {
-			body["description"] = pc.Description
-		}
-		if pc.GlobalDefault {
-			body["globalDefault"] = true
+		body := &schedulingv1.PriorityClass{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "scheduling.k8s.io/v1", Kind: "PriorityClass"},
+			ObjectMeta: objectMeta(m.Cluster.Name, "", name),
+			// The schema bounds it to int32 (at most a billion).
+			Value:         int32(pc.Value),
+			Description:   pc.Description,
+			GlobalDefault: pc.GlobalDefault,
 		}
 		if pc.PreemptionPolicy != "" {
-			body["preemptionPolicy"] = pc.PreemptionPolicy
+			body.PreemptionPolicy = ptr(corev1.PreemptionPolicy(pc.PreemptionPolicy))
 		}
-		out = append(out, Object{Dir: "priorities", APIVersion: "scheduling.k8s.io/v1", Kind: "PriorityClass", Name: name, Body: body,
+		out = append(out, Object{Dir: "priorities", Body: body,
 			Source: []string{"cluster", "priorityClasses", name}})
 	}
 	return out

@@ -136,15 +136,22 @@ func TestResourceQuotaMode(t *testing.T) {
 	m.Cluster.Quotas = "resourcequota"
 	objs, err := render.Render(m, &inventory.Inventory{})
 	require.NoError(t, err)
-	hard := map[string]any{}
+	hard := map[string]int{}
 	for _, o := range objs {
-		assert.NotEqual(t, "ClusterQueue", o.Kind)
-		if o.Kind == "ResourceQuota" {
-			spec := o.Body.(map[string]any)["spec"].(map[string]any)
-			hard[o.Namespace] = spec["hard"].(map[string]any)["requests.nvidia.com/gpu"]
+		assert.NotEqual(t, "ClusterQueue", o.Kind())
+		if o.Kind() == "ResourceQuota" {
+			var quota struct {
+				Spec struct {
+					Hard map[string]int `json:"hard"`
+				} `json:"spec"`
+			}
+			b, err := yaml.Marshal(o.Body)
+			require.NoError(t, err)
+			require.NoError(t, yaml.Unmarshal(b, &quota))
+			hard[o.Namespace()] = quota.Spec.Hard["requests.nvidia.com/gpu"]
 		}
 	}
-	assert.Equal(t, map[string]any{
+	assert.Equal(t, map[string]int{
 		"ml-research": 56, "ml-research-dev": 56, // 16 H200 + 40 A100
 		"serving-prod": 68, "serving-staging": 68, // 16 + 48 + 4
 		"ds-notebooks": 56, // 32 V100 + 24 A100

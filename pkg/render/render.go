@@ -19,7 +19,11 @@ func Render(m *compile.Model, inv *inventory.Inventory) ([]Object, error) {
 		return nil, err
 	}
 	objs = append(objs, cms...)
-	objs = append(objs, policyObjects(m, inv)...)
+	policyObjs, err := policyObjects(m, inv)
+	if err != nil {
+		return nil, err
+	}
+	objs = append(objs, policyObjs...)
 	objs = append(objs, tenancyObjects(m)...)
 	objs = append(objs, mutationObjects(m)...)
 	objs = append(objs, quotaObjects(m, inv)...)

@@ -1,8 +1,10 @@
 package render_test
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -183,4 +185,19 @@ func TestProvenance(t *testing.T) {
 		assert.Equal(t, prov.Revision, obj.Metadata.Annotations[render.AnnotationRevision], p)
 		assert.Equal(t, "v0.4.0", obj.Metadata.Annotations[render.AnnotationVersion], p)
 	}
+}
+
+// TestConstraintParameters: the admission constraint sets every
+// parameter its template declares (policies.AdmissionParams), and no
+// other.
+func TestConstraintParameters(t *testing.T) {
+	tree := renderExample(t, "small-lab")
+	var c struct {
+		Spec struct {
+			Parameters map[string]any `json:"parameters"`
+		} `json:"spec"`
+	}
+	file := render.DirConstraints + "/" + strings.ToLower(policies.Admission.Kind) + "-" + render.ConstraintName + ".yaml"
+	require.NoError(t, yaml.Unmarshal(tree[file], &c))
+	assert.ElementsMatch(t, policies.AdmissionParams(), slices.Collect(maps.Keys(c.Spec.Parameters)))
 }

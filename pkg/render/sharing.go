@@ -4,6 +4,8 @@ import (
 	"sort"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/accelc/accelc/pkg/catalog"
@@ -25,13 +27,7 @@ func migParted(m *compile.Model) (Object, bool, error) {
 	if m.Cluster.MIG == nil || len(m.Cluster.MIG.Configs) == 0 {
 		return Object{}, false, nil
 	}
-	type device struct {
-		DeviceFilter []string       `json:"device-filter,omitempty"`
-		Devices      string         `json:"devices"`
-		MIGEnabled   bool           `json:"mig-enabled"`
-		MIGDevices   map[string]int `json:"mig-devices,omitempty"`
-	}
-	configs := map[string][]device{"all-disabled": {{Devices: "all", MIGEnabled: false}}}
+	configs := map[string][]migDevices{"all-disabled": {{Devices: "all", MIGEnabled: false}}}
 	for name, c := range m.Cluster.MIG.Configs {
 		class, _ := m.Catalog.Get(c.AcceleratorType)
 		layout := map[string]int{}
@@ -40,9 +36,9 @@ func migParted(m *compile.Model) (Object, bool, error) {
 				layout[p] = n
 			}
 		}
-		configs[name] = []device{{DeviceFilter: deviceFilter(class), Devices: "all", MIGEnabled: true, MIGDevices: layout}}
+		configs[name] = []migDevices{{DeviceFilter: deviceFilter(class), Devices: "all", MIGEnabled: true, MIGDevices: layout}}
 	}
-	data, err := yaml.Marshal(map[string]any{"version": "v1", "mig-configs": configs})
+	data, err := yaml.Marshal(migPartedConfig{Version: "v1", MIGConfigs: configs})
 	if err != nil {
 		return Object{}, false, err
 	}
@@ -50,16 +46,30 @@ func migParted(m *compile.Model) (Object, bool, error) {
 		map[string]string{"config.yaml": string(data)}), true, nil
 }
 
+// migPartedConfig is mig-parted's config file, version v1: per named
+// config, the MIG layout of the GPUs it filters.
+type migPartedConfig struct {
+	Version    string                  `json:"version"`
+	MIGConfigs map[string][]migDevices `json:"mig-configs"`
+}
+
+type migDevices struct {
+	DeviceFilter []string       `json:"device-filter,omitempty"`
+	Devices      string         `json:"devices"`
+	MIGEnabled   bool           `json:"mig-enabled"`
+	MIGDevices   map[string]int `json:"mig-devices,omitempty"`
+}
+
 // gpuOperatorConfigMap is a ConfigMap in the GPU Operator's namespace, in
 // the sharing/ folder.
 func gpuOperatorConfigMap(m *compile.Model, name string, annotations, data map[string]string) Object {
 	ns := m.Cluster.GPUOperatorNamespace
 	return Object{
-		Dir: "sharing", APIVersion: "v1", Kind: "ConfigMap", Namespace: ns, Name: name,
-		Body: map[string]any{
-			"apiVersion": "v1", "kind": "ConfigMap",
-			"metadata": meta{Name: name, Namespace: ns, Labels: managedLabels(m.Cluster.Name), Annotations: annotations},
-			"data":     data,
+		Dir: "sharing",
+		Body: &corev1.ConfigMap{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: managedLabels(m.Cluster.Name), Annotations: annotations},
+			Data:       data,
 		},
 	}
 }
@@ -144,35 +154,58 @@ func devicePluginConfig(m *compile.Model) (Object, bool, error) {
 	if len(m.Cluster.Sharing) == 0 {
 		return Object{}, false, nil
 	}
-	migStrategy := m.Cluster.MIGStrategy()
+	flags := devicePluginFlags{MIGStrategy: m.Cluster.MIGStrategy()}
 	data := map[string]string{}
-	def, err := yaml.Marshal(map[string]any{"version": "v1", "flags": map[string]any{"migStrategy": migStrategy}})
+	def, err := yaml.Marshal(devicePluginConfigFile{Version: "v1", Flags: flags})
 	if err != nil {
 		return Object{}, false, err
 	}
 	data["default"] = string(def)
 	for name, p := range m.Cluster.Sharing {
 		class, _ := m.Catalog.Get(p.AcceleratorType)
-		sharing := map[string]any{
-			"renameByDefault": p.RenameByDefault,
-			"resources":       []any{map[string]any{"name": class.ResourceName, "replicas": p.Replicas}},
+		replicas := &replicatedResources{
+			RenameByDefault:            p.RenameByDefault,
+			FailRequestsGreaterThanOne: p.FailRequestsGreaterThanOne,
+			Resources:                  []replicatedResource{{Name: class.ResourceName, Replicas: p.Replicas}},
 		}
-		if p.FailRequestsGreaterThanOne != nil {
-			sharing["failRequestsGreaterThanOne"] = *p.FailRequestsGreaterThanOne
-		}
-		key := "timeSlicing"
+		sharing := &deviceSharing{TimeSlicing: replicas}
 		if p.Strategy == "mps" {
-			key = "mps"
+			sharing = &deviceSharing{MPS: replicas}
 		}
-		b, err := yaml.Marshal(map[string]any{
-			"version": "v1",
-			"flags":   map[string]any{"migStrategy": migStrategy},
-			"sharing": map[string]any{key: sharing},
-		})
+		b, err := yaml.Marshal(devicePluginConfigFile{Version: "v1", Flags: flags, Sharing: sharing})
 		if err != nil {
 			return Object{}, false, err
 		}
 		data[name] = string(b)
 	}
 	return gpuOperatorConfigMap(m, DevicePluginConfigMapName, nil, data), true, nil
+}
+
+// devicePluginConfigFile is the NVIDIA device plugin's config file,
+// version v1: the MIG strategy and, for a pool, its sharing.
+type devicePluginConfigFile struct {
+	Version string            `json:"version"`
+	Flags   devicePluginFlags `json:"flags"`
+	Sharing *deviceSharing    `json:"sharing,omitempty"`
+}
+
+type devicePluginFlags struct {
+	MIGStrategy string `json:"migStrategy"`
+}
+
+// deviceSharing is time-slicing or MPS, one of the two.
+type deviceSharing struct {
+	TimeSlicing *replicatedResources `json:"timeSlicing,omitempty"`
+	MPS         *replicatedResources `json:"mps,omitempty"`
+}
+
+type replicatedResources struct {
+	RenameByDefault            bool                 `json:"renameByDefault"`
+	FailRequestsGreaterThanOne *bool                `json:"failRequestsGreaterThanOne,omitempty"`
+	Resources                  []replicatedResource `json:"resources"`
+}
+
+type replicatedResource struct {
+	Name     string `json:"name"`
+	Replicas int    `json:"replicas"`
 }

@@ -3,6 +3,10 @@ package render
 import (
 	"sort"
 
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/accelc/accelc/pkg/compile"
 )
 
@@ -19,48 +23,8 @@ const (
 
 func tenancyObjects(m *compile.Model) []Object {
 	apiVersion := EntitlementGroup + "/" + EntitlementVersion
-	str := map[string]any{"type": "string"}
-	crd := map[string]any{
-		"apiVersion": "apiextensions.k8s.io/v1",
-		"kind":       "CustomResourceDefinition",
-		"metadata":   meta{Name: "namespaceentitlements." + EntitlementGroup, Labels: managedLabels(m.Cluster.Name)},
-		"spec": map[string]any{
-			"group": EntitlementGroup,
-			"names": map[string]any{"kind": "NamespaceEntitlement", "listKind": "NamespaceEntitlementList", "plural": "namespaceentitlements", "singular": "namespaceentitlement"},
-			"scope": "Cluster",
-			"versions": []any{map[string]any{
-				"name": EntitlementVersion, "served": true, "storage": true,
-				"additionalPrinterColumns": []any{
-					map[string]any{"name": "Team", "type": "string", "jsonPath": ".spec.team"},
-					map[string]any{"name": "Types", "type": "string", "jsonPath": ".spec.acceleratorTypes"},
-				},
-				"schema": map[string]any{"openAPIV3Schema": map[string]any{
-					"type":        "object",
-					"description": "The team a namespace belongs to and the accelerator types it may use; rendered by accelc from the cluster's CUE. The object's name is the namespace's.",
-					"properties": map[string]any{
-						"apiVersion": str, "kind": str, "metadata": map[string]any{"type": "object"},
-						"spec": map[string]any{
-							"type":     "object",
-							"required": []string{"team", "acceleratorTypes"},
-							"properties": map[string]any{
-								"team":             str,
-								"acceleratorTypes": map[string]any{"type": "array", "items": str},
-								"profiles":         map[string]any{"type": "array", "items": str, "description": "The only hardware profiles the team may use; absent: every profile of its types."},
-								"queue":            map[string]any{"type": "string", "description": "The LocalQueue (kueue.x-k8s.io/queue-name) the team's accelerator pods must join."},
-								"priority": map[string]any{
-									"type":        "object",
-									"description": "The team's tier: its accelerator pods run at most at this priority, unless their profile names a class.",
-									"required":    []string{"className", "value"},
-									"properties":  map[string]any{"className": str, "value": map[string]any{"type": "integer", "format": "int32"}},
-								},
-							},
-						},
-					},
-				}},
-			}},
-		},
-	}
-	out := []Object{{Dir: "tenancy", APIVersion: "apiextensions.k8s.io/v1", Kind: "CustomResourceDefinition", Name: "namespaceentitlements." + EntitlementGroup, Body: crd}}
+	crd := entitlementCRD(m)
+	out := []Object{{Dir: "tenancy", Body: crd}}
 	for _, t := range m.Teams {
 		spec := entitlementSpec{Team: t.Name, AcceleratorTypes: sorted(t.AcceleratorTypes)}
 		if t.Profiles != nil {
@@ -74,11 +38,11 @@ func tenancyObjects(m *compile.Model) []Object {
 		}
 		for _, ns := range t.Namespaces {
 			out = append(out, Object{
-				Dir: "tenancy", APIVersion: apiVersion, Kind: "NamespaceEntitlement", Name: ns,
-				Body: namespaceEntitlement{
-					APIVersion: apiVersion, Kind: "NamespaceEntitlement",
-					Metadata: meta{Name: ns, Labels: managedLabels(m.Cluster.Name)},
-					Spec:     spec,
+				Dir: "tenancy",
+				Body: &namespaceEntitlement{
+					TypeMeta:   metav1.TypeMeta{APIVersion: apiVersion, Kind: "NamespaceEntitlement"},
+					ObjectMeta: objectMeta(m.Cluster.Name, "", ns),
+					Spec:       spec,
 				},
 			})
 			if m.Cluster.PodSecurity != "none" {
@@ -89,11 +53,71 @@ func tenancyObjects(m *compile.Model) []Object {
 	return out
 }
 
+// entitlementCRD is the NamespaceEntitlement's CustomResourceDefinition.
+func entitlementCRD(m *compile.Model) *customResourceDefinition {
+	str := apiextensionsv1.JSONSchemaProps{Type: "string"}
+	strList := apiextensionsv1.JSONSchemaProps{Type: "array", Items: &apiextensionsv1.JSONSchemaPropsOrArray{Schema: &str}}
+	withDescription := func(s apiextensionsv1.JSONSchemaProps, d string) apiextensionsv1.JSONSchemaProps {
+		s.Description = d
+		return s
+	}
+	schema := apiextensionsv1.JSONSchemaProps{
+		Type:        "object",
+		Description: "The team a namespace belongs to and the accelerator types it may use; rendered by accelc from the cluster's CUE. The object's name is the namespace's.",
+		Properties: map[string]apiextensionsv1.JSONSchemaProps{
+			"apiVersion": str, "kind": str, "metadata": {Type: "object"},
+			"spec": {
+				Type:     "object",
+				Required: []string{"team", "acceleratorTypes"},
+				Properties: map[string]apiextensionsv1.JSONSchemaProps{
+					"team":             str,
+					"acceleratorTypes": strList,
+					"profiles":         withDescription(strList, "The only hardware profiles the team may use; absent: every profile of its types."),
+					"queue":            withDescription(str, "The LocalQueue (kueue.x-k8s.io/queue-name) the team's accelerator pods must join."),
+					"priority": {
+						Type:        "object",
+						Description: "The team's tier: its accelerator pods run at most at this priority, unless their profile names a class.",
+						Required:    []string{"className", "value"},
+						Properties:  map[string]apiextensionsv1.JSONSchemaProps{"className": str, "value": {Type: "integer", Format: "int32"}},
+					},
+				},
+			},
+		},
+	}
+	return &customResourceDefinition{CustomResourceDefinition: apiextensionsv1.CustomResourceDefinition{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "apiextensions.k8s.io/v1", Kind: "CustomResourceDefinition"},
+		ObjectMeta: objectMeta(m.Cluster.Name, "", "namespaceentitlements."+EntitlementGroup),
+		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+			Group: EntitlementGroup,
+			Names: apiextensionsv1.CustomResourceDefinitionNames{
+				Kind: "NamespaceEntitlement", ListKind: "NamespaceEntitlementList", Plural: "namespaceentitlements", Singular: "namespaceentitlement",
+			},
+			Scope: apiextensionsv1.ClusterScoped,
+			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{
+				Name: EntitlementVersion, Served: true, Storage: true,
+				AdditionalPrinterColumns: []apiextensionsv1.CustomResourceColumnDefinition{
+					{Name: "Team", Type: "string", JSONPath: ".spec.team"},
+					{Name: "Types", Type: "string", JSONPath: ".spec.acceleratorTypes"},
+				},
+				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &schema},
+			}},
+		},
+	}}
+}
+
+// customResourceDefinition is a CustomResourceDefinition as accelc writes
+// it: without the status, a struct that encoding/json writes even when it
+// is empty. The field hides the embedded type's.
+type customResourceDefinition struct {
+	apiextensionsv1.CustomResourceDefinition
+	Status struct{} `json:"status,omitzero"`
+}
+
+// NamespaceEntitlement, accelc's own resource (above).
 type namespaceEntitlement struct {
-	APIVersion string          `json:"apiVersion"`
-	Kind       string          `json:"kind"`
-	Metadata   meta            `json:"metadata"`
-	Spec       entitlementSpec `json:"spec"`
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata"`
+	Spec              entitlementSpec `json:"spec"`
 }
 
 type entitlementSpec struct {
@@ -122,12 +146,21 @@ func teamNamespace(m *compile.Model, ns string) Object {
 		labels["pod-security.kubernetes.io/"+mode+"-version"] = "latest"
 	}
 	return Object{
-		Dir: "tenancy", APIVersion: "v1", Kind: "Namespace", Name: ns,
-		Body: map[string]any{
-			"apiVersion": "v1", "kind": "Namespace",
-			"metadata": meta{Name: ns, Labels: labels, Annotations: map[string]string{"kustomize.toolkit.fluxcd.io/prune": "disabled"}},
-		},
+		Dir: "tenancy",
+		Body: &namespace{Namespace: corev1.Namespace{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"},
+			ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: labels, Annotations: map[string]string{"kustomize.toolkit.fluxcd.io/prune": "disabled"}},
+		}},
 	}
+}
+
+// namespace is a Namespace as accelc writes it: metadata only. Its spec
+// and status are structs, which encoding/json writes even when they are
+// empty; the fields hide the embedded type's.
+type namespace struct {
+	corev1.Namespace
+	Spec   struct{} `json:"spec,omitzero"`
+	Status struct{} `json:"status,omitzero"`
 }
 
 func sorted(s []string) []string {

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -37,7 +36,7 @@ func Validate(m *compile.Model, objs []Object) error {
 		o := &objs[i]
 		errs, err := validateObject(o)
 		if err != nil {
-			diags = append(diags, compile.Diagnostic{Msg: fmt.Sprintf("%s (%s %s): %v", o.File(), o.Kind, o.Name, err)})
+			diags = append(diags, compile.Diagnostic{Msg: fmt.Sprintf("%s (%s %s): %v", o.File(), o.Kind(), o.Name(), err)})
 			continue
 		}
 		for _, e := range errs {
@@ -47,7 +46,7 @@ func Validate(m *compile.Model, objs []Object) error {
 			}
 			diags = append(diags, compile.Diagnostic{
 				Pos: origin(m, o, e),
-				Msg: fmt.Sprintf("%s (%s %s): %s: the API server would reject it; %s", o.File(), o.Kind, o.Name, e.Error(), todo),
+				Msg: fmt.Sprintf("%s (%s %s): %s: the API server would reject it; %s", o.File(), o.Kind(), o.Name(), e.Error(), todo),
 			})
 		}
 	}
@@ -58,23 +57,17 @@ func Validate(m *compile.Model, objs []Object) error {
 }
 
 func validateObject(o *Object) (field.ErrorList, error) {
+	nameFn := apivalidation.NameIsDNSSubdomain
+	if o.Kind() == "Namespace" {
+		nameFn = apivalidation.ValidateNamespaceName
+	}
+	errs := apivalidation.ValidateObjectMetaAccessor(o.Body, o.Namespace() != "", nameFn, field.NewPath("metadata"))
 	data, err := json.Marshal(o.Body)
 	if err != nil {
 		return nil, err
 	}
-	var obj struct {
-		Metadata   metav1.ObjectMeta `json:"metadata"`
-		Data       map[string]string `json:"data"`
-		BinaryData map[string][]byte `json:"binaryData"`
-	}
-	if err := json.Unmarshal(data, &obj); err != nil {
-		return nil, err
-	}
-	nameFn := apivalidation.NameIsDNSSubdomain
-	if o.Kind == "Namespace" {
-		nameFn = apivalidation.ValidateNamespaceName
-	}
-	errs := apivalidation.ValidateObjectMeta(&obj.Metadata, o.Namespace != "", nameFn, field.NewPath("metadata"))
+	// The label maps and selectors are looked for in the body as JSON,
+	// whatever its type.
 	var body any
 	if err := json.Unmarshal(data, &body); err != nil {
 		return nil, err
@@ -86,15 +79,22 @@ func validateObject(o *Object) (field.ErrorList, error) {
 			}
 		}
 	}
-	if o.Kind == "ConfigMap" && o.APIVersion == "v1" {
+	if o.Kind() == "ConfigMap" && o.APIVersion() == "v1" {
+		var cm struct {
+			Data       map[string]string `json:"data"`
+			BinaryData map[string][]byte `json:"binaryData"`
+		}
+		if err := json.Unmarshal(data, &cm); err != nil {
+			return nil, err
+		}
 		total := 0
-		for _, k := range sortedKeys(obj.Data) {
+		for _, k := range sortedKeys(cm.Data) {
 			for _, msg := range validation.IsConfigMapKey(k) {
 				errs = append(errs, field.Invalid(field.NewPath("data").Key(k), k, msg))
 			}
-			total += len(obj.Data[k])
+			total += len(cm.Data[k])
 		}
-		for _, v := range obj.BinaryData {
+		for _, v := range cm.BinaryData {
 			total += len(v)
 		}
 		if total > MaxConfigMapBytes {

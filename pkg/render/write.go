@@ -50,7 +50,7 @@ func BuildTree(cluster string, objs []Object, prov Provenance) (Tree, error) {
 		}
 		f := o.File()
 		if _, dup := t[f]; dup {
-			return nil, fmt.Errorf("two objects render to %s: %s names must be unique", f, o.Kind)
+			return nil, fmt.Errorf("two objects render to %s: %s names must be unique", f, o.Kind())
 		}
 		t[f] = b
 		if _, ok := folders[o.Dir]; !ok {

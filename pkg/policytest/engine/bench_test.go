@@ -134,13 +134,13 @@ func accelcPolicies(tb testing.TB, m *compile.Model) ([]loaded, []*unstructured.
 			tb.Fatal(err)
 		}
 		switch {
-		case o.Kind == "ConstraintTemplate":
+		case o.Kind() == "ConstraintTemplate":
 			kind := u.Object["spec"].(map[string]any)["crd"].(map[string]any)["spec"].(map[string]any)["names"].(map[string]any)["kind"].(string)
 			byKind[kind] = &loaded{kind: kind, template: u}
 			order = append(order, kind)
-		case o.APIVersion == "constraints.gatekeeper.sh/v1beta1":
-			byKind[o.Kind].constraints = append(byKind[o.Kind].constraints, u)
-		case o.Kind == "HardwareProfile", o.Kind == "NamespaceEntitlement":
+		case o.APIVersion() == "constraints.gatekeeper.sh/v1beta1":
+			byKind[o.Kind()].constraints = append(byKind[o.Kind()].constraints, u)
+		case o.Kind() == "HardwareProfile", o.Kind() == "NamespaceEntitlement":
 			data = append(data, u)
 		}
 	}
