@@ -3,6 +3,8 @@ package render
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -73,7 +75,7 @@ func costRules(m *compile.Model) []Object {
 			seen[r] = true
 			resources = append(resources, r)
 		}
-		for _, p := range sortedKeys(pool.Layout) {
+		for _, p := range slices.Sorted(maps.Keys(pool.Layout)) {
 			if r := ksmResource(mig.ResourceName(p)); pool.Layout[p] > 0 && !seen[r] {
 				seen[r] = true
 				resources = append(resources, r)
@@ -261,7 +263,7 @@ func deviceShares(m *compile.Model) []string {
 			continue
 		}
 		class, _ := m.Catalog.Get(pool.AcceleratorType)
-		for _, p := range sortedKeys(pool.Layout) {
+		for _, p := range slices.Sorted(maps.Keys(pool.Layout)) {
 			if pool.Layout[p] == 0 {
 				continue
 			}

@@ -1,6 +1,8 @@
 package render
 
 import (
+	"maps"
+	"slices"
 	"sort"
 
 	corev1 "k8s.io/api/core/v1"
@@ -248,7 +250,7 @@ type (
 // inventory's nodes of that type (or pool) have per allocatable device.
 // Whole-GPU quotas count the type's nodes outside pools.
 func hostShare(m *compile.Model, inv *inventory.Inventory, t *compile.Team) (cpuMilli, memBytes int64) {
-	for _, id := range sortedKeys(t.Quota) {
+	for _, id := range slices.Sorted(maps.Keys(t.Quota)) {
 		var nodes []*inventory.Node
 		if pool, ok := m.Pool(id); ok {
 			nodes = m.PoolNodes(pool, inv)
@@ -278,15 +280,6 @@ func hostShare(m *compile.Model, inv *inventory.Inventory, t *compile.Team) (cpu
 	}
 	// Whole cores and GiB, rounded down: quotas read as people write them.
 	return cpuMilli / 1000 * 1000, memBytes / (1 << 30) * (1 << 30)
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // resourceQuotas caps each team namespace's accelerator requests at the

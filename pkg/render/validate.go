@@ -3,6 +3,8 @@ package render
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
@@ -73,7 +75,7 @@ func validateObject(o *Object) (field.ErrorList, error) {
 		return nil, err
 	}
 	if b, ok := body.(map[string]any); ok {
-		for _, k := range sortedKeys(b) {
+		for _, k := range slices.Sorted(maps.Keys(b)) {
 			if k != "metadata" {
 				errs = append(errs, validateLabelsIn(b[k], field.NewPath(k))...)
 			}
@@ -88,7 +90,7 @@ func validateObject(o *Object) (field.ErrorList, error) {
 			return nil, err
 		}
 		total := 0
-		for _, k := range sortedKeys(cm.Data) {
+		for _, k := range slices.Sorted(maps.Keys(cm.Data)) {
 			for _, msg := range validation.IsConfigMapKey(k) {
 				errs = append(errs, field.Invalid(field.NewPath("data").Key(k), k, msg))
 			}
@@ -132,10 +134,10 @@ func validateLabelsIn(v any, path *field.Path) field.ErrorList {
 				}
 			}
 		}
-		for _, k := range sortedKeys(v) {
+		for _, k := range slices.Sorted(maps.Keys(v)) {
 			p := path.Child(k)
 			if labels, ok := stringMap(v[k]); ok && labelMaps[k] {
-				for _, lk := range sortedKeys(labels) {
+				for _, lk := range slices.Sorted(maps.Keys(labels)) {
 					errs = append(errs, metav1validation.ValidateLabelName(lk, p)...)
 					for _, msg := range validation.IsValidLabelValue(labels[lk]) {
 						errs = append(errs, field.Invalid(p.Key(lk), labels[lk], msg))
