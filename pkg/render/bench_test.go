@@ -1,11 +1,13 @@
 package render_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/accelc/accelc/internal/nodegen"
+	"github.com/accelc/accelc/pkg/accelc"
 	"github.com/accelc/accelc/pkg/compile"
 	"github.com/accelc/accelc/pkg/inventory"
 	"github.com/accelc/accelc/pkg/render"
@@ -24,20 +26,13 @@ func BenchmarkRender5000(b *testing.B) {
 	out := filepath.Join(dir, "out")
 	b.ReportAllocs()
 	for b.Loop() {
-		m, err := compile.Load(filepath.Join(examplesDir, "hetero-prod"))
+		res, err := accelc.Cluster(context.Background(), filepath.Join(examplesDir, "hetero-prod"), accelc.Options{
+			Render: true, Inventory: accelc.Source{File: snap},
+		})
 		if err != nil {
 			b.Fatal(err)
 		}
-		inv, err := inventory.Load(snap, m.Catalog, inventory.Options{Pins: m.Pins})
-		if err != nil {
-			b.Fatal(err)
-		}
-		_ = m.Check(inv)
-		tree, err := render.Cluster(m, inv)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := tree.Write(out); err != nil {
+		if err := res.Tree.Write(out); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -1,6 +1,7 @@
 package render_test
 
 import (
+	"context"
 	"maps"
 	"os"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/accelc/accelc/internal/testutil"
+	"github.com/accelc/accelc/pkg/accelc"
 	"github.com/accelc/accelc/pkg/compile"
 	"github.com/accelc/accelc/pkg/inventory"
 	"github.com/accelc/accelc/pkg/render"
@@ -42,14 +44,9 @@ func exampleClusters(t testing.TB) []string {
 
 func renderExample(t testing.TB, name string) render.Tree {
 	t.Helper()
-	dir := filepath.Join(examplesDir, name)
-	m, err := compile.Load(dir)
+	res, err := accelc.Cluster(context.Background(), filepath.Join(examplesDir, name), accelc.Options{Render: true})
 	require.NoError(t, err)
-	inv, err := inventory.Load(compile.DefaultInventory(dir), m.Catalog, inventory.Options{Pins: m.Pins})
-	require.NoError(t, err)
-	tree, err := render.Cluster(m, inv)
-	require.NoError(t, err)
-	return tree
+	return res.Tree
 }
 
 // TestGolden renders every example and compares each file byte for byte
