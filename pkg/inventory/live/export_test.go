@@ -25,3 +25,10 @@ var Methods = []struct {
 func ReadWith(ctx context.Context, opts Options, m Method) (*inventory.Snapshot, error) {
 	return read(ctx, opts, m)
 }
+
+// The former decoding through corev1 types, for the benchmark's
+// comparison (proto_test.go).
+var (
+	PodAcceleratorsReference = podAcceleratorsReference
+	RawFromNodeReference     = rawFromNodeReference
+)
