@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 
 	"google.golang.org/protobuf/encoding/protowire"
@@ -103,13 +104,13 @@ func (w *wire) tag() (protowire.Number, protowire.Type, error) {
 	return num, typ, nil
 }
 
-// bytesLen reads the length of a bytes field.
-func (w *wire) bytesLen() (int, error) {
+// bytesLen reads the length of a bytes field, at most limit.
+func (w *wire) bytesLen(limit uint64) (int, error) {
 	v, err := binary.ReadUvarint(w)
 	if err != nil {
 		return 0, unexpectedEOF(err)
 	}
-	if v > maxItem {
+	if v > limit {
 		return 0, fmt.Errorf("protobuf: a field of %d bytes", v)
 	}
 	return int(v), nil
@@ -150,7 +151,7 @@ func (w *wire) skip(typ protowire.Type) error {
 	case protowire.Fixed64Type:
 		return w.discard(8)
 	case protowire.BytesType:
-		n, err := w.bytesLen()
+		n, err := w.bytesLen(math.MaxInt)
 		if err != nil {
 			return err
 		}
@@ -183,7 +184,9 @@ func protoList(r *bufio.Reader, kind string, item func([]byte) error) (string, e
 			}
 			continue
 		}
-		n, err := w.bytesLen()
+		// The list is as long as the cluster is large: only what a
+		// length can say bounds it. Its items are read one at a time.
+		n, err := w.bytesLen(math.MaxInt)
 		if err != nil {
 			return "", err
 		}
@@ -228,7 +231,7 @@ func (w *wire) listItems(n int, kind string, item func([]byte) error) (string, e
 			}
 			continue
 		}
-		size, err := w.bytesLen()
+		size, err := w.bytesLen(maxItem)
 		if err != nil {
 			return "", err
 		}

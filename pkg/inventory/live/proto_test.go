@@ -4,12 +4,16 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/encoding/protowire"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -269,6 +273,62 @@ func TestDecodeRefuses(t *testing.T) {
 	}
 	_, _, _, _, err := readPods(nil)
 	assert.Error(t, err)
+}
+
+// TestDecodeLargeList: the watch cache answers with the whole list, as
+// long as the cluster is large (50,000 real pods are several hundred MB):
+// it streams through item by item, whatever its length.
+func TestDecodeLargeList(t *testing.T) {
+	const pods = 100_000
+	pod := randomPod(rand.New(rand.NewPCG(5, 6)), 0)
+	pod.Spec.NodeName, pod.Spec.InitContainers = "n", nil
+	pod.Spec.Containers = []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{
+		Limits: corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("1")}}}}
+	pod.Annotations = map[string]string{"filler": strings.Repeat("x", 1000)}
+	item, err := pod.Marshal()
+	require.NoError(t, err)
+	field := protowire.AppendBytes(protowire.AppendTag(nil, listItems, protowire.BytesType), item)
+	typeMeta := protowire.AppendString(protowire.AppendTag(nil, typeMetaKind, protowire.BytesType), "PodList")
+	header := slices.Concat(protoMagic,
+		protowire.AppendBytes(protowire.AppendTag(nil, unknownTypeMeta, protowire.BytesType), typeMeta),
+		protowire.AppendVarint(protowire.AppendTag(nil, unknownRaw, protowire.BytesType), uint64(pods*len(field))))
+	require.Greater(t, pods*len(field), maxItem, "longer than any one object may be")
+	body := io.MultiReader(bytes.NewReader(header), &repeat{b: field, n: pods})
+	var p podUse
+	count, held := 0, 0
+	_, err = decodeList(body, "PodList", func(b []byte) error {
+		if err := decodePod(b, &p); err != nil {
+			return err
+		}
+		count++
+		held += p.accelerators()
+		return nil
+	}, nil)
+	require.NoError(t, err)
+	assert.Equal(t, pods, count)
+	assert.Equal(t, pods, held)
+}
+
+// repeat reads b n times.
+type repeat struct {
+	b   []byte
+	n   int
+	off int
+}
+
+func (r *repeat) Read(p []byte) (int, error) {
+	total := 0
+	for len(p) > 0 && r.n > 0 {
+		c := copy(p, r.b[r.off:])
+		p, total, r.off = p[c:], total+c, r.off+c
+		if r.off == len(r.b) {
+			r.off, r.n = 0, r.n-1
+		}
+	}
+	if total == 0 {
+		return 0, io.EOF
+	}
+	return total, nil
 }
 
 // FuzzDecodeList: no body panics the decoders or makes them allocate
