@@ -117,7 +117,7 @@ $(BIN)/crane:
 	GOBIN=$(BIN) $(GO) install github.com/google/go-containerregistry/cmd/crane@$(CRANE_VERSION)
 
 .PHONY: bench-live
-bench-live: control-plane ## Live inventory: list and classify 5,000 nodes and 50,000 pods on a real API server, beside `kubectl get nodes -o json`
+bench-live: control-plane ## Live inventory: read and classify 5,000 nodes and 50,000 pods on a real API server, each of live.Read's levers turned back in turn, beside `kubectl get pods -A -o json` (ACCELC_BENCH_KUBECONFIG: read that cluster instead)
 	$(GO) test ./pkg/inventory/live -run '^$$' -bench ReadLive -benchtime 5x -timeout 30m
 
 .PHONY: fuzz
