@@ -2,8 +2,11 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -18,8 +21,28 @@ func TestMain(m *testing.M) {
 }
 
 // TestScripts runs the CLI end to end: testdata/script/*.txtar, one file
-// per command and topic. `go test ./cmd/accelc -update` rewrites their
-// expected output.
+// per command and topic, each step's stdout and stderr compared with the
+// archive's files. `go test ./cmd/accelc -update` rewrites the expected
+// output that `cmp` compares (not `cmpenv`'s, which name a port).
+//
+// Besides testscript's own commands, the scripts have:
+//
+//	exitcode N PROG ARGS...    run PROG as exec does; fail unless it exits N
+//	registry                   start a registry on 127.0.0.1; $REGISTRY is its HOST:PORT
+//	pushlayer REF FILE         publish FILE's bytes as the content layer of a Flux artifact
+//	pull REF DIR               what REF publishes: DIR/annotations, entries, layer.txtar, manifest.json, config.json
+//	digest VAR REF             set $VAR to the digest REF points at
+//	repositories               print the repositories the registry holds
+//	tgz OUT DIR                write DIR's files, in name order, as a gzipped tar
+//	zeros DIR N SIZE           write N files of SIZE zero bytes, DIR/zero-00.yaml on
+//	sparse OUT NAME SIZE       write a gzipped tar of one sparse file of SIZE bytes
+//	bytes FILE TEXT            write TEXT, Go escapes (\x1b, \r, \x00) decoded, to FILE (its name decoded too)
+//	inuse FILE NODE NS=N...    mark a snapshot as counting pods, taken now; NS's pods hold N of NODE's accelerators
+//	taken FILE AGE CLUSTER     mark a snapshot as taken AGE ago from CLUSTER
+//	apiserver                  start etcd and kube-apiserver; $APISERVER is its URL, $ADMIN_KUBECONFIG the admin's
+//	kube-nodes FILE            create a snapshot's nodes, Ready, with their capacity
+//	kube-pod NS/NAME NODE RESOURCE=N   create a pod bound to NODE holding N of RESOURCE
+//	kube-user NAME FILE        write a kubeconfig for NAME, a user RBAC grants nothing
 func TestScripts(t *testing.T) {
 	examples, err := filepath.Abs("../../examples/clusters")
 	if err != nil {
@@ -34,10 +57,37 @@ func TestScripts(t *testing.T) {
 		Setup: func(e *testscript.Env) error {
 			e.Setenv("EXAMPLES", examples)
 			e.Setenv("NODES", nodes)
+			// No registry credentials from the machine.
+			e.Setenv("DOCKER_CONFIG", filepath.Join(e.WorkDir, ".docker"))
+			newScriptState(e)
 			return nil
 		},
+		Cmds:          scriptCmds,
 		UpdateScripts: *testutil.Update,
 	})
+}
+
+// exitcode N PROG ARGS... runs PROG like exec, keeping its stdout and
+// stderr for the next steps, and fails unless it exits N: `! exec` says
+// only that a command failed, and accelc's exit code says how (1 input,
+// 2 usage, 3 an outside system).
+func cmdExitcode(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: exitcode N PROG ARGS...")
+	}
+	want, err := strconv.Atoi(args[0])
+	ts.Check(err)
+	got := 0
+	if err := ts.Exec(args[1], args[2:]...); err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			ts.Fatalf("%s: %v", args[1], err)
+		}
+		got = ee.ExitCode()
+	}
+	if got != want {
+		ts.Fatalf("%s exited %d, want %d", args[1], got, want)
+	}
 }
 
 // runMain runs accelc with args and returns its exit code, stdout and
