@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"net/http/httptest"
 	"os"
@@ -79,45 +78,4 @@ func TestPushCommand(t *testing.T) {
 	code, _, errOut = run("push", out, "oci://192.168.77.1:1/x:v1", "--created", "2026-11-20T09:30:00Z")
 	assert.Equal(t, exitOutside, code)
 	assert.Contains(t, errOut, "refusing plain HTTP to 192.168.77.1:1")
-}
-
-// TestDiffCommand compares a render with the artifact pushed from it (no
-// changes, exit 0, though the push carried provenance) and with an output
-// directory where a file was edited, one removed and one added (exit 1).
-func TestDiffCommand(t *testing.T) {
-	t.Setenv("DOCKER_CONFIG", t.TempDir())
-	srv := httptest.NewServer(registry.New())
-	defer srv.Close()
-	host := strings.TrimPrefix(srv.URL, "http://")
-	run := runMain
-	const lab = "../../examples/clusters/small-lab"
-	out := filepath.Join(t.TempDir(), "small-lab")
-	code, _, errOut := run("render", lab, "-o", out, "--revision", "main@sha1:0123456789abcdef0123456789abcdef01234567")
-	require.Equal(t, exitOK, code, errOut)
-	code, _, errOut = run("push", out, "oci://"+host+"/accelc/small-lab:v1", "--created", "2026-11-20T09:30:00Z")
-	require.Equal(t, exitOK, code, errOut)
-
-	code, stdout, errOut := run("diff", lab, "--against", "oci://"+host+"/accelc/small-lab:v1")
-	assert.Equal(t, exitOK, code, errOut)
-	assert.Equal(t, "no changes\n", stdout)
-
-	profile := filepath.Join(out, "profiles", "hardwareprofile-lab-l40s.yaml")
-	data, err := os.ReadFile(profile)
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(profile, bytes.Replace(data, []byte("maxCount: 4\n"), []byte("maxCount: 2\n"), 1), 0o644))
-	require.NoError(t, os.Remove(filepath.Join(out, "constraints", "accelcadmission-accelc.yaml")))
-	require.NoError(t, os.WriteFile(filepath.Join(out, "stale.yaml"), []byte("kind: Stale\n"), 0o644))
-	code, stdout, errOut = run("diff", lab, "--against", out)
-	assert.Equal(t, exitInput, code)
-	assert.Contains(t, errOut, "3 file(s) would change")
-	assert.Contains(t, stdout, "+ constraints/accelcadmission-accelc.yaml\n")
-	assert.Contains(t, stdout, "- stale.yaml\n")
-	assert.Contains(t, stdout, "~ profiles/hardwareprofile-lab-l40s.yaml\n")
-	assert.Contains(t, stdout, "-    maxCount: 2\n")
-	assert.Contains(t, stdout, "+    maxCount: 4\n")
-
-	code, _, _ = run("diff", lab)
-	assert.Equal(t, exitUsage, code)
-	code, _, _ = run("diff", lab, "--against", "oci://"+host+"/accelc/missing:v1")
-	assert.Equal(t, exitOutside, code)
 }

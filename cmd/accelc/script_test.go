@@ -37,6 +37,7 @@ func TestMain(m *testing.M) {
 //	zeros DIR N SIZE           write N files of SIZE zero bytes, DIR/zero-00.yaml on
 //	sparse OUT NAME SIZE       write a gzipped tar of one sparse file of SIZE bytes
 //	bytes FILE TEXT            write TEXT, Go escapes (\x1b, \r, \x00) decoded, to FILE (its name decoded too)
+//	replace FILE OLD NEW       replace the first OLD in FILE with NEW
 //	inuse FILE NODE NS=N...    mark a snapshot as counting pods, taken now; NS's pods hold N of NODE's accelerators
 //	taken FILE AGE CLUSTER     mark a snapshot as taken AGE ago from CLUSTER
 //	apiserver                  start etcd and kube-apiserver; $APISERVER is its URL, $ADMIN_KUBECONFIG the admin's

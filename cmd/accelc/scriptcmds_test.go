@@ -54,6 +54,7 @@ var scriptCmds = map[string]func(ts *testscript.TestScript, neg bool, args []str
 	"zeros":        cmdZeros,
 	"sparse":       cmdSparse,
 	"bytes":        cmdBytes,
+	"replace":      cmdReplace,
 	"inuse":        cmdInUse,
 	"taken":        cmdTaken,
 	"apiserver":    cmdAPIServer,
@@ -264,6 +265,17 @@ func cmdBytes(ts *testscript.TestScript, neg bool, args []string) {
 	file := ts.MkAbs(unquote(args[0]))
 	ts.Check(os.MkdirAll(filepath.Dir(file), 0o755))
 	ts.Check(os.WriteFile(file, []byte(unquote(args[1])), 0o644))
+}
+
+func cmdReplace(ts *testscript.TestScript, neg bool, args []string) {
+	usage(ts, neg, args, 3, "replace FILE OLD NEW")
+	file := ts.MkAbs(args[0])
+	data, err := os.ReadFile(file)
+	ts.Check(err)
+	if !bytes.Contains(data, []byte(args[1])) {
+		ts.Fatalf("replace: %s does not hold %q", args[0], args[1])
+	}
+	ts.Check(os.WriteFile(file, bytes.Replace(data, []byte(args[1]), []byte(args[2]), 1), 0o644))
 }
 
 // editSnapshot reads the snapshot file, lets edit change it, and writes it
