@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,7 +26,8 @@ func TestMain(m *testing.M) {
 // archive's files. `go test ./cmd/accelc -update` rewrites the expected
 // output that `cmp` compares (not `cmpenv`'s, which name a port).
 //
-// Besides testscript's own commands, the scripts have:
+// Besides testscript's own conditions, [cgo] says accelc was built with
+// cgo. Besides testscript's own commands, the scripts have:
 //
 //	exitcode N PROG ARGS...    run PROG as exec does; fail unless it exits N
 //	registry                   start a registry on 127.0.0.1; $REGISTRY is its HOST:PORT
@@ -63,7 +65,13 @@ func TestScripts(t *testing.T) {
 			newScriptState(e)
 			return nil
 		},
-		Cmds:          scriptCmds,
+		Cmds: scriptCmds,
+		Condition: func(cond string) (bool, error) {
+			if cond == "cgo" {
+				return withCgo, nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
+		},
 		UpdateScripts: *testutil.Update,
 	})
 }
