@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -97,12 +96,4 @@ func cmdExitcode(ts *testscript.TestScript, neg bool, args []string) {
 	if got != want {
 		ts.Fatalf("%s exited %d, want %d", args[1], got, want)
 	}
-}
-
-// runMain runs accelc with args and returns its exit code, stdout and
-// stderr.
-func runMain(args ...string) (int, string, string) {
-	var stdout, stderr bytes.Buffer
-	code := Main(args, &stdout, &stderr)
-	return code, stdout.String(), stderr.String()
 }
