@@ -374,11 +374,12 @@ func cmdKubeNodes(ts *testscript.TestScript, neg bool, args []string) {
 }
 
 func cmdKubePod(ts *testscript.TestScript, neg bool, args []string) {
-	usage(ts, neg, args, 3, "kube-pod NAMESPACE/NAME NODE RESOURCE=N")
-	ns, podName, ok := strings.Cut(args[0], "/")
-	res, n, ok2 := strings.Cut(args[2], "=")
-	if !ok || !ok2 {
-		ts.Fatalf("usage: kube-pod NAMESPACE/NAME NODE RESOURCE=N")
+	const form = "kube-pod NAMESPACE/NAME NODE RESOURCE=N"
+	usage(ts, neg, args, 3, form)
+	ns, podName, nameOK := strings.Cut(args[0], "/")
+	res, n, limitOK := strings.Cut(args[2], "=")
+	if !nameOK || !limitOK {
+		ts.Fatalf("usage: %s", form)
 	}
 	q, err := resource.ParseQuantity(n)
 	ts.Check(err)
