@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -58,8 +59,17 @@ func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir: "testdata/script",
 		Setup: func(e *testscript.Env) error {
-			e.Setenv("EXAMPLES", examples)
-			e.Setenv("NODES", nodes)
+			// The examples and the node samples are the script's own
+			// copies: messages name them relative to the work directory
+			// (examples/gpu-pools/cluster.cue:56:1) wherever the
+			// checkout is, and a script may change them.
+			for name, dir := range map[string]string{"EXAMPLES": examples, "NODES": nodes} {
+				copied := filepath.Join(e.WorkDir, strings.ToLower(name))
+				if err := os.CopyFS(copied, os.DirFS(dir)); err != nil {
+					return err
+				}
+				e.Setenv(name, copied)
+			}
 			// No registry credentials from the machine.
 			e.Setenv("DOCKER_CONFIG", filepath.Join(e.WorkDir, ".docker"))
 			newScriptState(e)
