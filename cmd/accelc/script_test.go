@@ -25,7 +25,8 @@ func TestMain(m *testing.M) {
 // TestScripts runs the CLI end to end: testdata/script/*.txtar, one file
 // per command and topic, each step's stdout and stderr compared with the
 // archive's files. `go test ./cmd/accelc -update` rewrites the expected
-// output that `cmp` compares (not `cmpenv`'s, which name a port).
+// output that `cmp` compares; `cmpenv`'s, which name a server's port
+// or a digest, are written by hand.
 //
 // Besides testscript's own conditions, [cgo] says accelc was built with
 // cgo. Besides testscript's own commands, the scripts have:
