@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -72,10 +73,10 @@ func (b *byteSize) Type() string   { return "size" }
 func (b *byteSize) Set(s string) error {
 	n, err := artifact.ParseSize(s)
 	if err != nil {
-		return err
+		return errors.New("write a size such as 256MiB or 1GiB")
 	}
 	if n <= 0 {
-		return fmt.Errorf("%q: give a size above 0", s)
+		return errors.New("give a size above 0")
 	}
 	*b = byteSize(n)
 	return nil

@@ -1,0 +1,403 @@
+package main
+
+// The scripts' own commands (TestScripts lists them): servers on
+// 127.0.0.1, started by the script that asks for one and stopped by PID
+// when it ends, and the inputs a txtar archive cannot hold (zeros, sparse
+// files, escape bytes, a snapshot's age).
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"maps"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/static"
+	"github.com/google/go-containerregistry/pkg/v1/types"
+	"github.com/rogpeppe/go-internal/testscript"
+	"github.com/rogpeppe/go-internal/txtar"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/accelc/accelc/internal/controlplane"
+	"github.com/accelc/accelc/internal/testutil"
+	"github.com/accelc/accelc/pkg/artifact"
+	"github.com/accelc/accelc/pkg/inventory"
+)
+
+var scriptCmds = map[string]func(ts *testscript.TestScript, neg bool, args []string){
+	"exitcode":     cmdExitcode,
+	"registry":     cmdRegistry,
+	"pushlayer":    cmdPushLayer,
+	"pull":         cmdPull,
+	"digest":       cmdDigest,
+	"repositories": cmdRepositories,
+	"tgz":          cmdTgz,
+	"zeros":        cmdZeros,
+	"sparse":       cmdSparse,
+	"bytes":        cmdBytes,
+	"replace":      cmdReplace,
+	"inuse":        cmdInUse,
+	"taken":        cmdTaken,
+	"apiserver":    cmdAPIServer,
+	"kube-nodes":   cmdKubeNodes,
+	"kube-pod":     cmdKubePod,
+	"kube-user":    cmdKubeUser,
+}
+
+// scriptState is what one script's servers leave for its later steps.
+type scriptState struct {
+	// t is the script's subtest: the servers stop when it ends.
+	t        testing.TB
+	registry string
+	cp       *controlplane.ControlPlane
+}
+
+type stateKey struct{}
+
+func newScriptState(e *testscript.Env) {
+	e.Values[stateKey{}] = &scriptState{t: e.T().(testing.TB)}
+}
+
+func state(ts *testscript.TestScript) *scriptState {
+	return ts.Value(stateKey{}).(*scriptState)
+}
+
+// usage fails the step unless it is positive and has n arguments.
+func usage(ts *testscript.TestScript, neg bool, args []string, n int, form string) {
+	if neg || len(args) != n {
+		ts.Fatalf("usage: %s", form)
+	}
+}
+
+func cmdRegistry(ts *testscript.TestScript, neg bool, args []string) {
+	usage(ts, neg, args, 0, "registry")
+	st := state(ts)
+	if st.registry != "" {
+		ts.Fatalf("registry: this script has one already, at %s", st.registry)
+	}
+	st.registry = testutil.Registry(st.t)
+	ts.Setenv("REGISTRY", st.registry)
+}
+
+// ociRef parses oci://HOST/REPO:TAG, as accelc's flags take it.
+func ociRef(ts *testscript.TestScript, ref string) name.Reference {
+	rest, ok := strings.CutPrefix(ref, "oci://")
+	if !ok {
+		ts.Fatalf("%s: write oci://HOST/REPO:TAG", ref)
+	}
+	r, err := name.ParseReference(rest, name.Insecure)
+	ts.Check(err)
+	return r
+}
+
+func cmdPushLayer(ts *testscript.TestScript, neg bool, args []string) {
+	usage(ts, neg, args, 2, "pushlayer oci://HOST/REPO:TAG FILE")
+	layer, err := os.ReadFile(ts.MkAbs(args[1]))
+	ts.Check(err)
+	img := mutate.MediaType(empty.Image, types.OCIManifestSchema1)
+	img = mutate.ConfigMediaType(img, artifact.ConfigMediaType)
+	img, err = mutate.Append(img, mutate.Addendum{Layer: static.NewLayer(layer, artifact.ContentMediaType)})
+	ts.Check(err)
+	ts.Check(remote.Write(ociRef(ts, args[0]), img))
+}
+
+// cmdPull writes what an artifact publishes into DIR: manifest.json and
+// config.json as the registry serves them; annotations, the manifest's,
+// one key=value a line; entries, the layer's names in its order (folders
+// end in /); and layer.txtar, every file's name and bytes.
+func cmdPull(ts *testscript.TestScript, neg bool, args []string) {
+	usage(ts, neg, args, 2, "pull oci://HOST/REPO:TAG DIR")
+	img, err := remote.Image(ociRef(ts, args[0]))
+	ts.Check(err)
+	manifest, err := img.RawManifest()
+	ts.Check(err)
+	config, err := img.RawConfigFile()
+	ts.Check(err)
+	m, err := img.Manifest()
+	ts.Check(err)
+	var annotations strings.Builder
+	for _, k := range slices.Sorted(maps.Keys(m.Annotations)) {
+		fmt.Fprintf(&annotations, "%s=%s\n", k, m.Annotations[k])
+	}
+	layers, err := img.Layers()
+	ts.Check(err)
+	if len(layers) != 1 {
+		ts.Fatalf("%s: %d layers, want 1", args[0], len(layers))
+	}
+	rc, err := layers[0].Compressed()
+	ts.Check(err)
+	defer rc.Close()
+	gz, err := gzip.NewReader(rc)
+	ts.Check(err)
+	tr := tar.NewReader(gz)
+	var entries strings.Builder
+	var files txtar.Archive
+	for {
+		hdr, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		ts.Check(err)
+		entries.WriteString(hdr.Name + "\n")
+		body, err := io.ReadAll(tr)
+		ts.Check(err)
+		if hdr.Typeflag == tar.TypeReg {
+			files.Files = append(files.Files, txtar.File{Name: hdr.Name, Data: body})
+		}
+	}
+	dir := ts.MkAbs(args[1])
+	ts.Check(os.MkdirAll(dir, 0o755))
+	for file, data := range map[string][]byte{
+		"manifest.json": manifest,
+		"config.json":   config,
+		"annotations":   []byte(annotations.String()),
+		"entries":       []byte(entries.String()),
+		"layer.txtar":   txtar.Format(&files),
+	} {
+		ts.Check(os.WriteFile(filepath.Join(dir, file), data, 0o644))
+	}
+}
+
+func cmdDigest(ts *testscript.TestScript, neg bool, args []string) {
+	usage(ts, neg, args, 2, "digest VAR oci://HOST/REPO:TAG")
+	desc, err := remote.Head(ociRef(ts, args[1]))
+	ts.Check(err)
+	ts.Setenv(args[0], desc.Digest.String())
+}
+
+func cmdRepositories(ts *testscript.TestScript, neg bool, args []string) {
+	usage(ts, neg, args, 0, "repositories")
+	st := state(ts)
+	if st.registry == "" {
+		ts.Fatalf("repositories: start the registry first")
+	}
+	resp, err := http.Get("http://" + st.registry + "/v2/_catalog")
+	ts.Check(err)
+	defer resp.Body.Close()
+	var cat struct{ Repositories []string }
+	ts.Check(json.NewDecoder(resp.Body).Decode(&cat))
+	for _, r := range cat.Repositories {
+		fmt.Fprintln(ts.Stdout(), r)
+	}
+}
+
+func cmdTgz(ts *testscript.TestScript, neg bool, args []string) {
+	usage(ts, neg, args, 2, "tgz OUT DIR")
+	root := ts.MkAbs(args[1])
+	var buf bytes.Buffer
+	gw := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(gw)
+	ts.Check(filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(root, path)
+		if err != nil {
+			return err
+		}
+		hdr := &tar.Header{Typeflag: tar.TypeReg, Name: filepath.ToSlash(rel), Mode: 0o644, Size: int64(len(data))}
+		if err := tw.WriteHeader(hdr); err != nil {
+			return err
+		}
+		_, err = tw.Write(data)
+		return err
+	}))
+	ts.Check(tw.Close())
+	ts.Check(gw.Close())
+	ts.Check(os.WriteFile(ts.MkAbs(args[0]), buf.Bytes(), 0o644))
+}
+
+// size parses 64KiB, 1TiB.
+func size(ts *testscript.TestScript, s string) int64 {
+	q, err := resource.ParseQuantity(strings.TrimSuffix(s, "B"))
+	ts.Check(err)
+	return q.Value()
+}
+
+func cmdZeros(ts *testscript.TestScript, neg bool, args []string) {
+	usage(ts, neg, args, 3, "zeros DIR N SIZE")
+	dir := ts.MkAbs(args[0])
+	n, err := strconv.Atoi(args[1])
+	ts.Check(err)
+	zeros := make([]byte, size(ts, args[2]))
+	ts.Check(os.MkdirAll(dir, 0o755))
+	for i := range n {
+		ts.Check(os.WriteFile(filepath.Join(dir, fmt.Sprintf("zero-%02d.yaml", i)), zeros, 0o644))
+	}
+}
+
+func cmdSparse(ts *testscript.TestScript, neg bool, args []string) {
+	usage(ts, neg, args, 3, "sparse OUT NAME SIZE")
+	layer := testutil.SparseLayer(state(ts).t, args[1], size(ts, args[2]))
+	ts.Check(os.WriteFile(ts.MkAbs(args[0]), layer, 0o644))
+}
+
+func cmdBytes(ts *testscript.TestScript, neg bool, args []string) {
+	usage(ts, neg, args, 2, "bytes FILE TEXT")
+	unquote := func(s string) string {
+		u, err := strconv.Unquote(`"` + s + `"`)
+		ts.Check(err)
+		return u
+	}
+	file := ts.MkAbs(unquote(args[0]))
+	ts.Check(os.MkdirAll(filepath.Dir(file), 0o755))
+	ts.Check(os.WriteFile(file, []byte(unquote(args[1])), 0o644))
+}
+
+func cmdReplace(ts *testscript.TestScript, neg bool, args []string) {
+	usage(ts, neg, args, 3, "replace FILE OLD NEW")
+	file := ts.MkAbs(args[0])
+	data, err := os.ReadFile(file)
+	ts.Check(err)
+	if !bytes.Contains(data, []byte(args[1])) {
+		ts.Fatalf("replace: %s does not hold %q", args[0], args[1])
+	}
+	ts.Check(os.WriteFile(file, bytes.Replace(data, []byte(args[1]), []byte(args[2]), 1), 0o644))
+}
+
+// editSnapshot reads the snapshot file, lets edit change it, and writes it
+// back as accelc writes snapshots.
+func editSnapshot(ts *testscript.TestScript, file string, edit func(*inventory.Snapshot)) {
+	file = ts.MkAbs(file)
+	snap, err := inventory.ReadSnapshot(file)
+	ts.Check(err)
+	if snap.Source == nil {
+		snap.Source = &inventory.Source{}
+	}
+	edit(snap)
+	var buf bytes.Buffer
+	ts.Check(snap.Write(&buf))
+	ts.Check(os.WriteFile(file, buf.Bytes(), 0o644))
+}
+
+func cmdInUse(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 3 {
+		ts.Fatalf("usage: inuse FILE NODE NAMESPACE=N...")
+	}
+	byNamespace := map[string]int{}
+	for _, kv := range args[2:] {
+		ns, n, ok := strings.Cut(kv, "=")
+		count, err := strconv.Atoi(n)
+		if !ok || err != nil {
+			ts.Fatalf("inuse: %s: write NAMESPACE=N", kv)
+		}
+		byNamespace[ns] = count
+	}
+	editSnapshot(ts, args[0], func(snap *inventory.Snapshot) {
+		snap.Source.TakenAt = time.Now().UTC()
+		snap.Source.PodsCounted = true
+		for i := range snap.Nodes {
+			if snap.Nodes[i].Metadata.Name == args[1] {
+				inventory.SetInUse(&snap.Nodes[i], byNamespace)
+				return
+			}
+		}
+		ts.Fatalf("inuse: %s has no node %s", args[0], args[1])
+	})
+}
+
+func cmdTaken(ts *testscript.TestScript, neg bool, args []string) {
+	usage(ts, neg, args, 3, "taken FILE AGE CLUSTER")
+	age, err := time.ParseDuration(args[1])
+	ts.Check(err)
+	editSnapshot(ts, args[0], func(snap *inventory.Snapshot) {
+		snap.Source.TakenAt = time.Now().UTC().Add(-age)
+		snap.Source.Cluster = args[2]
+	})
+}
+
+func cmdAPIServer(ts *testscript.TestScript, neg bool, args []string) {
+	usage(ts, neg, args, 0, "apiserver")
+	st := state(ts)
+	if st.cp != nil {
+		ts.Fatalf("apiserver: this script has one already, at %s", st.cp.URL())
+	}
+	st.cp = controlplane.Start(st.t)
+	ts.Setenv("APISERVER", st.cp.URL())
+	ts.Setenv("ADMIN_KUBECONFIG", st.cp.Kubeconfig())
+}
+
+func kube(ts *testscript.TestScript) *kubernetes.Clientset {
+	st := state(ts)
+	if st.cp == nil {
+		ts.Fatalf("start the apiserver first")
+	}
+	cs, err := kubernetes.NewForConfig(st.cp.RESTConfig())
+	ts.Check(err)
+	return cs
+}
+
+func cmdKubeNodes(ts *testscript.TestScript, neg bool, args []string) {
+	usage(ts, neg, args, 1, "kube-nodes FILE")
+	cs := kube(ts)
+	ctx := state(ts).t.Context()
+	snap, err := inventory.ReadSnapshot(ts.MkAbs(args[0]))
+	ts.Check(err)
+	for _, raw := range snap.Nodes {
+		n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: raw.Metadata.Name, Labels: raw.Metadata.Labels}}
+		created, err := cs.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{})
+		ts.Check(err)
+		created.Status.Capacity = corev1.ResourceList{}
+		for k, v := range raw.Status.Capacity {
+			q, err := resource.ParseQuantity(v)
+			ts.Check(err)
+			created.Status.Capacity[corev1.ResourceName(k)] = q
+		}
+		created.Status.Allocatable = created.Status.Capacity
+		created.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}
+		_, err = cs.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{})
+		ts.Check(err)
+	}
+}
+
+func cmdKubePod(ts *testscript.TestScript, neg bool, args []string) {
+	const form = "kube-pod NAMESPACE/NAME NODE RESOURCE=N"
+	usage(ts, neg, args, 3, form)
+	ns, podName, nameOK := strings.Cut(args[0], "/")
+	res, n, limitOK := strings.Cut(args[2], "=")
+	if !nameOK || !limitOK {
+		ts.Fatalf("usage: %s", form)
+	}
+	q, err := resource.ParseQuantity(n)
+	ts.Check(err)
+	_, err = kube(ts).CoreV1().Pods(ns).Create(state(ts).t.Context(), &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: podName},
+		Spec: corev1.PodSpec{NodeName: args[1], Containers: []corev1.Container{{Name: "app", Image: "app",
+			Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceName(res): q}}}}},
+	}, metav1.CreateOptions{})
+	ts.Check(err)
+}
+
+func cmdKubeUser(ts *testscript.TestScript, neg bool, args []string) {
+	usage(ts, neg, args, 2, "kube-user NAME FILE")
+	st := state(ts)
+	if st.cp == nil {
+		ts.Fatalf("kube-user: start the apiserver first")
+	}
+	data, err := os.ReadFile(st.cp.UserKubeconfig(st.t, args[0]))
+	ts.Check(err)
+	ts.Check(os.WriteFile(ts.MkAbs(args[1]), data, 0o600))
+}
