@@ -69,7 +69,8 @@ type kueueFlavor struct {
 // with a nominal quota of two GPUs and nodes with room for four: pods naming
 // the LocalQueue land on the first flavor's nodes until its quota is used,
 // then on the second's; a pod past both quotas stays gated until another
-// finishes, then runs.
+// finishes, then runs. In a namespace Kueue does not manage the same pod is
+// left alone.
 func TestKueue(t *testing.T) {
 	root := repoRoot(t)
 	s := &suite{root: root, work: t.TempDir()}
@@ -97,7 +98,7 @@ func TestKueue(t *testing.T) {
 	s.createNodes(t, kueueNodes(t, s.work, flavors, stray), nil)
 	s.ensureNamespaces(t, ns)
 	const cq, lq = "gpus", "team-gpus"
-	s.applyKueueQueues(t, flavors, cq, ns, lq)
+	s.applyKueueQueues(t, kq, flavors, cq, ns, lq)
 
 	q := &kueueQueue{s: s, ns: ns, queue: lq, cq: cq}
 	var firstPod string
@@ -127,6 +128,25 @@ func TestKueue(t *testing.T) {
 		// Workload finishes and gives its GPU back to the first flavor.
 		q.succeed(t, firstPod)
 		q.waitRunsOn(t, late, flavors[0])
+	})
+	t.Run("unmanaged-namespace", func(t *testing.T) {
+		// Pods are managed only in the team namespace: elsewhere the same
+		// pod is not gated, and kube-scheduler alone places it.
+		const other = "team-unmanaged"
+		s.ensureNamespaces(t, other)
+		u := &kueueQueue{s: s, ns: other, queue: lq, cq: cq}
+		pod, err := s.client.CoreV1().Pods(other).Create(t.Context(), u.pod("train-unmanaged"), metav1.CreateOptions{})
+		if err != nil {
+			t.Fatalf("creating pod %s/train-unmanaged: %v", other, err)
+		}
+		if gated(pod) || pod.Labels["kueue.x-k8s.io/managed"] != "" {
+			t.Fatalf("pod %s/%s in a namespace Kueue does not manage was taken by Kueue: gates %v, labels %v", other, pod.Name, pod.Spec.SchedulingGates, pod.Labels)
+		}
+		node, err := s.waitBound(t.Context(), pod)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("pod %s/%s: not gated, bound to %s by kube-scheduler alone", other, pod.Name, node.Name)
 	})
 }
 
@@ -171,8 +191,9 @@ func kueueNodes(t *testing.T, dir string, flavors []kueueFlavor, stray string) s
 
 // applyKueueQueues creates the flavors, a ClusterQueue holding them in
 // order, and a LocalQueue in ns pointing at it, and waits until both queues
-// are Active.
-func (s *suite) applyKueueQueues(t *testing.T, flavors []kueueFlavor, cq, ns, lq string) {
+// are Active; it reads the ClusterQueue back at v1beta1, through Kueue's
+// conversion webhook.
+func (s *suite) applyKueueQueues(t *testing.T, kq *controlplane.Kueue, flavors []kueueFlavor, cq, ns, lq string) {
 	t.Helper()
 	ctx := t.Context()
 	var cqFlavors []any
@@ -233,6 +254,26 @@ func (s *suite) applyKueueQueues(t *testing.T, flavors []kueueFlavor, cq, ns, lq
 		}
 	}
 	t.Logf("ResourceFlavors %v in ClusterQueue %s, LocalQueue %s/%s: Active", flavorNames(flavors), cq, ns, lq)
+	// Stored as v1beta2; read as v1beta1, the API server converts it
+	// through Kueue's conversion webhook.
+	crd, err := s.dyn.Resource(schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}).
+		Get(ctx, clusterQueueGVR.Resource+"."+clusterQueueGVR.Group, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if url, _, _ := unstructured.NestedString(crd.Object, "spec", "conversion", "webhook", "clientConfig", "url"); url != kq.WebhookURL()+"/convert" {
+		t.Fatalf("the ClusterQueue CRD's conversion webhook is %q, want %q", url, kq.WebhookURL()+"/convert")
+	}
+	old := clusterQueueGVR
+	old.Version = "v1beta1"
+	got, err := s.dyn.Resource(old).Get(ctx, cq, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("reading ClusterQueue %s as v1beta1 (through Kueue's conversion webhook): %v", cq, err)
+	}
+	if got.GetAPIVersion() != "kueue.x-k8s.io/v1beta1" {
+		t.Fatalf("ClusterQueue %s read as v1beta1 came back as %s", cq, got.GetAPIVersion())
+	}
+	t.Logf("ClusterQueue %s read as v1beta1 through Kueue's conversion webhook", cq)
 }
 
 func flavorNames(flavors []kueueFlavor) []string {
@@ -262,11 +303,21 @@ type kueueQueue struct {
 	cq    string
 }
 
-// create creates a pause pod naming the queue and asking for one GPU, and
-// checks that Kueue's webhook gated it.
+// create creates q.pod(name) and checks that Kueue's webhook gated it.
 func (q *kueueQueue) create(t *testing.T, name string) {
 	t.Helper()
-	pod := &corev1.Pod{
+	created, err := q.s.client.CoreV1().Pods(q.ns).Create(t.Context(), q.pod(name), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("creating pod %s/%s: %v", q.ns, name, err)
+	}
+	if !gated(created) {
+		t.Fatalf("pod %s/%s was created without the %s scheduling gate: Kueue's pod webhook did not take it (gates %v)", q.ns, name, kueueGate, created.Spec.SchedulingGates)
+	}
+}
+
+// pod is a pause pod naming the queue and asking for one GPU.
+func (q *kueueQueue) pod(name string) *corev1.Pod {
+	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: q.ns, Labels: map[string]string{kueueQueueLabel: q.queue}},
 		Spec: corev1.PodSpec{
 			Containers: []corev1.Container{{
@@ -277,13 +328,6 @@ func (q *kueueQueue) create(t *testing.T, name string) {
 				},
 			}},
 		},
-	}
-	created, err := q.s.client.CoreV1().Pods(q.ns).Create(t.Context(), pod, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatalf("creating pod %s/%s: %v", q.ns, name, err)
-	}
-	if !gated(created) {
-		t.Fatalf("pod %s/%s was created without the %s scheduling gate: Kueue's pod webhook did not take it (gates %v)", q.ns, name, kueueGate, created.Spec.SchedulingGates)
 	}
 }
 
