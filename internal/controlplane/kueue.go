@@ -197,7 +197,7 @@ func (cp *ControlPlane) startKueue(ctx context.Context, dir string, o KueueOptio
 
 	unshare, err := exec.LookPath("unshare")
 	if err != nil {
-		return nil, fmt.Errorf("Kueue's manager runs in a mount namespace of its own, made by unshare(1) (util-linux): %w", err)
+		return nil, fmt.Errorf("no unshare(1) (util-linux), which gives Kueue's manager a mount namespace of its own: %w", err)
 	}
 	ns := []string{"--mount", "--propagation", "private"}
 	if os.Geteuid() != 0 {
