@@ -79,7 +79,7 @@ e2e-tools: control-plane ## Build kubectl, Gatekeeper's and Kueue's managers, fe
 	GO=$(GO) K8S_VERSION=$(K8S_VERSION) GATEKEEPER_VERSION=$(GATEKEEPER_VERSION) KUEUE_VERSION=$(KUEUE_VERSION) ./hack/e2e-tools.sh
 
 .PHONY: e2e
-e2e: build e2e-tools ## End to end: every example through etcd, kube-apiserver, kube-scheduler and Gatekeeper on 127.0.0.1 (e2e/)
+e2e: build e2e-tools ## End to end: every example through etcd, kube-apiserver, kube-scheduler and Gatekeeper, and Kueue's controller, on 127.0.0.1 (e2e/)
 	CI=true $(GO) test -tags e2e -count=1 -v -timeout 45m ./e2e
 
 .PHONY: policy-check
