@@ -21,6 +21,8 @@ CRANE_VERSION := v0.22.1
 K8S_VERSION   := v1.36.3
 # Gatekeeper's manager in the end-to-end tests: the gator version; tools/gatekeeper/go.mod pins the same.
 GATEKEEPER_VERSION := $(GATOR_VERSION)
+# Kueue's manager and CRDs in the end-to-end tests; tools/kueue/go.mod pins the same.
+KUEUE_VERSION := v0.19.2
 
 export GOTOOLCHAIN := local
 
@@ -73,11 +75,11 @@ control-plane: ## Install etcd and build kube-apiserver/kube-scheduler into bin/
 	GO=$(GO) K8S_VERSION=$(K8S_VERSION) ./hack/control-plane.sh
 
 .PHONY: e2e-tools
-e2e-tools: control-plane ## Build kubectl and Gatekeeper's manager, fetch the CRDs the end-to-end tests install (cached in bin/)
-	GO=$(GO) K8S_VERSION=$(K8S_VERSION) GATEKEEPER_VERSION=$(GATEKEEPER_VERSION) ./hack/e2e-tools.sh
+e2e-tools: control-plane ## Build kubectl, Gatekeeper's and Kueue's managers, fetch the CRDs the end-to-end tests install (cached in bin/)
+	GO=$(GO) K8S_VERSION=$(K8S_VERSION) GATEKEEPER_VERSION=$(GATEKEEPER_VERSION) KUEUE_VERSION=$(KUEUE_VERSION) ./hack/e2e-tools.sh
 
 .PHONY: e2e
-e2e: build e2e-tools ## End to end: every example through etcd, kube-apiserver, kube-scheduler and Gatekeeper on 127.0.0.1 (e2e/)
+e2e: build e2e-tools ## End to end: every example through etcd, kube-apiserver, kube-scheduler and Gatekeeper, and Kueue's controller, on 127.0.0.1 (e2e/)
 	CI=true $(GO) test -tags e2e -count=1 -v -timeout 45m ./e2e
 
 .PHONY: policy-check

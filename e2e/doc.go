@@ -32,4 +32,11 @@
 //     Gatekeeper's audit.
 //  5. entitlement/<example>: a team's pod never binds to a node of a type the
 //     team is not entitled to, even when only such nodes have room.
+//
+// TestKueue, on a control plane of its own, runs Kueue's controller manager
+// ([controlplane.ControlPlane.StartKueue]) with kube-scheduler: pods naming a
+// LocalQueue are gated, admitted to a ClusterQueue's flavors in order and
+// bound to the flavor's nodes, and a pod past the quota stays gated until
+// another finishes. Its queues are written in the test, not rendered by
+// accelc.
 package e2e

@@ -8,15 +8,22 @@
 #                                         Gatekeeper's controller manager, from tools/gatekeeper
 #   bin/gatekeeper-$GATEKEEPER_VERSION/crds/
 #                                         Gatekeeper's CRDs, from the same module
+#   bin/kueue-$KUEUE_VERSION/manager    Kueue's controller manager, from tools/kueue
+#   bin/kueue-$KUEUE_VERSION/crds/      all of Kueue's CRDs (config/components/crd/bases)
+#   bin/kueue-$KUEUE_VERSION/webhooks.yaml
+#                                         Kueue's webhook configurations (config/components/webhook/manifests.yaml)
+#   bin/kueue-$KUEUE_VERSION/controller_manager_config.yaml
+#                                         Kueue's default Configuration, which the tests start from
 #   bin/e2e-crds-$CRDS_KEY/               the CRDs of the other API groups accelc renders,
 #                                         copied from the pinned upstream modules' zips
 #
-#   K8S_VERSION=v1.36.3 GATEKEEPER_VERSION=v3.23.1 ./hack/e2e-tools.sh
+#   K8S_VERSION=v1.36.3 GATEKEEPER_VERSION=v3.23.1 KUEUE_VERSION=v0.19.2 ./hack/e2e-tools.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 : "${K8S_VERSION:?K8S_VERSION is not set (the Makefile sets it)}"
 : "${GATEKEEPER_VERSION:?GATEKEEPER_VERSION is not set (the Makefile sets it)}"
+: "${KUEUE_VERSION:?KUEUE_VERSION is not set (the Makefile sets it)}"
 GO=${GO:-go}
 export GOTOOLCHAIN=local
 
@@ -25,7 +32,7 @@ export GOTOOLCHAIN=local
 # versions; it does not serve the Open Data Hub operator at all, so its
 # HardwareProfile CRD is accelc's own (tools/e2e/crds/).
 CRD_MODULES=(
-	"sigs.k8s.io/kueue@v0.19.2 config/components/crd/bases/kueue.x-k8s.io_resourceflavors.yaml config/components/crd/bases/kueue.x-k8s.io_clusterqueues.yaml config/components/crd/bases/kueue.x-k8s.io_localqueues.yaml config/components/crd/bases/kueue.x-k8s.io_workloadpriorityclasses.yaml"
+	"sigs.k8s.io/kueue@$KUEUE_VERSION config/components/crd/bases/kueue.x-k8s.io_resourceflavors.yaml config/components/crd/bases/kueue.x-k8s.io_clusterqueues.yaml config/components/crd/bases/kueue.x-k8s.io_localqueues.yaml config/components/crd/bases/kueue.x-k8s.io_workloadpriorityclasses.yaml"
 	"sigs.k8s.io/node-feature-discovery@v0.19.0 deployment/base/nfd-crds/nfd-api-crds.yaml"
 	"github.com/fluxcd/source-controller@v1.9.6 config/crd/bases/source.toolkit.fluxcd.io_ocirepositories.yaml"
 	"github.com/fluxcd/kustomize-controller@v1.9.6 config/crd/bases/kustomize.toolkit.fluxcd.io_kustomizations.yaml"
@@ -83,6 +90,30 @@ else
 	mv "$tmp" "$gk"
 fi
 echo "e2e-tools: $gk/manager: Gatekeeper $GATEKEEPER_VERSION, $(find "$gk/crds" -name '*.yaml' | wc -l) CRDs"
+
+# Kueue's manager, all its CRDs, its webhook configurations and its default
+# Configuration, from the module whose CRDs the tests install (CRD_MODULES).
+kq=bin/kueue-$KUEUE_VERSION
+check_pin tools/kueue sigs.k8s.io/kueue "$KUEUE_VERSION"
+if [ -x "$kq/manager" ] && [ -d "$kq/crds" ] && [ -f "$kq/webhooks.yaml" ] && [ -f "$kq/controller_manager_config.yaml" ]; then
+	echo "e2e-tools: $kq/manager, crds/ and configuration already there"
+else
+	echo "e2e-tools: building Kueue $KUEUE_VERSION into $kq (several minutes the first time on 2 cores)" >&2
+	mkdir -p bin
+	tmp=$(mktemp -d "bin/.kueue-$KUEUE_VERSION.XXXXXX")
+	chmod 0755 "$tmp"
+	(cd tools/kueue && $GO build -trimpath \
+		-ldflags "-s -w -X sigs.k8s.io/kueue/pkg/version.GitVersion=$KUEUE_VERSION" \
+		-o "../../$tmp/manager" sigs.k8s.io/kueue/cmd/kueue)
+	src=$(cd tools/kueue && $GO list -m -f '{{.Dir}}' sigs.k8s.io/kueue)
+	mkdir -p "$tmp/crds"
+	install -m 0644 "$src"/config/components/crd/bases/*.yaml "$tmp/crds/"
+	install -m 0644 "$src/config/components/webhook/manifests.yaml" "$tmp/webhooks.yaml"
+	install -m 0644 "$src/config/components/manager/controller_manager_config.yaml" "$tmp/controller_manager_config.yaml"
+	rm -rf "$kq"
+	mv "$tmp" "$kq"
+fi
+echo "e2e-tools: $kq/manager: Kueue $KUEUE_VERSION, $(find "$kq/crds" -name '*.yaml' | wc -l) CRDs"
 
 # The other API groups' CRDs; the directory's name changes with the list.
 key=$(printf '%s\n' "${CRD_MODULES[@]}" | sha256sum | cut -c1-12)

@@ -175,3 +175,17 @@ func TestGatekeeperVersionsAgree(t *testing.T) {
 	require.NoError(t, err)
 	assert.Regexp(t, regexp.MustCompile(`(?m)^\s*(require\s+)?github\.com/open-policy-agent/gatekeeper/v3\s+`+regexp.QuoteMeta(controlplane.GatekeeperVersion)+`\s*$`), string(gomod))
 }
+
+// Kueue's manager and CRDs are one version: the Makefile's KUEUE_VERSION,
+// what tools/kueue pins, and the module e2e-tools takes the CRDs from.
+func TestKueueVersionsAgree(t *testing.T) {
+	makefile, err := os.ReadFile(filepath.Join("..", "..", "Makefile"))
+	require.NoError(t, err)
+	assert.Regexp(t, regexp.MustCompile(`(?m)^KUEUE_VERSION\s*:=\s*`+regexp.QuoteMeta(controlplane.KueueVersion)+`\s*$`), string(makefile))
+	gomod, err := os.ReadFile(filepath.Join("..", "..", "tools", "kueue", "go.mod"))
+	require.NoError(t, err)
+	assert.Regexp(t, regexp.MustCompile(`(?m)^\s*(require\s+)?sigs\.k8s\.io/kueue\s+`+regexp.QuoteMeta(controlplane.KueueVersion)+`\s*$`), string(gomod))
+	script, err := os.ReadFile(filepath.Join("..", "..", "hack", "e2e-tools.sh"))
+	require.NoError(t, err)
+	assert.Contains(t, string(script), `"sigs.k8s.io/kueue@$KUEUE_VERSION `)
+}

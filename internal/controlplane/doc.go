@@ -45,4 +45,16 @@
 // and failurePolicy Fail, so no request passes unchecked. `make e2e-tools`
 // builds the manager from tools/gatekeeper into
 // bin/gatekeeper-<version>/manager and copies its CRDs beside it.
+//
+// [ControlPlane.StartKueue] adds Kueue's controller manager ([KueueVersion])
+// the same way: all its CRDs, a Configuration made from its default one
+// (servers on 127.0.0.1, a webhook certificate from the control plane's CA,
+// no leader election, no visibility server, the batch/job and pod
+// integrations in the namespaces asked for) and its own webhook
+// configurations registered with URLs. Kueue reads a metrics certificate
+// from the fixed path /etc/kueue/metrics/certs, so the manager runs in a
+// mount namespace of its own (unshare(1)) with an overlay on /etc whose upper
+// layer, in the test's directory, holds it. `make e2e-tools` builds it from
+// tools/kueue into bin/kueue-<version>/ with its CRDs, webhook
+// configurations and default Configuration.
 package controlplane

@@ -297,15 +297,8 @@ func ApplyCRDs(ctx context.Context, dyn dynamic.Interface, files ...string) ([]s
 			if obj.GetKind() != "CustomResourceDefinition" {
 				return nil, fmt.Errorf("%s: %s %q is not a CustomResourceDefinition", file, obj.GetKind(), obj.GetName())
 			}
-			data, err := obj.MarshalJSON()
-			if err != nil {
-				return nil, err
-			}
-			if _, err := dyn.Resource(crdGVR).Patch(ctx, obj.GetName(), types.ApplyPatchType, data, metav1.PatchOptions{
-				FieldManager: "accelc-e2e",
-				Force:        ref(true),
-			}); err != nil {
-				return nil, fmt.Errorf("%s: applying CRD %s: %w", file, obj.GetName(), err)
+			if err := applyCRD(ctx, dyn, obj); err != nil {
+				return nil, fmt.Errorf("%s: %w", file, err)
 			}
 			names = append(names, obj.GetName())
 		}
@@ -317,6 +310,21 @@ func ApplyCRDs(ctx context.Context, dyn dynamic.Interface, files ...string) ([]s
 		}
 	}
 	return names, nil
+}
+
+// applyCRD server-side applies one CRD with field manager accelc-e2e.
+func applyCRD(ctx context.Context, dyn dynamic.Interface, obj *unstructured.Unstructured) error {
+	data, err := obj.MarshalJSON()
+	if err != nil {
+		return err
+	}
+	if _, err := dyn.Resource(crdGVR).Patch(ctx, obj.GetName(), types.ApplyPatchType, data, metav1.PatchOptions{
+		FieldManager: "accelc-e2e",
+		Force:        ref(true),
+	}); err != nil {
+		return fmt.Errorf("applying CRD %s: %w", obj.GetName(), err)
+	}
+	return nil
 }
 
 // WaitEstablished waits until the CRD's Established condition is True.
