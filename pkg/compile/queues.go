@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 )
 
 // UsesKueue reports whether the cluster's team quotas are Kueue's: its
@@ -64,8 +63,9 @@ func (m *Model) QuotaResource(id string) string {
 }
 
 // QueueTeams are the teams with a LocalQueue for the profile: those with
-// a Kueue quota, namespaces, and the right to use it. Nil when the cluster
-// does not use Kueue, or for a disabled profile.
+// namespaces and the right to use it (checkQueueCoverage makes sure their
+// quotas cover it). Nil when the cluster does not use Kueue, or for a
+// disabled profile.
 func (m *Model) QueueTeams(p *Profile) []*Team {
 	if !m.UsesKueue() || !p.Enabled {
 		return nil
@@ -73,7 +73,7 @@ func (m *Model) QueueTeams(p *Profile) []*Team {
 	var out []*Team
 	for i := range m.Teams {
 		t := &m.Teams[i]
-		if len(t.Quota) > 0 && len(t.Namespaces) > 0 && t.MayUse(p) {
+		if len(t.Namespaces) > 0 && t.MayUse(p) {
 			out = append(out, t)
 		}
 	}
@@ -89,11 +89,16 @@ func checkQueueCoverage(m *Model) []Diagnostic {
 	var out []Diagnostic
 	for i := range m.Profiles {
 		p := &m.Profiles[i]
-		for _, t := range m.QueueTeams(p) {
+		teams := m.QueueTeams(p)
+		if len(teams) > 0 && len(p.NodeSelector) > 0 {
+			out = append(out, Diagnostic{Path: p.path.Key("nodeSelector"), Msg: fmt.Sprintf(
+				"profile %s schedules through Kueue (HardwareProfile scheduling type Queue), which holds no node selector: Kueue's flavors select the nodes of its types and pools; drop nodeSelector", p.Name)})
+		}
+		for _, t := range teams {
 			if len(m.QueueFlavors(t, p)) > 0 {
 				continue
 			}
-			have := slices.Sorted(maps.Keys(t.Quota))
+			have := orNone(slices.Sorted(maps.Keys(t.Quota)))
 			want := p.AcceleratorTypes
 			kind := "types"
 			switch {
@@ -108,7 +113,7 @@ func checkQueueCoverage(m *Model) []Diagnostic {
 			}
 			out = append(out, Diagnostic{Path: at, Msg: fmt.Sprintf(
 				"team %s may use profile %s, but its quota (%s) has none of the profile's %s (%s) for the %s its pods request: in LocalQueue %s Kueue would leave them pending; give the team a quota of one of them, or list the team's profiles without %s",
-				t.Name, p.Name, strings.Join(have, ", "), kind, orNone(want), p.ResourceName, p.Name, p.Name)})
+				t.Name, p.Name, have, kind, orNone(want), p.ResourceName, p.Name, p.Name)})
 		}
 	}
 	return out

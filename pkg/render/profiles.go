@@ -37,8 +37,17 @@ type identifier struct {
 }
 
 type scheduling struct {
-	Type string          `json:"type"`
-	Node *nodeScheduling `json:"node,omitempty"`
+	Type  string           `json:"type"`
+	Kueue *kueueScheduling `json:"kueue,omitempty"`
+	Node  *nodeScheduling  `json:"node,omitempty"`
+}
+
+// kueueScheduling is scheduling type Queue: Open Data Hub labels the
+// workload with the LocalQueue (and the WorkloadPriorityClass), and Kueue
+// picks the flavor, whose node labels it injects.
+type kueueScheduling struct {
+	LocalQueueName string `json:"localQueueName"`
+	PriorityClass  string `json:"priorityClass,omitempty"`
 }
 
 type nodeScheduling struct {
@@ -58,6 +67,10 @@ const (
 	// AnnotationPriorityClass is the priority class the profile's pods
 	// run at (the mutation sets it; the policy checks it).
 	AnnotationPriorityClass = "priority-class"
+	// AnnotationTolerations is, on a profile that schedules through
+	// Kueue, its tolerations as a JSON list (the mutation adds them; the
+	// policy allows them).
+	AnnotationTolerations = "tolerations"
 )
 
 func intQ(n int) compile.Quantity { return compile.Quantity{Int: int64(n)} }
@@ -137,7 +150,21 @@ func hardwareProfiles(m *compile.Model) ([]Object, error) {
 			selector[m.Cluster.PoolLabel()] = p.Pools[0]
 		}
 		var sched *scheduling
-		if len(selector) > 0 || len(p.Tolerations) > 0 {
+		if len(m.QueueTeams(p)) > 0 {
+			// Kueue's flavors select the nodes (type and pool labels) in
+			// the profile's order; accelc's mutations add the profile's
+			// tolerations and node affinity to its pods.
+			sched = &scheduling{Type: "Queue", Kueue: &kueueScheduling{LocalQueueName: LocalQueueName(p), PriorityClass: p.PriorityClassName}}
+			if len(p.Tolerations) > 0 {
+				// For the policy, which allows a pod the profile's
+				// tolerations: type Queue holds none.
+				b, err := json.Marshal(p.Tolerations)
+				if err != nil {
+					return nil, err
+				}
+				ann[m.Cluster.LabelPrefix+"/"+AnnotationTolerations] = string(b)
+			}
+		} else if len(selector) > 0 || len(p.Tolerations) > 0 {
 			ns := &nodeScheduling{Tolerations: p.Tolerations}
 			if len(selector) > 0 {
 				ns.NodeSelector = selector
