@@ -10,6 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"sigs.k8s.io/yaml"
+
 	"github.com/accelc/accelc/pkg/compile"
 	"github.com/accelc/accelc/pkg/inventory"
 )
@@ -38,7 +40,7 @@ func TeamCohortName(t *compile.Team) string { return t.Name }
 // limits, and an explicit namespace selector; a LocalQueue in each team
 // namespace. Without Kueue: a ResourceQuota per team namespace capping the
 // accelerator resources in total. PriorityClasses come either way.
-func quotaObjects(m *compile.Model, inv *inventory.Inventory) []Object {
+func quotaObjects(m *compile.Model, inv *inventory.Inventory) ([]Object, error) {
 	out := priorityClasses(m)
 	var teams []*compile.Team
 	for i := range m.Teams {
@@ -47,15 +49,20 @@ func quotaObjects(m *compile.Model, inv *inventory.Inventory) []Object {
 		}
 	}
 	if len(teams) == 0 {
-		return out
+		return out, nil
 	}
 	if m.Cluster.Quotas == "resourcequota" {
 		for _, t := range teams {
 			out = append(out, resourceQuotas(m, t)...)
 		}
-		return out
+		return out, nil
 	}
 	out = append(out, workloadPriorityClasses(m)...)
+	cfg, err := kueueConfiguration(m)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, cfg)
 	flavors := map[string]bool{}
 	for _, t := range teams {
 		for id := range t.Quota {
@@ -108,7 +115,7 @@ func quotaObjects(m *compile.Model, inv *inventory.Inventory) []Object {
 			},
 		})
 	}
-	return out
+	return out, nil
 }
 
 // flavorResource is the resource a quota key (a type or a pool) covers.
@@ -249,6 +256,50 @@ func profileClusterQueue(m *compile.Model, t *compile.Team, p *compile.Profile) 
 			Spec: spec,
 		},
 	}
+}
+
+// KueueConfigMapName is the ConfigMap that holds the part of Kueue's
+// Configuration accelc's queues need.
+const KueueConfigMapName = "accelc-kueue-configuration"
+
+// kueueConfiguration is a ConfigMap, in the profile namespace, holding
+// the fragment of Kueue's Configuration (config.kueue.x-k8s.io/v1beta2)
+// that the admin merges into Kueue's own (kueue-manager-config,
+// controller_manager_config.yaml): Kueue manages plain pods and Jobs in
+// the team namespaces only (managedJobsNamespaceSelector), so pods that
+// must never wait in a queue — kube-system's, the GPU Operator's — are
+// left alone, and the pod integration is on. accelc does not write Kueue's
+// ConfigMap: it holds settings (webhook, metrics, other frameworks) that
+// are the Kueue installation's.
+func kueueConfiguration(m *compile.Model) (Object, error) {
+	var namespaces []string
+	for _, t := range m.Teams {
+		namespaces = append(namespaces, t.Namespaces...)
+	}
+	slices.Sort(namespaces)
+	fragment := struct {
+		APIVersion                   string                `json:"apiVersion"`
+		Kind                         string                `json:"kind"`
+		ManagedJobsNamespaceSelector *metav1.LabelSelector `json:"managedJobsNamespaceSelector"`
+		Integrations                 struct {
+			Frameworks []string `json:"frameworks"`
+		} `json:"integrations"`
+	}{APIVersion: "config.kueue.x-k8s.io/v1beta2", Kind: "Configuration",
+		ManagedJobsNamespaceSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
+			Key: "kubernetes.io/metadata.name", Operator: metav1.LabelSelectorOpIn, Values: namespaces,
+		}}}}
+	fragment.Integrations.Frameworks = []string{"batch/job", "pod"}
+	b, err := yaml.Marshal(fragment)
+	if err != nil {
+		return Object{}, err
+	}
+	body := &corev1.ConfigMap{
+		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+		ObjectMeta: metav1.ObjectMeta{Name: KueueConfigMapName, Namespace: m.Cluster.ProfileNamespace, Labels: managedLabels(m.Cluster.Name),
+			Annotations: map[string]string{"accelc.io/merge-into": "kueue-system/kueue-manager-config controller_manager_config.yaml"}},
+		Data: map[string]string{"configuration.yaml": string(b)},
+	}
+	return Object{Dir: "queues", Body: body, Source: []string{"teams"}}, nil
 }
 
 // workloadPriorityClasses are Kueue's tiers, one per PriorityClass of the
