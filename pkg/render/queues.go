@@ -414,18 +414,8 @@ type (
 // Whole-GPU quotas count the type's nodes outside pools.
 func hostShare(m *compile.Model, inv *inventory.Inventory, t *compile.Team) (cpuMilli, memBytes int64) {
 	for _, id := range slices.Sorted(maps.Keys(t.Quota)) {
-		var nodes []*inventory.Node
-		if pool, ok := m.Pool(id); ok {
-			nodes = m.PoolNodes(pool, inv)
-		} else {
-			for _, n := range inv.ByType(id) {
-				if m.PoolOf(n.Name, id) == nil {
-					nodes = append(nodes, n)
-				}
-			}
-		}
 		var devices, cpu, mem int64
-		for _, n := range nodes {
+		for _, n := range flavorNodes(m, inv, id) {
 			if !n.Available() || n.Allocatable == 0 {
 				continue
 			}
@@ -443,6 +433,21 @@ func hostShare(m *compile.Model, inv *inventory.Inventory, t *compile.Team) (cpu
 	}
 	// Whole cores and GiB, rounded down: quotas read as people write them.
 	return cpuMilli / 1000 * 1000, memBytes / (1 << 30) * (1 << 30)
+}
+
+// flavorNodes are the nodes of a quota key's flavor: a pool's (or MIG
+// config's) nodes, or a type's nodes outside pools.
+func flavorNodes(m *compile.Model, inv *inventory.Inventory, id string) []*inventory.Node {
+	if pool, ok := m.Pool(id); ok {
+		return m.PoolNodes(pool, inv)
+	}
+	var nodes []*inventory.Node
+	for _, n := range inv.ByType(id) {
+		if m.PoolOf(n.Name, id) == nil {
+			nodes = append(nodes, n)
+		}
+	}
+	return nodes
 }
 
 // resourceQuotas caps each team namespace's accelerator requests at the

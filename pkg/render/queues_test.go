@@ -279,3 +279,52 @@ func TestQueuesCoverHostResources(t *testing.T) {
 	assert.Equal(t, resource.NewQuantity(mem/(1<<30)*(1<<30), resource.BinarySI).String(), quota["memory"])
 	assert.Contains(t, tree.Paths(), "queues/resourceflavor-"+render.DefaultFlavor+".yaml")
 }
+
+// TestCatalogQueueUsage: the catalog gives each Queue profile its
+// LocalQueue and, per team, the ClusterQueue and the team's quota of each
+// flavor in the profile's order; with pod data, what the team's pods hold
+// of it and what is left (the budget is the team's, across its profiles).
+func TestCatalogQueueUsage(t *testing.T) {
+	m, err := compile.Load(examplesDir + "/hetero-prod")
+	require.NoError(t, err)
+	inv := &inventory.Inventory{
+		Source: &inventory.Source{PodsCounted: true},
+		Nodes: []inventory.Node{
+			{Name: "h200-1", AcceleratorType: "nvidia-h200-141gb", Count: 8, Allocatable: 8, InUse: 7, InUseBy: map[string]int{"serving-prod": 5, "ml-research": 2}},
+			{Name: "a100-1", AcceleratorType: "nvidia-a100-80gb", Count: 8, Allocatable: 8, InUse: 3, InUseBy: map[string]int{"serving-staging": 3}},
+		},
+	}
+	doc := render.Catalog(m, inv)
+	var q *render.CatalogQueue
+	for _, p := range doc.Profiles {
+		if p.Name == "large-memory" {
+			q = p.Queue
+		}
+	}
+	require.NotNil(t, q)
+	assert.Equal(t, "large-memory", q.LocalQueue)
+	var serving *render.CatalogTeamQueue
+	for i := range q.Teams {
+		if q.Teams[i].Team == "model-serving" {
+			serving = &q.Teams[i]
+		}
+	}
+	require.NotNil(t, serving)
+	assert.Equal(t, "model-serving.large-memory", serving.ClusterQueue)
+	require.Len(t, serving.Flavors, 2)
+	h200, a100 := serving.Flavors[0], serving.Flavors[1]
+	assert.Equal(t, "nvidia-h200-141gb", h200.Flavor, "the profile's order: H200 first")
+	require.NotNil(t, h200.Used)
+	assert.Equal(t, 5, *h200.Used, "serving's namespaces only")
+	assert.Equal(t, 11, *h200.Left)
+	assert.Equal(t, 3, *a100.Used)
+	assert.Equal(t, 45, *a100.Left)
+
+	for _, p := range render.Catalog(m, &inventory.Inventory{}).Profiles {
+		for _, tq := range p.Queue.Teams {
+			for _, f := range tq.Flavors {
+				assert.Nil(t, f.Used, "no pod data, no usage")
+			}
+		}
+	}
+}
