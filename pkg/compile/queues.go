@@ -87,6 +87,22 @@ func (m *Model) QueueTeams(p *Profile) []*Team {
 // leave them pending for ever.
 func checkQueueCoverage(m *Model) []Diagnostic {
 	var out []Diagnostic
+	if !m.UsesKueue() {
+		return nil
+	}
+	// Each team's quota is a Cohort named after the team; a shared
+	// cohort of the same name would be that Cohort, and hold the team's
+	// quota for the others.
+	for i := range m.Teams {
+		t := &m.Teams[i]
+		if t.Cohort == "" {
+			continue
+		}
+		if other := m.team(t.Cohort); other != nil && len(other.Quota) > 0 {
+			out = append(out, Diagnostic{Path: t.path.Key("cohort"), Msg: fmt.Sprintf(
+				"cohort %s has the name of team %s, whose quota is Kueue Cohort %s: rename the cohort", t.Cohort, other.Name, t.Cohort)})
+		}
+	}
 	for i := range m.Profiles {
 		p := &m.Profiles[i]
 		teams := m.QueueTeams(p)
@@ -117,4 +133,13 @@ func checkQueueCoverage(m *Model) []Diagnostic {
 		}
 	}
 	return out
+}
+
+func (m *Model) team(name string) *Team {
+	for i := range m.Teams {
+		if m.Teams[i].Name == name {
+			return &m.Teams[i]
+		}
+	}
+	return nil
 }

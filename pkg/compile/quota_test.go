@@ -26,6 +26,7 @@ teams: a: {
 	acceleratorTypes: ["nvidia-l4-24gb", "nvidia-t4-16gb"]
 	quota: {"nvidia-l4-24gb": 4, "nvidia-h100-80gb": 2, "nvidia-h100-8gb": 1}
 	borrowingLimit: "nvidia-l4-24gb": 2
+	lendingLimit: "nvidia-l4-24gb": 1
 	priority: "urgent"
 }
 `
@@ -39,7 +40,8 @@ teams: a: {
 		at + `10:54: teams.a.quota: unknown accelerator type "nvidia-h100-8gb"; did you mean`,
 		at + `9:39: teams.a: entitled to nvidia-t4-16gb but it has no quota: give it one (quota: "nvidia-t4-16gb": N; 0 to only borrow)`,
 		at + "11:18: teams.a.borrowingLimit: borrowing needs a cohort: set teams.a.cohort",
-		at + "12:2: teams.a.priority: urgent is not one of cluster.priorityClasses (training): declare it there",
+		at + "12:16: teams.a.lendingLimit: lending needs a cohort: set teams.a.cohort",
+		at + "13:2: teams.a.priority: urgent is not one of cluster.priorityClasses (training): declare it there",
 	} {
 		assert.Contains(t, err.Error(), want)
 	}
@@ -107,4 +109,18 @@ teams: b: {
 	at := filepath.ToSlash(filepath.Clean(dir)) + "/c.cue:"
 	assert.Contains(t, err.Error(), at+"7:11: profiles.slice: team a may use profile slice, but its quota (nvidia-a100-80gb) has none of the profile's pools (a100-3g) for the nvidia.com/mig-3g.40gb its pods request: in LocalQueue slice Kueue would leave them pending; give the team a quota of one of them, or list the team's profiles without slice")
 	assert.Len(t, errs, 1, "team b's quota covers its slice profile")
+}
+
+// TestCohortNamedAfterTeam: a team's quota is a Kueue Cohort named after
+// the team, so a shared cohort may not take a team's name.
+func TestCohortNamedAfterTeam(t *testing.T) {
+	dir := cluster(t, map[string]string{"c.cue": `package c
+
+cluster: name: "lab"
+teams: a: {namespaces: ["a"], acceleratorTypes: ["nvidia-l4-24gb"], quota: "nvidia-l4-24gb": 4, cohort: "b"}
+teams: b: {namespaces: ["b"], acceleratorTypes: ["nvidia-l4-24gb"], quota: "nvidia-l4-24gb": 4}
+`})
+	_, err := compile.Load(dir)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "teams.a.cohort: cohort b has the name of team b, whose quota is Kueue Cohort b: rename the cohort")
 }
