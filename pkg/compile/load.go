@@ -461,6 +461,10 @@ func checkTeamQuota(t *Team, m *Model) []Diagnostic {
 	}
 	out = append(out, checkLimits(t, "borrowingLimit", t.BorrowingLimit)...)
 	out = append(out, checkLimits(t, "lendingLimit", t.LendingLimit)...)
+	if pre := t.Preemption; pre.ReclaimWithinCohort == "Never" && pre.BorrowWithinCohort != "" && pre.BorrowWithinCohort != "Never" {
+		out = append(out, Diagnostic{Path: t.path.Key("preemption").Key("borrowWithinCohort"), Msg: fmt.Sprintf(
+			"borrowWithinCohort %s with reclaimWithinCohort Never: Kueue rejects the ClusterQueue; set borrowWithinCohort: \"Never\" too, or let the team reclaim", pre.BorrowWithinCohort)})
+	}
 	if t.Priority != "" {
 		if _, ok := m.Cluster.PriorityClasses[t.Priority]; !ok {
 			out = append(out, Diagnostic{Path: t.path.Key("priority"), Msg: fmt.Sprintf(

@@ -124,3 +124,16 @@ teams: b: {namespaces: ["b"], acceleratorTypes: ["nvidia-l4-24gb"], quota: "nvid
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "teams.a.cohort: cohort b has the name of team b, whose quota is Kueue Cohort b: rename the cohort")
 }
+
+// TestPreemptionKueueRejects: a preemption Kueue's validation refuses
+// is a vet error at the team.
+func TestPreemptionKueueRejects(t *testing.T) {
+	dir := cluster(t, map[string]string{"c.cue": `package c
+
+cluster: name: "lab"
+teams: a: {namespaces: ["a"], acceleratorTypes: ["nvidia-l4-24gb"], quota: "nvidia-l4-24gb": 4, preemption: reclaimWithinCohort: "Never"}
+`})
+	_, err := compile.Load(dir)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "teams.a.preemption.borrowWithinCohort: borrowWithinCohort LowerPriority with reclaimWithinCohort Never: Kueue rejects the ClusterQueue")
+}
