@@ -169,7 +169,8 @@ func TestQueuesAgreeWithEntitlements(t *testing.T) {
 }
 
 // TestResourceQuotaMode: without Kueue, each team namespace gets a
-// ResourceQuota on its accelerator requests in total, and no queue.
+// ResourceQuota on its accelerator requests in total, no queue, and the
+// HardwareProfiles schedule by node.
 func TestResourceQuotaMode(t *testing.T) {
 	m, err := compile.Load(examplesDir + "/hetero-prod")
 	require.NoError(t, err)
@@ -179,6 +180,12 @@ func TestResourceQuotaMode(t *testing.T) {
 	hard := map[string]int{}
 	for _, o := range objs {
 		assert.NotEqual(t, "ClusterQueue", o.Kind())
+		if o.Kind() == "HardwareProfile" {
+			b, err := yaml.Marshal(o.Body)
+			require.NoError(t, err)
+			assert.Contains(t, string(b), "type: Node", "without Kueue, %s schedules by node", o.Name())
+			assert.NotContains(t, string(b), "kueue")
+		}
 		if o.Kind() == "ResourceQuota" {
 			var quota struct {
 				Spec struct {
