@@ -65,12 +65,46 @@ estimation services read.`,
 						orDash(t.BF16TFLOPS), costCell(cost), t.Available)
 				}
 			}
-			return tw.Flush()
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			return writeQueues(stdout, doc)
 		},
 	}
 	inv.bind(cmd, true)
 	output.register(cmd, "output", "o", "output format")
 	return cmd
+}
+
+// writeQueues prints, when profiles schedule through Kueue, each one's
+// LocalQueue, its teams' ClusterQueues and the team quota of each flavor
+// in the order Kueue tries them, with what is used and left when the
+// inventory counted pods.
+func writeQueues(w io.Writer, doc *render.CatalogDocument) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	header := false
+	for _, p := range doc.Profiles {
+		if p.Queue == nil {
+			continue
+		}
+		if !header {
+			fmt.Fprintln(tw, "\nPROFILE\tLOCALQUEUE\tTEAM\tCLUSTERQUEUE\tFLAVOR\tQUOTA\tUSED\tLEFT")
+			header = true
+		}
+		for _, t := range p.Queue.Teams {
+			for _, f := range t.Flavors {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", p.Name, p.Queue.LocalQueue, t.Team, t.ClusterQueue, f.Flavor, f.Quota, intOrDash(f.Used), intOrDash(f.Left))
+			}
+		}
+	}
+	return tw.Flush()
+}
+
+func intOrDash(n *int) string {
+	if n == nil {
+		return "-"
+	}
+	return strconv.Itoa(*n)
 }
 
 func orDash(v float64) string {

@@ -10,6 +10,7 @@ import (
 	"github.com/accelc/accelc/pkg/accelc"
 	"github.com/accelc/accelc/pkg/compile"
 	"github.com/accelc/accelc/pkg/inventory"
+	"github.com/accelc/accelc/pkg/render"
 )
 
 func newInventoryShowCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -44,6 +45,8 @@ end with what to do about them.`,
 			var (
 				nodes *inventory.Inventory
 				pools []compile.PoolSummary
+				model *compile.Model
+				all   *inventory.Inventory
 			)
 			if config != "" {
 				res, err := loadCluster(cmd.Context(), config, &inv, accelc.Options{SkipCheck: true}, stderr)
@@ -51,7 +54,7 @@ end with what to do about them.`,
 					return err
 				}
 				if res.HasInventory() {
-					nodes, pools = res.Inventory, res.Model.PoolSummaries(res.Inventory)
+					nodes, pools, model, all = res.Inventory, res.Model.PoolSummaries(res.Inventory), res.Model, res.Inventory
 				}
 			} else {
 				src, err := inv.source()
@@ -80,7 +83,15 @@ end with what to do about them.`,
 				return err
 			}
 			if output.value == formatText && len(pools) > 0 {
-				return writePools(stdout, pools)
+				if err := writePools(stdout, pools); err != nil {
+					return err
+				}
+			}
+			// Where profiles schedule through Kueue: each profile's queue
+			// and its teams' quota, used and left.
+			if output.value == formatText && model != nil && model.UsesKueue() {
+				doc := render.Catalog(model, all)
+				return writeQueues(stdout, &doc)
 			}
 			return nil
 		},

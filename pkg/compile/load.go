@@ -214,6 +214,7 @@ func loadUnbounded(dir string) (*Model, error) {
 		}
 		m.Teams = append(m.Teams, t)
 	}
+	diags = append(diags, checkQueueCoverage(m)...)
 
 	if len(diags) > 0 {
 		return nil, Errors(diags)
@@ -458,20 +459,34 @@ func checkTeamQuota(t *Team, m *Model) []Diagnostic {
 			}
 		}
 	}
-	limits := t.path.Key("borrowingLimit")
-	for _, id := range slices.Sorted(maps.Keys(t.BorrowingLimit)) {
-		at := limits.At(limits.Key(id))
-		switch {
-		case t.Cohort == "":
-			out = append(out, Diagnostic{Path: at, Msg: fmt.Sprintf("borrowing needs a cohort: set %s", t.path.Key("cohort"))})
-		case !slices.Contains(t.AcceleratorTypes, id):
-			out = append(out, Diagnostic{Path: at, Msg: fmt.Sprintf("%s is not one of the team's acceleratorTypes", id)})
-		}
+	out = append(out, checkLimits(t, "borrowingLimit", t.BorrowingLimit)...)
+	out = append(out, checkLimits(t, "lendingLimit", t.LendingLimit)...)
+	if pre := t.Preemption; pre.ReclaimWithinCohort == "Never" && pre.BorrowWithinCohort != "" && pre.BorrowWithinCohort != "Never" {
+		out = append(out, Diagnostic{Path: t.path.Key("preemption").Key("borrowWithinCohort"), Msg: fmt.Sprintf(
+			"borrowWithinCohort %s with reclaimWithinCohort Never: Kueue rejects the ClusterQueue; set borrowWithinCohort: \"Never\" too, or let the team reclaim", pre.BorrowWithinCohort)})
 	}
 	if t.Priority != "" {
 		if _, ok := m.Cluster.PriorityClasses[t.Priority]; !ok {
 			out = append(out, Diagnostic{Path: t.path.Key("priority"), Msg: fmt.Sprintf(
 				"%s is not one of cluster.priorityClasses (%s): declare it there", t.Priority, strings.Join(slices.Sorted(maps.Keys(m.Cluster.PriorityClasses)), ", "))})
+		}
+	}
+	return out
+}
+
+// checkLimits checks a team's borrowing or lending limits: they need a
+// cohort and name the team's types.
+func checkLimits(t *Team, name string, limits map[string]int) []Diagnostic {
+	var out []Diagnostic
+	field := t.path.Key(name)
+	verb := strings.TrimSuffix(name, "Limit")
+	for _, id := range slices.Sorted(maps.Keys(limits)) {
+		at := field.At(field.Key(id))
+		switch {
+		case t.Cohort == "":
+			out = append(out, Diagnostic{Path: at, Msg: fmt.Sprintf("%s needs a cohort: set %s", verb, t.path.Key("cohort"))})
+		case !slices.Contains(t.AcceleratorTypes, id):
+			out = append(out, Diagnostic{Path: at, Msg: fmt.Sprintf("%s is not one of the team's acceleratorTypes", id)})
 		}
 	}
 	return out

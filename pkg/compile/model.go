@@ -254,10 +254,21 @@ type Team struct {
 	Quota          map[string]int `json:"quota,omitempty"`
 	Cohort         string         `json:"cohort,omitempty"`
 	BorrowingLimit map[string]int `json:"borrowingLimit,omitempty"`
-	Priority       string         `json:"priority,omitempty"`
-	MonthlyBudget  float64        `json:"monthlyBudget,omitempty"`
+	LendingLimit   map[string]int `json:"lendingLimit,omitempty"`
+	// Preemption is what Kueue may evict for the team's workloads.
+	Preemption    Preemption `json:"preemption"`
+	Priority      string     `json:"priority,omitempty"`
+	MonthlyBudget float64    `json:"monthlyBudget,omitempty"`
 
 	path Path // teams.<name>
+}
+
+// Preemption is a team's Kueue preemption policy (ClusterQueue
+// spec.preemption).
+type Preemption struct {
+	WithinClusterQueue  string `json:"withinClusterQueue"`
+	ReclaimWithinCohort string `json:"reclaimWithinCohort"`
+	BorrowWithinCohort  string `json:"borrowWithinCohort"`
 }
 
 // PriorityClass is a scheduling tier.

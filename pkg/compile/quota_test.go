@@ -26,6 +26,7 @@ teams: a: {
 	acceleratorTypes: ["nvidia-l4-24gb", "nvidia-t4-16gb"]
 	quota: {"nvidia-l4-24gb": 4, "nvidia-h100-80gb": 2, "nvidia-h100-8gb": 1}
 	borrowingLimit: "nvidia-l4-24gb": 2
+	lendingLimit: "nvidia-l4-24gb": 1
 	priority: "urgent"
 }
 `
@@ -39,7 +40,8 @@ teams: a: {
 		at + `10:54: teams.a.quota: unknown accelerator type "nvidia-h100-8gb"; did you mean`,
 		at + `9:39: teams.a: entitled to nvidia-t4-16gb but it has no quota: give it one (quota: "nvidia-t4-16gb": N; 0 to only borrow)`,
 		at + "11:18: teams.a.borrowingLimit: borrowing needs a cohort: set teams.a.cohort",
-		at + "12:2: teams.a.priority: urgent is not one of cluster.priorityClasses (training): declare it there",
+		at + "12:16: teams.a.lendingLimit: lending needs a cohort: set teams.a.cohort",
+		at + "13:2: teams.a.priority: urgent is not one of cluster.priorityClasses (training): declare it there",
 	} {
 		assert.Contains(t, err.Error(), want)
 	}
@@ -67,4 +69,71 @@ teams: b: {namespaces: ["b"], acceleratorTypes: ["nvidia-l4-24gb"], quota: "nvid
 	all := strings.Join(msgs, "\n")
 	assert.Regexp(t, `c\.cue:\d+:\d+: teams: quotas for nvidia-l4-24gb add up to 10 \(a 6 \+ b 4\) but the cluster has 8 allocatable`, all, "positioned at the teams")
 	assert.Contains(t, all, "c.cue:4:116: teams.a.quota: 2 × nvidia-t4-16gb, but no node in the inventory has one")
+}
+
+// TestQueueCoverage: a MIG-slice profile whose team's quota is of whole
+// GPUs (the mixed 3g.40gb + 2g.20gb fleet of issue 17) would sit in its
+// LocalQueue for ever; vet says so at the profile, with what to do.
+func TestQueueCoverage(t *testing.T) {
+	src := `package c
+
+cluster: {
+	name: "lab"
+	mig: configs: "a100-3g": {acceleratorType: "nvidia-a100-80gb", layout: "3g.40gb": 1}
+}
+profiles: slice: {
+	displayName: "3g.40gb"
+	acceleratorTypes: ["nvidia-a100-80gb"]
+	mig: "3g.40gb"
+}
+profiles: whole: {
+	displayName: "A100"
+	acceleratorTypes: ["nvidia-a100-80gb"]
+}
+teams: a: {
+	namespaces: ["a"]
+	acceleratorTypes: ["nvidia-a100-80gb"]
+	quota: "nvidia-a100-80gb": 8
+}
+teams: b: {
+	namespaces: ["b"]
+	acceleratorTypes: ["nvidia-a100-80gb"]
+	profiles: ["slice"]
+	quota: "a100-3g": 4
+}
+`
+	dir := cluster(t, map[string]string{"c.cue": src})
+	_, err := compile.Load(dir)
+	var errs compile.Errors
+	require.ErrorAs(t, err, &errs)
+	at := filepath.ToSlash(filepath.Clean(dir)) + "/c.cue:"
+	assert.Contains(t, err.Error(), at+"7:11: profiles.slice: team a may use profile slice, but its quota (nvidia-a100-80gb) has none of the profile's pools (a100-3g) for the nvidia.com/mig-3g.40gb its pods request: in LocalQueue slice Kueue would leave them pending; give the team a quota of one of them, or list the team's profiles without slice")
+	assert.Len(t, errs, 1, "team b's quota covers its slice profile")
+}
+
+// TestCohortNamedAfterTeam: a team's quota is a Kueue Cohort named after
+// the team, so a shared cohort may not take a team's name.
+func TestCohortNamedAfterTeam(t *testing.T) {
+	dir := cluster(t, map[string]string{"c.cue": `package c
+
+cluster: name: "lab"
+teams: a: {namespaces: ["a"], acceleratorTypes: ["nvidia-l4-24gb"], quota: "nvidia-l4-24gb": 4, cohort: "b"}
+teams: b: {namespaces: ["b"], acceleratorTypes: ["nvidia-l4-24gb"], quota: "nvidia-l4-24gb": 4}
+`})
+	_, err := compile.Load(dir)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "teams.a.cohort: cohort b has the name of team b, whose quota is Kueue Cohort b: rename the cohort")
+}
+
+// TestPreemptionKueueRejects: a preemption Kueue's validation refuses
+// is a vet error at the team.
+func TestPreemptionKueueRejects(t *testing.T) {
+	dir := cluster(t, map[string]string{"c.cue": `package c
+
+cluster: name: "lab"
+teams: a: {namespaces: ["a"], acceleratorTypes: ["nvidia-l4-24gb"], quota: "nvidia-l4-24gb": 4, preemption: reclaimWithinCohort: "Never"}
+`})
+	_, err := compile.Load(dir)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "teams.a.preemption.borrowWithinCohort: borrowWithinCohort LowerPriority with reclaimWithinCohort Never: Kueue rejects the ClusterQueue")
 }

@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -157,21 +158,56 @@ func mutationObjects(m *compile.Model) []Object {
 				"spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution",
 				affinity(in(m.Cluster.TypeLabel(), t.AcceleratorTypes)))
 		}
-		// Where the team's quota is Kueue's, its profile pods go through
-		// the team's LocalQueue: Kueue admits (and counts) a plain pod
-		// that carries the queue-name label when it is created. Gatekeeper's
-		// webhook configuration sorts before Kueue's, so Kueue sees the
-		// label; a queue the pod names itself is kept.
-		if m.Cluster.Quotas == "kueue" && len(t.Quota) > 0 {
-			add("AssignMetadata", "accelc-queue-"+t.Name, mutatorSpec{
-				Match: matchPods(match{
-					Namespaces: t.Namespaces,
-					LabelSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
-						{Key: prefix + "/profile", Operator: metav1.LabelSelectorOpExists},
-					}},
-				}),
-				Location:   fmt.Sprintf("metadata.labels.%q", QueueNameLabel),
-				Parameters: mutatorParameters{Assign: &assignField{Value: LocalQueueName}},
+		// A profile without a priority class of its own runs the team's
+		// pods at the team's tier in Kueue too.
+		if m.UsesKueue() && t.Priority != "" {
+			var own []string
+			for i := range m.Profiles {
+				if m.Profiles[i].PriorityClassName != "" {
+					own = append(own, m.Profiles[i].Name)
+				}
+			}
+			exprs := []metav1.LabelSelectorRequirement{{Key: prefix + "/profile", Operator: metav1.LabelSelectorOpExists}}
+			if len(own) > 0 {
+				exprs = append(exprs, metav1.LabelSelectorRequirement{Key: prefix + "/profile", Operator: metav1.LabelSelectorOpNotIn, Values: own})
+			}
+			add("AssignMetadata", "accelc-team-"+t.Name+"-workload-priority", mutatorSpec{
+				Match:      matchPods(match{Namespaces: t.Namespaces, LabelSelector: &metav1.LabelSelector{MatchExpressions: exprs}}),
+				Location:   fmt.Sprintf("metadata.labels.%q", WorkloadPriorityLabel),
+				Parameters: mutatorParameters{Assign: &assignField{Value: t.Priority}},
+			})
+		}
+	}
+	// Where profiles schedule through Kueue, a profile's pods join its
+	// LocalQueue in the namespaces of the teams that may use it: Open
+	// Data Hub sets the queue-name label on the workloads it creates from
+	// the HardwareProfile; this does it for plain pods that name the
+	// profile. Kueue admits (and counts) a plain pod that carries the
+	// label when it is created; Gatekeeper's webhook configuration sorts
+	// before Kueue's, so Kueue sees the label. A queue the pod names
+	// itself is kept, and checked by the entitlement policy.
+	for i := range m.Profiles {
+		p := &m.Profiles[i]
+		teams := m.QueueTeams(p)
+		if len(teams) == 0 {
+			continue
+		}
+		var namespaces []string
+		for _, t := range teams {
+			namespaces = append(namespaces, t.Namespaces...)
+		}
+		slices.Sort(namespaces)
+		sel := matchPods(match{Namespaces: namespaces, LabelSelector: profileLabel(p)})
+		add("AssignMetadata", "accelc-"+p.Name+"-queue", mutatorSpec{
+			Match:      sel,
+			Location:   fmt.Sprintf("metadata.labels.%q", QueueNameLabel),
+			Parameters: mutatorParameters{Assign: &assignField{Value: LocalQueueName(p)}},
+		})
+		if p.PriorityClassName != "" {
+			add("AssignMetadata", "accelc-"+p.Name+"-workload-priority", mutatorSpec{
+				Match:      sel,
+				Location:   fmt.Sprintf("metadata.labels.%q", WorkloadPriorityLabel),
+				Parameters: mutatorParameters{Assign: &assignField{Value: p.PriorityClassName}},
 			})
 		}
 	}
@@ -180,6 +216,9 @@ func mutationObjects(m *compile.Model) []Object {
 
 // QueueNameLabel is the label a workload names its Kueue LocalQueue with.
 const QueueNameLabel = "kueue.x-k8s.io/queue-name"
+
+// WorkloadPriorityLabel names a workload's Kueue WorkloadPriorityClass.
+const WorkloadPriorityLabel = "kueue.x-k8s.io/priority-class"
 
 // profileLabelPolicy is a MutatingAdmissionPolicy (admissionregistration
 // v1, GA and on by default from Kubernetes 1.36) that gives a pod naming

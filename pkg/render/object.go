@@ -72,8 +72,10 @@ var kindRank = map[string]int{
 	"SyncSet":                  7,
 	"ExpansionTemplate":        8,
 	"ResourceFlavor":           9,
-	"ClusterQueue":             10,
-	"LocalQueue":               11,
+	"WorkloadPriorityClass":    9,
+	"Cohort":                   10,
+	"ClusterQueue":             11,
+	"LocalQueue":               12,
 }
 
 func rank(kind string) int {

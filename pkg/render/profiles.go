@@ -37,8 +37,17 @@ type identifier struct {
 }
 
 type scheduling struct {
-	Type string          `json:"type"`
-	Node *nodeScheduling `json:"node,omitempty"`
+	Type  string           `json:"type"`
+	Kueue *kueueScheduling `json:"kueue,omitempty"`
+	Node  *nodeScheduling  `json:"node,omitempty"`
+}
+
+// kueueScheduling is scheduling type Queue: Open Data Hub labels the
+// workload with the LocalQueue (and the WorkloadPriorityClass), and Kueue
+// picks the flavor, whose node labels it injects.
+type kueueScheduling struct {
+	LocalQueueName string `json:"localQueueName"`
+	PriorityClass  string `json:"priorityClass,omitempty"`
 }
 
 type nodeScheduling struct {
@@ -58,6 +67,10 @@ const (
 	// AnnotationPriorityClass is the priority class the profile's pods
 	// run at (the mutation sets it; the policy checks it).
 	AnnotationPriorityClass = "priority-class"
+	// AnnotationTolerations is, on a profile that schedules through
+	// Kueue, its tolerations as a JSON list (the mutation adds them; the
+	// policy allows them).
+	AnnotationTolerations = "tolerations"
 )
 
 func intQ(n int) compile.Quantity { return compile.Quantity{Int: int64(n)} }
@@ -137,7 +150,21 @@ func hardwareProfiles(m *compile.Model) ([]Object, error) {
 			selector[m.Cluster.PoolLabel()] = p.Pools[0]
 		}
 		var sched *scheduling
-		if len(selector) > 0 || len(p.Tolerations) > 0 {
+		if len(m.QueueTeams(p)) > 0 {
+			// Kueue's flavors select the nodes (type and pool labels) in
+			// the profile's order; accelc's mutations add the profile's
+			// tolerations and node affinity to its pods.
+			sched = &scheduling{Type: "Queue", Kueue: &kueueScheduling{LocalQueueName: LocalQueueName(p), PriorityClass: p.PriorityClassName}}
+			if len(p.Tolerations) > 0 {
+				// For the policy, which allows a pod the profile's
+				// tolerations: type Queue holds none.
+				b, err := json.Marshal(p.Tolerations)
+				if err != nil {
+					return nil, err
+				}
+				ann[m.Cluster.LabelPrefix+"/"+AnnotationTolerations] = string(b)
+			}
+		} else if len(selector) > 0 || len(p.Tolerations) > 0 {
 			ns := &nodeScheduling{Tolerations: p.Tolerations}
 			if len(selector) > 0 {
 				ns.NodeSelector = selector
@@ -249,7 +276,39 @@ type CatalogProfile struct {
 	// Sharing says what a pod of a profile over shared GPUs gets; absent
 	// for whole GPUs.
 	Sharing *CatalogSharing `json:"sharing,omitempty"`
-	Summary string          `json:"summary"`
+	// Queue is where the profile's pods wait when it schedules through
+	// Kueue; absent for scheduling type Node.
+	Queue   *CatalogQueue `json:"queue,omitempty"`
+	Summary string        `json:"summary"`
+}
+
+// CatalogQueue is a profile's Kueue queue: the LocalQueue its
+// HardwareProfile names, and per team that may use it, the team's
+// ClusterQueue for it and the team's budget over its flavors.
+type CatalogQueue struct {
+	LocalQueue string             `json:"localQueue"`
+	Teams      []CatalogTeamQueue `json:"teams"`
+}
+
+// CatalogTeamQueue is one team's queue for a profile.
+type CatalogTeamQueue struct {
+	Team         string `json:"team"`
+	ClusterQueue string `json:"clusterQueue"`
+	// Cohort holds the team's quota, shared by all its profiles.
+	Cohort  string               `json:"cohort"`
+	Flavors []CatalogFlavorQuota `json:"flavors"`
+}
+
+// CatalogFlavorQuota is a team's quota of one flavor (a type, pool or MIG
+// config), in the order the queue tries them. Used and Left are there
+// when the inventory counted pods: what the team's pods (of any of its
+// profiles: the budget is one) hold on the flavor's nodes, and the quota
+// less that (negative: the team borrows).
+type CatalogFlavorQuota struct {
+	Flavor string `json:"flavor"`
+	Quota  int    `json:"quota"`
+	Used   *int   `json:"used,omitempty"`
+	Left   *int   `json:"left,omitempty"`
 }
 
 // CatalogSharing is what one device of a profile over shared GPUs is: a
@@ -391,9 +450,37 @@ func Catalog(m *compile.Model, inv *inventory.Inventory) CatalogDocument {
 		if s := cp.Sharing; s != nil && s.Mode != compile.ShareMIG {
 			cp.Summary += fmt.Sprintf(" (replicas of %d GPUs, not whole GPUs)", s.GPUs)
 		}
+		cp.Queue = catalogQueue(m, p, inv)
 		doc.Profiles = append(doc.Profiles, cp)
 	}
 	return doc
+}
+
+// catalogQueue is a profile's queue, nil when it schedules by node.
+func catalogQueue(m *compile.Model, p *compile.Profile, inv *inventory.Inventory) *CatalogQueue {
+	teams := m.QueueTeams(p)
+	if len(teams) == 0 {
+		return nil
+	}
+	q := &CatalogQueue{LocalQueue: LocalQueueName(p), Teams: []CatalogTeamQueue{}}
+	for _, t := range teams {
+		tq := CatalogTeamQueue{Team: t.Name, ClusterQueue: ClusterQueueName(t, p), Cohort: TeamCohortName(t), Flavors: []CatalogFlavorQuota{}}
+		for _, id := range m.QueueFlavors(t, p) {
+			f := CatalogFlavorQuota{Flavor: id, Quota: t.Quota[id]}
+			if inv.UsageKnown() {
+				used := 0
+				for _, n := range flavorNodes(m, inv, id) {
+					for _, ns := range t.Namespaces {
+						used += n.InUseBy[ns]
+					}
+				}
+				f.Used, f.Left = ptr(used), ptr(f.Quota-used)
+			}
+			tq.Flavors = append(tq.Flavors, f)
+		}
+		q.Teams = append(q.Teams, tq)
+	}
+	return q
 }
 
 // catalogSharing describes a profile over shared GPUs and counts its

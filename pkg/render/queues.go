@@ -10,6 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"sigs.k8s.io/yaml"
+
 	"github.com/accelc/accelc/pkg/compile"
 	"github.com/accelc/accelc/pkg/inventory"
 )
@@ -17,9 +19,19 @@ import (
 // Kueue's API, v1beta2 (the storage version since Kueue 0.16).
 const kueueAPIVersion = "kueue.x-k8s.io/v1beta2"
 
-// LocalQueueName is the LocalQueue accelc renders in every team
-// namespace; workloads opt in with kueue.x-k8s.io/queue-name.
-const LocalQueueName = "accelc"
+// LocalQueueName is the LocalQueue of a profile: the one its
+// HardwareProfile names (spec.scheduling.kueue.localQueueName), which
+// Open Data Hub and accelc's mutation put in the workload's
+// kueue.x-k8s.io/queue-name label. Every namespace of every team that may
+// use the profile has one, on the team's ClusterQueue for the profile.
+func LocalQueueName(p *compile.Profile) string { return p.Name }
+
+// ClusterQueueName is a team's ClusterQueue for a profile: <team>.<profile>
+// (a dot, which neither name holds, keeps every pair apart).
+func ClusterQueueName(t *compile.Team, p *compile.Profile) string { return t.Name + "." + p.Name }
+
+// TeamCohortName is the Cohort that holds a team's quota: the team's name.
+func TeamCohortName(t *compile.Team) string { return t.Name }
 
 // quotaObjects renders team quotas. With Kueue: one ResourceFlavor per
 // accelerator type a team has quota for, selecting the normalized type
@@ -28,7 +40,7 @@ const LocalQueueName = "accelc"
 // limits, and an explicit namespace selector; a LocalQueue in each team
 // namespace. Without Kueue: a ResourceQuota per team namespace capping the
 // accelerator resources in total. PriorityClasses come either way.
-func quotaObjects(m *compile.Model, inv *inventory.Inventory) []Object {
+func quotaObjects(m *compile.Model, inv *inventory.Inventory) ([]Object, error) {
 	out := priorityClasses(m)
 	var teams []*compile.Team
 	for i := range m.Teams {
@@ -37,30 +49,42 @@ func quotaObjects(m *compile.Model, inv *inventory.Inventory) []Object {
 		}
 	}
 	if len(teams) == 0 {
-		return out
+		return out, nil
 	}
 	if m.Cluster.Quotas == "resourcequota" {
 		for _, t := range teams {
 			out = append(out, resourceQuotas(m, t)...)
 		}
-		return out
+		return out, nil
 	}
+	out = append(out, workloadPriorityClasses(m)...)
+	cfg, err := kueueConfiguration(m)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, cfg)
 	flavors := map[string]bool{}
 	for _, t := range teams {
 		for id := range t.Quota {
 			flavors[id] = true
 		}
-		out = append(out, teamClusterQueue(m, inv, t))
-		for _, ns := range t.Namespaces {
-			out = append(out, Object{
-				Dir: "queues", PerNamespace: true,
-				Source: []string{"teams", t.Name, "namespaces"},
-				Body: &localQueue{
-					TypeMeta:   metav1.TypeMeta{APIVersion: kueueAPIVersion, Kind: "LocalQueue"},
-					ObjectMeta: objectMeta(m.Cluster.Name, ns, LocalQueueName),
-					Spec:       localQueueSpec{ClusterQueue: t.Name},
-				},
-			})
+		out = append(out, teamCohort(m, inv, t))
+	}
+	for i := range m.Profiles {
+		p := &m.Profiles[i]
+		for _, t := range m.QueueTeams(p) {
+			out = append(out, profileClusterQueue(m, t, p))
+			for _, ns := range t.Namespaces {
+				out = append(out, Object{
+					Dir: "queues", PerNamespace: true,
+					Source: []string{"teams", t.Name, "namespaces"},
+					Body: &localQueue{
+						TypeMeta:   metav1.TypeMeta{APIVersion: kueueAPIVersion, Kind: "LocalQueue"},
+						ObjectMeta: objectMeta(m.Cluster.Name, ns, LocalQueueName(p)),
+						Spec:       localQueueSpec{ClusterQueue: ClusterQueueName(t, p)},
+					},
+				})
+			}
 		}
 	}
 	out = append(out, Object{
@@ -91,7 +115,7 @@ func quotaObjects(m *compile.Model, inv *inventory.Inventory) []Object {
 			},
 		})
 	}
-	return out
+	return out, nil
 }
 
 // flavorResource is the resource a quota key (a type or a pool) covers.
@@ -109,20 +133,39 @@ func flavorResource(m *compile.Model, id string) (string, bool) {
 // with a team's accelerators: it selects no node.
 const DefaultFlavor = "accelc-default"
 
-// teamClusterQueue is a team's ClusterQueue: one resource group per
-// accelerator resource (nvidia.com/gpu, amd.com/gpu…), its flavors the
-// team's types of that resource in entitlement order, and one for CPU and
-// memory. Kueue leaves a workload that requests a resource its queue does
-// not cover pending ("resource cpu unavailable in ClusterQueue"), so the
-// queue covers the CPU and memory that come with the team's accelerators:
-// for each quota, as many devices' worth as its nodes have per device.
-func teamClusterQueue(m *compile.Model, inv *inventory.Inventory, t *compile.Team) Object {
+// teamCohort is the Cohort (kueue.x-k8s.io/v1beta2, hierarchical) that
+// holds a team's quota: one budget that every ClusterQueue of the team,
+// one per profile it may use, borrows from. Its resource groups are one
+// per accelerator resource (nvidia.com/gpu, a MIG slice's, amd.com/gpu…),
+// its flavors the team's quota keys of that resource, and one for the CPU
+// and memory that come with them. A team in a cohort has its Cohort under
+// that one (spec.parentName): the teams lend each other what they do not
+// use, within the team's borrowing and lending limits.
+func teamCohort(m *compile.Model, inv *inventory.Inventory, t *compile.Team) Object {
+	spec := cohortSpec{ParentName: t.Cohort, ResourceGroups: teamQuotaGroups(m, inv, t)}
+	return Object{
+		Dir: "queues", Source: []string{"teams", t.Name},
+		Body: &cohort{
+			TypeMeta: metav1.TypeMeta{APIVersion: kueueAPIVersion, Kind: "Cohort"},
+			ObjectMeta: metav1.ObjectMeta{Name: TeamCohortName(t), Labels: managedLabels(m.Cluster.Name),
+				Annotations: map[string]string{"accelc.io/team": t.DisplayName}},
+			Spec: spec,
+		},
+	}
+}
+
+// teamQuotaGroups are a team's quotas as Kueue resource groups: one per
+// accelerator resource, its flavors the team's quota keys of it (pools
+// first, then types in entitlement order), and one for CPU and memory.
+// Kueue leaves a workload that requests a resource its queue does not
+// cover pending ("resource cpu unavailable in ClusterQueue"), so the
+// budget covers the CPU and memory that come with the team's
+// accelerators: for each quota, as many devices' worth as its nodes have
+// per device. Borrowing and lending limits are only for a team in a
+// cohort (Kueue's webhook rejects them on a root Cohort).
+func teamQuotaGroups(m *compile.Model, inv *inventory.Inventory, t *compile.Team) []resourceGroup {
 	byResource := map[string][]string{}
 	var resources []string
-	// Pools with a quota come first: Kueue tries a group's flavors in
-	// order, and only a workload that tolerates a pool's taint may take
-	// its flavor, so a pool's pods are charged to the pool before any
-	// whole-GPU quota of the same resource.
 	var keys []string
 	for _, pool := range m.NodePools {
 		if _, ok := t.Quota[pool.Name]; ok {
@@ -149,43 +192,135 @@ func teamClusterQueue(m *compile.Model, inv *inventory.Inventory, t *compile.Tea
 				if limit, ok := t.BorrowingLimit[id]; ok {
 					quota.BorrowingLimit = ptr(intQ(limit))
 				}
+				if limit, ok := t.LendingLimit[id]; ok {
+					quota.LendingLimit = ptr(intQ(limit))
+				}
 			}
 			flavors = append(flavors, flavorQuotas{Name: id, Resources: []resourceQuota{quota}})
 		}
 		groups = append(groups, resourceGroup{CoveredResources: []string{res}, Flavors: flavors})
 	}
 	cpuMilli, memBytes := hostShare(m, inv, t)
-	groups = append(groups, resourceGroup{
+	return append(groups, resourceGroup{
 		CoveredResources: []string{"cpu", "memory"},
 		Flavors: []flavorQuotas{{Name: DefaultFlavor, Resources: []resourceQuota{
 			{Name: "cpu", NominalQuota: textQ(resource.NewMilliQuantity(cpuMilli, resource.DecimalSI).String())},
 			{Name: "memory", NominalQuota: textQ(resource.NewQuantity(memBytes, resource.BinarySI).String())},
 		}}},
 	})
+}
+
+// profileClusterQueue is a team's ClusterQueue for one profile, in the
+// team's Cohort. It holds no quota of its own (nominal 0: everything it
+// admits is borrowed from the team's budget), so the team's profiles
+// share one budget; what it adds is the order: its one accelerator group
+// lists the profile's flavors (types, or pools) in the profile's order,
+// and with whenCanBorrow: MayStopSearch Kueue takes the first that fits,
+// moving on to the next (whenCanPreempt: TryNextFlavor) before it
+// preempts for a preferred one.
+func profileClusterQueue(m *compile.Model, t *compile.Team, p *compile.Profile) Object {
+	var flavors []flavorQuotas
+	for _, id := range m.QueueFlavors(t, p) {
+		flavors = append(flavors, flavorQuotas{Name: id, Resources: []resourceQuota{{Name: p.ResourceName, NominalQuota: intQ(0)}}})
+	}
+	groups := []resourceGroup{
+		{CoveredResources: []string{p.ResourceName}, Flavors: flavors},
+		{CoveredResources: []string{"cpu", "memory"}, Flavors: []flavorQuotas{{Name: DefaultFlavor, Resources: []resourceQuota{
+			{Name: "cpu", NominalQuota: intQ(0)}, {Name: "memory", NominalQuota: intQ(0)},
+		}}}},
+	}
 	namespaces := append([]string(nil), t.Namespaces...)
 	sort.Strings(namespaces)
 	spec := clusterQueueSpec{
+		CohortName: TeamCohortName(t),
 		// An explicit list: a nil selector matches no namespace, an empty
 		// one every namespace.
 		NamespaceSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
 			Key: "kubernetes.io/metadata.name", Operator: metav1.LabelSelectorOpIn, Values: namespaces,
 		}}},
-		QueueingStrategy: "BestEffortFIFO",
-		ResourceGroups:   groups,
-	}
-	if t.Cohort != "" {
-		spec.CohortName = t.Cohort
-		spec.Preemption = &queuePreemption{ReclaimWithinCohort: "Any", WithinClusterQueue: "LowerPriority"}
+		QueueingStrategy:  "BestEffortFIFO",
+		FlavorFungibility: &flavorFungibility{WhenCanBorrow: "MayStopSearch", WhenCanPreempt: "TryNextFlavor"},
+		Preemption: &queuePreemption{
+			WithinClusterQueue:  t.Preemption.WithinClusterQueue,
+			ReclaimWithinCohort: t.Preemption.ReclaimWithinCohort,
+			BorrowWithinCohort:  &borrowWithinCohort{Policy: t.Preemption.BorrowWithinCohort},
+		},
+		ResourceGroups: groups,
 	}
 	return Object{
-		Dir: "queues", Source: []string{"teams", t.Name},
+		Dir: "queues", Source: []string{"profiles", p.Name},
 		Body: &clusterQueue{
 			TypeMeta: metav1.TypeMeta{APIVersion: kueueAPIVersion, Kind: "ClusterQueue"},
-			ObjectMeta: metav1.ObjectMeta{Name: t.Name, Labels: managedLabels(m.Cluster.Name),
-				Annotations: map[string]string{"accelc.io/team": t.DisplayName}},
+			ObjectMeta: metav1.ObjectMeta{Name: ClusterQueueName(t, p), Labels: managedLabels(m.Cluster.Name),
+				Annotations: map[string]string{"accelc.io/team": t.DisplayName, "accelc.io/profile": p.Name}},
 			Spec: spec,
 		},
 	}
+}
+
+// KueueConfigMapName is the ConfigMap that holds the part of Kueue's
+// Configuration accelc's queues need.
+const KueueConfigMapName = "accelc-kueue-configuration"
+
+// kueueConfiguration is a ConfigMap, in the profile namespace, holding
+// the fragment of Kueue's Configuration (config.kueue.x-k8s.io/v1beta2)
+// that the admin merges into Kueue's own (kueue-manager-config,
+// controller_manager_config.yaml): Kueue manages plain pods and Jobs in
+// the team namespaces only (managedJobsNamespaceSelector), so pods that
+// must never wait in a queue — kube-system's, the GPU Operator's — are
+// left alone, and the pod integration is on. accelc does not write Kueue's
+// ConfigMap: it holds settings (webhook, metrics, other frameworks) that
+// are the Kueue installation's.
+func kueueConfiguration(m *compile.Model) (Object, error) {
+	var namespaces []string
+	for _, t := range m.Teams {
+		namespaces = append(namespaces, t.Namespaces...)
+	}
+	slices.Sort(namespaces)
+	fragment := struct {
+		APIVersion                   string                `json:"apiVersion"`
+		Kind                         string                `json:"kind"`
+		ManagedJobsNamespaceSelector *metav1.LabelSelector `json:"managedJobsNamespaceSelector"`
+		Integrations                 struct {
+			Frameworks []string `json:"frameworks"`
+		} `json:"integrations"`
+	}{APIVersion: "config.kueue.x-k8s.io/v1beta2", Kind: "Configuration",
+		ManagedJobsNamespaceSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
+			Key: "kubernetes.io/metadata.name", Operator: metav1.LabelSelectorOpIn, Values: namespaces,
+		}}}}
+	fragment.Integrations.Frameworks = []string{"batch/job", "pod"}
+	b, err := yaml.Marshal(fragment)
+	if err != nil {
+		return Object{}, err
+	}
+	body := &corev1.ConfigMap{
+		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+		ObjectMeta: metav1.ObjectMeta{Name: KueueConfigMapName, Namespace: m.Cluster.ProfileNamespace, Labels: managedLabels(m.Cluster.Name),
+			Annotations: map[string]string{"accelc.io/merge-into": "kueue-system/kueue-manager-config controller_manager_config.yaml"}},
+		Data: map[string]string{"configuration.yaml": string(b)},
+	}
+	return Object{Dir: "queues", Body: body, Source: []string{"teams"}}, nil
+}
+
+// workloadPriorityClasses are Kueue's tiers, one per PriorityClass of the
+// same name and value: what Kueue orders and preempts workloads by. A
+// HardwareProfile names its class (spec.scheduling.kueue.priorityClass),
+// which Open Data Hub puts in the workload's
+// kueue.x-k8s.io/priority-class label; accelc's mutation does the same for
+// plain pods, with the team's tier when the profile names none.
+func workloadPriorityClasses(m *compile.Model) []Object {
+	var out []Object
+	for _, name := range slices.Sorted(maps.Keys(m.Cluster.PriorityClasses)) {
+		pc := m.Cluster.PriorityClasses[name]
+		out = append(out, Object{Dir: "priorities", Source: []string{"cluster", "priorityClasses", name},
+			Body: &workloadPriorityClass{
+				TypeMeta:    metav1.TypeMeta{APIVersion: kueueAPIVersion, Kind: "WorkloadPriorityClass"},
+				ObjectMeta:  objectMeta(m.Cluster.Name, "", name),
+				Value:       int32(pc.Value),
+				Description: pc.Description,
+			}})
+	}
+	return out
 }
 
 // Kueue's objects, kueue.x-k8s.io/v1beta2, as accelc writes them (Kueue's
@@ -209,14 +344,41 @@ type (
 	}
 	clusterQueueSpec struct {
 		CohortName        string                `json:"cohortName,omitempty"`
+		FlavorFungibility *flavorFungibility    `json:"flavorFungibility,omitempty"`
 		NamespaceSelector *metav1.LabelSelector `json:"namespaceSelector"`
 		Preemption        *queuePreemption      `json:"preemption,omitempty"`
 		QueueingStrategy  string                `json:"queueingStrategy"`
 		ResourceGroups    []resourceGroup       `json:"resourceGroups"`
 	}
+	flavorFungibility struct {
+		WhenCanBorrow  string `json:"whenCanBorrow"`
+		WhenCanPreempt string `json:"whenCanPreempt"`
+	}
 	queuePreemption struct {
-		ReclaimWithinCohort string `json:"reclaimWithinCohort"`
-		WithinClusterQueue  string `json:"withinClusterQueue"`
+		BorrowWithinCohort  *borrowWithinCohort `json:"borrowWithinCohort,omitempty"`
+		ReclaimWithinCohort string              `json:"reclaimWithinCohort"`
+		WithinClusterQueue  string              `json:"withinClusterQueue"`
+	}
+	borrowWithinCohort struct {
+		Policy string `json:"policy"`
+	}
+
+	// cohort is a hierarchical Cohort: a team's budget.
+	cohort struct {
+		metav1.TypeMeta   `json:",inline"`
+		metav1.ObjectMeta `json:"metadata"`
+		Spec              cohortSpec `json:"spec"`
+	}
+	cohortSpec struct {
+		ParentName     string          `json:"parentName,omitempty"`
+		ResourceGroups []resourceGroup `json:"resourceGroups"`
+	}
+
+	workloadPriorityClass struct {
+		metav1.TypeMeta   `json:",inline"`
+		metav1.ObjectMeta `json:"metadata"`
+		Value             int32  `json:"value"`
+		Description       string `json:"description,omitempty"`
 	}
 	resourceGroup struct {
 		CoveredResources []string       `json:"coveredResources"`
@@ -233,6 +395,7 @@ type (
 		Name           string            `json:"name"`
 		NominalQuota   compile.Quantity  `json:"nominalQuota"`
 		BorrowingLimit *compile.Quantity `json:"borrowingLimit,omitempty"`
+		LendingLimit   *compile.Quantity `json:"lendingLimit,omitempty"`
 	}
 
 	localQueue struct {
@@ -251,18 +414,8 @@ type (
 // Whole-GPU quotas count the type's nodes outside pools.
 func hostShare(m *compile.Model, inv *inventory.Inventory, t *compile.Team) (cpuMilli, memBytes int64) {
 	for _, id := range slices.Sorted(maps.Keys(t.Quota)) {
-		var nodes []*inventory.Node
-		if pool, ok := m.Pool(id); ok {
-			nodes = m.PoolNodes(pool, inv)
-		} else {
-			for _, n := range inv.ByType(id) {
-				if m.PoolOf(n.Name, id) == nil {
-					nodes = append(nodes, n)
-				}
-			}
-		}
 		var devices, cpu, mem int64
-		for _, n := range nodes {
+		for _, n := range flavorNodes(m, inv, id) {
 			if !n.Available() || n.Allocatable == 0 {
 				continue
 			}
@@ -280,6 +433,21 @@ func hostShare(m *compile.Model, inv *inventory.Inventory, t *compile.Team) (cpu
 	}
 	// Whole cores and GiB, rounded down: quotas read as people write them.
 	return cpuMilli / 1000 * 1000, memBytes / (1 << 30) * (1 << 30)
+}
+
+// flavorNodes are the nodes of a quota key's flavor: a pool's (or MIG
+// config's) nodes, or a type's nodes outside pools.
+func flavorNodes(m *compile.Model, inv *inventory.Inventory, id string) []*inventory.Node {
+	if pool, ok := m.Pool(id); ok {
+		return m.PoolNodes(pool, inv)
+	}
+	var nodes []*inventory.Node
+	for _, n := range inv.ByType(id) {
+		if m.PoolOf(n.Name, id) == nil {
+			nodes = append(nodes, n)
+		}
+	}
+	return nodes
 }
 
 // resourceQuotas caps each team namespace's accelerator requests at the

@@ -41,16 +41,19 @@ type clusterQueue struct {
 	}
 }
 
-// TestQueuesAgreeWithEntitlements: in hetero-prod, every team's
-// ClusterQueue covers exactly the flavors it is entitled to, with its
-// quotas; every team namespace has a LocalQueue on it; and the
-// NamespaceEntitlements the admission policy reads list the same types
-// for the same namespaces.
+// TestQueuesAgreeWithEntitlements: in hetero-prod, every team's Cohort
+// holds its quotas, for exactly the types it is entitled to; each profile
+// a team may use has a ClusterQueue in the team's Cohort that tries the
+// profile's types in the profile's order and holds no quota of its own;
+// every team namespace has the profile's LocalQueue on it, the one the
+// HardwareProfile names.
 func TestQueuesAgreeWithEntitlements(t *testing.T) {
 	tree := renderExample(t, "hetero-prod")
 	queues := map[string]clusterQueue{}
-	localQueues := map[string]string{} // namespace → cluster queue
-	entitled := map[string][]string{}  // namespace → types
+	cohorts := map[string]clusterQueue{} // the same shape, parentName aside
+	parents := map[string]string{}
+	localQueues := map[string]string{} // namespace/name → cluster queue
+	hwpQueue := map[string]string{}    // profile → localQueueName
 	flavors := map[string]string{}     // flavor → node label value
 	for _, p := range tree.Paths() {
 		switch {
@@ -58,15 +61,26 @@ func TestQueuesAgreeWithEntitlements(t *testing.T) {
 			var cq clusterQueue
 			require.NoError(t, yaml.Unmarshal(tree[p], &cq))
 			queues[cq.Metadata.Name] = cq
+		case strings.HasPrefix(p, "queues/cohort-"):
+			var c clusterQueue
+			require.NoError(t, yaml.Unmarshal(tree[p], &c))
+			cohorts[c.Metadata.Name] = c
+			var parent struct {
+				Spec struct {
+					ParentName string `json:"parentName"`
+				}
+			}
+			require.NoError(t, yaml.Unmarshal(tree[p], &parent))
+			parents[c.Metadata.Name] = parent.Spec.ParentName
 		case strings.HasPrefix(p, "queues/localqueue-"):
 			var lq struct {
-				Metadata struct{ Namespace string }
+				Metadata struct{ Namespace, Name string }
 				Spec     struct {
 					ClusterQueue string `json:"clusterQueue"`
 				}
 			}
 			require.NoError(t, yaml.Unmarshal(tree[p], &lq))
-			localQueues[lq.Metadata.Namespace] = lq.Spec.ClusterQueue
+			localQueues[lq.Metadata.Namespace+"/"+lq.Metadata.Name] = lq.Spec.ClusterQueue
 		case strings.HasPrefix(p, "queues/resourceflavor-"):
 			var rf struct {
 				Metadata struct{ Name string }
@@ -76,25 +90,34 @@ func TestQueuesAgreeWithEntitlements(t *testing.T) {
 			}
 			require.NoError(t, yaml.Unmarshal(tree[p], &rf))
 			flavors[rf.Metadata.Name] = rf.Spec.NodeLabels["accelerator.opendatahub.io/type"]
-		case strings.HasPrefix(p, "tenancy/namespaceentitlement-"):
-			var ne struct {
+		case strings.HasPrefix(p, "profiles/hardwareprofile-"):
+			var hwp struct {
 				Metadata struct{ Name string }
 				Spec     struct {
-					AcceleratorTypes []string `json:"acceleratorTypes"`
+					Scheduling struct {
+						Type  string
+						Kueue struct {
+							LocalQueueName string `json:"localQueueName"`
+						}
+						Node any
+					}
 				}
 			}
-			require.NoError(t, yaml.Unmarshal(tree[p], &ne))
-			entitled[ne.Metadata.Name] = ne.Spec.AcceleratorTypes
+			require.NoError(t, yaml.Unmarshal(tree[p], &hwp))
+			assert.Equal(t, "Queue", hwp.Spec.Scheduling.Type, p)
+			assert.Nil(t, hwp.Spec.Scheduling.Node, "ODH's CEL: type Queue holds no node")
+			hwpQueue[hwp.Metadata.Name] = hwp.Spec.Scheduling.Kueue.LocalQueueName
 		}
 	}
 	m, err := compile.Load(examplesDir + "/hetero-prod")
 	require.NoError(t, err)
-	require.Len(t, queues, 3)
+	require.Len(t, cohorts, 3)
 	for _, team := range m.Teams {
-		cq, ok := queues[team.Name]
+		c, ok := cohorts[team.Name]
 		require.True(t, ok, team.Name)
+		assert.Equal(t, team.Cohort, parents[team.Name])
 		var covered []string
-		for _, g := range cq.Spec.ResourceGroups {
+		for _, g := range c.Spec.ResourceGroups {
 			if slices.Equal(g.CoveredResources, []string{"cpu", "memory"}) {
 				// The CPU and memory that come with the accelerators:
 				// without them Kueue admits no pod.
@@ -108,28 +131,46 @@ func TestQueuesAgreeWithEntitlements(t *testing.T) {
 				assert.Equal(t, f.Name, flavors[f.Name], "flavor %s selects its own type", f.Name)
 			}
 		}
-		assert.Equal(t, team.AcceleratorTypes, covered, "%s covers exactly its entitled types, in order", team.Name)
-		assert.Equal(t, team.Cohort, cq.Spec.CohortName)
-		require.Len(t, cq.Spec.NamespaceSelector.MatchExpressions, 1)
-		assert.ElementsMatch(t, team.Namespaces, cq.Spec.NamespaceSelector.MatchExpressions[0].Values)
-		for _, ns := range team.Namespaces {
-			assert.Equal(t, team.Name, localQueues[ns], "LocalQueue in %s", ns)
-			want := slices.Clone(team.AcceleratorTypes)
-			slices.Sort(want)
-			assert.Equal(t, want, entitled[ns], "the policy and the queue agree on %s", ns)
+		assert.Equal(t, team.AcceleratorTypes, covered, "%s's budget covers exactly its entitled types, in order", team.Name)
+		for i := range m.Profiles {
+			p := &m.Profiles[i]
+			name := team.Name + "." + p.Name
+			cq, ok := queues[name]
+			require.Equal(t, team.MayUse(p), ok, "a queue for %s exactly when the team may use the profile", name)
+			if !ok {
+				continue
+			}
+			assert.Equal(t, team.Name, cq.Spec.CohortName, name)
+			require.Len(t, cq.Spec.ResourceGroups, 2)
+			var order []string
+			for _, f := range cq.Spec.ResourceGroups[0].Flavors {
+				order = append(order, f.Name)
+				assert.Zero(t, f.Resources[0].NominalQuota.Value(), "%s borrows all from the team's budget", name)
+			}
+			want := p.AcceleratorTypes
+			if p.Generic() {
+				want = team.AcceleratorTypes
+			}
+			assert.Equal(t, want, order, "%s tries the profile's types in its order", name)
+			require.Len(t, cq.Spec.NamespaceSelector.MatchExpressions, 1)
+			assert.ElementsMatch(t, team.Namespaces, cq.Spec.NamespaceSelector.MatchExpressions[0].Values)
+			for _, ns := range team.Namespaces {
+				assert.Equal(t, name, localQueues[ns+"/"+hwpQueue[p.Name]], "the LocalQueue %s names exists in %s", p.Name, ns)
+			}
 		}
 	}
-	limit := queues["model-serving"].Spec.ResourceGroups[0].Flavors[1].Resources[0].BorrowingLimit
+	limit := cohorts["model-serving"].Spec.ResourceGroups[0].Flavors[1].Resources[0].BorrowingLimit
 	require.NotNil(t, limit)
 	assert.Equal(t, 16, *limit)
 	assert.Contains(t, tree.Paths(), "priorities/priorityclass-production-inference.yaml")
+	assert.Contains(t, tree.Paths(), "priorities/workloadpriorityclass-production-inference.yaml")
 	assert.NotContains(t, string(tree["kustomization.yaml"]), "- flux")
 	assert.Contains(t, string(tree["kustomization.yaml"]), "- queues")
-	assert.Contains(t, tree.Paths(), "queues/localqueue-serving-prod-"+render.LocalQueueName+".yaml")
 }
 
 // TestResourceQuotaMode: without Kueue, each team namespace gets a
-// ResourceQuota on its accelerator requests in total, and no queue.
+// ResourceQuota on its accelerator requests in total, no queue, and the
+// HardwareProfiles schedule by node.
 func TestResourceQuotaMode(t *testing.T) {
 	m, err := compile.Load(examplesDir + "/hetero-prod")
 	require.NoError(t, err)
@@ -139,6 +180,12 @@ func TestResourceQuotaMode(t *testing.T) {
 	hard := map[string]int{}
 	for _, o := range objs {
 		assert.NotEqual(t, "ClusterQueue", o.Kind())
+		if o.Kind() == "HardwareProfile" {
+			b, err := yaml.Marshal(o.Body)
+			require.NoError(t, err)
+			assert.Contains(t, string(b), "type: Node", "without Kueue, %s schedules by node", o.Name())
+			assert.NotContains(t, string(b), "kueue")
+		}
 		if o.Kind() == "ResourceQuota" {
 			var quota struct {
 				Spec struct {
@@ -186,7 +233,7 @@ func TestPoolQuotas(t *testing.T) {
 	}
 	quotas := func(team string) map[string]int {
 		var q clusterQueue
-		read("queues/clusterqueue-"+team+".yaml", &q)
+		read("queues/cohort-"+team+".yaml", &q)
 		out := map[string]int{}
 		groups := q.Spec.ResourceGroups
 		require.Len(t, groups, 2, "the accelerators, then CPU and memory")
@@ -200,9 +247,18 @@ func TestPoolQuotas(t *testing.T) {
 	assert.Equal(t, map[string]int{"a100-1g": 56, "a100-2g": 24, "a100-3g": 16}, quotas("model-serving"))
 	assert.Equal(t, map[string]int{"a100-shared-3": 24, "h100-shared-2": 32}, quotas("ml-research"))
 	assert.Equal(t, map[string]int{"a100-shared-3": 24}, quotas("data-science"))
+	// A pool profile's queue tries its pools in order: its pool, then
+	// its fallbacks.
+	var q clusterQueue
+	read("queues/clusterqueue-ml-research.research-shared.yaml", &q)
+	var order []string
+	for _, f := range q.Spec.ResourceGroups[0].Flavors {
+		order = append(order, f.Name)
+	}
+	assert.Equal(t, []string{"a100-shared-3", "h100-shared-2"}, order)
 }
 
-// TestQueuesCoverHostResources: a ClusterQueue covers CPU and memory too
+// TestQueuesCoverHostResources: a team's budget covers CPU and memory too
 // (Kueue leaves pending a workload that requests a resource its queue does
 // not cover), as much as comes with the team's accelerators: data-science
 // holds 24 of a100-shared-3's 48 replicas, so half its two nodes' CPU and
@@ -219,7 +275,7 @@ func TestQueuesCoverHostResources(t *testing.T) {
 	require.Len(t, nodes, 2)
 	cpu, mem := nodes[0].Resources()
 	var cq clusterQueue
-	require.NoError(t, yaml.Unmarshal(tree["queues/clusterqueue-data-science.yaml"], &cq))
+	require.NoError(t, yaml.Unmarshal(tree["queues/cohort-data-science.yaml"], &cq))
 	host := cq.Spec.ResourceGroups[len(cq.Spec.ResourceGroups)-1]
 	require.Equal(t, []string{"cpu", "memory"}, host.CoveredResources)
 	quota := map[string]string{}
@@ -229,4 +285,53 @@ func TestQueuesCoverHostResources(t *testing.T) {
 	assert.Equal(t, resource.NewMilliQuantity(cpu/1000*1000, resource.DecimalSI).String(), quota["cpu"])
 	assert.Equal(t, resource.NewQuantity(mem/(1<<30)*(1<<30), resource.BinarySI).String(), quota["memory"])
 	assert.Contains(t, tree.Paths(), "queues/resourceflavor-"+render.DefaultFlavor+".yaml")
+}
+
+// TestCatalogQueueUsage: the catalog gives each Queue profile its
+// LocalQueue and, per team, the ClusterQueue and the team's quota of each
+// flavor in the profile's order; with pod data, what the team's pods hold
+// of it and what is left (the budget is the team's, across its profiles).
+func TestCatalogQueueUsage(t *testing.T) {
+	m, err := compile.Load(examplesDir + "/hetero-prod")
+	require.NoError(t, err)
+	inv := &inventory.Inventory{
+		Source: &inventory.Source{PodsCounted: true},
+		Nodes: []inventory.Node{
+			{Name: "h200-1", AcceleratorType: "nvidia-h200-141gb", Count: 8, Allocatable: 8, InUse: 7, InUseBy: map[string]int{"serving-prod": 5, "ml-research": 2}},
+			{Name: "a100-1", AcceleratorType: "nvidia-a100-80gb", Count: 8, Allocatable: 8, InUse: 3, InUseBy: map[string]int{"serving-staging": 3}},
+		},
+	}
+	doc := render.Catalog(m, inv)
+	var q *render.CatalogQueue
+	for _, p := range doc.Profiles {
+		if p.Name == "large-memory" {
+			q = p.Queue
+		}
+	}
+	require.NotNil(t, q)
+	assert.Equal(t, "large-memory", q.LocalQueue)
+	var serving *render.CatalogTeamQueue
+	for i := range q.Teams {
+		if q.Teams[i].Team == "model-serving" {
+			serving = &q.Teams[i]
+		}
+	}
+	require.NotNil(t, serving)
+	assert.Equal(t, "model-serving.large-memory", serving.ClusterQueue)
+	require.Len(t, serving.Flavors, 2)
+	h200, a100 := serving.Flavors[0], serving.Flavors[1]
+	assert.Equal(t, "nvidia-h200-141gb", h200.Flavor, "the profile's order: H200 first")
+	require.NotNil(t, h200.Used)
+	assert.Equal(t, 5, *h200.Used, "serving's namespaces only")
+	assert.Equal(t, 11, *h200.Left)
+	assert.Equal(t, 3, *a100.Used)
+	assert.Equal(t, 45, *a100.Left)
+
+	for _, p := range render.Catalog(m, &inventory.Inventory{}).Profiles {
+		for _, tq := range p.Queue.Teams {
+			for _, f := range tq.Flavors {
+				assert.Nil(t, f.Used, "no pod data, no usage")
+			}
+		}
+	}
 }

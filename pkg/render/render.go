@@ -26,7 +26,11 @@ func Render(m *compile.Model, inv *inventory.Inventory) ([]Object, error) {
 	objs = append(objs, policyObjs...)
 	objs = append(objs, tenancyObjects(m)...)
 	objs = append(objs, mutationObjects(m)...)
-	objs = append(objs, quotaObjects(m, inv)...)
+	quotas, err := quotaObjects(m, inv)
+	if err != nil {
+		return nil, err
+	}
+	objs = append(objs, quotas...)
 	objs = append(objs, costRules(m)...)
 	for _, build := range []func(*compile.Model) (Object, bool, error){migParted, devicePluginConfig, gpuOperatorValues} {
 		if cm, ok, err := build(m); err != nil {

@@ -30,9 +30,9 @@ func tenancyObjects(m *compile.Model) []Object {
 		if t.Profiles != nil {
 			spec.Profiles = sorted(t.Profiles)
 		}
-		if m.Cluster.Quotas == "kueue" && len(t.Quota) > 0 {
-			spec.Queue = LocalQueueName
-		}
+		// Where profiles schedule through Kueue, the queue is the
+		// profile's (its HardwareProfile names it), not the team's: the
+		// policy reads it there, and spec.queue stays empty.
 		if pc, ok := m.Cluster.PriorityClasses[t.Priority]; ok {
 			spec.Priority = &tier{ClassName: t.Priority, Value: pc.Value}
 		}

@@ -38,11 +38,23 @@ queue_label := "kueue.x-k8s.io/queue-name"
 
 violation contains {"msg": msg} if {
 	accelc.through_profile
+	not accelc.profile_queue
 	queue := accelc.entitlement.spec.queue
 	queue != ""
 	object.get(accelc.labels, queue_label, "") != queue
 	msg := sprintf("team %v's accelerators are shared out by Kueue: add label %v: %v (the team's LocalQueue), or name the profile with label %v, which adds it", [
 		accelc.team, queue_label, queue, accelc.profile_label,
+	])
+}
+
+# A profile that schedules through Kueue names its LocalQueue, which
+# every namespace of every team that may use it has.
+violation contains {"msg": msg} if {
+	accelc.through_profile
+	queue := accelc.profile_queue
+	object.get(accelc.labels, queue_label, "") != queue
+	msg := sprintf("hardware profile %q schedules through Kueue: add label %v: %v (the profile's LocalQueue), or name the profile with label %v, which adds it", [
+		accelc.profile_name, queue_label, queue, accelc.profile_label,
 	])
 }
 

@@ -127,3 +127,21 @@ test_sidecar_devices_add_up if {
 	some v in violation with input as inp with data.inventory as f.inventory
 	contains(v.msg, "allows at most 8 nvidia.com/gpu per pod; the pod asks for 9")
 }
+
+# A profile that schedules through Kueue (HardwareProfile scheduling type
+# Queue) names its own LocalQueue: the pod must join that one, not the
+# team's.
+queue_inventory := json.patch(f.inventory, [{
+	"op": "add",
+	"path": "/namespace/opendatahub/infrastructure.opendatahub.io~1v1/HardwareProfile/mig-slice/spec/scheduling",
+	"value": {"type": "Queue", "kueue": {"localQueueName": "mig-slice"}},
+}])
+
+test_queue_profile_in_its_queue_admitted if {
+	count(violation) == 0 with input as slice_pod({"kueue.x-k8s.io/queue-name": "mig-slice"}, {}) with data.inventory as queue_inventory
+}
+
+test_queue_profile_in_team_queue_denied if {
+	some v in violation with input as slice_pod(queued, {}) with data.inventory as queue_inventory
+	contains(v.msg, "hardware profile \"mig-slice\" schedules through Kueue: add label kueue.x-k8s.io/queue-name: mig-slice")
+}

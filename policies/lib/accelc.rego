@@ -221,7 +221,17 @@ profile_min := to_number(accelerator_identifier.minCount)
 
 profile_max := to_number(accelerator_identifier.maxCount)
 
-profile_tolerations := object.get(hwp, ["spec", "scheduling", "node", "tolerations"], [])
+# The profile's tolerations: its HardwareProfile's (scheduling type
+# Node), or, for a profile that schedules through Kueue (type Queue, which
+# holds no tolerations), the JSON list in accelc's tolerations annotation.
+profile_tolerations := t if {
+	t := hwp.spec.scheduling.node.tolerations
+} else := t if {
+	t := json.unmarshal(hwp.metadata.annotations[key("tolerations")])
+} else := []
+
+# The Kueue LocalQueue a profile of scheduling type Queue names.
+profile_queue := hwp.spec.scheduling.kueue.localQueueName
 
 # The namespace's team and the types it may use, from the
 # NamespaceEntitlement accelc renders for every team namespace (compiled

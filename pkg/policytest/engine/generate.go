@@ -66,7 +66,7 @@ func (e *EscapeCheck) generate(rng *rand.Rand, i int) map[string]any {
 		labels[m.Cluster.LabelPrefix+"/profile"] = pick(profiles)
 	}
 	if chance(0.3) {
-		labels[render.QueueNameLabel] = pick([]string{render.LocalQueueName, "other"})
+		labels[render.QueueNameLabel] = pick([]string{profile, "other"})
 	}
 	if chance(0.1) {
 		annotations[m.Cluster.LabelPrefix+"/team"] = pick([]string{"ml-research", "data-science", "model-serving"})

@@ -18,7 +18,7 @@ import (
 // expander on a pod that names only its profile, by label: a time-sliced
 // profile with a fallback pool. The pod comes out confined to the
 // profile's types and pools, preferring the pools in order, tolerating
-// their taint, annotated, and queued in its team's LocalQueue.
+// their taint, annotated, and queued in its profile's LocalQueue.
 func TestMutatePoolProfile(t *testing.T) {
 	dir, _, _, tree := example(t, "gpu-pools")
 	mut, err := engine.NewMutator(tree, []string{"ml-research"})
@@ -74,5 +74,6 @@ func TestMutatePoolProfile(t *testing.T) {
 	assert.Equal(t, "a100-shared-3,h100-shared-2", got.Metadata.Annotations["accelerator.opendatahub.io/pools"])
 	assert.Equal(t, "research-shared", got.Metadata.Annotations[render.ProfileAnnotation])
 	assert.Equal(t, "ml-research", got.Metadata.Annotations["accelerator.opendatahub.io/team"])
-	assert.Equal(t, render.LocalQueueName, got.Metadata.Labels[render.QueueNameLabel], "ml-research's quota is Kueue's: the pod joins its LocalQueue")
+	assert.Equal(t, "research-shared", got.Metadata.Labels[render.QueueNameLabel], "ml-research's quota is Kueue's: the pod joins its profile's LocalQueue")
+	assert.Equal(t, "research", got.Metadata.Labels[render.WorkloadPriorityLabel], "and runs at the profile's WorkloadPriorityClass")
 }

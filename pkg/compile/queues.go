@@ -1,0 +1,145 @@
+package compile
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+)
+
+// UsesKueue reports whether the cluster's team quotas are Kueue's: its
+// quotas are "kueue" and some team has one. Then profiles schedule through
+// Kueue's queues (HardwareProfile scheduling type Queue); otherwise by
+// node selector and tolerations (type Node).
+func (m *Model) UsesKueue() bool {
+	if m.Cluster.Quotas != "kueue" {
+		return false
+	}
+	for i := range m.Teams {
+		if len(m.Teams[i].Quota) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// QueueFlavors are the quota keys (accelerator types, or pools and MIG
+// configs) a team's queue for a profile tries, in the profile's order:
+// the profile's pools, or its types, or for a generic profile the team's
+// types, each that the team has a quota for and whose devices are the
+// resource the profile's pods request. Empty: the team's quota covers
+// none of the profile's pods, which Kueue would leave pending.
+func (m *Model) QueueFlavors(t *Team, p *Profile) []string {
+	var keys []string
+	switch {
+	case len(p.Pools) > 0:
+		keys = p.Pools
+	case p.Generic():
+		keys = t.AcceleratorTypes
+	default:
+		keys = p.AcceleratorTypes
+	}
+	var out []string
+	for _, id := range keys {
+		if _, ok := t.Quota[id]; !ok {
+			continue
+		}
+		if m.QuotaResource(id) == p.ResourceName {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// QuotaResource is the resource a quota key counts: a pool's or MIG
+// config's devices (PoolResource), or a type's resource; "" for neither.
+func (m *Model) QuotaResource(id string) string {
+	if pool, ok := m.Pool(id); ok {
+		return poolResource(m, pool)
+	}
+	if c, ok := m.Catalog.Get(id); ok {
+		return c.ResourceName
+	}
+	return ""
+}
+
+// QueueTeams are the teams with a LocalQueue for the profile: those with
+// namespaces and the right to use it (checkQueueCoverage makes sure their
+// quotas cover it). Nil when the cluster does not use Kueue, or for a
+// disabled profile.
+func (m *Model) QueueTeams(p *Profile) []*Team {
+	if !m.UsesKueue() || !p.Enabled {
+		return nil
+	}
+	var out []*Team
+	for i := range m.Teams {
+		t := &m.Teams[i]
+		if len(t.Namespaces) > 0 && t.MayUse(p) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// checkQueueCoverage reports, where profiles schedule through Kueue, each
+// enabled profile a team may use whose pods the team's quota does not
+// cover: Open Data Hub puts them in the profile's LocalQueue, whose
+// ClusterQueue would have no flavor of their resource, and Kueue would
+// leave them pending for ever.
+func checkQueueCoverage(m *Model) []Diagnostic {
+	var out []Diagnostic
+	if !m.UsesKueue() {
+		return nil
+	}
+	// Each team's quota is a Cohort named after the team; a shared
+	// cohort of the same name would be that Cohort, and hold the team's
+	// quota for the others.
+	for i := range m.Teams {
+		t := &m.Teams[i]
+		if t.Cohort == "" {
+			continue
+		}
+		if other := m.team(t.Cohort); other != nil && len(other.Quota) > 0 {
+			out = append(out, Diagnostic{Path: t.path.Key("cohort"), Msg: fmt.Sprintf(
+				"cohort %s has the name of team %s, whose quota is Kueue Cohort %s: rename the cohort", t.Cohort, other.Name, t.Cohort)})
+		}
+	}
+	for i := range m.Profiles {
+		p := &m.Profiles[i]
+		teams := m.QueueTeams(p)
+		if len(teams) > 0 && len(p.NodeSelector) > 0 {
+			out = append(out, Diagnostic{Path: p.path.Key("nodeSelector"), Msg: fmt.Sprintf(
+				"profile %s schedules through Kueue (HardwareProfile scheduling type Queue), which holds no node selector: Kueue's flavors select the nodes of its types and pools; drop nodeSelector", p.Name)})
+		}
+		for _, t := range teams {
+			if len(m.QueueFlavors(t, p)) > 0 {
+				continue
+			}
+			have := orNone(slices.Sorted(maps.Keys(t.Quota)))
+			want := p.AcceleratorTypes
+			kind := "types"
+			switch {
+			case len(p.Pools) > 0:
+				want, kind = p.Pools, "pools"
+			case p.Generic():
+				want = t.AcceleratorTypes
+			}
+			at := p.path
+			if j := slices.Index(t.Profiles, p.Name); j >= 0 {
+				at = t.path.Key("profiles").Index(j)
+			}
+			out = append(out, Diagnostic{Path: at, Msg: fmt.Sprintf(
+				"team %s may use profile %s, but its quota (%s) has none of the profile's %s (%s) for the %s its pods request: in LocalQueue %s Kueue would leave them pending; give the team a quota of one of them, or list the team's profiles without %s",
+				t.Name, p.Name, have, kind, orNone(want), p.ResourceName, p.Name, p.Name)})
+		}
+	}
+	return out
+}
+
+func (m *Model) team(name string) *Team {
+	for i := range m.Teams {
+		if m.Teams[i].Name == name {
+			return &m.Teams[i]
+		}
+	}
+	return nil
+}
