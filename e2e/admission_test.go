@@ -68,6 +68,7 @@ type profile struct {
 	resource    corev1.ResourceName
 	count       resource.Quantity
 	labelKey    string // the label a user sets to name the profile
+	queue       string // the LocalQueue of a profile that schedules through Kueue, or ""
 }
 
 type entitlement struct {
@@ -146,6 +147,15 @@ func (c *clusterUnderTest) read(t *testing.T) {
 		tols, _, _ := unstructured.NestedSlice(r.obj.Object, "spec", "scheduling", "node", "tolerations")
 		if err := convert(tols, &p.tolerations); err != nil {
 			t.Fatalf("HardwareProfile %s: tolerations: %v", p.name, err)
+		}
+		// A profile that schedules through Kueue holds no node scheduling:
+		// its queue names the LocalQueue, and its tolerations travel in an
+		// annotation for the policies.
+		p.queue, _, _ = unstructured.NestedString(r.obj.Object, "spec", "scheduling", "kueue", "localQueueName")
+		if a := r.obj.GetAnnotations()["accelerator.opendatahub.io/tolerations"]; a != "" && len(tols) == 0 {
+			if err := json.Unmarshal([]byte(a), &p.tolerations); err != nil {
+				t.Fatalf("HardwareProfile %s: annotation accelerator.opendatahub.io/tolerations: %v", p.name, err)
+			}
 		}
 		ids, _, _ := unstructured.NestedSlice(r.obj.Object, "spec", "identifiers")
 		for _, id := range ids {
@@ -557,7 +567,10 @@ func (c *clusterUnderTest) checkMutated(pod *corev1.Pod, p profile, ent entitlem
 	if got := pod.Annotations["accelerator.opendatahub.io/team"]; got != ent.team {
 		problems = append(problems, fmt.Sprintf("annotation accelerator.opendatahub.io/team=%q, want %q", got, ent.team))
 	}
-	if got := pod.Labels["kueue.x-k8s.io/queue-name"]; ent.queue != "" && got != ent.queue {
+	switch got := pod.Labels["kueue.x-k8s.io/queue-name"]; {
+	case p.queue != "" && got != p.queue:
+		problems = append(problems, fmt.Sprintf("label kueue.x-k8s.io/queue-name=%q, want the profile's queue %q", got, p.queue))
+	case p.queue == "" && ent.queue != "" && got != ent.queue:
 		problems = append(problems, fmt.Sprintf("label kueue.x-k8s.io/queue-name=%q, want the team's queue %q", got, ent.queue))
 	}
 	for _, want := range p.tolerations {
