@@ -36,6 +36,9 @@ const (
 	kueuePriorityLabel = "kueue.x-k8s.io/priority-class"
 	// migProfile is gpu-pools' MIG-slice profile the MIG scenario uses.
 	migProfile = "inference-3g"
+	// sharedTypesProfile is hetero-prod's profile of two types (H200
+	// first, else A100 80GB) of teams under one parent Cohort.
+	sharedTypesProfile = "large-memory"
 )
 
 // kueueQueueKinds are the kinds of the rendered queues/ and priorities/
@@ -71,6 +74,7 @@ func TestKueueRendered(t *testing.T) {
 	t.Run("hetero-prod", func(t *testing.T) {
 		c := startKueueRendered(t, root, accelc, "hetero-prod")
 		t.Run("flavor-order-then-quota", c.flavorOrderThenQuota)
+		t.Run("flavor-order-under-parent", c.flavorOrderUnderParent)
 		t.Run("borrowing-limit", c.borrowingLimit)
 	})
 	t.Run("gpu-pools", func(t *testing.T) {
@@ -523,7 +527,8 @@ func (c *kueueCluster) flavorOrderThenQuota(t *testing.T) {
 // borrowingLimit: a team whose Cohort has a parent and a borrowingLimit
 // on a flavor fills its own quota of it, borrows from the other Cohorts
 // under the parent up to the limit (or what they lend, if less), and a pod
-// past that stays gated.
+// past that stays gated. (The earlier scenarios leave the other teams
+// using less of the flavor than they lend beyond the limit.)
 func (c *kueueCluster) borrowingLimit(t *testing.T) {
 	var q queueProfile
 	var own quotaResource
@@ -542,26 +547,7 @@ func (c *kueueCluster) borrowingLimit(t *testing.T) {
 	}
 	flavor := q.flavors[0]
 	parent, _, _ := unstructured.NestedString(q.cohort.Object, "spec", "parentName")
-	lent := resource.Quantity{}
-	var lenders []string
-	for _, name := range slices.Sorted(maps.Keys(c.objs["Cohort"])) {
-		other := c.objs["Cohort"][name]
-		if p, _, _ := unstructured.NestedString(other.Object, "spec", "parentName"); p != parent || name == q.cohort.GetName() {
-			continue
-		}
-		if r, ok := quota(other, flavor, q.resource); ok {
-			l := r.nominal
-			if r.lendingLimit != nil {
-				l = *r.lendingLimit
-			}
-			lent.Add(l)
-			lenders = append(lenders, fmt.Sprintf("%s lends %s", name, l.String()))
-		}
-	}
-	borrow := own.borrowingLimit.Value()
-	if lent.Value() < borrow {
-		borrow = lent.Value()
-	}
+	borrow, lenders := c.borrowable(q.cohort, flavor, q.resource)
 	if borrow < q.max {
 		t.Fatalf("Cohort %s may borrow %d of %s on %s (%v), less than one pod's %d", q.cohort.GetName(), borrow, q.resource, flavor, lenders, q.max)
 	}
@@ -581,11 +567,12 @@ func (c *kueueCluster) borrowingLimit(t *testing.T) {
 	late := q.profile.GetName() + "-past-limit"
 	c.createGated(t, q.pod(t, late, q.max, true))
 	kq.staysGated(t, late)
-	got, err := c.s.get(t.Context(), q.cohort)
+	got, err := c.s.get(t.Context(), q.cq)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("Cohort %s status: %s", q.cohort.GetName(), jsonString(got.Object["status"]))
+	usage, _, _ := unstructured.NestedSlice(got.Object, "status", "flavorsUsage")
+	t.Logf("ClusterQueue %s usage: %s", q.cq.GetName(), jsonString(usage))
 }
 
 // migSlice: gpu-pools' MIG-slice profile: a pod without the profile's
@@ -631,4 +618,80 @@ func (c *kueueCluster) migSlice(t *testing.T) {
 	late := migProfile + "-past-quota"
 	c.createGated(t, q.pod(t, late, q.max, true))
 	kq.staysGated(t, late)
+}
+
+// borrowable is how much of the resource on the flavor the Cohort may
+// borrow from the other Cohorts under its parent while they use none of
+// it: what they lend (their nominal quota, or their lendingLimit), capped
+// by the Cohort's borrowingLimit; lenders says who lends what.
+func (c *kueueCluster) borrowable(cohort *unstructured.Unstructured, flavor, res string) (int64, []string) {
+	parent, _, _ := unstructured.NestedString(cohort.Object, "spec", "parentName")
+	if parent == "" {
+		return 0, nil
+	}
+	var lent int64
+	var lenders []string
+	for _, name := range slices.Sorted(maps.Keys(c.objs["Cohort"])) {
+		other := c.objs["Cohort"][name]
+		if p, _, _ := unstructured.NestedString(other.Object, "spec", "parentName"); p != parent || name == cohort.GetName() {
+			continue
+		}
+		if r, ok := quota(other, flavor, res); ok {
+			l := r.nominal
+			if r.lendingLimit != nil {
+				l = *r.lendingLimit
+			}
+			lent += l.Value()
+			lenders = append(lenders, fmt.Sprintf("%s lends %s", name, l.String()))
+		}
+	}
+	if own, ok := quota(cohort, flavor, res); ok && own.borrowingLimit != nil && own.borrowingLimit.Value() < lent {
+		return own.borrowingLimit.Value(), lenders
+	}
+	return lent, lenders
+}
+
+// flavorOrderUnderParent: the two-type profile of a team whose Cohort has
+// a parent. Every admission of the team's ClusterQueue borrows (its own
+// quota is 0) and whenCanBorrow is MayStopSearch, so the first flavor
+// takes pods while the team's quota of it, and then what the other teams
+// under the parent lend of it, has room; the next pod lands on the second
+// flavor.
+func (c *kueueCluster) flavorOrderUnderParent(t *testing.T) {
+	var q queueProfile
+	for _, name := range slices.Sorted(maps.Keys(c.objs["ClusterQueue"])) {
+		cq := c.objs["ClusterQueue"][name]
+		if cq.GetAnnotations()["accelc.io/profile"] == sharedTypesProfile {
+			q = c.queueOf(t, cq)
+			break
+		}
+	}
+	if q.cq == nil || len(q.flavors) < 2 {
+		t.Fatalf("%s renders no ClusterQueue of profile %s with two flavors or more", c.example, sharedTypesProfile)
+	}
+	parent, _, _ := unstructured.NestedString(q.cohort.Object, "spec", "parentName")
+	if parent == "" {
+		t.Fatalf("ClusterQueue %s: its Cohort %s has no parent", q.cq.GetName(), q.cohort.GetName())
+	}
+	first := q.flavors[0]
+	own, ok := quota(q.cohort, first, q.resource)
+	if !ok {
+		t.Fatalf("Cohort %s holds no %s on %s", q.cohort.GetName(), q.resource, first)
+	}
+	borrow, lenders := c.borrowable(q.cohort, first, q.resource)
+	ownPods := own.nominal.Value() / q.max
+	pods := (own.nominal.Value() + borrow) / q.max
+	t.Logf("ClusterQueue %s: profile %s, flavors %v, Cohort %s under %s with %s %s on %s, %v: room for %d pods of %d there (%d of them the team's own), in %s",
+		q.cq.GetName(), q.profile.GetName(), q.flavors, q.cohort.GetName(), parent, own.nominal.String(), q.resource, first, lenders, pods, q.max, ownPods, q.namespace)
+	for i := range pods {
+		name := fmt.Sprintf("%s-%d", q.profile.GetName(), i+1)
+		since := c.createGated(t, q.pod(t, name, q.max, true))
+		c.waitRunsOn(t, q, name, first, since)
+		if i+1 == ownPods {
+			t.Logf("the team's own quota of %s is used: the next pods on it borrow from the parent's other Cohorts", first)
+		}
+	}
+	name := q.profile.GetName() + "-next"
+	since := c.createGated(t, q.pod(t, name, q.max, true))
+	c.waitRunsOn(t, q, name, q.flavors[1], since)
 }
