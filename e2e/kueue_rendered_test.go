@@ -24,6 +24,7 @@ import (
 	"k8s.io/client-go/restmapper"
 
 	"github.com/accelc/accelc/internal/controlplane"
+	"github.com/accelc/accelc/pkg/inventory"
 )
 
 const (
@@ -175,11 +176,13 @@ func startKueueRendered(t *testing.T, root, accelc, example string) *kueueCluste
 }
 
 // writeNodes writes a node snapshot with one node per ResourceFlavor that
-// selects nodes: the flavor's node labels and taints, and of each resource
-// the flavor holds quota of, the sum of every Cohort's nominal quota, so
-// that Kueue, not room on the nodes, decides what runs.
+// selects nodes: the flavor's node labels and taints, the taints every GPU
+// node of the example's inventory carries, and of each resource the flavor
+// holds quota of, the sum of every Cohort's nominal quota, so that Kueue,
+// not room on the nodes, decides what runs.
 func (c *kueueCluster) writeNodes(t *testing.T) string {
 	t.Helper()
+	gpuTaints := c.inventoryGPUTaints(t)
 	var items []any
 	for _, name := range slices.Sorted(maps.Keys(c.objs["ResourceFlavor"])) {
 		rf := c.objs["ResourceFlavor"][name]
@@ -204,6 +207,7 @@ func (c *kueueCluster) writeNodes(t *testing.T) string {
 			capacity[res] = q.String()
 		}
 		taints, _, _ := unstructured.NestedSlice(rf.Object, "spec", "nodeTaints")
+		taints = append(taints, gpuTaints...)
 		items = append(items, map[string]any{
 			"apiVersion": "v1",
 			"kind":       "Node",
@@ -225,6 +229,39 @@ func (c *kueueCluster) writeNodes(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return file
+}
+
+// inventoryGPUTaints are the taints every node of the example's inventory
+// that has GPUs carries (the cloud's nvidia.com/gpu taint), which the
+// rendered flavors do not declare and a profile's pods must tolerate.
+func (c *kueueCluster) inventoryGPUTaints(t *testing.T) []any {
+	t.Helper()
+	file := filepath.Join(c.s.root, "examples", "clusters", c.example, "inventory.json")
+	snap, err := inventory.ReadSnapshot(file)
+	if err != nil {
+		t.Fatalf("reading %s: %v", file, err)
+	}
+	var common []inventory.Taint
+	first := true
+	for _, n := range snap.Nodes {
+		if n.Status.Capacity[string(gpu)] == "" {
+			continue
+		}
+		if first {
+			common, first = slices.Clone(n.Spec.Taints), false
+			continue
+		}
+		common = slices.DeleteFunc(common, func(tn inventory.Taint) bool { return !slices.Contains(n.Spec.Taints, tn) })
+	}
+	var out []any
+	for _, tn := range common {
+		m := map[string]any{"key": tn.Key, "effect": tn.Effect}
+		if tn.Value != "" {
+			m["value"] = tn.Value
+		}
+		out = append(out, m)
+	}
+	return out
 }
 
 func flavorNode(flavor string) string { return "node-" + flavor }
