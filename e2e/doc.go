@@ -39,4 +39,15 @@
 // bound to the flavor's nodes, and a pod past the quota stays gated until
 // another finishes. Its queues are written in the test, not rendered by
 // accelc.
+//
+// TestKueueRendered applies what accelc renders for hetero-prod and
+// gpu-pools (team Namespaces, WorkloadPriorityClasses, ResourceFlavors,
+// Cohorts, ClusterQueues, LocalQueues) to a control plane with
+// kube-scheduler and Kueue, on one node per flavor, and creates pods as
+// Open Data Hub does from a Queue HardwareProfile, with the tolerations
+// accelc's mutation adds: a profile's pods fill its first flavor, then the
+// next; past the team's quota a pod stays gated until another finishes; a
+// Cohort under a parent borrows up to its borrowingLimit and no further; a
+// MIG-slice profile's pods are admitted against the slice's quota. Pod
+// sizes come from the rendered quotas and profiles.
 package e2e
