@@ -65,9 +65,10 @@ type kueueCluster struct {
 // from a Queue HardwareProfile: the profile's name in the
 // opendatahub.io/hardware-profile-name annotation, its localQueueName in
 // the kueue.x-k8s.io/queue-name label, its priorityClass in
-// kueue.x-k8s.io/priority-class, no node selector; with the profile's
-// tolerations, which accelc's mutation adds from the profile's annotation
-// (Gatekeeper is not running here). Every size comes from the rendered
+// kueue.x-k8s.io/priority-class, no node selector and no tolerations
+// (Gatekeeper, whose mutation would add them, is not running here): the
+// rendered ResourceFlavors' tolerations, which Kueue adds on admission, let
+// them onto the flavors' tainted nodes. Every size comes from the rendered
 // quotas and profiles.
 func TestKueueRendered(t *testing.T) {
 	root := repoRoot(t)
@@ -232,8 +233,9 @@ func (c *kueueCluster) writeNodes(t *testing.T) string {
 }
 
 // inventoryGPUTaints are the taints every node of the example's inventory
-// that has GPUs carries (the cloud's nvidia.com/gpu taint), which the
-// rendered flavors do not declare and a profile's pods must tolerate.
+// that has GPUs carries (the cloud's nvidia.com/gpu taint): the flavors'
+// nodes carry them too, and pods reach them only with the tolerations the
+// rendered flavors give them.
 func (c *kueueCluster) inventoryGPUTaints(t *testing.T) []any {
 	t.Helper()
 	file := filepath.Join(c.s.root, "examples", "clusters", c.example, "inventory.json")
@@ -387,9 +389,8 @@ func (c *kueueCluster) kueue(q queueProfile) *kueueQueue {
 
 // pod is a pause pod as Open Data Hub makes one from the HardwareProfile
 // (annotation, queue and priority labels, the profile's default CPU and
-// memory, count devices, no node selector), with the profile's tolerations
-// when tolerate, as accelc's mutation adds them.
-func (q queueProfile) pod(t *testing.T, name string, count int64, tolerate bool) *corev1.Pod {
+// memory, count devices, no node selector, no tolerations).
+func (q queueProfile) pod(t *testing.T, name string, count int64) *corev1.Pod {
 	t.Helper()
 	hwp := q.profile
 	labels := map[string]string{kueueQueueLabel: q.localQueue()}
@@ -405,16 +406,6 @@ func (q queueProfile) pod(t *testing.T, name string, count int64, tolerate bool)
 		}
 	}
 	limits := corev1.ResourceList{corev1.ResourceName(q.resource): requests[corev1.ResourceName(q.resource)]}
-	var tolerations []corev1.Toleration
-	if tolerate {
-		for k, v := range hwp.GetAnnotations() {
-			if strings.HasSuffix(k, "/tolerations") {
-				if err := json.Unmarshal([]byte(v), &tolerations); err != nil {
-					t.Fatalf("HardwareProfile %s: annotation %s: %v", hwp.GetName(), k, err)
-				}
-			}
-		}
-	}
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:      name,
@@ -426,7 +417,6 @@ func (q queueProfile) pod(t *testing.T, name string, count int64, tolerate bool)
 			},
 		},
 		Spec: corev1.PodSpec{
-			Tolerations: tolerations,
 			Containers: []corev1.Container{{
 				Name:      "main",
 				Image:     "registry.k8s.io/pause:3.10",
@@ -547,7 +537,7 @@ func (c *kueueCluster) flavorOrderThenQuota(t *testing.T) {
 		for range pods {
 			n++
 			name := fmt.Sprintf("%s-%d", q.profile.GetName(), n)
-			since := c.createGated(t, q.pod(t, name, q.max, true))
+			since := c.createGated(t, q.pod(t, name, q.max))
 			c.waitRunsOn(t, q, name, f, since)
 			if first == "" {
 				first = name
@@ -555,7 +545,7 @@ func (c *kueueCluster) flavorOrderThenQuota(t *testing.T) {
 		}
 	}
 	late := q.profile.GetName() + "-late"
-	c.createGated(t, q.pod(t, late, q.max, true))
+	c.createGated(t, q.pod(t, late, q.max))
 	kq.staysGated(t, late)
 	kq.succeed(t, first)
 	c.waitRunsOn(t, q, late, q.flavors[0], time.Now())
@@ -595,14 +585,14 @@ func (c *kueueCluster) borrowingLimit(t *testing.T) {
 	kq := c.kueue(q)
 	for i := range total {
 		name := fmt.Sprintf("%s-%d", q.profile.GetName(), i+1)
-		since := c.createGated(t, q.pod(t, name, q.max, true))
+		since := c.createGated(t, q.pod(t, name, q.max))
 		c.waitRunsOn(t, q, name, flavor, since)
 		if i+1 == ownPods {
 			t.Logf("the team's own quota of %s is used: the next pods borrow", flavor)
 		}
 	}
 	late := q.profile.GetName() + "-past-limit"
-	c.createGated(t, q.pod(t, late, q.max, true))
+	c.createGated(t, q.pod(t, late, q.max))
 	kq.staysGated(t, late)
 	got, err := c.s.get(t.Context(), q.cq)
 	if err != nil {
@@ -612,11 +602,11 @@ func (c *kueueCluster) borrowingLimit(t *testing.T) {
 	t.Logf("ClusterQueue %s usage: %s", q.cq.GetName(), jsonString(usage))
 }
 
-// migSlice: gpu-pools' MIG-slice profile: a pod without the profile's
-// tolerations (as ODH alone makes it) is not admitted to the slice's
-// tainted flavor; with them, pods of the profile's largest size are
-// admitted against the team's quota of the slice's MIG config and bound to
-// its node, and a pod past the quota stays gated.
+// migSlice: gpu-pools' MIG-slice profile: pods of the profile's largest
+// size, with no tolerations of their own, are admitted to the slice's
+// tainted flavor against the team's quota of the slice's MIG config, take
+// the flavor's tolerations from Kueue and are bound to its node; a pod past
+// the quota stays gated.
 func (c *kueueCluster) migSlice(t *testing.T) {
 	var q queueProfile
 	for _, name := range slices.Sorted(maps.Keys(c.objs["ClusterQueue"])) {
@@ -639,21 +629,13 @@ func (c *kueueCluster) migSlice(t *testing.T) {
 	t.Logf("ClusterQueue %s: profile %s, flavors %v, Cohort %s with %s %s on %s: room for %d pods of %d, in %s",
 		q.cq.GetName(), migProfile, q.flavors, q.cohort.GetName(), quota.nominal.String(), q.resource, flavor, pods, q.max, q.namespace)
 
-	bare := migProfile + "-untolerated"
-	c.createGated(t, q.pod(t, bare, 1, false))
-	kq.staysGated(t, bare)
-	zero := int64(0)
-	if err := c.s.client.CoreV1().Pods(q.namespace).Delete(t.Context(), bare, metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
-		t.Fatalf("deleting pod %s/%s: %v", q.namespace, bare, err)
-	}
-
 	for i := range pods {
 		name := fmt.Sprintf("%s-%d", migProfile, i+1)
-		since := c.createGated(t, q.pod(t, name, q.max, true))
+		since := c.createGated(t, q.pod(t, name, q.max))
 		c.waitRunsOn(t, q, name, flavor, since)
 	}
 	late := migProfile + "-past-quota"
-	c.createGated(t, q.pod(t, late, q.max, true))
+	c.createGated(t, q.pod(t, late, q.max))
 	kq.staysGated(t, late)
 }
 
@@ -722,13 +704,13 @@ func (c *kueueCluster) flavorOrderUnderParent(t *testing.T) {
 		q.cq.GetName(), q.profile.GetName(), q.flavors, q.cohort.GetName(), parent, own.nominal.String(), q.resource, first, lenders, pods, q.max, ownPods, q.namespace)
 	for i := range pods {
 		name := fmt.Sprintf("%s-%d", q.profile.GetName(), i+1)
-		since := c.createGated(t, q.pod(t, name, q.max, true))
+		since := c.createGated(t, q.pod(t, name, q.max))
 		c.waitRunsOn(t, q, name, first, since)
 		if i+1 == ownPods {
 			t.Logf("the team's own quota of %s is used: the next pods on it borrow from the parent's other Cohorts", first)
 		}
 	}
 	name := q.profile.GetName() + "-next"
-	since := c.createGated(t, q.pod(t, name, q.max, true))
+	since := c.createGated(t, q.pod(t, name, q.max))
 	c.waitRunsOn(t, q, name, q.flavors[1], since)
 }

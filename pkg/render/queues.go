@@ -1,6 +1,7 @@
 package render
 
 import (
+	"cmp"
 	"maps"
 	"slices"
 	"sort"
@@ -70,6 +71,24 @@ func quotaObjects(m *compile.Model, inv *inventory.Inventory) ([]Object, error) 
 		}
 		out = append(out, teamCohort(m, inv, t))
 	}
+	// What a flavor's pods must tolerate: the tolerations of the profiles
+	// whose queues list it. Kueue adds a flavor's tolerations to the pods
+	// it admits there, so a pod made as ODH makes it (no tolerations: type
+	// Queue holds none) reaches the flavor's tainted nodes; each profile's
+	// ClusterQueue lists only its own flavors, so no other pod is let in.
+	flavorTolerations := map[string][]compile.Toleration{}
+	for i := range m.Profiles {
+		p := &m.Profiles[i]
+		for _, t := range m.QueueTeams(p) {
+			for _, id := range m.QueueFlavors(t, p) {
+				for _, tol := range p.Tolerations {
+					if !slices.Contains(flavorTolerations[id], tol) {
+						flavorTolerations[id] = append(flavorTolerations[id], tol)
+					}
+				}
+			}
+		}
+	}
 	for i := range m.Profiles {
 		p := &m.Profiles[i]
 		for _, t := range m.QueueTeams(p) {
@@ -106,6 +125,7 @@ func quotaObjects(m *compile.Model, inv *inventory.Inventory) ([]Object, error) 
 				spec.NodeTaints = []compile.Taint{*pool.Taint}
 			}
 		}
+		spec.Tolerations = sortedTolerations(flavorTolerations[id])
 		out = append(out, Object{
 			Dir: "queues", Source: []string{"accelerators", id},
 			Body: &resourceFlavor{
@@ -335,6 +355,9 @@ type (
 	resourceFlavorSpec struct {
 		NodeLabels map[string]string `json:"nodeLabels,omitempty"`
 		NodeTaints []compile.Taint   `json:"nodeTaints,omitempty"`
+		// Tolerations are added by Kueue to the pods it admits in the
+		// flavor's quota.
+		Tolerations []compile.Toleration `json:"tolerations,omitempty"`
 	}
 
 	clusterQueue struct {
@@ -513,6 +536,14 @@ func priorityClasses(m *compile.Model) []Object {
 			Source: []string{"cluster", "priorityClasses", name}})
 	}
 	return out
+}
+
+// sortedTolerations orders tolerations by key, value and effect, so a
+// flavor renders the same whatever order its profiles come in.
+func sortedTolerations(tols []compile.Toleration) []compile.Toleration {
+	return slices.SortedFunc(slices.Values(tols), func(a, b compile.Toleration) int {
+		return cmp.Or(cmp.Compare(a.Key, b.Key), cmp.Compare(a.Operator, b.Operator), cmp.Compare(a.Value, b.Value), cmp.Compare(a.Effect, b.Effect))
+	})
 }
 
 func sortedSet(set map[string]bool) []string {
