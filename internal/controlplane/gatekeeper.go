@@ -387,14 +387,21 @@ func ReadObjects(file string) ([]*unstructured.Unstructured, error) {
 // findGatekeeper looks for the manager and its CRDs in $ACCELC_GATEKEEPER_BIN
 // or bin/gatekeeper-<GatekeeperVersion> at the repository root.
 func findGatekeeper() (string, error) {
-	dir := os.Getenv(GatekeeperBinEnv)
-	where := "$" + GatekeeperBinEnv + "=" + dir
+	return findManager("Gatekeeper", GatekeeperVersion, GatekeeperBinEnv)
+}
+
+// findManager looks for a controller manager hack/e2e-tools.sh built, in
+// $env or bin/<lower-case name>-<version> at the repository root: an
+// executable manager, a crds/ folder, and files.
+func findManager(name, version, env string, files ...string) (string, error) {
+	dir := os.Getenv(env)
+	where := "$" + env + "=" + dir
 	if dir == "" {
 		root, err := repoRoot()
 		if err != nil {
 			return "", err
 		}
-		dir = filepath.Join(root, "bin", "gatekeeper-"+GatekeeperVersion)
+		dir = filepath.Join(root, "bin", strings.ToLower(name)+"-"+version)
 		where = dir
 	}
 	var missing []string
@@ -404,9 +411,14 @@ func findGatekeeper() (string, error) {
 	if fi, err := os.Stat(filepath.Join(dir, "crds")); err != nil || !fi.IsDir() {
 		missing = append(missing, "crds/")
 	}
+	for _, f := range files {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			missing = append(missing, f)
+		}
+	}
 	if len(missing) > 0 {
-		return "", fmt.Errorf("no Gatekeeper %s in %s (missing %s): run `make e2e-tools` to build it, or set %s to a directory holding manager and crds/",
-			GatekeeperVersion, where, strings.Join(missing, ", "), GatekeeperBinEnv)
+		return "", fmt.Errorf("no %s %s in %s (missing %s): run `make e2e-tools` to build it, or set %s to a directory laid out the same",
+			name, version, where, strings.Join(missing, ", "), env)
 	}
 	return dir, nil
 }

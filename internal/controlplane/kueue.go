@@ -386,31 +386,5 @@ func (kq *Kueue) ConfigPath() string { return kq.config }
 // findKueue looks for the manager and what it needs in $ACCELC_KUEUE_BIN or
 // bin/kueue-<KueueVersion> at the repository root.
 func findKueue() (string, error) {
-	dir := os.Getenv(KueueBinEnv)
-	where := "$" + KueueBinEnv + "=" + dir
-	if dir == "" {
-		root, err := repoRoot()
-		if err != nil {
-			return "", err
-		}
-		dir = filepath.Join(root, "bin", "kueue-"+KueueVersion)
-		where = dir
-	}
-	var missing []string
-	if fi, err := os.Stat(filepath.Join(dir, "manager")); err != nil || fi.IsDir() || fi.Mode()&0o111 == 0 {
-		missing = append(missing, "manager")
-	}
-	if fi, err := os.Stat(filepath.Join(dir, "crds")); err != nil || !fi.IsDir() {
-		missing = append(missing, "crds/")
-	}
-	for _, f := range []string{"webhooks.yaml", "controller_manager_config.yaml"} {
-		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
-			missing = append(missing, f)
-		}
-	}
-	if len(missing) > 0 {
-		return "", fmt.Errorf("no Kueue %s in %s (missing %s): run `make e2e-tools` to build it, or set %s to a directory laid out the same",
-			KueueVersion, where, strings.Join(missing, ", "), KueueBinEnv)
-	}
-	return dir, nil
+	return findManager("Kueue", KueueVersion, KueueBinEnv, "webhooks.yaml", "controller_manager_config.yaml")
 }
