@@ -447,23 +447,7 @@ func (c *kueueCluster) waitRunsOn(t *testing.T, q queueProfile, name, flavor str
 	t.Helper()
 	ctx := t.Context()
 	kq := c.kueue(q)
-	var pod *corev1.Pod
-	var got string
-	err := poll(ctx, admitTimeout, func(ctx context.Context) (bool, string, error) {
-		var err error
-		if pod, err = c.s.client.CoreV1().Pods(q.namespace).Get(ctx, name, metav1.GetOptions{}); err != nil {
-			return false, err.Error(), nil
-		}
-		wl, err := kq.workload(ctx, pod)
-		if err != nil {
-			return false, err.Error(), nil
-		}
-		if wl == nil {
-			return false, "no Workload yet", nil
-		}
-		got = admittedFlavor(wl)
-		return got != "" && !gated(pod), fmt.Sprintf("Workload %s: %s; pod gates %v", wl.GetName(), workloadState(wl), pod.Spec.SchedulingGates), nil
-	})
+	pod, got, err := kq.admitted(ctx, name)
 	if err != nil {
 		t.Fatalf("pod %s/%s not admitted: %v\n%s%s", q.namespace, name, err, kq.dump(ctx), c.cohortStatus(ctx, q))
 	}

@@ -331,6 +331,30 @@ func (q *kueueQueue) pod(name string) *corev1.Pod {
 	}
 }
 
+// admitted waits until Kueue has admitted the pod's Workload and lifted
+// its scheduling gate, and returns the pod and the flavor it was admitted
+// with.
+func (q *kueueQueue) admitted(ctx context.Context, name string) (*corev1.Pod, string, error) {
+	var pod *corev1.Pod
+	var flavor string
+	err := poll(ctx, admitTimeout, func(ctx context.Context) (bool, string, error) {
+		var err error
+		if pod, err = q.s.client.CoreV1().Pods(q.ns).Get(ctx, name, metav1.GetOptions{}); err != nil {
+			return false, err.Error(), nil
+		}
+		wl, err := q.workload(ctx, pod)
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		if wl == nil {
+			return false, "no Workload yet", nil
+		}
+		flavor = admittedFlavor(wl)
+		return flavor != "" && !gated(pod), fmt.Sprintf("Workload %s: %s; pod gates %v", wl.GetName(), workloadState(wl), pod.Spec.SchedulingGates), nil
+	})
+	return pod, flavor, err
+}
+
 func gated(p *corev1.Pod) bool {
 	return slices.ContainsFunc(p.Spec.SchedulingGates, func(g corev1.PodSchedulingGate) bool { return g.Name == kueueGate })
 }
@@ -376,23 +400,7 @@ func admittedFlavor(wl *unstructured.Unstructured) string {
 func (q *kueueQueue) waitRunsOn(t *testing.T, name string, f kueueFlavor) {
 	t.Helper()
 	ctx := t.Context()
-	var pod *corev1.Pod
-	var flavor string
-	err := poll(ctx, admitTimeout, func(ctx context.Context) (bool, string, error) {
-		var err error
-		if pod, err = q.s.client.CoreV1().Pods(q.ns).Get(ctx, name, metav1.GetOptions{}); err != nil {
-			return false, err.Error(), nil
-		}
-		wl, err := q.workload(ctx, pod)
-		if err != nil {
-			return false, err.Error(), nil
-		}
-		if wl == nil {
-			return false, "no Workload yet", nil
-		}
-		flavor = admittedFlavor(wl)
-		return flavor != "" && !gated(pod), fmt.Sprintf("Workload %s: %s; pod gates %v", wl.GetName(), workloadState(wl), pod.Spec.SchedulingGates), nil
-	})
+	pod, flavor, err := q.admitted(ctx, name)
 	if err != nil {
 		t.Fatalf("pod %s/%s not admitted: %v\n%s", q.ns, name, err, q.dump(ctx))
 	}
