@@ -71,21 +71,27 @@ func quotaObjects(m *compile.Model, inv *inventory.Inventory) ([]Object, error) 
 		}
 		out = append(out, teamCohort(m, inv, t))
 	}
-	// What a flavor's pods must tolerate: the tolerations of the profiles
-	// whose queues list it. Kueue adds a flavor's tolerations to the pods
-	// it admits there, so a pod made as ODH makes it (no tolerations: type
-	// Queue holds none) reaches the flavor's tainted nodes; each profile's
-	// ClusterQueue lists only its own flavors, so no other pod is let in.
+	// What every pod admitted to a flavor tolerates: the tolerations all
+	// the profiles whose queues list it share. Kueue adds a flavor's
+	// tolerations to the pods it admits there, so a pod made as ODH alone
+	// makes it (no tolerations: type Queue holds none) reaches the flavor's
+	// tainted nodes. Only what every such profile has: a pod is never given
+	// a toleration its own profile lacks (another profile's pool taint),
+	// which the scheduling policy would refuse and which would let it onto
+	// nodes its profile keeps it off; accelc's mutation adds the rest.
 	flavorTolerations := map[string][]compile.Toleration{}
 	for i := range m.Profiles {
 		p := &m.Profiles[i]
 		for _, t := range m.QueueTeams(p) {
 			for _, id := range m.QueueFlavors(t, p) {
-				for _, tol := range p.Tolerations {
-					if !slices.Contains(flavorTolerations[id], tol) {
-						flavorTolerations[id] = append(flavorTolerations[id], tol)
-					}
+				tols, seen := flavorTolerations[id]
+				if !seen {
+					flavorTolerations[id] = slices.Clone(p.Tolerations)
+					continue
 				}
+				flavorTolerations[id] = slices.DeleteFunc(tols, func(tol compile.Toleration) bool {
+					return !slices.ContainsFunc(p.Tolerations, func(o compile.Toleration) bool { return sameToleration(o, tol) })
+				})
 			}
 		}
 	}
@@ -536,6 +542,12 @@ func priorityClasses(m *compile.Model) []Object {
 			Source: []string{"cluster", "priorityClasses", name}})
 	}
 	return out
+}
+
+// sameToleration compares two tolerations by value.
+func sameToleration(a, b compile.Toleration) bool {
+	return a.Key == b.Key && a.Operator == b.Operator && a.Value == b.Value && a.Effect == b.Effect &&
+		(a.TolerationSeconds == nil) == (b.TolerationSeconds == nil) && (a.TolerationSeconds == nil || *a.TolerationSeconds == *b.TolerationSeconds)
 }
 
 // sortedTolerations orders tolerations by key, value and effect, so a

@@ -335,3 +335,64 @@ func TestCatalogQueueUsage(t *testing.T) {
 		}
 	}
 }
+
+// TestFlavorTolerationsAreEveryProfiles: Kueue adds a flavor's tolerations
+// to every pod it admits there, so a flavor may only carry what every
+// profile whose queue lists it tolerates: never another profile's pool
+// taint, which would let a pod onto nodes its profile keeps it off (and
+// which the scheduling policy refuses). The vendor taint every profile
+// tolerates is carried, so pods made as ODH alone makes them run.
+func TestFlavorTolerationsAreEveryProfiles(t *testing.T) {
+	type toleration struct{ Key, Operator, Value, Effect string }
+	for _, name := range []string{"hetero-prod", "gpu-pools"} {
+		t.Run(name, func(t *testing.T) {
+			tree := renderExample(t, name)
+			flavorTols := map[string][]toleration{}
+			profileTols := map[string][]toleration{}
+			queues := map[string][]string{} // profile → flavors of its ClusterQueues
+			for p, data := range tree {
+				var obj struct {
+					Kind     string
+					Metadata struct {
+						Name        string
+						Annotations map[string]string
+					}
+					Spec struct {
+						Tolerations    []toleration
+						ResourceGroups []struct{ Flavors []struct{ Name string } } `json:"resourceGroups"`
+					}
+				}
+				if !strings.HasSuffix(p, ".yaml") || yaml.Unmarshal(data, &obj) != nil {
+					continue
+				}
+				switch obj.Kind {
+				case "ResourceFlavor":
+					flavorTols[obj.Metadata.Name] = obj.Spec.Tolerations
+				case "HardwareProfile":
+					var tols []toleration
+					if a := obj.Metadata.Annotations["accelerator.opendatahub.io/tolerations"]; a != "" {
+						require.NoError(t, yaml.Unmarshal([]byte(a), &tols))
+					}
+					profileTols[obj.Metadata.Name] = tols
+				case "ClusterQueue":
+					for _, g := range obj.Spec.ResourceGroups {
+						for _, f := range g.Flavors {
+							queues[obj.Metadata.Annotations["accelc.io/profile"]] = append(queues[obj.Metadata.Annotations["accelc.io/profile"]], f.Name)
+						}
+					}
+				}
+			}
+			require.NotEmpty(t, queues)
+			carried := 0
+			for profile, flavors := range queues {
+				for _, f := range flavors {
+					for _, tol := range flavorTols[f] {
+						carried++
+						assert.Contains(t, profileTols[profile], tol, "flavor %s gives profile %s's pods a toleration the profile lacks", f, profile)
+					}
+				}
+			}
+			assert.Positive(t, carried, "no flavor carries a toleration: pods made by ODH alone cannot reach tainted GPU nodes")
+		})
+	}
+}
