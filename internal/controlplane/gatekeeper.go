@@ -135,22 +135,9 @@ func (cp *ControlPlane) startGatekeeper(ctx context.Context, dir string) (*Gatek
 			return nil, err
 		}
 	}
-	serving, err := cp.ca.serving("gatekeeper-webhook", []net.IP{net.IPv4(127, 0, 0, 1)}, []string{"localhost"})
+	kubeconfig, err := cp.managerIdentity(gkDir, "gatekeeper-webhook", GatekeeperUser, certDir)
 	if err != nil {
 		return nil, err
-	}
-	client4gk, err := cp.ca.client(GatekeeperUser, []string{AdminGroup})
-	if err != nil {
-		return nil, err
-	}
-	kubeconfig := filepath.Join(gkDir, "kubeconfig")
-	if err := cp.writeKubeconfig(kubeconfig, GatekeeperUser, client4gk); err != nil {
-		return nil, err
-	}
-	for name, data := range map[string][]byte{"tls.crt": serving.certPEM, "tls.key": serving.keyPEM} {
-		if err := os.WriteFile(filepath.Join(certDir, name), data, 0o600); err != nil {
-			return nil, err
-		}
 	}
 
 	// The webhook, the health probes and a metrics endpoint nothing
@@ -382,6 +369,33 @@ func ReadObjects(file string) ([]*unstructured.Unstructured, error) {
 		}
 		out = append(out, &unstructured.Unstructured{Object: m})
 	}
+}
+
+// managerIdentity gives a controller manager run out of cluster what it
+// needs to be one: a serving certificate for 127.0.0.1 (name), written as
+// tls.crt and tls.key into each of certDirs, and a kubeconfig in dir for
+// user, a cluster admin, with a client certificate from the test's CA.
+func (cp *ControlPlane) managerIdentity(dir, name, user string, certDirs ...string) (string, error) {
+	serving, err := cp.ca.serving(name, []net.IP{net.IPv4(127, 0, 0, 1)}, []string{"localhost"})
+	if err != nil {
+		return "", err
+	}
+	for _, d := range certDirs {
+		for file, data := range map[string][]byte{"tls.crt": serving.certPEM, "tls.key": serving.keyPEM} {
+			if err := os.WriteFile(filepath.Join(d, file), data, 0o600); err != nil {
+				return "", err
+			}
+		}
+	}
+	client, err := cp.ca.client(user, []string{AdminGroup})
+	if err != nil {
+		return "", err
+	}
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	if err := cp.writeKubeconfig(kubeconfig, user, client); err != nil {
+		return "", err
+	}
+	return kubeconfig, nil
 }
 
 // findGatekeeper looks for the manager and its CRDs in $ACCELC_GATEKEEPER_BIN

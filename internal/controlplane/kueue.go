@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -144,23 +143,8 @@ func (cp *ControlPlane) startKueue(ctx context.Context, dir string, o KueueOptio
 			return nil, err
 		}
 	}
-	serving, err := cp.ca.serving("kueue-webhook", []net.IP{net.IPv4(127, 0, 0, 1)}, []string{"localhost"})
+	kubeconfig, err := cp.managerIdentity(kqDir, "kueue-webhook", KueueUser, certDir, metricsDir)
 	if err != nil {
-		return nil, err
-	}
-	for _, d := range []string{certDir, metricsDir} {
-		for name, data := range map[string][]byte{"tls.crt": serving.certPEM, "tls.key": serving.keyPEM} {
-			if err := os.WriteFile(filepath.Join(d, name), data, 0o600); err != nil {
-				return nil, err
-			}
-		}
-	}
-	clientKP, err := cp.ca.client(KueueUser, []string{AdminGroup})
-	if err != nil {
-		return nil, err
-	}
-	kubeconfig := filepath.Join(kqDir, "kubeconfig")
-	if err := cp.writeKubeconfig(kubeconfig, KueueUser, clientKP); err != nil {
 		return nil, err
 	}
 
