@@ -79,6 +79,11 @@ func TestKueueRendered(t *testing.T) {
 		t.Run("flavor-order-under-parent", c.flavorOrderUnderParent)
 		t.Run("borrowing-limit", c.borrowingLimit)
 	})
+	t.Run("hetero-prod-preemption", func(t *testing.T) {
+		c := startKueueRendered(t, root, accelc, "hetero-prod")
+		t.Run("tier-preemption", c.tierPreemption)
+		t.Run("reclaim", c.reclaim)
+	})
 	t.Run("gpu-pools", func(t *testing.T) {
 		c := startKueueRendered(t, root, accelc, "gpu-pools")
 		t.Run("mig-slice", c.migSlice)
@@ -103,6 +108,9 @@ func startKueueRendered(t *testing.T, root, accelc, example string) *kueueCluste
 		case kind == "HardwareProfile":
 			c.profiles[r.obj.GetName()] = r.obj
 			continue
+		case kind == "AssignMetadata":
+			// read for the team tiers (tiers); not created: Gatekeeper
+			// does not run here.
 		case !slices.Contains(kueueQueueKinds, kind):
 			continue
 		}
@@ -173,6 +181,7 @@ func startKueueRendered(t *testing.T, root, accelc, example string) *kueueCluste
 	}
 	t.Logf("%s: every ClusterQueue and LocalQueue Active", example)
 	s.createNodes(t, c.writeNodes(t), nil)
+	s.startKubelet(t)
 	return c
 }
 
@@ -329,6 +338,7 @@ type queueProfile struct {
 	resource  string                     // the accelerator resource its pods request
 	flavors   []string                   // its accelerator flavors, in order
 	max       int64                      // the profile's most devices per pod
+	tier      string                     // the team's tier: the class accelc's mutation labels its pods with
 }
 
 // queueOf reads the ClusterQueue's profile, Cohort, namespace and
@@ -351,6 +361,7 @@ func (c *kueueCluster) queueOf(t *testing.T, cq *unstructured.Unstructured) queu
 			break
 		}
 	}
+	q.tier = c.tiers()[q.namespace]
 	ids, _, _ := unstructured.NestedSlice(q.profile.Object, "spec", "identifiers")
 	for _, id := range ids {
 		m := id.(map[string]any)
@@ -389,13 +400,18 @@ func (c *kueueCluster) kueue(q queueProfile) *kueueQueue {
 
 // pod is a pause pod as Open Data Hub makes one from the HardwareProfile
 // (annotation, queue and priority labels, the profile's default CPU and
-// memory, count devices, no node selector, no tolerations).
+// memory, count devices, no node selector, no tolerations). A profile that
+// names no WorkloadPriorityClass leaves the label to accelc's mutation,
+// which gives it the team's tier; Gatekeeper does not run here, so the pod
+// carries the tier already.
 func (q queueProfile) pod(t *testing.T, name string, count int64) *corev1.Pod {
 	t.Helper()
 	hwp := q.profile
 	labels := map[string]string{kueueQueueLabel: q.localQueue()}
 	if pc, _, _ := unstructured.NestedString(hwp.Object, "spec", "scheduling", "kueue", "priorityClass"); pc != "" {
 		labels[kueuePriorityLabel] = pc
+	} else if q.tier != "" {
+		labels[kueuePriorityLabel] = q.tier
 	}
 	requests := corev1.ResourceList{corev1.ResourceName(q.resource): *resource.NewQuantity(count, resource.DecimalSI)}
 	ids, _, _ := unstructured.NestedSlice(hwp.Object, "spec", "identifiers")
