@@ -459,6 +459,17 @@ func checkTeamQuota(t *Team, m *Model) []Diagnostic {
 			}
 		}
 	}
+	// A quota is for the team's pods. Without namespaces the team has none:
+	// under Kueue a quota in a cohort still lends to the cohort's other
+	// teams (a shared reserve), but alone it holds devices for nobody.
+	if len(t.Quota) > 0 && len(t.Namespaces) == 0 && (t.Cohort == "" || m.Cluster.Quotas != "kueue") {
+		why := "Kueue's Cohort " + t.Name + " would hold it for no queue"
+		if m.Cluster.Quotas != "kueue" {
+			why = "a ResourceQuota lives in a namespace"
+		}
+		out = append(out, Diagnostic{Path: t.path.Key("quota"), Msg: fmt.Sprintf(
+			"team %s has a quota but no namespaces, so no pod can use it (%s): list the team's namespaces, drop the quota, or (with Kueue) put the team in a cohort to lend it", t.Name, why)})
+	}
 	out = append(out, checkLimits(t, "borrowingLimit", t.BorrowingLimit)...)
 	out = append(out, checkLimits(t, "lendingLimit", t.LendingLimit)...)
 	if pre := t.Preemption; pre.ReclaimWithinCohort == "Never" && pre.BorrowWithinCohort != "" && pre.BorrowWithinCohort != "Never" {

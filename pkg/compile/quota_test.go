@@ -47,6 +47,38 @@ teams: a: {
 	}
 }
 
+// TestQuotaWithoutNamespaces: a team with a quota and no namespaces holds
+// devices no pod can use — an error, unless under Kueue it lends them to a
+// cohort.
+func TestQuotaWithoutNamespaces(t *testing.T) {
+	for _, tc := range []struct {
+		name, extra, want string
+	}{
+		{name: "kueue", want: "c.cue:6:2: teams.reserve.quota: team reserve has a quota but no namespaces, so no pod can use it (Kueue's Cohort reserve would hold it for no queue): list the team's namespaces, drop the quota, or (with Kueue) put the team in a cohort to lend it"},
+		{name: "resourcequota", extra: `cluster: quotas: "resourcequota"` + "\n", want: "teams.reserve.quota: team reserve has a quota but no namespaces, so no pod can use it (a ResourceQuota lives in a namespace)"},
+		{name: "kueue reserve in a cohort", extra: `teams: reserve: cohort: "pool"` + "\n" + `teams: a: cohort: "pool"` + "\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := `package c
+
+cluster: name: "lab"
+teams: reserve: {
+	acceleratorTypes: ["nvidia-l4-24gb"]
+	quota: "nvidia-l4-24gb": 4
+}
+teams: a: {namespaces: ["a"], acceleratorTypes: ["nvidia-l4-24gb"], quota: "nvidia-l4-24gb": 4}
+` + tc.extra
+			_, err := compile.Load(cluster(t, map[string]string{"c.cue": src}))
+			if tc.want == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
+}
+
 // TestQuotaWarnings: quotas beyond the inventory's devices, and for a type
 // no node has, are warnings with the figures.
 func TestQuotaWarnings(t *testing.T) {
