@@ -150,13 +150,23 @@ func (s *suite) mustKubectl(t *testing.T, args ...string) string {
 // returns it; extra flags go after the cluster directory.
 func (s *suite) render(t *testing.T, example, name string, extra ...string) string {
 	t.Helper()
-	out := filepath.Join(s.work, "render", example+"-"+name)
-	args := append([]string{"render", filepath.Join("examples", "clusters", example), "-o", out, "--revision", revision}, extra...)
+	out := filepath.Join(s.work, "render", filepath.Base(example)+"-"+name)
+	args := append([]string{"render", clusterDir(example), "-o", out, "--revision", revision}, extra...)
 	_, errOut, err := run(t.Context(), s.root, s.accelc, args...)
 	if err != nil {
 		t.Fatalf("accelc %s: %v\n%s", strings.Join(args, " "), err, errOut)
 	}
 	return out
+}
+
+// clusterDir is an example's folder, relative to the repository root:
+// examples/clusters/<example>, or, for a name with a slash, that path (a
+// test's own cluster under e2e/testdata).
+func clusterDir(example string) string {
+	if strings.Contains(example, "/") {
+		return filepath.FromSlash(example)
+	}
+	return filepath.Join("examples", "clusters", example)
 }
 
 // rendered is one object of a rendered tree, with the file it came from.

@@ -88,6 +88,10 @@ func TestKueueRendered(t *testing.T) {
 		c := startKueueRendered(t, root, accelc, "gpu-pools")
 		t.Run("mig-slice", c.migSlice)
 	})
+	t.Run("mixed-mig", func(t *testing.T) {
+		c := startKueueRendered(t, root, accelc, "e2e/testdata/mixed-mig")
+		t.Run("slices-per-profile", c.slicesPerProfile)
+	})
 }
 
 // startKueueRendered renders the example, starts a control plane with
@@ -234,7 +238,7 @@ func (c *kueueCluster) writeNodes(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	file := filepath.Join(c.s.work, c.example+"-nodes.json")
+	file := filepath.Join(c.s.work, filepath.Base(c.example)+"-nodes.json")
 	if err := os.WriteFile(file, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -247,7 +251,7 @@ func (c *kueueCluster) writeNodes(t *testing.T) string {
 // rendered flavors give them.
 func (c *kueueCluster) inventoryGPUTaints(t *testing.T) []any {
 	t.Helper()
-	file := filepath.Join(c.s.root, "examples", "clusters", c.example, "inventory.json")
+	file := filepath.Join(c.s.root, clusterDir(c.example), "inventory.json")
 	snap, err := inventory.ReadSnapshot(file)
 	if err != nil {
 		t.Fatalf("reading %s: %v", file, err)
@@ -522,9 +526,22 @@ func (c *kueueCluster) flavorOrderThenQuota(t *testing.T) {
 	if q.cq == nil {
 		t.Fatalf("%s renders no ClusterQueue with several flavors in a Cohort without a parent", c.example)
 	}
+	first := c.fillInOrder(t, q)
+	late := q.profile.GetName() + "-late"
+	c.createGated(t, q.pod(t, late, q.max))
+	c.kueue(q).staysGated(t, late)
+	c.kueue(q).succeed(t, first)
+	c.waitRunsOn(t, q, late, q.flavors[0], time.Now())
+}
+
+// fillInOrder creates pods of the profile's largest size until the
+// team's quota of each of the ClusterQueue's flavors is used, checking
+// that each lands on the first flavor with room; it returns the first
+// pod's name.
+func (c *kueueCluster) fillInOrder(t *testing.T, q queueProfile) string {
+	t.Helper()
 	t.Logf("ClusterQueue %s: profile %s, flavors %v, Cohort %s, pods in %s naming LocalQueue %s, %d %s each",
 		q.cq.GetName(), q.profile.GetName(), q.flavors, q.cohort.GetName(), q.namespace, q.localQueue(), q.max, q.resource)
-	kq := c.kueue(q)
 	var n int
 	var first string
 	for _, f := range q.flavors {
@@ -544,11 +561,37 @@ func (c *kueueCluster) flavorOrderThenQuota(t *testing.T) {
 			}
 		}
 	}
-	late := q.profile.GetName() + "-late"
-	c.createGated(t, q.pod(t, late, q.max))
-	kq.staysGated(t, late)
-	kq.succeed(t, first)
-	c.waitRunsOn(t, q, late, q.flavors[0], time.Now())
+	return first
+}
+
+// slicesPerProfile: a team's quota of a MIG config that cuts each GPU into
+// two profiles under the mixed strategy, given per profile: each profile's
+// pods fill their own slice's quota, on the flavors in the profile's
+// order (a config of its slice alone, then the mixed one), and a pod past
+// it stays gated; the other profile's quota of the mixed config is not
+// touched by them.
+func (c *kueueCluster) slicesPerProfile(t *testing.T) {
+	var queues []queueProfile
+	for _, name := range slices.Sorted(maps.Keys(c.objs["ClusterQueue"])) {
+		queues = append(queues, c.queueOf(t, c.objs["ClusterQueue"][name]))
+	}
+	shared := map[string]int{}
+	for _, q := range queues {
+		for _, f := range q.flavors {
+			shared[f]++
+		}
+	}
+	if !slices.ContainsFunc(queues, func(q queueProfile) bool {
+		return slices.ContainsFunc(q.flavors, func(f string) bool { return shared[f] > 1 })
+	}) {
+		t.Fatalf("%s renders no flavor that two profiles' ClusterQueues share", c.example)
+	}
+	for _, q := range queues {
+		c.fillInOrder(t, q)
+		late := q.profile.GetName() + "-late"
+		c.createGated(t, q.pod(t, late, q.max))
+		c.kueue(q).staysGated(t, late)
+	}
 }
 
 // borrowingLimit: a team whose Cohort has a parent and a borrowingLimit

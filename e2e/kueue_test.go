@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -376,8 +377,9 @@ func (q *kueueQueue) workload(ctx context.Context, pod *corev1.Pod) (*unstructur
 	return nil, nil
 }
 
-// admittedFlavor is the flavor the Workload was admitted with for GPUs, ""
-// while it is not admitted.
+// admittedFlavor is the flavor the Workload was admitted with for its
+// accelerator (whatever resource other than CPU and memory it requests:
+// nvidia.com/gpu, a MIG slice's), "" while it is not admitted.
 func admittedFlavor(wl *unstructured.Unstructured) string {
 	if wl == nil {
 		return ""
@@ -387,9 +389,11 @@ func admittedFlavor(wl *unstructured.Unstructured) string {
 	}
 	psas, _, _ := unstructured.NestedSlice(wl.Object, "status", "admission", "podSetAssignments")
 	for _, psa := range psas {
-		f, _, _ := unstructured.NestedString(psa.(map[string]any), "flavors", string(gpu))
-		if f != "" {
-			return f
+		flavors, _, _ := unstructured.NestedStringMap(psa.(map[string]any), "flavors")
+		for _, res := range slices.Sorted(maps.Keys(flavors)) {
+			if res != string(corev1.ResourceCPU) && res != string(corev1.ResourceMemory) {
+				return flavors[res]
+			}
 		}
 	}
 	return ""

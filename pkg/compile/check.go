@@ -87,22 +87,36 @@ func (m *Model) checkQuotas(inv *inventory.Inventory) []Diagnostic {
 		}
 	}
 	// A pool's quota is of its devices: slices or replicas.
+	// A MIG config's quota per profile is of each profile's slices:
+	// "<config> <profile>".
 	for _, pool := range m.NodePools {
 		c := m.PoolCapacity(pool, "", inv)
 		capacity[pool.Name] = c.Available
+		for prof := range pool.Layout {
+			capacity[pool.Name+" "+prof] = m.PoolCapacity(pool, prof, inv).Available
+		}
 	}
 	total := map[string]int{}
 	var parts = map[string][]string{}
 	for i := range m.Teams {
 		t := &m.Teams[i]
 		for _, id := range slices.Sorted(maps.Keys(t.Quota)) {
-			q := t.Quota[id]
-			total[id] += q
-			parts[id] = append(parts[id], fmt.Sprintf("%s %d", t.Name, q))
-			if capacity[id] == 0 && q > 0 {
-				quota := t.path.Key("quota")
-				out = append(out, Diagnostic{Severity: Warning, Path: quota.At(quota.Key(id)), Msg: fmt.Sprintf(
-					"%d × %s, but no node in the inventory has one: the quota admits nothing until one joins", q, id)})
+			quotas := map[string]int{id: t.Quota[id]}
+			if per, ok := t.SliceQuota[id]; ok {
+				quotas = map[string]int{}
+				for prof, n := range per {
+					quotas[id+" "+prof] = n
+				}
+			}
+			for _, key := range slices.Sorted(maps.Keys(quotas)) {
+				q := quotas[key]
+				total[key] += q
+				parts[key] = append(parts[key], fmt.Sprintf("%s %d", t.Name, q))
+				if capacity[key] == 0 && q > 0 {
+					quota := t.path.Key("quota")
+					out = append(out, Diagnostic{Severity: Warning, Path: quota.At(quota.Key(id)), Msg: fmt.Sprintf(
+						"%d × %s, but no node in the inventory has one: the quota admits nothing until one joins", q, key)})
+				}
 			}
 		}
 	}

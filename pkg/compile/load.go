@@ -1,6 +1,7 @@
 package compile
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -86,7 +87,7 @@ func loadUnbounded(dir string) (*Model, error) {
 		} `json:"cluster"`
 		Accelerators map[string]map[string]any `json:"accelerators"`
 		Profiles     map[string]Profile        `json:"profiles"`
-		Teams        map[string]Team           `json:"teams"`
+		Teams        map[string]rawTeam        `json:"teams"`
 	}
 	if err := cfg.Decode(&raw); err != nil {
 		return nil, Errors(cueDiagnostics(err, src, insts[0].Files))
@@ -190,7 +191,7 @@ func loadUnbounded(dir string) (*Model, error) {
 
 	nsTeam := map[string]string{}
 	for _, name := range slices.Sorted(maps.Keys(raw.Teams)) {
-		t := raw.Teams[name]
+		t := raw.Teams[name].team()
 		t.path = root.Key("teams").Key(name)
 		for i, id := range t.AcceleratorTypes {
 			if _, ok := cat.Get(id); !ok {
@@ -220,6 +221,50 @@ func loadUnbounded(dir string) (*Model, error) {
 		return nil, Errors(diags)
 	}
 	return m, nil
+}
+
+// rawTeam is a team as its CUE holds it: each quota a count, or per MIG
+// profile for a config cut into several.
+type rawTeam struct {
+	Team
+	Quota map[string]quotaAmount `json:"quota"`
+}
+
+// quotaAmount is one quota: a count, or slices per MIG profile.
+type quotaAmount struct {
+	n      int
+	slices map[string]int
+}
+
+func (q *quotaAmount) UnmarshalJSON(b []byte) error {
+	if err := json.Unmarshal(b, &q.n); err == nil {
+		return nil
+	}
+	return json.Unmarshal(b, &q.slices)
+}
+
+// team is the Team with its quotas: a per-profile quota counts all its
+// slices in Quota and keeps them per profile in SliceQuota.
+func (r rawTeam) team() Team {
+	t := r.Team
+	t.Quota, t.SliceQuota = nil, nil
+	for id, q := range r.Quota {
+		if t.Quota == nil {
+			t.Quota = map[string]int{}
+		}
+		if q.slices == nil {
+			t.Quota[id] = q.n
+			continue
+		}
+		if t.SliceQuota == nil {
+			t.SliceQuota = map[string]map[string]int{}
+		}
+		t.SliceQuota[id] = q.slices
+		for _, n := range q.slices {
+			t.Quota[id] += n
+		}
+	}
+	return t
 }
 
 // checkTeamProfiles resolves a team's profile entitlement: each profile
@@ -428,14 +473,26 @@ func checkTeamQuota(t *Team, m *Model) []Diagnostic {
 		// replicas, which Kueue keeps apart from whole GPUs by the pool's
 		// taint (a flavor's nodeTaints admit only workloads that tolerate
 		// them).
+		perProfile, sliced := t.SliceQuota[id]
 		if pool, ok := m.Pool(id); ok {
+			several := pool.Sharing == ShareMIG && poolResource(m, pool) == "" && m.Cluster.MIGStrategy() == "mixed"
 			switch {
 			case !slices.Contains(t.AcceleratorTypes, pool.AcceleratorType):
 				out = append(out, Diagnostic{Path: at, Msg: fmt.Sprintf(
 					"a quota in %s, a pool of %s, which the team is not entitled to: add the type to acceleratorTypes or drop the quota", id, pool.AcceleratorType)})
-			case poolResource(m, pool) == "":
+			case several && !sliced:
 				out = append(out, Diagnostic{Path: at, Msg: fmt.Sprintf(
-					"%s cuts each GPU into several MIG profiles (%s), each its own resource under the mixed strategy: a quota per config covers one; split the config by profile, or quota the type", id, mig.Describe(pool.Layout))})
+					"%s cuts each GPU into several MIG profiles (%s), each its own resource under the mixed strategy: give its quota per profile, as %q: %s", id, mig.Describe(pool.Layout), id, quotaExample(pool.Layout))})
+			case sliced && !several:
+				out = append(out, Diagnostic{Path: at, Msg: fmt.Sprintf(
+					"a quota per MIG profile is for a MIG config that cuts each GPU into several profiles under the mixed strategy; %s's pods request one resource (%s): give a number", id, cmp.Or(poolResource(m, pool), wholeResource(m, pool)))})
+			case sliced:
+				for _, prof := range slices.Sorted(maps.Keys(perProfile)) {
+					if pool.Layout[prof] == 0 {
+						out = append(out, Diagnostic{Path: quota.At(quota.Key(id).Key(prof)), Msg: fmt.Sprintf(
+							"%s is not a MIG profile of %s's layout (%s): use %s", prof, id, mig.Describe(pool.Layout), strings.Join(layoutProfiles(pool.Layout), ", "))})
+					}
+				}
 			case pool.Taint == nil && poolResource(m, pool) == wholeResource(m, pool):
 				out = append(out, Diagnostic{Path: at, Msg: fmt.Sprintf(
 					"%s has no taint and its pods request %s like whole GPUs, so Kueue cannot keep whole-GPU workloads out of its quota: give the pool a taint (or renameByDefault)", id, wholeResource(m, pool))})
@@ -445,6 +502,10 @@ func checkTeamQuota(t *Team, m *Model) []Diagnostic {
 		if _, ok := m.Catalog.Get(id); !ok {
 			out = append(out, unknownType(m.Catalog, at, id))
 			continue
+		}
+		if sliced {
+			out = append(out, Diagnostic{Path: at, Msg: fmt.Sprintf(
+				"a quota per MIG profile is for a MIG config of cluster.mig that cuts each GPU into several profiles; %s is an accelerator type: give a number of devices", id)})
 		}
 		if !slices.Contains(t.AcceleratorTypes, id) {
 			out = append(out, Diagnostic{Path: at, Msg: fmt.Sprintf(
@@ -498,6 +559,26 @@ func checkLimits(t *Team, name string, limits map[string]int) []Diagnostic {
 			out = append(out, Diagnostic{Path: at, Msg: fmt.Sprintf("%s needs a cohort: set %s", verb, t.path.Key("cohort"))})
 		case !slices.Contains(t.AcceleratorTypes, id):
 			out = append(out, Diagnostic{Path: at, Msg: fmt.Sprintf("%s is not one of the team's acceleratorTypes", id)})
+		}
+	}
+	return out
+}
+
+// quotaExample is a per-profile quota for the layout, for messages.
+func quotaExample(layout map[string]int) string {
+	var parts []string
+	for _, prof := range layoutProfiles(layout) {
+		parts = append(parts, fmt.Sprintf("%q: N", prof))
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
+}
+
+// layoutProfiles are the MIG profiles a layout cuts, by name.
+func layoutProfiles(layout map[string]int) []string {
+	var out []string
+	for _, prof := range slices.Sorted(maps.Keys(layout)) {
+		if layout[prof] > 0 {
+			out = append(out, prof)
 		}
 	}
 	return out

@@ -250,11 +250,18 @@ type Team struct {
 	// Profiles are the profiles the team may use; nil: every profile of
 	// its types.
 	Profiles []string `json:"profiles,omitempty"`
-	// Quota is devices per accelerator type; nil when the team has none.
-	Quota          map[string]int `json:"quota,omitempty"`
-	Cohort         string         `json:"cohort,omitempty"`
-	BorrowingLimit map[string]int `json:"borrowingLimit,omitempty"`
-	LendingLimit   map[string]int `json:"lendingLimit,omitempty"`
+	// Quota is devices per quota key (accelerator type, pool or MIG
+	// config); nil when the team has none. A MIG config cut into several
+	// profiles counts all its slices here and has them per profile in
+	// SliceQuota.
+	Quota map[string]int `json:"quota,omitempty"`
+	// SliceQuota is, per MIG config cut into several profiles under the
+	// mixed strategy, the team's slices of each profile (each its own
+	// resource, nvidia.com/mig-<profile>).
+	SliceQuota     map[string]map[string]int `json:"sliceQuota,omitempty"`
+	Cohort         string                    `json:"cohort,omitempty"`
+	BorrowingLimit map[string]int            `json:"borrowingLimit,omitempty"`
+	LendingLimit   map[string]int            `json:"lendingLimit,omitempty"`
 	// Preemption is what Kueue may evict for the team's workloads.
 	Preemption    Preemption `json:"preemption"`
 	Priority      string     `json:"priority,omitempty"`

@@ -265,6 +265,54 @@ func errorsOf(ds []compile.Diagnostic) []string {
 	return out
 }
 
+// TestSliceQuota: a MIG config cut into several profiles under the mixed
+// strategy (the 1×3g.40gb + 2×2g.20gb fleet of issue 17) takes its quota
+// per profile; each profile's queue then covers its slice's resource with
+// the config's flavor.
+func TestSliceQuota(t *testing.T) {
+	dir := cluster(t, map[string]string{"c.cue": poolsCluster + `
+profiles: {
+	"slice-3g": {displayName: "3g", acceleratorTypes: ["nvidia-a100-80gb"], mig: "3g.40gb"}
+	"slice-2g": {displayName: "2g", acceleratorTypes: ["nvidia-a100-80gb"], mig: "2g.20gb"}
+}
+teams: a: {
+	namespaces: ["a"]
+	acceleratorTypes: ["nvidia-a100-80gb"]
+	profiles: ["slice-3g", "slice-2g"]
+	quota: "a100-3g": {"3g.40gb": 2, "2g.20gb": 4}
+}
+`})
+	m, err := compile.Load(dir)
+	require.NoError(t, err)
+	team := &m.Teams[0]
+	assert.Equal(t, map[string]int{"a100-3g": 6}, team.Quota, "all the config's slices")
+	assert.Equal(t, map[string]int{"nvidia.com/mig-3g.40gb": 2, "nvidia.com/mig-2g.20gb": 4}, m.KeyQuotas(team, "a100-3g"))
+	assert.Equal(t, []string{"a100-3g"}, m.QueueFlavors(team, m.Profile("slice-3g")))
+	assert.Equal(t, []string{"a100-3g"}, m.QueueFlavors(team, m.Profile("slice-2g")))
+
+	dir = cluster(t, map[string]string{"c.cue": poolsCluster + `
+teams: a: {
+	namespaces: ["a"]
+	acceleratorTypes: ["nvidia-a100-80gb"]
+	quota: {
+		"a100-3g": {"3g.40gb": 2, "4g.40gb": 1}
+		"a100-1g": {"1g.10gb": 7}
+		"nvidia-a100-80gb": {"3g.40gb": 2}
+	}
+}
+`})
+	_, err = compile.Load(dir)
+	require.Error(t, err)
+	at := filepath.ToSlash(filepath.Clean(dir)) + "/c.cue:"
+	for _, want := range []string{
+		at + "23:29: teams.a.quota: 4g.40gb is not a MIG profile of a100-3g's layout (2×2g.20gb + 1×3g.40gb): use 2g.20gb, 3g.40gb",
+		at + "24:3: teams.a.quota: a quota per MIG profile is for a MIG config that cuts each GPU into several profiles under the mixed strategy; a100-1g's pods request one resource (nvidia.com/mig-1g.10gb): give a number",
+		at + "25:3: teams.a.quota: a quota per MIG profile is for a MIG config of cluster.mig that cuts each GPU into several profiles; nvidia-a100-80gb is an accelerator type: give a number of devices",
+	} {
+		assert.Contains(t, err.Error(), want)
+	}
+}
+
 // TestPoolQuotaErrors: a quota in a pool of a type the team may not use,
 // in an untainted pool Kueue could not keep whole GPUs out of, and per
 // config of a mixed layout, are errors with file and line.
@@ -280,7 +328,7 @@ teams: a: {
 	require.Error(t, err)
 	for _, want := range []string{
 		"teams.a.quota: a quota in h100-ts, a pool of nvidia-h100-80gb, which the team is not entitled to",
-		"teams.a.quota: a100-3g cuts each GPU into several MIG profiles (2×2g.20gb + 1×3g.40gb), each its own resource under the mixed strategy",
+		`teams.a.quota: a100-3g cuts each GPU into several MIG profiles (2×2g.20gb + 1×3g.40gb), each its own resource under the mixed strategy: give its quota per profile, as "a100-3g": {"2g.20gb": N, "3g.40gb": N}`,
 	} {
 		assert.Contains(t, err.Error(), want)
 	}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+
+	"github.com/accelc/accelc/pkg/mig"
 )
 
 // UsesKueue reports whether the cluster's team quotas are Kueue's: its
@@ -40,14 +42,33 @@ func (m *Model) QueueFlavors(t *Team, p *Profile) []string {
 	}
 	var out []string
 	for _, id := range keys {
-		if _, ok := t.Quota[id]; !ok {
-			continue
-		}
-		if m.QuotaResource(id) == p.ResourceName {
+		if _, ok := m.KeyQuotas(t, id)[p.ResourceName]; ok {
 			out = append(out, id)
 		}
 	}
 	return out
+}
+
+// KeyQuotas is a team's quota of a key per resource its devices are
+// requested by: one resource for a type, a pool, or a MIG config of one
+// profile; one per profile (nvidia.com/mig-<profile>) for a MIG config
+// whose quota is per profile. Nil when the team has no quota of the key.
+func (m *Model) KeyQuotas(t *Team, id string) map[string]int {
+	if per, ok := t.SliceQuota[id]; ok {
+		out := map[string]int{}
+		for prof, n := range per {
+			out[mig.ResourceName(prof)] = n
+		}
+		return out
+	}
+	q, ok := t.Quota[id]
+	if !ok {
+		return nil
+	}
+	if res := m.QuotaResource(id); res != "" {
+		return map[string]int{res: q}
+	}
+	return nil
 }
 
 // QuotaResource is the resource a quota key counts: a pool's or MIG

@@ -466,7 +466,7 @@ func catalogQueue(m *compile.Model, p *compile.Profile, inv *inventory.Inventory
 	for _, t := range teams {
 		tq := CatalogTeamQueue{Team: t.Name, ClusterQueue: ClusterQueueName(t, p), Cohort: TeamCohortName(t), Flavors: []CatalogFlavorQuota{}}
 		for _, id := range m.QueueFlavors(t, p) {
-			f := CatalogFlavorQuota{Flavor: id, Quota: t.Quota[id]}
+			f := CatalogFlavorQuota{Flavor: id, Quota: m.KeyQuotas(t, id)[p.ResourceName]}
 			if inv.UsageKnown() {
 				used := 0
 				for _, n := range flavorNodes(m, inv, id) {

@@ -144,17 +144,6 @@ func quotaObjects(m *compile.Model, inv *inventory.Inventory) ([]Object, error) 
 	return out, nil
 }
 
-// flavorResource is the resource a quota key (a type or a pool) covers.
-func flavorResource(m *compile.Model, id string) (string, bool) {
-	if pool, ok := m.Pool(id); ok {
-		return compile.PoolResource(m, pool), true
-	}
-	if c, ok := m.Catalog.Get(id); ok {
-		return c.ResourceName, true
-	}
-	return "", false
-}
-
 // DefaultFlavor is the ResourceFlavor of the CPU and memory that come
 // with a team's accelerators: it selects no node.
 const DefaultFlavor = "accelc-default"
@@ -190,8 +179,6 @@ func teamCohort(m *compile.Model, inv *inventory.Inventory, t *compile.Team) Obj
 // per device. Borrowing and lending limits are only for a team in a
 // cohort (Kueue's webhook rejects them on a root Cohort).
 func teamQuotaGroups(m *compile.Model, inv *inventory.Inventory, t *compile.Team) []resourceGroup {
-	byResource := map[string][]string{}
-	var resources []string
 	var keys []string
 	for _, pool := range m.NodePools {
 		if _, ok := t.Quota[pool.Name]; ok {
@@ -199,35 +186,75 @@ func teamQuotaGroups(m *compile.Model, inv *inventory.Inventory, t *compile.Team
 		}
 	}
 	keys = append(keys, t.AcceleratorTypes...)
+	// Kueue covers a resource in one group of a Cohort, and each flavor
+	// of a group lists every resource the group covers. Keys of one
+	// resource share a group; a MIG config whose quota is per profile
+	// (several resources) joins the groups of its profiles into one,
+	// where a flavor holds 0 of the resources it does not provide.
+	type group struct {
+		resources []string
+		keys      []string
+	}
+	var groups []*group
+	groupOf := map[string]*group{}
 	for _, id := range keys {
-		res, ok := flavorResource(m, id)
-		if _, quota := t.Quota[id]; !ok || !quota {
+		quotas := m.KeyQuotas(t, id)
+		if len(quotas) == 0 {
 			continue
 		}
-		if _, seen := byResource[res]; !seen {
-			resources = append(resources, res)
-		}
-		byResource[res] = append(byResource[res], id)
-	}
-	var groups []resourceGroup
-	for _, res := range resources {
-		var flavors []flavorQuotas
-		for _, id := range byResource[res] {
-			quota := resourceQuota{Name: res, NominalQuota: intQ(t.Quota[id])}
-			if t.Cohort != "" {
-				if limit, ok := t.BorrowingLimit[id]; ok {
-					quota.BorrowingLimit = ptr(intQ(limit))
+		resources := slices.Sorted(maps.Keys(quotas))
+		var g *group
+		for _, r := range resources {
+			h := groupOf[r]
+			switch {
+			case h == nil || h == g:
+			case g == nil:
+				g = h
+			default:
+				g.resources = append(g.resources, h.resources...)
+				g.keys = append(g.keys, h.keys...)
+				for _, hr := range h.resources {
+					groupOf[hr] = g
 				}
-				if limit, ok := t.LendingLimit[id]; ok {
-					quota.LendingLimit = ptr(intQ(limit))
-				}
+				groups = slices.DeleteFunc(groups, func(x *group) bool { return x == h })
 			}
-			flavors = append(flavors, flavorQuotas{Name: id, Resources: []resourceQuota{quota}})
 		}
-		groups = append(groups, resourceGroup{CoveredResources: []string{res}, Flavors: flavors})
+		if g == nil {
+			g = &group{}
+			groups = append(groups, g)
+		}
+		for _, r := range resources {
+			if groupOf[r] == nil {
+				g.resources = append(g.resources, r)
+				groupOf[r] = g
+			}
+		}
+		g.keys = append(g.keys, id)
+	}
+	var out []resourceGroup
+	for _, g := range groups {
+		var flavors []flavorQuotas
+		for _, id := range g.keys {
+			quotas := m.KeyQuotas(t, id)
+			f := flavorQuotas{Name: id}
+			for _, res := range g.resources {
+				quota := resourceQuota{Name: res, NominalQuota: intQ(quotas[res])}
+				if _, ok := quotas[res]; ok && t.Cohort != "" && len(quotas) == 1 {
+					if limit, ok := t.BorrowingLimit[id]; ok {
+						quota.BorrowingLimit = ptr(intQ(limit))
+					}
+					if limit, ok := t.LendingLimit[id]; ok {
+						quota.LendingLimit = ptr(intQ(limit))
+					}
+				}
+				f.Resources = append(f.Resources, quota)
+			}
+			flavors = append(flavors, f)
+		}
+		out = append(out, resourceGroup{CoveredResources: g.resources, Flavors: flavors})
 	}
 	cpuMilli, memBytes := hostShare(m, inv, t)
-	return append(groups, resourceGroup{
+	return append(out, resourceGroup{
 		CoveredResources: []string{"cpu", "memory"},
 		Flavors: []flavorQuotas{{Name: DefaultFlavor, Resources: []resourceQuota{
 			{Name: "cpu", NominalQuota: textQ(resource.NewMilliQuantity(cpuMilli, resource.DecimalSI).String())},
@@ -483,8 +510,8 @@ func flavorNodes(m *compile.Model, inv *inventory.Inventory, id string) []*inven
 // team's total per resource: the guard rail for clusters without Kueue.
 func resourceQuotas(m *compile.Model, t *compile.Team) []Object {
 	hard := map[corev1.ResourceName]int{}
-	for id, q := range t.Quota {
-		if res, ok := flavorResource(m, id); ok {
+	for id := range t.Quota {
+		for res, q := range m.KeyQuotas(t, id) {
 			hard[corev1.ResourceName("requests."+res)] += q
 		}
 	}

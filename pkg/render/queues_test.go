@@ -396,3 +396,85 @@ func TestFlavorTolerationsAreEveryProfiles(t *testing.T) {
 		})
 	}
 }
+
+// TestSliceQuotaCohort: a MIG config cut into 1×3g.40gb + 2×2g.20gb under
+// the mixed strategy (issue 17's fleet), quota'd per profile, beside a
+// config of 3g.40gb slices alone. Kueue covers a resource in one group of
+// a Cohort and each flavor of a group lists all its resources, so the
+// team's Cohort has one group over both slice resources, each flavor
+// holding 0 of what it does not provide; each profile's ClusterQueue
+// lists the configs that cut its slice, for its resource alone; without
+// Kueue, each namespace's ResourceQuota caps each slice resource.
+func TestSliceQuotaCohort(t *testing.T) {
+	src := `package c
+
+cluster: {
+	name: "mixed"
+	mig: {
+		strategy: "mixed"
+		configs: {
+			"a100-mixed": {acceleratorType: "nvidia-a100-80gb", nodes: ["a100-1"], layout: {"3g.40gb": 1, "2g.20gb": 2}}
+			"a100-3g": {acceleratorType: "nvidia-a100-80gb", nodes: ["a100-2"], layout: "3g.40gb": 2}
+		}
+	}
+}
+profiles: {
+	"slice-3g": {displayName: "3g", acceleratorTypes: ["nvidia-a100-80gb"], mig: "3g.40gb"}
+	"slice-2g": {displayName: "2g", acceleratorTypes: ["nvidia-a100-80gb"], mig: "2g.20gb"}
+}
+teams: a: {
+	namespaces: ["a"]
+	acceleratorTypes: ["nvidia-a100-80gb"]
+	profiles: ["slice-3g", "slice-2g"]
+	quota: {"a100-mixed": {"3g.40gb": 4, "2g.20gb": 8}, "a100-3g": 6}
+}
+`
+	objs, err := render.Render(loadCUE(t, src), &inventory.Inventory{})
+	require.NoError(t, err)
+	tree, err := render.BuildTree("mixed", objs, render.Provenance{})
+	require.NoError(t, err)
+	read := func(path string) clusterQueue {
+		t.Helper()
+		var q clusterQueue
+		require.Contains(t, tree, path)
+		require.NoError(t, yaml.Unmarshal(tree[path], &q))
+		return q
+	}
+	type quota map[string]int64 // flavor/resource → nominal
+	quotas := func(q clusterQueue, group int) ([]string, quota) {
+		g := q.Spec.ResourceGroups[group]
+		out := quota{}
+		for _, f := range g.Flavors {
+			require.Len(t, f.Resources, len(g.CoveredResources), "flavor %s lists every covered resource", f.Name)
+			for i, r := range f.Resources {
+				assert.Equal(t, g.CoveredResources[i], r.Name, "in coveredResources order")
+				out[f.Name+"/"+r.Name] = r.NominalQuota.Value()
+			}
+		}
+		return g.CoveredResources, out
+	}
+	cohort := read("queues/cohort-a.yaml")
+	require.Len(t, cohort.Spec.ResourceGroups, 2, "one group for both slices, then CPU and memory")
+	covered, got := quotas(cohort, 0)
+	assert.Equal(t, []string{"nvidia.com/mig-3g.40gb", "nvidia.com/mig-2g.20gb"}, covered)
+	assert.Equal(t, quota{
+		"a100-3g/nvidia.com/mig-3g.40gb": 6, "a100-3g/nvidia.com/mig-2g.20gb": 0,
+		"a100-mixed/nvidia.com/mig-3g.40gb": 4, "a100-mixed/nvidia.com/mig-2g.20gb": 8,
+	}, got)
+
+	covered, got = quotas(read("queues/clusterqueue-a.slice-3g.yaml"), 0)
+	assert.Equal(t, []string{"nvidia.com/mig-3g.40gb"}, covered)
+	assert.Equal(t, quota{"a100-3g/nvidia.com/mig-3g.40gb": 0, "a100-mixed/nvidia.com/mig-3g.40gb": 0}, got)
+	covered, got = quotas(read("queues/clusterqueue-a.slice-2g.yaml"), 0)
+	assert.Equal(t, []string{"nvidia.com/mig-2g.20gb"}, covered)
+	assert.Equal(t, quota{"a100-mixed/nvidia.com/mig-2g.20gb": 0}, got)
+
+	objs, err = render.Render(loadCUE(t, strings.Replace(src, `name: "mixed"`, `name: "mixed"`+"\n\tquotas: \"resourcequota\"", 1)), &inventory.Inventory{})
+	require.NoError(t, err)
+	tree, err = render.BuildTree("mixed", objs, render.Provenance{})
+	require.NoError(t, err)
+	var rq struct{ Spec struct{ Hard map[string]int } }
+	require.Contains(t, tree, "queues/resourcequota-a-accelc-accelerators.yaml")
+	require.NoError(t, yaml.Unmarshal(tree["queues/resourcequota-a-accelc-accelerators.yaml"], &rq))
+	assert.Equal(t, map[string]int{"requests.nvidia.com/mig-3g.40gb": 10, "requests.nvidia.com/mig-2g.20gb": 8}, rq.Spec.Hard)
+}
