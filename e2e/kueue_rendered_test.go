@@ -86,6 +86,7 @@ func TestKueueRendered(t *testing.T) {
 	})
 	t.Run("gpu-pools", func(t *testing.T) {
 		c := startKueueRendered(t, root, accelc, "gpu-pools")
+		t.Run("job", c.job)
 		t.Run("mig-slice", c.migSlice)
 	})
 	t.Run("mixed-mig", func(t *testing.T) {
@@ -133,7 +134,19 @@ func startKueueRendered(t *testing.T, root, accelc, example string) *kueueCluste
 
 	begin := time.Now()
 	s.cp = controlplane.Start(t, controlplane.WithScheduler())
-	kq := s.cp.StartKueue(t, controlplane.KueueOptions{Namespaces: namespaces})
+	// Kueue runs with the Configuration fragment accelc renders for the
+	// admin to merge (which namespaces and which kinds it manages).
+	var fragment []byte
+	for _, r := range readTree(t, out) {
+		if r.obj.GetKind() == "ConfigMap" && r.obj.GetName() == "accelc-kueue-configuration" {
+			data, _, _ := unstructured.NestedString(r.obj.Object, "data", "configuration.yaml")
+			fragment = []byte(data)
+		}
+	}
+	if fragment == nil {
+		t.Fatalf("%s renders no ConfigMap accelc-kueue-configuration", example)
+	}
+	kq := s.cp.StartKueue(t, controlplane.KueueOptions{Namespaces: namespaces, Fragment: fragment})
 	t.Logf("%s: control plane and Kueue up in %s, managing %v; Kueue's log: %s", example, time.Since(begin).Round(time.Millisecond), namespaces, kq.LogPath())
 	var err error
 	if s.client, err = kubernetes.NewForConfig(s.cp.RESTConfig()); err != nil {

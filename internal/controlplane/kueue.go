@@ -64,8 +64,13 @@ var kueueConversionCRDs = []string{
 // KueueOptions says which jobs the manager manages.
 type KueueOptions struct {
 	// Namespaces are the namespaces whose jobs and pods Kueue manages
-	// (managedJobsNamespaceSelector); at least one.
+	// (managedJobsNamespaceSelector); at least one, unless Fragment says.
 	Namespaces []string
+	// Fragment is a Configuration fragment (config.kueue.x-k8s.io/v1beta2,
+	// as accelc renders it in its accelc-kueue-configuration ConfigMap)
+	// merged into the manager's Configuration as an admin merges it: its
+	// top-level fields replace the defaults' and Namespaces'.
+	Fragment []byte
 }
 
 // Kueue is Kueue's controller manager running out of cluster against a
@@ -100,7 +105,7 @@ func (cp *ControlPlane) StartKueue(t testing.TB, o KueueOptions) *Kueue {
 		}
 		t.Skipf("skipping: %v", err)
 	}
-	if len(o.Namespaces) == 0 {
+	if len(o.Namespaces) == 0 && o.Fragment == nil {
 		t.Fatal("StartKueue: no namespaces to manage")
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), kueueStartTimeout)
@@ -242,6 +247,18 @@ func kueueConfiguration(defaults string, o KueueOptions, certDir string, webhook
 	}}}
 	c["integrations"] = map[string]any{"frameworks": []any{"batch/job", "pod"}}
 	c["featureGates"] = map[string]any{"VisibilityOnDemand": false}
+	if o.Fragment != nil {
+		var f map[string]any
+		if err := yaml.Unmarshal(o.Fragment, &f); err != nil {
+			return nil, fmt.Errorf("the Configuration fragment: %w", err)
+		}
+		if f["apiVersion"] != c["apiVersion"] || f["kind"] != c["kind"] {
+			return nil, fmt.Errorf("the Configuration fragment is %v %v, not Kueue's %v %v", f["apiVersion"], f["kind"], c["apiVersion"], c["kind"])
+		}
+		for k, v := range f {
+			c[k] = v
+		}
+	}
 	return yaml.Marshal(c)
 }
 

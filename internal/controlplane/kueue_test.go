@@ -76,3 +76,30 @@ integrations:
 		"featureGates": map[string]any{"VisibilityOnDemand": false},
 	}, got)
 }
+
+// A rendered Configuration fragment replaces the defaults' top-level
+// fields it has, and nothing else; one of another API is refused.
+func TestKueueConfigurationFragment(t *testing.T) {
+	defaults := filepath.Join(t.TempDir(), "controller_manager_config.yaml")
+	require.NoError(t, os.WriteFile(defaults, []byte("apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\nclientConnection:\n  qps: 300\n"), 0o644))
+	fragment := []byte(`apiVersion: config.kueue.x-k8s.io/v1beta2
+kind: Configuration
+integrations:
+  frameworks: [batch/job, pod, kubeflow.org/pytorchjob]
+managedJobsNamespaceSelector:
+  matchExpressions: [{key: kubernetes.io/metadata.name, operator: In, values: [ml, serving]}]
+`)
+	data, err := kueueConfiguration(defaults, KueueOptions{Fragment: fragment}, "/certs", 1, 2, 3)
+	require.NoError(t, err)
+	var got map[string]any
+	require.NoError(t, yaml.Unmarshal(data, &got))
+	assert.Equal(t, map[string]any{"frameworks": []any{"batch/job", "pod", "kubeflow.org/pytorchjob"}}, got["integrations"])
+	assert.Equal(t, map[string]any{"matchExpressions": []any{map[string]any{
+		"key": "kubernetes.io/metadata.name", "operator": "In", "values": []any{"ml", "serving"},
+	}}}, got["managedJobsNamespaceSelector"])
+	assert.Equal(t, map[string]any{"qps": float64(300)}, got["clientConnection"])
+	assert.Equal(t, map[string]any{"host": "127.0.0.1", "port": float64(1), "certDir": "/certs"}, got["webhook"])
+
+	_, err = kueueConfiguration(defaults, KueueOptions{Fragment: []byte("apiVersion: v1\nkind: ConfigMap\n")}, "/certs", 1, 2, 3)
+	assert.ErrorContains(t, err, "the Configuration fragment is v1 ConfigMap, not Kueue's config.kueue.x-k8s.io/v1beta2 Configuration")
+}

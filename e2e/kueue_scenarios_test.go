@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -342,4 +343,102 @@ func (c *kueueCluster) stillRunning(t *testing.T, ns string, pods []string) {
 			t.Errorf("pod %s/%s should still run: running pods %v", ns, p, got)
 		}
 	}
+}
+
+// job: a batch/v1 Job of a profile, labelled with the profile's LocalQueue
+// as Open Data Hub labels the workloads it makes: Kueue's Job integration
+// (on in the rendered Configuration fragment Kueue runs with) suspends it
+// on creation, admits its Workload to the first flavor of the profile's
+// ClusterQueue, and resumes it with the flavor's node labels and
+// tolerations in its pod template. (No Job controller runs here, so no
+// pods follow: a pod of the Job would be left to the Job's admission, not
+// gated itself.) A pod with the same queue label outside the team
+// namespaces is not gated.
+func (c *kueueCluster) job(t *testing.T) {
+	var q queueProfile
+	for _, name := range slices.Sorted(maps.Keys(c.objs["ClusterQueue"])) {
+		cq := c.objs["ClusterQueue"][name]
+		if cq.GetAnnotations()["accelc.io/profile"] != migProfile {
+			q = c.queueOf(t, cq)
+			break
+		}
+	}
+	if q.cq == nil {
+		t.Fatalf("%s renders no ClusterQueue for the Job", c.example)
+	}
+	ctx := t.Context()
+	pod := q.pod(t, "job", q.max)
+	pod.Spec.RestartPolicy = corev1.RestartPolicyNever
+	one := int32(1)
+	job := &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Name: q.profile.GetName() + "-job", Namespace: q.namespace, Labels: pod.Labels, Annotations: pod.Annotations},
+		Spec: batchv1.JobSpec{
+			Parallelism: &one, Completions: &one,
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: pod.Labels, Annotations: pod.Annotations}, Spec: pod.Spec},
+		},
+	}
+	created, err := c.s.client.BatchV1().Jobs(q.namespace).Create(ctx, job, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("creating Job %s/%s: %v", q.namespace, job.Name, err)
+	}
+	if created.Spec.Suspend == nil || !*created.Spec.Suspend {
+		t.Fatalf("Job %s/%s was created running: Kueue's Job webhook did not suspend it", q.namespace, job.Name)
+	}
+	flavor := q.flavors[0]
+	want, _, _ := unstructured.NestedStringMap(c.objs["ResourceFlavor"][flavor].Object, "spec", "nodeLabels")
+	wantTols, _, _ := unstructured.NestedSlice(c.objs["ResourceFlavor"][flavor].Object, "spec", "tolerations")
+	var got *batchv1.Job
+	var wl *unstructured.Unstructured
+	err = poll(ctx, admitTimeout, func(ctx context.Context) (bool, string, error) {
+		if got, err = c.s.client.BatchV1().Jobs(q.namespace).Get(ctx, job.Name, metav1.GetOptions{}); err != nil {
+			return false, err.Error(), nil
+		}
+		list, err := c.s.dyn.Resource(workloadGVR).Namespace(q.namespace).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		wl = nil
+		for i := range list.Items {
+			for _, ref := range list.Items[i].GetOwnerReferences() {
+				if ref.UID == created.UID {
+					wl = &list.Items[i]
+				}
+			}
+		}
+		if wl == nil {
+			return false, "no Workload for the Job yet", nil
+		}
+		suspended := got.Spec.Suspend != nil && *got.Spec.Suspend
+		return admittedFlavor(wl) != "" && !suspended, fmt.Sprintf("Workload %s: %s; Job suspended %v", wl.GetName(), workloadState(wl), suspended), nil
+	})
+	if err != nil {
+		t.Fatalf("Job %s/%s not admitted and resumed: %v", q.namespace, job.Name, err)
+	}
+	if f := admittedFlavor(wl); f != flavor {
+		t.Fatalf("Job %s/%s admitted with flavor %s, want the ClusterQueue's first, %s (%v)", q.namespace, job.Name, f, flavor, q.flavors)
+	}
+	sel := got.Spec.Template.Spec.NodeSelector
+	for k, v := range want {
+		if sel[k] != v {
+			t.Fatalf("Job %s/%s resumed with nodeSelector %v, lacking the flavor's %s=%s", q.namespace, job.Name, sel, k, v)
+		}
+	}
+	if len(got.Spec.Template.Spec.Tolerations) < len(wantTols) {
+		t.Fatalf("Job %s/%s resumed with tolerations %v, not the flavor's %s", q.namespace, job.Name, got.Spec.Template.Spec.Tolerations, jsonString(wantTols))
+	}
+	t.Logf("Job %s/%s (%d %s): suspended by Kueue's webhook, Workload %s admitted with flavor %s in ClusterQueue %s, resumed with nodeSelector %v and tolerations %v",
+		q.namespace, job.Name, q.max, q.resource, wl.GetName(), flavor, q.cq.GetName(), sel, got.Spec.Template.Spec.Tolerations)
+
+	// Outside the team namespaces Kueue leaves pods alone, queue label or
+	// not: kube-system's and the GPU Operator's pods are never gated.
+	outside := q.pod(t, "outside-team-namespaces", q.max)
+	outside.Namespace = metav1.NamespaceDefault
+	made, err := c.s.client.CoreV1().Pods(outside.Namespace).Create(ctx, outside, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("creating pod %s/%s: %v", outside.Namespace, outside.Name, err)
+	}
+	if gated(made) {
+		t.Fatalf("pod %s/%s, outside the namespaces of the rendered Configuration fragment, was gated by Kueue", outside.Namespace, outside.Name)
+	}
+	t.Logf("pod %s/%s with label %s=%s: not gated (outside managedJobsNamespaceSelector)", outside.Namespace, outside.Name, kueueQueueLabel, outside.Labels[kueueQueueLabel])
 }
