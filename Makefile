@@ -57,7 +57,7 @@ test: lint control-plane registry ## Vet, check formatting and go.mod, run every
 	$(MAKE) --no-print-directory bench-once
 
 .PHONY: upstream-check
-upstream-check: ## The rendered trees through upstream projects' own validators (tools/upstream: Node Feature Discovery's)
+upstream-check: ## The rendered trees through upstream projects' own validators (tools/upstream: Node Feature Discovery's, NVIDIA's device plugin's)
 	cd tools/upstream && $(GO) mod tidy -diff && $(GO) vet ./... && $(GO) test -count=1 ./...
 
 .PHONY: bench-once
