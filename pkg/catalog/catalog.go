@@ -190,14 +190,15 @@ func (c *Catalog) lookup(ids []string) []*Class {
 
 // NormalizeLabelValue puts a raw label value in the form catalog lookups
 // compare: case-folded, and for GPU Feature Discovery products without the
-// brand words drivers prepend ("NVIDIA-", "Tesla-", "Quadro-", "GeForce-").
+// brand words drivers prepend ("NVIDIA-", "Tesla-", "Quadro-", "GeForce-",
+// and "GRID-", which older drivers give a vGPU).
 func NormalizeLabelValue(key, value string) string {
 	v := strings.ToUpper(strings.TrimSpace(value))
 	if key == LabelGFDProduct || strings.HasSuffix(key, ".product") {
 		v = strings.NewReplacer(" ", "-", "_", "-").Replace(v)
 		for {
 			trimmed := false
-			for _, brand := range []string{"NVIDIA-", "TESLA-", "QUADRO-", "GEFORCE-"} {
+			for _, brand := range []string{"NVIDIA-", "TESLA-", "QUADRO-", "GEFORCE-", "GRID-"} {
 				if rest, ok := strings.CutPrefix(v, brand); ok && rest != "" {
 					v, trimmed = rest, true
 				}
