@@ -415,7 +415,7 @@ func Catalog(m *compile.Model, inv *inventory.Inventory) CatalogDocument {
 				Memory: strconv.Itoa(c.MemoryGB) + "GB", MemoryGB: c.MemoryGB, ComputeCapability: c.ComputeCapability,
 				FP16TFLOPS: c.FP16TFLOPS, BF16TFLOPS: c.BF16TFLOPS, MemoryBandwidthGBps: c.MemoryBandwidthGBps,
 				CostPerHour: c.CostPerHour, Performance: c.Performance,
-				Nodes: s.Nodes, GPUs: s.GPUs, Available: available,
+				Nodes: s.Nodes, GPUs: typeGPUs(m, inv, c.ID), Available: available,
 			})
 			cp.Available += available
 		}
@@ -454,6 +454,19 @@ func Catalog(m *compile.Model, inv *inventory.Inventory) CatalogDocument {
 		doc.Profiles = append(doc.Profiles, cp)
 	}
 	return doc
+}
+
+// typeGPUs counts a type's GPUs: under MIG single, a node's labels count
+// slices, and its MIG config says how many make a GPU; a node no config
+// cuts adds none (the inventory's summary says so).
+func typeGPUs(m *compile.Model, inv *inventory.Inventory, id string) int {
+	total := 0
+	for _, n := range inv.ByType(id) {
+		if g, ok := m.NodeGPUs(n); ok {
+			total += g
+		}
+	}
+	return total
 }
 
 // catalogQueue is a profile's queue, nil when it schedules by node.
