@@ -369,6 +369,11 @@ type CatalogDevice struct {
 	// MemoryGB is the slice's memory, or the GPU's over its replicas
 	// (time-slicing does not isolate memory: a share, not a limit).
 	MemoryGB int `json:"memoryGB"`
+	// ComputeShare is the device's share of its GPU's compute: a MIG
+	// slice's compute slices over the GPU's (3/7 for a 3g.40gb of an
+	// A100); a replica's 1/replicas, what it gets when every replica is
+	// busy. Estimates scale the GPU's throughput by it.
+	ComputeShare float64 `json:"computeShare"`
 	// CostPerHour is the device's share of its GPU's hourly cost: by
 	// compute slices for MIG, by replicas otherwise.
 	CostPerHour *float64 `json:"costPerHour,omitempty"`
@@ -548,8 +553,9 @@ func poolDevice(p *compile.Profile, pool *compile.NodePool, class *catalog.Class
 		}
 		d = &CatalogDevice{Name: fmt.Sprintf("1/%d of a GPU (%s)", pool.Replicas, mode), MemoryGB: class.MemoryGB / pool.Replicas}
 	}
+	d.ComputeShare = compile.DeviceShare(pool, p.MIG)
 	if class.CostPerHour != nil {
-		cost := *class.CostPerHour * compile.DeviceShare(pool, p.MIG)
+		cost := *class.CostPerHour * d.ComputeShare
 		d.CostPerHour = &cost
 	}
 	return d
