@@ -8,7 +8,6 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
-	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/accelc/accelc/pkg/estimate"
 )
@@ -37,8 +36,10 @@ qualifies it says what is needed and what exists, and exits 1.`,
 		ValidArgsFunction: completeClusterDir,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var err error
-			if needs.MinMemoryGiB, err = parseMemoryGiB(minMemory); err != nil {
-				return usageErr("--min-memory: %v", err)
+			if minMemory != "" {
+				if needs.MinMemory, err = estimate.ParseSize(minMemory); err != nil {
+					return usageErr("--min-memory: %v", err)
+				}
 			}
 			if needs.MinTokensPerSecond, err = parseRate(throughput, "tok/s"); err != nil {
 				return usageErr("--min-throughput: %v", err)
@@ -70,7 +71,7 @@ qualifies it says what is needed and what exists, and exits 1.`,
 	inv.bind(cmd, true)
 	output.register(cmd, "output", "o", "output format")
 	f := cmd.Flags()
-	f.StringVar(&minMemory, "min-memory", "", "memory each GPU must have: 80GiB, 24GB")
+	f.StringVar(&minMemory, "min-memory", "", "memory each GPU must have: 80GiB (binary) or 80GB (decimal, as the catalog gives it)")
 	f.StringVar(&needs.PreferArch, "prefer-arch", "", "rank this architecture first: Hopper, Ampere, Blackwell…")
 	f.IntVar(&needs.GPUs, "gpus", 1, "GPUs per replica")
 	f.StringVar(&needs.Model, "model", "", "model name, for throughput measured in CUE (performance)")
@@ -93,24 +94,6 @@ func writeRecommendation(w io.Writer, r estimate.Recommendation) {
 	if r.Best != nil { // otherwise the advice is the command's error
 		fmt.Fprintf(w, "\nRecommendation: %s\n", r.Advice)
 	}
-}
-
-// parseMemoryGiB reads "80GiB", "80Gi", "80GB" or "80G" as GiB: GPU memory
-// is marketed in GB and sized in GiB, and users write either.
-func parseMemoryGiB(s string) (float64, error) {
-	if s == "" {
-		return 0, nil
-	}
-	v := strings.TrimSpace(s)
-	v = strings.TrimSuffix(strings.TrimSuffix(v, "B"), "i")
-	if n, err := strconv.ParseFloat(strings.TrimSuffix(v, "G"), 64); err == nil && strings.HasSuffix(v, "G") && n > 0 {
-		return n, nil
-	}
-	q, err := resource.ParseQuantity(v)
-	if err != nil || q.Sign() <= 0 {
-		return 0, fmt.Errorf("%q is not a memory size: write 80GiB", s)
-	}
-	return float64(q.Value()) / (1 << 30), nil
 }
 
 // parseRate reads "100tok/s" or "5/h" (the unit may be left out).

@@ -12,8 +12,9 @@ import (
 
 // Needs are a model's requirements and the user's objectives.
 type Needs struct {
-	// MinMemoryGiB is the memory each device must have (0: any).
-	MinMemoryGiB float64
+	// MinMemory is the memory each device must have (0 bytes: any). A
+	// type's memory is its catalog figure in GB (10^9 bytes).
+	MinMemory Size
 	// PreferArch ranks types of this architecture first ("Hopper").
 	PreferArch string
 	// GPUs is the devices per replica (0 means 1); profiles whose maximum
@@ -156,13 +157,13 @@ func judge(p *render.CatalogProfile, ct *render.CatalogType, n Needs) Choice {
 			pass("a %s MIG slice", slice)
 		}
 	}
-	if n.MinMemoryGiB > 0 {
-		// GPU memory is marketed in GB but sized in GiB (an "80GB" A100
-		// has 80 GiB).
-		if float64(c.MemoryGB) >= n.MinMemoryGiB {
-			pass("%dGB ≥ %sGB", c.MemoryGB, thousands(n.MinMemoryGiB))
+	if n.MinMemory.Bytes > 0 {
+		// The catalog's memory is in GB, 10^9 bytes: an 80GB type does
+		// not have 80GiB (85.9GB).
+		if float64(c.MemoryGB)*1e9 >= n.MinMemory.Bytes {
+			pass("%dGB ≥ %s", c.MemoryGB, n.MinMemory)
 		} else {
-			fail("%dGB < %sGB needed", c.MemoryGB, thousands(n.MinMemoryGiB))
+			fail("%dGB < %s needed", c.MemoryGB, n.MinMemory)
 		}
 	}
 	if p.GPU.Max != nil && n.gpus() > *p.GPU.Max {
@@ -201,8 +202,8 @@ func judge(p *render.CatalogProfile, ct *render.CatalogType, n Needs) Choice {
 
 func noneQualifies(all []Choice, n Needs) string {
 	var wants []string
-	if n.MinMemoryGiB > 0 {
-		wants = append(wants, thousands(n.MinMemoryGiB)+"GB+ per GPU")
+	if n.MinMemory.Bytes > 0 {
+		wants = append(wants, "at least "+n.MinMemory.String()+" per GPU")
 	}
 	if n.MinTokensPerSecond > 0 {
 		wants = append(wants, thousands(n.MinTokensPerSecond)+" tokens/s")

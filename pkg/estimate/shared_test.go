@@ -21,7 +21,7 @@ func TestRecommendSharedDevices(t *testing.T) {
 	res, err := accelc.Cluster(context.Background(), dir, accelc.Options{})
 	require.NoError(t, err)
 	doc := res.Catalog()
-	r := estimate.Recommend(&doc, estimate.Needs{MinMemoryGiB: 30})
+	r := estimate.Recommend(&doc, estimate.Needs{MinMemory: gb(30)})
 	require.NotNil(t, r.Best)
 	assert.Equal(t, "inference-3g", r.Best.Profile)
 	assert.Equal(t, 40, r.Best.MemoryGB)

@@ -63,9 +63,12 @@ type Node struct {
 	Allocatable int `json:"allocatable"`
 	// InUse is what pods bound to the node request (live snapshots only);
 	// InUseBy is the same per namespace.
-	InUse        int            `json:"inUse,omitempty"`
-	InUseBy      map[string]int `json:"inUseByNamespace,omitempty"`
-	MemoryGiB    int            `json:"memoryGiB"`
+	InUse   int            `json:"inUse,omitempty"`
+	InUseBy map[string]int `json:"inUseByNamespace,omitempty"`
+	// MemoryGB is one device's memory in GB (10^9 bytes): its class's as
+	// the catalog gives it, or for a node of unknown type what GPU Feature
+	// Discovery's nvidia.com/gpu.memory (MiB) says.
+	MemoryGB     int            `json:"memoryGB"`
 	Architecture string         `json:"architecture"`
 	Sharing      Sharing        `json:"sharing"`
 	Replicas     int            `json:"replicas,omitempty"`
@@ -395,7 +398,7 @@ func classifyNode(raw *RawNode, cat *catalog.Catalog, opts Options) (Node, *Prob
 		n.AcceleratorType = class.ID
 		n.DisplayName = class.DisplayName
 		n.Architecture = class.Architecture
-		n.MemoryGiB = class.MemoryGB
+		n.MemoryGB = class.MemoryGB
 		n.Types = nil
 		n.Model = ""
 	case len(n.Types) > 0:
@@ -406,7 +409,7 @@ func classifyNode(raw *RawNode, cat *catalog.Catalog, opts Options) (Node, *Prob
 		n.AcceleratorType = TypeUnknown
 		n.DisplayName = unknownDisplayName(n.Vendor, n.Model, n.Resource)
 		if mib, ok := memoryMiB(labels[lblMemory]); ok && n.Sharing != MIGSingle && mib > 0 {
-			n.MemoryGiB = int(math.Round(float64(mib) / 1024))
+			n.MemoryGB = int(math.Round(float64(mib) * (1 << 20) / 1e9))
 		}
 	}
 

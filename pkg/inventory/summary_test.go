@@ -56,3 +56,21 @@ func TestNodeTableShowsPins(t *testing.T) {
 	assert.True(t, inv.Nodes[0].Pinned)
 	assert.False(t, inv.Nodes[1].Pinned)
 }
+
+// TestMemoryIsGB: the node view's memory is in GB (10^9 bytes) like the
+// catalog's. For a node of unknown type it comes from GFD's
+// nvidia.com/gpu.memory, in MiB: 81559 MiB (an H100's, real-nodes-sample
+// node 192-222-54-148, here on a product no class lists) is 85.5GB, not
+// "80GB" (79.6GiB).
+func TestMemoryIsGB(t *testing.T) {
+	inv := inventory.Classify([]inventory.RawNode{
+		node(t, "unknown-h100", m{"nvidia.com/gpu.product": "NVIDIA-Unlisted-GPU", "nvidia.com/gpu.memory": "81559"}, m{"nvidia.com/gpu": "8"}, nil),
+	}, builtin(t), inventory.Options{})
+	require.Len(t, inv.Nodes, 1)
+	assert.Equal(t, inventory.TypeUnknown, inv.Nodes[0].AcceleratorType)
+	assert.Equal(t, 86, inv.Nodes[0].MemoryGB)
+	var b strings.Builder
+	require.NoError(t, inv.WriteView(&b, inventory.ViewOptions{Format: "json"}))
+	assert.Contains(t, b.String(), `"memoryGB": 86`)
+	assert.NotContains(t, b.String(), "memoryGiB")
+}

@@ -208,11 +208,11 @@ func (inv *Inventory) WriteView(w io.Writer, opts ViewOptions) error {
 	return fmt.Errorf("unknown format %q: use one of %s", opts.Format, strings.Join(Formats, ", "))
 }
 
-func memory(gib int) string {
-	if gib == 0 {
+func memory(gb int) string {
+	if gb == 0 {
 		return "-"
 	}
-	return strconv.Itoa(gib) + "GB"
+	return strconv.Itoa(gb) + "GB"
 }
 
 func sharingCell(n *Node) string {
@@ -258,7 +258,7 @@ func (inv *Inventory) writeTable(w io.Writer, group bool) error {
 		if usage {
 			fmt.Fprintf(tw, "%d\t", n.InUse)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", memory(n.MemoryGiB), sharingCell(n), n.Status)
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", memory(n.MemoryGB), sharingCell(n), n.Status)
 	}
 	if group {
 		for i, s := range inv.Summary() {
@@ -377,11 +377,11 @@ func (inv *Inventory) Sort(key string) error {
 
 func (inv *Inventory) writeCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
-	_ = cw.Write([]string{"name", "acceleratorType", "displayName", "vendor", "count", "allocatable", "memoryGiB", "architecture", "sharing", "replicas", "migDevices", "status", "notes"})
+	_ = cw.Write([]string{"name", "acceleratorType", "displayName", "vendor", "count", "allocatable", "memoryGB", "architecture", "sharing", "replicas", "migDevices", "status", "notes"})
 	for i := range inv.Nodes {
 		n := &inv.Nodes[i]
 		_ = cw.Write([]string{n.Name, n.AcceleratorType, n.DisplayName, n.Vendor, strconv.Itoa(n.Count),
-			strconv.Itoa(n.Allocatable), strconv.Itoa(n.MemoryGiB), n.Architecture, string(n.Sharing),
+			strconv.Itoa(n.Allocatable), strconv.Itoa(n.MemoryGB), n.Architecture, string(n.Sharing),
 			strconv.Itoa(n.Replicas), migList(n.MIGDevices), n.Status, strings.Join(n.Notes, "; ")})
 	}
 	cw.Flush()
