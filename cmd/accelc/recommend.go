@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/accelc/accelc/pkg/accelc"
 	"github.com/accelc/accelc/pkg/estimate"
 )
 
@@ -17,6 +18,7 @@ func newRecommendCmd(stdout, stderr io.Writer) *cobra.Command {
 		inv                       inventoryFlags
 		output                    = outputFormats(formatText, formatJSON, formatYAML)
 		minMemory, throughput, mc string
+		team                      string
 		needs                     estimate.Needs
 	)
 	cmd := &cobra.Command{
@@ -28,10 +30,12 @@ throughput objective (from performance measured for --model and recorded
 in CUE) and a cost ceiling. It lists the profiles that qualify, best first
 (the preferred architecture, then those with devices available now, then
 measured throughput and cost), says why each qualifies or not, and names
-the fallback when the preferred type has none available. When none
-qualifies it says what is needed and what exists, and exits 1.`,
+the fallback when the preferred type has none available. With --team, only
+the profiles and types the team's entitlements in CUE allow qualify. When
+none qualifies it says what is needed and what exists, and exits 1.`,
 		Example: `  accelc recommend examples/clusters/hetero-prod --min-memory 80GiB --prefer-arch Hopper --model llama-3-70b --gpus 4
-  accelc recommend --min-memory 24GiB --max-cost 2/h -o json`,
+  accelc recommend --min-memory 24GiB --max-cost 2/h -o json
+  accelc recommend examples/clusters/gpu-pools --min-memory 20GB --team data-science`,
 		Args:              maxArgs(1),
 		ValidArgsFunction: completeClusterDir,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -50,11 +54,18 @@ qualifies it says what is needed and what exists, and exits 1.`,
 			if needs.MinTokensPerSecond > 0 && needs.Model == "" {
 				return usageErr("--min-throughput needs --model: throughput is what a model measured on a type")
 			}
-			doc, err := catalogOf(cmd, dirArg(args), &inv, stderr)
+			res, err := loadCluster(cmd.Context(), dirArg(args), &inv, accelc.Options{}, stderr)
 			if err != nil {
 				return err
 			}
-			r := estimate.Recommend(doc, needs)
+			if team != "" {
+				if needs.Team, err = estimate.ForTeam(res.Model, team); err != nil {
+					return usageErr("--team: %v", err)
+				}
+			}
+			warnNoInventory(stderr, res, "every type shows 0 available")
+			doc := res.Catalog()
+			r := estimate.Recommend(&doc, needs)
 			if output.value != formatText {
 				if err := writeReport(stdout, output.value, r); err != nil {
 					return err
@@ -77,6 +88,7 @@ qualifies it says what is needed and what exists, and exits 1.`,
 	f.StringVar(&needs.Model, "model", "", "model name, for throughput measured in CUE (performance)")
 	f.StringVar(&throughput, "min-throughput", "", "tokens per second one replica must reach: 100tok/s")
 	f.StringVar(&mc, "max-cost", "", "most a replica's GPUs may cost an hour: 5/h")
+	f.StringVar(&team, "team", "", "recommend only what this team may use (its profiles and accelerator types in CUE)")
 	return cmd
 }
 

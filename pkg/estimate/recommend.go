@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/accelc/accelc/pkg/catalog"
+	"github.com/accelc/accelc/pkg/compile"
 	"github.com/accelc/accelc/pkg/render"
 )
 
@@ -28,6 +30,47 @@ type Needs struct {
 	// MaxCostPerHour bounds what the replica's devices cost an hour (0:
 	// no bound); it needs the type's cost.
 	MaxCostPerHour float64
+	// Team, when set, leaves out what the team may not use.
+	Team *Entitlement
+}
+
+// Entitlement is what one team may use: the profiles and the accelerator
+// types its entitlements in CUE give it.
+type Entitlement struct {
+	Team     string
+	Profiles map[string]bool
+	Types    map[string]bool
+}
+
+// ForTeam reads a team's entitlement from the compiled cluster.
+func ForTeam(m *compile.Model, team string) (*Entitlement, error) {
+	names := make([]string, 0, len(m.Teams))
+	for i := range m.Teams {
+		t := &m.Teams[i]
+		names = append(names, t.Name)
+		if t.Name != team {
+			continue
+		}
+		e := &Entitlement{Team: t.Name, Profiles: map[string]bool{}, Types: map[string]bool{}}
+		for j := range m.Profiles {
+			if t.MayUse(&m.Profiles[j]) {
+				e.Profiles[m.Profiles[j].Name] = true
+			}
+		}
+		for _, id := range t.AcceleratorTypes {
+			e.Types[id] = true
+		}
+		return e, nil
+	}
+	slices.Sort(names)
+	msg := fmt.Sprintf("no team %q in cluster %s", team, m.Cluster.Name)
+	if near := catalog.Closest(team, names, 1); len(near) > 0 {
+		msg += fmt.Sprintf("; did you mean %s?", near[0])
+	}
+	if len(names) == 0 {
+		return nil, fmt.Errorf("%s: it defines no teams", msg)
+	}
+	return nil, fmt.Errorf("%s (teams: %s)", msg, strings.Join(names, ", "))
 }
 
 func (n Needs) gpus() int { return max(n.GPUs, 1) }
@@ -140,6 +183,15 @@ func judge(p *render.CatalogProfile, ct *render.CatalogType, n Needs) Choice {
 	}
 	pass := func(format string, args ...any) { c.Why = append(c.Why, fmt.Sprintf(format, args...)) }
 
+	if e := n.Team; e != nil {
+		switch {
+		case !e.Profiles[p.Name]:
+			fail("team %s may not use this profile", e.Team)
+		case !e.Types[ct.ID]:
+			fail("team %s is not entitled to %s", e.Team, ct.DisplayName)
+		}
+	}
+
 	cost, shared := ct.CostPerHour, ct.Device != nil
 	switch {
 	case shared:
@@ -213,15 +265,28 @@ func noneQualifies(all []Choice, n Needs) string {
 	}
 	var have []string
 	for _, c := range all {
+		if n.Team != nil && (!n.Team.Profiles[c.Profile] || !n.Team.Types[c.Type]) {
+			continue
+		}
 		have = append(have, fmt.Sprintf("%s (%s)", c.DisplayName, c.TypeName))
+	}
+	if n.Team != nil {
+		if len(have) == 0 {
+			return fmt.Sprintf("no enabled profile has a type team %s may use: entitle it in CUE (teams.%s)", n.Team.Team, n.Team.Team)
+		}
+		wants = append(wants, "a profile team "+n.Team.Team+" may use")
 	}
 	slices.Sort(have)
 	have = slices.Compact(have)
 	if len(have) == 0 {
 		return "no enabled profile names an accelerator type"
 	}
-	return fmt.Sprintf("no profile qualifies: requires %s; available: %s - provision suitable hardware",
-		strings.Join(wants, ", "), strings.Join(have, ", "))
+	advice := "provision suitable hardware"
+	if n.Team != nil {
+		advice += fmt.Sprintf(", or entitle team %s to more in CUE (teams.%s)", n.Team.Team, n.Team.Team)
+	}
+	return fmt.Sprintf("no profile qualifies: requires %s; available: %s - %s",
+		strings.Join(wants, ", "), strings.Join(have, ", "), advice)
 }
 
 // migSlice reads a MIG resource name (nvidia.com/mig-3g.40gb): the slice

@@ -100,3 +100,58 @@ func TestTrainOnSlicesAndReplicas(t *testing.T) {
 		}
 	}
 }
+
+// TestRecommendForTeam: with a team, only the profiles and types its
+// entitlements give it qualify. On gpu-pools data-science may use the
+// a100-shared profile alone: it gets the time-sliced A100 third, where
+// anyone else would get the 2g.20gb slice (model-serving's).
+func TestRecommendForTeam(t *testing.T) {
+	res, err := accelc.Cluster(context.Background(), "../../examples/clusters/gpu-pools", accelc.Options{})
+	require.NoError(t, err)
+	doc := res.Catalog()
+	need, err := estimate.ParseSize("20GB")
+	require.NoError(t, err)
+
+	anyone := estimate.Recommend(&doc, estimate.Needs{MinMemory: need})
+	require.NotNil(t, anyone.Best)
+	assert.Equal(t, "agents-2g", anyone.Best.Profile)
+
+	team, err := estimate.ForTeam(res.Model, "data-science")
+	require.NoError(t, err)
+	assert.Equal(t, map[string]bool{"a100-shared": true}, team.Profiles)
+	r := estimate.Recommend(&doc, estimate.Needs{MinMemory: need, Team: team})
+	require.NotNil(t, r.Best)
+	assert.Equal(t, "a100-shared", r.Best.Profile)
+	for _, c := range r.Choices {
+		if c.Profile != "a100-shared" {
+			assert.False(t, c.Qualifies, c.Profile)
+			assert.Contains(t, c.Why, "team data-science may not use this profile", c.Profile)
+		}
+	}
+
+	_, err = estimate.ForTeam(res.Model, "data-sience")
+	require.Error(t, err)
+	assert.Equal(t, `no team "data-sience" in cluster gpu-pools; did you mean data-science? (teams: data-science, ml-research, model-serving)`, err.Error())
+}
+
+// TestRecommendTeamTypes: a profile the team may use still offers only the
+// types it is entitled to.
+func TestRecommendTeamTypes(t *testing.T) {
+	doc := seedCatalog(4)
+	team := &estimate.Entitlement{Team: "lab", Profiles: map[string]bool{"premium-gpu": true, "standard-gpu": true}, Types: map[string]bool{"nvidia-v100-16gb": true}}
+	r := estimate.Recommend(doc, estimate.Needs{Team: team})
+	require.NotNil(t, r.Best)
+	assert.Equal(t, "nvidia-v100-16gb", r.Best.Type)
+	for _, c := range r.Choices {
+		switch c.Type {
+		case "nvidia-h200-141gb":
+			assert.False(t, c.Qualifies)
+			assert.Contains(t, c.Why, "team lab is not entitled to NVIDIA H200 141GB")
+		case "nvidia-a100-80gb":
+			assert.Contains(t, c.Why, "team lab may not use this profile")
+		}
+	}
+	r = estimate.Recommend(doc, estimate.Needs{MinMemory: gb(80), Team: team})
+	assert.Nil(t, r.Best)
+	assert.Equal(t, "no profile qualifies: requires at least 80GB per GPU, a profile team lab may use; available: Standard GPU (NVIDIA V100 16GB) - provision suitable hardware, or entitle team lab to more in CUE (teams.lab)", r.Advice)
+}
