@@ -53,15 +53,21 @@ estimation services read.`,
 			// rows say so, with the device's memory and share of the cost.
 			fmt.Fprintln(tw, "PROFILE\tTYPE\tDEVICE\tMEMORY\tARCHITECTURE\tBF16 TFLOPS\tCOST/HOUR\tAVAILABLE")
 			for _, p := range doc.Profiles {
+				name := p.Name
+				if !p.Enabled {
+					// The dashboard does not offer it; estimate and
+					// recommend leave it out.
+					name += " (disabled)"
+				}
 				if len(p.Types) == 0 {
-					fmt.Fprintf(tw, "%s\t(any)\tGPU\t-\t-\t-\t-\t%d\n", p.Name, p.Available)
+					fmt.Fprintf(tw, "%s\t(any)\tGPU\t-\t-\t-\t-\t%d\n", name, p.Available)
 				}
 				for _, t := range p.Types {
 					device, memory, cost := "GPU", t.Memory, t.CostPerHour
 					if d := t.Device; d != nil {
 						device, memory, cost = d.Name, fmt.Sprintf("%dGB", d.MemoryGB), d.CostPerHour
 					}
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\n", p.Name, t.DisplayName, device, memory, t.Architecture,
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\n", name, t.DisplayName, device, memory, t.Architecture,
 						orDash(t.BF16TFLOPS), costCell(cost), t.Available)
 				}
 			}

@@ -87,9 +87,13 @@ cost. A type with no throughput figure gets "no estimate", never a guess.`,
 			fmt.Fprintf(stdout, "\nAssumes 6 × params × tokens FLOPs and %d bytes per parameter for weights, gradients and Adam state (activations not counted).\n", estimate.BytesPerParam)
 			seen := map[string]bool{}
 			for _, e := range es {
-				if e.Hours != nil && !seen[e.Type] {
-					seen[e.Type] = true
-					fmt.Fprintf(stdout, "  %s: %s\n", e.TypeName, e.Basis)
+				name := e.TypeName
+				if e.Device != "" {
+					name += " · " + e.Device
+				}
+				if e.Hours != nil && !seen[name] {
+					seen[name] = true
+					fmt.Fprintf(stdout, "  %s: %s\n", name, e.Basis)
 				}
 			}
 			return nil

@@ -8,8 +8,8 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
-	"k8s.io/apimachinery/pkg/api/resource"
 
+	"github.com/accelc/accelc/pkg/accelc"
 	"github.com/accelc/accelc/pkg/estimate"
 )
 
@@ -18,6 +18,7 @@ func newRecommendCmd(stdout, stderr io.Writer) *cobra.Command {
 		inv                       inventoryFlags
 		output                    = outputFormats(formatText, formatJSON, formatYAML)
 		minMemory, throughput, mc string
+		team                      string
 		needs                     estimate.Needs
 	)
 	cmd := &cobra.Command{
@@ -29,16 +30,20 @@ throughput objective (from performance measured for --model and recorded
 in CUE) and a cost ceiling. It lists the profiles that qualify, best first
 (the preferred architecture, then those with devices available now, then
 measured throughput and cost), says why each qualifies or not, and names
-the fallback when the preferred type has none available. When none
-qualifies it says what is needed and what exists, and exits 1.`,
+the fallback when the preferred type has none available. With --team, only
+the profiles and types the team's entitlements in CUE allow qualify. When
+none qualifies it says what is needed and what exists, and exits 1.`,
 		Example: `  accelc recommend examples/clusters/hetero-prod --min-memory 80GiB --prefer-arch Hopper --model llama-3-70b --gpus 4
-  accelc recommend --min-memory 24GiB --max-cost 2/h -o json`,
+  accelc recommend --min-memory 24GiB --max-cost 2/h -o json
+  accelc recommend examples/clusters/gpu-pools --min-memory 20GB --team data-science`,
 		Args:              maxArgs(1),
 		ValidArgsFunction: completeClusterDir,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var err error
-			if needs.MinMemoryGiB, err = parseMemoryGiB(minMemory); err != nil {
-				return usageErr("--min-memory: %v", err)
+			if minMemory != "" {
+				if needs.MinMemory, err = estimate.ParseSize(minMemory); err != nil {
+					return usageErr("--min-memory: %v", err)
+				}
 			}
 			if needs.MinTokensPerSecond, err = parseRate(throughput, "tok/s"); err != nil {
 				return usageErr("--min-throughput: %v", err)
@@ -49,11 +54,18 @@ qualifies it says what is needed and what exists, and exits 1.`,
 			if needs.MinTokensPerSecond > 0 && needs.Model == "" {
 				return usageErr("--min-throughput needs --model: throughput is what a model measured on a type")
 			}
-			doc, err := catalogOf(cmd, dirArg(args), &inv, stderr)
+			res, err := loadCluster(cmd.Context(), dirArg(args), &inv, accelc.Options{}, stderr)
 			if err != nil {
 				return err
 			}
-			r := estimate.Recommend(doc, needs)
+			if team != "" {
+				if needs.Team, err = estimate.ForTeam(res.Model, team); err != nil {
+					return usageErr("--team: %v", err)
+				}
+			}
+			warnNoInventory(stderr, res, "every type shows 0 available")
+			doc := res.Catalog()
+			r := estimate.Recommend(&doc, needs)
 			if output.value != formatText {
 				if err := writeReport(stdout, output.value, r); err != nil {
 					return err
@@ -70,12 +82,13 @@ qualifies it says what is needed and what exists, and exits 1.`,
 	inv.bind(cmd, true)
 	output.register(cmd, "output", "o", "output format")
 	f := cmd.Flags()
-	f.StringVar(&minMemory, "min-memory", "", "memory each GPU must have: 80GiB, 24GB")
+	f.StringVar(&minMemory, "min-memory", "", "memory each GPU must have: 80GiB (binary) or 80GB (decimal, as the catalog gives it)")
 	f.StringVar(&needs.PreferArch, "prefer-arch", "", "rank this architecture first: Hopper, Ampere, Blackwell…")
 	f.IntVar(&needs.GPUs, "gpus", 1, "GPUs per replica")
 	f.StringVar(&needs.Model, "model", "", "model name, for throughput measured in CUE (performance)")
 	f.StringVar(&throughput, "min-throughput", "", "tokens per second one replica must reach: 100tok/s")
 	f.StringVar(&mc, "max-cost", "", "most a replica's GPUs may cost an hour: 5/h")
+	f.StringVar(&team, "team", "", "recommend only what this team may use (its profiles and accelerator types in CUE)")
 	return cmd
 }
 
@@ -93,24 +106,6 @@ func writeRecommendation(w io.Writer, r estimate.Recommendation) {
 	if r.Best != nil { // otherwise the advice is the command's error
 		fmt.Fprintf(w, "\nRecommendation: %s\n", r.Advice)
 	}
-}
-
-// parseMemoryGiB reads "80GiB", "80Gi", "80GB" or "80G" as GiB: GPU memory
-// is marketed in GB and sized in GiB, and users write either.
-func parseMemoryGiB(s string) (float64, error) {
-	if s == "" {
-		return 0, nil
-	}
-	v := strings.TrimSpace(s)
-	v = strings.TrimSuffix(strings.TrimSuffix(v, "B"), "i")
-	if n, err := strconv.ParseFloat(strings.TrimSuffix(v, "G"), 64); err == nil && strings.HasSuffix(v, "G") && n > 0 {
-		return n, nil
-	}
-	q, err := resource.ParseQuantity(v)
-	if err != nil || q.Sign() <= 0 {
-		return 0, fmt.Errorf("%q is not a memory size: write 80GiB", s)
-	}
-	return float64(q.Value()) / (1 << 30), nil
 }
 
 // parseRate reads "100tok/s" or "5/h" (the unit may be left out).

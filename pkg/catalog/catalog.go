@@ -9,19 +9,25 @@ import (
 
 // Class is one accelerator type.
 type Class struct {
-	ID                  string   `json:"id"`
-	Vendor              string   `json:"vendor"`
-	DisplayName         string   `json:"displayName"`
-	Model               string   `json:"model"`
-	Architecture        string   `json:"architecture"`
-	MemoryGB            int      `json:"memoryGB"`
-	ComputeCapability   string   `json:"computeCapability,omitempty"`
-	FormFactors         []string `json:"formFactors,omitempty"`
-	PCIDeviceIDs        []string `json:"pciDeviceIDs"`
-	ResourceName        string   `json:"resourceName"`
-	FP16TFLOPS          float64  `json:"fp16TFLOPS,omitempty"`
-	BF16TFLOPS          float64  `json:"bf16TFLOPS,omitempty"`
-	MemoryBandwidthGBps float64  `json:"memoryBandwidthGBps,omitempty"`
+	ID                string   `json:"id"`
+	Vendor            string   `json:"vendor"`
+	DisplayName       string   `json:"displayName"`
+	Model             string   `json:"model"`
+	Architecture      string   `json:"architecture"`
+	MemoryGB          int      `json:"memoryGB"`
+	ComputeCapability string   `json:"computeCapability,omitempty"`
+	FormFactors       []string `json:"formFactors,omitempty"`
+	PCIDeviceIDs      []string `json:"pciDeviceIDs"`
+	// NoPCIDeviceIDs says why a class has no PCI device id (an id two
+	// models share, none published); empty when it has ids.
+	NoPCIDeviceIDs string `json:"noPCIDeviceIDs,omitempty"`
+	// PCIVendorID is the class's PCI vendor id when it is not its vendor's
+	// usual one (Intel's data-centre GPUs are 8086, its Gaudi line 1da3).
+	PCIVendorID         string  `json:"pciVendorID,omitempty"`
+	ResourceName        string  `json:"resourceName"`
+	FP16TFLOPS          float64 `json:"fp16TFLOPS,omitempty"`
+	BF16TFLOPS          float64 `json:"bf16TFLOPS,omitempty"`
+	MemoryBandwidthGBps float64 `json:"memoryBandwidthGBps,omitempty"`
 	// CostPerHour is one device's hourly cost; nil when the admin gave none.
 	CostPerHour *float64 `json:"costPerHour,omitempty"`
 	// Performance holds what models measured on this type, by model name.
@@ -38,12 +44,21 @@ type Performance struct {
 	GPUs                    int     `json:"gpus"`
 }
 
-// PCIVendorIDs maps a vendor to its PCI vendor id, as NFD's pci.device
-// feature reports it (lower-case hex, no 0x).
+// PCIVendorIDs maps a vendor to its usual PCI vendor id, as NFD's
+// pci.device feature reports it (lower-case hex, no 0x). A class whose
+// devices carry another sets PCIVendorID.
 var PCIVendorIDs = map[string]string{
 	"nvidia": "10de",
 	"amd":    "1002",
 	"intel":  "1da3", // Habana Labs, the Gaudi line
+}
+
+// PCIVendor is the PCI vendor id of the class's devices.
+func (c *Class) PCIVendor() string {
+	if c.PCIVendorID != "" {
+		return c.PCIVendorID
+	}
+	return PCIVendorIDs[c.Vendor]
 }
 
 // Catalog is a set of classes with lookups by id and by label value.
@@ -175,14 +190,15 @@ func (c *Catalog) lookup(ids []string) []*Class {
 
 // NormalizeLabelValue puts a raw label value in the form catalog lookups
 // compare: case-folded, and for GPU Feature Discovery products without the
-// brand words drivers prepend ("NVIDIA-", "Tesla-", "Quadro-", "GeForce-").
+// brand words drivers prepend ("NVIDIA-", "Tesla-", "Quadro-", "GeForce-",
+// and "GRID-", which older drivers give a vGPU).
 func NormalizeLabelValue(key, value string) string {
 	v := strings.ToUpper(strings.TrimSpace(value))
 	if key == LabelGFDProduct || strings.HasSuffix(key, ".product") {
 		v = strings.NewReplacer(" ", "-", "_", "-").Replace(v)
 		for {
 			trimmed := false
-			for _, brand := range []string{"NVIDIA-", "TESLA-", "QUADRO-", "GEFORCE-"} {
+			for _, brand := range []string{"NVIDIA-", "TESLA-", "QUADRO-", "GEFORCE-", "GRID-"} {
 				if rest, ok := strings.CutPrefix(v, brand); ok && rest != "" {
 					v, trimmed = rest, true
 				}

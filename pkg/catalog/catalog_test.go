@@ -76,27 +76,74 @@ func TestClosest(t *testing.T) {
 }
 
 // TestPCIIDsOfRealBoards: device ids pci.ids lists for boards of a class
-// (pciutils/pciids, August 2026) find that class, so NFD's rules label
-// those nodes and mig-parted's device filter takes their GPUs. An id pci.ids
-// gives no memory for (2336 "H100"), or a memory no class has (2337 64GB,
-// 2338 and 233d 96GB H100, 29bc B100), stays off the catalog.
+// (pciutils/pciids, 2026.08.22), and the ROCm node labeller's amdgpu.ids
+// for AMD's virtual functions, find that class, so NFD's rules label
+// those nodes and mig-parted's device filter takes their GPUs. An id
+// pci.ids gives no memory for (2336 "H100", 2920 "TS4 / B100", 31a1
+// "GB300 MaxQ", 74a9 and 74bd "MI300X HF"), a memory no class has (2337
+// 64GB, 2338 and 233d 96GB H100, 2909 "HGX B200 168GB"), or that names
+// another product (74a2 MI308X, 2bb2 RTX PRO 6000D) stays off the catalog.
 func TestPCIIDsOfRealBoards(t *testing.T) {
 	cat, err := catalog.Builtin()
 	require.NoError(t, err)
-	for device, want := range map[string]string{
-		"20f1": "nvidia-a100-40gb", // GA100 [A100 PCIe 40GB]
-		"1df5": "nvidia-v100-16gb", // GV100GL [Tesla V100 SXM2 16GB]
-		"1db2": "nvidia-v100-16gb", // GV100GL [Tesla V100 DGXS 16GB]
-		"1db3": "nvidia-v100-16gb", // GV100GL [Tesla V100 FHHL 16GB]
-		"1db7": "nvidia-v100-32gb", // GV100GL [Tesla V100 DGXS 32GB]
-		"2339": "nvidia-h100-94gb", // GH100 [H100 SXM5 94GB]
+	for _, tc := range []struct{ vendor, device, want string }{
+		{"nvidia", "20f1", "nvidia-a100-40gb"},         // GA100 [A100 PCIe 40GB]
+		{"nvidia", "1df5", "nvidia-v100-16gb"},         // GV100GL [Tesla V100 SXM2 16GB]
+		{"nvidia", "1db2", "nvidia-v100-16gb"},         // GV100GL [Tesla V100 DGXS 16GB]
+		{"nvidia", "1db3", "nvidia-v100-16gb"},         // GV100GL [Tesla V100 FHHL 16GB]
+		{"nvidia", "1db7", "nvidia-v100-32gb"},         // GV100GL [Tesla V100 DGXS 32GB]
+		{"nvidia", "2339", "nvidia-h100-94gb"},         // GH100 [H100 SXM5 94GB]
+		{"nvidia", "2901", "nvidia-b200-180gb"},        // GB100 [B200]
+		{"nvidia", "29bc", "nvidia-b100-192gb"},        // GB102 [B100]
+		{"nvidia", "3182", "nvidia-b300-288gb"},        // GB110 [B300 SXM6 AC]
+		{"nvidia", "2941", "nvidia-gb200-186gb"},       // GB100 [HGX GB200]
+		{"nvidia", "31c2", "nvidia-gb300-279gb"},       // GB110 [GB300]
+		{"nvidia", "31c3", "nvidia-gb300-279gb"},       // GB110 [GB300]
+		{"nvidia", "2bb1", "nvidia-rtx-pro-6000-96gb"}, // GB202GL [RTX PRO 6000 Blackwell Workstation Edition]
+		{"nvidia", "2bb4", "nvidia-rtx-pro-6000-96gb"}, // GB202GL [RTX PRO 6000 Blackwell Max-Q Workstation Edition]
+		{"nvidia", "2bb5", "nvidia-rtx-pro-6000-96gb"}, // GB202GL [RTX PRO 6000 Blackwell Server Edition]
+		{"amd", "74a0", "amd-mi300a-128gb"},            // Aqua Vanjaram [Instinct MI300A]
+		{"amd", "74b5", "amd-mi300x-192gb"},            // Aqua Vanjaram [Instinct MI300X VF]
+		{"amd", "74b9", "amd-mi325x-256gb"},            // Aqua Vanjaram [Instinct MI325X VF]
+		{"amd", "75a0", "amd-mi350x-288gb"},            // Aqua Vanjaram [Instinct MI350X]
+		{"amd", "75b0", "amd-mi350x-288gb"},            // amdgpu.ids: AMD Instinct MI350X VF
+		{"amd", "75a3", "amd-mi355x-288gb"},            // Aqua Vanjaram [Instinct MI355X]
+		{"amd", "75b3", "amd-mi355x-288gb"},            // amdgpu.ids: AMD Instinct MI355X VF
+		{"intel", "1063", "intel-gaudi3-128gb"},        // Habana: Gaudi3 AI Training Accelerator Add-In Family
+		{"intel", "0bd5", "intel-max-1550-128gb"},      // Ponte Vecchio XT (2 Tile) [Data Center GPU Max 1550]
+		{"intel", "0bd6", "intel-max-1550-128gb"},      // Ponte Vecchio XT (2 Tile) [Data Center GPU Max 1550]
+		{"intel", "0bda", "intel-max-1100-48gb"},       // Ponte Vecchio XT (1 Tile) [Data Center GPU Max 1100]
 	} {
-		got := cat.ByPCI("nvidia", device)
-		if assert.Len(t, got, 1, device) {
-			assert.Equal(t, want, got[0].ID, device)
+		got := cat.ByPCI(tc.vendor, tc.device)
+		if assert.Len(t, got, 1, tc.device) {
+			assert.Equal(t, tc.want, got[0].ID, tc.device)
 		}
 	}
-	for _, device := range []string{"2336", "2337", "2338", "233d"} {
+	for _, device := range []string{"2336", "2337", "2338", "233d", "2909", "2920", "31a1", "2bb2"} {
 		assert.Empty(t, cat.ByPCI("nvidia", device), device)
+	}
+	for _, device := range []string{"74a2", "74a9", "74bd"} {
+		assert.Empty(t, cat.ByPCI("amd", device), device)
+	}
+	maxGPU, _ := cat.Get("intel-max-1550-128gb")
+	assert.Equal(t, "8086", maxGPU.PCIVendor(), "Intel's data-centre GPUs are not Habana's 1da3")
+	gaudi, _ := cat.Get("intel-gaudi3-128gb")
+	assert.Equal(t, "1da3", gaudi.PCIVendor())
+}
+
+// TestEveryClassHasPCIIDOrReason: NFD stamps the type label by PCI id, so
+// a class without one is found only by its labels. Each built-in class
+// lists ids, or says in noPCIDeviceIDs why not, never both.
+func TestEveryClassHasPCIIDOrReason(t *testing.T) {
+	cat, err := catalog.Builtin()
+	require.NoError(t, err)
+	for _, c := range cat.Classes() {
+		switch {
+		case len(c.PCIDeviceIDs) == 0 && c.NoPCIDeviceIDs == "":
+			t.Errorf("%s lists no PCI device id and gives no reason (noPCIDeviceIDs)", c.ID)
+		case len(c.PCIDeviceIDs) > 0 && c.NoPCIDeviceIDs != "":
+			t.Errorf("%s lists PCI device ids %v and a reason for having none", c.ID, c.PCIDeviceIDs)
+		}
+		assert.Regexp(t, `^[0-9a-f]{4}$`, c.PCIVendor(), "%s: a PCI vendor id", c.ID)
 	}
 }

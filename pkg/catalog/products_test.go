@@ -79,6 +79,23 @@ func TestGFDProducts(t *testing.T) {
 		{"Tesla-M60", "nvidia-m60-8gb"},
 		{"Tesla-K80", "nvidia-k80-12gb"},
 		{"Tesla-T4", "nvidia-t4-16gb"},
+		// Blackwell. Values as real nodes and nvidia-smi report them:
+		// NVIDIA-B300-SXM6-AC in `kubectl get nodes -l` of an EKS p6-b300
+		// cluster (littlemex/distributed-inference), NVIDIA-GB200 in
+		// nodeSelectors of GB200 clusters (NVIDIA/aicr, prime-rl),
+		// "NVIDIA GB300" from nvidia-smi on GB300 trays (sglang
+		// deployment notes), the RTX PRO 6000 Server Edition in a Helm
+		// chart's nodeSelector; the Workstation and Max-Q names are
+		// NVIDIA's (developer.nvidia.com/cuda-gpus) as NVML writes them.
+		{"NVIDIA-B200", "nvidia-b200-180gb"},
+		{"NVIDIA-B100", "nvidia-b100-192gb"},
+		{"NVIDIA-B300-SXM6-AC", "nvidia-b300-288gb"},
+		{"NVIDIA-GB200", "nvidia-gb200-186gb"},
+		{"NVIDIA-GB300", "nvidia-gb300-279gb"},
+		{"NVIDIA GB300", "nvidia-gb300-279gb"},
+		{"NVIDIA-RTX-PRO-6000-Blackwell-Server-Edition", "nvidia-rtx-pro-6000-96gb"},
+		{"NVIDIA-RTX-PRO-6000-Blackwell-Workstation-Edition", "nvidia-rtx-pro-6000-96gb"},
+		{"NVIDIA-RTX-PRO-6000-Blackwell-Max-Q-Workstation-Edition", "nvidia-rtx-pro-6000-96gb"},
 	} {
 		c, ok := cat.ByLabel(catalog.LabelGFDProduct, tc.value)
 		if assert.True(t, ok, tc.value) {
@@ -88,6 +105,9 @@ func TestGFDProducts(t *testing.T) {
 	for _, value := range []string{
 		"NVIDIA-A1", "NVIDIA-A8", "NVIDIA-A800", "NVIDIA-H8", "NVIDIA-H2", "NVIDIA-L2",
 		"NVIDIA-RTX-6000-Ada", "NVIDIA-GeForce-RTX-4080", "Tesla-P",
+		// GB200 and GB300 are not B200 and B300; the RTX PRO 6000D is
+		// another product.
+		"NVIDIA-B", "NVIDIA-GB", "NVIDIA-B300", "NVIDIA-RTX-PRO-6000D-Blackwell-Workstation-Edition",
 	} {
 		c, ok := cat.ByLabel(catalog.LabelGFDProduct, value)
 		assert.False(t, ok, "%s names %v", value, c)
@@ -122,6 +142,34 @@ func TestOtherLabels(t *testing.T) {
 		{"node.kubernetes.io/instance-type", "Standard_NV12s_v3", "nvidia-m60-8gb"},
 		{"beta.kubernetes.io/instance-type", "Standard_NV6", "nvidia-m60-8gb"},
 		{"node.kubernetes.io/instance-type", "Standard_ND96isr_MI300X_v5", "amd-mi300x-192gb"},
+		// Current data-centre parts. AMD's names and device ids are the
+		// node labeller's amdgpu.ids (ROCm/k8s-device-plugin); a virtual
+		// function (_VF, its own device id) is the same GPU seen from a VM.
+		{"amd.com/gpu.device-id", "74b5", "amd-mi300x-192gb"},
+		{"amd.com/gpu.product-name", "AMD_Instinct_MI300X_VF", "amd-mi300x-192gb"},
+		{"amd.com/gpu.product-name", "AMD_Instinct_MI325X_VF", "amd-mi325x-256gb"},
+		{"amd.com/gpu.device-id", "74b9", "amd-mi325x-256gb"},
+		{"amd.com/gpu.device-id", "74a0", "amd-mi300a-128gb"},
+		{"amd.com/gpu.product-name", "AMD_Instinct_MI300A", "amd-mi300a-128gb"},
+		{"amd.com/gpu.device-id", "75a0", "amd-mi350x-288gb"},
+		{"amd.com/gpu.product-name", "AMD_Instinct_MI350X_VF", "amd-mi350x-288gb"},
+		{"amd.com/gpu.device-id", "75a3", "amd-mi355x-288gb"},
+		{"amd.com/gpu.device-id", "75b3", "amd-mi355x-288gb"},
+		{"amd.com/gpu.product-name", "AMD_Instinct_MI355X", "amd-mi355x-288gb"},
+		// Intel's GPU plugin NFD rules (a node's labels in a public
+		// test: gpu.intel.com/product=Max_1100, gpu.intel.com/memory=49152).
+		{"gpu.intel.com/product", "Max_1100", "intel-max-1100-48gb"},
+		{"gpu.intel.com/product", "Max_1550", "intel-max-1550-128gb"},
+		// GKE's accelerator label as nodeSelectors use it on A4X (GB200)
+		// and G4 (RTX PRO 6000) node pools.
+		{"cloud.google.com/gke-accelerator", "nvidia-gb200", "nvidia-gb200-186gb"},
+		{"cloud.google.com/gke-accelerator", "nvidia-rtx-pro-6000", "nvidia-rtx-pro-6000-96gb"},
+		// Cloud instance types: AWS P6-B300, P6e-GB200 and G7e, GCP A4X.
+		{"node.kubernetes.io/instance-type", "p6-b300.48xlarge", "nvidia-b300-288gb"},
+		{"node.kubernetes.io/instance-type", "p6e-gb200.36xlarge", "nvidia-gb200-186gb"},
+		{"node.kubernetes.io/instance-type", "a4x-highgpu-4g", "nvidia-gb200-186gb"},
+		{"node.kubernetes.io/instance-type", "g7e.48xlarge", "nvidia-rtx-pro-6000-96gb"},
+		{"node.kubernetes.io/instance-type", "g7e.2xlarge", "nvidia-rtx-pro-6000-96gb"},
 	} {
 		c, ok := cat.ByLabel(tc.key, tc.value)
 		if assert.True(t, ok, "%s=%s", tc.key, tc.value) {

@@ -164,6 +164,28 @@ func (m *Model) PoolOf(node, acceleratorType string) *NodePool {
 	return whole
 }
 
+// NodeGPUs is how many GPUs a node has: its count, but for a node under
+// MIG single, whose labels and capacity count slices, its slices over the
+// slices per GPU of its MIG config. ok is false for such a node no config
+// of the cluster cuts.
+func (m *Model) NodeGPUs(n *inventory.Node) (gpus int, ok bool) {
+	if n.Sharing != inventory.MIGSingle {
+		return n.Count, true
+	}
+	pool := m.PoolOf(n.Name, n.AcceleratorType)
+	if pool == nil || pool.Sharing != ShareMIG {
+		return 0, false
+	}
+	total := 0
+	for _, k := range pool.Layout {
+		total += k
+	}
+	if total == 0 {
+		return 0, false
+	}
+	return n.Count / total, true
+}
+
 // buildNodePools lists cluster.sharing's pools and cluster.mig's configs
 // by name, with their taints resolved, and reports names used by both (the
 // pool label takes one value per node).

@@ -36,7 +36,7 @@ func BenchmarkQuery(b *testing.B) {
 		if err := json.Unmarshal(data, &doc); err != nil {
 			b.Fatal(err)
 		}
-		r := estimate.Recommend(&doc, estimate.Needs{MinMemoryGiB: 80, PreferArch: "Hopper", Model: "llama-3-70b", GPUs: 4})
+		r := estimate.Recommend(&doc, estimate.Needs{MinMemory: gb(80), PreferArch: "Hopper", Model: "llama-3-70b", GPUs: 4})
 		if r.Best == nil {
 			b.Fatal("no recommendation")
 		}

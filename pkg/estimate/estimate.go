@@ -23,6 +23,16 @@
 //
 // A type with neither figure gets no estimate, never a guess.
 //
+// # Slices and replicas
+//
+// A profile over shared GPUs hands a pod a MIG slice or a time-sliced or
+// MPS replica, not a GPU: its memory is the slice's (or the GPU's over the
+// replicas) and its peak the GPU's times the device's compute share (a
+// 3g.40gb of an A100: 3/7; a replica of three: 1/3, what it gets when the
+// others are busy). Measurements were taken on whole GPUs and say nothing
+// of a slice. A device whose share the catalog does not give gets no
+// estimate.
+//
 // # Memory
 //
 // Mixed-precision training with Adam holds 16 bytes per parameter: 2 for
@@ -117,8 +127,11 @@ type Estimate struct {
 	DisplayName string `json:"displayName"`
 	Type        string `json:"acceleratorType"`
 	TypeName    string `json:"typeDisplayName"`
-	GPUs        int    `json:"gpus"`
-	Available   int    `json:"available"`
+	// Device is what one device of a profile over shared GPUs is ("1g.10gb
+	// slice"); empty for whole GPUs, which GPUs then counts.
+	Device    string `json:"device,omitempty"`
+	GPUs      int    `json:"gpus"`
+	Available int    `json:"available"`
 	// Hours is nil when there is no estimate; Why says why.
 	Hours *float64 `json:"hours,omitempty"`
 	// Basis says which figures the time came from.
@@ -158,17 +171,35 @@ func estimateOne(p *render.CatalogProfile, ct *render.CatalogType, t Training) E
 		Profile: p.Name, DisplayName: p.DisplayName, Type: ct.ID, TypeName: ct.DisplayName,
 		GPUs: t.gpus(), Available: ct.Available, MemoryGB: t.MemoryPerGPUGB(),
 	}
-	e.Fits = e.MemoryGB <= float64(ct.MemoryGB)
-	if slice, gb, ok := migSlice(p.ResourceName); ok {
-		e.Fits = e.MemoryGB <= float64(gb)
-		e.Why = fmt.Sprintf("no estimate: a %s MIG slice has a share of %s's throughput that the catalog does not record", slice, ct.DisplayName)
-		return e
+	memGB, memName, cost, share := ct.MemoryGB, ct.DisplayName, ct.CostPerHour, 1.0
+	switch d := ct.Device; {
+	case d != nil:
+		// A slice or a replica: its memory, its share of the compute,
+		// its share of the cost.
+		e.Device = d.Name
+		memGB, memName, cost, share = d.MemoryGB, d.Name, d.CostPerHour, d.ComputeShare
+		if p.Sharing != nil && p.Sharing.Mode == "mig" {
+			memName = "a " + d.Name
+		}
+		e.Fits = e.MemoryGB <= float64(memGB)
+		if share <= 0 || share > 1 {
+			e.Why = fmt.Sprintf("no estimate: the catalog does not say what share of %s's compute a %s has", ct.DisplayName, d.Name)
+			return e
+		}
+	default:
+		if slice, gb, ok := migSlice(p.ResourceName); ok {
+			e.Device = slice + " slice"
+			e.Fits = e.MemoryGB <= float64(gb)
+			e.Why = fmt.Sprintf("no estimate: a %s MIG slice has a share of %s's throughput that the catalog does not record", slice, ct.DisplayName)
+			return e
+		}
 	}
-	if ct.CostPerHour != nil {
-		perHour := *ct.CostPerHour * float64(e.GPUs)
+	e.Fits = e.MemoryGB <= float64(memGB)
+	if cost != nil {
+		perHour := *cost * float64(e.GPUs)
 		e.CostPerHour = &perHour
 	}
-	hours, basis, why := trainingHours(ct, t)
+	hours, basis, why := trainingHours(ct, t, share, deviceShare(p, e.Device))
 	if why != "" {
 		e.Why = why
 		return e
@@ -179,16 +210,34 @@ func estimateOne(p *render.CatalogProfile, ct *render.CatalogType, t Training) E
 		e.TotalCost = &total
 	}
 	if !e.Fits {
-		e.Why = fmt.Sprintf("needs %.0fGB per GPU for weights, gradients and optimizer state; %s has %dGB: use more GPUs (--gpus) or a larger type",
-			math.Ceil(e.MemoryGB), ct.DisplayName, ct.MemoryGB)
+		unit, more := "GPU", "use more GPUs (--gpus) or a larger type"
+		if e.Device != "" {
+			unit, more = "device", "use more devices (--gpus) or a profile with larger ones"
+		}
+		e.Why = fmt.Sprintf("needs %.0fGB per %s for weights, gradients and optimizer state; %s has %dGB: %s",
+			math.Ceil(e.MemoryGB), unit, memName, memGB, more)
 	}
 	return e
 }
 
-// trainingHours applies the formulas of the package documentation.
-func trainingHours(ct *render.CatalogType, t Training) (hours float64, basis, why string) {
+// deviceShare says whose compute share an estimate over a device takes:
+// "" for a whole GPU.
+func deviceShare(p *render.CatalogProfile, device string) string {
+	switch {
+	case device == "":
+		return ""
+	case p.Sharing != nil && p.Sharing.Mode != "mig":
+		return p.Sharing.Mode + ": a replica's share when every replica is busy"
+	}
+	return "the compute of its " + device
+}
+
+// trainingHours applies the formulas of the package documentation; share
+// is the device's share of the GPU's compute (1 for a whole GPU), and
+// device says what the share is ("" for a whole GPU).
+func trainingHours(ct *render.CatalogType, t Training, share float64, device string) (hours float64, basis, why string) {
 	g := float64(t.gpus())
-	if m, ok := ct.Performance[t.Model]; ok && t.Model != "" && m.TrainingTokensPerSecond > 0 {
+	if m, ok := ct.Performance[t.Model]; ok && t.Model != "" && m.TrainingTokensPerSecond > 0 && device == "" {
 		return t.Tokens / (g * m.TrainingTokensPerSecond) / 3600,
 			fmt.Sprintf("measured %s tokens/s per GPU for %s", thousands(m.TrainingTokensPerSecond), t.Model), ""
 	}
@@ -207,8 +256,23 @@ func trainingHours(ct *render.CatalogType, t Training) (hours float64, basis, wh
 	if peak == 0 {
 		return 0, "", fmt.Sprintf("no estimate: no %s throughput or measured performance for %s (record performance in CUE)", name, ct.DisplayName)
 	}
-	seconds := t.FLOPs() / (g * peak * 1e12 * t.mfu())
-	return seconds / 3600, fmt.Sprintf("6 × params × tokens at %s %s TFLOPS%s × MFU %.2f", thousands(peak), name, aside, t.mfu()), ""
+	seconds := t.FLOPs() / (g * peak * share * 1e12 * t.mfu())
+	part := ""
+	if device != "" {
+		part = fmt.Sprintf(" × %s of the GPU (%s)", fraction(share), device)
+	}
+	return seconds / 3600, fmt.Sprintf("6 × params × tokens at %s %s TFLOPS%s%s × MFU %.2f", thousands(peak), name, aside, part, t.mfu()), ""
+}
+
+// fraction prints a share as the fraction it is: 3/7, 1/3; else 0.43.
+func fraction(v float64) string {
+	for den := 2; den <= 16; den++ {
+		num := math.Round(v * float64(den))
+		if num >= 1 && math.Abs(num/float64(den)-v) < 1e-9 {
+			return fmt.Sprintf("%.0f/%d", num, den)
+		}
+	}
+	return strconv.FormatFloat(v, 'f', 2, 64)
 }
 
 // sortEstimates orders by time, those that fit first; no estimate last.
@@ -240,6 +304,9 @@ func sortEstimates(es []Estimate) {
 // H200 141GB): 2.1 hours at $5.00/hour = $10.50 total".
 func (e Estimate) String() string {
 	head := fmt.Sprintf("%s (%s", e.DisplayName, e.TypeName)
+	if e.Device != "" {
+		head += " · " + e.Device
+	}
 	if e.GPUs > 1 {
 		head += fmt.Sprintf(" × %d", e.GPUs)
 	}

@@ -1,6 +1,7 @@
 package estimate_test
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -124,7 +125,7 @@ func TestTrainNoEstimate(t *testing.T) {
 // TestRecommendUseCase3 is llama-3-70b: 80GB+, Hopper preferred, 120
 // tokens/s on H200 and 75 on A100.
 func TestRecommendUseCase3(t *testing.T) {
-	needs := estimate.Needs{MinMemoryGiB: 80, PreferArch: "Hopper", Model: "llama-3-70b", GPUs: 4}
+	needs := estimate.Needs{MinMemory: gb(80), PreferArch: "Hopper", Model: "llama-3-70b", GPUs: 4}
 	r := estimate.Recommend(seedCatalog(4), needs)
 	require.NotNil(t, r.Best)
 	assert.Equal(t, "premium-gpu", r.Best.Profile)
@@ -141,11 +142,11 @@ func TestRecommendUseCase3(t *testing.T) {
 
 	// Objectives: 100 tokens/s leaves the A100 out; $12/hour for 4 GPUs
 	// leaves the H200 ($20) out too.
-	r = estimate.Recommend(seedCatalog(4), estimate.Needs{MinMemoryGiB: 80, Model: "llama-3-70b", GPUs: 4, MinTokensPerSecond: 100})
+	r = estimate.Recommend(seedCatalog(4), estimate.Needs{MinMemory: gb(80), Model: "llama-3-70b", GPUs: 4, MinTokensPerSecond: 100})
 	assert.Equal(t, "premium-gpu", r.Best.Profile)
-	r = estimate.Recommend(seedCatalog(4), estimate.Needs{MinMemoryGiB: 80, Model: "llama-3-70b", GPUs: 4, MinTokensPerSecond: 100, MaxCostPerHour: 12})
+	r = estimate.Recommend(seedCatalog(4), estimate.Needs{MinMemory: gb(80), Model: "llama-3-70b", GPUs: 4, MinTokensPerSecond: 100, MaxCostPerHour: 12})
 	assert.Nil(t, r.Best)
-	assert.Contains(t, r.Advice, "no profile qualifies: requires 80GB+ per GPU, 100 tokens/s, at most $12.00/hour")
+	assert.Contains(t, r.Advice, "no profile qualifies: requires at least 80GB per GPU, 100 tokens/s, at most $12.00/hour")
 }
 
 // TestRecommendNoneQualifies is use case 3's alternative flow 2: a V100
@@ -153,9 +154,9 @@ func TestRecommendUseCase3(t *testing.T) {
 func TestRecommendNoneQualifies(t *testing.T) {
 	doc := seedCatalog(4)
 	doc.Profiles = doc.Profiles[2:]
-	r := estimate.Recommend(doc, estimate.Needs{MinMemoryGiB: 80})
+	r := estimate.Recommend(doc, estimate.Needs{MinMemory: gb(80)})
 	assert.Nil(t, r.Best)
-	assert.Equal(t, "no profile qualifies: requires 80GB+ per GPU; available: Standard GPU (NVIDIA V100 16GB) - provision suitable hardware", r.Advice)
+	assert.Equal(t, "no profile qualifies: requires at least 80GB per GPU; available: Standard GPU (NVIDIA V100 16GB) - provision suitable hardware", r.Advice)
 
 	r = estimate.Recommend(doc, estimate.Needs{GPUs: 8})
 	assert.Nil(t, r.Best, "the V100 profile allows 4 GPUs")
@@ -166,7 +167,7 @@ func TestRecommendNoneQualifies(t *testing.T) {
 func TestMIGSlice(t *testing.T) {
 	doc := seedCatalog(4)
 	doc.Profiles[1].ResourceName = "nvidia.com/mig-3g.40gb"
-	r := estimate.Recommend(doc, estimate.Needs{MinMemoryGiB: 80})
+	r := estimate.Recommend(doc, estimate.Needs{MinMemory: gb(80)})
 	for _, c := range r.Choices {
 		if c.Profile == "large-gpu" {
 			assert.False(t, c.Qualifies)
@@ -180,4 +181,9 @@ func TestMIGSlice(t *testing.T) {
 			assert.Contains(t, e.Why, "MIG slice")
 		}
 	}
+}
+
+// gb is a size in GB (10^9 bytes).
+func gb(n float64) estimate.Size {
+	return estimate.Size{Bytes: n * 1e9, Text: strconv.FormatFloat(n, 'f', -1, 64) + "GB"}
 }

@@ -7,13 +7,16 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/accelc/accelc/pkg/catalog"
+	"github.com/accelc/accelc/pkg/compile"
 	"github.com/accelc/accelc/pkg/render"
 )
 
 // Needs are a model's requirements and the user's objectives.
 type Needs struct {
-	// MinMemoryGiB is the memory each device must have (0: any).
-	MinMemoryGiB float64
+	// MinMemory is the memory each device must have (0 bytes: any). A
+	// type's memory is its catalog figure in GB (10^9 bytes).
+	MinMemory Size
 	// PreferArch ranks types of this architecture first ("Hopper").
 	PreferArch string
 	// GPUs is the devices per replica (0 means 1); profiles whose maximum
@@ -27,6 +30,47 @@ type Needs struct {
 	// MaxCostPerHour bounds what the replica's devices cost an hour (0:
 	// no bound); it needs the type's cost.
 	MaxCostPerHour float64
+	// Team, when set, leaves out what the team may not use.
+	Team *Entitlement
+}
+
+// Entitlement is what one team may use: the profiles and the accelerator
+// types its entitlements in CUE give it.
+type Entitlement struct {
+	Team     string
+	Profiles map[string]bool
+	Types    map[string]bool
+}
+
+// ForTeam reads a team's entitlement from the compiled cluster.
+func ForTeam(m *compile.Model, team string) (*Entitlement, error) {
+	names := make([]string, 0, len(m.Teams))
+	for i := range m.Teams {
+		t := &m.Teams[i]
+		names = append(names, t.Name)
+		if t.Name != team {
+			continue
+		}
+		e := &Entitlement{Team: t.Name, Profiles: map[string]bool{}, Types: map[string]bool{}}
+		for j := range m.Profiles {
+			if t.MayUse(&m.Profiles[j]) {
+				e.Profiles[m.Profiles[j].Name] = true
+			}
+		}
+		for _, id := range t.AcceleratorTypes {
+			e.Types[id] = true
+		}
+		return e, nil
+	}
+	slices.Sort(names)
+	msg := fmt.Sprintf("no team %q in cluster %s", team, m.Cluster.Name)
+	if near := catalog.Closest(team, names, 1); len(near) > 0 {
+		msg += fmt.Sprintf("; did you mean %s?", near[0])
+	}
+	if len(names) == 0 {
+		return nil, fmt.Errorf("%s: it defines no teams", msg)
+	}
+	return nil, fmt.Errorf("%s (teams: %s)", msg, strings.Join(names, ", "))
 }
 
 func (n Needs) gpus() int { return max(n.GPUs, 1) }
@@ -139,6 +183,15 @@ func judge(p *render.CatalogProfile, ct *render.CatalogType, n Needs) Choice {
 	}
 	pass := func(format string, args ...any) { c.Why = append(c.Why, fmt.Sprintf(format, args...)) }
 
+	if e := n.Team; e != nil {
+		switch {
+		case !e.Profiles[p.Name]:
+			fail("team %s may not use this profile", e.Team)
+		case !e.Types[ct.ID]:
+			fail("team %s is not entitled to %s", e.Team, ct.DisplayName)
+		}
+	}
+
 	cost, shared := ct.CostPerHour, ct.Device != nil
 	switch {
 	case shared:
@@ -156,13 +209,13 @@ func judge(p *render.CatalogProfile, ct *render.CatalogType, n Needs) Choice {
 			pass("a %s MIG slice", slice)
 		}
 	}
-	if n.MinMemoryGiB > 0 {
-		// GPU memory is marketed in GB but sized in GiB (an "80GB" A100
-		// has 80 GiB).
-		if float64(c.MemoryGB) >= n.MinMemoryGiB {
-			pass("%dGB ≥ %sGB", c.MemoryGB, thousands(n.MinMemoryGiB))
+	if n.MinMemory.Bytes > 0 {
+		// The catalog's memory is in GB, 10^9 bytes: an 80GB type does
+		// not have 80GiB (85.9GB).
+		if float64(c.MemoryGB)*1e9 >= n.MinMemory.Bytes {
+			pass("%dGB ≥ %s", c.MemoryGB, n.MinMemory)
 		} else {
-			fail("%dGB < %sGB needed", c.MemoryGB, thousands(n.MinMemoryGiB))
+			fail("%dGB < %s needed", c.MemoryGB, n.MinMemory)
 		}
 	}
 	if p.GPU.Max != nil && n.gpus() > *p.GPU.Max {
@@ -201,8 +254,8 @@ func judge(p *render.CatalogProfile, ct *render.CatalogType, n Needs) Choice {
 
 func noneQualifies(all []Choice, n Needs) string {
 	var wants []string
-	if n.MinMemoryGiB > 0 {
-		wants = append(wants, thousands(n.MinMemoryGiB)+"GB+ per GPU")
+	if n.MinMemory.Bytes > 0 {
+		wants = append(wants, "at least "+n.MinMemory.String()+" per GPU")
 	}
 	if n.MinTokensPerSecond > 0 {
 		wants = append(wants, thousands(n.MinTokensPerSecond)+" tokens/s")
@@ -212,15 +265,28 @@ func noneQualifies(all []Choice, n Needs) string {
 	}
 	var have []string
 	for _, c := range all {
+		if n.Team != nil && (!n.Team.Profiles[c.Profile] || !n.Team.Types[c.Type]) {
+			continue
+		}
 		have = append(have, fmt.Sprintf("%s (%s)", c.DisplayName, c.TypeName))
+	}
+	if n.Team != nil {
+		if len(have) == 0 {
+			return fmt.Sprintf("no enabled profile has a type team %s may use: entitle it in CUE (teams.%s)", n.Team.Team, n.Team.Team)
+		}
+		wants = append(wants, "a profile team "+n.Team.Team+" may use")
 	}
 	slices.Sort(have)
 	have = slices.Compact(have)
 	if len(have) == 0 {
 		return "no enabled profile names an accelerator type"
 	}
-	return fmt.Sprintf("no profile qualifies: requires %s; available: %s - provision suitable hardware",
-		strings.Join(wants, ", "), strings.Join(have, ", "))
+	advice := "provision suitable hardware"
+	if n.Team != nil {
+		advice += fmt.Sprintf(", or entitle team %s to more in CUE (teams.%s)", n.Team.Team, n.Team.Team)
+	}
+	return fmt.Sprintf("no profile qualifies: requires %s; available: %s - %s",
+		strings.Join(wants, ", "), strings.Join(have, ", "), advice)
 }
 
 // migSlice reads a MIG resource name (nvidia.com/mig-3g.40gb): the slice

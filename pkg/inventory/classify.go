@@ -49,6 +49,11 @@ type Node struct {
 	AcceleratorType string `json:"acceleratorType"`
 	DisplayName     string `json:"displayName"`
 	Vendor          string `json:"vendor"`
+	// Model is the model labels of a scheme accelc does not read name
+	// ("a4000", "A100_NVLINK_80GB"), for a node of unknown type.
+	Model string `json:"model,omitempty"`
+	// Pinned is set when the type was pinned by hand in CUE.
+	Pinned bool `json:"pinned,omitempty"`
 	// Count is the number of accelerator devices the node's labels or
 	// capacity describe: physical GPUs, except under MIG single, where GPU
 	// Feature Discovery reports only MIG devices.
@@ -58,9 +63,12 @@ type Node struct {
 	Allocatable int `json:"allocatable"`
 	// InUse is what pods bound to the node request (live snapshots only);
 	// InUseBy is the same per namespace.
-	InUse        int            `json:"inUse,omitempty"`
-	InUseBy      map[string]int `json:"inUseByNamespace,omitempty"`
-	MemoryGiB    int            `json:"memoryGiB"`
+	InUse   int            `json:"inUse,omitempty"`
+	InUseBy map[string]int `json:"inUseByNamespace,omitempty"`
+	// MemoryGB is one device's memory in GB (10^9 bytes): its class's as
+	// the catalog gives it, or for a node of unknown type what GPU Feature
+	// Discovery's nvidia.com/gpu.memory (MiB) says.
+	MemoryGB     int            `json:"memoryGB"`
 	Architecture string         `json:"architecture"`
 	Sharing      Sharing        `json:"sharing"`
 	Replicas     int            `json:"replicas,omitempty"`
@@ -159,6 +167,9 @@ const (
 	resNVIDIALegacy = "alpha.kubernetes.io/nvidia-gpu"
 	resAMD          = "amd.com/gpu"
 	resGaudi        = "habana.ai/gaudi"
+	// Intel's GPU device plugin: i915 and the newer xe kernel driver.
+	resIntelI915 = "gpu.intel.com/i915"
+	resIntelXe   = "gpu.intel.com/xe"
 )
 
 // VendorOfResource maps an accelerator's extended resource to its vendor;
@@ -169,7 +180,7 @@ func VendorOfResource(name string) string {
 		return "nvidia"
 	case name == resAMD:
 		return "amd"
-	case name == resGaudi:
+	case name == resGaudi, name == resIntelI915, name == resIntelXe:
 		return "intel"
 	}
 	return ""
@@ -215,6 +226,7 @@ type resources struct {
 	capacity    int    // sum of accelerator resources in capacity
 	allocatable int    // likewise in allocatable; -1 when the node has none listed
 	shared      int    // nvidia.com/gpu.shared capacity
+	whole       int    // capacity of whole devices: neither MIG slices nor shared replicas
 	resource    string // the accelerator resource with the most capacity
 	resourceQty int
 	migCapacity map[string]int
@@ -250,11 +262,15 @@ func readResources(n *RawNode) resources {
 		switch {
 		case k == resNVIDIAShared:
 			r.shared = q
-		case strings.HasPrefix(k, resNVIDIAMIG) && q > 0:
-			if r.migCapacity == nil {
-				r.migCapacity = map[string]int{}
+		case strings.HasPrefix(k, resNVIDIAMIG):
+			if q > 0 {
+				if r.migCapacity == nil {
+					r.migCapacity = map[string]int{}
+				}
+				r.migCapacity[strings.TrimPrefix(k, resNVIDIAMIG)] = q
 			}
-			r.migCapacity[strings.TrimPrefix(k, resNVIDIAMIG)] = q
+		default:
+			r.whole += q
 		}
 	}
 	if n.Status.Allocatable != nil {
@@ -314,15 +330,16 @@ func classifyNode(raw *RawNode, cat *catalog.Catalog, opts Options) (Node, *Prob
 
 	var class *catalog.Class
 	derivedAlloc := -1 // what GFD labels imply, for snapshots without status
-	mixed := migMixedCounts(labels)
+	mig := readMIG(labels, res)
 	switch {
-	case labels[lblProduct] != "" || len(mixed) > 0:
-		class, derivedAlloc = classifyGFD(&n, labels, mixed, res, cat)
+	case labels[lblProduct] != "" || len(mig.profiles) > 0:
+		class, derivedAlloc = classifyGFD(&n, labels, mig, res, cat)
 		n.Vendor = "nvidia"
 	default:
 		d := detectByLabels(labels, cat)
 		class = d.class
 		n.Types = d.types
+		n.Model = d.model
 		switch {
 		case class != nil:
 			n.Vendor = class.Vendor
@@ -339,6 +356,25 @@ func classifyNode(raw *RawNode, cat *catalog.Catalog, opts Options) (Node, *Prob
 		if d.why != "" {
 			n.Notes = append(n.Notes, d.why)
 		}
+		if mode, why := mig.mode(); mode != "" && (n.Vendor == "nvidia" || n.Vendor == "") {
+			// MIG without GFD's product: the capacity, the MIG manager's
+			// config or single-strategy device labels say so.
+			n.Vendor = "nvidia"
+			n.Sharing = mode
+			n.MIGDevices = mig.devices()
+			if mode == MIGMixed {
+				// Whole GPUs are what nvidia.com/gpu offers beside the
+				// slices; the GPUs cut into slices are not reported.
+				n.Count = res.whole
+				if res.capacity == 0 {
+					derivedAlloc = 0
+					for _, c := range n.MIGDevices {
+						derivedAlloc += c
+					}
+				}
+			}
+			n.Notes = append(n.Notes, migNote(mode, why, n.MIGDevices, mig))
+		}
 	}
 	if class == nil && n.Vendor == "" && res.capacity == 0 {
 		if _, pinned := opts.Pins[n.Name]; !pinned {
@@ -352,6 +388,7 @@ func classifyNode(raw *RawNode, cat *catalog.Catalog, opts Options) (Node, *Prob
 			}
 			class = pin
 			n.Vendor = pin.Vendor
+			n.Pinned = true
 			n.Notes = append(n.Notes, "type pinned in CUE (cluster.nodes)")
 		}
 	}
@@ -361,16 +398,18 @@ func classifyNode(raw *RawNode, cat *catalog.Catalog, opts Options) (Node, *Prob
 		n.AcceleratorType = class.ID
 		n.DisplayName = class.DisplayName
 		n.Architecture = class.Architecture
-		n.MemoryGiB = class.MemoryGB
+		n.MemoryGB = class.MemoryGB
 		n.Types = nil
+		n.Model = ""
 	case len(n.Types) > 0:
+		n.Model = ""
 		n.AcceleratorType = TypeMixed
 		n.DisplayName = mixedDisplayName(n.Types, cat)
 	default:
 		n.AcceleratorType = TypeUnknown
-		n.DisplayName = unknownDisplayName(n.Vendor)
+		n.DisplayName = unknownDisplayName(n.Vendor, n.Model, n.Resource)
 		if mib, ok := memoryMiB(labels[lblMemory]); ok && n.Sharing != MIGSingle && mib > 0 {
-			n.MemoryGiB = int(math.Round(float64(mib) / 1024))
+			n.MemoryGB = int(math.Round(float64(mib) * (1 << 20) / 1e9))
 		}
 	}
 
@@ -456,13 +495,12 @@ func nodeStatus(raw *RawNode) string {
 // classifyGFD reads GPU Feature Discovery labels. It returns the class (nil
 // when the product is not in the catalog) and the allocatable count the
 // labels imply, for snapshots without node status.
-func classifyGFD(n *Node, labels map[string]string, mixed map[string]int, res resources, cat *catalog.Catalog) (*catalog.Class, int) {
+func classifyGFD(n *Node, labels map[string]string, mig migSignals, res resources, cat *catalog.Catalog) (*catalog.Class, int) {
 	product := labels[lblProduct]
 	productKey := lblProduct
-	mixedKeys := slices.Sorted(maps.Keys(mixed))
-	if product == "" && len(mixedKeys) > 0 {
+	if product == "" {
 		// Some MIG mixed nodes carry only per-profile labels.
-		for _, p := range mixedKeys {
+		for _, p := range mig.profiles {
 			productKey = "nvidia.com/mig-" + p + ".product"
 			if product = labels[productKey]; product != "" {
 				break
@@ -479,6 +517,7 @@ func classifyGFD(n *Node, labels map[string]string, mixed map[string]int, res re
 	n.Count = count
 	derived := count
 
+	migMode, migWhy := mig.mode()
 	switch {
 	case p.MIGInvalid:
 		n.Sharing = MIGSingle
@@ -489,16 +528,27 @@ func classifyGFD(n *Node, labels map[string]string, mixed map[string]int, res re
 		n.Sharing = MIGSingle
 		n.MIGDevices = map[string]int{p.MIGProfile: count}
 		n.Notes = append(n.Notes, fmt.Sprintf("MIG single: %d × %s devices; count is MIG devices", count, p.MIGProfile))
-	case len(mixed) > 0 || len(res.migCapacity) > 0:
+	case migMode == MIGMixed:
 		n.Sharing = MIGMixed
-		n.MIGDevices = mixed
-		if len(mixed) == 0 {
-			n.MIGDevices = res.migCapacity
-		}
+		n.MIGDevices = mig.devices()
 		derived = 0
 		for _, c := range n.MIGDevices {
 			derived += c
 		}
+		if len(mig.counts) == 0 {
+			// GFD's per-profile counts are the usual sign; say which
+			// other one was read.
+			n.Notes = append(n.Notes, migNote(MIGMixed, migWhy, n.MIGDevices, mig))
+		}
+	case migMode == MIGSingle:
+		// MIG single, but the product has no -MIG- suffix yet (labels of
+		// a node being reconfigured, or cut short): the count is of MIG
+		// devices, their profile is the config's if it names one.
+		n.Sharing = MIGSingle
+		if prof := mig.configProfile(); prof != "" && count > 0 {
+			n.MIGDevices = map[string]int{prof: count}
+		}
+		n.Notes = append(n.Notes, migNote(MIGSingle, migWhy, n.MIGDevices, mig))
 	case replicas > 1 || p.Shared || res.shared > 0:
 		n.Sharing = TimeSliced
 		if labels[lblStrategy] == "mps" {
@@ -512,21 +562,42 @@ func classifyGFD(n *Node, labels map[string]string, mixed map[string]int, res re
 			n.Notes = append(n.Notes, "renameByDefault: GPUs advertised as nvidia.com/gpu.shared")
 		}
 	}
+	if mig.config != "" && !mig.configEnabled() && mig.config != "all-disabled" {
+		n.Notes = append(n.Notes, fmt.Sprintf("%s=%s failed to apply (%s=%s): the GPUs' MIG state is not known; see the MIG manager's log", lblMIGConfig, mig.config, lblMIGConfigState, mig.state))
+	}
 	if count == 0 && n.Sharing == Exclusive && res.capacity > 0 {
 		n.Count = res.capacity
 	}
+	if product == "" {
+		n.Notes = append([]string{"no " + lblProduct + " label: GPU Feature Discovery's product is missing"}, n.Notes...)
+		return nil, derived
+	}
 
-	if class, ok := cat.ByLabel(lblProduct, p.Base); ok {
+	base, vgpu := p.Base, vgpuProfile{}
+	if v, ok := parseVGPU(p.Base, labels); ok {
+		base, vgpu = v.board, v
+	}
+	class, by := cat.ByLabel(lblProduct, base)
+	why := ""
+	if !by {
+		memValue := labels[lblMemory]
+		if vgpu.profile != "" {
+			memValue = "" // the vGPU's memory, not the board's
+		}
+		class, why = matchByModel(cat, base, memValue, lblMemory, n.Sharing == MIGSingle)
+	}
+	switch {
+	case class != nil && by:
 		n.Notes = append([]string{fmt.Sprintf("type from %s=%s", productKey, product)}, n.Notes...)
-		return class, derived
-	}
-	class, why := matchByModel(cat, p.Base, labels[lblMemory], lblMemory, n.Sharing == MIGSingle)
-	if class != nil {
+	case class != nil:
 		n.Notes = append([]string{fmt.Sprintf("type from %s=%s by %s; the value is not in the catalog: add it to the class's identifiedBy", productKey, product, why)}, n.Notes...)
-		return class, derived
+	default:
+		n.Notes = append([]string{fmt.Sprintf("%s=%s is not in the catalog (%s)", productKey, product, why)}, n.Notes...)
 	}
-	n.Notes = append([]string{fmt.Sprintf("%s=%s is not in the catalog (%s)", productKey, product, why)}, n.Notes...)
-	return nil, derived
+	if vgpu.profile != "" {
+		n.Notes = append(n.Notes, vgpu.note(class))
+	}
+	return class, derived
 }
 
 // GFDProduct is a parsed nvidia.com/gpu.product value.
@@ -633,13 +704,16 @@ func mixedDisplayName(types map[string]int, cat *catalog.Catalog) string {
 	return "Mixed: " + strings.Join(parts, ", ")
 }
 
-func unknownDisplayName(vendor string) string {
-	switch vendor {
-	case "intel":
-		return "Gaudi - type unknown"
-	default:
-		return "GPU - type unknown"
+func unknownDisplayName(vendor, model, resource string) string {
+	kind := "GPU"
+	if resource == resGaudi || (vendor == "intel" && resource == "" && model == "") {
+		kind = "Gaudi"
 	}
+	if model != "" {
+		brand := map[string]string{"nvidia": "NVIDIA ", "amd": "AMD ", "intel": "Intel "}[vendor]
+		return fmt.Sprintf("%s - type unknown (labels say %s%s)", kind, brand, model)
+	}
+	return kind + " - type unknown"
 }
 
 func unknownAdvice(vendor string, labels map[string]string) string {

@@ -93,6 +93,12 @@ func FuzzLabels(f *testing.F) {
 		{"node.kubernetes.io/instance-type", "p5.48xlarge", "nvidia.com/gpu.sharing-strategy", "mps"},
 		{"aliyun.accelerator/nvidia_name", "Tesla-V100-SXM2-16GB", "aliyun.accelerator/nvidia_mem", "16160MiB"},
 		{"k8s.amazonaws.com/accelerator", "nvidia-tesla-t4", "karpenter.k8s.aws/instance-gpu-count", "4"},
+		{"nvidia.com/gpu.product", "GRID-A100-10C", "nvidia.com/vgpu.present", "true"},
+		{"nvidia.com/mig.config", "all-1g.5gb", "nvidia.com/gpu.engines.jpeg", "0"},
+		{"nvidia.com/mig-1g.10gb.memory", "9984", "nvidia.com/mig.strategy", "mixed"},
+		{"akash.network/capabilities.gpu.vendor.nvidia.model.a4000", "true", "gpu.nvidia.com/class", "A100_NVLINK_80GB"},
+		{"gpu.intel.com/device-id.0380-0bd5.present", "true", "gpu.intel.com/device.count", "2"},
+		{"accelerator", "nvidia-tesla-k80", "amd.com/gpu.device-id", "74b5"},
 	}
 	for _, s := range seeds {
 		f.Add(s[0], s[1], s[2], s[3], "nvidia.com/gpu", "8")

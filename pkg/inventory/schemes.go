@@ -27,6 +27,8 @@ type detection struct {
 	count int
 	// vendor is set when the scheme names the vendor but no class.
 	vendor string
+	// model is the model a scheme accelc does not read names, if any.
+	model string
 	// why says which label decided, or why nothing did.
 	why string
 }
@@ -43,11 +45,13 @@ var labelPriority = []string{
 // schemes are the detectors in order of trust.
 var schemes = []func(map[string]string, *catalog.Catalog) detection{
 	detectAMD, detectCatalogKeys(labelPriority), detectKarpenter, detectAlibaba, detectNFDPCI,
-	detectCatalogKeys(nil), detectEKSAccelerator,
+	detectIntelGPU, detectCatalogKeys(nil), detectEKSAccelerator,
 }
 
 // detectByLabels runs the schemes in order of trust and returns the first
-// that names a class. When none does, it returns the most telling miss.
+// that names a class. When none does, it returns the most telling miss,
+// with what labels of schemes accelc does not read say of the vendor,
+// model and count where the miss does not.
 func detectByLabels(labels map[string]string, cat *catalog.Catalog) detection {
 	var miss detection
 	for _, scheme := range schemes {
@@ -57,6 +61,22 @@ func detectByLabels(labels map[string]string, cat *catalog.Catalog) detection {
 		}
 		if miss.why == "" && d.why != "" {
 			miss = d
+		}
+	}
+	h := detectHints(labels, cat)
+	switch {
+	case h.why == "":
+	case miss.why == "":
+		miss = h
+	default:
+		if miss.vendor == "" {
+			miss.vendor = h.vendor
+		}
+		if miss.model == "" {
+			miss.model = h.model
+		}
+		if miss.count == 0 {
+			miss.count = h.count
 		}
 	}
 	return miss
@@ -99,7 +119,7 @@ func detectAMD(labels map[string]string, cat *catalog.Catalog) detection {
 		for _, prefix := range []string{amdPrefix, amdBetaPrefix} {
 			if v := labels[prefix+name]; v != "" {
 				if c, ok := cat.ByLabel(key, v); ok {
-					return detection{class: c, why: fmt.Sprintf("type from %s%s=%s", prefix, name, v)}
+					return detection{class: c, count: amdDevices(labels), why: fmt.Sprintf("type from %s%s=%s", prefix, name, v)}
 				}
 				if miss.why == "" {
 					miss = detection{vendor: "amd", why: fmt.Sprintf("%s%s=%s is not in the catalog", prefix, name, v)}
@@ -116,6 +136,25 @@ func detectAMD(labels map[string]string, cat *catalog.Catalog) detection {
 		}
 	}
 	return miss
+}
+
+// amdDevices counts a node's GPUs from the labeller's value-keyed labels
+// (beta.amd.com/gpu.device-id.74b5=8): 0 when it wrote none.
+func amdDevices(labels map[string]string) int {
+	for _, prefix := range []string{amdPrefix, amdBetaPrefix} {
+		total := 0
+		for k, v := range labels {
+			if rest, ok := strings.CutPrefix(k, prefix+"device-id."); ok && rest != "" {
+				if n, ok := atoi(v); ok {
+					total += n
+				}
+			}
+		}
+		if total > 0 {
+			return total
+		}
+	}
+	return 0
 }
 
 // amdValueKeyed reads <prefix><value>=<count> labels. ok is false when the
@@ -289,14 +328,60 @@ func classIDs(cs []*catalog.Class) string {
 // names the class.
 const nfdPCIPrefix = "feature.node.kubernetes.io/pci-"
 
+// intelPCIVendor is Intel's own PCI vendor id, which its data-centre GPUs
+// carry (the Gaudi line is Habana's 1da3).
+const intelPCIVendor = "8086"
+
 // pciVendors maps a PCI vendor id to its vendor.
 var pciVendors = func() map[string]string {
-	m := map[string]string{}
+	m := map[string]string{intelPCIVendor: "intel"}
 	for v, id := range catalog.PCIVendorIDs {
 		m[id] = v
 	}
 	return m
 }()
+
+// Intel's GPU plugin NFD rules label data-centre GPUs with their product
+// and count (gpu.intel.com/product=Max_1550, gpu.intel.com/device.count=2)
+// and every Intel GPU with its PCI class and device id
+// (gpu.intel.com/device-id.0380-0bd5.present=true).
+const (
+	lblIntelProduct = "gpu.intel.com/product"
+	lblIntelCount   = "gpu.intel.com/device.count"
+	intelDevicePfx  = "gpu.intel.com/device-id."
+)
+
+func detectIntelGPU(labels map[string]string, cat *catalog.Catalog) detection {
+	count, _ := atoi(labels[lblIntelCount])
+	if v := strings.TrimSpace(labels[lblIntelProduct]); v != "" {
+		if c, ok := cat.ByLabel(lblIntelProduct, v); ok {
+			return detection{class: c, count: count, why: fmt.Sprintf("type from %s=%s", lblIntelProduct, v)}
+		}
+	}
+	var keys []string
+	for k, v := range labels {
+		if strings.HasPrefix(k, intelDevicePfx) && strings.HasSuffix(k, ".present") && v == "true" {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		id := strings.TrimSuffix(strings.TrimPrefix(k, intelDevicePfx), ".present")
+		_, dev, ok := strings.Cut(id, "-")
+		if !ok {
+			continue
+		}
+		for _, c := range cat.ByPCI("intel", dev) {
+			if c.PCIVendor() == intelPCIVendor {
+				return detection{class: c, count: count, why: fmt.Sprintf("type from %s (PCI 8086:%s)", k, dev)}
+			}
+		}
+	}
+	if v := strings.TrimSpace(labels[lblIntelProduct]); v != "" {
+		return detection{vendor: "intel", model: v, count: count, why: fmt.Sprintf("%s=%s is not in the catalog", lblIntelProduct, v)}
+	}
+	return detection{}
+}
 
 func detectNFDPCI(labels map[string]string, cat *catalog.Catalog) detection {
 	var miss detection
@@ -320,13 +405,16 @@ func detectNFDPCI(labels map[string]string, cat *catalog.Catalog) detection {
 				continue
 			}
 			if i+1 < len(parts) {
-				if cs := cat.ByPCI(vendor, parts[i+1]); len(cs) == 1 {
+				cs := slices.DeleteFunc(cat.ByPCI(vendor, parts[i+1]), func(c *catalog.Class) bool { return c.PCIVendor() != p })
+				if len(cs) == 1 {
 					return detection{class: cs[0], why: fmt.Sprintf("type from NFD label %s (PCI %s:%s)", k, p, parts[i+1])}
 				} else if len(cs) > 1 && miss.why == "" {
 					miss = detection{vendor: vendor, why: fmt.Sprintf("NFD label %s: PCI device %s could be %s", k, parts[i+1], classIDs(cs))}
 				}
 			}
-			if miss.why == "" {
+			// Intel's 8086 is on most servers' chipsets and integrated
+			// graphics: only a device id of a class says GPU.
+			if miss.why == "" && p != intelPCIVendor {
 				miss = detection{vendor: vendor, why: fmt.Sprintf("NFD label %s names the vendor, not the model", k)}
 			}
 		}

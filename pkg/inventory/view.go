@@ -33,19 +33,59 @@ type TypeSummary struct {
 	// Replicas counts the allocatable devices that are time-sliced or MPS
 	// replicas of a GPU, not GPUs: quotas and requests count them as GPUs.
 	Replicas int `json:"replicas,omitempty"`
+	// MIGSlices counts the allocatable devices that are MIG slices of a
+	// GPU, not GPUs, likewise.
+	MIGSlices int `json:"migSlices,omitempty"`
+	// GPUs leaves out the nodes under MIG single, whose labels and
+	// capacity count slices and not the GPUs they are cut from:
+	// UncountedNodes says how many.
+	UncountedNodes int `json:"uncountedNodes,omitempty"`
 }
 
 func (s TypeSummary) String() string {
-	line := fmt.Sprintf("%s: %s, %s, ", s.DisplayName, words.Plural(s.Nodes, "node"), words.Plural(s.GPUs, "GPU"))
+	gpus := words.Plural(s.GPUs, "GPU")
+	switch {
+	case s.UncountedNodes == s.Nodes:
+		gpus = "GPUs not reported (MIG single reports slices)"
+	case s.UncountedNodes > 0:
+		gpus += fmt.Sprintf(" (not counting %s under MIG single, which reports slices)", words.Plural(s.UncountedNodes, "node"))
+	}
+	line := fmt.Sprintf("%s: %s, %s, ", s.DisplayName, words.Plural(s.Nodes, "node"), gpus)
 	if s.Available != nil {
 		line += fmt.Sprintf("%d available", *s.Available)
 	} else {
 		line += fmt.Sprintf("%d allocatable", s.Allocatable)
 	}
-	if s.Replicas > 0 {
+	switch {
+	case s.Replicas > 0 && s.MIGSlices > 0:
+		line += fmt.Sprintf(" (%d of the allocatable are shared replicas and %d are MIG slices, not whole GPUs)", s.Replicas, s.MIGSlices)
+	case s.Replicas > 0:
 		line += fmt.Sprintf(" (%d of the allocatable are shared replicas, not whole GPUs)", s.Replicas)
+	case s.MIGSlices > 0:
+		line += fmt.Sprintf(" (%d of the allocatable are MIG slices, not whole GPUs)", s.MIGSlices)
 	}
 	return line
+}
+
+// migSlices is how many of a node's allocatable devices are MIG slices:
+// all of them under MIG single; under MIG mixed, those its MIG devices
+// count (the rest are whole GPUs nvidia.com/gpu offers beside them).
+func migSlices(n *Node) int {
+	switch n.Sharing {
+	case MIGSingle:
+		return n.Allocatable
+	case MIGMixed:
+		slices := 0
+		for _, c := range n.MIGDevices {
+			slices += c
+		}
+		if len(n.MIGDevices) == 0 {
+			// Counts not reported: what nvidia.com/gpu does not offer.
+			return n.Allocatable
+		}
+		return min(slices, n.Allocatable)
+	}
+	return 0
 }
 
 // Summary aggregates nodes per accelerator type, known types first by id,
@@ -67,13 +107,18 @@ func (inv *Inventory) Summary() []TypeSummary {
 			byType[n.AcceleratorType] = s
 		}
 		s.Nodes++
-		s.GPUs += n.Count
+		if n.Sharing == MIGSingle {
+			s.UncountedNodes++
+		} else {
+			s.GPUs += n.Count
+		}
 		if n.Available() {
 			s.Allocatable += n.Allocatable
 			inUse[n.AcceleratorType] += min(n.InUse, n.Allocatable)
 			if n.Sharing == TimeSliced || n.Sharing == MPS {
 				s.Replicas += n.Allocatable
 			}
+			s.MIGSlices += migSlices(n)
 		}
 	}
 	out := make([]TypeSummary, 0, len(byType))
@@ -163,11 +208,11 @@ func (inv *Inventory) WriteView(w io.Writer, opts ViewOptions) error {
 	return fmt.Errorf("unknown format %q: use one of %s", opts.Format, strings.Join(Formats, ", "))
 }
 
-func memory(gib int) string {
-	if gib == 0 {
+func memory(gb int) string {
+	if gb == 0 {
 		return "-"
 	}
-	return strconv.Itoa(gib) + "GB"
+	return strconv.Itoa(gb) + "GB"
 }
 
 func sharingCell(n *Node) string {
@@ -205,11 +250,15 @@ func (inv *Inventory) writeTable(w io.Writer, group bool) error {
 	}
 	header += "GPU MEMORY\tSHARING\tSTATUS"
 	row := func(n *Node) {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t", n.Name, n.DisplayName, n.AcceleratorType, n.Count, n.Allocatable)
+		typ := n.AcceleratorType
+		if n.Pinned {
+			typ += " (pinned)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t", n.Name, n.DisplayName, typ, n.Count, n.Allocatable)
 		if usage {
 			fmt.Fprintf(tw, "%d\t", n.InUse)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", memory(n.MemoryGiB), sharingCell(n), n.Status)
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", memory(n.MemoryGB), sharingCell(n), n.Status)
 	}
 	if group {
 		for i, s := range inv.Summary() {
@@ -328,11 +377,11 @@ func (inv *Inventory) Sort(key string) error {
 
 func (inv *Inventory) writeCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
-	_ = cw.Write([]string{"name", "acceleratorType", "displayName", "vendor", "count", "allocatable", "memoryGiB", "architecture", "sharing", "replicas", "migDevices", "status", "notes"})
+	_ = cw.Write([]string{"name", "acceleratorType", "displayName", "vendor", "count", "allocatable", "memoryGB", "architecture", "sharing", "replicas", "migDevices", "status", "notes"})
 	for i := range inv.Nodes {
 		n := &inv.Nodes[i]
 		_ = cw.Write([]string{n.Name, n.AcceleratorType, n.DisplayName, n.Vendor, strconv.Itoa(n.Count),
-			strconv.Itoa(n.Allocatable), strconv.Itoa(n.MemoryGiB), n.Architecture, string(n.Sharing),
+			strconv.Itoa(n.Allocatable), strconv.Itoa(n.MemoryGB), n.Architecture, string(n.Sharing),
 			strconv.Itoa(n.Replicas), migList(n.MIGDevices), n.Status, strings.Join(n.Notes, "; ")})
 	}
 	cw.Flush()

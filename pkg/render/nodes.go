@@ -5,7 +5,6 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/accelc/accelc/pkg/catalog"
 	"github.com/accelc/accelc/pkg/compile"
 )
 
@@ -58,7 +57,7 @@ func nodeFeatureRule(m *compile.Model) Object {
 
 	var rules []nfrRule
 	for _, c := range m.Catalog.Classes() {
-		vendor := catalog.PCIVendorIDs[c.Vendor]
+		vendor := c.PCIVendor()
 		if len(c.PCIDeviceIDs) == 0 || vendor == "" {
 			continue
 		}

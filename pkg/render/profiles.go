@@ -369,6 +369,11 @@ type CatalogDevice struct {
 	// MemoryGB is the slice's memory, or the GPU's over its replicas
 	// (time-slicing does not isolate memory: a share, not a limit).
 	MemoryGB int `json:"memoryGB"`
+	// ComputeShare is the device's share of its GPU's compute: a MIG
+	// slice's compute slices over the GPU's (3/7 for a 3g.40gb of an
+	// A100); a replica's 1/replicas, what it gets when every replica is
+	// busy. Estimates scale the GPU's throughput by it.
+	ComputeShare float64 `json:"computeShare"`
 	// CostPerHour is the device's share of its GPU's hourly cost: by
 	// compute slices for MIG, by replicas otherwise.
 	CostPerHour *float64 `json:"costPerHour,omitempty"`
@@ -415,7 +420,7 @@ func Catalog(m *compile.Model, inv *inventory.Inventory) CatalogDocument {
 				Memory: strconv.Itoa(c.MemoryGB) + "GB", MemoryGB: c.MemoryGB, ComputeCapability: c.ComputeCapability,
 				FP16TFLOPS: c.FP16TFLOPS, BF16TFLOPS: c.BF16TFLOPS, MemoryBandwidthGBps: c.MemoryBandwidthGBps,
 				CostPerHour: c.CostPerHour, Performance: c.Performance,
-				Nodes: s.Nodes, GPUs: s.GPUs, Available: available,
+				Nodes: s.Nodes, GPUs: typeGPUs(m, inv, c.ID), Available: available,
 			})
 			cp.Available += available
 		}
@@ -454,6 +459,19 @@ func Catalog(m *compile.Model, inv *inventory.Inventory) CatalogDocument {
 		doc.Profiles = append(doc.Profiles, cp)
 	}
 	return doc
+}
+
+// typeGPUs counts a type's GPUs: under MIG single, a node's labels count
+// slices, and its MIG config says how many make a GPU; a node no config
+// cuts adds none (the inventory's summary says so).
+func typeGPUs(m *compile.Model, inv *inventory.Inventory, id string) int {
+	total := 0
+	for _, n := range inv.ByType(id) {
+		if g, ok := m.NodeGPUs(n); ok {
+			total += g
+		}
+	}
+	return total
 }
 
 // catalogQueue is a profile's queue, nil when it schedules by node.
@@ -535,8 +553,9 @@ func poolDevice(p *compile.Profile, pool *compile.NodePool, class *catalog.Class
 		}
 		d = &CatalogDevice{Name: fmt.Sprintf("1/%d of a GPU (%s)", pool.Replicas, mode), MemoryGB: class.MemoryGB / pool.Replicas}
 	}
+	d.ComputeShare = compile.DeviceShare(pool, p.MIG)
 	if class.CostPerHour != nil {
-		cost := *class.CostPerHour * compile.DeviceShare(pool, p.MIG)
+		cost := *class.CostPerHour * d.ComputeShare
 		d.CostPerHour = &cost
 	}
 	return d

@@ -76,7 +76,7 @@ func gpuOperatorConfigMap(m *compile.Model, name string, annotations, data map[s
 
 // deviceFilter is mig-parted's PCI filter for a class: "0x<DEVICE><VENDOR>".
 func deviceFilter(c *catalog.Class) []string {
-	vendor := strings.ToUpper(catalog.PCIVendorIDs[c.Vendor])
+	vendor := strings.ToUpper(c.PCIVendor())
 	out := make([]string, 0, len(c.PCIDeviceIDs))
 	for _, d := range c.PCIDeviceIDs {
 		out = append(out, "0x"+strings.ToUpper(d)+vendor)
@@ -124,7 +124,7 @@ func poolRules(m *compile.Model) []nfrRule {
 		r.MatchFeatures = []featureMatcher{{
 			Feature: "pci.device",
 			MatchExpressions: map[string]matchExpression{
-				"vendor": {Op: "In", Value: []string{catalog.PCIVendorIDs[class.Vendor]}},
+				"vendor": {Op: "In", Value: []string{class.PCIVendor()}},
 				"device": {Op: "In", Value: devices},
 			},
 		}}

@@ -156,7 +156,7 @@ func TestCollectDGXA100Classifies(t *testing.T) {
 	assert.Equal(t, inventory.Exclusive, n.Sharing)
 	assert.Equal(t, 8, n.Count)
 	assert.Equal(t, 8, n.Allocatable)
-	assert.Equal(t, 40, n.MemoryGiB)
+	assert.Equal(t, 40, n.MemoryGB)
 }
 
 // TestCollectNVLinkPeers wires the GPUs in pairs (0-1, 2-3, …) with four
