@@ -216,6 +216,7 @@ func loadUnbounded(dir string) (*Model, error) {
 		m.Teams = append(m.Teams, t)
 	}
 	diags = append(diags, checkQueueCoverage(m)...)
+	diags = append(diags, checkDRA(m)...)
 
 	if len(diags) > 0 {
 		return nil, Errors(diags)

@@ -70,6 +70,29 @@ type Cluster struct {
 	Sharing map[string]SharingPool `json:"sharing"`
 	// Delivery is nil when the cluster renders no Flux objects.
 	Delivery *Delivery `json:"delivery,omitempty"`
+	// DRA is nil when the cluster renders no Dynamic Resource Allocation
+	// objects.
+	DRA *DRA `json:"dra,omitempty"`
+}
+
+// DRA is the cluster's Dynamic Resource Allocation: the DeviceClasses the
+// admins write by attribute (the catalog's classes get theirs from
+// DeviceClasses).
+type DRA struct {
+	Classes map[string]AttributeClass `json:"classes"`
+}
+
+// AttributeClass is a DeviceClass an admin writes: a CEL selector over
+// the DRA driver's devices.
+type AttributeClass struct {
+	Description string `json:"description,omitempty"`
+	Selector    string `json:"selector"`
+}
+
+// ProfileDRA says a profile hands its devices out through a resource
+// claim: of its types, or of DeviceClass, one of cluster.dra.classes.
+type ProfileDRA struct {
+	DeviceClass string `json:"deviceClass,omitempty"`
 }
 
 // MIG is the cluster's MIG partitioning.
@@ -146,6 +169,8 @@ type Profile struct {
 	// FallbackPools are the pools it may fall back to, in order.
 	Pool          string   `json:"pool,omitempty"`
 	FallbackPools []string `json:"fallbackPools"`
+	// DRA is nil for a profile that hands out an extended resource.
+	DRA *ProfileDRA `json:"dra,omitempty"`
 
 	// Pools are the node pools (NodePool names) the profile's pods must
 	// run in, in order of preference: its pool and fallback pools, or the
