@@ -50,6 +50,8 @@ func TestDeps(t *testing.T) {
 	}
 	banned := []string{
 		"github.com/accelc/accelc/pkg/policytest/engine",
+		"github.com/accelc/accelc/pkg/dra",
+		"k8s.io/dynamic-resource-allocation/",
 		"github.com/open-policy-agent/",
 		"github.com/google/cel-go/",
 		"k8s.io/apiserver/",

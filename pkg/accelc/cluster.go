@@ -7,6 +7,7 @@ import (
 	"github.com/accelc/accelc/pkg/catalog"
 	"github.com/accelc/accelc/pkg/compile"
 	"github.com/accelc/accelc/pkg/inventory"
+	"github.com/accelc/accelc/pkg/policytest"
 	"github.com/accelc/accelc/pkg/render"
 )
 
@@ -76,6 +77,17 @@ func Cluster(ctx context.Context, dir string, opts Options) (*Result, error) {
 	m, err := compile.LoadContext(ctx, dir, opts.Limits)
 	if err != nil {
 		return nil, err
+	}
+	// The admins' DRA attribute classes, in Kubernetes' own DRA CEL
+	// environment (in accelc-policytest).
+	if sel := m.AttributeSelectors(); len(sel) > 0 {
+		outcomes, err := policytest.CheckSelectors(ctx, sel, compile.SampleDevices(m.Catalog))
+		if err != nil {
+			return nil, err
+		}
+		if diags := m.SelectorDiagnostics(outcomes); len(diags) > 0 {
+			return nil, compile.Errors(diags)
+		}
 	}
 	res := &Result{Dir: dir, Model: m, Inventory: &inventory.Inventory{}}
 	inv, from, diags, err := opts.Inventory.Load(ctx, dir, m.Catalog, inventory.Options{Pins: m.Pins})

@@ -1,7 +1,6 @@
 package compile
 
 import (
-	"context"
 	"fmt"
 	"maps"
 	"slices"
@@ -10,8 +9,6 @@ import (
 
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	"k8s.io/apiserver/pkg/cel/environment"
-	dracel "k8s.io/dynamic-resource-allocation/cel"
 
 	"github.com/accelc/accelc/pkg/catalog"
 )
@@ -177,18 +174,26 @@ func (m *Model) ProfileDeviceClasses(p *Profile) []string {
 	return out
 }
 
+// DRADevice is a device as a DRA driver publishes it in a ResourceSlice:
+// what a DeviceClass selector is evaluated against.
+type DRADevice struct {
+	Driver     string                                                    `json:"driver"`
+	Attributes map[resourceapi.QualifiedName]resourceapi.DeviceAttribute `json:"attributes"`
+	Capacity   map[resourceapi.QualifiedName]resourceapi.DeviceCapacity  `json:"capacity"`
+}
+
 // SampleDevice is a device of the class as its vendor's DRA driver
 // publishes it (a MIG slice of it when mig is set): the attributes and
 // capacity selectors are written against. ok is false when accelc knows
 // no DRA driver for the class.
-func SampleDevice(c *catalog.Class, mig string) (dracel.Device, bool) {
+func SampleDevice(c *catalog.Class, mig string) (DRADevice, bool) {
 	d, ok := draDrivers[c.Vendor]
 	if !ok {
-		return dracel.Device{}, false
+		return DRADevice{}, false
 	}
 	products := c.IdentifiedBy[d.productLabel]
 	if len(products) == 0 {
-		return dracel.Device{}, false
+		return DRADevice{}, false
 	}
 	product := products[0]
 	typ := d.wholeType
@@ -214,7 +219,7 @@ func SampleDevice(c *catalog.Class, mig string) (dracel.Device, bool) {
 	}
 	attrs["type"] = resourceapi.DeviceAttribute{StringValue: &typ}
 	attrs["productName"] = resourceapi.DeviceAttribute{StringValue: &product}
-	return dracel.Device{
+	return DRADevice{
 		Driver:     d.name,
 		Attributes: attrs,
 		Capacity: map[resourceapi.QualifiedName]resourceapi.DeviceCapacity{
@@ -245,48 +250,73 @@ func migMemoryGB(profile string) int {
 	return n
 }
 
-// CompileSelector compiles a DeviceClass selector with Kubernetes' own DRA
-// CEL environment, as the API server does for a new DeviceClass, and
-// checks its cost against the API server's limit.
-func CompileSelector(expr string) (dracel.CompilationResult, error) {
-	env := environment.NewExpressions
-	res := dracel.GetCompiler(dracel.Features{EnableConsumableCapacity: true}).CompileCELExpression(expr, dracel.Options{EnvType: &env})
-	if res.Error != nil {
-		return res, fmt.Errorf("%s", res.Error.Detail)
-	}
-	if res.MaxCost > resourceapi.CELSelectorExpressionMaxCost {
-		return res, fmt.Errorf("its worst-case cost %d is over the API server's limit of %d for a selector: simplify it", res.MaxCost, resourceapi.CELSelectorExpressionMaxCost)
-	}
-	return res, nil
-}
-
-// Matches reports which catalog classes have a device (as their vendor's
-// DRA driver publishes it) the compiled selector selects, by id; errs
-// holds the first evaluation error met, for messages.
-func Matches(res dracel.CompilationResult, cat *catalog.Catalog) (ids []string, errs error) {
+// SampleDevices are a device of each catalog class whose vendor has a
+// DRA driver accelc knows, by class id: what vet evaluates the admins'
+// attribute classes on.
+func SampleDevices(cat *catalog.Catalog) map[string]DRADevice {
+	out := map[string]DRADevice{}
 	for _, c := range cat.Classes() {
-		dev, ok := SampleDevice(c, "")
-		if !ok {
-			continue
-		}
-		match, _, err := res.DeviceMatches(context.Background(), dev)
-		if err != nil {
-			if errs == nil {
-				errs = fmt.Errorf("on %s: %w", c.ID, err)
-			}
-			continue
-		}
-		if match {
-			ids = append(ids, c.ID)
+		if dev, ok := SampleDevice(c, ""); ok {
+			out[c.ID] = dev
 		}
 	}
-	return ids, errs
+	return out
 }
 
-// checkDRA checks the admins' attribute classes (they compile in
-// Kubernetes' DRA CEL environment and select a device of some catalog
-// class) and the DRA profiles (the cluster declares DRA; their classes
-// exist; their types have a DRA driver accelc knows).
+// SelectorOutcome is what Kubernetes' DRA CEL environment made of a
+// selector: why it does not compile, or the catalog classes whose devices
+// it selects and the first error evaluating it met.
+type SelectorOutcome struct {
+	Error     string   `json:"error,omitempty"`
+	Matches   []string `json:"matches,omitempty"`
+	EvalError string   `json:"evalError,omitempty"`
+}
+
+// AttributeSelectors are the selectors of the admins' attribute classes
+// to check in Kubernetes' DRA CEL environment (package dra, run by
+// accelc-policytest, holds it: its start-up stays out of accelc), by
+// class name; nil when there are none.
+func (m *Model) AttributeSelectors() map[string]string {
+	if m.Cluster.DRA == nil || len(m.Cluster.DRA.Classes) == 0 {
+		return nil
+	}
+	out := map[string]string{}
+	for name, ac := range m.Cluster.DRA.Classes {
+		if _, ok := m.Catalog.Get(name); !ok {
+			out[name] = ac.Selector
+		}
+	}
+	return out
+}
+
+// SelectorDiagnostics are the errors, at each attribute class's selector,
+// of what the DRA CEL environment made of them: one that does not compile
+// (the API server would refuse the DeviceClass), or selects no device of
+// any catalog class (it would hand out nothing).
+func (m *Model) SelectorDiagnostics(outcomes map[string]SelectorOutcome) []Diagnostic {
+	var out []Diagnostic
+	at := m.root().Key("cluster").Key("dra").Key("classes")
+	for _, name := range slices.Sorted(maps.Keys(outcomes)) {
+		o := outcomes[name]
+		where := at.Key(name).Key("selector")
+		switch {
+		case o.Error != "":
+			out = append(out, Diagnostic{Path: where, Msg: "the selector does not compile in Kubernetes' DRA CEL environment, so the API server would refuse the DeviceClass: " + o.Error})
+		case len(o.Matches) == 0:
+			msg := "the selector matches no device of any catalog class (as NVIDIA's gpu.nvidia.com and AMD's gpu.amd.com DRA drivers publish them: type, productName, architecture, cudaComputeCapability, capacity memory), so the class hands out nothing"
+			if o.EvalError != "" {
+				msg += "; evaluating it failed " + o.EvalError + " (guard an attribute a driver may not publish with `'name' in device.attributes['driver']`)"
+			}
+			out = append(out, Diagnostic{Path: where, Msg: msg})
+		}
+	}
+	return out
+}
+
+// checkDRA checks the admins' attribute classes' names and the DRA
+// profiles (the cluster declares DRA; their classes exist; their types
+// have a DRA driver accelc knows). The selectors themselves are checked
+// in Kubernetes' DRA CEL environment (AttributeSelectors).
 func checkDRA(m *Model) []Diagnostic {
 	var out []Diagnostic
 	classes := map[string]bool{}
@@ -299,20 +329,6 @@ func checkDRA(m *Model) []Diagnostic {
 				out = append(out, Diagnostic{Path: where, Msg: fmt.Sprintf(
 					"%s is an accelerator type: its DeviceClass is the catalog's; name the attribute class otherwise", name)})
 				continue
-			}
-			res, err := CompileSelector(m.Cluster.DRA.Classes[name].Selector)
-			if err != nil {
-				out = append(out, Diagnostic{Path: where.Key("selector"), Msg: fmt.Sprintf(
-					"the selector does not compile in Kubernetes' DRA CEL environment, so the API server would refuse the DeviceClass: %v", err)})
-				continue
-			}
-			ids, evalErr := Matches(res, m.Catalog)
-			if len(ids) == 0 {
-				msg := "the selector matches no device of any catalog class (as NVIDIA's gpu.nvidia.com and AMD's gpu.amd.com DRA drivers publish them: type, productName, architecture, cudaComputeCapability, capacity memory), so the class hands out nothing"
-				if evalErr != nil {
-					msg += fmt.Sprintf("; evaluating it failed %v (guard an attribute a driver may not publish with `'name' in device.attributes['driver']`)", evalErr)
-				}
-				out = append(out, Diagnostic{Path: where.Key("selector"), Msg: msg})
 			}
 		}
 	}

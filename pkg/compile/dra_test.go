@@ -4,6 +4,7 @@ import (
 	"context"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -11,7 +12,14 @@ import (
 
 	"github.com/accelc/accelc/pkg/catalog"
 	"github.com/accelc/accelc/pkg/compile"
+	"github.com/accelc/accelc/pkg/dra"
 )
+
+// matches is what dra.Evaluate makes of one selector over the catalog.
+func matches(t *testing.T, cat *catalog.Catalog, expr string) compile.SelectorOutcome {
+	t.Helper()
+	return dra.Evaluate(context.Background(), map[string]string{"x": expr}, compile.SampleDevices(cat))["x"]
+}
 
 // TestTypeDeviceClassesSelectTheirClassOnly: for every catalog class whose
 // vendor has a DRA driver accelc knows, the DeviceClass selector compiles
@@ -29,11 +37,10 @@ func TestTypeDeviceClassesSelectTheirClassOnly(t *testing.T) {
 	require.NotEmpty(t, classes)
 	nvidia, amd := 0, 0
 	for _, dc := range classes {
-		res, err := compile.CompileSelector(dc.Selector)
-		require.NoError(t, err, dc.Name)
-		got, evalErr := compile.Matches(res, cat)
-		require.NoError(t, evalErr, dc.Name)
-		assert.Equal(t, []string{dc.Class.ID}, got, "DeviceClass %s (%s) selects exactly its class", dc.Name, dc.Selector)
+		o := matches(t, cat, dc.Selector)
+		require.Empty(t, o.Error, dc.Name)
+		require.Empty(t, o.EvalError, dc.Name)
+		assert.Equal(t, []string{dc.Class.ID}, o.Matches, "DeviceClass %s (%s) selects exactly its class", dc.Name, dc.Selector)
 		switch compile.DRADriver(dc.Class) {
 		case "gpu.nvidia.com":
 			nvidia++
@@ -57,7 +64,7 @@ func TestTypeDeviceClassesSelectTheirClassOnly(t *testing.T) {
 	}
 	require.NotNil(t, slice)
 	assert.Equal(t, "nvidia-a100-80gb-mig-3g.40gb", slice.Name)
-	res, err := compile.CompileSelector(slice.Selector)
+	res, err := dra.Compile(slice.Selector)
 	require.NoError(t, err)
 	for _, tc := range []struct {
 		mig  string
@@ -65,7 +72,7 @@ func TestTypeDeviceClassesSelectTheirClassOnly(t *testing.T) {
 	}{{"3g.40gb", true}, {"2g.20gb", false}, {"", false}} {
 		dev, ok := compile.SampleDevice(a100, tc.mig)
 		require.True(t, ok)
-		got, _, err := res.DeviceMatches(context.Background(), dev)
+		got, err := dra.Match(context.Background(), res, dev)
 		require.NoError(t, err)
 		assert.Equal(t, tc.want, got, "slice %q", tc.mig)
 	}
@@ -98,9 +105,7 @@ profiles: a100: {displayName: "A100", acceleratorTypes: ["nvidia-a100-80gb", "nv
 			big = dc
 		}
 	}
-	res, err := compile.CompileSelector(big.Selector)
-	require.NoError(t, err)
-	ids, _ := compile.Matches(res, m.Catalog)
+	ids := matches(t, m.Catalog, big.Selector).Matches
 	assert.Contains(t, ids, "nvidia-h100-80gb")
 	assert.Contains(t, ids, "nvidia-h200-141gb")
 	assert.NotContains(t, ids, "nvidia-a100-80gb", "Ampere")
@@ -127,8 +132,6 @@ profiles: c: {displayName: "C", acceleratorTypes: ["intel-gaudi3-128gb"], dra: {
 	require.Error(t, err)
 	at := filepath.ToSlash(filepath.Clean(dir)) + "/c.cue:"
 	for _, want := range []string{
-		at + "6:11: cluster.dra.classes.broken.selector: the selector does not compile in Kubernetes' DRA CEL environment, so the API server would refuse the DeviceClass: ",
-		at + "7:12: cluster.dra.classes.nothing.selector: the selector matches no device of any catalog class",
 		at + "8:3: cluster.dra.classes.nvidia-l4-24gb: nvidia-l4-24gb is an accelerator type: its DeviceClass is the catalog's",
 		at + `11:38: profiles.a.dra.deviceClass: no attribute class "brokn" in cluster.dra.classes; did you mean broken?`,
 		at + "12:33: profiles.b.dra: profile b names no accelerator type, so its claims would have no DeviceClass",
@@ -136,6 +139,34 @@ profiles: c: {displayName: "C", acceleratorTypes: ["intel-gaudi3-128gb"], dra: {
 	} {
 		assert.Contains(t, err.Error(), want)
 	}
+
+	// The selectors, checked in the DRA CEL environment.
+	dir = cluster(t, map[string]string{"c.cue": `package c
+
+cluster: {
+	name: "lab"
+	dra: classes: {
+		broken: selector: "device.driver == "
+		nothing: selector: "device.driver == 'gpu.example.com'"
+		guarded: selector: "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].numa == 0"
+		fine: selector: "device.driver == 'gpu.amd.com'"
+	}
+}
+`})
+	m, err = compile.Load(dir)
+	require.NoError(t, err, "the selectors are not compile's to check")
+	outcomes := dra.Evaluate(context.Background(), m.AttributeSelectors(), compile.SampleDevices(m.Catalog))
+	var msgs []string
+	for _, d := range m.SelectorDiagnostics(outcomes) {
+		msgs = append(msgs, d.String())
+	}
+	at = filepath.ToSlash(filepath.Clean(dir)) + "/c.cue:"
+	assert.Len(t, msgs, 3, "fine selects every AMD class")
+	all := strings.Join(msgs, "\n")
+	assert.Contains(t, all, at+"6:11: cluster.dra.classes.broken.selector: the selector does not compile in Kubernetes' DRA CEL environment, so the API server would refuse the DeviceClass: ")
+	assert.Contains(t, all, at+"7:12: cluster.dra.classes.nothing.selector: the selector matches no device of any catalog class")
+	assert.Contains(t, all, at+"8:12: cluster.dra.classes.guarded.selector: the selector matches no device of any catalog class")
+	assert.Contains(t, all, "no such key: numa (guard an attribute a driver may not publish")
 
 	dir = cluster(t, map[string]string{"c.cue": `package c
 

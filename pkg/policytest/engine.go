@@ -12,6 +12,8 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strings"
+
+	"github.com/accelc/accelc/pkg/compile"
 )
 
 // EngineCommand is the program that holds the policy engine: OPA's tester
@@ -31,6 +33,7 @@ const (
 	OpRego   = "rego"   // run Policies' Rego unit tests
 	OpMutate = "mutate" // mutate Objects with Tree's mutators (for Namespaces)
 	OpSuite  = "suite"  // run the gator suite in Files
+	OpDRA    = "dra"    // evaluate Selectors on Devices in Kubernetes' DRA CEL environment
 )
 
 // EngineRequest is what accelc writes, as JSON, to the engine's stdin.
@@ -46,6 +49,10 @@ type EngineRequest struct {
 	Namespaces []string          `json:"namespaces,omitempty"`
 	Objects    [][]byte          `json:"objects,omitempty"`
 	Files      map[string][]byte `json:"files,omitempty"`
+	// Selectors (DeviceClass name → CEL) and the Devices (by catalog
+	// class) to evaluate them on, for OpDRA.
+	Selectors map[string]string            `json:"selectors,omitempty"`
+	Devices   map[string]compile.DRADevice `json:"devices,omitempty"`
 }
 
 // EngineResponse is what the engine writes, as JSON, to its stdout.
@@ -55,6 +62,8 @@ type EngineResponse struct {
 	Rego    []Result     `json:"rego,omitempty"`
 	Mutated []Mutation   `json:"mutated,omitempty"`
 	Cases   []CaseResult `json:"cases,omitempty"`
+	// Selectors are OpDRA's outcomes, by DeviceClass name.
+	Selectors map[string]compile.SelectorOutcome `json:"selectors,omitempty"`
 }
 
 // Mutation is one object of an OpMutate request, mutated, or why not.
@@ -149,6 +158,17 @@ func enginePath() (string, error) {
 	}
 	return "", &EngineError{fmt.Errorf("%s, which runs the policies with OPA and Gatekeeper, is neither beside %s nor on PATH: `make build` builds it beside accelc into bin/; `go install github.com/accelc/accelc/cmd/%s@%s` installs it",
 		EngineCommand, exe, EngineCommand, version)}
+}
+
+// CheckSelectors evaluates DeviceClass selectors in Kubernetes' own DRA
+// CEL environment, on a device of each catalog class (package dra, in
+// EngineCommand: its start-up stays out of accelc).
+func CheckSelectors(ctx context.Context, selectors map[string]string, devices map[string]compile.DRADevice) (map[string]compile.SelectorOutcome, error) {
+	resp, err := callEngine(ctx, EngineRequest{Op: OpDRA, Selectors: selectors, Devices: devices})
+	if err != nil {
+		return nil, err
+	}
+	return resp.Selectors, nil
 }
 
 // resultJSON is Result on the wire.

@@ -11,6 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	_ "github.com/accelc/accelc/internal/testutil"
+	"github.com/accelc/accelc/pkg/catalog"
+	"github.com/accelc/accelc/pkg/compile"
 	"github.com/accelc/accelc/pkg/policytest"
 	"github.com/accelc/accelc/policies"
 )
@@ -51,4 +53,20 @@ func TestEngineRefuses(t *testing.T) {
 	var ee *policytest.EngineError
 	require.ErrorAs(t, err, &ee)
 	assert.EqualError(t, err, filepath.Join(dir, policytest.EngineCommand)+": the request comes from accelc@v1, this accelc-policytest is accelc@v2")
+}
+
+// TestCheckSelectors: DeviceClass selectors go to the engine, which
+// compiles them in Kubernetes' DRA CEL environment and evaluates them on
+// each catalog class's device.
+func TestCheckSelectors(t *testing.T) {
+	cat, err := catalog.Builtin()
+	require.NoError(t, err)
+	got, err := policytest.CheckSelectors(context.Background(), map[string]string{
+		"hopper": "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].architecture == 'Hopper'",
+		"broken": "device.driver ==",
+	}, compile.SampleDevices(cat))
+	require.NoError(t, err)
+	assert.Contains(t, got["hopper"].Matches, "nvidia-h100-80gb")
+	assert.NotContains(t, got["hopper"].Matches, "nvidia-a100-80gb")
+	assert.Contains(t, got["broken"].Error, "Syntax error")
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/accelc/accelc/pkg/dra"
 	"github.com/accelc/accelc/pkg/policytest"
 	"github.com/accelc/accelc/pkg/render"
 )
@@ -76,6 +77,8 @@ func Serve(ctx context.Context, req *policytest.EngineRequest) *policytest.Engin
 		}
 	case policytest.OpSuite:
 		resp.Cases, err = RunSuite(ctx, req.Files)
+	case policytest.OpDRA:
+		resp.Selectors = dra.Evaluate(ctx, req.Selectors, req.Devices)
 	default:
 		err = fmt.Errorf("%s: no operation %q", policytest.EngineCommand, req.Op)
 	}
