@@ -313,6 +313,18 @@ func (m *Model) SelectorDiagnostics(outcomes map[string]SelectorOutcome) []Diagn
 	return out
 }
 
+// draWarnings: what a DRA profile does not get yet.
+func (m *Model) draWarnings() []Diagnostic {
+	var out []Diagnostic
+	for i := range m.Profiles {
+		if p := &m.Profiles[i]; p.DRA != nil && m.Cluster.DRA != nil {
+			out = append(out, Diagnostic{Severity: Warning, Path: p.path.Key("dra"), Msg: fmt.Sprintf(
+				"profile %s hands out devices by resource claim (ResourceClaimTemplate %s): accelc renders its DeviceClasses and templates, but its admission policies still deny resource claims in team namespaces and its quotas do not count them, so the profile's pods are refused under enforcement", p.Name, p.Name)})
+		}
+	}
+	return out
+}
+
 // checkDRA checks the admins' attribute classes' names and the DRA
 // profiles (the cluster declares DRA; their classes exist; their types
 // have a DRA driver accelc knows). The selectors themselves are checked

@@ -88,7 +88,9 @@ func (m *Model) QuotaResource(id string) string {
 // quotas cover it). Nil when the cluster does not use Kueue, or for a
 // disabled profile.
 func (m *Model) QueueTeams(p *Profile) []*Team {
-	if !m.UsesKueue() || !p.Enabled {
+	// A DRA profile's devices are claimed, not requested as a resource a
+	// ClusterQueue covers: it schedules by node.
+	if !m.UsesKueue() || !p.Enabled || p.DRA != nil {
 		return nil
 	}
 	var out []*Team

@@ -71,6 +71,11 @@ const (
 	// Kueue, its tolerations as a JSON list (the mutation adds them; the
 	// policy allows them).
 	AnnotationTolerations = "tolerations"
+	// AnnotationResourceClaimTemplate is, on a profile that hands out
+	// devices through Dynamic Resource Allocation, the
+	// ResourceClaimTemplate its pods claim them with (in each namespace
+	// of the teams that may use it).
+	AnnotationResourceClaimTemplate = "resource-claim-template"
 )
 
 func intQ(n int) compile.Quantity { return compile.Quantity{Int: int64(n)} }
@@ -114,7 +119,14 @@ func hardwareProfiles(m *compile.Model) ([]Object, error) {
 			rangeIdentifier("CPU", "cpu", "CPU", p.CPU),
 			rangeIdentifier("Memory", "memory", "Memory", p.Memory),
 		}
-		if p.GPU.Max == nil || *p.GPU.Max > 0 {
+		if p.DRA != nil {
+			// The devices come from the claim, not an extended resource:
+			// no Accelerator identifier (ODH would inject its request),
+			// and no type selector (the scheduler's allocation places the
+			// pod on a node with a device of the class, of whatever other
+			// models the node also holds).
+			ann[m.Cluster.LabelPrefix+"/"+AnnotationResourceClaimTemplate] = ResourceClaimTemplateName(p)
+		} else if p.GPU.Max == nil || *p.GPU.Max > 0 {
 			acc := identifier{
 				DisplayName:  acceleratorName(p),
 				Identifier:   p.ResourceName,
@@ -133,7 +145,7 @@ func hardwareProfiles(m *compile.Model) ([]Object, error) {
 		for k, v := range p.NodeSelector {
 			selector[k] = v
 		}
-		if len(p.AcceleratorTypes) == 1 {
+		if len(p.AcceleratorTypes) == 1 && p.DRA == nil {
 			if v, ok := selector[m.Cluster.TypeLabel()]; ok && v != p.AcceleratorTypes[0] {
 				return nil, fmt.Errorf("profile %s: nodeSelector sets %s=%s but the profile's type is %s: drop it from nodeSelector",
 					p.Name, m.Cluster.TypeLabel(), v, p.AcceleratorTypes[0])

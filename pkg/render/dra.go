@@ -1,0 +1,84 @@
+package render
+
+import (
+	"strings"
+
+	resourcev1 "k8s.io/api/resource/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/accelc/accelc/pkg/compile"
+)
+
+// DRARequestName is the request of a profile's ResourceClaimTemplate, the
+// name a container's resources.claims entry and the pod's resourceClaims
+// entry use.
+const DRARequestName = "accelerator"
+
+// ResourceClaimTemplateName is a DRA profile's ResourceClaimTemplate in
+// each namespace of the teams that may use it: the profile's name.
+func ResourceClaimTemplateName(p *compile.Profile) string { return p.Name }
+
+// draObjects are the cluster's Dynamic Resource Allocation objects: its
+// DeviceClasses (resource.k8s.io/v1, cluster-scoped: one per accelerator
+// class, per MIG slice a DRA profile hands out, and per attribute class
+// of the CUE), and for each DRA profile a ResourceClaimTemplate in each
+// namespace of the teams that may use it, asking for the profile's
+// default count of devices of its classes, in the profile's order (the
+// scheduler takes the first it can allocate: firstAvailable).
+func draObjects(m *compile.Model) []Object {
+	var out []Object
+	for _, dc := range m.DeviceClasses() {
+		meta := objectMeta(m.Cluster.Name, "", dc.Name)
+		if dc.Description != "" {
+			meta.Annotations = map[string]string{"accelc.io/description": dc.Description}
+		}
+		out = append(out, Object{
+			Dir: "dra", Source: dc.Source,
+			Body: &resourcev1.DeviceClass{
+				TypeMeta:   metav1.TypeMeta{APIVersion: "resource.k8s.io/v1", Kind: "DeviceClass"},
+				ObjectMeta: meta,
+				Spec:       resourcev1.DeviceClassSpec{Selectors: []resourcev1.DeviceSelector{{CEL: &resourcev1.CELDeviceSelector{Expression: dc.Selector}}}},
+			},
+		})
+	}
+	for i := range m.Profiles {
+		p := &m.Profiles[i]
+		classes := m.ProfileDeviceClasses(p)
+		if len(classes) == 0 || !p.Enabled {
+			continue
+		}
+		count := int64(max(p.GPU.Default, 1))
+		req := resourcev1.DeviceRequest{Name: DRARequestName}
+		if len(classes) == 1 {
+			req.Exactly = &resourcev1.ExactDeviceRequest{DeviceClassName: classes[0], AllocationMode: resourcev1.DeviceAllocationModeExactCount, Count: count}
+		} else {
+			for _, c := range classes {
+				req.FirstAvailable = append(req.FirstAvailable, resourcev1.DeviceSubRequest{
+					// A DNS label: a MIG slice's class name has dots.
+					Name:            strings.ReplaceAll(c, ".", "-"),
+					DeviceClassName: c, AllocationMode: resourcev1.DeviceAllocationModeExactCount, Count: count,
+				})
+			}
+		}
+		for j := range m.Teams {
+			t := &m.Teams[j]
+			if !t.MayUse(p) {
+				continue
+			}
+			for _, ns := range t.Namespaces {
+				out = append(out, Object{
+					Dir: "dra", PerNamespace: true, Source: []string{"profiles", p.Name, "dra"},
+					Body: &resourcev1.ResourceClaimTemplate{
+						TypeMeta:   metav1.TypeMeta{APIVersion: "resource.k8s.io/v1", Kind: "ResourceClaimTemplate"},
+						ObjectMeta: objectMeta(m.Cluster.Name, ns, ResourceClaimTemplateName(p)),
+						Spec: resourcev1.ResourceClaimTemplateSpec{
+							ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{m.Cluster.LabelPrefix + "/profile": p.Name}},
+							Spec:       resourcev1.ResourceClaimSpec{Devices: resourcev1.DeviceClaim{Requests: []resourcev1.DeviceRequest{req}}},
+						},
+					},
+				})
+			}
+		}
+	}
+	return out
+}
