@@ -95,7 +95,9 @@ teams: {
 		Metadata struct{ Annotations map[string]string }
 		Spec     struct {
 			Identifiers []struct{ Identifier, ResourceType string }
-			Scheduling  *struct{ Node *struct{ NodeSelector map[string]string } `json:"node"` }
+			Scheduling  *struct {
+				Node *struct{ NodeSelector map[string]string } `json:"node"`
+			}
 		}
 	}
 	require.NoError(t, yaml.Unmarshal(tree["profiles/hardwareprofile-slice.yaml"], &hwp))
