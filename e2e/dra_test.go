@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -84,7 +85,7 @@ func TestDRA(t *testing.T) {
 	ctx := t.Context()
 
 	var created []string
-	for _, kind := range []string{"Namespace", "DeviceClass", "ResourceClaimTemplate"} {
+	for _, kind := range []string{"Namespace", "DeviceClass", "ResourceClaimTemplate", "ResourceQuota"} {
 		for _, r := range readTree(t, out) {
 			if r.obj.GetKind() != kind {
 				continue
@@ -100,6 +101,20 @@ func TestDRA(t *testing.T) {
 		}
 	}
 	t.Logf("created through the API server's validation: %s", strings.Join(created, ", "))
+	// kube-controller-manager's resourcequota controller, which does not
+	// run here, gives a new quota its status; from then on the API
+	// server's quota admission counts each claim it admits.
+	q, err := s.client.CoreV1().ResourceQuotas("ml").Get(ctx, "accelc-dra-devices", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q.Status.Hard, q.Status.Used = q.Spec.Hard, corev1.ResourceList{}
+	for name := range q.Spec.Hard {
+		q.Status.Used[name] = resource.MustParse("0")
+	}
+	if _, err := s.client.CoreV1().ResourceQuotas("ml").UpdateStatus(ctx, q, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 
 	nodes := map[string][]resourcev1.Device{
 		"node-h100":  {h100("gpu-0"), h100("gpu-1")},
@@ -165,6 +180,33 @@ func TestDRA(t *testing.T) {
 		}
 		t.Logf("pod %s (profile %s): claim %s allocated %v of %s on %s (requests %s), pod bound to %s", step.pod, step.profile, claim, names, step.class, node, requests(got), node)
 	}
+
+	// The team's quota, per DeviceClass: the two "large" claims charged 4
+	// H100s and 4 A100s, the "a100" claim 1 more A100: a sixth A100 is
+	// over the team's 5, and the API server refuses the claim.
+	if q, err = s.client.CoreV1().ResourceQuotas("ml").Get(ctx, "accelc-dra-devices", metav1.GetOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("ResourceQuota ml/accelc-dra-devices: used %s of %s (each large claim is charged both classes it lists)", quantities(q.Status.Used), quantities(q.Status.Hard))
+	tmpl, err := s.client.ResourceV1().ResourceClaimTemplates("ml").Get(ctx, "a100", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	over := &resourcev1.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Name: "a100-2-gpus", Namespace: "ml"}, Spec: tmpl.Spec.Spec}
+	_, err = s.client.ResourceV1().ResourceClaims("ml").Create(ctx, over, metav1.CreateOptions{})
+	if err == nil || !strings.Contains(err.Error(), "exceeded quota") {
+		t.Fatalf("a claim over the team's A100 quota: want the quota to refuse it, got %v", err)
+	}
+	t.Logf("a claim for a sixth A100 is refused: %v", err)
+}
+
+func quantities(rl corev1.ResourceList) string {
+	var out []string
+	for _, name := range slices.Sorted(maps.Keys(rl)) {
+		q := rl[name]
+		out = append(out, string(name)+"="+q.String())
+	}
+	return strings.Join(out, ", ")
 }
 
 func requests(rs []resourcev1.DeviceRequestAllocationResult) string {

@@ -6,6 +6,8 @@ import (
 	resourcev1 "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/accelc/accelc/pkg/compile"
 )
 
@@ -26,7 +28,7 @@ func ResourceClaimTemplateName(p *compile.Profile) string { return p.Name }
 // default count of devices of its classes, in the profile's order (the
 // scheduler takes the first it can allocate: firstAvailable).
 func draObjects(m *compile.Model) []Object {
-	var out []Object
+	out := draQuotas(m)
 	for _, dc := range m.DeviceClasses() {
 		meta := objectMeta(m.Cluster.Name, "", dc.Name)
 		if dc.Description != "" {
@@ -81,4 +83,76 @@ func draObjects(m *compile.Model) []Object {
 		}
 	}
 	return out
+}
+
+// DRAQuotaName is the ResourceQuota that caps a team namespace's claims.
+const DRAQuotaName = "accelc-dra-devices"
+
+// draQuotas cap, in each namespace of a team with a quota that may use a
+// DRA profile, the devices its ResourceClaims may hold per DeviceClass
+// (<class>.deviceclass.resource.k8s.io/devices): the team's quota of the
+// class's type, or of the MIG config that cuts its slice. Kueue does not
+// count claims a pod makes through a template, so this is the cap under
+// either quota mode; like the ResourceQuotas of clusters without Kueue,
+// each namespace gets the team's whole quota. Kubernetes charges a
+// firstAvailable request its count of every class it lists.
+func draQuotas(m *compile.Model) []Object {
+	if m.Cluster.DRA == nil {
+		return nil
+	}
+	var out []Object
+	for i := range m.Teams {
+		t := &m.Teams[i]
+		uses := false
+		for j := range m.Profiles {
+			if p := &m.Profiles[j]; p.DRA != nil && p.Enabled && t.MayUse(p) {
+				uses = true
+			}
+		}
+		if !uses || len(t.Quota) == 0 {
+			continue
+		}
+		hard := map[corev1.ResourceName]int{}
+		for id, n := range t.Quota {
+			if pool, ok := m.Pool(id); ok {
+				if pool.Sharing != compile.ShareMIG {
+					continue
+				}
+				per := t.SliceQuota[id]
+				if per == nil && len(pool.Layout) == 1 {
+					for prof := range pool.Layout {
+						per = map[string]int{prof: n}
+					}
+				}
+				for prof, k := range per {
+					hard[deviceClassQuota(compile.DeviceClassName(pool.AcceleratorType, prof))] += k
+				}
+				continue
+			}
+			if c, ok := m.Catalog.Get(id); ok && compile.DRADriver(c) != "" {
+				hard[deviceClassQuota(compile.DeviceClassName(id, ""))] += n
+			}
+		}
+		if len(hard) == 0 {
+			continue
+		}
+		for _, ns := range t.Namespaces {
+			out = append(out, Object{
+				Dir: "dra", PerNamespace: true, Source: []string{"teams", t.Name, "quota"},
+				Body: &deviceQuota{
+					TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ResourceQuota"},
+					ObjectMeta: metav1.ObjectMeta{Name: DRAQuotaName, Namespace: ns, Labels: managedLabels(m.Cluster.Name),
+						Annotations: map[string]string{"accelc.io/team": t.Name}},
+					Spec: deviceQuotaSpec{Hard: hard},
+				},
+			})
+		}
+	}
+	return out
+}
+
+// deviceClassQuota is the ResourceQuota resource that counts the devices
+// a namespace's claims hold of a DeviceClass.
+func deviceClassQuota(class string) corev1.ResourceName {
+	return corev1.ResourceName(class + corev1.ResourceClaimsPerClass)
 }

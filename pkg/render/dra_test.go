@@ -41,8 +41,9 @@ profiles: {
 	plain: {displayName: "Plain", acceleratorTypes: ["nvidia-l4-24gb"]}
 }
 teams: {
-	ml: {namespaces: ["ml", "ml-dev"], acceleratorTypes: ["nvidia-h100-80gb", "nvidia-a100-80gb", "nvidia-l4-24gb"]}
-	web: {namespaces: ["web"], acceleratorTypes: ["nvidia-l4-24gb"], profiles: ["plain"]}
+	ml: {namespaces: ["ml", "ml-dev"], acceleratorTypes: ["nvidia-h100-80gb", "nvidia-a100-80gb", "nvidia-l4-24gb"],
+		quota: {"nvidia-h100-80gb": 8, "nvidia-a100-80gb": 16, "nvidia-l4-24gb": 4, "a100-3g": 6}}
+	web: {namespaces: ["web"], acceleratorTypes: ["nvidia-l4-24gb"], profiles: ["plain"], quota: "nvidia-l4-24gb": 2}
 }
 `)
 	objs, err := render.Render(m, &inventory.Inventory{})
@@ -90,6 +91,18 @@ teams: {
 	assert.Equal(t, "big-memory", template("ml", "big").Spec.Spec.Devices.Requests[0].Exactly.DeviceClassName)
 	assert.NotContains(t, tree, "dra/resourceclaimtemplate-web-large.yaml", "web may use only plain")
 	assert.NotContains(t, tree, "dra/resourceclaimtemplate-ml-plain.yaml", "plain hands out an extended resource")
+
+	// The team's quota caps its claims per DeviceClass, in each namespace.
+	var rq struct{ Spec struct{ Hard map[string]int } }
+	require.Contains(t, tree, "dra/resourcequota-ml-dev-accelc-dra-devices.yaml")
+	require.NoError(t, yaml.Unmarshal(tree["dra/resourcequota-ml-accelc-dra-devices.yaml"], &rq))
+	assert.Equal(t, map[string]int{
+		"nvidia-h100-80gb.deviceclass.resource.k8s.io/devices":             8,
+		"nvidia-a100-80gb.deviceclass.resource.k8s.io/devices":             16,
+		"nvidia-l4-24gb.deviceclass.resource.k8s.io/devices":               4,
+		"nvidia-a100-80gb-mig-3g.40gb.deviceclass.resource.k8s.io/devices": 6,
+	}, rq.Spec.Hard)
+	assert.NotContains(t, tree, "dra/resourcequota-web-accelc-dra-devices.yaml", "web uses no DRA profile")
 
 	var hwp struct {
 		Metadata struct{ Annotations map[string]string }
