@@ -47,9 +47,28 @@ var All = []Policy{
 	{Dir: "entitlement", Kind: "AccelcEntitlement",
 		Description: "The pod's team may use its profile and the profile's types; the pod asks for the profile's resource, within its device limits, joins its team's Kueue queue and runs at its profile's priority class or at most its team's tier.",
 		Params:      []string{"labelPrefix", "profileNamespace", "extraResourcePrefixes"}},
+	{Dir: "claims", Kind: "AccelcClaims",
+		Description: "A ResourceClaim or ResourceClaimTemplate asks only for DeviceClasses its namespace's team may use, never for all of a node's devices, admin access, device taints or driver configuration.",
+		Params:      []string{"labelPrefix", "profileNamespace"}},
 	{Dir: "deviceaccess", Kind: "AccelcDeviceAccess",
 		Description: "No container reaches devices outside the device plugin (visibility variables, privileged, device host paths, DRA claims); a pod that does not go through a profile neither uses the GPU runtime class nor aims at accelerator nodes.",
 		Params:      []string{"labelPrefix", "profileNamespace", "genericNamespaces", "taintKeys", "deviceRuntimeClasses", "extraResourcePrefixes"}},
+}
+
+// MatchKind is a group's kinds an admission constraint matches.
+type MatchKind struct {
+	APIGroups []string `json:"apiGroups"`
+	Kinds     []string `json:"kinds"`
+}
+
+// AdmissionKinds are what the admission constraint matches: pods (and,
+// through expansion, the workloads that make them), and the
+// ResourceClaims and ResourceClaimTemplates a pod's devices may come from
+// (Dynamic Resource Allocation), which the claims policy judges; the
+// other policies judge pods only.
+var AdmissionKinds = []MatchKind{
+	{APIGroups: []string{""}, Kinds: []string{"Pod"}},
+	{APIGroups: []string{"resource.k8s.io"}, Kinds: []string{"ResourceClaim", "ResourceClaimTemplate"}},
 }
 
 // Name is the template's metadata.name: the kind, lower-cased.

@@ -44,12 +44,15 @@ func sampleInventory() []any {
 	node := func(name, typ string) any {
 		return map[string]any{"apiVersion": "v1", "kind": "Node", "metadata": map[string]any{"name": name, "labels": map[string]any{"accelerator.opendatahub.io/type": typ}}}
 	}
-	entitlement := func(ns, team string, types ...string) any {
+	entitlement := func(ns, team string, types ...string) map[string]any {
 		return map[string]any{"apiVersion": "accelc.io/v1alpha1", "kind": "NamespaceEntitlement",
 			"metadata": map[string]any{"name": ns}, "spec": map[string]any{"team": team, "acceleratorTypes": types}}
 	}
+	// ml's team may claim its types' DRA devices.
+	ml := entitlement("ml", "ml-research", "nvidia-a100-80gb", "nvidia-h200-141gb")
+	ml["spec"].(map[string]any)["deviceClasses"] = []string{"nvidia-a100-80gb", "nvidia-h200-141gb"}
 	return []any{
-		entitlement("ml", "ml-research", "nvidia-a100-80gb", "nvidia-h200-141gb"),
+		ml,
 		entitlement("serving", "model-serving", "nvidia-a100-80gb"),
 		hwp("premium-gpu", "nvidia-h200-141gb", "false", 8, []any{pool}),
 		hwp("large-memory", "nvidia-h200-141gb,nvidia-a100-80gb", "false", 8, []any{gpu}),
@@ -72,7 +75,7 @@ func constraintYAML(t *testing.T, p policies.Policy, name string, params map[str
 		"kind":       p.Kind,
 		"metadata":   map[string]any{"name": name},
 		"spec": map[string]any{
-			"match":      map[string]any{"kinds": []any{map[string]any{"apiGroups": []string{""}, "kinds": []string{"Pod"}}}},
+			"match":      map[string]any{"kinds": policies.AdmissionKinds},
 			"parameters": pp,
 		},
 	})

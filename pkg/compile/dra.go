@@ -157,6 +157,29 @@ func (m *Model) DeviceClasses() []DeviceClass {
 	return out
 }
 
+// TeamDeviceClasses are the DeviceClasses a team's claims may name: the
+// classes of its types (and of their MIG slices), and the attribute
+// classes of the DRA profiles it may use. Nil without DRA.
+func (m *Model) TeamDeviceClasses(t *Team) []string {
+	if m.Cluster.DRA == nil {
+		return nil
+	}
+	var out []string
+	for _, dc := range m.DeviceClasses() {
+		if dc.Class != nil && slices.Contains(t.AcceleratorTypes, dc.Class.ID) {
+			out = append(out, dc.Name)
+		}
+	}
+	for i := range m.Profiles {
+		p := &m.Profiles[i]
+		if p.DRA != nil && p.DRA.DeviceClass != "" && p.Enabled && t.MayUse(p) && !slices.Contains(out, p.DRA.DeviceClass) {
+			out = append(out, p.DRA.DeviceClass)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
 // ProfileDeviceClasses are the DeviceClasses a DRA profile's claims ask
 // for, in the profile's order: its attribute class, its MIG slice's, or
 // its types'. Nil for a profile that hands out an extended resource.
@@ -289,6 +312,21 @@ func (m *Model) AttributeSelectors() map[string]string {
 	return out
 }
 
+// named reports whether a team or profile of the cluster names the type.
+func (m *Model) named(id string) bool {
+	for i := range m.Teams {
+		if slices.Contains(m.Teams[i].AcceleratorTypes, id) {
+			return true
+		}
+	}
+	for i := range m.Profiles {
+		if slices.Contains(m.Profiles[i].AcceleratorTypes, id) {
+			return true
+		}
+	}
+	return false
+}
+
 // SelectorDiagnostics are the errors, at each attribute class's selector,
 // of what the DRA CEL environment made of them: one that does not compile
 // (the API server would refuse the DeviceClass), or selects no device of
@@ -302,24 +340,34 @@ func (m *Model) SelectorDiagnostics(outcomes map[string]SelectorOutcome) []Diagn
 		switch {
 		case o.Error != "":
 			out = append(out, Diagnostic{Path: where, Msg: "the selector does not compile in Kubernetes' DRA CEL environment, so the API server would refuse the DeviceClass: " + o.Error})
+		case len(o.Matches) > 0:
+			// A team whose profile hands out the class may reach every
+			// type it selects: each must be one the team may use.
+			for i := range m.Teams {
+				t := &m.Teams[i]
+				for j := range m.Profiles {
+					p := &m.Profiles[j]
+					if p.DRA == nil || p.DRA.DeviceClass != name || !p.Enabled || !t.MayUse(p) {
+						continue
+					}
+					var outside []string
+					for _, id := range o.Matches {
+						if m.named(id) && !slices.Contains(t.AcceleratorTypes, id) {
+							outside = append(outside, id)
+						}
+					}
+					if len(outside) > 0 {
+						out = append(out, Diagnostic{Path: where, Msg: fmt.Sprintf(
+							"team %s may use profile %s, whose class %s also selects %s, which the team may not use: narrow the selector, or entitle the team", t.Name, p.Name, name, strings.Join(outside, ", "))})
+					}
+				}
+			}
 		case len(o.Matches) == 0:
 			msg := "the selector matches no device of any catalog class (as NVIDIA's gpu.nvidia.com and AMD's gpu.amd.com DRA drivers publish them: type, productName, architecture, cudaComputeCapability, capacity memory), so the class hands out nothing"
 			if o.EvalError != "" {
 				msg += "; evaluating it failed " + o.EvalError + " (guard an attribute a driver may not publish with `'name' in device.attributes['driver']`)"
 			}
 			out = append(out, Diagnostic{Path: where, Msg: msg})
-		}
-	}
-	return out
-}
-
-// draWarnings: what a DRA profile does not get yet.
-func (m *Model) draWarnings() []Diagnostic {
-	var out []Diagnostic
-	for i := range m.Profiles {
-		if p := &m.Profiles[i]; p.DRA != nil && m.Cluster.DRA != nil {
-			out = append(out, Diagnostic{Severity: Warning, Path: p.path.Key("dra"), Msg: fmt.Sprintf(
-				"profile %s hands out devices by resource claim (ResourceClaimTemplate %s): accelc renders its DeviceClasses and templates, but its admission policies still deny resource claims in team namespaces and its quotas do not count them, so the profile's pods are refused under enforcement", p.Name, p.Name)})
 		}
 	}
 	return out

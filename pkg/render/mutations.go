@@ -116,13 +116,25 @@ func mutationObjects(m *compile.Model) []Object {
 		if len(p.AcceleratorTypes) == 1 {
 			annotate("accelc-"+p.Name+"-type", sel, prefix+"/type", p.AcceleratorTypes[0])
 		}
-		required := []corev1.NodeSelectorRequirement{in(m.Cluster.TypeLabel(), p.AcceleratorTypes)}
+		// A profile that hands out devices by claim is placed by the
+		// scheduler's allocation of its claim's classes, on whatever node
+		// holds such a device (a two-model node too): no type affinity,
+		// only its pools' (the nodes that hold its MIG slices).
+		var required []corev1.NodeSelectorRequirement
+		if p.DRA == nil {
+			required = append(required, in(m.Cluster.TypeLabel(), p.AcceleratorTypes))
+		}
 		if len(p.Pools) > 0 {
 			annotate("accelc-"+p.Name+"-pools", sel, prefix+"/"+AnnotationPools, strings.Join(p.Pools, ","))
 			required = append(required, in(m.Cluster.PoolLabel(), p.Pools))
 		}
-		assignOnce("accelc-"+p.Name+"-affinity", sel, "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution",
-			affinity(required...))
+		if len(required) > 0 {
+			assignOnce("accelc-"+p.Name+"-affinity", sel, "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution",
+				affinity(required...))
+		}
+		if p.DRA != nil {
+			continue
+		}
 		// Preference follows the pools where there are several (a pool
 		// profile's fallbacks, the MIG configs with the slice), else the
 		// types.
@@ -151,7 +163,7 @@ func mutationObjects(m *compile.Model) []Object {
 		// are confined to the types the team is entitled to.
 		for i := range m.Profiles {
 			p := &m.Profiles[i]
-			if !p.Generic() || len(t.AcceleratorTypes) == 0 {
+			if !p.Generic() || p.DRA != nil || len(t.AcceleratorTypes) == 0 {
 				continue
 			}
 			assignOnce("accelc-"+p.Name+"-"+t.Name+"-affinity", match{Namespaces: t.Namespaces, LabelSelector: profileLabel(p)},

@@ -44,7 +44,7 @@ func policyObjects(m *compile.Model, inv *inventory.Inventory) ([]Object, error)
 				Spec: admissionConstraintSpec{
 					EnforcementAction: m.Cluster.Enforcement,
 					Match: match{
-						Kinds:              []matchKinds{{APIGroups: []string{""}, Kinds: []string{"Pod"}}},
+						Kinds:              admissionKinds(),
 						Scope:              "Namespaced",
 						ExcludedNamespaces: nonNil(m.Cluster.ExcludedNamespaces),
 					},
@@ -121,6 +121,15 @@ func admissionTemplate(m *compile.Model) (*constraintTemplate, error) {
 	}
 	t.Labels = managedLabels(m.Cluster.Name)
 	return &t, nil
+}
+
+// admissionKinds are policies.AdmissionKinds as the constraint holds them.
+func admissionKinds() []matchKinds {
+	var out []matchKinds
+	for _, k := range policies.AdmissionKinds {
+		out = append(out, matchKinds{APIGroups: k.APIGroups, Kinds: k.Kinds})
+	}
+	return out
 }
 
 // VendorTaintKeys are the taints accelerator vendors' operators and cloud

@@ -30,6 +30,7 @@ func tenancyObjects(m *compile.Model) []Object {
 		if t.Profiles != nil {
 			spec.Profiles = sorted(t.Profiles)
 		}
+		spec.DeviceClasses = m.TeamDeviceClasses(&t)
 		// Where profiles schedule through Kueue, the queue is the
 		// profile's (its HardwareProfile names it), not the team's: the
 		// policy reads it there, and spec.queue stays empty.
@@ -74,6 +75,7 @@ func entitlementCRD(m *compile.Model) *customResourceDefinition {
 					"acceleratorTypes": strList,
 					"profiles":         withDescription(strList, "The only hardware profiles the team may use; absent: every profile of its types."),
 					"queue":            withDescription(str, "The LocalQueue (kueue.x-k8s.io/queue-name) the team's accelerator pods must join."),
+					"deviceClasses":    withDescription(strList, "The Dynamic Resource Allocation DeviceClasses the team's ResourceClaims and ResourceClaimTemplates may name."),
 					"priority": {
 						Type:        "object",
 						Description: "The team's tier: its accelerator pods run at most at this priority, unless their profile names a class.",
@@ -124,6 +126,7 @@ type entitlementSpec struct {
 	Team             string   `json:"team"`
 	AcceleratorTypes []string `json:"acceleratorTypes"`
 	Profiles         []string `json:"profiles,omitempty"`
+	DeviceClasses    []string `json:"deviceClasses,omitempty"`
 	Queue            string   `json:"queue,omitempty"`
 	Priority         *tier    `json:"priority,omitempty"`
 }

@@ -18,9 +18,25 @@ violation contains {"msg": msg} if {
 	msg := sprintf("%v: it could reach accelerators outside the device plugin; remove it (%v)", [reason, excluded_hint])
 }
 
+# A pod's claims: through a profile that hands out devices by claim, each
+# of the pod's claims is made from the profile's ResourceClaimTemplate, or
+# names a ResourceClaim (which the claims policy checked when it was
+# made); any other pod may hold none.
 violation contains {"msg": msg} if {
 	accelc.holds_claims
-	msg := sprintf("pod holds Dynamic Resource Allocation claims: no accelc hardware profile hands out DRA devices, so a claim could reach any device; ask for the profile's resource instead (%v)", [excluded_hint])
+	not accelc.dra_profile
+	msg := sprintf("pod holds Dynamic Resource Allocation claims, but %v, so a claim could reach any device: name a profile that does (its HardwareProfile has annotation %v), or ask for the profile's resource (%v)", [claims_why, accelc.key("resource-claim-template"), excluded_hint])
+}
+
+claims_why := sprintf("hardware profile %q hands out no devices by claim", [accelc.profile_name]) if accelc.has_profile
+else := "the pod names no hardware profile that hands out devices by claim"
+
+violation contains {"msg": msg} if {
+	accelc.dra_profile
+	some c in object.get(accelc.spec, "resourceClaims", [])
+	not c.resourceClaimName
+	object.get(c, "resourceClaimTemplateName", "") != accelc.dra_template
+	msg := sprintf("pod claim %v is made from ResourceClaimTemplate %q, but hardware profile %q hands out devices through %q: name that template", [c.name, object.get(c, "resourceClaimTemplateName", ""), accelc.profile_name, accelc.dra_template])
 }
 
 no_profile if not accelc.through_profile

@@ -121,3 +121,19 @@ test_unknown_profile_is_no_profile if {
 test_generic_namespace_keeps_its_placement if {
 	admitted(f.input_for(f.pod("legacy", {}, {"containers": [f.gpu_container(1)], "tolerations": [f.gpu_taint]})))
 }
+
+dra_pod(claims) := f.pod("dra", f.profile("dra-large"), {
+	"resourceClaims": claims,
+	"containers": [object.union(cpu, {"resources": {"claims": [{"name": "gpu"}]}})],
+	"tolerations": [f.gpu_taint],
+})
+
+test_claims_of_the_dra_profile_allowed if {
+	count(violation) == 0 with input as f.input_for(dra_pod([{"name": "gpu", "resourceClaimTemplateName": "dra-large"}])) with data.inventory as f.inventory
+	count(violation) == 0 with input as f.input_for(dra_pod([{"name": "gpu", "resourceClaimName": "made-earlier"}])) with data.inventory as f.inventory
+}
+
+test_claims_of_another_template_denied if {
+	some v in violation with input as f.input_for(dra_pod([{"name": "gpu", "resourceClaimTemplateName": "any-gpu"}])) with data.inventory as f.inventory
+	contains(v.msg, `pod claim gpu is made from ResourceClaimTemplate "any-gpu", but hardware profile "dra-large" hands out devices through "dra-large"`)
+}

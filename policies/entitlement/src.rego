@@ -118,6 +118,16 @@ violation contains {"msg": msg} if {
 	])
 }
 
+# A profile that hands out devices by claim hands out no extended
+# resource: asking for one would reach devices its claim does not govern.
+violation contains {"msg": msg} if {
+	accelc.dra_profile
+	count(accelc.accelerator_resources) > 0
+	msg := sprintf("hardware profile %q hands out devices by resource claim (ResourceClaimTemplate %v), not %v: drop the request, and claim the devices with the template", [
+		accelc.profile_name, accelc.dra_template, concat(", ", sort(accelc.accelerator_resources)),
+	])
+}
+
 count_of := accelc.pod_amount(accelc.profile_resource)
 
 violation contains {"msg": msg} if {

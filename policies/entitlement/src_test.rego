@@ -145,3 +145,14 @@ test_queue_profile_in_team_queue_denied if {
 	some v in violation with input as slice_pod(queued, {}) with data.inventory as queue_inventory
 	contains(v.msg, "hardware profile \"mig-slice\" schedules through Kueue: add label kueue.x-k8s.io/queue-name: mig-slice")
 }
+
+test_dra_profile_with_extended_resource_denied if {
+	p := f.pod("dra", f.profile("dra-large"), {"containers": [f.gpu_container(1)]})
+	some v in violation with input as f.input_for(p) with data.inventory as f.inventory
+	contains(v.msg, `hardware profile "dra-large" hands out devices by resource claim (ResourceClaimTemplate dra-large), not nvidia.com/gpu`)
+}
+
+test_dra_profile_pod_allowed if {
+	p := f.pod("dra", f.profile("dra-large"), {"resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "dra-large"}], "containers": [{"name": "main", "image": "trainer", "resources": {"claims": [{"name": "gpu"}]}}]})
+	count(violation) == 0 with input as f.input_for(p) with data.inventory as f.inventory
+}

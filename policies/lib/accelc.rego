@@ -19,7 +19,10 @@ base_prefixes := [
 	"deviceclass.resource.kubernetes.io/",
 ]
 
-pod := input.review.object
+# The pod under review; undefined for the other kinds the admission
+# constraint matches (the claims policy's ResourceClaims and
+# ResourceClaimTemplates), so that no pod rule judges them.
+pod := input.review.object if object.get(input.review.object, "kind", "Pod") == "Pod"
 
 spec := object.get(pod, "spec", {})
 
@@ -249,6 +252,15 @@ entitled_profiles := {p | some p in object.get(entitlement, ["spec", "profiles"]
 # A profile hands out accelerators when it has an Accelerator identifier
 # (Open Data Hub's own CPU-only profiles have none).
 accelerator_profile if accelerator_identifier
+
+# A profile that hands out devices by resource claim (Dynamic Resource
+# Allocation) names its ResourceClaimTemplate; its pods claim devices with
+# it instead of asking for an extended resource.
+dra_template := hwp.metadata.annotations[key("resource-claim-template")]
+
+dra_profile if dra_template
+
+accelerator_profile if dra_profile
 
 # A pod goes through a profile when it names an enabled HardwareProfile
 # of the admins' namespace that hands out accelerators.

@@ -40,6 +40,16 @@ inventory := {
 		"old-gpu": hwp("old-gpu", ["nvidia-v100-16gb"], "true", "nvidia.com/gpu", 1, 1, []),
 		"gpu": hwp("gpu", [], "false", "nvidia.com/gpu", 1, 4, []),
 		"mig-slice": hwp("mig-slice", ["nvidia-a100-40gb"], "false", "nvidia.com/mig-1g.5gb", 1, 2, []),
+		# A profile that hands out devices by resource claim: no
+		# Accelerator identifier, its template named.
+		"dra-large": {
+			"metadata": {"name": "dra-large", "namespace": "opendatahub", "annotations": {
+				"opendatahub.io/disabled": "false",
+				"accelerator.opendatahub.io/types": "nvidia-h200-141gb,nvidia-a100-80gb",
+				"accelerator.opendatahub.io/resource-claim-template": "dra-large",
+			}},
+			"spec": {"identifiers": [{"identifier": "cpu", "resourceType": "CPU", "minCount": 1, "defaultCount": 2}]},
+		},
 		# A time-sliced profile: pool a100-ts, falling back to a100-ts-b.
 		"shared-a100": object.union(
 			hwp("shared-a100", ["nvidia-a100-80gb"], "false", "nvidia.com/gpu", 1, 1, [shared]),
@@ -59,7 +69,7 @@ inventory := {
 			"research": {"metadata": {"name": "research"}, "value": 100},
 			"production-inference": {"metadata": {"name": "production-inference"}, "value": 1000},
 		}},
-		"accelc.io/v1alpha1": {"NamespaceEntitlement": object.union(
+		"accelc.io/v1alpha1": {"NamespaceEntitlement": object.union_n([
 			{ns: entitlement(ns, team) | some ns, team in namespaces},
 			# A team entitled to one MIG-slice profile, queued by Kueue, at
 			# the research tier.
@@ -68,7 +78,11 @@ inventory := {
 				"queue": "accelc",
 				"priority": {"className": "research", "value": 100},
 			}})},
-		)},
+			# A team whose profiles hand out devices by resource claim.
+			{"dra": object.union(entitlement("dra", "dra-team"), {"spec": {
+				"deviceClasses": ["nvidia-a100-80gb", "nvidia-h200-141gb"],
+			}})},
+		])},
 	},
 }
 
@@ -83,6 +97,7 @@ teams := {
 	"ml-research": {"nvidia-h200-141gb": true, "nvidia-a100-80gb": true, "nvidia-a100-40gb": true},
 	"model-serving": {"nvidia-a100-80gb": true},
 	"mig-team": {"nvidia-a100-40gb": true},
+	"dra-team": {"nvidia-a100-80gb": true, "nvidia-h200-141gb": true},
 }
 
 namespaces := {"ml": "ml-research", "serving": "model-serving", "legacy": "ml-research"}

@@ -17,10 +17,16 @@ type_label := input.parameters.typeLabel
 # What confines the pod, and to which types: a typed profile to its own;
 # a generic profile, or a generic namespace's pod without one, to the
 # types of the namespace's team. (who names it, for messages only.)
+# A profile that hands out devices by resource claim confines nothing by
+# node: its claim's DeviceClasses say which devices its pods get (the
+# claims policy checks them), on whatever node holds one, two-model nodes
+# included.
 scope := "profile" if {
 	count(accelc.profile_types) > 0
+	not accelc.dra_profile
 } else := "team-profile" if {
 	accelc.through_profile
+	not accelc.dra_profile
 	accelc.team
 } else := "team-namespace" if {
 	not accelc.has_profile

@@ -176,3 +176,8 @@ test_generic_selector_outside_mutated_affinity_denied if {
 	some v in violation with input as generic("serving", spec) with data.inventory as f.inventory
 	contains(v.msg, "but nodeSelector accelerator.opendatahub.io/type is nvidia-h200-141gb: drop it")
 }
+
+test_dra_profile_not_confined_by_type if {
+	p := f.pod("dra", f.profile("dra-large"), {"resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "dra-large"}], "containers": [{"name": "main", "image": "trainer", "resources": {"claims": [{"name": "gpu"}]}}]})
+	count(violation) == 0 with input as f.input_for(p) with data.inventory as f.inventory
+}
