@@ -177,3 +177,36 @@ profiles: a: {displayName: "A", acceleratorTypes: ["nvidia-l4-24gb"], dra: {}}
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "profiles.a.dra: profile a hands out devices through Dynamic Resource Allocation, but the cluster declares none: add cluster.dra")
 }
+
+// TestAttributeClassReachesOnlyEntitledTypes: an attribute class hands out
+// whatever it selects, so a team whose DRA profile uses it must be
+// entitled to every type of the cluster it selects.
+func TestAttributeClassReachesOnlyEntitledTypes(t *testing.T) {
+	dir := cluster(t, map[string]string{"c.cue": `package c
+
+cluster: {
+	name: "lab"
+	dra: classes: "big-memory": selector: "device.driver == 'gpu.nvidia.com' && device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('80Gi')) >= 0"
+}
+profiles: big: {displayName: "Big", dra: deviceClass: "big-memory"}
+teams: {
+	research: {namespaces: ["r"], acceleratorTypes: ["nvidia-a100-80gb"]}
+	serving: {namespaces: ["s"], acceleratorTypes: ["nvidia-h100-80gb", "nvidia-a100-80gb"], profiles: ["big"]}
+	web: {namespaces: ["w"], acceleratorTypes: ["nvidia-l4-24gb"], profiles: []}
+}
+`})
+	m, err := compile.Load(dir)
+	require.NoError(t, err)
+	outcomes := dra.Evaluate(context.Background(), m.AttributeSelectors(), compile.SampleDevices(m.Catalog))
+	var msgs []string
+	for _, d := range m.SelectorDiagnostics(outcomes) {
+		msgs = append(msgs, d.String())
+	}
+	require.Len(t, msgs, 1, "serving may use both types; web lists no DRA profile")
+	assert.Contains(t, msgs[0], "cluster.dra.classes.big-memory.selector: team research may use profile big, whose class big-memory also selects nvidia-h100-80gb, which the team may not use: narrow the selector, or entitle the team")
+	for i := range m.Teams {
+		if m.Teams[i].Name == "research" {
+			assert.Equal(t, []string{"big-memory", "nvidia-a100-80gb"}, m.TeamDeviceClasses(&m.Teams[i]))
+		}
+	}
+}
