@@ -69,6 +69,9 @@ type profile struct {
 	count       resource.Quantity
 	labelKey    string // the label a user sets to name the profile
 	queue       string // the LocalQueue of a profile that schedules through Kueue, or ""
+	// claimTemplate is the ResourceClaimTemplate of a profile that hands
+	// out devices by claim (Dynamic Resource Allocation), or "".
+	claimTemplate string
 }
 
 type entitlement struct {
@@ -175,8 +178,9 @@ func (c *clusterUnderTest) read(t *testing.T) {
 				}
 			}
 		}
-		if p.resource == "" || p.labelKey == "" {
-			t.Fatalf("HardwareProfile %s: no accelerator identifier (%q) or no mutator matching a profile label (%q)", p.name, p.resource, p.labelKey)
+		p.claimTemplate = r.obj.GetAnnotations()["accelerator.opendatahub.io/resource-claim-template"]
+		if (p.resource == "" && p.claimTemplate == "") || p.labelKey == "" {
+			t.Fatalf("HardwareProfile %s: no accelerator identifier (%q) or claim template, or no mutator matching a profile label (%q)", p.name, p.resource, p.labelKey)
 		}
 		c.profiles = append(c.profiles, p)
 	}
@@ -421,6 +425,10 @@ func (s *suite) profilePods(t *testing.T, c *clusterUnderTest) {
 		}
 		s.ensureNamespaces(t, ns)
 		c.addNamespace(ns)
+		if p.claimTemplate != "" {
+			s.claimPod(t, c, p, ns, ent)
+			continue
+		}
 		pod := userPod("profile-"+p.name, ns, map[string]string{p.labelKey: p.name}, p.resource, p.count)
 		created, err := c.dev.CoreV1().Pods(ns).Create(t.Context(), pod, metav1.CreateOptions{})
 		if err != nil {
@@ -468,6 +476,57 @@ func (s *suite) profilePods(t *testing.T, c *clusterUnderTest) {
 		t.Logf("profile %-14s (%s): %s/%s mutated and admitted, bound to %s (%s=%s, %s %s)",
 			p.name, kind, ns, pod.Name, node.Name, c.typeLabel, typ, p.count.String(), p.resource)
 	}
+}
+
+// claimPod: a profile that hands out devices by claim. A pod naming the
+// profile and claiming with its ResourceClaimTemplate (which the tree put
+// in the namespace) is mutated and admitted by the real webhooks, with no
+// type affinity (the allocation places it); the same pod claiming with
+// another template is denied. kube-scheduler's allocation of the claim is
+// TestDRA's: no driver publishes ResourceSlices here, and no resourceclaim
+// controller makes the pod's claim.
+func (s *suite) claimPod(t *testing.T, c *clusterUnderTest, p profile, ns string, ent entitlement) {
+	t.Helper()
+	ctx := t.Context()
+	if _, err := s.client.ResourceV1().ResourceClaimTemplates(ns).Get(ctx, p.claimTemplate, metav1.GetOptions{}); err != nil {
+		t.Errorf("profile %s: the rendered ResourceClaimTemplate %s/%s: %v", p.name, ns, p.claimTemplate, err)
+		return
+	}
+	pod := func(name, template string) *corev1.Pod {
+		return &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Annotations: map[string]string{profileAnnotation: p.name}},
+			Spec: corev1.PodSpec{
+				ResourceClaims: []corev1.PodResourceClaim{{Name: "gpu", ResourceClaimTemplateName: &template}},
+				Containers: []corev1.Container{{
+					Name: "main", Image: "registry.k8s.io/pause:3.10",
+					Resources: corev1.ResourceRequirements{Claims: []corev1.ResourceClaim{{Name: "gpu"}}},
+				}},
+			},
+		}
+	}
+	var created *corev1.Pod
+	err := poll(ctx, gatekeeperTimeout, func(ctx context.Context) (bool, string, error) {
+		var err error
+		created, err = c.dev.CoreV1().Pods(ns).Create(ctx, pod("claim-"+p.name, p.claimTemplate), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		return err == nil && created.Labels[p.labelKey] == p.name, fmt.Sprintf("%v; labels %v", err, jsonString(created)), nil
+	})
+	if err != nil {
+		t.Errorf("profile %s: a pod claiming with ResourceClaimTemplate %s was not admitted: %v", p.name, p.claimTemplate, err)
+		return
+	}
+	if err := c.checkMutated(created, p, ent); err != nil {
+		t.Errorf("profile %s: %v", p.name, err)
+		return
+	}
+	if requires(created, c.typeLabel, p.types) {
+		t.Errorf("profile %s hands out devices by claim, but its pod was given a type affinity: %s", p.name, jsonString(created.Spec.Affinity))
+	}
+	_, err = c.dev.CoreV1().Pods(ns).Create(ctx, pod("claim-other-"+p.name, "any-gpu"), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+	if err == nil || !strings.Contains(err.Error(), "name that template") {
+		t.Errorf("profile %s: a pod claiming with another template: want it denied, got %v", p.name, err)
+		return
+	}
+	t.Logf("profile %-14s (claims): %s/%s named by annotation, labelled, mutated (no type affinity) and admitted claiming with ResourceClaimTemplate %s; with another template denied", p.name, ns, created.Name, p.claimTemplate)
 }
 
 // annotationOnly creates the pod of profilePods as Open Data Hub's
@@ -580,7 +639,7 @@ func (c *clusterUnderTest) checkMutated(pod *corev1.Pod, p profile, ent entitlem
 			problems = append(problems, fmt.Sprintf("no toleration %s", jsonString(want)))
 		}
 	}
-	if len(p.types) > 0 && p.nodeSel[c.typeLabel] == "" {
+	if len(p.types) > 0 && p.nodeSel[c.typeLabel] == "" && p.claimTemplate == "" {
 		if !requires(pod, c.typeLabel, p.types) {
 			problems = append(problems, fmt.Sprintf("no required node affinity %s In %v: %s", c.typeLabel, p.types, jsonString(pod.Spec.Affinity)))
 		}

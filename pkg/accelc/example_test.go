@@ -21,6 +21,6 @@ func ExampleCluster() {
 	fmt.Printf("cluster %s: %d nodes, %d profiles\n", res.Model.Cluster.Name, len(res.Inventory.Nodes), len(res.Model.Profiles))
 	fmt.Println(res.Tree.Paths()[0])
 	// Output:
-	// cluster small-lab: 4 nodes, 4 profiles
+	// cluster small-lab: 4 nodes, 5 profiles
 	// constraints/accelcadmission-accelc.yaml
 }
