@@ -213,16 +213,26 @@ func identifying(name string, a Attribute) bool {
 		return true
 	}
 	for _, v := range slices.Concat(a.Strings, a.Versions) {
-		if identifyingValue.MatchString(v) {
+		if looksIdentifying(v) {
 			return true
 		}
 	}
 	for _, p := range []*string{a.String, a.Version} {
-		if p != nil && identifyingValue.MatchString(*p) {
+		if p != nil && looksIdentifying(*p) {
 			return true
 		}
 	}
 	return false
+}
+
+// looksIdentifying reports whether identifyingValue matches v. Every form
+// it matches holds a ':' or a '-', or is twelve digits or more: most
+// values (product names, versions, types) need no regular expression.
+func looksIdentifying(v string) bool {
+	if !strings.ContainsAny(v, ":-") && (len(v) < 12 || strings.Trim(v, "0123456789") != "") {
+		return false
+	}
+	return identifyingValue.MatchString(v)
 }
 
 // Redact drops what identifies a device: attributes such as uuid,
@@ -241,12 +251,12 @@ func (s *ResourceSlice) Redact() int {
 				dropped++
 			}
 		}
-		if identifyingValue.MatchString(d.Name) {
+		if looksIdentifying(d.Name) {
 			d.Name = "device-" + strconv.Itoa(i)
 			dropped++
 		}
 		d.ConsumesCounters = slices.DeleteFunc(d.ConsumesCounters, func(c CounterConsumption) bool {
-			if identifyingValue.MatchString(c.CounterSet) {
+			if looksIdentifying(c.CounterSet) {
 				dropped++
 				return true
 			}
@@ -260,19 +270,22 @@ func (s *ResourceSlice) Redact() int {
 }
 
 // keepSlices keeps the slices of accelerator drivers, redacted, in a
-// fixed order (node, driver, pool, generation, name).
-func keepSlices(in []ResourceSlice) []ResourceSlice {
+// fixed order (node, driver, pool, generation, name). It redacts in place
+// what in holds unless clone is set.
+func keepSlices(in []ResourceSlice, clone bool) []ResourceSlice {
 	var out []ResourceSlice
 	for _, s := range in {
 		if !IsAcceleratorDriver(s.Spec.Driver) {
 			continue
 		}
 		s.APIVersion, s.Kind = ResourceSliceAPIVersion, "ResourceSlice"
-		s.Spec.Devices = slices.Clone(s.Spec.Devices)
-		for i := range s.Spec.Devices {
-			d := &s.Spec.Devices[i]
-			d.Attributes, d.Capacity = maps.Clone(d.Attributes), maps.Clone(d.Capacity)
-			d.ConsumesCounters = slices.Clone(d.ConsumesCounters)
+		if clone {
+			s.Spec.Devices = slices.Clone(s.Spec.Devices)
+			for i := range s.Spec.Devices {
+				d := &s.Spec.Devices[i]
+				d.Attributes, d.Capacity = maps.Clone(d.Attributes), maps.Clone(d.Capacity)
+				d.ConsumesCounters = slices.Clone(d.ConsumesCounters)
+			}
 		}
 		s.Redact()
 		out = append(out, s)
@@ -291,8 +304,8 @@ func sortSlices(s []ResourceSlice) {
 
 // AcceleratorSlices keeps, of the slices a cluster lists, those of the
 // accelerator drivers accelc reads, redacted (see Redact) and in a fixed
-// order: what a snapshot holds.
-func AcceleratorSlices(all []ResourceSlice) []ResourceSlice { return keepSlices(all) }
+// order: what a snapshot holds. It redacts the slices of all in place.
+func AcceleratorSlices(all []ResourceSlice) []ResourceSlice { return keepSlices(all, false) }
 
 // DRADevices are the devices of one class on a node, as its
 // ResourceSlices publish them.

@@ -425,7 +425,7 @@ func checkItems(src *Source, items []item, bad []*Problem) *Snapshot {
 		n.Spec.Unschedulable, n.Spec.Taints = it.Spec.Unschedulable, it.Spec.Taints
 		nodes = append(nodes, n)
 	}
-	return &Snapshot{Source: src, Nodes: nodes, Slices: keepSlices(resourceSlices), Problems: problems}
+	return &Snapshot{Source: src, Nodes: nodes, Slices: keepSlices(resourceSlices, false), Problems: problems}
 }
 
 // probe digs the kind and name out of an item that does not decode.
@@ -501,7 +501,7 @@ func (s *Snapshot) Write(w io.Writer) error {
 		}
 		items[i] = n
 	}
-	for _, rs := range keepSlices(s.Slices) {
+	for _, rs := range keepSlices(s.Slices, true) {
 		items = append(items, rs)
 	}
 	doc := struct {

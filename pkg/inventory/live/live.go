@@ -259,12 +259,11 @@ func listNodes(ctx context.Context, l lister) ([]inventory.RawNode, error) {
 }
 
 // listSlices lists the ResourceSlices of the accelerator drivers accelc
-// reads, and drops what identifies a device before keeping one.
+// reads, and drops what identifies a device (inventory.AcceleratorSlices).
 func listSlices(ctx context.Context, l lister) ([]inventory.ResourceSlice, error) {
 	var out []inventory.ResourceSlice
 	keep := func(s inventory.ResourceSlice) {
 		if inventory.IsAcceleratorDriver(s.Spec.Driver) {
-			s.Redact()
 			out = append(out, s)
 		}
 	}
