@@ -350,7 +350,7 @@ type draKind int
 const (
 	draWhole     draKind = iota // a whole GPU
 	draSlice                    // a MIG device or partition that exists
-	draPlacement                // a MIG device the driver would create on demand
+	draPlacement                // a MIG device or partition the driver would create on demand
 	draVFIO                     // a GPU bound for passthrough to a VM
 )
 
@@ -460,6 +460,11 @@ func deviceKind(driver string, d *Device) (draKind, bool) {
 		case "amdgpu":
 			return draWhole, true
 		case "amdgpu-partition":
+			if _, ok := d.Attributes["computePartition"]; ok {
+				// Synthetic-partition mode publishes each mode a GPU
+				// could be cut in, one of which a claim picks.
+				return draPlacement, true
+			}
 			return draSlice, true
 		case "vfio":
 			return draVFIO, true
@@ -575,14 +580,21 @@ func groupDevices(entries []draEntry, notes []string, cat *catalog.Catalog) *dra
 			migged[m[1]] = true
 		}
 	}
-	vfio, placements, orphans := 0, map[string]int{}, 0
+	vfio, placements, orphans := 0, map[string]map[string]int{}, 0
 	for _, e := range entries {
 		switch e.kind {
 		case draVFIO:
 			vfio++
 			continue
 		case draPlacement:
-			placements[e.dev.str("profile")]++
+			profile := e.dev.str("profile")
+			if e.driver == DriverAMD {
+				profile = e.dev.str("computePartition") + "_" + e.dev.str("memoryPartition")
+			}
+			if placements[e.driver] == nil {
+				placements[e.driver] = map[string]int{}
+			}
+			placements[e.driver][profile]++
 			continue
 		}
 		class, model, why := classifyDevice(e.driver, e.dev, e.kind, cat)
@@ -671,12 +683,16 @@ func groupDevices(entries []draEntry, notes []string, cat *catalog.Catalog) *dra
 	if orphans > 0 {
 		dn.notes = append(dn.notes, fmt.Sprintf("%d MIG devices whose GPU their name does not give: their GPUs are not counted", orphans))
 	}
-	if len(placements) > 0 {
+	for driver, byProfile := range placements {
 		total := 0
-		for _, n := range placements {
+		for _, n := range byProfile {
 			total += n
 		}
-		dn.notes = append(dn.notes, fmt.Sprintf("dynamic MIG: the driver cuts MIG devices when claims ask for them (%d placements of %s): counted as whole GPUs", total, strings.Join(slices.Sorted(maps.Keys(placements)), ", ")))
+		what := "dynamic MIG: the driver cuts MIG devices when claims ask for them"
+		if driver == DriverAMD {
+			what = "synthetic partitions: the driver partitions a GPU as the claim it is given for asks"
+		}
+		dn.notes = append(dn.notes, fmt.Sprintf("%s (%d placements of %s): counted as whole GPUs", what, total, strings.Join(slices.Sorted(maps.Keys(byProfile)), ", ")))
 	}
 	if vfio > 0 {
 		dn.notes = append(dn.notes, fmt.Sprintf("%d devices for passthrough to VMs (type vfio): not counted", vfio))

@@ -347,3 +347,34 @@ func TestRedact(t *testing.T) {
 	assert.Equal(t, []inventory.CounterConsumption{{CounterSet: "gpu-0-counter-set"}}, d.ConsumesCounters)
 	assert.Zero(t, s.Redact(), "nothing is left to drop")
 }
+
+// TestDRAAMDSyntheticPartitions: in synthetic-partition mode AMD's driver
+// (ROCm/k8s-gpu-dra-driver's SyntheticPartitionDevice, after #35)
+// publishes, per GPU, one device per compute and memory mode it could be
+// cut in: SPX as type amdgpu, the others as amdgpu-partition, all with
+// computePartition and memoryPartition. They are one GPU, not four.
+func TestDRAAMDSyntheticPartitions(t *testing.T) {
+	device := func(mode, memory, typ string) string {
+		return `{"name": "gpu-0-` + mode + `-` + memory + `", "attributes": {"type": {"string": "` + typ + `"},
+		  "computePartition": {"string": "` + mode + `"}, "memoryPartition": {"string": "` + memory + `"}, "gpuIndex": {"int": 0},
+		  "productName": {"string": "AMD_Instinct_MI300X_OAM"}, "deviceID": {"string": "0x74a1"}, "pciAddr": {"string": "0000:11:00.0"}},
+		  "capacity": {"partitions": {"value": "1"}}}`
+	}
+	doc := `{"kind": "List", "items": [{"kind": "Node", "metadata": {"name": "mi300x"}},
+	  {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "mi300x-gpu.amd.com-synth"},
+	   "spec": {"driver": "gpu.amd.com", "nodeName": "mi300x", "pool": {"name": "mi300x", "generation": 1, "resourceSliceCount": 1},
+	    "devices": [` + device("spx", "nps1", "amdgpu") + `,` + device("dpx", "nps1", "amdgpu-partition") + `,` +
+		device("qpx", "nps1", "amdgpu-partition") + `,` + device("cpx", "nps4", "amdgpu-partition") + `]}}]}`
+	snap, err := inventory.DecodeSnapshot([]byte(doc))
+	require.NoError(t, err)
+	inv := snap.Classify(builtin(t), inventory.Options{})
+	require.Len(t, inv.Nodes, 1)
+	n := inv.Nodes[0]
+	assert.Equal(t, "amd-mi300x-192gb", n.AcceleratorType)
+	assert.Equal(t, 1, n.Count)
+	assert.Equal(t, 1, n.Allocatable)
+	assert.Contains(t, n.Notes, "synthetic partitions: the driver partitions a GPU as the claim it is given for asks (3 placements of cpx_nps4, dpx_nps1, qpx_nps1): counted as whole GPUs")
+	var out bytes.Buffer
+	require.NoError(t, snap.Write(&out))
+	assert.NotContains(t, out.String(), "0000:11:00.0")
+}
