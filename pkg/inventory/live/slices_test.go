@@ -15,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
 	"github.com/accelc/accelc/pkg/inventory"
@@ -92,16 +91,16 @@ func TestDecodeSlices(t *testing.T) {
 	list.Items[0].ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubelet", Operation: metav1.ManagedFieldsOperationUpdate}}
 	list.Items[0].OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "Node", Name: "dra-a100", UID: "0a1b"}}
 	d := &list.Items[0].Spec.Devices[0]
-	d.Attributes["minor"] = resourcev1.DeviceAttribute{IntValue: ptr.To[int64](-3)}
-	d.Attributes["migCapable"] = resourcev1.DeviceAttribute{BoolValue: ptr.To(true)}
+	d.Attributes["minor"] = resourcev1.DeviceAttribute{IntValue: ref[int64](-3)}
+	d.Attributes["migCapable"] = resourcev1.DeviceAttribute{BoolValue: ref(true)}
 	d.Attributes["numaNodes"] = resourcev1.DeviceAttribute{IntValues: []int64{0, 1, 1 << 40}}
 	d.Attributes["flags"] = resourcev1.DeviceAttribute{BoolValues: []bool{true, false}}
 	d.Attributes["links"] = resourcev1.DeviceAttribute{StringValues: []string{"nvlink", ""}}
 	d.Attributes["firmware"] = resourcev1.DeviceAttribute{VersionValues: []string{"1.2.3"}}
 	d.Capacity["shares"] = resourcev1.DeviceCapacity{Value: *resourceQuantity(t, "100"), RequestPolicy: &resourcev1.CapacityRequestPolicy{Default: resourceQuantity(t, "1")}}
 	list.Items[1].Spec.NodeName = nil
-	list.Items[1].Spec.AllNodes = ptr.To(true)
-	list.Items[2].Spec.PerDeviceNodeSelection = ptr.To(false)
+	list.Items[1].Spec.AllNodes = ref(true)
+	list.Items[2].Spec.PerDeviceNodeSelection = ref(false)
 
 	var want []inventory.ResourceSlice
 	for _, s := range list.Items {
@@ -144,3 +143,5 @@ func resourceQuantity(t testing.TB, s string) *resource.Quantity {
 	require.NoError(t, err)
 	return &q
 }
+
+func ref[T any](v T) *T { return &v }
