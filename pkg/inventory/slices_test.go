@@ -378,3 +378,25 @@ func TestDRAAMDSyntheticPartitions(t *testing.T) {
 	require.NoError(t, snap.Write(&out))
 	assert.NotContains(t, out.String(), "0000:11:00.0")
 }
+
+// TestDRATwoUnknownModels: a node with devices of two models the catalog
+// does not know is one node of unknown type in the summary, with both
+// models' GPUs, and needs attention.
+func TestDRATwoUnknownModels(t *testing.T) {
+	doc := `{"kind": "List", "items": [{"kind": "Node", "metadata": {"name": "n"}},
+	  {"kind": "ResourceSlice", "metadata": {"name": "s"}, "spec": {"driver": "gpu.nvidia.com", "nodeName": "n",
+	   "pool": {"name": "n", "generation": 1, "resourceSliceCount": 1}, "devices": [
+	    {"name": "gpu-0", "attributes": {"type": {"string": "gpu"}, "productName": {"string": "NVIDIA Z900"}}},
+	    {"name": "gpu-1", "attributes": {"type": {"string": "gpu"}, "productName": {"string": "NVIDIA Z700"}}}]}}]}`
+	snap, err := inventory.DecodeSnapshot([]byte(doc))
+	require.NoError(t, err)
+	inv := snap.Classify(builtin(t), inventory.Options{})
+	require.Len(t, inv.Nodes, 1)
+	assert.Equal(t, inventory.TypeMixed, inv.Nodes[0].AcceleratorType)
+	sum := inv.Summary()
+	require.Len(t, sum, 1)
+	assert.Equal(t, "GPU - type unknown: 1 node, 2 GPUs, 2 allocatable", sum[0].String())
+	var view bytes.Buffer
+	require.NoError(t, inv.WriteView(&view, inventory.ViewOptions{}))
+	assert.Contains(t, view.String(), "1 node needs attention:\n  n (mixed): devices of 2 types")
+}

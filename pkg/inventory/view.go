@@ -113,9 +113,14 @@ func (inv *Inventory) Summary() []TypeSummary {
 		if n.split() {
 			// What pods use of the node is not known per type: claims
 			// are not counted, and an extended resource names no type.
+			counted := map[string]bool{}
 			for _, g := range n.DRA {
 				s := entry(g.AcceleratorType, g.DisplayName)
-				s.Nodes++
+				if !counted[g.AcceleratorType] {
+					// Two unknown models are one unknown node.
+					counted[g.AcceleratorType] = true
+					s.Nodes++
+				}
 				s.GPUs += g.GPUs
 				if n.Available() && n.Allocatable > 0 {
 					s.Allocatable += g.Devices
