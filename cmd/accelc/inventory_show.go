@@ -37,6 +37,11 @@ follows: per pool, what pods can request (MIG slices, or time-sliced and
 MPS replicas, which are not whole GPUs) against the physical GPUs behind
 them, counting nodes not yet reconfigured from the config.
 
+Nodes whose ResourceSlices (Dynamic Resource Allocation: NVIDIA's and
+AMD's DRA drivers) publish their GPUs are classified device by device, and
+their slices win over their labels; a node with devices of two types is
+shown and counted once per type.
+
 --type, --sharing and --status select nodes (comma-separated values);
 --sort-by orders them. Nodes of unknown or mixed type are listed at the
 end with what to do about them.`,

@@ -26,11 +26,15 @@ render, vet and inventory show read. It keeps only what classification
 needs: names, labels, capacity, allocatable, the Ready condition and
 whether the node is cordoned; never addresses, machine ids or images. It
 records when it was taken and from which cluster, and the accelerators
-that pods use on each node (unless --pods=false).
+that pods use on each node (unless --pods=false). Where the cluster serves
+Dynamic Resource Allocation, it keeps the ResourceSlices of NVIDIA's and
+AMD's DRA drivers (gpu.nvidia.com, gpu.amd.com), which classify each
+device, without what identifies one: no uuid, parentUUID, PCI bus id,
+PCIe root or other address or serial number.
 
 With --inventory FILE instead of --live, it rewrites an existing snapshot
-(` + "`kubectl get nodes -o json`" + ` output) the same way, dropping what
-should not be committed.
+(` + "`kubectl get nodes -o json`" + ` or ` + "`kubectl get nodes,resourceslices -o json`" + `
+output) the same way, dropping what should not be committed.
 
 --merge REPORT,… lays NVML reports (` + "`accelc inventory nvml`" + ` run on nodes
 the GPU Operator does not label) over the nodes of the same name, so those
@@ -51,7 +55,7 @@ nodes are classified by what NVML saw.`,
 				return libraryErr(err)
 			}
 			for _, p := range snap.Problems {
-				fmt.Fprintf(stderr, "warning: %s: %s; the node is left out\n", where, p)
+				fmt.Fprintf(stderr, "warning: %s: %s; %s\n", where, p, p.Effect())
 			}
 			for _, path := range merges {
 				other, _, _, err := (&accelc.Source{File: path}).Snapshot(cmd.Context(), ".")
@@ -59,7 +63,7 @@ nodes are classified by what NVML saw.`,
 					return libraryErr(err)
 				}
 				for _, p := range other.Problems {
-					fmt.Fprintf(stderr, "warning: %s: %s; the node is left out\n", path, p)
+					fmt.Fprintf(stderr, "warning: %s: %s; %s\n", path, p, p.Effect())
 				}
 				merged, added := snap.Merge(other)
 				fmt.Fprintf(stderr, "merged %s: %d nodes updated, %d added\n", path, len(merged), len(added))
@@ -75,7 +79,11 @@ nodes are classified by what NVML saw.`,
 			if err := writeFileAtomic(out, buf.Bytes()); err != nil {
 				return err
 			}
-			fmt.Fprintf(stderr, "wrote %s: %d nodes\n", out, len(snap.Nodes))
+			if len(snap.Slices) > 0 {
+				fmt.Fprintf(stderr, "wrote %s: %d nodes, %d ResourceSlices\n", out, len(snap.Nodes), len(snap.Slices))
+			} else {
+				fmt.Fprintf(stderr, "wrote %s: %d nodes\n", out, len(snap.Nodes))
+			}
 			return nil
 		},
 	}

@@ -51,6 +51,7 @@ func TestMain(m *testing.M) {
 //	apiserver                  start etcd and kube-apiserver; $APISERVER is its URL, $ADMIN_KUBECONFIG the admin's
 //	kube-nodes FILE            create a snapshot's nodes, Ready, with their capacity
 //	kube-pod NS/NAME NODE RESOURCE=N   create a pod bound to NODE holding N of RESOURCE
+//	kube-slices FILE           create the ResourceSlices of a list (kubectl's YAML or JSON), as they are
 //	kube-user NAME FILE        write a kubeconfig for NAME, a user RBAC grants nothing
 func TestScripts(t *testing.T) {
 	examples, err := filepath.Abs("../../examples/clusters")
@@ -61,6 +62,10 @@ func TestScripts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	dra, err := filepath.Abs("../../testdata/dra")
+	if err != nil {
+		t.Fatal(err)
+	}
 	testscript.Run(t, testscript.Params{
 		Dir: "testdata/script",
 		Setup: func(e *testscript.Env) error {
@@ -68,7 +73,7 @@ func TestScripts(t *testing.T) {
 			// copies: messages name them relative to the work directory
 			// (examples/gpu-pools/cluster.cue:56:1) wherever the
 			// checkout is, and a script may change them.
-			for name, dir := range map[string]string{"EXAMPLES": examples, "NODES": nodes} {
+			for name, dir := range map[string]string{"EXAMPLES": examples, "NODES": nodes, "DRA": dra} {
 				copied := filepath.Join(e.WorkDir, strings.ToLower(name))
 				if err := os.CopyFS(copied, os.DirFS(dir)); err != nil {
 					return err

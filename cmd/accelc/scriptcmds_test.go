@@ -33,9 +33,11 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 	"github.com/rogpeppe/go-internal/txtar"
 	corev1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/yaml"
 
 	"github.com/accelc/accelc/internal/controlplane"
 	"github.com/accelc/accelc/internal/testutil"
@@ -60,6 +62,7 @@ var scriptCmds = map[string]func(ts *testscript.TestScript, neg bool, args []str
 	"apiserver":    cmdAPIServer,
 	"kube-nodes":   cmdKubeNodes,
 	"kube-pod":     cmdKubePod,
+	"kube-slices":  cmdKubeSlices,
 	"kube-user":    cmdKubeUser,
 }
 
@@ -369,6 +372,28 @@ func cmdKubeNodes(ts *testscript.TestScript, neg bool, args []string) {
 		created.Status.Allocatable = created.Status.Capacity
 		created.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}
 		_, err = cs.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{})
+		ts.Check(err)
+	}
+}
+
+// cmdKubeSlices creates a list's ResourceSlices with the typed client,
+// every attribute as the file has it: what a DRA driver publishes.
+func cmdKubeSlices(ts *testscript.TestScript, neg bool, args []string) {
+	usage(ts, neg, args, 1, "kube-slices FILE")
+	cs := kube(ts)
+	data, err := os.ReadFile(ts.MkAbs(args[0]))
+	ts.Check(err)
+	var list struct {
+		Items []json.RawMessage `json:"items"`
+	}
+	ts.Check(yaml.Unmarshal(data, &list))
+	for _, raw := range list.Items {
+		var s resourcev1.ResourceSlice
+		ts.Check(json.Unmarshal(raw, &s))
+		if s.Kind != "ResourceSlice" {
+			continue
+		}
+		_, err := cs.ResourceV1().ResourceSlices().Create(state(ts).t.Context(), &s, metav1.CreateOptions{})
 		ts.Check(err)
 	}
 }

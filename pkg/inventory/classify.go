@@ -74,8 +74,15 @@ type Node struct {
 	Replicas     int            `json:"replicas,omitempty"`
 	MIGDevices   map[string]int `json:"migDevices,omitempty"`
 	// Types counts the devices per class id of a "mixed" node.
-	Types  map[string]int `json:"types,omitempty"`
-	Status string         `json:"status"`
+	Types map[string]int `json:"types,omitempty"`
+	// DRA are the node's devices per class as its ResourceSlices publish
+	// them (Dynamic Resource Allocation); empty for a node without. The
+	// slices decide the node's type: a node with devices of two classes
+	// is "mixed" to a node selector, but a claim gets each class's
+	// devices through its DeviceClass, and the summary counts each group
+	// under its class.
+	DRA    []DRADevices `json:"dra,omitempty"`
+	Status string       `json:"status"`
 	// Resource is the extended resource the node offers most of
 	// (nvidia.com/gpu, nvidia.com/gpu.shared, amd.com/gpu…); empty when
 	// the snapshot lists no capacity.
@@ -142,9 +149,23 @@ func (inv *Inventory) UsageKnown() bool { return inv.Source != nil && inv.Source
 
 // Classify classifies raw nodes against a catalog.
 func Classify(raw []RawNode, cat *catalog.Catalog, opts Options) *Inventory {
+	return classify(raw, nil, cat, opts)
+}
+
+// classify classifies raw nodes and the devices their ResourceSlices
+// publish.
+func classify(raw []RawNode, resourceSlices []ResourceSlice, cat *catalog.Catalog, opts Options) *Inventory {
 	inv := &Inventory{Nodes: make([]Node, 0, len(raw))}
+	var dra map[string]*draNode
+	if len(resourceSlices) > 0 {
+		names := make(map[string]bool, len(raw))
+		for i := range raw {
+			names[raw[i].Metadata.Name] = true
+		}
+		dra, inv.Problems = readSlices(resourceSlices, names, cat)
+	}
 	for i := range raw {
-		n, problem, ok := classifyNode(&raw[i], cat, opts)
+		n, problem, ok := classifyNode(&raw[i], dra[raw[i].Metadata.Name], cat, opts)
 		if !ok {
 			inv.OtherNodes++
 			continue
@@ -155,7 +176,12 @@ func Classify(raw []RawNode, cat *catalog.Catalog, opts Options) *Inventory {
 		inv.Nodes = append(inv.Nodes, n)
 	}
 	sort.Slice(inv.Nodes, func(i, j int) bool { return inv.Nodes[i].Name < inv.Nodes[j].Name })
-	sort.SliceStable(inv.Problems, func(i, j int) bool { return inv.Problems[i].Node < inv.Problems[j].Node })
+	sort.SliceStable(inv.Problems, func(i, j int) bool {
+		if inv.Problems[i].Kind != inv.Problems[j].Kind {
+			return inv.Problems[i].Kind < inv.Problems[j].Kind
+		}
+		return inv.Problems[i].Node < inv.Problems[j].Node
+	})
 	return inv
 }
 
@@ -314,7 +340,7 @@ func atoi(s string) (int, bool) {
 	return n, true
 }
 
-func classifyNode(raw *RawNode, cat *catalog.Catalog, opts Options) (Node, *Problem, bool) {
+func classifyNode(raw *RawNode, dra *draNode, cat *catalog.Catalog, opts Options) (Node, *Problem, bool) {
 	labels := raw.Metadata.Labels
 	res := readResources(raw)
 	n := Node{Name: raw.Metadata.Name, Status: nodeStatus(raw), Sharing: Exclusive, Resource: res.resource, labels: labels}
@@ -376,6 +402,14 @@ func classifyNode(raw *RawNode, cat *catalog.Catalog, opts Options) (Node, *Prob
 			n.Notes = append(n.Notes, migNote(mode, why, n.MIGDevices, mig))
 		}
 	}
+	from := "labels"
+	var devices *draNode
+	if dra != nil && len(dra.groups) > 0 {
+		class = n.applyDRA(dra, class)
+		devices, from = dra, "ResourceSlices"
+	} else if dra != nil {
+		n.Notes = append(n.Notes, dra.notes...)
+	}
 	if class == nil && n.Vendor == "" && res.capacity == 0 {
 		if _, pinned := opts.Pins[n.Name]; !pinned {
 			return Node{}, nil, false
@@ -384,7 +418,7 @@ func classifyNode(raw *RawNode, cat *catalog.Catalog, opts Options) (Node, *Prob
 	if id, ok := opts.Pins[n.Name]; ok {
 		if pin, ok := cat.Get(id); ok {
 			if class != nil && class.ID != id {
-				n.Notes = append(n.Notes, fmt.Sprintf("labels say %s; the pin wins", class.ID))
+				n.Notes = append(n.Notes, fmt.Sprintf("%s say %s; the pin wins", from, class.ID))
 			}
 			class = pin
 			n.Vendor = pin.Vendor
@@ -405,6 +439,9 @@ func classifyNode(raw *RawNode, cat *catalog.Catalog, opts Options) (Node, *Prob
 		n.Model = ""
 		n.AcceleratorType = TypeMixed
 		n.DisplayName = mixedDisplayName(n.Types, cat)
+	case devices != nil:
+		g := &devices.groups[0]
+		n.AcceleratorType, n.DisplayName, n.MemoryGB = TypeUnknown, g.DisplayName, g.MemoryGB
 	default:
 		n.AcceleratorType = TypeUnknown
 		n.DisplayName = unknownDisplayName(n.Vendor, n.Model, n.Resource)
@@ -420,6 +457,17 @@ func classifyNode(raw *RawNode, cat *catalog.Catalog, opts Options) (Node, *Prob
 		n.Allocatable = res.capacity
 	case derivedAlloc >= 0:
 		n.Allocatable = derivedAlloc
+	}
+	if devices != nil {
+		total := 0
+		for _, g := range devices.groups {
+			total += g.Devices
+		}
+		if plugin := res.resource != "" || res.allocatable > 0; plugin {
+			n.Notes = append(n.Notes, fmt.Sprintf("a device plugin (%s) and the DRA driver both publish this node's devices: one could be given twice; allocatable is the device plugin's", n.Resource))
+		} else {
+			n.Allocatable = total
+		}
 	}
 	if v, ok := raw.Metadata.Annotations[AnnotationInUse]; ok {
 		n.InUse, _ = atoi(v)
@@ -453,8 +501,12 @@ func classifyNode(raw *RawNode, cat *catalog.Catalog, opts Options) (Node, *Prob
 		n.Notes = append(n.Notes, "device count unknown: no gpu.count label and no capacity in the snapshot")
 	}
 	switch {
+	case n.AcceleratorType == TypeMixed && devices != nil:
+		n.Notes = append(n.Notes, fmt.Sprintf("devices of %d types, each classified from its ResourceSlice: a DRA claim gets a type's devices through its DeviceClass; a node selector on the type label cannot tell them apart", len(devices.groups)))
 	case n.AcceleratorType == TypeMixed:
 		n.Notes = append(n.Notes, "devices of more than one type on one node: a profile cannot tell which a pod gets; make the node's devices alike, or pin the type in cluster.nodes")
+	case class == nil && devices != nil:
+		n.Notes = append(n.Notes, draAdvice(devices.groups[0].Driver, n.Model))
 	case class == nil:
 		// Last, so the node view can show it as what to do.
 		n.Notes = append(n.Notes, unknownAdvice(n.Vendor, labels))
@@ -725,4 +777,75 @@ func unknownAdvice(vendor string, labels map[string]string) string {
 	default:
 		return "no label names the model: pin the type in cluster.nodes"
 	}
+}
+
+// applyDRA lays what a node's ResourceSlices say over what its labels
+// said: the device types (the slices win, and a note says what the labels
+// said where they differ), the vendor, the GPU count and MIG devices. It
+// returns the node's class: nil for devices of several classes (n.Types
+// then counts them) or of no catalog class, where the labels' class, if
+// any, stands.
+func (n *Node) applyDRA(d *draNode, labelClass *catalog.Class) *catalog.Class {
+	n.DRA = d.groups
+	n.Notes = nil // what the labels said of sharing and counts no longer holds
+	n.Vendor = d.vendor
+	n.Sharing, n.Replicas, n.MIGDevices, n.Types, n.Model = Exclusive, 0, nil, nil, ""
+	gpus := 0
+	var known []*catalog.Class
+	var parts []string
+	for i := range d.groups {
+		g := &d.groups[i]
+		gpus += g.GPUs
+		for p, c := range g.MIGDevices {
+			if n.MIGDevices == nil {
+				n.MIGDevices = map[string]int{}
+			}
+			n.MIGDevices[p] += c
+		}
+		if g.class != nil {
+			known = append(known, g.class)
+		}
+		what := g.AcceleratorType
+		if g.class == nil {
+			what = g.Model
+		}
+		parts = append(parts, fmt.Sprintf("%d× %s (%s %s)", g.GPUs, what, g.Driver, g.why))
+	}
+	n.Count = gpus
+	if len(n.MIGDevices) > 0 {
+		// A claim names a MIG device's profile, as a pod names a MIG
+		// resource under GFD's mixed strategy.
+		n.Sharing = MIGMixed
+	}
+	var class *catalog.Class
+	switch {
+	case len(d.groups) > 1:
+		n.Types = map[string]int{}
+		for _, g := range d.groups {
+			n.Types[g.AcceleratorType] += g.GPUs
+		}
+		n.Notes = append(n.Notes, "types from ResourceSlices: "+strings.Join(parts, ", "))
+	case len(known) == 1:
+		class = known[0]
+		n.Notes = append(n.Notes, "type from ResourceSlices: "+parts[0])
+	case labelClass != nil:
+		class = labelClass
+		n.Notes = append(n.Notes, fmt.Sprintf("type from the labels: the ResourceSlices name %s (%s)", d.groups[0].Model, d.groups[0].why))
+	default:
+		n.Model = d.groups[0].Model
+		n.Notes = append(n.Notes, "ResourceSlices: "+parts[0])
+	}
+	if labelClass != nil && class != labelClass {
+		n.Notes = append(n.Notes, fmt.Sprintf("labels say %s; the ResourceSlices win", labelClass.ID))
+	}
+	n.Notes = append(n.Notes, d.notes...)
+	return class
+}
+
+// draAdvice says what to do about devices of no catalog class.
+func draAdvice(driver, model string) string {
+	if driver == DriverAMD {
+		return "add the device's PCI id to a class's pciDeviceIDs, or its productName to the class's identifiedBy amd.com/gpu.product-name, or pin the type in cluster.nodes"
+	}
+	return fmt.Sprintf("add %s to a class's identifiedBy %s, or pin the type in cluster.nodes", strings.ReplaceAll(model, " ", "-"), catalog.LabelGFDProduct)
 }

@@ -1,6 +1,7 @@
 package inventory_test
 
 import (
+	"bytes"
 	"os"
 	"strings"
 	"testing"
@@ -10,17 +11,35 @@ import (
 )
 
 // FuzzDecode feeds arbitrary bytes to the snapshot decoder and classifier:
-// no input may panic, and a decoded node always classifies.
+// no input may panic, and a decoded node always classifies. A decoded
+// ResourceSlice holds nothing Redact would drop, and a snapshot written
+// reads back to what it wrote.
 func FuzzDecode(f *testing.F) {
-	real, err := os.ReadFile("../../testdata/nodes/real-nodes-sample.json")
-	if err != nil {
-		f.Fatal(err)
+	for _, path := range []string{"../../testdata/nodes/real-nodes-sample.json", "../../testdata/dra/cluster.yaml"} {
+		seed, err := os.ReadFile(path)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(seed)
 	}
-	f.Add(real)
 	f.Add([]byte(`{"kind":"NodeList","items":[{"metadata":{"name":"a","labels":{"nvidia.com/gpu.product":"Tesla-T4-SHARED"}}}]}`))
 	f.Add([]byte("kind: List\nitems:\n- metadata: {name: x}\n  status: {capacity: {nvidia.com/gpu: 8}}\n"))
 	f.Add([]byte(`{"kind":"Node","metadata":{"name":"n"}}`))
 	f.Add([]byte(`{"kind":"List","items":[null, 3, {"metadata":{"name":7}}]}`))
+	// AMD's v1beta1 slices (ROCm/k8s-gpu-dra-driver#21): partitions in
+	// "basic", a KFD id and an address as attributes.
+	f.Add([]byte(`{"kind":"List","items":[{"kind":"Node","metadata":{"name":"n"}},{"apiVersion":"resource.k8s.io/v1beta1","kind":"ResourceSlice",` +
+		`"metadata":{"name":"s"},"spec":{"driver":"gpu.amd.com","nodeName":"n","pool":{"name":"n","generation":1,"resourceSliceCount":1},` +
+		`"devices":[{"name":"gpu-32-160","basic":{"attributes":{"type":{"string":"amdgpu-partition"},"partitionProfile":{"string":"cpx_nps4"},` +
+		`"parentDeviceID":{"string":"7066866330502360227"},"parentPciAddr":{"string":"0003:00:01.0"},"productName":{"string":"AMD_Instinct_MI300X_OAM"}},` +
+		`"capacity":{"memory":{"value":"24Gi"}}}}]}}]}`))
+	// NVIDIA's MIG devices with no GPU in their names, a whole GPU with
+	// a bad quantity, a device twice.
+	f.Add([]byte(`{"kind":"List","items":[{"kind":"Node","metadata":{"name":"n"}},{"kind":"ResourceSlice","metadata":{"name":"s"},` +
+		`"spec":{"driver":"gpu.nvidia.com","nodeName":"n","pool":{"name":"n","generation":3,"resourceSliceCount":2},"devices":[` +
+		`{"name":"mig-a","attributes":{"type":{"string":"mig"},"profile":{"string":"1g.10gb"},"productName":{"string":"NVIDIA H100 80GB HBM3"}}},` +
+		`{"name":"gpu-0","attributes":{"type":{"string":"gpu"},"productName":{"string":"NVIDIA H100"},"uuid":{"string":"GPU-1"}},"capacity":{"memory":{"value":"x"}}},` +
+		`{"name":"gpu-0","attributes":{"type":{"string":"gpu"}}}]}}]}`))
 	cat, err := catalog.Builtin()
 	if err != nil {
 		f.Fatal(err)
@@ -40,6 +59,36 @@ func FuzzDecode(f *testing.F) {
 			}
 		}
 		_ = inv.Summary()
+
+		snap, err := inventory.DecodeSnapshot(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range snap.Slices {
+			if n := snap.Slices[i].Redact(); n > 0 {
+				t.Fatalf("a decoded slice holds %d identifying values: %+v", n, snap.Slices[i])
+			}
+		}
+		inv = snap.Classify(cat, inventory.Options{})
+		for _, n := range inv.Nodes {
+			if n.AcceleratorType == "" || n.Count < 0 || n.Allocatable < 0 {
+				t.Fatalf("incomplete node %+v", n)
+			}
+		}
+		var buf, again bytes.Buffer
+		if err := snap.Write(&buf); err != nil {
+			t.Fatal(err)
+		}
+		back, err := inventory.DecodeSnapshot(buf.Bytes())
+		if err != nil {
+			t.Fatalf("a written snapshot does not read back: %v\n%s", err, buf.Bytes())
+		}
+		if err := back.Write(&again); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(buf.Bytes(), again.Bytes()) {
+			t.Fatalf("a snapshot read back writes otherwise:\n%s\n%s", buf.Bytes(), again.Bytes())
+		}
 	})
 }
 

@@ -58,8 +58,12 @@ type Condition struct {
 
 // Snapshot is a set of raw nodes with where and when they were read.
 type Snapshot struct {
-	Source   *Source
-	Nodes    []RawNode
+	Source *Source
+	Nodes  []RawNode
+	// Slices are the ResourceSlices of the nodes' accelerators (Dynamic
+	// Resource Allocation), of the drivers accelc reads, without what
+	// identifies a device (see ResourceSlice.Redact).
+	Slices   []ResourceSlice
 	Problems []Problem
 	// Warnings are what the reader could not do but worked around
 	// (pods it may not list).
@@ -104,6 +108,9 @@ func SetInUse(n *RawNode, byNamespace map[string]int) {
 // a run: the node is left out, or (Kept) kept with its accelerators
 // counted as 0 available, and the problem is reported.
 type Problem struct {
+	// Kind is the object's kind when it is not a Node: a ResourceSlice,
+	// whose name Node then holds.
+	Kind string `json:"kind,omitempty"`
 	Node string `json:"node,omitempty"`
 	// Item is the node's index in the snapshot's items; -1 when the
 	// problem was found after reading.
@@ -113,17 +120,24 @@ type Problem struct {
 }
 
 func (p Problem) String() string {
+	what := "node"
+	if p.Kind != "" && p.Kind != "Node" {
+		what = p.Kind
+	}
 	switch {
 	case p.Item < 0:
-		return fmt.Sprintf("node %s: %s", p.Node, p.Reason)
+		return fmt.Sprintf("%s %s: %s", what, p.Node, p.Reason)
 	case p.Node != "":
-		return fmt.Sprintf("node %s (items[%d]): %s", p.Node, p.Item, p.Reason)
+		return fmt.Sprintf("%s %s (items[%d]): %s", what, p.Node, p.Item, p.Reason)
 	}
 	return fmt.Sprintf("items[%d]: %s", p.Item, p.Reason)
 }
 
 // Effect says what became of the node.
 func (p Problem) Effect() string {
+	if p.Kind == "ResourceSlice" {
+		return "its devices are not counted"
+	}
 	if p.Kept {
 		return "its accelerators are counted as 0 available"
 	}
@@ -157,7 +171,8 @@ func ReadFile(path string) ([]RawNode, []Problem, error) {
 }
 
 // ReadSnapshot reads a node snapshot file with its source, when accelc
-// wrote it.
+// wrote it, and the ResourceSlices it holds (`kubectl get
+// nodes,resourceslices -o json` writes both).
 func ReadSnapshot(path string) (*Snapshot, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -211,12 +226,12 @@ func DecodeSnapshot(data []byte) (*Snapshot, error) {
 	// Fast path: the whole list decodes at once. Only when some item does
 	// not is the list decoded again item by item, to report that item.
 	var fast struct {
-		Kind   string    `json:"kind"`
-		Accelc *Source   `json:"accelc"`
-		Items  []RawNode `json:"items"`
+		Kind   string  `json:"kind"`
+		Accelc *Source `json:"accelc"`
+		Items  []item  `json:"items"`
 	}
 	if json.Unmarshal(jsonData, &fast) == nil && (fast.Kind == "List" || fast.Kind == "NodeList") {
-		return checkNodes(fast.Accelc, fast.Items, nil), nil
+		return checkItems(fast.Accelc, fast.Items, nil), nil
 	}
 	var top list
 	if err := json.Unmarshal(jsonData, &top); err != nil {
@@ -249,14 +264,31 @@ func DecodeSnapshot(data []byte) (*Snapshot, error) {
 	default:
 		return nil, &FileError{Err: fmt.Errorf("kind is %s, expected List or NodeList of nodes (or a Node, or an NVMLReport): take the snapshot with `kubectl get nodes -o json`", top.Kind)}
 	}
-	nodes := make([]RawNode, len(top.Items))
+	items := make([]item, len(top.Items))
 	bad := make([]*Problem, len(top.Items))
-	for i, item := range top.Items {
-		if err := json.Unmarshal(item, &nodes[i]); err != nil {
-			bad[i] = &Problem{Node: nameOf(item), Item: i, Reason: "unreadable: " + jsonReason(err)}
+	for i, raw := range top.Items {
+		if err := json.Unmarshal(raw, &items[i]); err != nil {
+			kind, name := probe(raw)
+			if kind == "Node" {
+				kind = ""
+			}
+			bad[i] = &Problem{Kind: kind, Node: name, Item: i, Reason: "unreadable: " + jsonReason(err)}
 		}
 	}
-	return checkNodes(top.Accelc, nodes, bad), nil
+	return checkItems(top.Accelc, items, bad), nil
+}
+
+// item is an item of a list: a Node or a ResourceSlice. Its spec has the
+// fields of both kinds' specs.
+type item struct {
+	RawNode
+	Spec itemSpec `json:"spec"`
+}
+
+type itemSpec struct {
+	Unschedulable bool    `json:"unschedulable,omitempty"`
+	Taints        []Taint `json:"taints,omitempty"`
+	SliceSpec
 }
 
 // jsonReason says in accelc's words what encoding/json found: which field
@@ -265,7 +297,9 @@ func DecodeSnapshot(data []byte) (*Snapshot, error) {
 func jsonReason(err error) string {
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) && te.Type != nil {
-		field := te.Field
+		// An item's fields are promoted from embedded structs, which
+		// encoding/json names in the path.
+		field := strings.NewReplacer("RawNode.", "", "SliceSpec.", "").Replace(te.Field)
 		if field == "" {
 			field = "the document"
 		}
@@ -345,48 +379,68 @@ func jsonNoun(t reflect.Type) string {
 	}
 }
 
-// checkNodes drops items that are not usable nodes (bad[i] set, another
-// kind, no name, a name listed twice) and reports each as a Problem.
-func checkNodes(src *Source, items []RawNode, bad []*Problem) *Snapshot {
+// checkItems drops items that are not usable nodes (bad[i] set, another
+// kind, no name, a name listed twice) and reports each as a Problem. It
+// keeps the ResourceSlices of accelerator drivers, redacted, and drops
+// other drivers' without a word: their devices are not accelerators.
+func checkItems(src *Source, items []item, bad []*Problem) *Snapshot {
 	nodes := make([]RawNode, 0, len(items))
+	var resourceSlices []ResourceSlice
 	var problems []Problem
 	seen := make(map[string]int, len(items))
+	seenSlices := map[string]int{}
 	for i := range items {
-		n := &items[i]
+		it := &items[i]
 		switch {
 		case bad != nil && bad[i] != nil:
 			problems = append(problems, *bad[i])
 			continue
-		case n.Kind != "" && n.Kind != "Node":
-			problems = append(problems, Problem{Node: n.Metadata.Name, Item: i, Reason: fmt.Sprintf("kind is %s, not Node", n.Kind)})
+		case it.Kind == "ResourceSlice":
+			if !IsAcceleratorDriver(it.Spec.Driver) {
+				continue
+			}
+			name := it.Metadata.Name
+			if first, dup := seenSlices[name]; dup {
+				problems = append(problems, Problem{Kind: it.Kind, Node: name, Item: i, Reason: fmt.Sprintf("listed twice (also items[%d]); the first is kept", first)})
+				continue
+			}
+			seenSlices[name] = i
+			rs := ResourceSlice{APIVersion: it.APIVersion, Kind: it.Kind, Spec: it.Spec.SliceSpec}
+			rs.Metadata.Name = name
+			resourceSlices = append(resourceSlices, rs)
 			continue
-		case n.Metadata.Name == "":
+		case it.Kind != "" && it.Kind != "Node":
+			problems = append(problems, Problem{Node: it.Metadata.Name, Item: i, Reason: fmt.Sprintf("kind is %s, not Node", it.Kind)})
+			continue
+		case it.Metadata.Name == "":
 			problems = append(problems, Problem{Item: i, Reason: "no metadata.name"})
 			continue
 		}
-		if first, dup := seen[n.Metadata.Name]; dup {
-			problems = append(problems, Problem{Node: n.Metadata.Name, Item: i, Reason: fmt.Sprintf("listed twice (also items[%d]); the first is kept", first)})
+		if first, dup := seen[it.Metadata.Name]; dup {
+			problems = append(problems, Problem{Node: it.Metadata.Name, Item: i, Reason: fmt.Sprintf("listed twice (also items[%d]); the first is kept", first)})
 			continue
 		}
-		seen[n.Metadata.Name] = i
-		nodes = append(nodes, *n)
+		seen[it.Metadata.Name] = i
+		n := it.RawNode
+		n.Spec.Unschedulable, n.Spec.Taints = it.Spec.Unschedulable, it.Spec.Taints
+		nodes = append(nodes, n)
 	}
-	return &Snapshot{Source: src, Nodes: nodes, Problems: problems}
+	return &Snapshot{Source: src, Nodes: nodes, Slices: keepSlices(resourceSlices, false), Problems: problems}
 }
 
-// nameOf digs the node name out of an item that does not decode as a Node.
-func nameOf(item json.RawMessage) string {
-	var probe struct {
+// probe digs the kind and name out of an item that does not decode.
+func probe(item json.RawMessage) (kind, name string) {
+	var p struct {
+		Kind     any `json:"kind"`
 		Metadata struct {
 			Name any `json:"name"`
 		} `json:"metadata"`
 	}
-	if json.Unmarshal(item, &probe) == nil {
-		if s, ok := probe.Metadata.Name.(string); ok {
-			return s
-		}
+	if json.Unmarshal(item, &p) == nil {
+		kind, _ = p.Kind.(string)
+		name, _ = p.Metadata.Name.(string)
 	}
-	return ""
+	return kind, name
 }
 
 // yamlLine pulls the line number out of a YAML parser message
@@ -420,17 +474,18 @@ func Load(path string, cat *catalog.Catalog, opts Options) (*Inventory, error) {
 // Classify classifies the snapshot's nodes; the inventory keeps its source
 // and problems.
 func (s *Snapshot) Classify(cat *catalog.Catalog, opts Options) *Inventory {
-	inv := Classify(s.Nodes, cat, opts)
+	inv := classify(s.Nodes, s.Slices, cat, opts)
 	inv.Problems = append(slices.Clip(s.Problems), inv.Problems...)
 	inv.Source = s.Source
 	return inv
 }
 
-// Write writes the snapshot as a kind List of Nodes that kubectl
-// and accelc both read, with its source under the top-level "accelc" key.
-// Output is deterministic for the same nodes and source.
+// Write writes the snapshot as a kind List of Nodes, then its
+// ResourceSlices, that kubectl and accelc both read, with its source under
+// the top-level "accelc" key. Output is deterministic for the same nodes,
+// slices and source.
 func (s *Snapshot) Write(w io.Writer) error {
-	items := make([]RawNode, len(s.Nodes))
+	items := make([]any, len(s.Nodes), len(s.Nodes)+len(s.Slices))
 	for i, n := range s.Nodes {
 		n.APIVersion, n.Kind = "v1", "Node"
 		// Annotations carry addresses and tool state (CNI, cloud
@@ -446,11 +501,14 @@ func (s *Snapshot) Write(w io.Writer) error {
 		}
 		items[i] = n
 	}
+	for _, rs := range keepSlices(s.Slices, true) {
+		items = append(items, rs)
+	}
 	doc := struct {
-		APIVersion string    `json:"apiVersion"`
-		Kind       string    `json:"kind"`
-		Accelc     *Source   `json:"accelc,omitempty"`
-		Items      []RawNode `json:"items"`
+		APIVersion string  `json:"apiVersion"`
+		Kind       string  `json:"kind"`
+		Accelc     *Source `json:"accelc,omitempty"`
+		Items      []any   `json:"items"`
 	}{"v1", "List", s.Source, items}
 	data, err := json.MarshalIndent(doc, "", "  ")
 	if err != nil {
@@ -463,9 +521,20 @@ func (s *Snapshot) Write(w io.Writer) error {
 // Merge lays other's nodes over the snapshot's: a node of both keeps its
 // status and gains other's labels (which win), and other's accelerator
 // capacity when it lists none; a node only in other is added. This is how NVML reports from
-// nodes the GPU Operator does not label enrich a cluster snapshot. It
-// returns the names of the nodes merged and added.
+// nodes the GPU Operator does not label enrich a cluster snapshot.
+// other's ResourceSlices are added where the snapshot has none of that
+// name. It returns the names of the nodes merged and added.
 func (s *Snapshot) Merge(other *Snapshot) (merged, added []string) {
+	haveSlice := map[string]bool{}
+	for _, rs := range s.Slices {
+		haveSlice[rs.Metadata.Name] = true
+	}
+	for _, rs := range other.Slices {
+		if !haveSlice[rs.Metadata.Name] {
+			s.Slices = append(s.Slices, rs)
+		}
+	}
+	sortSlices(s.Slices)
 	index := make(map[string]int, len(s.Nodes))
 	for i := range s.Nodes {
 		index[s.Nodes[i].Metadata.Name] = i

@@ -89,23 +89,49 @@ func migSlices(n *Node) int {
 }
 
 // Summary aggregates nodes per accelerator type, known types first by id,
-// then mixed and unknown.
+// then mixed and unknown. A node whose ResourceSlices publish devices of
+// several types counts under each, with the devices of that type.
 func (inv *Inventory) Summary() []TypeSummary {
 	byType := map[string]*TypeSummary{}
 	inUse := map[string]int{}
-	for i := range inv.Nodes {
-		n := &inv.Nodes[i]
-		s := byType[n.AcceleratorType]
+	entry := func(id, display string) *TypeSummary {
+		s := byType[id]
 		if s == nil {
-			s = &TypeSummary{AcceleratorType: n.AcceleratorType, DisplayName: n.DisplayName}
-			switch n.AcceleratorType {
+			s = &TypeSummary{AcceleratorType: id, DisplayName: display}
+			switch id {
 			case TypeUnknown:
 				s.DisplayName = "GPU - type unknown"
 			case TypeMixed:
 				s.DisplayName = "Mixed types"
 			}
-			byType[n.AcceleratorType] = s
+			byType[id] = s
 		}
+		return s
+	}
+	for i := range inv.Nodes {
+		n := &inv.Nodes[i]
+		if n.split() {
+			// What pods use of the node is not known per type: claims
+			// are not counted, and an extended resource names no type.
+			counted := map[string]bool{}
+			for _, g := range n.DRA {
+				s := entry(g.AcceleratorType, g.DisplayName)
+				if !counted[g.AcceleratorType] {
+					// Two unknown models are one unknown node.
+					counted[g.AcceleratorType] = true
+					s.Nodes++
+				}
+				s.GPUs += g.GPUs
+				if n.Available() && n.Allocatable > 0 {
+					s.Allocatable += g.Devices
+					for _, c := range g.MIGDevices {
+						s.MIGSlices += min(c, g.Devices)
+					}
+				}
+			}
+			continue
+		}
+		s := entry(n.AcceleratorType, n.DisplayName)
 		s.Nodes++
 		if n.Sharing == MIGSingle {
 			s.UncountedNodes++
@@ -138,6 +164,10 @@ func (inv *Inventory) Summary() []TypeSummary {
 	})
 	return out
 }
+
+// split reports whether the node is shown and counted per type: its
+// ResourceSlices publish devices of more than one.
+func (n *Node) split() bool { return n.AcceleratorType == TypeMixed && len(n.DRA) > 1 }
 
 func typeRank(t string) int {
 	switch t {
@@ -224,8 +254,21 @@ func sharingCell(n *Node) string {
 		s += " " + migList(n.MIGDevices)
 	case n.Sharing == MIGSingle:
 		s += " (invalid)"
+	case len(n.DRA) == 1 && len(n.DRA[0].Partitions) > 0:
+		s = draSharing(&n.DRA[0])
 	}
 	return s
+}
+
+// draSharing is the sharing cell of one type's devices on a node.
+func draSharing(g *DRADevices) string {
+	switch {
+	case len(g.MIGDevices) > 0:
+		return string(MIGMixed) + " " + migList(g.MIGDevices)
+	case len(g.Partitions) > 0:
+		return "partitioned " + migList(g.Partitions)
+	}
+	return string(Exclusive)
 }
 
 func migList(m map[string]int) string {
@@ -241,6 +284,37 @@ func migList(m map[string]int) string {
 	return strings.Join(parts, ",")
 }
 
+// viewRow is one line of the node table: a node, or one type's devices on
+// a node whose ResourceSlices publish several.
+type viewRow struct {
+	name, display, typ, inUse, sharing, status string
+	count, allocatable, memoryGB               int
+}
+
+// rows are the node's lines of the node table: one per type of a split
+// node, where what pods use is not known per type.
+func (n *Node) rows() []viewRow {
+	if !n.split() {
+		typ := n.AcceleratorType
+		if n.Pinned {
+			typ += " (pinned)"
+		}
+		return []viewRow{{name: n.Name, display: n.DisplayName, typ: typ, inUse: strconv.Itoa(n.InUse), sharing: sharingCell(n),
+			status: n.Status, count: n.Count, allocatable: n.Allocatable, memoryGB: n.MemoryGB}}
+	}
+	out := make([]viewRow, len(n.DRA))
+	for i, g := range n.DRA {
+		sharing := draSharing(&g)
+		alloc := g.Devices
+		if n.Allocatable == 0 {
+			alloc = 0
+		}
+		out[i] = viewRow{name: n.Name, display: g.DisplayName, typ: g.AcceleratorType, inUse: "-", sharing: sharing,
+			status: n.Status, count: g.GPUs, allocatable: alloc, memoryGB: g.MemoryGB}
+	}
+	return out
+}
+
 func (inv *Inventory) writeTable(w io.Writer, group bool) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	usage := inv.UsageKnown()
@@ -249,16 +323,12 @@ func (inv *Inventory) writeTable(w io.Writer, group bool) error {
 		header += "IN USE\t"
 	}
 	header += "GPU MEMORY\tSHARING\tSTATUS"
-	row := func(n *Node) {
-		typ := n.AcceleratorType
-		if n.Pinned {
-			typ += " (pinned)"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t", n.Name, n.DisplayName, typ, n.Count, n.Allocatable)
+	row := func(r viewRow) {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t", r.name, r.display, r.typ, r.count, r.allocatable)
 		if usage {
-			fmt.Fprintf(tw, "%d\t", n.InUse)
+			fmt.Fprintf(tw, "%s\t", r.inUse)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", memory(n.MemoryGB), sharingCell(n), n.Status)
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", memory(r.memoryGB), r.sharing, r.status)
 	}
 	if group {
 		for i, s := range inv.Summary() {
@@ -267,14 +337,20 @@ func (inv *Inventory) writeTable(w io.Writer, group bool) error {
 			}
 			fmt.Fprintf(tw, "# %s\n", s)
 			fmt.Fprintln(tw, header)
-			for _, n := range inv.ByType(s.AcceleratorType) {
-				row(n)
+			for j := range inv.Nodes {
+				for _, r := range inv.Nodes[j].rows() {
+					if strings.TrimSuffix(r.typ, " (pinned)") == s.AcceleratorType {
+						row(r)
+					}
+				}
 			}
 		}
 	} else {
 		fmt.Fprintln(tw, header)
 		for i := range inv.Nodes {
-			row(&inv.Nodes[i])
+			for _, r := range inv.Nodes[i].rows() {
+				row(r)
+			}
 		}
 	}
 	if err := tw.Flush(); err != nil {
@@ -291,8 +367,9 @@ func (inv *Inventory) writeTable(w io.Writer, group bool) error {
 	}
 	var attention []*Node
 	for i := range inv.Nodes {
-		if t := inv.Nodes[i].AcceleratorType; t == TypeUnknown || t == TypeMixed {
-			attention = append(attention, &inv.Nodes[i])
+		n := &inv.Nodes[i]
+		if t := n.AcceleratorType; (t == TypeUnknown || t == TypeMixed) && !n.splitKnown() {
+			attention = append(attention, n)
 		}
 	}
 	if len(attention) > 0 {
@@ -306,6 +383,20 @@ func (inv *Inventory) writeTable(w io.Writer, group bool) error {
 		}
 	}
 	return nil
+}
+
+// splitKnown reports whether the node is split and each of its devices
+// is of a catalog type: it needs nothing done.
+func (n *Node) splitKnown() bool {
+	if !n.split() {
+		return false
+	}
+	for _, g := range n.DRA {
+		if g.AcceleratorType == TypeUnknown {
+			return false
+		}
+	}
+	return true
 }
 
 // Filter selects nodes; an empty field matches every node. Values are
@@ -329,7 +420,13 @@ func (f Filter) Match(n *Node) bool {
 		}
 		return false
 	}
-	return in(f.Types, n.AcceleratorType) && in(f.Sharing, string(n.Sharing)) && in(f.Status, n.Status)
+	typ := in(f.Types, n.AcceleratorType)
+	if n.split() {
+		for _, g := range n.DRA {
+			typ = typ || in(f.Types, g.AcceleratorType)
+		}
+	}
+	return typ && in(f.Sharing, string(n.Sharing)) && in(f.Status, n.Status)
 }
 
 // Select returns an inventory of the nodes that pass the filter (sharing

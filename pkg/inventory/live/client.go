@@ -45,12 +45,22 @@ var fastest = method{}
 // handling, and its API errors (*apierrors.StatusError), without the
 // clientset, which links every API group into the binary.
 func coreV1(cfg *rest.Config, m method) (*rest.RESTClient, error) {
+	return restClient(cfg, m, "/api", schema.GroupVersion{Version: "v1"})
+}
+
+// resourceV1 is the same for resource.k8s.io/v1, Dynamic Resource
+// Allocation's group: its ResourceSlices.
+func resourceV1(cfg *rest.Config, m method) (*rest.RESTClient, error) {
+	return restClient(cfg, m, "/apis", schema.GroupVersion{Group: "resource.k8s.io", Version: "v1"})
+}
+
+func restClient(cfg *rest.Config, m method, apiPath string, gv schema.GroupVersion) (*rest.RESTClient, error) {
 	cfg = rest.CopyConfig(cfg)
-	cfg.APIPath = "/api"
-	cfg.GroupVersion = &schema.GroupVersion{Version: "v1"}
+	cfg.APIPath = apiPath
+	cfg.GroupVersion = &gv
 	// Only errors are decoded by client-go: a metav1.Status.
 	scheme := runtime.NewScheme()
-	metav1.AddToGroupVersion(scheme, *cfg.GroupVersion)
+	metav1.AddToGroupVersion(scheme, gv)
 	cfg.NegotiatedSerializer = serializer.NewCodecFactory(scheme).WithoutConversion()
 	if m.json {
 		cfg.AcceptContentTypes = "application/json"
@@ -59,7 +69,7 @@ func coreV1(cfg *rest.Config, m method) (*rest.RESTClient, error) {
 	return rest.RESTClientFor(cfg)
 }
 
-// lister lists one resource of the core group, page by page, decoding
+// lister lists one resource of a group, page by page, decoding
 // each item as it arrives from the response body.
 type lister struct {
 	c        *rest.RESTClient

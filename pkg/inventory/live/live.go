@@ -1,5 +1,6 @@
-// Package live reads a cluster's nodes, and the accelerators pods use on
-// them, from the API server. It is apart from pkg/inventory so that what
+// Package live reads a cluster's nodes, the accelerators pods use on
+// them and the ResourceSlices that publish their devices (Dynamic Resource
+// Allocation), from the API server. It is apart from pkg/inventory so that what
 // renders never links client-go; and it uses only client-go's kubeconfig
 // handling and REST client, not the clientset, so that accelc links no
 // API group it does not read. Lists come from the watch cache as
@@ -73,10 +74,14 @@ func (e *Error) Unwrap() error { return e.Err }
 
 const defaultPageSize = 2000
 
-// Read lists the nodes of a cluster, and the pods bound to them to
-// count the accelerators in use. A cluster that cannot be reached or
-// refuses to list nodes is an *Error; pods it may not list become a
-// warning, and the snapshot has no use counts.
+// Read lists the nodes of a cluster, the pods bound to them to count
+// the accelerators in use, and the ResourceSlices of the accelerator DRA
+// drivers accelc reads (inventory.IsAcceleratorDriver), redacted. A
+// cluster that cannot be reached or refuses to list nodes is an *Error;
+// pods it may not list become a warning, and the snapshot has no use
+// counts; ResourceSlices it may not list, or does not serve
+// (resource.k8s.io/v1 came with Kubernetes 1.34), become a warning, and
+// the nodes are classified by their labels.
 func Read(ctx context.Context, opts Options) (*inventory.Snapshot, error) {
 	return read(ctx, opts, fastest)
 }
@@ -93,11 +98,27 @@ func read(ctx context.Context, opts Options, m method) (*inventory.Snapshot, err
 	if err != nil {
 		return nil, wrap(err)
 	}
+	rc, err := resourceV1(cfg, m)
+	if err != nil {
+		return nil, wrap(err)
+	}
 	l := lister{c: c, m: m, pageSize: opts.PageSize}
 	if l.pageSize <= 0 {
 		l.pageSize = defaultPageSize
 	}
+	rl := l
+	rl.c = rc
 	snap := &inventory.Snapshot{Source: &inventory.Source{Cluster: clusterName, TakenAt: time.Now().UTC().Truncate(time.Second)}}
+
+	type sliceResult struct {
+		slices []inventory.ResourceSlice
+		err    error
+	}
+	resourceSlices := make(chan sliceResult, 1)
+	go func() {
+		s, err := listSlices(ctx, rl)
+		resourceSlices <- sliceResult{s, err}
+	}()
 
 	// Nodes and pods are listed at once: on a large cluster the pods take
 	// longest.
@@ -117,6 +138,18 @@ func read(ctx context.Context, opts Options, m method) (*inventory.Snapshot, err
 		return nil, wrap(err)
 	}
 	snap.Nodes = nodes
+	sr := <-resourceSlices
+	switch {
+	case sr.err == nil:
+		snap.Slices = sr.slices
+	case apierrors.IsNotFound(sr.err):
+		snap.Warnings = append(snap.Warnings, "the API server does not serve resource.k8s.io/v1 ResourceSlices (Dynamic Resource Allocation, Kubernetes 1.34 and later): nodes are classified by their labels")
+	case apierrors.IsForbidden(sr.err):
+		snap.Warnings = append(snap.Warnings, safeurl.Redact(fmt.Sprintf(
+			"may not list resourceslices (RBAC: verb list on resourceslices in API group resource.k8s.io, cluster-wide): nodes are classified by their labels; %v", sr.err), secrets...))
+	default:
+		return nil, wrap(sr.err)
+	}
 	if opts.SkipPods {
 		return snap, nil
 	}
@@ -131,8 +164,9 @@ func read(ctx context.Context, opts Options, m method) (*inventory.Snapshot, err
 			}
 		}
 	case apierrors.IsForbidden(pr.err):
-		snap.Warnings = append(snap.Warnings, safeurl.Redact(fmt.Sprintf(
-			"may not list pods in all namespaces (RBAC: verb list on pods, cluster-wide): GPUs in use are not counted; %v", pr.err), secrets...))
+		// Before the slices' warning: pods were asked for first.
+		snap.Warnings = append([]string{safeurl.Redact(fmt.Sprintf(
+			"may not list pods in all namespaces (RBAC: verb list on pods, cluster-wide): GPUs in use are not counted; %v", pr.err), secrets...)}, snap.Warnings...)
 	default:
 		return nil, wrap(pr.err)
 	}
@@ -222,6 +256,38 @@ func listNodes(ctx context.Context, l lister) ([]inventory.RawNode, error) {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Metadata.Name < out[j].Metadata.Name })
 	return out, nil
+}
+
+// listSlices lists the ResourceSlices of the accelerator drivers accelc
+// reads, and drops what identifies a device (inventory.AcceleratorSlices).
+func listSlices(ctx context.Context, l lister) ([]inventory.ResourceSlice, error) {
+	var out []inventory.ResourceSlice
+	keep := func(s inventory.ResourceSlice) {
+		if inventory.IsAcceleratorDriver(s.Spec.Driver) {
+			out = append(out, s)
+		}
+	}
+	err := l.list(ctx, "resourceslices", "ResourceSliceList", "",
+		func(b []byte) error {
+			s, err := decodeSlice(b)
+			if err != nil {
+				return err
+			}
+			keep(s)
+			return nil
+		},
+		func(d *json.Decoder) error {
+			var s inventory.ResourceSlice
+			if err := d.Decode(&s); err != nil {
+				return err
+			}
+			keep(s)
+			return nil
+		})
+	if err != nil {
+		return nil, fmt.Errorf("listing resourceslices: %w", err)
+	}
+	return inventory.AcceleratorSlices(out), nil
 }
 
 // unfinished leaves out the pods that hold nothing any more.

@@ -5,15 +5,19 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -43,6 +47,43 @@ var cluster = []struct {
 	{"karpenter-a10g", labels{"karpenter.k8s.aws/instance-gpu-name": "a10g", "karpenter.k8s.aws/instance-gpu-manufacturer": "nvidia", "karpenter.k8s.aws/instance-gpu-memory": "24576"}, "nvidia.com/gpu", "4", true},
 	{"mystery", labels{}, "nvidia.com/gpu", "2", false},
 	{"cpu-01", labels{}, "", "", false},
+	// GPUs by DRA only: its ResourceSlices say what they are.
+	{"dra-two", labels{}, "", "", false},
+}
+
+// makeSlices publishes ResourceSlices as NVIDIA's DRA driver does
+// (testdata/dra/cluster.yaml cites the attribute shapes): dra-two has two
+// A100 SXM4 80GB and two H100 80GB HBM3; and a network driver's slice of
+// cpu-01, whose attributes are addresses.
+func makeSlices(ctx context.Context, t *testing.T, cs kubernetes.Interface) {
+	t.Helper()
+	gpu := func(i int, product string) resourcev1.Device {
+		str := func(s string) resourcev1.DeviceAttribute { return resourcev1.DeviceAttribute{StringValue: &s} }
+		ver := func(s string) resourcev1.DeviceAttribute { return resourcev1.DeviceAttribute{VersionValue: &s} }
+		return resourcev1.Device{Name: fmt.Sprintf("gpu-%d", i),
+			Attributes: map[resourcev1.QualifiedName]resourcev1.DeviceAttribute{
+				"type": str("gpu"), "productName": str(product), "brand": str("Nvidia"),
+				"uuid":                            str(fmt.Sprintf("GPU-5e6f7081-0000-1111-2222-33334444000%d", i)),
+				"resource.kubernetes.io/pciBusID": str(fmt.Sprintf("0000:%02x:00.0", 0x18+i)),
+				"resource.kubernetes.io/pcieRoot": str("pci0000:17"),
+				"cudaComputeCapability":           ver("9.0.0"), "driverVersion": ver("580.95.5"),
+			},
+			Capacity: map[resourcev1.QualifiedName]resourcev1.DeviceCapacity{"memory": {Value: resource.MustParse("80Gi")}},
+		}
+	}
+	slice := func(name, node, driver string, devices ...resourcev1.Device) {
+		_, err := cs.ResourceV1().ResourceSlices().Create(ctx, &resourcev1.ResourceSlice{ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: resourcev1.ResourceSliceSpec{Driver: driver, NodeName: &node, Devices: devices,
+				Pool: resourcev1.ResourcePool{Name: node, Generation: 1, ResourceSliceCount: 1}}}, metav1.CreateOptions{})
+		require.NoError(t, err)
+	}
+	slice("dra-two-gpu.nvidia.com-a1b2c", "dra-two", inventory.DriverNVIDIA,
+		gpu(0, "NVIDIA A100-SXM4-80GB"), gpu(1, "NVIDIA A100-SXM4-80GB"), gpu(2, "NVIDIA H100 80GB HBM3"), gpu(3, "NVIDIA H100 80GB HBM3"))
+	mac := "0c:42:a1:00:00:01"
+	slice("cpu-01-dra.net-x9y8z", "cpu-01", "dra.net", resourcev1.Device{Name: "eth1",
+		Attributes: map[resourcev1.QualifiedName]resourcev1.DeviceAttribute{"dra.net/mac": {StringValue: &mac}}})
+	slice("h200-02-gpu.nvidia.com-q1w2e", "h200-02", inventory.DriverNVIDIA, gpu(0, "NVIDIA H200"), gpu(1, "NVIDIA H200"),
+		gpu(2, "NVIDIA H200"), gpu(3, "NVIDIA H200"), gpu(4, "NVIDIA H200"), gpu(5, "NVIDIA H200"), gpu(6, "NVIDIA H200"), gpu(7, "NVIDIA H200"))
 }
 
 func makeCluster(ctx context.Context, t *testing.T, cs kubernetes.Interface) {
@@ -93,7 +134,8 @@ func makeCluster(ctx context.Context, t *testing.T, cs kubernetes.Interface) {
 }
 
 // TestReadLive reads a real API server: paginated nodes, pods in use per
-// node, nothing sensitive kept; then users with less RBAC, and a server
+// node, the accelerator drivers' ResourceSlices (created with the typed
+// client), nothing sensitive kept; then users with less RBAC, and a server
 // that is down.
 func TestReadLive(t *testing.T) {
 	cp := controlplane.Start(t)
@@ -101,11 +143,19 @@ func TestReadLive(t *testing.T) {
 	admin, err := kubernetes.NewForConfig(cp.RESTConfig())
 	require.NoError(t, err)
 	makeCluster(ctx, t, admin)
+	makeSlices(ctx, t, admin)
 
 	snap, err := live.Read(ctx, live.Options{Kubeconfig: cp.Kubeconfig(), PageSize: 2})
 	require.NoError(t, err)
 	require.Len(t, snap.Nodes, len(cluster))
 	assert.Empty(t, snap.Warnings)
+	require.Len(t, snap.Slices, 2, "the network driver's slice is not kept")
+	assert.Equal(t, "dra-two", snap.Slices[0].Spec.NodeName)
+	assert.Equal(t, "NVIDIA A100-SXM4-80GB", *snap.Slices[0].Spec.Devices[0].Attributes["productName"].String)
+	for _, d := range snap.Slices[0].Spec.Devices {
+		assert.NotContains(t, d.Attributes, "uuid")
+		assert.NotContains(t, d.Attributes, "resource.kubernetes.io/pciBusID")
+	}
 	assert.True(t, snap.Source.PodsCounted)
 	assert.NotEmpty(t, snap.Source.Cluster)
 	assert.False(t, snap.Source.TakenAt.IsZero())
@@ -127,6 +177,11 @@ func TestReadLive(t *testing.T) {
 	assert.Equal(t, "nvidia-a10g-24gb", got["karpenter-a10g"].AcceleratorType)
 	assert.Equal(t, inventory.StatusUnschedulable, got["karpenter-a10g"].Status)
 	assert.Equal(t, inventory.TypeUnknown, got["mystery"].AcceleratorType)
+	assert.Equal(t, inventory.TypeMixed, got["dra-two"].AcceleratorType)
+	assert.Equal(t, map[string]int{"nvidia-a100-80gb": 2, "nvidia-h100-80gb": 2}, got["dra-two"].Types)
+	assert.Equal(t, 4, got["dra-two"].Allocatable)
+	assert.Equal(t, "nvidia-h200-141gb", got["h200-02"].AcceleratorType)
+	assert.Contains(t, got["h200-02"].Notes, "a device plugin (nvidia.com/gpu) and the DRA driver both publish this node's devices: one could be given twice; allocatable is the device plugin's")
 	assert.Equal(t, []inventory.Taint{{Key: "nvidia.com/gpu", Effect: "NoSchedule"}}, got["h200-01"].Taints)
 	sum := map[string]string{}
 	for _, s := range inv.Summary() {
@@ -134,12 +189,17 @@ func TestReadLive(t *testing.T) {
 	}
 	assert.Equal(t, "NVIDIA H200 141GB: 2 nodes, 16 GPUs, 10 available", sum["nvidia-h200-141gb"])
 	assert.Equal(t, "NVIDIA A10G 24GB: 1 node, 4 GPUs, 0 available", sum["nvidia-a10g-24gb"], "a cordoned node offers nothing")
+	assert.Equal(t, "NVIDIA A100 80GB: 1 node, 2 GPUs, 2 available", sum["nvidia-a100-80gb"], "dra-two's A100s")
+	assert.Equal(t, "NVIDIA H100 80GB: 1 node, 2 GPUs, 2 available", sum["nvidia-h100-80gb"], "dra-two's H100s")
 
 	var buf strings.Builder
 	require.NoError(t, snap.Write(&buf))
-	for _, secret := range []string{"10.1.2.3", "4C4C4544", cp.URL(), "registry.example"} {
+	for _, secret := range []string{"10.1.2.3", "4C4C4544", cp.URL(), "registry.example", "GPU-5e6f7081", "0000:18:00.0", "pci0000:17", "0c:42:a1", "dra.net"} {
 		assert.NotContains(t, buf.String(), secret)
 	}
+	back, err := inventory.DecodeSnapshot([]byte(buf.String()))
+	require.NoError(t, err)
+	assert.Equal(t, inv.Nodes, back.Classify(cat, inventory.Options{}).Nodes, "the snapshot classifies as the cluster did")
 
 	// Every way of asking reads the same: from etcd page by page (a
 	// quorum read: the watch cache answers the default's whole), JSON
@@ -159,8 +219,10 @@ func TestReadLive(t *testing.T) {
 		require.NoError(t, err)
 		assert.Len(t, snap.Nodes, len(cluster))
 		assert.False(t, snap.Source.PodsCounted)
-		require.Len(t, snap.Warnings, 1)
+		require.Len(t, snap.Warnings, 2)
 		assert.Contains(t, snap.Warnings[0], "RBAC: verb list on pods")
+		assert.Contains(t, snap.Warnings[1], "may not list resourceslices (RBAC: verb list on resourceslices in API group resource.k8s.io, cluster-wide): nodes are classified by their labels")
+		assert.Empty(t, snap.Slices)
 		assert.False(t, snap.Classify(cat, inventory.Options{}).UsageKnown())
 	})
 
@@ -209,4 +271,73 @@ func bind(ctx context.Context, t *testing.T, cs kubernetes.Interface, user, reso
 		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: name},
 		Subjects: []rbacv1.Subject{{Kind: "User", APIGroup: "rbac.authorization.k8s.io", Name: user}}}, metav1.CreateOptions{})
 	require.NoError(t, err)
+}
+
+// TestReadResourceSlicesUnavailable: an API server that does not serve
+// resource.k8s.io/v1 (before Kubernetes 1.34, or with the group turned
+// off), or a user who may not list ResourceSlices, leaves the nodes to be
+// classified by their labels, with a warning; any other failure to list
+// them fails the read. A stand-in server on 127.0.0.1 answers the nodes and
+// pods, and the slices as each case says.
+func TestReadResourceSlicesUnavailable(t *testing.T) {
+	for _, tc := range []struct {
+		name, body, warning, err string
+		code                     int
+	}{
+		{"not served", `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"the server could not find the requested resource","reason":"NotFound","details":{},"code":404}`,
+			"the API server does not serve resource.k8s.io/v1 ResourceSlices (Dynamic Resource Allocation, Kubernetes 1.34 and later): nodes are classified by their labels", "", http.StatusNotFound},
+		{"not served, plain 404", "404 page not found\n", "the API server does not serve resource.k8s.io/v1 ResourceSlices", "", http.StatusNotFound},
+		{"forbidden", `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"resourceslices.resource.k8s.io is forbidden: User \"viewer\" cannot list resource \"resourceslices\" in API group \"resource.k8s.io\" at the cluster scope","reason":"Forbidden","details":{"group":"resource.k8s.io","kind":"resourceslices"},"code":403}`,
+			`may not list resourceslices (RBAC: verb list on resourceslices in API group resource.k8s.io, cluster-wide): nodes are classified by their labels; listing resourceslices: resourceslices.resource.k8s.io is forbidden: User "viewer" cannot list`, "", http.StatusForbidden},
+		{"server error", `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"etcdserver: request timed out","reason":"InternalError","code":500}`,
+			"", "listing resourceslices", http.StatusInternalServerError},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				switch r.URL.Path {
+				case "/api/v1/nodes":
+					fmt.Fprint(w, `{"kind":"NodeList","apiVersion":"v1","metadata":{},"items":[{"metadata":{"name":"h200","labels":{"nvidia.com/gpu.product":"NVIDIA-H200","nvidia.com/gpu.count":"8"}},"status":{"capacity":{"nvidia.com/gpu":"8"}}}]}`)
+				case "/api/v1/pods":
+					fmt.Fprint(w, `{"kind":"PodList","apiVersion":"v1","metadata":{},"items":[]}`)
+				case "/apis/resource.k8s.io/v1/resourceslices":
+					if !strings.HasPrefix(tc.body, "{") {
+						w.Header().Set("Content-Type", "text/plain")
+					}
+					w.WriteHeader(tc.code)
+					fmt.Fprint(w, tc.body)
+				default:
+					http.NotFound(w, r)
+				}
+			}))
+			defer srv.Close()
+			kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+			require.NoError(t, os.WriteFile(kubeconfig, []byte(`apiVersion: v1
+kind: Config
+clusters: [{name: standin, cluster: {server: "`+srv.URL+`"}}]
+users: [{name: viewer, user: {token: s3cr3t-t0ken}}]
+contexts: [{name: standin, context: {cluster: standin, user: viewer}}]
+current-context: standin
+`), 0o600))
+			ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+			defer cancel()
+			snap, err := live.Read(ctx, live.Options{Kubeconfig: kubeconfig})
+			if tc.err != "" {
+				var le *live.Error
+				require.ErrorAs(t, err, &le)
+				assert.Contains(t, err.Error(), tc.err)
+				assert.NotContains(t, err.Error(), "s3cr3t-t0ken")
+				return
+			}
+			require.NoError(t, err)
+			require.Len(t, snap.Nodes, 1)
+			assert.Empty(t, snap.Slices)
+			require.Len(t, snap.Warnings, 1)
+			assert.Contains(t, snap.Warnings[0], tc.warning)
+			assert.True(t, snap.Source.PodsCounted)
+			cat, err := catalog.Builtin()
+			require.NoError(t, err)
+			assert.Equal(t, "nvidia-h200-141gb", snap.Classify(cat, inventory.Options{}).Nodes[0].AcceleratorType)
+		})
+	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/encoding/protowire"
 	corev1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -342,13 +343,16 @@ func FuzzDecodeList(f *testing.F) {
 	nodes := &corev1.NodeList{Items: []corev1.Node{{ObjectMeta: metav1.ObjectMeta{Name: "n", Labels: map[string]string{"a": "b"}},
 		Spec:   corev1.NodeSpec{Taints: []corev1.Taint{{Key: "k", Effect: corev1.TaintEffectNoSchedule}}},
 		Status: corev1.NodeStatus{Capacity: corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("8")}}}}}
+	resourceSlices := &resourcev1.ResourceSliceList{Items: draSlices(f)}
 	for _, proto := range []bool{true, false} {
 		f.Add(encodeList(f, pods, proto))
 		f.Add(encodeList(f, nodes, proto))
+		f.Add(encodeSlices(f, resourceSlices, proto))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		_, _, _, _, _ = readPods(body)
 		_, _, _ = readNodes(body)
+		_, _, _ = readSlices(body)
 	})
 }
 
