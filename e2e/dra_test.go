@@ -151,6 +151,22 @@ func TestDRA(t *testing.T) {
 	}
 	t.Logf("ResourceSlices of %s: node-h100 2× H100, node-a100 2× A100, node-mixed 1× H100 + 1× A100", draDriver)
 
+	// accelc reads the slices live: the two-model node device by device.
+	stdout, stderr, err := run(ctx, s.root, s.accelc, "inventory", "show", "--live", "--kubeconfig", s.cp.Kubeconfig(), "--type", "nvidia-a100-80gb,nvidia-h100-80gb")
+	if err != nil {
+		t.Fatalf("accelc inventory show --live: %v\n%s", err, stderr)
+	}
+	var mixed []string
+	for _, line := range strings.Split(stdout, "\n") {
+		if strings.HasPrefix(line, "node-mixed ") {
+			mixed = append(mixed, line)
+		}
+	}
+	if len(mixed) != 2 || !strings.Contains(mixed[0]+mixed[1], "nvidia-h100-80gb") || !strings.Contains(mixed[0]+mixed[1], "nvidia-a100-80gb") {
+		t.Fatalf("accelc inventory show --live does not show node-mixed's two types from its slices, a row each:\n%s", stdout)
+	}
+	t.Logf("accelc inventory show --live:\n%s", stdout)
+
 	for _, step := range []struct {
 		pod, profile, node, class string
 		devices                   []string
