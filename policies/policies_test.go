@@ -50,7 +50,7 @@ func sampleInventory() []any {
 	}
 	// ml's team may claim its types' DRA devices.
 	ml := entitlement("ml", "ml-research", "nvidia-a100-80gb", "nvidia-h200-141gb")
-	ml["spec"].(map[string]any)["deviceClasses"] = []string{"nvidia-a100-80gb", "nvidia-h200-141gb"}
+	ml["spec"].(map[string]any)["deviceClasses"] = map[string]any{"nvidia-a100-80gb": 2, "nvidia-h200-141gb": 2}
 	return []any{
 		ml,
 		entitlement("serving", "model-serving", "nvidia-a100-80gb"),

@@ -157,26 +157,32 @@ func (m *Model) DeviceClasses() []DeviceClass {
 	return out
 }
 
-// TeamDeviceClasses are the DeviceClasses a team's claims may name: the
-// classes of its types (and of their MIG slices), and the attribute
-// classes of the DRA profiles it may use. Nil without DRA.
-func (m *Model) TeamDeviceClasses(t *Team) []string {
+// TeamDeviceClasses are the DeviceClasses a team's claims may name, each
+// with the most devices one claim request may ask for: the classes of the
+// DRA profiles the team may use (their types', slices' or attribute
+// class), each at the largest maximum (else default) count of those
+// profiles. Nil without DRA profiles the team may use: it claims nothing.
+func (m *Model) TeamDeviceClasses(t *Team) map[string]int {
 	if m.Cluster.DRA == nil {
 		return nil
 	}
-	var out []string
-	for _, dc := range m.DeviceClasses() {
-		if dc.Class != nil && slices.Contains(t.AcceleratorTypes, dc.Class.ID) {
-			out = append(out, dc.Name)
-		}
-	}
+	var out map[string]int
 	for i := range m.Profiles {
 		p := &m.Profiles[i]
-		if p.DRA != nil && p.DRA.DeviceClass != "" && p.Enabled && t.MayUse(p) && !slices.Contains(out, p.DRA.DeviceClass) {
-			out = append(out, p.DRA.DeviceClass)
+		if p.DRA == nil || !p.Enabled || !t.MayUse(p) {
+			continue
+		}
+		most := max(p.GPU.Default, 1)
+		if p.GPU.Max != nil {
+			most = max(*p.GPU.Max, 1)
+		}
+		for _, c := range m.ProfileDeviceClasses(p) {
+			if out == nil {
+				out = map[string]int{}
+			}
+			out[c] = max(out[c], most)
 		}
 	}
-	slices.Sort(out)
 	return out
 }
 

@@ -75,7 +75,8 @@ func entitlementCRD(m *compile.Model) *customResourceDefinition {
 					"acceleratorTypes": strList,
 					"profiles":         withDescription(strList, "The only hardware profiles the team may use; absent: every profile of its types."),
 					"queue":            withDescription(str, "The LocalQueue (kueue.x-k8s.io/queue-name) the team's accelerator pods must join."),
-					"deviceClasses":    withDescription(strList, "The Dynamic Resource Allocation DeviceClasses the team's ResourceClaims and ResourceClaimTemplates may name."),
+					"deviceClasses": withDescription(apiextensionsv1.JSONSchemaProps{Type: "object", AdditionalProperties: &apiextensionsv1.JSONSchemaPropsOrBool{Allows: true, Schema: &apiextensionsv1.JSONSchemaProps{Type: "integer"}}},
+						"The Dynamic Resource Allocation DeviceClasses the team's ResourceClaims and ResourceClaimTemplates may name, each with the most devices one request may ask for."),
 					"priority": {
 						Type:        "object",
 						Description: "The team's tier: its accelerator pods run at most at this priority, unless their profile names a class.",
@@ -123,12 +124,12 @@ type namespaceEntitlement struct {
 }
 
 type entitlementSpec struct {
-	Team             string   `json:"team"`
-	AcceleratorTypes []string `json:"acceleratorTypes"`
-	Profiles         []string `json:"profiles,omitempty"`
-	DeviceClasses    []string `json:"deviceClasses,omitempty"`
-	Queue            string   `json:"queue,omitempty"`
-	Priority         *tier    `json:"priority,omitempty"`
+	Team             string         `json:"team"`
+	AcceleratorTypes []string       `json:"acceleratorTypes"`
+	Profiles         []string       `json:"profiles,omitempty"`
+	DeviceClasses    map[string]int `json:"deviceClasses,omitempty"`
+	Queue            string         `json:"queue,omitempty"`
+	Priority         *tier          `json:"priority,omitempty"`
 }
 
 type tier struct {

@@ -7,7 +7,8 @@
 # reach past it is refused: every matching device of a node (allocationMode
 # All), admin access to devices other pods hold, tolerating device taints,
 # and opaque driver configuration (sharing and partitioning are the
-# admins', in the DeviceClass).
+# admins', in the DeviceClass); and no request asks for more devices than
+# the team's DRA profiles hand out at most.
 package accelcclaims
 
 import data.lib.accelc
@@ -32,7 +33,11 @@ requests contains [concat("/", [r.name, s.name]), s] if {
 	some s in object.get(r, "firstAvailable", [])
 }
 
-allowed := {c | some c in object.get(accelc.entitlement, ["spec", "deviceClasses"], [])}
+# The classes the team may claim, each with the most devices a request
+# may ask for.
+limits := object.get(accelc.entitlement, ["spec", "deviceClasses"], {})
+
+allowed := {c | some c, _ in limits}
 
 violation contains {"msg": msg} if {
 	claim
@@ -44,9 +49,20 @@ violation contains {"msg": msg} if {
 	accelc.entitlement
 	some [name, r] in requests
 	not r.deviceClassName in allowed
-	msg := sprintf("%v: request %v names DeviceClass %q, which team %v may not use; it may use %v", [
-		what, name, r.deviceClassName, accelc.team, concat(", ", sort(allowed)),
+	msg := sprintf("%v: request %v names DeviceClass %q, which team %v may not use; %v", [
+		what, name, r.deviceClassName, accelc.team, may_claim,
 	])
+}
+
+may_claim := sprintf("it may use %v", [concat(", ", sort(allowed))]) if count(allowed) > 0
+else := "it may claim none: no hardware profile it may use hands out devices by claim"
+
+violation contains {"msg": msg} if {
+	some [name, r] in requests
+	limit := limits[r.deviceClassName]
+	n := object.get(r, "count", 1)
+	n > limit
+	msg := sprintf("%v: request %v asks for %v devices of DeviceClass %v; team %v's profiles hand out at most %v: ask for fewer", [what, name, n, r.deviceClassName, accelc.team, limit])
 }
 
 violation contains {"msg": msg} if {

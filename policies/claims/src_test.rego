@@ -71,3 +71,11 @@ test_widening_denied if {
 test_pods_not_judged_here if {
 	count(violation) == 0 with input as f.input_for(f.pod("elsewhere", {}, {"containers": [f.gpu_container(1)]})) with data.inventory as f.inventory
 }
+
+test_count_over_profiles_max_denied if {
+	r := object.union(exactly("nvidia-a100-80gb"), {"exactly": {"count": 3}})
+	some v in violation with input as f.input_for(claim("dra", [r])) with data.inventory as f.inventory
+	contains(v.msg, "asks for 3 devices of DeviceClass nvidia-a100-80gb; team dra-team's profiles hand out at most 2")
+	r2 := object.union(exactly("nvidia-h200-141gb"), {"exactly": {"count": 8}})
+	count(violation) == 0 with input as f.input_for(claim("dra", [r2])) with data.inventory as f.inventory
+}

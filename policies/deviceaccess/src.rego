@@ -31,6 +31,14 @@ violation contains {"msg": msg} if {
 claims_why := sprintf("hardware profile %q hands out no devices by claim", [accelc.profile_name]) if accelc.has_profile
 else := "the pod names no hardware profile that hands out devices by claim"
 
+# One claim: several, each within the profile's count, would add up past
+# it.
+violation contains {"msg": msg} if {
+	accelc.dra_profile
+	count(object.get(accelc.spec, "resourceClaims", [])) > 1
+	msg := sprintf("pod holds %v claims; hardware profile %q hands out its devices through one, made from ResourceClaimTemplate %q: hold only that", [count(accelc.spec.resourceClaims), accelc.profile_name, accelc.dra_template])
+}
+
 violation contains {"msg": msg} if {
 	accelc.dra_profile
 	some c in object.get(accelc.spec, "resourceClaims", [])

@@ -137,3 +137,11 @@ test_claims_of_another_template_denied if {
 	some v in violation with input as f.input_for(dra_pod([{"name": "gpu", "resourceClaimTemplateName": "any-gpu"}])) with data.inventory as f.inventory
 	contains(v.msg, `pod claim gpu is made from ResourceClaimTemplate "any-gpu", but hardware profile "dra-large" hands out devices through "dra-large"`)
 }
+
+test_two_claims_denied if {
+	some v in violation with input as f.input_for(dra_pod([
+		{"name": "gpu", "resourceClaimTemplateName": "dra-large"},
+		{"name": "more", "resourceClaimName": "made-earlier"},
+	])) with data.inventory as f.inventory
+	contains(v.msg, "pod holds 2 claims")
+}

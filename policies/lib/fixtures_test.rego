@@ -80,7 +80,7 @@ inventory := {
 			}})},
 			# A team whose profiles hand out devices by resource claim.
 			{"dra": object.union(entitlement("dra", "dra-team"), {"spec": {
-				"deviceClasses": ["nvidia-a100-80gb", "nvidia-h200-141gb"],
+				"deviceClasses": {"nvidia-a100-80gb": 2, "nvidia-h200-141gb": 8},
 			}})},
 		])},
 	},
