@@ -65,6 +65,13 @@ violation contains {"msg": msg} if {
 	msg := sprintf("%v: request %v asks for %v devices of DeviceClass %v; team %v's profiles hand out at most %v: ask for fewer", [what, name, n, r.deviceClassName, accelc.team, limit])
 }
 
+# One request: several, each within the count, would add up past it.
+violation contains {"msg": msg} if {
+	n := count(object.get(devices, "requests", []))
+	n > 1
+	msg := sprintf("%v: it makes %v device requests; a claim makes one, within the count a profile hands out: merge them", [what, n])
+}
+
 violation contains {"msg": msg} if {
 	some [name, r] in requests
 	r.allocationMode == "All"

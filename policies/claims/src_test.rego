@@ -79,3 +79,8 @@ test_count_over_profiles_max_denied if {
 	r2 := object.union(exactly("nvidia-h200-141gb"), {"exactly": {"count": 8}})
 	count(violation) == 0 with input as f.input_for(claim("dra", [r2])) with data.inventory as f.inventory
 }
+
+test_several_requests_denied if {
+	some v in violation with input as f.input_for(claim("dra", [exactly("nvidia-a100-80gb"), object.union(exactly("nvidia-a100-80gb"), {"name": "more"})])) with data.inventory as f.inventory
+	contains(v.msg, "it makes 2 device requests")
+}
