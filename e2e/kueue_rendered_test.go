@@ -639,14 +639,7 @@ func (c *kueueCluster) borrowingLimit(t *testing.T) {
 	t.Logf("ClusterQueue %s (profile %s) in Cohort %s under %s: its own %s %s on %s, borrowingLimit %s, %v: room for %d pods of %d, %d of them borrowed",
 		q.cq.GetName(), q.profile.GetName(), q.cohort.GetName(), parent, own.nominal.String(), q.resource, flavor, own.borrowingLimit.String(), lenders, total, q.max, total-ownPods)
 	kq := c.kueue(q)
-	for i := range total {
-		name := fmt.Sprintf("%s-%d", q.profile.GetName(), i+1)
-		since := c.createGated(t, q.pod(t, name, q.max))
-		c.waitRunsOn(t, q, name, flavor, since)
-		if i+1 == ownPods {
-			t.Logf("the team's own quota of %s is used: the next pods borrow", flavor)
-		}
-	}
+	c.fill(t, q, flavor, total, ownPods, "the team's own quota of "+flavor+" is used: the next pods borrow")
 	late := q.profile.GetName() + "-past-limit"
 	c.createGated(t, q.pod(t, late, q.max))
 	kq.staysGated(t, late)
@@ -664,17 +657,7 @@ func (c *kueueCluster) borrowingLimit(t *testing.T) {
 // the flavor's tolerations from Kueue and are bound to its node; a pod past
 // the quota stays gated.
 func (c *kueueCluster) migSlice(t *testing.T) {
-	var q queueProfile
-	for _, name := range slices.Sorted(maps.Keys(c.objs["ClusterQueue"])) {
-		cq := c.objs["ClusterQueue"][name]
-		if cq.GetAnnotations()["accelc.io/profile"] == migProfile {
-			q = c.queueOf(t, cq)
-			break
-		}
-	}
-	if q.cq == nil {
-		t.Fatalf("%s renders no ClusterQueue for profile %s", c.example, migProfile)
-	}
+	q := c.profileQueue(t, migProfile)
 	kq := c.kueue(q)
 	flavor := q.flavors[0]
 	quota, ok := quota(q.cohort, flavor, q.resource)
@@ -685,14 +668,38 @@ func (c *kueueCluster) migSlice(t *testing.T) {
 	t.Logf("ClusterQueue %s: profile %s, flavors %v, Cohort %s with %s %s on %s: room for %d pods of %d, in %s",
 		q.cq.GetName(), migProfile, q.flavors, q.cohort.GetName(), quota.nominal.String(), q.resource, flavor, pods, q.max, q.namespace)
 
-	for i := range pods {
-		name := fmt.Sprintf("%s-%d", migProfile, i+1)
-		since := c.createGated(t, q.pod(t, name, q.max))
-		c.waitRunsOn(t, q, name, flavor, since)
-	}
+	c.fill(t, q, flavor, pods, pods, "")
 	late := migProfile + "-past-quota"
 	c.createGated(t, q.pod(t, late, q.max))
 	kq.staysGated(t, late)
+}
+
+// profileQueue is the rendered ClusterQueue of the profile (its first,
+// by name, when several teams may use it).
+func (c *kueueCluster) profileQueue(t *testing.T, profile string) queueProfile {
+	t.Helper()
+	for _, name := range slices.Sorted(maps.Keys(c.objs["ClusterQueue"])) {
+		if cq := c.objs["ClusterQueue"][name]; cq.GetAnnotations()["accelc.io/profile"] == profile {
+			return c.queueOf(t, cq)
+		}
+	}
+	t.Fatalf("%s renders no ClusterQueue for profile %s", c.example, profile)
+	return queueProfile{}
+}
+
+// fill creates n pods of the profile's largest size, named
+// <profile>-1…n, and checks that each is admitted to the flavor and bound
+// to its node; after the own-th it logs note (the rest borrow).
+func (c *kueueCluster) fill(t *testing.T, q queueProfile, flavor string, n, own int64, note string) {
+	t.Helper()
+	for i := range n {
+		name := fmt.Sprintf("%s-%d", q.profile.GetName(), i+1)
+		since := c.createGated(t, q.pod(t, name, q.max))
+		c.waitRunsOn(t, q, name, flavor, since)
+		if i+1 == own && note != "" && own < n {
+			t.Log(note)
+		}
+	}
 }
 
 // borrowable is how much of the resource on the flavor the Cohort may
@@ -733,15 +740,8 @@ func (c *kueueCluster) borrowable(cohort *unstructured.Unstructured, flavor, res
 // under the parent lend of it, has room; the next pod lands on the second
 // flavor.
 func (c *kueueCluster) flavorOrderUnderParent(t *testing.T) {
-	var q queueProfile
-	for _, name := range slices.Sorted(maps.Keys(c.objs["ClusterQueue"])) {
-		cq := c.objs["ClusterQueue"][name]
-		if cq.GetAnnotations()["accelc.io/profile"] == sharedTypesProfile {
-			q = c.queueOf(t, cq)
-			break
-		}
-	}
-	if q.cq == nil || len(q.flavors) < 2 {
+	q := c.profileQueue(t, sharedTypesProfile)
+	if len(q.flavors) < 2 {
 		t.Fatalf("%s renders no ClusterQueue of profile %s with two flavors or more", c.example, sharedTypesProfile)
 	}
 	parent, _, _ := unstructured.NestedString(q.cohort.Object, "spec", "parentName")
@@ -758,14 +758,7 @@ func (c *kueueCluster) flavorOrderUnderParent(t *testing.T) {
 	pods := (own.nominal.Value() + borrow) / q.max
 	t.Logf("ClusterQueue %s: profile %s, flavors %v, Cohort %s under %s with %s %s on %s, %v: room for %d pods of %d there (%d of them the team's own), in %s",
 		q.cq.GetName(), q.profile.GetName(), q.flavors, q.cohort.GetName(), parent, own.nominal.String(), q.resource, first, lenders, pods, q.max, ownPods, q.namespace)
-	for i := range pods {
-		name := fmt.Sprintf("%s-%d", q.profile.GetName(), i+1)
-		since := c.createGated(t, q.pod(t, name, q.max))
-		c.waitRunsOn(t, q, name, first, since)
-		if i+1 == ownPods {
-			t.Logf("the team's own quota of %s is used: the next pods on it borrow from the parent's other Cohorts", first)
-		}
-	}
+	c.fill(t, q, first, pods, ownPods, "the team's own quota of "+first+" is used: the next pods on it borrow from the parent's other Cohorts")
 	name := q.profile.GetName() + "-next"
 	since := c.createGated(t, q.pod(t, name, q.max))
 	c.waitRunsOn(t, q, name, q.flavors[1], since)

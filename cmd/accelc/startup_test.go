@@ -1,7 +1,9 @@
 package main
 
 import (
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -85,4 +87,20 @@ func TestTestWithoutEngine(t *testing.T) {
 	assert.Equal(t, exitOutside, code)
 	assert.Empty(t, stdout)
 	assert.Contains(t, stderr, "accelc-policytest, which runs the policies with OPA and Gatekeeper, is neither beside ")
+}
+
+// TestVetDRAClassesWithoutEngine: a cluster whose DRA attribute classes
+// need the engine's CEL environment, vetted without accelc-policytest,
+// says what it could not check and how to get it, and exits 3 (the
+// installation, not the CUE).
+func TestVetDRAClassesWithoutEngine(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "c.cue"), []byte(`package c
+cluster: {name: "lab", dra: classes: big: selector: "device.driver == 'gpu.nvidia.com'"}
+`), 0o644))
+	t.Setenv("PATH", t.TempDir())
+	code, _, stderr := runMain("vet", dir)
+	assert.Equal(t, exitOutside, code)
+	assert.Contains(t, stderr, "checking cluster.dra.classes' selectors in Kubernetes' DRA CEL environment: ")
+	assert.Contains(t, stderr, "`make build` builds it beside accelc into bin/")
 }

@@ -3,6 +3,7 @@ package accelc
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/accelc/accelc/pkg/catalog"
 	"github.com/accelc/accelc/pkg/compile"
@@ -82,6 +83,9 @@ func Cluster(ctx context.Context, dir string, opts Options) (*Result, error) {
 	// environment (in accelc-policytest).
 	if sel := m.AttributeSelectors(); len(sel) > 0 {
 		outcomes, err := policytest.CheckSelectors(ctx, sel, compile.SampleDevices(m.Catalog))
+		if ee := (*policytest.EngineError)(nil); errors.As(err, &ee) {
+			return nil, &OutsideError{fmt.Errorf("checking cluster.dra.classes' selectors in Kubernetes' DRA CEL environment: %w", err)}
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -144,7 +148,8 @@ func Nodes(ctx context.Context, dir string, src Source) (*inventory.Inventory, s
 }
 
 // OutsideError is a failure of a system outside the configuration: a live
-// cluster that is unreachable or refuses the read.
+// cluster that is unreachable or refuses the read, or accelc-policytest
+// missing or of another build.
 type OutsideError struct{ Err error }
 
 func (e *OutsideError) Error() string { return e.Err.Error() }

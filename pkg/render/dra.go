@@ -103,13 +103,8 @@ func draQuotas(m *compile.Model) []Object {
 	var out []Object
 	for i := range m.Teams {
 		t := &m.Teams[i]
-		uses := false
-		for j := range m.Profiles {
-			if p := &m.Profiles[j]; p.DRA != nil && p.Enabled && t.MayUse(p) {
-				uses = true
-			}
-		}
-		if !uses || len(t.Quota) == 0 {
+		// A team claims only through the DRA profiles it may use.
+		if len(t.Quota) == 0 || len(m.TeamDeviceClasses(t)) == 0 {
 			continue
 		}
 		hard := map[corev1.ResourceName]int{}
@@ -133,19 +128,8 @@ func draQuotas(m *compile.Model) []Object {
 				hard[deviceClassQuota(compile.DeviceClassName(id, ""))] += n
 			}
 		}
-		if len(hard) == 0 {
-			continue
-		}
-		for _, ns := range t.Namespaces {
-			out = append(out, Object{
-				Dir: "dra", PerNamespace: true, Source: []string{"teams", t.Name, "quota"},
-				Body: &deviceQuota{
-					TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ResourceQuota"},
-					ObjectMeta: metav1.ObjectMeta{Name: DRAQuotaName, Namespace: ns, Labels: managedLabels(m.Cluster.Name),
-						Annotations: map[string]string{"accelc.io/team": t.Name}},
-					Spec: deviceQuotaSpec{Hard: hard},
-				},
-			})
+		if len(hard) > 0 {
+			out = append(out, namespaceQuotas(m, t, DRAQuotaName, "dra", []string{"teams", t.Name, "quota"}, hard)...)
 		}
 	}
 	return out

@@ -515,14 +515,19 @@ func resourceQuotas(m *compile.Model, t *compile.Team) []Object {
 			hard[corev1.ResourceName("requests."+res)] += q
 		}
 	}
+	return namespaceQuotas(m, t, "accelc-accelerators", "queues", []string{"teams", t.Name, "namespaces"}, hard)
+}
+
+// namespaceQuotas are a ResourceQuota of the name in each of the team's
+// namespaces, each with the team's whole hard limits.
+func namespaceQuotas(m *compile.Model, t *compile.Team, name, dir string, source []string, hard map[corev1.ResourceName]int) []Object {
 	var out []Object
 	for _, ns := range t.Namespaces {
 		out = append(out, Object{
-			Dir: "queues", PerNamespace: true,
-			Source: []string{"teams", t.Name, "namespaces"},
+			Dir: dir, PerNamespace: true, Source: source,
 			Body: &deviceQuota{
 				TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ResourceQuota"},
-				ObjectMeta: metav1.ObjectMeta{Name: "accelc-accelerators", Namespace: ns, Labels: managedLabels(m.Cluster.Name),
+				ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: managedLabels(m.Cluster.Name),
 					Annotations: map[string]string{"accelc.io/team": t.Name}},
 				Spec: deviceQuotaSpec{Hard: hard},
 			},
