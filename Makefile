@@ -23,6 +23,9 @@ K8S_VERSION   := v1.36.3
 GATEKEEPER_VERSION := $(GATOR_VERSION)
 # Kueue's manager and CRDs in the end-to-end tests; tools/kueue/go.mod pins the same.
 KUEUE_VERSION := v0.19.2
+# Flux's source-controller and kustomize-controller in the end-to-end tests: the
+# version of the Flux API modules accelc renders with; tools/flux/go.mod pins the same.
+FLUX_VERSION  := v1.9.6
 
 export GOTOOLCHAIN := local
 
@@ -76,7 +79,7 @@ control-plane: ## Install etcd and build kube-apiserver/kube-scheduler into bin/
 
 .PHONY: e2e-tools
 e2e-tools: control-plane ## Build kubectl, Gatekeeper's and Kueue's managers, fetch the CRDs the end-to-end tests install (cached in bin/)
-	GO=$(GO) K8S_VERSION=$(K8S_VERSION) GATEKEEPER_VERSION=$(GATEKEEPER_VERSION) KUEUE_VERSION=$(KUEUE_VERSION) ./hack/e2e-tools.sh
+	GO=$(GO) K8S_VERSION=$(K8S_VERSION) GATEKEEPER_VERSION=$(GATEKEEPER_VERSION) KUEUE_VERSION=$(KUEUE_VERSION) FLUX_VERSION=$(FLUX_VERSION) ./hack/e2e-tools.sh
 
 .PHONY: e2e
 e2e: build e2e-tools ## End to end: every example through etcd, kube-apiserver, kube-scheduler and Gatekeeper, and Kueue's controller, on 127.0.0.1 (e2e/)

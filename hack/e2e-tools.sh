@@ -14,16 +14,20 @@
 #                                         Kueue's webhook configurations (config/components/webhook/manifests.yaml)
 #   bin/kueue-$KUEUE_VERSION/controller_manager_config.yaml
 #                                         Kueue's default Configuration, which the tests start from
+#   bin/flux-$FLUX_VERSION/{source-controller,kustomize-controller}
+#                                         Flux's controllers, from tools/flux
+#   bin/flux-$FLUX_VERSION/crds/        all of source-controller's and kustomize-controller's CRDs
 #   bin/e2e-crds-$CRDS_KEY/               the CRDs of the other API groups accelc renders,
 #                                         copied from the pinned upstream modules' zips
 #
-#   K8S_VERSION=v1.36.3 GATEKEEPER_VERSION=v3.23.1 KUEUE_VERSION=v0.19.2 ./hack/e2e-tools.sh
+#   K8S_VERSION=v1.36.3 GATEKEEPER_VERSION=v3.23.1 KUEUE_VERSION=v0.19.2 FLUX_VERSION=v1.9.6 ./hack/e2e-tools.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 : "${K8S_VERSION:?K8S_VERSION is not set (the Makefile sets it)}"
 : "${GATEKEEPER_VERSION:?GATEKEEPER_VERSION is not set (the Makefile sets it)}"
 : "${KUEUE_VERSION:?KUEUE_VERSION is not set (the Makefile sets it)}"
+: "${FLUX_VERSION:?FLUX_VERSION is not set (the Makefile sets it)}"
 GO=${GO:-go}
 export GOTOOLCHAIN=local
 
@@ -34,8 +38,8 @@ export GOTOOLCHAIN=local
 CRD_MODULES=(
 	"sigs.k8s.io/kueue@$KUEUE_VERSION config/components/crd/bases/kueue.x-k8s.io_resourceflavors.yaml config/components/crd/bases/kueue.x-k8s.io_clusterqueues.yaml config/components/crd/bases/kueue.x-k8s.io_localqueues.yaml config/components/crd/bases/kueue.x-k8s.io_workloadpriorityclasses.yaml config/components/crd/bases/kueue.x-k8s.io_cohorts.yaml"
 	"sigs.k8s.io/node-feature-discovery@v0.19.0 deployment/base/nfd-crds/nfd-api-crds.yaml"
-	"github.com/fluxcd/source-controller@v1.9.6 config/crd/bases/source.toolkit.fluxcd.io_ocirepositories.yaml"
-	"github.com/fluxcd/kustomize-controller@v1.9.6 config/crd/bases/kustomize.toolkit.fluxcd.io_kustomizations.yaml"
+	"github.com/fluxcd/source-controller@$FLUX_VERSION config/crd/bases/source.toolkit.fluxcd.io_ocirepositories.yaml"
+	"github.com/fluxcd/kustomize-controller@$FLUX_VERSION config/crd/bases/kustomize.toolkit.fluxcd.io_kustomizations.yaml"
 	"github.com/prometheus-operator/prometheus-operator@v0.85.0 example/prometheus-operator-crd/monitoring.coreos.com_prometheusrules.yaml"
 )
 
@@ -114,6 +118,32 @@ else
 	mv "$tmp" "$kq"
 fi
 echo "e2e-tools: $kq/manager: Kueue $KUEUE_VERSION, $(find "$kq/crds" -name '*.yaml' | wc -l) CRDs"
+
+# Flux's source-controller and kustomize-controller, and all their CRDs,
+# from the modules whose API accelc renders with (accelc's go.mod requires
+# source-controller/api and kustomize-controller/api at the same version).
+fx=bin/flux-$FLUX_VERSION
+check_pin . github.com/fluxcd/source-controller/api "$FLUX_VERSION"
+check_pin . github.com/fluxcd/kustomize-controller/api "$FLUX_VERSION"
+check_pin tools/flux github.com/fluxcd/source-controller "$FLUX_VERSION"
+check_pin tools/flux github.com/fluxcd/kustomize-controller "$FLUX_VERSION"
+if [ -x "$fx/source-controller" ] && [ -x "$fx/kustomize-controller" ] && [ -d "$fx/crds" ]; then
+	echo "e2e-tools: $fx/source-controller, kustomize-controller and crds/ already there"
+else
+	echo "e2e-tools: building Flux's source-controller and kustomize-controller $FLUX_VERSION into $fx (about 10 minutes the first time on 2 cores)" >&2
+	mkdir -p bin
+	tmp=$(mktemp -d "bin/.flux-$FLUX_VERSION.XXXXXX")
+	chmod 0755 "$tmp"
+	mkdir -p "$tmp/crds"
+	for c in source-controller kustomize-controller; do
+		(cd tools/flux && $GO build -trimpath -ldflags "-s -w" -o "../../$tmp/$c" "github.com/fluxcd/$c")
+		src=$(cd tools/flux && $GO list -m -f '{{.Dir}}' "github.com/fluxcd/$c")
+		install -m 0644 "$src"/config/crd/bases/*.yaml "$tmp/crds/"
+	done
+	rm -rf "$fx"
+	mv "$tmp" "$fx"
+fi
+echo "e2e-tools: $fx: source-controller and kustomize-controller $FLUX_VERSION, $(find "$fx/crds" -name '*.yaml' | wc -l) CRDs"
 
 # The other API groups' CRDs; the directory's name changes with the list.
 key=$(printf '%s\n' "${CRD_MODULES[@]}" | sha256sum | cut -c1-12)

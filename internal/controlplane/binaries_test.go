@@ -54,3 +54,25 @@ func TestFindGatekeeperFromEnv(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, dir, got)
 }
+
+func TestFindFluxMissing(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "source-controller"), []byte("#!/bin/sh\n"), 0o755))
+	t.Setenv(FluxBinEnv, dir)
+	_, err := findFlux()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "no Flux "+FluxVersion+" in $"+FluxBinEnv+"="+dir+" (missing kustomize-controller, crds/)")
+	assert.Contains(t, err.Error(), "run `make e2e-tools`")
+}
+
+func TestFindFluxFromEnv(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range fluxControllers {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, c), []byte("#!/bin/sh\n"), 0o755))
+	}
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "crds"), 0o755))
+	t.Setenv(FluxBinEnv, dir)
+	got, err := findFlux()
+	require.NoError(t, err)
+	assert.Equal(t, dir, got)
+}

@@ -132,6 +132,7 @@ type Delivery struct {
 	Interval  string `json:"interval"`
 	Namespace string `json:"namespace"`
 	Provider  string `json:"provider"`
+	Insecure  bool   `json:"insecure,omitempty"`
 	SecretRef string `json:"secretRef,omitempty"`
 	Verify    *struct {
 		Provider          string `json:"provider"`

@@ -57,6 +57,7 @@ func fluxObjects(m *compile.Model) ([]Object, error) {
 			Reference:     &sourcev1.OCIRepositoryRef{Tag: d.Ref.Tag, SemVer: d.Ref.Semver, Digest: d.Ref.Digest},
 			LayerSelector: &sourcev1.OCILayerSelector{MediaType: fluxmedia.ContentMediaType, Operation: sourcev1.OCILayerExtract},
 			Provider:      d.Provider,
+			Insecure:      d.Insecure,
 			Interval:      metav1.Duration{Duration: interval},
 		},
 	}}

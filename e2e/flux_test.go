@@ -1,0 +1,425 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/restmapper"
+
+	"github.com/accelc/accelc/internal/controlplane"
+	"github.com/accelc/accelc/internal/testutil"
+)
+
+const (
+	// fluxTimeout bounds one rollout: source-controller pulls the
+	// artifact, kustomize-controller applies the tree, Gatekeeper makes
+	// the constraint CRD the health check waits for, then the
+	// constraints are applied.
+	fluxTimeout = 3 * time.Minute
+
+	fluxCluster = "flux-lab"
+)
+
+var (
+	fluxOCIRepositories = schema.GroupVersionResource{Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "ocirepositories"}
+	fluxKustomizations  = schema.GroupVersionResource{Group: "kustomize.toolkit.fluxcd.io", Version: "v1", Resource: "kustomizations"}
+	hardwareProfile     = schema.GroupVersionResource{Group: "infrastructure.opendatahub.io", Version: "v1", Resource: "hardwareprofiles"}
+)
+
+// TestFlux delivers a rendered tree the way a cluster gets it: accelc push
+// to an OCI registry (docker-registry on 127.0.0.1), then Flux's own
+// source-controller and kustomize-controller, run out of cluster against a
+// control plane with Gatekeeper, given only the rendered flux/ objects.
+// Flux pulls and applies the tree, the constraints' Kustomization waiting
+// for the tree's and its health check; a CUE change pushed as a new version
+// rolls out (a dropped profile is pruned); a broken artifact leaves the
+// cluster on the last good revision; and `accelc diff` against the
+// artifact Flux applied is clean.
+func TestFlux(t *testing.T) {
+	root := repoRoot(t)
+	s := &suite{
+		root:    root,
+		work:    t.TempDir(),
+		kubectl: program(t, root, filepath.Join("bin", "k8s-"+controlplane.K8sVersion, "kubectl"), "e2e-tools"),
+		accelc:  program(t, root, filepath.Join("bin", "accelc"), "build"),
+	}
+	registry := testutil.Registry(t)
+	begin := time.Now()
+	s.cp = controlplane.Start(t)
+	s.gk = s.cp.StartGatekeeper(t)
+	var err error
+	if s.client, err = kubernetes.NewForConfig(s.cp.RESTConfig()); err != nil {
+		t.Fatal(err)
+	}
+	if s.dyn, err = dynamic.NewForConfig(s.cp.RESTConfig()); err != nil {
+		t.Fatal(err)
+	}
+	s.mapper = restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(s.client.Discovery()))
+	if !t.Run("crds", s.stepCRDs) {
+		t.FailNow()
+	}
+	fx := s.cp.StartFlux(t)
+	t.Logf("control plane, Gatekeeper and Flux up in %s; registry at %s", time.Since(begin).Round(time.Millisecond), registry)
+	repo := "oci://" + registry + "/accelc/" + fluxCluster
+	f := &fluxRun{s: s, fx: fx, repo: repo}
+
+	// 1.0.0: both profiles. Only flux/ is applied by hand, after the
+	// namespaces the tree writes into but does not make: Open Data Hub's
+	// (the HardwareProfiles) and the GPU Operator's (its values), which
+	// their installations make.
+	v1 := f.cluster(t, "v1", true)
+	out1 := s.render(t, v1, "v1")
+	s.ensureNamespaces(t, foreignNamespaces(t, out1)...)
+	d1 := f.push(t, out1, "1.0.0")
+	s.mustKubectl(t, "apply", "--server-side", "--field-manager=accelc-e2e", "-k", filepath.Join(out1, "flux"))
+	first := f.rollout(t, "1.0.0", d1)
+	f.treeApplied(t, out1)
+	if !slices.Contains(first.constraintReasons, "DependencyNotReady") {
+		t.Logf("the constraints' Kustomization was never seen waiting (reasons seen: %v); its Ready came at %s, the tree's at %s", first.constraintReasons, first.constraintsReady, first.treeReady)
+	}
+	if first.constraintsReady.Before(first.treeReady) {
+		t.Errorf("the constraints' Kustomization was Ready at %s, before the tree's at %s: it must wait for the tree and its health check", first.constraintsReady, first.treeReady)
+	}
+	t.Logf("1.0.0 rolled out: tree Ready at %s (health check: %s), constraints Ready at %s after waiting (reasons seen: %v)",
+		first.treeReady.Format(time.TimeOnly), first.health, first.constraintsReady.Format(time.TimeOnly), first.constraintReasons)
+
+	// 1.1.0: the CUE drops profiles.h200 and renames a100.
+	v2 := f.cluster(t, "v2", false)
+	f.edit(t, filepath.Join(v2, "cluster.cue"), `displayName: "One A100"`, `displayName: "One A100, v2"`)
+	out2 := s.render(t, v2, "v2")
+	d2 := f.push(t, out2, "1.1.0")
+	f.reconcile(t)
+	f.rollout(t, "1.1.0", d2)
+	f.treeApplied(t, out2)
+	if _, err := s.dyn.Resource(hardwareProfile).Namespace("opendatahub").Get(t.Context(), "h200", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("HardwareProfile h200, dropped from the CUE in 1.1.0, is still there (err %v): Flux prunes what the new revision leaves out", err)
+	}
+	if got := f.displayName(t, "a100"); got != "One A100, v2" {
+		t.Errorf("HardwareProfile a100's display name is %q after 1.1.0, want %q", got, "One A100, v2")
+	}
+	t.Logf("1.1.0 rolled out: h200 pruned, a100 renamed")
+
+	// accelc diff against the artifact Flux applied: nothing to change.
+	stdout, stderr, err := run(t.Context(), s.root, s.accelc, "diff", v2, "--against", repo+":1.1.0")
+	if err != nil {
+		t.Errorf("accelc diff %s --against %s:1.1.0 after the rollout: %v (exit %d)\n%s%s", v2, repo, err, exitCode(err), stdout, stderr)
+	}
+	if _, _, err := run(t.Context(), s.root, s.accelc, "diff", v1, "--against", repo+":1.1.0"); exitCode(err) != 1 {
+		t.Errorf("accelc diff of 1.0.0's CUE against 1.1.0's artifact exits %d, want 1 (a change)", exitCode(err))
+	}
+
+	// 1.2.0: a hand-edited tree the API server refuses (a
+	// NamespaceEntitlement whose team is a list), beside a valid change.
+	broken := f.brokenTree(t, out2)
+	d3 := f.push(t, broken, "1.2.0")
+	f.reconcile(t)
+	f.refused(t, "1.2.0", d3, "1.1.0", d2)
+	if got := f.displayName(t, "a100"); got != "One A100, v2" {
+		t.Errorf("HardwareProfile a100's display name is %q after the broken 1.2.0, want 1.1.0's %q: nothing of a refused revision is applied", got, "One A100, v2")
+	}
+}
+
+// fluxRun is one cluster delivered through Flux: the registry repository
+// it is pushed to, and the controllers that follow it.
+type fluxRun struct {
+	s    *suite
+	fx   *controlplane.Flux
+	repo string // oci://127.0.0.1:PORT/accelc/flux-lab
+}
+
+// cluster is a copy of e2e/testdata/flux (with h200.cue or without) with
+// the delivery to the test's registry.
+func (f *fluxRun) cluster(t *testing.T, name string, h200 bool) string {
+	t.Helper()
+	src := filepath.Join(f.s.root, "e2e", "testdata", "flux")
+	dir := filepath.Join(f.s.work, "clusters", name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	files := []string{"cluster.cue", "inventory.json"}
+	if h200 {
+		files = append(files, "h200.cue")
+	}
+	for _, file := range files {
+		data, err := os.ReadFile(filepath.Join(src, file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, file), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	delivery := fmt.Sprintf(`package cluster
+
+cluster: delivery: {
+	url:      %q
+	insecure: true
+	ref: semver: ">=1.0.0"
+	interval: "1m"
+}
+`, f.repo)
+	if err := os.WriteFile(filepath.Join(dir, "delivery.cue"), []byte(delivery), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// push runs accelc push and returns the artifact's digest.
+func (f *fluxRun) push(t *testing.T, out, tag string) string {
+	t.Helper()
+	stdout, stderr, err := run(t.Context(), f.s.root, f.s.accelc, "push", out, f.repo+":"+tag, "-o", "json")
+	if err != nil {
+		t.Fatalf("accelc push %s %s:%s: %v\n%s", out, f.repo, tag, err, stderr)
+	}
+	var pushed struct {
+		Digest string `json:"digest"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &pushed); err != nil || pushed.Digest == "" {
+		t.Fatalf("accelc push -o json: %v\n%s", err, stdout)
+	}
+	return pushed.Digest
+}
+
+// reconcile asks source-controller to look at the repository now, as
+// `flux reconcile source oci` does, rather than after the interval.
+func (f *fluxRun) reconcile(t *testing.T) {
+	t.Helper()
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{"reconcile.fluxcd.io/requestedAt":%q}}}`, time.Now().Format(time.RFC3339Nano))
+	if _, err := f.s.dyn.Resource(fluxOCIRepositories).Namespace(controlplane.FluxNamespace).Patch(t.Context(), "accelc-"+fluxCluster, "application/merge-patch+json", []byte(patch), metav1.PatchOptions{}); err != nil {
+		t.Fatalf("requesting a reconcile of the OCIRepository: %v", err)
+	}
+}
+
+// rolledOut is what a rollout showed.
+type rolledOut struct {
+	treeReady, constraintsReady time.Time
+	health                      string   // the tree's Healthy condition's message
+	constraintReasons           []string // the constraints' Ready reasons seen while waiting
+}
+
+// rollout waits until the OCIRepository holds tag@digest and both
+// Kustomizations have applied it.
+func (f *fluxRun) rollout(t *testing.T, tag, digest string) rolledOut {
+	t.Helper()
+	want := tag + "@" + digest
+	var res rolledOut
+	seen := map[string]bool{}
+	err := poll(t.Context(), fluxTimeout, func(ctx context.Context) (bool, string, error) {
+		src, err := f.object(ctx, fluxOCIRepositories, "accelc-"+fluxCluster)
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		if rev, _, _ := unstructured.NestedString(src.Object, "status", "artifact", "revision"); rev != want {
+			return false, fmt.Sprintf("OCIRepository holds %q, want %q; %s", rev, want, conditions(src)), nil
+		}
+		cons, err := f.object(ctx, fluxKustomizations, "accelc-"+fluxCluster+"-constraints")
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		if _, reason, _, _ := fluxReady(cons); reason != "" && !seen[reason] {
+			seen[reason] = true
+			res.constraintReasons = append(res.constraintReasons, reason)
+		}
+		tree, err := f.object(ctx, fluxKustomizations, "accelc-"+fluxCluster)
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		for _, k := range []*unstructured.Unstructured{tree, cons} {
+			applied, _, _ := unstructured.NestedString(k.Object, "status", "lastAppliedRevision")
+			if status, _, _, _ := fluxReady(k); applied != want || status != "True" {
+				return false, fmt.Sprintf("Kustomization %s: lastAppliedRevision %q, want %q; %s", k.GetName(), applied, want, conditions(k)), nil
+			}
+		}
+		_, _, _, res.treeReady = fluxReady(tree)
+		_, _, _, res.constraintsReady = fluxReady(cons)
+		if h := condition(tree, "Healthy"); h != nil {
+			res.health = fmt.Sprint(h["message"])
+		}
+		return true, "", nil
+	})
+	if err != nil {
+		f.logs(t)
+		t.Fatalf("Flux did not roll out %s: %v", want, err)
+	}
+	return res
+}
+
+// refused waits until the tree's Kustomization has tried tag@digest and
+// failed, with lastAppliedRevision still the good one.
+func (f *fluxRun) refused(t *testing.T, tag, digest, goodTag, goodDigest string) {
+	t.Helper()
+	want, good := tag+"@"+digest, goodTag+"@"+goodDigest
+	var msg string
+	err := poll(t.Context(), fluxTimeout, func(ctx context.Context) (bool, string, error) {
+		k, err := f.object(ctx, fluxKustomizations, "accelc-"+fluxCluster)
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		attempted, _, _ := unstructured.NestedString(k.Object, "status", "lastAttemptedRevision")
+		applied, _, _ := unstructured.NestedString(k.Object, "status", "lastAppliedRevision")
+		status, reason, message, _ := fluxReady(k)
+		if attempted != want || status != "False" {
+			return false, fmt.Sprintf("lastAttemptedRevision %q (want %q), %s", attempted, want, conditions(k)), nil
+		}
+		if applied != good {
+			return false, "", fmt.Errorf("the Kustomization failed %s (%s) but its lastAppliedRevision is %q, want %q", want, reason, applied, good)
+		}
+		msg = message
+		return true, "", nil
+	})
+	if err != nil {
+		f.logs(t)
+		t.Fatalf("Flux did not refuse %s: %v", want, err)
+	}
+	if !strings.Contains(msg, "NamespaceEntitlement/lab") {
+		t.Errorf("the Kustomization refused %s, but its message does not name NamespaceEntitlement/lab: %s", want, msg)
+	}
+	t.Logf("%s refused, the cluster stays on %s: %s", want, good, firstLine(msg))
+}
+
+// brokenTree is a copy of a rendered tree, edited by hand as no render
+// would: NamespaceEntitlement lab's team is a list (the API server refuses
+// it), and profile a100 is renamed (valid, but in the same revision).
+func (f *fluxRun) brokenTree(t *testing.T, out string) string {
+	t.Helper()
+	dir := filepath.Join(f.s.work, "render", "broken")
+	if err := os.CopyFS(dir, os.DirFS(out)); err != nil {
+		t.Fatal(err)
+	}
+	f.edit(t, filepath.Join(dir, "tenancy", "namespaceentitlement-lab.yaml"), "team: lab", "team: [lab]")
+	f.edit(t, filepath.Join(dir, "profiles", "hardwareprofile-a100.yaml"), "opendatahub.io/display-name: One A100, v2", "opendatahub.io/display-name: One A100, broken")
+	return dir
+}
+
+// treeApplied checks that every object of the rendered tree Flux applies
+// (the root kustomization and constraints/) is in the cluster.
+func (f *fluxRun) treeApplied(t *testing.T, out string) {
+	t.Helper()
+	n := 0
+	for _, r := range readTree(t, out) {
+		top, _, _ := strings.Cut(r.file, "/")
+		if top == "flux" || top == "monitoring" {
+			continue // applied by hand, and the Prometheus operator's
+		}
+		if _, err := f.s.get(t.Context(), r.obj); err != nil {
+			t.Errorf("%s (%s) is not in the cluster after the rollout: %v", r, r.file, err)
+			continue
+		}
+		n++
+	}
+	t.Logf("every object of the tree but flux/ and monitoring/ is in the cluster: %d", n)
+}
+
+// foreignNamespaces are the namespaces of the tree's objects that the tree
+// does not make.
+func foreignNamespaces(t *testing.T, out string) []string {
+	t.Helper()
+	made := map[string]bool{}
+	var used []string
+	for _, r := range readTree(t, out) {
+		if top, _, _ := strings.Cut(r.file, "/"); top == "flux" || top == "monitoring" {
+			continue
+		}
+		if r.obj.GetKind() == "Namespace" {
+			made[r.obj.GetName()] = true
+		}
+		if ns := r.obj.GetNamespace(); ns != "" && !slices.Contains(used, ns) {
+			used = append(used, ns)
+		}
+	}
+	var out2 []string
+	for _, ns := range used {
+		if !made[ns] {
+			out2 = append(out2, ns)
+		}
+	}
+	slices.Sort(out2)
+	t.Logf("namespaces the tree writes into and their operators make: %v", out2)
+	return out2
+}
+
+// edit replaces old, which the file must hold, with repl.
+func (f *fluxRun) edit(t *testing.T, path, old, repl string) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), old) {
+		t.Fatalf("%s has no %q to edit", path, old)
+	}
+	if err := os.WriteFile(path, []byte(strings.Replace(string(data), old, repl, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (f *fluxRun) displayName(t *testing.T, profile string) string {
+	t.Helper()
+	hp, err := f.s.dyn.Resource(hardwareProfile).Namespace("opendatahub").Get(t.Context(), profile, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("HardwareProfile %s: %v", profile, err)
+	}
+	return hp.GetAnnotations()["opendatahub.io/display-name"]
+}
+
+func (f *fluxRun) object(ctx context.Context, gvr schema.GroupVersionResource, name string) (*unstructured.Unstructured, error) {
+	return f.s.dyn.Resource(gvr).Namespace(controlplane.FluxNamespace).Get(ctx, name, metav1.GetOptions{})
+}
+
+// logs shows the controllers' last lines.
+func (f *fluxRun) logs(t *testing.T) {
+	t.Helper()
+	for _, path := range f.fx.LogPaths() {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Logf("%s: %v", path, err)
+			continue
+		}
+		lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+		if len(lines) > 40 {
+			lines = lines[len(lines)-40:]
+		}
+		t.Logf("%s (last %d lines):\n%s", filepath.Base(path), len(lines), strings.Join(lines, "\n"))
+	}
+}
+
+// fluxReady is the Ready condition's status, reason, message and last
+// transition.
+func fluxReady(obj *unstructured.Unstructured) (status, reason, message string, at time.Time) {
+	c := condition(obj, "Ready")
+	if c == nil {
+		return "", "", "", time.Time{}
+	}
+	at, _ = time.Parse(time.RFC3339, fmt.Sprint(c["lastTransitionTime"]))
+	return fmt.Sprint(c["status"]), fmt.Sprint(c["reason"]), fmt.Sprint(c["message"]), at
+}
+
+// conditions is an object's conditions in a line, for messages.
+func conditions(obj *unstructured.Unstructured) string {
+	conds, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
+	var parts []string
+	for _, c := range conds {
+		m, _ := c.(map[string]any)
+		parts = append(parts, fmt.Sprintf("%v=%v (%v: %v)", m["type"], m["status"], m["reason"], m["message"]))
+	}
+	if len(parts) == 0 {
+		return "no conditions"
+	}
+	return strings.Join(parts, "; ")
+}
