@@ -33,6 +33,14 @@
 //  5. entitlement/<example>: a team's pod never binds to a node of a type the
 //     team is not entitled to, even when only such nodes have room.
 //
+// TestFlux, on a control plane of its own with Gatekeeper, delivers a tree
+// through Flux's own source-controller and kustomize-controller
+// ([controlplane.ControlPlane.StartFlux]): accelc push to docker-registry on
+// 127.0.0.1, only flux/ applied by hand; the tree rolls out with the
+// constraints after its health check, a new version rolls out and prunes, a
+// broken one is refused with the cluster left on the last good revision,
+// and accelc diff against the applied artifact is clean.
+//
 // TestKueue, on a control plane of its own, runs Kueue's controller manager
 // ([controlplane.ControlPlane.StartKueue]) with kube-scheduler: pods naming a
 // LocalQueue are gated, admitted to a ClusterQueue's flavors in order and
