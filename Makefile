@@ -60,7 +60,8 @@ test: lint control-plane registry ## Vet, check formatting and go.mod, run every
 	$(MAKE) --no-print-directory bench-once
 
 .PHONY: upstream-check
-upstream-check: ## The rendered trees through upstream projects' own validators (tools/upstream: Node Feature Discovery's, NVIDIA's device plugin's)
+upstream-check: ## The rendered trees through upstream projects' own validators (tools/upstream: Node Feature Discovery's, NVIDIA's device plugin's, Kueue's, Open Data Hub's types)
+	@v=$$(cd tools/upstream && $(GO) list -m -f '{{.Version}}' sigs.k8s.io/kueue); [ "$$v" = "$(KUEUE_VERSION)" ] || { echo "upstream-check: tools/upstream requires Kueue $$v, the Makefile's KUEUE_VERSION is $(KUEUE_VERSION)" >&2; exit 1; }
 	cd tools/upstream && $(GO) mod tidy -diff && $(GO) vet ./... && $(GO) test -count=1 ./...
 
 .PHONY: bench-once

@@ -33,8 +33,9 @@ export GOTOOLCHAIN=local
 
 # The upstream modules whose zips carry the CRDs of the API groups accelc
 # renders, and the files to take from each. The module proxy serves these
-# versions; it does not serve the Open Data Hub operator at all, so its
-# HardwareProfile CRD is accelc's own (tools/e2e/crds/).
+# versions. Of the Open Data Hub operator it serves only v2.35.0, which
+# predates the v1 HardwareProfile accelc renders, so that CRD is accelc's
+# own (tools/e2e/crds/), checked against v2.35.0's by tools/upstream.
 CRD_MODULES=(
 	"sigs.k8s.io/kueue@$KUEUE_VERSION config/components/crd/bases/kueue.x-k8s.io_resourceflavors.yaml config/components/crd/bases/kueue.x-k8s.io_clusterqueues.yaml config/components/crd/bases/kueue.x-k8s.io_localqueues.yaml config/components/crd/bases/kueue.x-k8s.io_workloadpriorityclasses.yaml config/components/crd/bases/kueue.x-k8s.io_cohorts.yaml"
 	"sigs.k8s.io/node-feature-discovery@v0.19.0 deployment/base/nfd-crds/nfd-api-crds.yaml"
