@@ -1,9 +1,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -15,11 +15,9 @@ import (
 
 func newRecommendCmd(stdout, stderr io.Writer) *cobra.Command {
 	var (
-		inv                       inventoryFlags
-		output                    = outputFormats(formatText, formatJSON, formatYAML)
-		minMemory, throughput, mc string
-		team                      string
-		needs                     estimate.Needs
+		inv    inventoryFlags
+		output = outputFormats(formatText, formatJSON, formatYAML)
+		asked  estimate.Asked
 	)
 	cmd := &cobra.Command{
 		Use:   "recommend [CLUSTER_DIR]",
@@ -39,27 +37,16 @@ none qualifies it says what is needed and what exists, and exits 1.`,
 		Args:              maxArgs(1),
 		ValidArgsFunction: completeClusterDir,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var err error
-			if minMemory != "" {
-				if needs.MinMemory, err = estimate.ParseSize(minMemory); err != nil {
-					return usageErr("--min-memory: %v", err)
-				}
-			}
-			if needs.MinTokensPerSecond, err = parseRate(throughput, "tok/s"); err != nil {
-				return usageErr("--min-throughput: %v", err)
-			}
-			if needs.MaxCostPerHour, err = parseRate(strings.TrimPrefix(mc, "$"), "/h"); err != nil {
-				return usageErr("--max-cost: %v", err)
-			}
-			if needs.MinTokensPerSecond > 0 && needs.Model == "" {
-				return usageErr("--min-throughput needs --model: throughput is what a model measured on a type")
+			needs, err := asked.Needs()
+			if ne := (*estimate.NeedError)(nil); errors.As(err, &ne) {
+				return usageErr("--%s: %v", ne.Field, ne.Err)
 			}
 			res, err := loadCluster(cmd.Context(), dirArg(args), &inv, accelc.Options{}, stderr)
 			if err != nil {
 				return err
 			}
-			if team != "" {
-				if needs.Team, err = estimate.ForTeam(res.Model, team); err != nil {
+			if asked.Team != "" {
+				if needs.Team, err = estimate.ForTeam(res.Model, asked.Team); err != nil {
 					return usageErr("--team: %v", err)
 				}
 			}
@@ -82,13 +69,13 @@ none qualifies it says what is needed and what exists, and exits 1.`,
 	inv.bind(cmd, true)
 	output.register(cmd, "output", "o", "output format")
 	f := cmd.Flags()
-	f.StringVar(&minMemory, "min-memory", "", "memory each GPU must have: 80GiB (binary) or 80GB (decimal, as the catalog gives it)")
-	f.StringVar(&needs.PreferArch, "prefer-arch", "", "rank this architecture first: Hopper, Ampere, Blackwell…")
-	f.IntVar(&needs.GPUs, "gpus", 1, "GPUs per replica")
-	f.StringVar(&needs.Model, "model", "", "model name, for throughput measured in CUE (performance)")
-	f.StringVar(&throughput, "min-throughput", "", "tokens per second one replica must reach: 100tok/s")
-	f.StringVar(&mc, "max-cost", "", "most a replica's GPUs may cost an hour: 5/h")
-	f.StringVar(&team, "team", "", "recommend only what this team may use (its profiles and accelerator types in CUE)")
+	f.StringVar(&asked.MinMemory, "min-memory", "", "memory each GPU must have: 80GiB (binary) or 80GB (decimal, as the catalog gives it)")
+	f.StringVar(&asked.PreferArch, "prefer-arch", "", "rank this architecture first: Hopper, Ampere, Blackwell…")
+	f.IntVar(&asked.GPUs, "gpus", 1, "GPUs per replica")
+	f.StringVar(&asked.Model, "model", "", "model name, for throughput measured in CUE (performance)")
+	f.StringVar(&asked.MinThroughput, "min-throughput", "", "tokens per second one replica must reach: 100tok/s")
+	f.StringVar(&asked.MaxCost, "max-cost", "", "most a replica's GPUs may cost an hour: 5/h")
+	f.StringVar(&asked.Team, "team", "", "recommend only what this team may use (its profiles and accelerator types in CUE)")
 	return cmd
 }
 
@@ -106,17 +93,4 @@ func writeRecommendation(w io.Writer, r estimate.Recommendation) {
 	if r.Best != nil { // otherwise the advice is the command's error
 		fmt.Fprintf(w, "\nRecommendation: %s\n", r.Advice)
 	}
-}
-
-// parseRate reads "100tok/s" or "5/h" (the unit may be left out).
-func parseRate(s, unit string) (float64, error) {
-	if s == "" {
-		return 0, nil
-	}
-	v := strings.TrimSuffix(strings.TrimSpace(s), unit)
-	n, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-	if err != nil || n <= 0 {
-		return 0, fmt.Errorf("%q: write a positive number, such as 100%s", s, unit)
-	}
-	return n, nil
 }

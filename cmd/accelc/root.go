@@ -94,6 +94,7 @@ objects that apply it all once ` + "`accelc push`" + ` has published it.`,
 		newPushCmd(stdout, stderr),
 		newDiffCmd(stdout, stderr),
 		newCostCmd(stdout, stderr),
+		newServeCmd(stdout, stderr),
 		newVersionCmd(stdout),
 	)
 	bindLimits(root)

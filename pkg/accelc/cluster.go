@@ -25,6 +25,9 @@ type Options struct {
 	// inventory, for commands that only look at the nodes through the
 	// cluster's catalog and pins.
 	SkipCheck bool
+	// NoInventory reads no nodes at all (Inventory is ignored): for a
+	// caller that watches them itself (accelc serve --live).
+	NoInventory bool
 	// Provenance, when set, annotates every rendered object. An empty
 	// Revision is read from the Git checkout the cluster directory is in
 	// (Checkout); the Version is the caller's.
@@ -94,6 +97,9 @@ func Cluster(ctx context.Context, dir string, opts Options) (*Result, error) {
 		}
 	}
 	res := &Result{Dir: dir, Model: m, Inventory: &inventory.Inventory{}}
+	if opts.NoInventory {
+		return res, nil
+	}
 	inv, from, diags, err := opts.Inventory.Load(ctx, dir, m.Catalog, inventory.Options{Pins: m.Pins})
 	res.Diagnostics = diags
 	if err != nil {

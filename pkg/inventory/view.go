@@ -484,3 +484,7 @@ func (inv *Inventory) writeCSV(w io.Writer) error {
 	cw.Flush()
 	return cw.Error()
 }
+
+// SharingText is how the node view shows the node's sharing: "time-sliced
+// ×4", "mig-mixed 1×3g.40gb,2×2g.20gb".
+func (n *Node) SharingText() string { return sharingCell(n) }

@@ -1,0 +1,123 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/accelc/accelc/pkg/accelc"
+	"github.com/accelc/accelc/pkg/serve"
+)
+
+func newServeCmd(stdout, stderr io.Writer) *cobra.Command {
+	var (
+		inv     inventoryFlags
+		listen  string
+		refresh time.Duration
+		grace   time.Duration
+		opts    serve.Options
+	)
+	cmd := &cobra.Command{
+		Use:   "serve [CLUSTER_DIR]",
+		Short: "Serve the hardware catalog live: a JSON API, metrics and a page",
+		Long: `serve holds the cluster's compiled catalog and serves it with the devices
+available now. With --live it watches the nodes, the pods that hold
+accelerators and the ResourceSlices of the cluster of the current
+kubeconfig context, and counts again within a moment of each change, as
+` + "`accelc catalog`" + ` and ` + "`accelc inventory show`" + ` count; with --inventory (or the
+cluster directory's inventory.json) it serves that snapshot.
+
+  GET /                        the page: profiles with their availability, nodes by type
+  GET /api/v1/profiles         every profile with its types and availability
+  GET /api/v1/profiles/{name}  one profile
+  GET /api/v1/nodes            the node view (?type=, sharing=, status=, sort-by=)
+  GET /api/v1/recommend        recommend (?min-memory=, prefer-arch=, gpus=, model=,
+                               min-throughput=, max-cost=, team=)
+  GET /healthz, /readyz, /metrics
+
+Responses carry an ETag and answer If-None-Match with 304. It is
+read-only, listens on 127.0.0.1 unless --listen says otherwise, and stops
+gracefully on SIGTERM or SIGINT.`,
+		Example: `  accelc serve examples/clusters/hetero-prod
+  accelc serve clusters/prod --live --listen 0.0.0.0:8080`,
+		Args:              maxArgs(1),
+		ValidArgsFunction: completeClusterDir,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			src, err := inv.source()
+			if err != nil {
+				return err
+			}
+			if _, _, err := net.SplitHostPort(listen); err != nil {
+				return usageErr("--listen %q: write HOST:PORT, such as 127.0.0.1:8080", listen)
+			}
+			dir := dirArg(args)
+			res, err := loadCluster(cmd.Context(), dir, &inv, accelc.Options{SkipCheck: true, NoInventory: true}, stderr)
+			if err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGINT)
+			defer stop()
+			var nodes serve.Source
+			var watcher *serve.Watcher
+			if src.Live {
+				if watcher, err = serve.NewWatcher(serve.WatchOptions{Options: src.LiveOptions}); err != nil {
+					return &exitError{exitOutside, err}
+				}
+				nodes = watcher
+			} else {
+				snap, from, diags, err := src.Snapshot(ctx, dir)
+				printDiagnostics(stderr, diags)
+				if err != nil {
+					return libraryErr(err)
+				}
+				if snap == nil {
+					return usageErr("no inventory: give --inventory FILE, --live, or a cluster directory with an inventory.json")
+				}
+				fmt.Fprintf(stderr, "serving %s's catalog over %s, which does not change: --live follows the cluster\n", res.Model.Cluster.Name, from)
+				nodes = serve.Static{Snap: snap}
+			}
+			opts.Refresh = refresh
+			srv := serve.New(res.Model, nodes, opts)
+			g, gctx := errgroup.WithContext(ctx)
+			if watcher != nil {
+				g.Go(func() error {
+					if err := watcher.Run(gctx); err != nil {
+						return &exitError{exitOutside, err}
+					}
+					return nil
+				})
+			}
+			g.Go(func() error { srv.Run(gctx); return nil })
+			g.Go(func() error {
+				err := srv.ListenAndServe(gctx, listen, grace, func(a net.Addr) {
+					fmt.Fprintf(stderr, "serving %s on http://%s/ (API under /api/%s/)\n", res.Model.Cluster.Name, a, serve.APIVersion)
+				})
+				if err != nil {
+					return &exitError{exitOutside, fmt.Errorf("--listen %s: %w", listen, err)}
+				}
+				return errors.New("stopped")
+			})
+			err = g.Wait()
+			if ctx.Err() != nil {
+				fmt.Fprintln(stderr, "stopped")
+				return nil
+			}
+			return err
+		},
+	}
+	inv.bind(cmd, true)
+	f := cmd.Flags()
+	f.StringVar(&listen, "listen", "127.0.0.1:8080", "address to listen on, HOST:PORT (0.0.0.0:8080 for every interface, as in a pod)")
+	f.DurationVar(&refresh, "refresh", 5*time.Second, "how often the page asks for news")
+	f.DurationVar(&grace, "shutdown-grace", 10*time.Second, "how long requests in flight may finish after SIGTERM")
+	f.IntVar(&opts.MaxInFlight, "max-in-flight", 256, "requests served at once; more get 503 with Retry-After")
+	f.DurationVar(&opts.RequestTimeout, "request-timeout", 10*time.Second, "the most one request may take")
+	return cmd
+}

@@ -1,0 +1,129 @@
+package serve
+
+import (
+	"bytes"
+	"embed"
+	"fmt"
+	"html/template"
+	"time"
+
+	"github.com/accelc/accelc/pkg/inventory"
+	"github.com/accelc/accelc/pkg/render"
+)
+
+//go:embed assets/page.html.tmpl assets/page.css assets/page.js
+var assets embed.FS
+
+var pageTemplate = template.Must(template.New("page.html.tmpl").Funcs(template.FuncMap{
+	"percent": percent,
+}).ParseFS(assets, "assets/page.html.tmpl"))
+
+var (
+	pageCSS = mustAsset("assets/page.css")
+	pageJS  = mustAsset("assets/page.js")
+)
+
+func mustAsset(name string) template.CSS {
+	b, err := assets.ReadFile(name)
+	if err != nil {
+		panic(err)
+	}
+	return template.CSS(b)
+}
+
+// pageData is what the page shows.
+type pageData struct {
+	Cluster   string
+	Updated   string
+	Refresh   int // milliseconds
+	Counted   bool
+	Profiles  []pageProfile
+	Types     []pageType
+	Attention []pageNode
+	Warnings  []string
+	CSS       template.CSS
+	JS        template.JS
+}
+
+type pageProfile struct {
+	render.CatalogProfile
+	Capacity int
+	Cost     string
+}
+
+type pageType struct {
+	inventory.TypeSummary
+	Available int
+	Nodes     []*inventory.Node
+}
+
+type pageNode struct {
+	*inventory.Node
+	Why string
+}
+
+// renderPage is the whole page and its main part, which the page fetches
+// to refresh itself.
+func renderPage(v *view, refresh time.Duration) (page, fragment []byte) {
+	d := pageData{
+		Cluster:  v.doc.Cluster,
+		Updated:  v.updated.Format(time.RFC3339),
+		Refresh:  int(refresh.Milliseconds()),
+		Counted:  v.inv.UsageKnown(),
+		Warnings: v.warnings,
+		CSS:      pageCSS,
+		JS:       template.JS(pageJS),
+	}
+	for _, p := range v.doc.Profiles {
+		pp := pageProfile{CatalogProfile: p, Cost: "—"}
+		for _, t := range p.Types {
+			pp.Capacity += t.GPUs
+		}
+		switch {
+		case p.Sharing != nil:
+			pp.Capacity, pp.Cost = p.Sharing.Devices, costText(p.Sharing.CostPerHour)
+		case len(p.Types) > 0:
+			pp.Cost = costText(p.Types[0].CostPerHour)
+		}
+		pp.Capacity = max(pp.Capacity, p.Available)
+		d.Profiles = append(d.Profiles, pp)
+	}
+	for _, s := range v.inv.Summary() {
+		t := pageType{TypeSummary: s, Available: s.Allocatable, Nodes: v.inv.ByType(s.AcceleratorType)}
+		if s.Available != nil {
+			t.Available = *s.Available
+		}
+		d.Types = append(d.Types, t)
+		if s.AcceleratorType == inventory.TypeUnknown || s.AcceleratorType == inventory.TypeMixed {
+			for _, n := range t.Nodes {
+				why := "unknown type: pin it in cluster.nodes or fix its GPU Feature Discovery labels"
+				if n.AcceleratorType == inventory.TypeMixed {
+					why = "GPUs of several types: a type label cannot say which a pod gets"
+				}
+				d.Attention = append(d.Attention, pageNode{Node: n, Why: why})
+			}
+		}
+	}
+	var full, part bytes.Buffer
+	if err := pageTemplate.ExecuteTemplate(&full, "page", d); err != nil {
+		panic(fmt.Errorf("the page's template: %w", err))
+	}
+	if err := pageTemplate.ExecuteTemplate(&part, "main", d); err != nil {
+		panic(fmt.Errorf("the page's template: %w", err))
+	}
+	return full.Bytes(), part.Bytes()
+}
+
+func percent(n, of int) int {
+	if of <= 0 {
+		return 0
+	}
+	return min(100, n*100/of)
+}
+
+func costText(c *float64) string {
+	if c == nil {
+		return "—"
+	}
+	return fmt.Sprintf("$%.2f/h", *c)
+}

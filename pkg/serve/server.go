@@ -1,0 +1,547 @@
+// Package serve is accelc serve: the hardware catalog of a cluster, live.
+// It holds a compiled cluster (its profiles, types, pools, teams) and keeps
+// the catalog's availability current from the cluster's nodes, pods and
+// ResourceSlices (Watcher), counted by the code `accelc catalog` and
+// `accelc inventory show` count with (inventory.Snapshot.Classify,
+// render.Catalog), and serves it: a versioned JSON API, Prometheus
+// metrics, and a page for people.
+package serve
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/accelc/accelc/pkg/compile"
+	"github.com/accelc/accelc/pkg/estimate"
+	"github.com/accelc/accelc/pkg/inventory"
+	"github.com/accelc/accelc/pkg/render"
+)
+
+// APIVersion is the JSON API's version, the first segment of its paths.
+const APIVersion = "v1"
+
+// Source gives the cluster's nodes: a Watcher, or a snapshot that never
+// changes (Static).
+type Source interface {
+	// Snapshot is the nodes now, and since when changes waited for it.
+	Snapshot() (*inventory.Snapshot, time.Time)
+	// Changed receives when the nodes changed.
+	Changed() <-chan struct{}
+	// Synced says the nodes were read once.
+	Synced() bool
+	// Warnings are what the source works around.
+	Warnings() []string
+}
+
+// Static is a snapshot served as it is (accelc serve --inventory).
+type Static struct{ Snap *inventory.Snapshot }
+
+func (s Static) Snapshot() (*inventory.Snapshot, time.Time) { return s.Snap, time.Time{} }
+func (s Static) Changed() <-chan struct{}                   { return nil }
+func (s Static) Synced() bool                               { return true }
+func (s Static) Warnings() []string                         { return s.Snap.Warnings }
+
+// Options shape a Server.
+type Options struct {
+	// Debounce is how long the server gathers changes before it counts
+	// again (default 200ms): availability lags a pod's binding by that
+	// and one count.
+	Debounce time.Duration
+	// MaxInFlight caps the requests served at once (default 256); past
+	// it, 503 with Retry-After.
+	MaxInFlight int
+	// RequestTimeout bounds one request (default 10s).
+	RequestTimeout time.Duration
+	// Refresh is how often the page asks for news (default 5s).
+	Refresh time.Duration
+}
+
+// Server serves one cluster's catalog.
+type Server struct {
+	model   *compile.Model
+	src     Source
+	opts    Options
+	cur     atomic.Pointer[view]
+	sem     chan struct{}
+	metrics *metrics
+	ready   atomic.Bool
+}
+
+// view is everything a count gives, ready to serve: the documents are
+// encoded once per count, not once per request.
+type view struct {
+	inv       *inventory.Inventory
+	doc       render.CatalogDocument
+	updated   time.Time
+	warnings  []string
+	profiles  encoded // /api/v1/profiles
+	nodes     encoded // /api/v1/nodes without filters
+	page      encoded // /
+	fragment  encoded // the page's refreshed part
+	byProfile map[string]encoded
+}
+
+type encoded struct {
+	body []byte
+	etag string
+}
+
+func encode(body []byte) encoded {
+	sum := sha256.Sum256(body)
+	return encoded{body: body, etag: `"` + hex.EncodeToString(sum[:12]) + `"`}
+}
+
+// New makes a server of m's catalog over src.
+func New(m *compile.Model, src Source, opts Options) *Server {
+	if opts.Debounce <= 0 {
+		opts.Debounce = 200 * time.Millisecond
+	}
+	if opts.MaxInFlight <= 0 {
+		opts.MaxInFlight = 256
+	}
+	if opts.RequestTimeout <= 0 {
+		opts.RequestTimeout = 10 * time.Second
+	}
+	if opts.Refresh <= 0 {
+		opts.Refresh = 5 * time.Second
+	}
+	return &Server{model: m, src: src, opts: opts, sem: make(chan struct{}, opts.MaxInFlight), metrics: newMetrics()}
+}
+
+// Run counts the catalog whenever the source changes, until ctx ends.
+// The server is ready once the source has synced and the first count is
+// in.
+func (s *Server) Run(ctx context.Context) {
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for !s.src.Synced() {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+	s.Update()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-s.src.Changed():
+		}
+		// Gather what else comes within the debounce.
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(s.opts.Debounce):
+		}
+		s.Update()
+	}
+}
+
+// Update counts the catalog from the source now.
+func (s *Server) Update() {
+	begin := time.Now()
+	snap, since := s.src.Snapshot()
+	inv := snap.Classify(s.model.Catalog, inventory.Options{Pins: s.model.Pins})
+	v := &view{inv: inv, doc: render.Catalog(s.model, inv), updated: time.Now().UTC(), warnings: s.src.Warnings()}
+	for _, p := range inv.Problems {
+		v.warnings = append(v.warnings, p.String()+"; "+p.Effect())
+	}
+	v.profiles = encode(mustJSON(profilesResponse{Meta: v.meta(), CatalogDocument: v.doc}))
+	v.byProfile = make(map[string]encoded, len(v.doc.Profiles))
+	for _, p := range v.doc.Profiles {
+		v.byProfile[p.Name] = encode(mustJSON(profileResponse{Meta: v.meta(), Profile: p}))
+	}
+	v.nodes = encode(mustJSON(nodesResponse(v, inv)))
+	page, fragment := renderPage(v, s.opts.Refresh)
+	v.page, v.fragment = encode(page), encode(fragment)
+	s.cur.Store(v)
+	s.ready.Store(true)
+	s.metrics.observe(v, begin, since)
+}
+
+// Meta says how fresh a response is.
+type Meta struct {
+	APIVersion string    `json:"apiVersion"`
+	Cluster    string    `json:"cluster"`
+	UpdatedAt  time.Time `json:"updatedAt"`
+	// PodsCounted says availability subtracts what pods hold.
+	PodsCounted bool     `json:"podsCounted"`
+	Warnings    []string `json:"warnings,omitempty"`
+}
+
+func (v *view) meta() Meta {
+	return Meta{APIVersion: APIVersion, Cluster: v.doc.Cluster, UpdatedAt: v.updated, PodsCounted: v.inv.UsageKnown(), Warnings: v.warnings}
+}
+
+type profilesResponse struct {
+	Meta Meta `json:"meta"`
+	render.CatalogDocument
+}
+
+type profileResponse struct {
+	Meta    Meta                  `json:"meta"`
+	Profile render.CatalogProfile `json:"profile"`
+}
+
+type nodesBody struct {
+	Meta     Meta                    `json:"meta"`
+	Nodes    []inventory.Node        `json:"nodes"`
+	Summary  []inventory.TypeSummary `json:"summary"`
+	Problems []inventory.Problem     `json:"problems,omitempty"`
+}
+
+func nodesResponse(v *view, inv *inventory.Inventory) nodesBody {
+	out := nodesBody{Meta: v.meta(), Nodes: inv.Nodes, Summary: inv.Summary(), Problems: inv.Problems}
+	if out.Nodes == nil {
+		out.Nodes = []inventory.Node{}
+	}
+	return out
+}
+
+type recommendResponse struct {
+	Meta Meta `json:"meta"`
+	estimate.Recommendation
+}
+
+// Error is every error response's body.
+type Error struct {
+	Error string `json:"error"`
+	// Field is the query parameter at fault, when one is.
+	Field string `json:"field,omitempty"`
+}
+
+func mustJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		// Every type served is plain data: this is a bug.
+		panic(err)
+	}
+	return b
+}
+
+// Handler is the server's HTTP handler: every route, with the
+// concurrency cap, the request timeout and metrics.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("ok\n")) })
+	mux.HandleFunc("GET /readyz", s.readyz)
+	mux.Handle("GET /metrics", promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{}))
+	api := "/api/" + APIVersion
+	mux.HandleFunc("GET "+api+"/profiles", s.withView(func(w http.ResponseWriter, r *http.Request, v *view) {
+		serveEncoded(w, r, v.profiles, "application/json")
+	}))
+	mux.HandleFunc("GET "+api+"/profiles/{name}", s.withView(func(w http.ResponseWriter, r *http.Request, v *view) {
+		e, ok := v.byProfile[r.PathValue("name")]
+		if !ok {
+			writeError(w, http.StatusNotFound, Error{Error: fmt.Sprintf("no profile %q: GET %s/profiles lists them", r.PathValue("name"), api)})
+			return
+		}
+		serveEncoded(w, r, e, "application/json")
+	}))
+	mux.HandleFunc("GET "+api+"/nodes", s.withView(s.nodes))
+	mux.HandleFunc("GET "+api+"/recommend", s.withView(s.recommend))
+	mux.HandleFunc("GET /{$}", s.withView(func(w http.ResponseWriter, r *http.Request, v *view) {
+		if r.URL.Query().Get("part") == "main" {
+			serveEncoded(w, r, v.fragment, "text/html; charset=utf-8")
+			return
+		}
+		serveEncoded(w, r, v.page, "text/html; charset=utf-8")
+	}))
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			writeError(w, http.StatusMethodNotAllowed, Error{Error: "read-only: only GET and HEAD"})
+			return
+		}
+		writeError(w, http.StatusNotFound, Error{Error: "no such path: " + api + "/profiles, /profiles/{name}, /nodes, /recommend; /, /healthz, /readyz, /metrics"})
+	})
+	return s.guard(mux)
+}
+
+// guard caps concurrency and time, refuses bodies and any method but GET
+// and HEAD, and measures each request.
+func (s *Server) guard(next http.Handler) http.Handler {
+	timeout := http.TimeoutHandler(next, s.opts.RequestTimeout, `{"error":"the request took too long"}`)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		begin := time.Now()
+		rec := &statusRecorder{ResponseWriter: w, code: http.StatusOK}
+		defer func() { s.metrics.request(route(r), rec.code, time.Since(begin)) }()
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			rec.Header().Set("Allow", "GET, HEAD")
+			writeError(rec, http.StatusMethodNotAllowed, Error{Error: "read-only: only GET and HEAD"})
+			return
+		}
+		if r.ContentLength > 0 {
+			writeError(rec, http.StatusRequestEntityTooLarge, Error{Error: "a request has no body here"})
+			return
+		}
+		r.Body = http.MaxBytesReader(rec, r.Body, 0)
+		select {
+		case s.sem <- struct{}{}:
+			defer func() { <-s.sem }()
+		default:
+			rec.Header().Set("Retry-After", "1")
+			writeError(rec, http.StatusServiceUnavailable, Error{Error: "too many requests at once; retry"})
+			return
+		}
+		rec.Header().Set("X-Content-Type-Options", "nosniff")
+		timeout.ServeHTTP(rec, r)
+	})
+}
+
+// route names a request's route for metrics, never its path's values.
+func route(r *http.Request) string {
+	p := r.URL.Path
+	switch {
+	case p == "/":
+		return "/"
+	case strings.HasPrefix(p, "/api/"+APIVersion+"/profiles/"):
+		return "/api/" + APIVersion + "/profiles/{name}"
+	}
+	for _, known := range []string{"/healthz", "/readyz", "/metrics", "/api/" + APIVersion + "/profiles", "/api/" + APIVersion + "/nodes", "/api/" + APIVersion + "/recommend"} {
+		if p == known {
+			return p
+		}
+	}
+	return "other"
+}
+
+type statusRecorder struct {
+	http.ResponseWriter
+	code int
+	once sync.Once
+}
+
+func (r *statusRecorder) WriteHeader(code int) {
+	r.once.Do(func() { r.code = code })
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (s *Server) readyz(w http.ResponseWriter, _ *http.Request) {
+	if !s.ready.Load() {
+		http.Error(w, "not ready: the cluster's nodes and pods are still being listed", http.StatusServiceUnavailable)
+		return
+	}
+	_, _ = w.Write([]byte("ok\n"))
+}
+
+func (s *Server) withView(h func(http.ResponseWriter, *http.Request, *view)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		v := s.cur.Load()
+		if v == nil {
+			w.Header().Set("Retry-After", "1")
+			writeError(w, http.StatusServiceUnavailable, Error{Error: "not ready: the cluster's nodes and pods are still being listed"})
+			return
+		}
+		h(w, r, v)
+	}
+}
+
+// serveEncoded answers with e, or 304 when the client has it.
+func serveEncoded(w http.ResponseWriter, r *http.Request, e encoded, contentType string) {
+	h := w.Header()
+	h.Set("ETag", e.etag)
+	h.Set("Cache-Control", "no-cache")
+	if match := r.Header.Get("If-None-Match"); match != "" && etagMatches(match, e.etag) {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	h.Set("Content-Type", contentType)
+	h.Set("Content-Length", strconv.Itoa(len(e.body)))
+	if r.Method == http.MethodHead {
+		return
+	}
+	_, _ = w.Write(e.body)
+}
+
+func etagMatches(header, etag string) bool {
+	for _, t := range strings.Split(header, ",") {
+		t = strings.TrimSpace(t)
+		if t == "*" || strings.TrimPrefix(t, "W/") == etag {
+			return true
+		}
+	}
+	return false
+}
+
+func writeError(w http.ResponseWriter, code int, e Error) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(e)
+}
+
+// nodes is the node view with the CLI's filters: type, sharing, status
+// (comma-separated) and sort-by.
+func (s *Server) nodes(w http.ResponseWriter, r *http.Request, v *view) {
+	q := r.URL.Query()
+	f := inventory.Filter{Types: list(q, "type"), Sharing: list(q, "sharing"), Status: list(q, "status")}
+	sortBy := q.Get("sort-by")
+	if len(f.Types)+len(f.Sharing)+len(f.Status) == 0 && (sortBy == "" || sortBy == "name") {
+		serveEncoded(w, r, v.nodes, "application/json")
+		return
+	}
+	inv := v.inv.Select(f)
+	if sortBy == "" {
+		sortBy = "name"
+	}
+	if err := inv.Sort(sortBy); err != nil {
+		writeError(w, http.StatusBadRequest, Error{Error: err.Error(), Field: "sort-by"})
+		return
+	}
+	serveEncoded(w, r, encode(mustJSON(nodesResponse(v, inv))), "application/json")
+}
+
+func list(q map[string][]string, key string) []string {
+	var out []string
+	for _, v := range q[key] {
+		for _, part := range strings.Split(v, ",") {
+			if part = strings.TrimSpace(part); part != "" {
+				out = append(out, part)
+			}
+		}
+	}
+	return out
+}
+
+// recommend is accelc recommend with its flags as query parameters.
+func (s *Server) recommend(w http.ResponseWriter, r *http.Request, v *view) {
+	q := r.URL.Query()
+	a := estimate.Asked{
+		MinMemory: q.Get("min-memory"), PreferArch: q.Get("prefer-arch"), Model: q.Get("model"),
+		MinThroughput: q.Get("min-throughput"), MaxCost: q.Get("max-cost"), Team: q.Get("team"), GPUs: 1,
+	}
+	if g := q.Get("gpus"); g != "" {
+		n, err := strconv.Atoi(g)
+		if err != nil || n < 1 {
+			writeError(w, http.StatusBadRequest, Error{Error: fmt.Sprintf("%q: write a positive number of GPUs per replica", g), Field: "gpus"})
+			return
+		}
+		a.GPUs = n
+	}
+	needs, err := estimate.ParseNeeds(a, s.model)
+	if ne := (*estimate.NeedError)(nil); errors.As(err, &ne) {
+		writeError(w, http.StatusBadRequest, Error{Error: ne.Err.Error(), Field: ne.Field})
+		return
+	} else if err != nil {
+		writeError(w, http.StatusBadRequest, Error{Error: err.Error()})
+		return
+	}
+	rec := estimate.Recommend(&v.doc, needs)
+	serveEncoded(w, r, encode(mustJSON(recommendResponse{Meta: v.meta(), Recommendation: rec})), "application/json")
+}
+
+// ListenAndServe serves on addr until ctx ends, then shuts down
+// gracefully: requests in flight get grace to finish. The listener's
+// address goes to ready before serving.
+func (s *Server) ListenAndServe(ctx context.Context, addr string, grace time.Duration, ready func(net.Addr)) error {
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{
+		Handler:           s.Handler(),
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       10 * time.Second,
+		WriteTimeout:      s.opts.RequestTimeout + 5*time.Second,
+		IdleTimeout:       60 * time.Second,
+		MaxHeaderBytes:    16 << 10,
+	}
+	if ready != nil {
+		ready(l.Addr())
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(l) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		return err
+	}
+	if err := <-done; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// metrics are the server's Prometheus metrics, in a registry of its own.
+type metrics struct {
+	reg       *prometheus.Registry
+	requests  *prometheus.HistogramVec
+	lag       prometheus.Histogram
+	count     prometheus.Histogram
+	available *prometheus.GaugeVec
+	nodes     *prometheus.GaugeVec
+	profile   *prometheus.GaugeVec
+	updated   prometheus.Gauge
+}
+
+func newMetrics() *metrics {
+	m := &metrics{
+		reg: prometheus.NewRegistry(),
+		requests: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "accelc_serve_request_duration_seconds", Help: "Time to answer a request, by route and status code.",
+			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1},
+		}, []string{"route", "code"}),
+		lag: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "accelc_serve_update_lag_seconds", Help: "From the first change the informers saw to the catalog that counts it.",
+			Buckets: []float64{.05, .1, .25, .5, 1, 2, 5, 10},
+		}),
+		count: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "accelc_serve_count_duration_seconds", Help: "Time to classify the nodes and count the catalog once.",
+			Buckets: []float64{.001, .005, .01, .025, .05, .1, .25, .5, 1},
+		}),
+		available: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "accelc_accelerators_available", Help: "Accelerator devices available now, by type (allocatable on Ready nodes less what pods hold)."}, []string{"accelerator_type"}),
+		nodes:     prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "accelc_accelerator_nodes", Help: "Nodes by accelerator type."}, []string{"accelerator_type"}),
+		profile:   prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "accelc_profile_available", Help: "Devices available now to each hardware profile."}, []string{"profile"}),
+		updated:   prometheus.NewGauge(prometheus.GaugeOpts{Name: "accelc_serve_updated_timestamp_seconds", Help: "When the catalog was last counted."}),
+	}
+	m.reg.MustRegister(m.requests, m.lag, m.count, m.available, m.nodes, m.profile, m.updated,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+func (m *metrics) request(route string, code int, d time.Duration) {
+	m.requests.WithLabelValues(route, strconv.Itoa(code)).Observe(d.Seconds())
+}
+
+func (m *metrics) observe(v *view, begin, since time.Time) {
+	m.count.Observe(time.Since(begin).Seconds())
+	if !since.IsZero() {
+		m.lag.Observe(time.Since(since).Seconds())
+	}
+	m.updated.Set(float64(v.updated.Unix()))
+	m.available.Reset()
+	m.nodes.Reset()
+	for _, t := range v.inv.Summary() {
+		avail := t.Allocatable
+		if t.Available != nil {
+			avail = *t.Available
+		}
+		m.available.WithLabelValues(t.AcceleratorType).Set(float64(avail))
+		m.nodes.WithLabelValues(t.AcceleratorType).Set(float64(t.Nodes))
+	}
+	m.profile.Reset()
+	for _, p := range v.doc.Profiles {
+		m.profile.WithLabelValues(p.Name).Set(float64(p.Available))
+	}
+}

@@ -1,0 +1,427 @@
+package serve
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/accelc/accelc/pkg/inventory"
+	"github.com/accelc/accelc/pkg/inventory/live"
+)
+
+// Watcher keeps a cluster's nodes, the accelerators its pods hold and the
+// ResourceSlices of its accelerator drivers current through informers
+// (list, then watch), and gives a snapshot of them on demand. It reads each
+// object with the decoders `accelc inventory snapshot --live` uses
+// (live.DecodeNode, live.PodDevices, live.DecodeSlice), so a node counts
+// the same in both. Its caches hold only what those decoders read:
+// informers keep transformed objects without images, addresses, managed
+// fields, environments or volumes, and pod names never leave them.
+type Watcher struct {
+	cfg     *rest.Config
+	cluster string
+	redact  func(error) error
+
+	mu      sync.Mutex
+	nodes   map[string]inventory.RawNode
+	pods    map[string]podUse // namespace/name → what it holds, pods bound to a node with accelerators only
+	slices  map[string]inventory.ResourceSlice
+	pending time.Time // the first change not yet in a snapshot
+	errs    []string  // objects that could not be read, by kind/name
+
+	changed  chan struct{}
+	synced   []cache.InformerSynced
+	warnings []string
+}
+
+type podUse struct {
+	node, namespace string
+	devices         int
+}
+
+// WatchOptions say which cluster to watch.
+type WatchOptions struct {
+	live.Options
+	// Resync is how often the informers replay their caches; 0: never.
+	Resync time.Duration
+}
+
+// NewWatcher connects to the cluster of the kubeconfig context. Its
+// informers start with Run.
+func NewWatcher(opts WatchOptions) (*Watcher, error) {
+	cfg, cluster, redact, err := live.Config(opts.Options)
+	if err != nil {
+		return nil, err
+	}
+	return newWatcher(cfg, cluster, redact)
+}
+
+func newWatcher(cfg *rest.Config, cluster string, redact func(error) error) (*Watcher, error) {
+	return &Watcher{
+		cfg:     cfg,
+		cluster: cluster,
+		redact:  redact,
+		nodes:   map[string]inventory.RawNode{},
+		pods:    map[string]podUse{},
+		slices:  map[string]inventory.ResourceSlice{},
+		changed: make(chan struct{}, 1),
+	}, nil
+}
+
+// Changed receives when something changed since the last Snapshot.
+func (w *Watcher) Changed() <-chan struct{} { return w.changed }
+
+// Run starts the informers and blocks until ctx ends. It fails when the
+// cluster cannot be reached or may not be read (nodes, pods); ResourceSlices
+// that are not served, or may not be listed, become a warning.
+func (w *Watcher) Run(ctx context.Context) error {
+	cfg := w.cfg
+	scheme := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, resourcev1.AddToScheme} {
+		if err := add(scheme); err != nil {
+			return err
+		}
+	}
+	codecs := serializer.NewCodecFactory(scheme).WithoutConversion()
+	client := func(apiPath string, gv schema.GroupVersion) (*rest.RESTClient, error) {
+		c := rest.CopyConfig(cfg)
+		c.APIPath, c.GroupVersion, c.NegotiatedSerializer = apiPath, &gv, codecs
+		// A watch lasts: no client timeout (the server ends it).
+		c.Timeout = 0
+		return rest.RESTClientFor(c)
+	}
+	core, err := client("/api", corev1.SchemeGroupVersion)
+	if err != nil {
+		return w.redact(err)
+	}
+	// Nodes and pods must be readable: check before informers retry
+	// forever behind the scenes.
+	for _, r := range []string{"nodes", "pods"} {
+		if err := core.Get().Resource(r).Param("limit", "1").Do(ctx).Error(); err != nil {
+			return w.redact(fmt.Errorf("listing %s: %w", r, err))
+		}
+	}
+	nodes := cache.NewSharedIndexInformer(cache.NewListWatchFromClient(core, "nodes", "", fields.Everything()), &corev1.Node{}, 0, cache.Indexers{})
+	pods := cache.NewSharedIndexInformer(cache.NewListWatchFromClient(core, "pods", "", fields.ParseSelectorOrDie(live.UnfinishedPods)), &corev1.Pod{}, 0, cache.Indexers{})
+	if err := nodes.SetTransform(trimNode); err != nil {
+		return err
+	}
+	if err := pods.SetTransform(trimPod); err != nil {
+		return err
+	}
+	if _, err := nodes.AddEventHandler(handler(w.setNode, w.deleteNode)); err != nil {
+		return err
+	}
+	if _, err := pods.AddEventHandler(handler(w.setPod, w.deletePod)); err != nil {
+		return err
+	}
+	informers := []cache.SharedIndexInformer{nodes, pods}
+
+	res, err := client("/apis", resourcev1.SchemeGroupVersion)
+	if err != nil {
+		return w.redact(err)
+	}
+	switch err := res.Get().Resource("resourceslices").Param("limit", "1").Do(ctx).Error(); {
+	case err == nil:
+		sl := cache.NewSharedIndexInformer(cache.NewListWatchFromClient(res, "resourceslices", "", fields.Everything()), &resourcev1.ResourceSlice{}, 0, cache.Indexers{})
+		if _, err := sl.AddEventHandler(handler(w.setSlice, w.deleteSlice)); err != nil {
+			return err
+		}
+		informers = append(informers, sl)
+	case apierrors.IsNotFound(err):
+		w.warnings = append(w.warnings, "the API server does not serve resource.k8s.io/v1 ResourceSlices: nodes are classified by their labels")
+	case apierrors.IsForbidden(err):
+		w.warnings = append(w.warnings, "may not list resourceslices (RBAC: get, list and watch on resourceslices in resource.k8s.io): nodes are classified by their labels")
+	default:
+		return w.redact(err)
+	}
+	w.mu.Lock()
+	for _, inf := range informers {
+		w.synced = append(w.synced, inf.HasSynced)
+	}
+	w.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, inf := range informers {
+		wg.Go(func() { inf.RunWithContext(ctx) })
+	}
+	wg.Wait()
+	return nil
+}
+
+// Synced says whether every informer has listed its objects once.
+func (w *Watcher) Synced() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.synced) == 0 {
+		return false
+	}
+	for _, s := range w.synced {
+		if !s() {
+			return false
+		}
+	}
+	return true
+}
+
+// Warnings are what the watcher works around: ResourceSlices it cannot
+// read, and objects it could not decode.
+func (w *Watcher) Warnings() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append(slices.Clone(w.warnings), w.errs...)
+}
+
+// Snapshot is the cluster as the watcher last saw it, with the
+// accelerators pods hold on each node (Source.PodsCounted), and since
+// when changes have waited for it (zero when none).
+func (w *Watcher) Snapshot() (*inventory.Snapshot, time.Time) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	since := w.pending
+	w.pending = time.Time{}
+	snap := &inventory.Snapshot{
+		Source:   &inventory.Source{Cluster: w.cluster, TakenAt: time.Now().UTC().Truncate(time.Second), PodsCounted: true},
+		Nodes:    make([]inventory.RawNode, 0, len(w.nodes)),
+		Warnings: slices.Clone(w.warnings),
+	}
+	inUse := map[string]map[string]int{}
+	for _, p := range w.pods {
+		if inUse[p.node] == nil {
+			inUse[p.node] = map[string]int{}
+		}
+		inUse[p.node][p.namespace] += p.devices
+	}
+	for name, n := range w.nodes {
+		if byNS := inUse[name]; len(byNS) > 0 {
+			// The stored node is shared: annotate a copy.
+			n.Metadata.Annotations = cloneMap(n.Metadata.Annotations)
+			inventory.SetInUse(&n, byNS)
+		}
+		snap.Nodes = append(snap.Nodes, n)
+	}
+	sort.Slice(snap.Nodes, func(i, j int) bool { return snap.Nodes[i].Metadata.Name < snap.Nodes[j].Metadata.Name })
+	all := make([]inventory.ResourceSlice, 0, len(w.slices))
+	for _, s := range w.slices {
+		all = append(all, s)
+	}
+	snap.Slices = inventory.AcceleratorSlices(all)
+	return snap, since
+}
+
+func (w *Watcher) touch() {
+	if w.pending.IsZero() {
+		w.pending = time.Now()
+	}
+	select {
+	case w.changed <- struct{}{}:
+	default:
+	}
+}
+
+func (w *Watcher) fail(kind, name string, err error) {
+	msg := fmt.Sprintf("%s %s could not be read, and is left out: %v", kind, name, err)
+	if !slices.Contains(w.errs, msg) && len(w.errs) < 100 {
+		w.errs = append(w.errs, msg)
+	}
+}
+
+func (w *Watcher) setNode(obj any) {
+	n, ok := obj.(*corev1.Node)
+	if !ok {
+		return
+	}
+	raw, err := marshalDecode(n, live.DecodeNode)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err != nil {
+		w.fail("node", n.Name, err)
+		return
+	}
+	w.nodes[n.Name] = raw
+	w.touch()
+}
+
+func (w *Watcher) deleteNode(key string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	delete(w.nodes, key)
+	w.touch()
+}
+
+func (w *Watcher) setPod(obj any) {
+	p, ok := obj.(*corev1.Pod)
+	if !ok {
+		return
+	}
+	b, err := p.Marshal()
+	var u podUse
+	if err == nil {
+		u.node, u.namespace, u.devices, err = live.PodDevices(b)
+	}
+	key := p.Namespace + "/" + p.Name
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err != nil {
+		// The message names the namespace, never the pod.
+		w.fail("a pod in namespace", p.Namespace, err)
+		return
+	}
+	old, had := w.pods[key]
+	if u.node == "" || u.devices == 0 {
+		if had {
+			delete(w.pods, key)
+			w.touch()
+		}
+		return
+	}
+	if !had || old != u {
+		w.pods[key] = u
+		w.touch()
+	}
+}
+
+func (w *Watcher) deletePod(key string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if _, had := w.pods[key]; had {
+		delete(w.pods, key)
+		w.touch()
+	}
+}
+
+func (w *Watcher) setSlice(obj any) {
+	s, ok := obj.(*resourcev1.ResourceSlice)
+	if !ok {
+		return
+	}
+	b, err := s.Marshal()
+	var slice inventory.ResourceSlice
+	keep := false
+	if err == nil {
+		slice, keep, err = live.DecodeSlice(b)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err != nil {
+		w.fail("ResourceSlice", s.Name, err)
+		return
+	}
+	if !keep {
+		return
+	}
+	w.slices[s.Name] = slice
+	w.touch()
+}
+
+func (w *Watcher) deleteSlice(key string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if _, had := w.slices[key]; had {
+		delete(w.slices, key)
+		w.touch()
+	}
+}
+
+// handler calls set for adds and updates and remove, with the object's
+// cache key (namespace/name, or name), for deletes.
+func handler(set func(any), remove func(string)) cache.ResourceEventHandlerFuncs {
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { set(obj) },
+		UpdateFunc: func(_, obj any) { set(obj) },
+		DeleteFunc: func(obj any) {
+			key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
+			if err == nil {
+				remove(key)
+			}
+		},
+	}
+}
+
+// trimNode keeps of a node what classification reads, so the informer's
+// cache holds no images, addresses or managed fields.
+func trimNode(obj any) (any, error) {
+	n, ok := obj.(*corev1.Node)
+	if !ok {
+		return obj, nil
+	}
+	out := &corev1.Node{ObjectMeta: metav1.ObjectMeta{
+		Name: n.Name, UID: n.UID, ResourceVersion: n.ResourceVersion,
+		Labels: n.Labels, Annotations: acceleratorAnnotations(n.Annotations),
+	}}
+	out.Spec.Unschedulable, out.Spec.Taints = n.Spec.Unschedulable, n.Spec.Taints
+	out.Status.Capacity, out.Status.Allocatable = n.Status.Capacity, n.Status.Allocatable
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			out.Status.Conditions = []corev1.NodeCondition{{Type: c.Type, Status: c.Status}}
+		}
+	}
+	return out, nil
+}
+
+// acceleratorAnnotations keeps the annotations a node's classification
+// may read (accelc's own), none of the rest.
+func acceleratorAnnotations(in map[string]string) map[string]string {
+	var out map[string]string
+	for k, v := range in {
+		if strings.HasPrefix(k, "accelc.io/") {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// trimPod keeps of a pod where it runs and what its containers ask for.
+func trimPod(obj any) (any, error) {
+	p, ok := obj.(*corev1.Pod)
+	if !ok {
+		return obj, nil
+	}
+	out := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, UID: p.UID, ResourceVersion: p.ResourceVersion}}
+	out.Spec.NodeName = p.Spec.NodeName
+	out.Status.Phase = p.Status.Phase
+	trim := func(cs []corev1.Container) []corev1.Container {
+		var kept []corev1.Container
+		for _, c := range cs {
+			kept = append(kept, corev1.Container{Resources: corev1.ResourceRequirements{Limits: c.Resources.Limits, Requests: c.Resources.Requests}, RestartPolicy: c.RestartPolicy})
+		}
+		return kept
+	}
+	out.Spec.Containers, out.Spec.InitContainers = trim(p.Spec.Containers), trim(p.Spec.InitContainers)
+	return out, nil
+}
+
+// marshalDecode reads an API object with one of live's protobuf decoders.
+func marshalDecode[T any](obj interface{ Marshal() ([]byte, error) }, decode func([]byte) (T, error)) (T, error) {
+	b, err := obj.Marshal()
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return decode(b)
+}
+
+func cloneMap(m map[string]string) map[string]string {
+	out := make(map[string]string, len(m)+2)
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
