@@ -30,6 +30,7 @@ require (
 	k8s.io/client-go v0.36.4
 	k8s.io/dynamic-resource-allocation v0.36.4
 	k8s.io/klog/v2 v2.140.0
+	k8s.io/pod-security-admission v0.36.4
 	k8s.io/utils v0.0.0-20260626114624-be93311217bd
 	sigs.k8s.io/kustomize/api v0.21.2
 	sigs.k8s.io/kustomize/kyaml v0.21.2

@@ -1,11 +1,16 @@
 package main
 
 import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
 
@@ -22,6 +27,7 @@ func newServeCmd(stdout, stderr io.Writer) *cobra.Command {
 		listen  string
 		refresh time.Duration
 		grace   time.Duration
+		reload  time.Duration
 		opts    serve.Options
 	)
 	cmd := &cobra.Command{
@@ -58,7 +64,8 @@ gracefully on SIGTERM or SIGINT.`,
 				return usageErr("--listen %q: write HOST:PORT, such as 127.0.0.1:8080", listen)
 			}
 			dir := dirArg(args)
-			res, err := loadCluster(cmd.Context(), dir, &inv, accelc.Options{SkipCheck: true, NoInventory: true}, stderr)
+			load := accelc.Options{SkipCheck: true, NoInventory: true, SkipSelectorCheck: true}
+			res, err := loadCluster(cmd.Context(), dir, &inv, load, stderr)
 			if err != nil {
 				return err
 			}
@@ -95,6 +102,20 @@ gracefully on SIGTERM or SIGINT.`,
 				})
 			}
 			g.Go(func() error { srv.Run(gctx); return nil })
+			if reload > 0 {
+				g.Go(func() error {
+					watchConfig(gctx, dir, reload, func() {
+						res, err := loadCluster(gctx, dir, &inv, load, stderr)
+						if err != nil {
+							fmt.Fprintf(stderr, "the configuration in %s changed and does not compile: still serving the previous one: %v\n", dir, err)
+							return
+						}
+						srv.SetModel(res.Model)
+						fmt.Fprintf(stderr, "the configuration in %s changed: serving it\n", dir)
+					})
+					return nil
+				})
+			}
 			g.Go(func() error {
 				err := srv.ListenAndServe(gctx, listen, grace, func(a net.Addr) {
 					fmt.Fprintf(stderr, "serving %s on http://%s/ (API under /api/%s/)\n", res.Model.Cluster.Name, a, serve.APIVersion)
@@ -117,7 +138,44 @@ gracefully on SIGTERM or SIGINT.`,
 	f.StringVar(&listen, "listen", "127.0.0.1:8080", "address to listen on, HOST:PORT (0.0.0.0:8080 for every interface, as in a pod)")
 	f.DurationVar(&refresh, "refresh", 5*time.Second, "how often the page asks for news")
 	f.DurationVar(&grace, "shutdown-grace", 10*time.Second, "how long requests in flight may finish after SIGTERM")
+	f.DurationVar(&reload, "reload", 0, "look this often for a changed configuration in CLUSTER_DIR (its .cue files) and serve it (0: never)")
 	f.IntVar(&opts.MaxInFlight, "max-in-flight", 256, "requests served at once; more get 503 with Retry-After")
 	f.DurationVar(&opts.RequestTimeout, "request-timeout", 10*time.Second, "the most one request may take")
 	return cmd
+}
+
+// watchConfig calls changed whenever the .cue files of dir change, looking
+// every interval, until ctx ends. A ConfigMap mounted as a volume changes
+// all at once (the kubelet swaps a link), so a half-written state is not
+// seen.
+func watchConfig(ctx context.Context, dir string, every time.Duration, changed func()) {
+	last := configHash(dir)
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		if h := configHash(dir); h != last {
+			last = h
+			changed()
+		}
+	}
+}
+
+// configHash sums the names and contents of dir's .cue files.
+func configHash(dir string) string {
+	files, _ := filepath.Glob(filepath.Join(dir, "*.cue"))
+	sum := sha256.New()
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		fmt.Fprintf(sum, "%s\x00%d\x00", filepath.Base(f), len(data))
+		sum.Write(data)
+	}
+	return hex.EncodeToString(sum.Sum(nil))
 }

@@ -28,6 +28,11 @@ type Options struct {
 	// NoInventory reads no nodes at all (Inventory is ignored): for a
 	// caller that watches them itself (accelc serve --live).
 	NoInventory bool
+	// SkipSelectorCheck leaves out checking cluster.dra.classes' CEL
+	// selectors in Kubernetes' DRA environment (accelc-policytest), for a
+	// caller that renders nothing from them (accelc serve, whose image
+	// holds accelc alone; vet and render check them).
+	SkipSelectorCheck bool
 	// Provenance, when set, annotates every rendered object. An empty
 	// Revision is read from the Git checkout the cluster directory is in
 	// (Checkout); the Version is the caller's.
@@ -84,7 +89,7 @@ func Cluster(ctx context.Context, dir string, opts Options) (*Result, error) {
 	}
 	// The admins' DRA attribute classes, in Kubernetes' own DRA CEL
 	// environment (in accelc-policytest).
-	if sel := m.AttributeSelectors(); len(sel) > 0 {
+	if sel := m.AttributeSelectors(); len(sel) > 0 && !opts.SkipSelectorCheck {
 		outcomes, err := policytest.CheckSelectors(ctx, sel, compile.SampleDevices(m.Catalog))
 		if ee := (*policytest.EngineError)(nil); errors.As(err, &ee) {
 			return nil, &OutsideError{fmt.Errorf("checking cluster.dra.classes' selectors in Kubernetes' DRA CEL environment: %w", err)}

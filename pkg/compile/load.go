@@ -73,7 +73,7 @@ func loadUnbounded(dir string) (*Model, error) {
 		return nil, Errors(cueDiagnostics(err, src, insts[0].Files))
 	}
 	cfg := schema.LookupPath(cue.ParsePath("#Config")).Unify(user)
-	src.user, src.cfg, src.built = user, cfg, true
+	src.user, src.cfg, src.built, src.pkg = user, cfg, true, insts[0].PkgName
 	if err := cfg.Validate(cue.Concrete(true)); err != nil {
 		return nil, Errors(cueDiagnostics(err, src, insts[0].Files))
 	}

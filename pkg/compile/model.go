@@ -1,6 +1,7 @@
 package compile
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -70,6 +71,8 @@ type Cluster struct {
 	Sharing map[string]SharingPool `json:"sharing"`
 	// Delivery is nil when the cluster renders no Flux objects.
 	Delivery *Delivery `json:"delivery,omitempty"`
+	// CatalogService, when set, renders accelc serve in the cluster.
+	CatalogService *CatalogService `json:"catalogService,omitempty"`
 	// DRA is nil when the cluster renders no Dynamic Resource Allocation
 	// objects.
 	DRA *DRA `json:"dra,omitempty"`
@@ -142,6 +145,45 @@ type Delivery struct {
 			Subject string `json:"subject"`
 		} `json:"matchOIDCIdentity,omitempty"`
 	} `json:"verify,omitempty"`
+}
+
+// CatalogService is accelc serve run in the cluster.
+type CatalogService struct {
+	Image     string   `json:"image"`
+	Namespace string   `json:"namespace"`
+	Replicas  int      `json:"replicas"`
+	AllowFrom []string `json:"allowFrom"`
+	Memory    string   `json:"memory"`
+}
+
+// Configuration is the cluster's configuration as CUE evaluated it, with
+// every default filled in and every reference resolved: a CUE file of
+// the cluster's package that compiles, on its own, to this model. It is
+// what accelc serve compiles in the cluster, where the CUE module is not.
+func (m *Model) Configuration() ([]byte, error) {
+	if m.src == nil || !m.src.built {
+		return nil, fmt.Errorf("the model was not compiled from CUE")
+	}
+	var b strings.Builder
+	b.WriteString("// The cluster's configuration, evaluated: defaults filled in and\n")
+	b.WriteString("// references resolved. Rendered by accelc; change the CUE it came from.\n")
+	b.WriteString("package " + m.src.pkg + "\n\n")
+	for _, field := range []string{"cluster", "accelerators", "profiles", "teams"} {
+		v := m.src.cfg.LookupPath(cue.ParsePath(field))
+		if !v.Exists() {
+			continue
+		}
+		data, err := v.MarshalJSON()
+		if err != nil {
+			return nil, fmt.Errorf("exporting %s: %w", field, err)
+		}
+		var indented bytes.Buffer
+		if err := json.Indent(&indented, data, "", "\t"); err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(&b, "%s: %s\n", field, indented.Bytes())
+	}
+	return []byte(b.String()), nil
 }
 
 // TypeLabel is the normalized node label every profile, flavor and policy

@@ -108,6 +108,8 @@ type source struct {
 	// are unset until the package builds.
 	user, cfg cue.Value
 	built     bool
+	// pkg is the cluster package's name.
+	pkg string
 }
 
 func (s *source) root() Path { return Path{src: s} }

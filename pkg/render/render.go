@@ -45,6 +45,11 @@ func Render(m *compile.Model, inv *inventory.Inventory) ([]Object, error) {
 		return nil, err
 	}
 	objs = append(objs, flux...)
+	service, err := catalogServiceObjects(m)
+	if err != nil {
+		return nil, err
+	}
+	objs = append(objs, service...)
 	sortObjects(objs)
 	return objs, nil
 }

@@ -73,13 +73,14 @@ type Options struct {
 
 // Server serves one cluster's catalog.
 type Server struct {
-	model   *compile.Model
+	model   atomic.Pointer[compile.Model]
 	src     Source
 	opts    Options
 	cur     atomic.Pointer[view]
 	sem     chan struct{}
 	metrics *metrics
 	ready   atomic.Bool
+	reload  chan struct{}
 }
 
 // view is everything a count gives, ready to serve: the documents are
@@ -120,7 +121,19 @@ func New(m *compile.Model, src Source, opts Options) *Server {
 	if opts.Refresh <= 0 {
 		opts.Refresh = 5 * time.Second
 	}
-	return &Server{model: m, src: src, opts: opts, sem: make(chan struct{}, opts.MaxInFlight), metrics: newMetrics()}
+	s := &Server{src: src, opts: opts, sem: make(chan struct{}, opts.MaxInFlight), metrics: newMetrics(), reload: make(chan struct{}, 1)}
+	s.model.Store(m)
+	return s
+}
+
+// SetModel replaces the cluster's compiled configuration (its CUE
+// changed) and counts the catalog again with it.
+func (s *Server) SetModel(m *compile.Model) {
+	s.model.Store(m)
+	select {
+	case s.reload <- struct{}{}:
+	default:
+	}
 }
 
 // Run counts the catalog whenever the source changes, until ctx ends.
@@ -142,6 +155,7 @@ func (s *Server) Run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-s.src.Changed():
+		case <-s.reload:
 		}
 		// Gather what else comes within the debounce.
 		select {
@@ -156,9 +170,10 @@ func (s *Server) Run(ctx context.Context) {
 // Update counts the catalog from the source now.
 func (s *Server) Update() {
 	begin := time.Now()
+	m := s.model.Load()
 	snap, since := s.src.Snapshot()
-	inv := snap.Classify(s.model.Catalog, inventory.Options{Pins: s.model.Pins})
-	v := &view{inv: inv, doc: render.Catalog(s.model, inv), updated: time.Now().UTC(), warnings: s.src.Warnings()}
+	inv := snap.Classify(m.Catalog, inventory.Options{Pins: m.Pins})
+	v := &view{inv: inv, doc: render.Catalog(m, inv), updated: time.Now().UTC(), warnings: s.src.Warnings()}
 	for _, p := range inv.Problems {
 		v.warnings = append(v.warnings, p.String()+"; "+p.Effect())
 	}
@@ -434,7 +449,7 @@ func (s *Server) recommend(w http.ResponseWriter, r *http.Request, v *view) {
 		}
 		a.GPUs = n
 	}
-	needs, err := estimate.ParseNeeds(a, s.model)
+	needs, err := estimate.ParseNeeds(a, s.model.Load())
 	if ne := (*estimate.NeedError)(nil); errors.As(err, &ne) {
 		writeError(w, http.StatusBadRequest, Error{Error: ne.Err.Error(), Field: ne.Field})
 		return

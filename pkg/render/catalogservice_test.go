@@ -1,0 +1,78 @@
+package render_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/pod-security-admission/api"
+	"k8s.io/pod-security-admission/policy"
+	"sigs.k8s.io/yaml"
+
+	"github.com/accelc/accelc/pkg/compile"
+)
+
+// TestCatalogService: hetero-prod's catalog service passes Pod Security
+// restricted as the API server's admission evaluates it (the upstream
+// checks), may only read nodes, pods and ResourceSlices, lets in only the
+// namespaces named, and runs on the evaluated configuration, which
+// compiles to hetero-prod's model.
+func TestCatalogService(t *testing.T) {
+	tree := renderExample(t, "hetero-prod")
+	read := func(file string, v any) {
+		t.Helper()
+		b, ok := tree["catalog-service/"+file]
+		require.True(t, ok, "catalog-service/%s is rendered", file)
+		require.NoError(t, yaml.UnmarshalStrict(b, v))
+	}
+	var deploy appsv1.Deployment
+	read("deployment-accelc-catalog.yaml", &deploy)
+	eval, err := policy.NewEvaluator(policy.DefaultChecks(), nil)
+	require.NoError(t, err)
+	results := eval.EvaluatePod(api.LevelVersion{Level: api.LevelRestricted, Version: api.LatestVersion()}, &deploy.Spec.Template.ObjectMeta, &deploy.Spec.Template.Spec)
+	for _, r := range results {
+		assert.True(t, r.Allowed, "Pod Security restricted refuses the pod: %s: %s", r.ForbiddenReason, r.ForbiddenDetail)
+	}
+	c := deploy.Spec.Template.Spec.Containers[0]
+	assert.Equal(t, "registry.example.com/accelc:v0.4.0", c.Image)
+	assert.Equal(t, []string{"serve", "/etc/accelc/cluster", "--live", "--listen", "0.0.0.0:8080", "--reload", "10s"}, c.Args)
+	assert.Equal(t, "/readyz", c.ReadinessProbe.HTTPGet.Path)
+	assert.Equal(t, "/healthz", c.LivenessProbe.HTTPGet.Path)
+
+	var ns corev1.Namespace
+	read("namespace-accelc-system.yaml", &ns)
+	assert.Equal(t, "restricted", ns.Labels["pod-security.kubernetes.io/enforce"])
+
+	var role rbacv1.ClusterRole
+	read("clusterrole-accelc-catalog.yaml", &role)
+	for _, r := range role.Rules {
+		assert.ElementsMatch(t, []string{"get", "list", "watch"}, r.Verbs, "read-only")
+		for _, res := range r.Resources {
+			assert.Contains(t, []string{"nodes", "pods", "resourceslices"}, res)
+		}
+	}
+	var np networkingv1.NetworkPolicy
+	read("networkpolicy-accelc-catalog.yaml", &np)
+	require.Len(t, np.Spec.Ingress, 1)
+	assert.Equal(t, []string{"ml-research", "opendatahub"}, np.Spec.Ingress[0].From[0].NamespaceSelector.MatchExpressions[0].Values)
+
+	var cm corev1.ConfigMap
+	read("configmap-accelc-catalog-config.yaml", &cm)
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "cluster.cue"), []byte(cm.Data["cluster.cue"]), 0o644))
+	m, err := compile.Load(dir)
+	require.NoError(t, err, "the configuration the service compiles, alone")
+	assert.Equal(t, "hetero-prod", m.Cluster.Name)
+	assert.Len(t, m.Profiles, 5)
+
+	// No catalog service, no folder.
+	for path := range renderExample(t, "small-lab") {
+		assert.NotContains(t, path, "catalog-service/")
+	}
+}
