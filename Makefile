@@ -17,6 +17,8 @@ CUE_VERSION   := v0.17.1
 GATOR_VERSION := v3.23.1
 STATICCHECK_VERSION := v0.6.1
 CRANE_VERSION := v0.22.1
+# ko builds accelc's image without a Docker daemon (make image).
+KO_VERSION    := v0.19.1
 # The control plane of the end-to-end tests (internal/controlplane); tools/e2e/go.mod pins the same.
 K8S_VERSION   := v1.36.3
 # Gatekeeper's manager in the end-to-end tests: the gator version; tools/gatekeeper/go.mod pins the same.
@@ -82,8 +84,16 @@ control-plane: ## Install etcd and build kube-apiserver/kube-scheduler into bin/
 e2e-tools: control-plane ## Build kubectl, Gatekeeper's and Kueue's managers, fetch the CRDs the end-to-end tests install (cached in bin/)
 	GO=$(GO) K8S_VERSION=$(K8S_VERSION) GATEKEEPER_VERSION=$(GATEKEEPER_VERSION) KUEUE_VERSION=$(KUEUE_VERSION) FLUX_VERSION=$(FLUX_VERSION) ./hack/e2e-tools.sh
 
+.PHONY: image
+image: $(BIN)/ko ## Build accelc's image with ko and push it to KO_DOCKER_REPO (e.g. ghcr.io/acme/accelc); KO_DEFAULTBASEIMAGE picks the base
+	@[ -n "$$KO_DOCKER_REPO" ] || { echo "image: set KO_DOCKER_REPO to the repository to push to, e.g. ghcr.io/acme/accelc" >&2; exit 2; }
+	$(BIN)/ko build ./cmd/accelc --bare --platform=linux/amd64 --sbom=none --tags $$(git describe --tags --always --dirty 2>/dev/null || echo dev)
+
+$(BIN)/ko:
+	GOBIN=$(BIN) $(GO) install github.com/google/ko@$(KO_VERSION)
+
 .PHONY: e2e
-e2e: build e2e-tools ## End to end: every example through etcd, kube-apiserver, kube-scheduler and Gatekeeper, and Kueue's controller, on 127.0.0.1 (e2e/)
+e2e: build e2e-tools $(BIN)/ko ## End to end: every example through etcd, kube-apiserver, kube-scheduler and Gatekeeper, and Kueue's controller, on 127.0.0.1 (e2e/)
 	CI=true $(GO) test -tags e2e -count=1 -v -timeout 45m ./e2e
 
 .PHONY: policy-check
