@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	nodev1 "k8s.io/api/node/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -105,6 +106,7 @@ func (s *suite) stepAdmission(t *testing.T, example string, cp **clusterUnderTes
 	c.read(t)
 	s.stampNFD(t, c)
 	s.apply(t, c)
+	s.podSecurity(t, c)
 	s.waitGatekeeper(t, c)
 	c.dev, c.devDyn = s.devClient(t)
 	c.ready = true
@@ -292,6 +294,42 @@ func (s *suite) apply(t *testing.T, c *clusterUnderTest) {
 	// Flux's second Kustomization: the constraints, once their CRDs exist.
 	out = s.mustKubectl(t, "apply", "--server-side", "--field-manager=accelc-e2e", "--force-conflicts", "-k", filepath.Join(c.out, "constraints"))
 	t.Logf("applied the root kustomization (%d objects), then constraints/ (%d), as Flux's two Kustomizations do", n, strings.Count(out, "serverside-applied"))
+}
+
+// podSecurity creates, as a dry run, a pod of each Deployment the tree
+// holds (the catalog service's) in its namespace, whose Pod Security
+// labels the API server's admission enforces: it must pass, and the same
+// pod made privileged must not.
+func (s *suite) podSecurity(t *testing.T, c *clusterUnderTest) {
+	t.Helper()
+	for _, r := range c.objs {
+		if r.obj.GetKind() != "Deployment" {
+			continue
+		}
+		var d appsv1.Deployment
+		if err := convert(r.obj.Object, &d); err != nil {
+			t.Fatalf("%s: %v", r, err)
+		}
+		ns, err := s.client.CoreV1().Namespaces().Get(t.Context(), d.Namespace, metav1.GetOptions{})
+		if err != nil {
+			t.Fatalf("%s: its namespace: %v", r, err)
+		}
+		level := ns.Labels["pod-security.kubernetes.io/enforce"]
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{GenerateName: d.Name + "-", Namespace: d.Namespace, Labels: d.Spec.Template.Labels}, Spec: d.Spec.Template.Spec}
+		dry := metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}
+		if _, err := s.client.CoreV1().Pods(d.Namespace).Create(t.Context(), pod, dry); err != nil {
+			t.Errorf("%s: its pod is refused in namespace %s (Pod Security %q): %v", r, d.Namespace, level, err)
+			continue
+		}
+		bad := pod.DeepCopy()
+		bad.Spec.Containers[0].SecurityContext.Privileged = ref(true)
+		bad.Spec.Containers[0].SecurityContext.AllowPrivilegeEscalation = ref(true)
+		if _, err := s.client.CoreV1().Pods(d.Namespace).Create(t.Context(), bad, dry); err == nil || !strings.Contains(err.Error(), "violates PodSecurity") {
+			t.Errorf("%s: the same pod made privileged is not refused by Pod Security %q in %s: %v", r, level, d.Namespace, err)
+			continue
+		}
+		t.Logf("%s: its pod passes Pod Security %q in %s, and made privileged it is refused", r, level, d.Namespace)
+	}
 }
 
 // waitGatekeeper waits until Gatekeeper reports, in each object's status,
@@ -1133,3 +1171,6 @@ func convert(in any, out any) error {
 func unstructuredString(obj map[string]any, fields ...string) (string, bool, error) {
 	return unstructured.NestedString(obj, fields...)
 }
+
+// ref is a pointer to a copy of v.
+func ref[T any](v T) *T { return &v }
