@@ -28,6 +28,7 @@ cd "$(dirname "$0")/.."
 : "${GATEKEEPER_VERSION:?GATEKEEPER_VERSION is not set (the Makefile sets it)}"
 : "${KUEUE_VERSION:?KUEUE_VERSION is not set (the Makefile sets it)}"
 : "${FLUX_VERSION:?FLUX_VERSION is not set (the Makefile sets it)}"
+: "${KARPENTER_VERSION:?KARPENTER_VERSION is not set (the Makefile sets it)}"
 GO=${GO:-go}
 export GOTOOLCHAIN=local
 
@@ -42,6 +43,7 @@ CRD_MODULES=(
 	"github.com/fluxcd/source-controller@$FLUX_VERSION config/crd/bases/source.toolkit.fluxcd.io_ocirepositories.yaml"
 	"github.com/fluxcd/kustomize-controller@$FLUX_VERSION config/crd/bases/kustomize.toolkit.fluxcd.io_kustomizations.yaml"
 	"github.com/prometheus-operator/prometheus-operator@v0.85.0 example/prometheus-operator-crd/monitoring.coreos.com_prometheusrules.yaml"
+	"sigs.k8s.io/karpenter@$KARPENTER_VERSION pkg/apis/crds/karpenter.sh_nodepools.yaml"
 )
 
 # check_pin fails when a tools module requires another version than asked.

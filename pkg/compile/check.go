@@ -47,6 +47,7 @@ func (m *Model) Check(inv *inventory.Inventory) []Diagnostic {
 	out = append(out, m.checkQuotas(inv)...)
 	out = append(out, m.checkPoolNodes(inv)...)
 	out = append(out, m.checkWholeGPUProfiles(inv)...)
+	out = append(out, m.checkScaling(inv)...)
 	known := map[string]bool{}
 	for i := range inv.Nodes {
 		known[inv.Nodes[i].Name] = true

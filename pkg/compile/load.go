@@ -217,6 +217,7 @@ func loadUnbounded(dir string) (*Model, error) {
 	}
 	diags = append(diags, checkQueueCoverage(m)...)
 	diags = append(diags, checkDRA(m)...)
+	diags = append(diags, checkAutoscaling(m)...)
 
 	if len(diags) > 0 {
 		return nil, Errors(diags)

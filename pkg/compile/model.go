@@ -73,6 +73,8 @@ type Cluster struct {
 	Delivery *Delivery `json:"delivery,omitempty"`
 	// CatalogService, when set, renders accelc serve in the cluster.
 	CatalogService *CatalogService `json:"catalogService,omitempty"`
+	// Autoscaling says how the cluster's GPU capacity grows.
+	Autoscaling *Autoscaling `json:"autoscaling,omitempty"`
 	// DRA is nil when the cluster renders no Dynamic Resource Allocation
 	// objects.
 	DRA *DRA `json:"dra,omitempty"`
@@ -145,6 +147,39 @@ type Delivery struct {
 			Subject string `json:"subject"`
 		} `json:"matchOIDCIdentity,omitempty"`
 	} `json:"verify,omitempty"`
+}
+
+// Autoscaling is how the cluster grows.
+type Autoscaling struct {
+	Karpenter *Karpenter `json:"karpenter,omitempty"`
+}
+
+// Karpenter is one NodePool per pool.
+type Karpenter struct {
+	NodeClass NodeClassRef             `json:"nodeClass"`
+	Pools     map[string]KarpenterPool `json:"pools"`
+}
+
+// NodeClassRef names a Karpenter node class.
+type NodeClassRef struct {
+	Group string `json:"group"`
+	Kind  string `json:"kind"`
+	Name  string `json:"name"`
+}
+
+// KarpenterPool is one NodePool: instances of one class.
+type KarpenterPool struct {
+	AcceleratorType string   `json:"acceleratorType"`
+	CapacityTypes   []string `json:"capacityTypes"`
+	Limit           *int     `json:"limit,omitempty"`
+	InstanceTypes   []string `json:"instanceTypes,omitempty"`
+	Weight          *int32   `json:"weight,omitempty"`
+	Consolidation   struct {
+		Policy string `json:"policy"`
+		After  string `json:"after"`
+	} `json:"consolidation"`
+	ExpireAfter string        `json:"expireAfter"`
+	NodeClass   *NodeClassRef `json:"nodeClass,omitempty"`
 }
 
 // CatalogService is accelc serve run in the cluster.

@@ -50,6 +50,7 @@ func Render(m *compile.Model, inv *inventory.Inventory) ([]Object, error) {
 		return nil, err
 	}
 	objs = append(objs, service...)
+	objs = append(objs, nodePools(m)...)
 	sortObjects(objs)
 	return objs, nil
 }
