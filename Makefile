@@ -63,12 +63,18 @@ test: lint control-plane registry ## Vet, check formatting and go.mod, run every
 	$(GO) test ./...
 	$(MAKE) --no-print-directory policy-check
 	$(MAKE) --no-print-directory upstream-check
+	$(MAKE) --no-print-directory karpenter-check
 	$(MAKE) --no-print-directory bench-once
 
 .PHONY: upstream-check
 upstream-check: ## The rendered trees through upstream projects' own validators (tools/upstream: Node Feature Discovery's, NVIDIA's device plugin's, Kueue's, Open Data Hub's types)
 	@v=$$(cd tools/upstream && $(GO) list -m -f '{{.Version}}' sigs.k8s.io/kueue); [ "$$v" = "$(KUEUE_VERSION)" ] || { echo "upstream-check: tools/upstream requires Kueue $$v, the Makefile's KUEUE_VERSION is $(KUEUE_VERSION)" >&2; exit 1; }
 	cd tools/upstream && $(GO) mod tidy -diff && $(GO) vet ./... && $(GO) test -count=1 ./...
+
+.PHONY: karpenter-check
+karpenter-check: ## The rendered NodePools through Karpenter's own scheduler (tools/karpenter: which pool, instance type and capacity type each profile's pod gets)
+	@v=$$(cd tools/karpenter && $(GO) list -m -f '{{.Version}}' sigs.k8s.io/karpenter); [ "$$v" = "$(KARPENTER_VERSION)" ] || { echo "karpenter-check: tools/karpenter requires Karpenter $$v, the Makefile's KARPENTER_VERSION is $(KARPENTER_VERSION)" >&2; exit 1; }
+	set -o pipefail; cd tools/karpenter && $(GO) mod tidy -diff && $(GO) vet ./... && $(GO) test -count=1 -v ./... | grep -E '^(---|ok|FAIL|PASS)|→|not placed|no NodePool'
 
 .PHONY: bench-once
 bench-once: ## Run every benchmark once so none rots (BenchmarkReadLive, which fills an API server for minutes, is make bench-live's)
