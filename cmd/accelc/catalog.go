@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -74,12 +75,40 @@ estimation services read.`,
 			if err := tw.Flush(); err != nil {
 				return err
 			}
+			if err := writeGrowth(stdout, doc); err != nil {
+				return err
+			}
 			return writeQueues(stdout, doc)
 		},
 	}
 	inv.bind(cmd, true)
 	output.register(cmd, "output", "o", "output format")
 	return cmd
+}
+
+// writeGrowth prints, for the types Karpenter NodePools launch, which
+// pools, on which capacity, and how many devices they may add.
+func writeGrowth(w io.Writer, doc *render.CatalogDocument) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	seen := map[string]bool{}
+	for _, p := range doc.Profiles {
+		for _, t := range p.Types {
+			g := t.Autoscaling
+			if g == nil || seen[t.ID] {
+				continue
+			}
+			if len(seen) == 0 {
+				fmt.Fprintln(tw, "\nTYPE\tGROWS BY\tCAPACITY\tUP TO")
+			}
+			seen[t.ID] = true
+			limit := "no limit"
+			if g.Limit != nil {
+				limit = fmt.Sprintf("+%d", *g.Limit)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", t.DisplayName, strings.Join(g.NodePools, ", "), strings.Join(g.CapacityTypes, ", "), limit)
+		}
+	}
+	return tw.Flush()
 }
 
 // writeQueues prints, when profiles schedule through Kueue, each one's

@@ -3,6 +3,7 @@ package render
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -371,6 +372,49 @@ type CatalogType struct {
 	// Device is what one device of a profile over shared GPUs is on this
 	// type; absent for whole GPUs.
 	Device *CatalogDevice `json:"device,omitempty"`
+	// Autoscaling says how the type's capacity grows: the Karpenter
+	// NodePools that launch it; absent where none does.
+	Autoscaling *CatalogGrowth `json:"autoscaling,omitempty"`
+}
+
+// CatalogGrowth is how a type's capacity grows.
+type CatalogGrowth struct {
+	NodePools []string `json:"nodePools"`
+	// Limit is the most devices the pools may add together; absent when
+	// one of them has no limit.
+	Limit         *int     `json:"limit,omitempty"`
+	CapacityTypes []string `json:"capacityTypes"`
+}
+
+// catalogGrowth is each class's growth from the cluster's Karpenter pools.
+func catalogGrowth(m *compile.Model) map[string]*CatalogGrowth {
+	out := map[string]*CatalogGrowth{}
+	unbounded := map[string]bool{}
+	for _, p := range m.ScalePools() {
+		g := out[p.AcceleratorType]
+		if g == nil {
+			g = &CatalogGrowth{Limit: new(int)}
+			out[p.AcceleratorType] = g
+		}
+		g.NodePools = append(g.NodePools, "accelc-"+p.Name)
+		for _, c := range p.CapacityTypes {
+			if !slices.Contains(g.CapacityTypes, c) {
+				g.CapacityTypes = append(g.CapacityTypes, c)
+			}
+		}
+		if p.Limit == nil {
+			unbounded[p.AcceleratorType] = true
+		} else {
+			*g.Limit += *p.Limit
+		}
+	}
+	for id, g := range out {
+		slices.Sort(g.CapacityTypes)
+		if unbounded[id] {
+			g.Limit = nil
+		}
+	}
+	return out
 }
 
 // CatalogDevice is one MIG slice or one time-sliced or MPS replica.
@@ -403,6 +447,7 @@ func Catalog(m *compile.Model, inv *inventory.Inventory) CatalogDocument {
 		pooled[pool.AcceleratorType] = true
 	}
 	doc := CatalogDocument{SchemaVersion: CatalogSchemaVersion, Cluster: m.Cluster.Name, TypeLabel: m.Cluster.TypeLabel(), Profiles: []CatalogProfile{}}
+	growth := catalogGrowth(m)
 	for i := range m.Profiles {
 		p := &m.Profiles[i]
 		cp := CatalogProfile{
@@ -433,6 +478,7 @@ func Catalog(m *compile.Model, inv *inventory.Inventory) CatalogDocument {
 				FP16TFLOPS: c.FP16TFLOPS, BF16TFLOPS: c.BF16TFLOPS, MemoryBandwidthGBps: c.MemoryBandwidthGBps,
 				CostPerHour: c.CostPerHour, Performance: c.Performance,
 				Nodes: s.Nodes, GPUs: typeGPUs(m, inv, c.ID), Available: available,
+				Autoscaling: growth[c.ID],
 			})
 			cp.Available += available
 		}
