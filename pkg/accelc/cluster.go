@@ -105,7 +105,7 @@ func Cluster(ctx context.Context, dir string, opts Options) (*Result, error) {
 	if opts.NoInventory {
 		return res, nil
 	}
-	inv, from, diags, err := opts.Inventory.Load(ctx, dir, m.Catalog, inventory.Options{Pins: m.Pins})
+	inv, from, diags, err := opts.Inventory.Load(ctx, dir, m.Catalog, inventory.Options{Pins: m.Pins, TypeLabel: m.Cluster.TypeLabel()})
 	res.Diagnostics = diags
 	if err != nil {
 		return res, err

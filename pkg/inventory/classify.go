@@ -27,6 +27,9 @@ const (
 	MIGMixed   Sharing = "mig-mixed"
 )
 
+// labelKarpenterNodePool names the NodePool that launched a node.
+const labelKarpenterNodePool = "karpenter.sh/nodepool"
+
 // Node states that are not a class id.
 const (
 	TypeUnknown = "unknown"
@@ -128,6 +131,11 @@ type Options struct {
 	// Pins sets node types by hand (node name → class id); they win over
 	// detection. pkg/compile fills it from the cluster's CUE.
 	Pins map[string]string
+	// TypeLabel is the cluster's own type label (<labelPrefix>/type). A
+	// node that carries it with a class id, and that no vendor label
+	// classifies, is of that class: accelc's Karpenter NodePools give it
+	// to the nodes they launch, before any feature discovery has run.
+	TypeLabel string
 }
 
 // Inventory is the classified node list of one cluster.
@@ -363,6 +371,15 @@ func classifyNode(raw *RawNode, dra *draNode, cat *catalog.Catalog, opts Options
 		n.Vendor = "nvidia"
 	default:
 		d := detectByLabels(labels, cat)
+		if d.class == nil && opts.TypeLabel != "" {
+			if c, ok := cat.Get(labels[opts.TypeLabel]); ok {
+				d.class, d.model, d.types = c, "", nil
+				d.why = fmt.Sprintf("type from %s=%s", opts.TypeLabel, c.ID)
+				if pool := labels[labelKarpenterNodePool]; pool != "" {
+					d.why += fmt.Sprintf(", as NodePool %s launched it", pool)
+				}
+			}
+		}
 		class = d.class
 		n.Types = d.types
 		n.Model = d.model
