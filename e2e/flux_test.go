@@ -4,6 +4,9 @@ package e2e
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -13,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -24,6 +28,7 @@ import (
 
 	"github.com/accelc/accelc/internal/controlplane"
 	"github.com/accelc/accelc/internal/testutil"
+	"github.com/accelc/accelc/pkg/artifact"
 )
 
 const (
@@ -78,6 +83,7 @@ func TestFlux(t *testing.T) {
 	t.Logf("control plane, Gatekeeper and Flux up in %s; registry at %s", time.Since(begin).Round(time.Millisecond), registry)
 	repo := "oci://" + registry + "/accelc/" + fluxCluster
 	f := &fluxRun{s: s, fx: fx, repo: repo}
+	f.signingKey(t)
 
 	// 1.0.0: both profiles. Only flux/ is applied by hand, after the
 	// namespaces the tree writes into but does not make: Open Data Hub's
@@ -133,6 +139,77 @@ func TestFlux(t *testing.T) {
 	if got := f.displayName(t, "a100"); got != "One A100, v2" {
 		t.Errorf("HardwareProfile a100's display name is %q after the broken 1.2.0, want 1.1.0's %q: nothing of a refused revision is applied", got, "One A100, v2")
 	}
+
+	// Artifacts source-controller must not take: unsigned, and signed by
+	// a key the cluster does not trust. Each is a newer version the semver
+	// range picks; the OCIRepository keeps the last one it verified.
+	tampered := f.brokenTree(t, out2, "tampered")
+	f.edit(t, filepath.Join(tampered, "tenancy", "namespaceentitlement-lab.yaml"), "team: [lab]", "team: lab")
+	f.edit(t, filepath.Join(tampered, "tenancy", "namespaceentitlement-lab.yaml"), "- nvidia-a100-80gb", "- nvidia-a100-80gb\n  - nvidia-h100-80gb")
+	d4 := f.pushWith(t, tampered, "1.3.0")
+	f.reconcile(t)
+	f.unverified(t, "1.3.0", d4, "1.2.0@"+d3)
+	other, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	otherKey := filepath.Join(f.s.work, "other.key")
+	otherPEM, err := artifact.EncryptCosignKey(other, []byte("e2e-password"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(otherKey, otherPEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d5 := f.pushWith(t, tampered, "1.4.0", "--sign-key", otherKey, "--annotation", "tampered=1")
+	f.reconcile(t)
+	f.unverified(t, "1.4.0", d5, "1.2.0@"+d3)
+	f.entitlementUnchanged(t)
+}
+
+// unverified waits until source-controller has refused tag@digest for its
+// signature, keeping kept as its artifact.
+func (f *fluxRun) unverified(t *testing.T, tag, digest, kept string) {
+	t.Helper()
+	want := tag + "@" + digest
+	var msg string
+	err := poll(t.Context(), fluxTimeout, func(ctx context.Context) (bool, string, error) {
+		src, err := f.object(ctx, fluxOCIRepositories, "accelc-"+fluxCluster)
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		c := condition(src, "SourceVerified")
+		rev, _, _ := unstructured.NestedString(src.Object, "status", "artifact", "revision")
+		if rev == want {
+			return false, "", fmt.Errorf("source-controller took %s: %s", want, conditions(src))
+		}
+		if c == nil || c["status"] != "False" || !strings.Contains(fmt.Sprint(c["message"]), digest) {
+			return false, fmt.Sprintf("not refused yet: artifact %q; %s", rev, conditions(src)), nil
+		}
+		if rev != kept {
+			return false, "", fmt.Errorf("source-controller refused %s but its artifact is %q, want %q kept", want, rev, kept)
+		}
+		msg = fmt.Sprint(c["message"])
+		return true, "", nil
+	})
+	if err != nil {
+		f.logs(t)
+		t.Fatalf("source-controller did not refuse %s: %v", want, err)
+	}
+	t.Logf("%s refused by source-controller's cosign verification, artifact kept at %s: %s", want, kept, firstLine(msg))
+}
+
+// entitlementUnchanged: no refused artifact gave team lab another type.
+func (f *fluxRun) entitlementUnchanged(t *testing.T) {
+	t.Helper()
+	ne, err := f.s.dyn.Resource(schema.GroupVersionResource{Group: "accelc.io", Version: "v1alpha1", Resource: "namespaceentitlements"}).Get(t.Context(), "lab", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	types, _, _ := unstructured.NestedStringSlice(ne.Object, "spec", "acceleratorTypes")
+	if slices.Contains(types, "nvidia-h100-80gb") {
+		t.Errorf("NamespaceEntitlement lab has %v: an unverified artifact reached the cluster", types)
+	}
 }
 
 // fluxRun is one cluster delivered through Flux: the registry repository
@@ -141,6 +218,35 @@ type fluxRun struct {
 	s    *suite
 	fx   *controlplane.Flux
 	repo string // oci://127.0.0.1:PORT/accelc/flux-lab
+	key  string // cosign's encrypted key, whose password is $COSIGN_PASSWORD
+}
+
+// signingKey makes the cluster's signing key as `cosign generate-key-pair`
+// does (encrypted; COSIGN_PASSWORD opens it), and puts its public half in
+// the Secret the OCIRepository's verify names.
+func (f *fluxRun) signingKey(t *testing.T) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("COSIGN_PASSWORD", "e2e-password")
+	enc, err := artifact.EncryptCosignKey(key, []byte("e2e-password"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.key = filepath.Join(f.s.work, "cosign.key")
+	if err := os.WriteFile(f.key, enc, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	pub, err := artifact.PublicKeyPEM(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "cosign-pub", Namespace: controlplane.FluxNamespace}, Data: map[string][]byte{"cosign.pub": pub}}
+	if _, err := f.s.client.CoreV1().Secrets(controlplane.FluxNamespace).Create(t.Context(), secret, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // cluster is a copy of e2e/testdata/flux (with h200.cue or without) with
@@ -172,6 +278,7 @@ cluster: delivery: {
 	insecure: true
 	ref: semver: ">=1.0.0"
 	interval: "1m"
+	verify: secretRef: "cosign-pub"
 }
 `, f.repo)
 	if err := os.WriteFile(filepath.Join(dir, "delivery.cue"), []byte(delivery), 0o644); err != nil {
@@ -180,12 +287,20 @@ cluster: delivery: {
 	return dir
 }
 
-// push runs accelc push and returns the artifact's digest.
+// push runs accelc push, signing with the cluster's key, and returns the
+// artifact's digest.
 func (f *fluxRun) push(t *testing.T, out, tag string) string {
 	t.Helper()
-	stdout, stderr, err := run(t.Context(), f.s.root, f.s.accelc, "push", out, f.repo+":"+tag, "-o", "json")
+	return f.pushWith(t, out, tag, "--sign-key", f.key)
+}
+
+// pushWith runs accelc push with extra flags.
+func (f *fluxRun) pushWith(t *testing.T, out, tag string, extra ...string) string {
+	t.Helper()
+	args := append([]string{"push", out, f.repo + ":" + tag, "-o", "json"}, extra...)
+	stdout, stderr, err := run(t.Context(), f.s.root, f.s.accelc, args...)
 	if err != nil {
-		t.Fatalf("accelc push %s %s:%s: %v\n%s", out, f.repo, tag, err, stderr)
+		t.Fatalf("accelc %s: %v\n%s", strings.Join(args, " "), err, stderr)
 	}
 	var pushed struct {
 		Digest string `json:"digest"`
@@ -296,9 +411,13 @@ func (f *fluxRun) refused(t *testing.T, tag, digest, goodTag, goodDigest string)
 // brokenTree is a copy of a rendered tree, edited by hand as no render
 // would: NamespaceEntitlement lab's team is a list (the API server refuses
 // it), and profile a100 is renamed (valid, but in the same revision).
-func (f *fluxRun) brokenTree(t *testing.T, out string) string {
+func (f *fluxRun) brokenTree(t *testing.T, out string, name ...string) string {
 	t.Helper()
-	dir := filepath.Join(f.s.work, "render", "broken")
+	dirName := "broken"
+	if len(name) > 0 {
+		dirName = name[0]
+	}
+	dir := filepath.Join(f.s.work, "render", dirName)
 	if err := os.CopyFS(dir, os.DirFS(out)); err != nil {
 		t.Fatal(err)
 	}

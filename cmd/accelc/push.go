@@ -1,6 +1,7 @@
 package main
 
 import (
+	"crypto/ecdsa"
 	"fmt"
 	"io"
 	"os"
@@ -22,6 +23,7 @@ func newPushCmd(stdout, stderr io.Writer) *cobra.Command {
 		output           = outputFormats(formatText, formatJSON, formatYAML)
 		tags, annotation []string
 		insecure         bool
+		signKey          string
 	)
 	cmd := &cobra.Command{
 		Use:   "push OUT_DIR oci://HOST/REPOSITORY:TAG",
@@ -44,7 +46,14 @@ only, rebuilt without credentials, query or fragment (user@host:path as
 ssh://host/path); an origin that cannot be rebuilt so is left out, with a
 note. The creation time is the commit's (or --created), never the clock. Credentials come from the Docker config and
 its credential helpers, as docker and crane use them. TLS is required but
-for registries on loopback, or with --insecure.`,
+for registries on loopback, or with --insecure.
+
+--sign-key signs the artifact as cosign does (its v2 signature format:
+the image sha256-<digest>.sig beside it, keeping signatures already
+there), which Flux's OCIRepository verifies with verify.provider cosign and
+the public key in its secretRef. The key is cosign's own (cosign
+generate-key-pair; its password from $COSIGN_PASSWORD) or a PEM EC P-256
+key; it is read before anything is pushed.`,
 		Example: `  accelc push out/hetero-prod oci://ghcr.io/acme/accelc/hetero-prod:v1.4.0 --tag latest \
       --source https://github.com/acme/fleet --revision main@sha1:$(git rev-parse HEAD)`,
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -108,9 +117,23 @@ for registries on loopback, or with --insecure.`,
 			if err != nil {
 				return &exitError{exitInput, err}
 			}
-			pushed, err := artifact.Push(cmd.Context(), img, ref, artifact.PushOptions{Tags: tags, Insecure: insecure})
+			// The key is read before anything is sent: a wrong password
+			// must not leave an unsigned artifact behind.
+			var key *ecdsa.PrivateKey
+			if signKey != "" {
+				if key, err = artifact.LoadSigningKey(signKey, []byte(os.Getenv("COSIGN_PASSWORD"))); err != nil {
+					return &exitError{exitInput, err}
+				}
+			}
+			popts := artifact.PushOptions{Tags: tags, Insecure: insecure}
+			pushed, err := artifact.Push(cmd.Context(), img, ref, popts)
 			if err != nil {
 				return &exitError{exitOutside, err}
+			}
+			if key != nil {
+				if pushed.Signature, err = artifact.Sign(cmd.Context(), ref.Context().Digest(pushed.Digest), key, popts); err != nil {
+					return &exitError{exitOutside, fmt.Errorf("the artifact is pushed (%s) but not signed: %w", pushed.Ref, err)}
+				}
 			}
 			if output.value != formatText {
 				return writeReport(stdout, output.value, pushed)
@@ -118,6 +141,9 @@ for registries on loopback, or with --insecure.`,
 			fmt.Fprintf(stdout, "pushed %s\n", pushed.Ref)
 			for _, t := range pushed.Tags {
 				fmt.Fprintf(stdout, "tagged %s:%s\n", pushed.Repository, t)
+			}
+			if s := pushed.Signature; s != nil {
+				fmt.Fprintf(stdout, "signed %s (%d signature(s))\n", s.Tag, s.Signatures)
 			}
 			return nil
 		},
@@ -129,6 +155,7 @@ for registries on loopback, or with --insecure.`,
 	f.StringSliceVar(&tags, "tag", nil, "more tags to point at the artifact (latest, a semver)")
 	f.StringArrayVarP(&annotation, "annotation", "a", nil, "extra manifest annotation key=value")
 	f.BoolVar(&insecure, "insecure", false, "allow plain HTTP to a registry that is not on loopback")
+	f.StringVar(&signKey, "sign-key", "", "sign the artifact with this key, as cosign does: cosign's own key (its password from $COSIGN_PASSWORD) or a PEM EC P-256 key")
 	output.register(cmd, "output", "o", "output format")
 	return cmd
 }

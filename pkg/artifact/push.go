@@ -39,6 +39,8 @@ type Pushed struct {
 	Tags       []string `json:"tags"`
 	// Ref is the repository at the digest: what an OCIRepository pins.
 	Ref string `json:"ref"`
+	// Signature is the signature pushed beside it, when it was signed.
+	Signature *Signed `json:"signature,omitempty"`
 }
 
 // ParseURL reads oci://HOST/REPO:TAG (or @sha256:…).
