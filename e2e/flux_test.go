@@ -26,6 +26,9 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/restmapper"
 
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+
 	"github.com/accelc/accelc/internal/controlplane"
 	"github.com/accelc/accelc/internal/testutil"
 	"github.com/accelc/accelc/pkg/artifact"
@@ -165,6 +168,21 @@ func TestFlux(t *testing.T) {
 	f.reconcile(t)
 	f.unverified(t, "1.4.0", d5, "1.2.0@"+d3)
 	f.entitlementUnchanged(t)
+
+	// A signature lifted from a good artifact: 1.1.0's signature image,
+	// copied to the tag of a tampered 1.5.0's digest. The signature is
+	// valid, but its payload names 1.1.0's digest. source-controller
+	// v1.9.6 verifies key-based cosign signatures without checking the
+	// payload's claims (its CheckOpts set no ClaimVerifier), so it takes
+	// the artifact: anyone who may write to the repository can replay a
+	// signature. The README's Delivery section says so and what to do;
+	// this step keeps that warning true.
+	d6 := f.pushWith(t, tampered, "1.5.0", "--annotation", "tampered=2")
+	f.copySignature(t, d2, d6)
+	f.reconcile(t)
+	if outcome := f.copiedSignature(t, "1.5.0", d6); outcome != "accepted" {
+		t.Errorf("source-controller now refuses an artifact with a signature copied from another (%s): it checks the payload's digest; drop the README's warning and make this step expect the refusal", outcome)
+	}
 }
 
 // unverified waits until source-controller has refused tag@digest for its
@@ -197,6 +215,62 @@ func (f *fluxRun) unverified(t *testing.T, tag, digest, kept string) {
 		t.Fatalf("source-controller did not refuse %s: %v", want, err)
 	}
 	t.Logf("%s refused by source-controller's cosign verification, artifact kept at %s: %s", want, kept, firstLine(msg))
+}
+
+// copySignature copies the signature image of one digest to the
+// signature tag of another, as someone with write access to the registry
+// could.
+func (f *fluxRun) copySignature(t *testing.T, from, to string) {
+	t.Helper()
+	repo, err := name.NewRepository(strings.TrimPrefix(f.repo, "oci://"), name.Insecure)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := artifact.SignatureTag(repo.Digest(from))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst, err := artifact.SignatureTag(repo.Digest(to))
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := remote.Image(src)
+	if err != nil {
+		t.Fatalf("reading %s: %v", src, err)
+	}
+	if err := remote.Write(dst, img); err != nil {
+		t.Fatalf("writing %s: %v", dst, err)
+	}
+}
+
+// copiedSignature says what source-controller does with an artifact
+// whose signature image was copied from another artifact's.
+func (f *fluxRun) copiedSignature(t *testing.T, tag, digest string) string {
+	t.Helper()
+	want := tag + "@" + digest
+	var outcome string
+	err := poll(t.Context(), fluxTimeout, func(ctx context.Context) (bool, string, error) {
+		src, err := f.object(ctx, fluxOCIRepositories, "accelc-"+fluxCluster)
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		rev, _, _ := unstructured.NestedString(src.Object, "status", "artifact", "revision")
+		if rev == want {
+			outcome = "accepted"
+			return true, "", nil
+		}
+		if c := condition(src, "SourceVerified"); c != nil && c["status"] == "False" && strings.Contains(fmt.Sprint(c["message"]), digest) {
+			outcome = "refused: " + fmt.Sprint(c["message"])
+			return true, "", nil
+		}
+		return false, conditions(src), nil
+	})
+	if err != nil {
+		f.logs(t)
+		t.Fatalf("source-controller neither took nor refused %s: %v", want, err)
+	}
+	t.Logf("%s with a signature copied from another artifact: source-controller %s", want, outcome)
+	return outcome
 }
 
 // entitlementUnchanged: no refused artifact gave team lab another type.
