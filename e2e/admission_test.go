@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -104,8 +105,8 @@ func (s *suite) stepAdmission(t *testing.T, example string, cp **clusterUnderTes
 	c.objs = readTree(t, c.out)
 	c.applied = appliedFolders(t, c.out)
 	c.read(t)
-	s.stampNFD(t, c)
 	s.apply(t, c)
+	s.stampNFD(t, c)
 	s.podSecurity(t, c)
 	s.waitGatekeeper(t, c)
 	c.dev, c.devDyn = s.devClient(t)
@@ -188,15 +189,16 @@ func (c *clusterUnderTest) read(t *testing.T) {
 	}
 }
 
-// stampNFD does what Node Feature Discovery would do with the rendered
-// NodeFeatureRule: each node is given the PCI id of its GPUs (the type
-// accelc gives it, by its GFD labels or pinned in CUE, and that type's id
-// in the rule that stamps it), the rules are evaluated against it
-// (evalNodeFeatureRules) and their labels and taints are put on the node.
-// The type label the rules give must be the type accelc gave.
+// stampNFD has nfd-master label and taint the nodes from the rendered
+// NodeFeatureRules (applied with the tree): each node's features are
+// published as nfd-worker would (its name, and for a node of a known type
+// the PCI id of its GPUs: the type accelc gives it, by its GFD labels or
+// pinned in CUE, and that type's id in the rule that stamps it), and the
+// test waits until nfd-master has stamped every node and stopped changing
+// them. The type label nfd-master gives must be the type accelc gave.
 func (s *suite) stampNFD(t *testing.T, c *clusterUnderTest) {
 	t.Helper()
-	stdout, errOut, err := run(t.Context(), s.root, s.accelc, "inventory", "show", "--config", filepath.Join("examples", "clusters", c.example), "-o", "json")
+	stdout, errOut, err := run(t.Context(), s.root, s.accelc, "inventory", "show", "--config", clusterDir(c.example), "-o", "json")
 	if err != nil {
 		t.Fatalf("accelc inventory show: %v\n%s", err, errOut)
 	}
@@ -215,64 +217,71 @@ func (s *suite) stampNFD(t *testing.T, c *clusterUnderTest) {
 			rules = append(rules, r.obj)
 		}
 	}
-	c.nodeTypes = map[string]string{}
-	types := map[string]int{}
-	stamped := map[string]int{} // label or taint → nodes
+	labelKeys, taintKeys := ruleKeys(rules)
+	begin := time.Now()
+	want := map[string]string{} // node → the type label nfd-master must give
 	for _, n := range view.Nodes {
-		node := nfdNode{name: n.Name}
-		typed := n.AcceleratorType != "" && n.AcceleratorType != "unknown" && n.AcceleratorType != "mixed"
-		if typed {
-			pci, err := pciOf(rules, c.typeLabel, n.AcceleratorType)
-			if err != nil {
+		var pci map[string]string
+		if n.AcceleratorType != "" && n.AcceleratorType != "unknown" && n.AcceleratorType != "mixed" {
+			if pci, err = pciOf(rules, c.typeLabel, n.AcceleratorType); err != nil {
 				t.Errorf("node %s (%s): %v", n.Name, n.AcceleratorType, err)
 				continue
 			}
-			node.pci = []map[string]string{pci}
+			want[n.Name] = n.AcceleratorType
 		}
-		res, err := evalNodeFeatureRules(rules, node)
-		if err != nil {
-			t.Fatal(err)
+		if err := s.publishNodeFeatures(t.Context(), n.Name, pci); err != nil {
+			t.Fatalf("NodeFeature %s: %v", n.Name, err)
 		}
-		if typed && res.labels[c.typeLabel] != n.AcceleratorType {
-			t.Errorf("node %s: accelc classifies it %s, the NodeFeatureRule stamps %s=%q (rules %v)", n.Name, n.AcceleratorType, c.typeLabel, res.labels[c.typeLabel], res.rules)
-			continue
+	}
+	// Done when every typed node has its type and two looks a second
+	// apart see the same labels and taints on every node.
+	var last, seen string
+	err = poll(t.Context(), gatekeeperTimeout, func(ctx context.Context) (bool, string, error) {
+		var b strings.Builder
+		for _, n := range view.Nodes {
+			live, err := s.client.CoreV1().Nodes().Get(ctx, n.Name, metav1.GetOptions{})
+			if err != nil {
+				return false, err.Error(), nil
+			}
+			if typ := want[n.Name]; typ != "" && live.Labels[c.typeLabel] != typ {
+				return false, fmt.Sprintf("node %s: %s=%q, want %q", n.Name, c.typeLabel, live.Labels[c.typeLabel], typ), nil
+			}
+			labels, taints := nfdStamped(live, labelKeys, taintKeys)
+			fmt.Fprintf(&b, "%s %v %v\n", n.Name, labels, taints)
 		}
-		if len(res.labels) == 0 && len(res.taints) == 0 {
-			continue
+		seen, last = last, b.String()
+		if seen != last {
+			time.Sleep(time.Second)
+			return false, "nfd-master still changing the nodes", nil
 		}
+		return true, "", nil
+	})
+	if err != nil {
+		t.Fatalf("nfd-master did not stamp the nodes: %v\nnfd-master's log:\n%s", err, s.nfd.Tail())
+	}
+	c.nodeTypes = map[string]string{}
+	stamped := map[string]int{} // label or taint → nodes
+	for _, n := range view.Nodes {
 		live, err := s.client.CoreV1().Nodes().Get(t.Context(), n.Name, metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		for k, v := range res.labels {
-			live.Labels[k] = v
+		labels, taints := nfdStamped(live, labelKeys, taintKeys)
+		for k, v := range labels {
 			stamped[k+"="+v]++
 		}
-		for _, tn := range res.taints {
-			taint := corev1.Taint{Key: tn["key"], Value: tn["value"], Effect: corev1.TaintEffect(tn["effect"])}
-			if !slices.ContainsFunc(live.Spec.Taints, func(x corev1.Taint) bool { return x.MatchTaint(&taint) }) {
-				live.Spec.Taints = append(live.Spec.Taints, taint)
-			}
-			stamped["taint "+taint.ToString()]++
+		for _, tn := range taints {
+			stamped["taint "+tn.ToString()]++
 		}
-		if _, err := s.client.CoreV1().Nodes().Update(t.Context(), live, metav1.UpdateOptions{}); err != nil {
-			t.Fatalf("labelling node %s: %v", n.Name, err)
-		}
-		if v := res.labels[c.typeLabel]; v != "" {
+		if v := labels[c.typeLabel]; v != "" {
 			c.nodeTypes[n.Name] = v
-			types[v]++
 		}
 	}
-	var keys []string
-	for k := range stamped {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
 	var parts []string
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(stamped)) {
 		parts = append(parts, fmt.Sprintf("%s on %d", k, stamped[k]))
 	}
-	t.Logf("NodeFeatureRule evaluated on %d nodes by their PCI ids and names, as nfd-master would: %s", len(view.Nodes), strings.Join(parts, "; "))
+	t.Logf("nfd-master stamped %d nodes from their NodeFeatures in %s: %s", len(view.Nodes), time.Since(begin).Round(time.Millisecond), strings.Join(parts, "; "))
 }
 
 // apply applies the tree as Flux would (the root kustomization), the

@@ -21,10 +21,13 @@
 //     Feature Discovery would leave them; `accelc inventory snapshot --live`
 //     and `accelc render --live` against them give what the snapshot file
 //     gives, for the admin and for a user that may not list pods.
-//  4. admission/<example>: the labels and taints the rendered
-//     NodeFeatureRule gives each node (a stand-in for nfd-master evaluates
-//     it on the node's PCI id and name) are put on the nodes and the tree is
-//     applied as Flux would; once Gatekeeper has taken every template,
+//  4. admission/<example>: the tree is applied as Flux would; each node's
+//     features are published as nfd-worker would (NodeFeature: its name and
+//     its GPU's PCI vendor, device and class) and Node Feature Discovery's
+//     own nfd-master ([controlplane.ControlPlane.StartNFDMaster], with
+//     -enable-taints) labels and taints the nodes from the rendered
+//     NodeFeatureRules, giving each the type accelc gives it; once
+//     Gatekeeper has taken every template,
 //     constraint and mutator, a pod naming only its profile is mutated,
 //     admitted and bound by kube-scheduler to a node of the profile's type;
 //     the admission fixtures are admitted or denied with their messages; with

@@ -56,6 +56,9 @@ func TestEndToEnd(t *testing.T) {
 		}
 	}
 	step("1-crds", s.stepCRDs)
+	// nfd-master watches NodeFeatures and NodeFeatureRules: their CRDs
+	// come first.
+	s.nfd = s.cp.StartNFDMaster(t)
 	for _, ex := range exs {
 		step("2-dry-run/"+ex, func(t *testing.T) { s.stepDryRun(t, ex) })
 	}

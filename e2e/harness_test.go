@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -43,6 +44,7 @@ type suite struct {
 	work    string // renders, snapshots, kubeconfigs
 	cp      *controlplane.ControlPlane
 	gk      *controlplane.Gatekeeper
+	nfd     *controlplane.NFDMaster
 	client  kubernetes.Interface
 	dyn     dynamic.Interface
 	mapper  *restmapper.DeferredDiscoveryRESTMapper
@@ -289,7 +291,11 @@ func (s *suite) createNodes(t *testing.T, snapshotFile string, extraLabels map[s
 		for k, v := range extraLabels[raw.Metadata.Name] {
 			labels[k] = v
 		}
-		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: raw.Metadata.Name, Labels: labels, Annotations: raw.Metadata.Annotations}}
+		// A kubelet registers its node with this annotation (and
+		// nfd-master's JSON patches add to the map, which must exist).
+		annotations := map[string]string{"volumes.kubernetes.io/controller-managed-attach-detach": "true"}
+		maps.Copy(annotations, raw.Metadata.Annotations)
+		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: raw.Metadata.Name, Labels: labels, Annotations: annotations}}
 		created, err := s.client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
 		if err != nil {
 			t.Fatalf("creating node %s: %v", raw.Metadata.Name, err)
@@ -352,6 +358,10 @@ func (s *suite) deleteNodes(t *testing.T, names []string) {
 	for _, n := range names {
 		if err := s.client.CoreV1().Nodes().Delete(t.Context(), n, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 			t.Errorf("deleting node %s: %v", n, err)
+		}
+		// Its NodeFeature, as nfd-worker's garbage collection would.
+		if err := s.dyn.Resource(nodeFeatures).Namespace(controlplane.NFDNamespace).Delete(t.Context(), n, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			t.Errorf("deleting NodeFeature %s: %v", n, err)
 		}
 	}
 }

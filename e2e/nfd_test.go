@@ -3,173 +3,97 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/accelc/accelc/internal/controlplane"
 )
 
-// nfdNode is what Node Feature Discovery's rules see of a node here: its
-// name (feature system.name, element nodename) and its GPUs' PCI ids
-// (feature pci.device, one instance per distinct vendor/device).
-type nfdNode struct {
-	name string
-	pci  []map[string]string // vendor, device: lower-case hex without 0x
+// nodeFeatures are NFD's NodeFeature objects, what nfd-worker publishes
+// of each node and nfd-master reads.
+var nodeFeatures = schema.GroupVersionResource{Group: "nfd.k8s-sigs.io", Version: "v1alpha1", Resource: "nodefeatures"}
+
+// pciClass3D is the PCI class nfd-worker reports for a data-centre GPU:
+// a 3D controller (display controllers, consumer cards, are 0300).
+const pciClass3D = "0302"
+
+// publishNodeFeatures creates, for each node, the NodeFeature object
+// nfd-worker would publish: its name (system.name, element nodename) and,
+// for a node of a known type, its GPU's PCI vendor, device and class
+// (pci.device); nfd-master then applies the NodeFeatureRules to it.
+func (s *suite) publishNodeFeatures(ctx context.Context, node string, pci map[string]string) error {
+	features := map[string]any{
+		"attributes": map[string]any{"system.name": map[string]any{"elements": map[string]any{"nodename": node}}},
+	}
+	if pci != nil {
+		attrs := map[string]any{"class": pciClass3D}
+		for k, v := range pci {
+			attrs[k] = v
+		}
+		features["instances"] = map[string]any{"pci.device": map[string]any{"elements": []any{map[string]any{"attributes": attrs}}}}
+	}
+	obj := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "nfd.k8s-sigs.io/v1alpha1",
+		"kind":       "NodeFeature",
+		"metadata": map[string]any{
+			"name":      node,
+			"namespace": controlplane.NFDNamespace,
+			"labels":    map[string]any{"nfd.node.kubernetes.io/node-name": node},
+		},
+		"spec": map[string]any{"features": features},
+	}}
+	_, err := s.dyn.Resource(nodeFeatures).Namespace(controlplane.NFDNamespace).Create(ctx, obj, metav1.CreateOptions{})
+	return err
 }
 
-// nfdResult is what the rules stamp on a node: labels, and taints (with
-// nfd-master -enable-taints).
-type nfdResult struct {
-	labels map[string]string
-	taints []map[string]string // key, value, effect
-	rules  []string
+// nfdStamped is what the rules stamp on a node, as nfd-master applied
+// it: the node's labels and taints of the keys the rules name.
+func nfdStamped(node *corev1.Node, labelKeys, taintKeys []string) (labels map[string]string, taints []corev1.Taint) {
+	labels = map[string]string{}
+	for _, k := range labelKeys {
+		if v, ok := node.Labels[k]; ok {
+			labels[k] = v
+		}
+	}
+	for _, t := range node.Spec.Taints {
+		if slices.Contains(taintKeys, t.Key) {
+			taints = append(taints, t)
+		}
+	}
+	return labels, taints
 }
 
-// evalNodeFeatureRules applies the rules of NodeFeatureRule objects to a
-// node as nfd-master does: a rule fires when every term of matchFeatures
-// matches (and one group of matchAny, when given); a feature term matches
-// when one instance of the feature satisfies all its expressions. This is a
-// stand-in for nfd-master, which these tests do not run, for the features
-// and operators accelc's rules use; anything else is an error, so that a
-// new kind of rule fails here rather than being ignored.
-func evalNodeFeatureRules(rules []*unstructured.Unstructured, n nfdNode) (nfdResult, error) {
-	res := nfdResult{labels: map[string]string{}}
+// ruleKeys are the label and taint keys the NodeFeatureRules stamp.
+func ruleKeys(rules []*unstructured.Unstructured) (labels, taints []string) {
 	for _, obj := range rules {
 		list, _, _ := unstructured.NestedSlice(obj.Object, "spec", "rules")
 		for _, item := range list {
 			rule, _ := item.(map[string]any)
-			name := fmt.Sprint(rule["name"])
-			ok, err := matchTerms(rule["matchFeatures"], n)
-			if err != nil {
-				return res, fmt.Errorf("NodeFeatureRule %s, rule %q: %w", obj.GetName(), name, err)
-			}
-			if anyGroups, has := rule["matchAny"].([]any); has && ok {
-				anyOK := false
-				for _, g := range anyGroups {
-					gm, _ := g.(map[string]any)
-					m, err := matchTerms(gm["matchFeatures"], n)
-					if err != nil {
-						return res, fmt.Errorf("NodeFeatureRule %s, rule %q: matchAny: %w", obj.GetName(), name, err)
-					}
-					anyOK = anyOK || m
-				}
-				ok = anyOK
-			}
-			if !ok {
-				continue
-			}
-			for _, unsupported := range []string{"labelsTemplate", "vars", "varsTemplate", "extendedResources", "annotations"} {
-				if _, has := rule[unsupported]; has {
-					return res, fmt.Errorf("NodeFeatureRule %s, rule %q: %s is not handled by the tests' NFD stand-in", obj.GetName(), name, unsupported)
+			ls, _, _ := unstructured.NestedStringMap(rule, "labels")
+			for k := range ls {
+				if !slices.Contains(labels, k) {
+					labels = append(labels, k)
 				}
 			}
-			labels, _, _ := unstructured.NestedStringMap(rule, "labels")
-			for k, v := range labels {
-				res.labels[k] = v
-			}
-			taints, _, _ := unstructured.NestedSlice(rule, "taints")
-			for _, tn := range taints {
-				m, _ := tn.(map[string]any)
-				res.taints = append(res.taints, map[string]string{"key": fmt.Sprint(m["key"]), "value": str(m["value"]), "effect": fmt.Sprint(m["effect"])})
-			}
-			res.rules = append(res.rules, name)
-		}
-	}
-	return res, nil
-}
-
-func str(v any) string {
-	if v == nil {
-		return ""
-	}
-	return fmt.Sprint(v)
-}
-
-// matchTerms is true when every feature term matches (no terms: true).
-func matchTerms(terms any, n nfdNode) (bool, error) {
-	list, _ := terms.([]any)
-	for _, t := range list {
-		term, _ := t.(map[string]any)
-		feature := fmt.Sprint(term["feature"])
-		exprs, _ := term["matchExpressions"].(map[string]any)
-		if _, has := term["matchName"]; has {
-			return false, fmt.Errorf("matchName is not handled by the tests' NFD stand-in")
-		}
-		var instances []map[string]string
-		switch feature {
-		case "pci.device":
-			instances = n.pci
-		case "system.name":
-			instances = []map[string]string{{"nodename": n.name}}
-		default:
-			return false, fmt.Errorf("feature %s is not handled by the tests' NFD stand-in", feature)
-		}
-		matched := false
-		for _, inst := range instances {
-			ok, err := matchExpressions(exprs, inst)
-			if err != nil {
-				return false, err
-			}
-			if ok {
-				matched = true
-				break
-			}
-		}
-		if !matched {
-			return false, nil
-		}
-	}
-	return true, nil
-}
-
-// matchExpressions is true when the instance satisfies every expression.
-func matchExpressions(exprs map[string]any, inst map[string]string) (bool, error) {
-	for attr, e := range exprs {
-		expr, _ := e.(map[string]any)
-		op := fmt.Sprint(expr["op"])
-		var values []string
-		if vs, ok := expr["value"].([]any); ok {
-			for _, v := range vs {
-				values = append(values, fmt.Sprint(v))
-			}
-		}
-		got, has := inst[attr]
-		switch op {
-		case "In":
-			if !has || !slices.Contains(values, got) {
-				return false, nil
-			}
-		case "NotIn":
-			if has && slices.Contains(values, got) {
-				return false, nil
-			}
-		case "Exists":
-			if !has {
-				return false, nil
-			}
-		case "DoesNotExist":
-			if has {
-				return false, nil
-			}
-		case "InRegexp":
-			ok := false
-			for _, v := range values {
-				re, err := regexp.Compile(v)
-				if err != nil {
-					return false, fmt.Errorf("InRegexp %q: %w", v, err)
+			ts, _, _ := unstructured.NestedSlice(rule, "taints")
+			for _, tt := range ts {
+				m, _ := tt.(map[string]any)
+				if k := fmt.Sprint(m["key"]); !slices.Contains(taints, k) {
+					taints = append(taints, k)
 				}
-				ok = ok || (has && re.MatchString(got))
 			}
-			if !ok {
-				return false, nil
-			}
-		default:
-			return false, fmt.Errorf("op %s is not handled by the tests' NFD stand-in", op)
 		}
 	}
-	return true, nil
+	slices.Sort(labels)
+	slices.Sort(taints)
+	return labels, taints
 }
 
 // pciOf is the PCI device NFD would report for a node of the type: the

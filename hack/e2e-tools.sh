@@ -17,6 +17,7 @@
 #   bin/flux-$FLUX_VERSION/{source-controller,kustomize-controller}
 #                                         Flux's controllers, from tools/flux
 #   bin/flux-$FLUX_VERSION/crds/        all of source-controller's and kustomize-controller's CRDs
+#   bin/nfd-$NFD_VERSION/nfd-master    Node Feature Discovery's nfd-master, from tools/nfd
 #   bin/e2e-crds-$CRDS_KEY/               the CRDs of the other API groups accelc renders,
 #                                         copied from the pinned upstream modules' zips
 #
@@ -29,6 +30,7 @@ cd "$(dirname "$0")/.."
 : "${KUEUE_VERSION:?KUEUE_VERSION is not set (the Makefile sets it)}"
 : "${FLUX_VERSION:?FLUX_VERSION is not set (the Makefile sets it)}"
 : "${KARPENTER_VERSION:?KARPENTER_VERSION is not set (the Makefile sets it)}"
+: "${NFD_VERSION:?NFD_VERSION is not set (the Makefile sets it)}"
 GO=${GO:-go}
 export GOTOOLCHAIN=local
 
@@ -39,7 +41,7 @@ export GOTOOLCHAIN=local
 # own (tools/e2e/crds/), checked against v2.35.0's by tools/upstream.
 CRD_MODULES=(
 	"sigs.k8s.io/kueue@$KUEUE_VERSION config/components/crd/bases/kueue.x-k8s.io_resourceflavors.yaml config/components/crd/bases/kueue.x-k8s.io_clusterqueues.yaml config/components/crd/bases/kueue.x-k8s.io_localqueues.yaml config/components/crd/bases/kueue.x-k8s.io_workloadpriorityclasses.yaml config/components/crd/bases/kueue.x-k8s.io_cohorts.yaml"
-	"sigs.k8s.io/node-feature-discovery@v0.19.0 deployment/base/nfd-crds/nfd-api-crds.yaml"
+	"sigs.k8s.io/node-feature-discovery@$NFD_VERSION deployment/base/nfd-crds/nfd-api-crds.yaml"
 	"github.com/fluxcd/source-controller@$FLUX_VERSION config/crd/bases/source.toolkit.fluxcd.io_ocirepositories.yaml"
 	"github.com/fluxcd/kustomize-controller@$FLUX_VERSION config/crd/bases/kustomize.toolkit.fluxcd.io_kustomizations.yaml"
 	"github.com/prometheus-operator/prometheus-operator@v0.85.0 example/prometheus-operator-crd/monitoring.coreos.com_prometheusrules.yaml"
@@ -147,6 +149,35 @@ else
 	mv "$tmp" "$fx"
 fi
 echo "e2e-tools: $fx: source-controller and kustomize-controller $FLUX_VERSION, $(find "$fx/crds" -name '*.yaml' | wc -l) CRDs"
+
+# Node Feature Discovery's nfd-master, from the module whose CRDs and
+# validator the tests use. It runs in a network namespace of its own
+# (its metrics listen on every interface), reaching the API server through
+# socat (Debian's package, installed here when missing).
+nfd=bin/nfd-$NFD_VERSION
+check_pin tools/nfd sigs.k8s.io/node-feature-discovery "$NFD_VERSION"
+if [ -x "$nfd/nfd-master" ]; then
+	echo "e2e-tools: $nfd/nfd-master already built"
+else
+	echo "e2e-tools: building nfd-master $NFD_VERSION into $nfd (a minute or two the first time)" >&2
+	mkdir -p bin
+	tmp=$(mktemp -d "bin/.nfd-$NFD_VERSION.XXXXXX")
+	chmod 0755 "$tmp"
+	(cd tools/nfd && $GO build -trimpath -ldflags "-s -w -X sigs.k8s.io/node-feature-discovery/pkg/version.version=$NFD_VERSION" \
+		-o "../../$tmp/nfd-master" sigs.k8s.io/node-feature-discovery/cmd/nfd-master)
+	rm -rf "$nfd"
+	mv "$tmp" "$nfd"
+fi
+if ! command -v socat >/dev/null; then
+	if [ "$(id -u)" = 0 ]; then
+		export DEBIAN_FRONTEND=noninteractive
+		apt-get update -qq && apt-get install -y -qq --no-install-recommends socat >/dev/null
+	else
+		echo "e2e-tools: install socat (apt-get install socat): nfd-master reaches the API server through it" >&2
+		exit 1
+	fi
+fi
+echo "e2e-tools: $nfd/nfd-master: Node Feature Discovery $NFD_VERSION; $(socat -V 2>/dev/null | sed -n 2p)"
 
 # The other API groups' CRDs; the directory's name changes with the list.
 key=$(printf '%s\n' "${CRD_MODULES[@]}" | sha256sum | cut -c1-12)
