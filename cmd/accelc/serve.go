@@ -28,6 +28,7 @@ func newServeCmd(stdout, stderr io.Writer) *cobra.Command {
 		refresh time.Duration
 		grace   time.Duration
 		reload  time.Duration
+		config  string
 		opts    serve.Options
 	)
 	cmd := &cobra.Command{
@@ -52,6 +53,7 @@ Responses carry an ETag and answer If-None-Match with 304. It is
 read-only, listens on 127.0.0.1 unless --listen says otherwise, and stops
 gracefully on SIGTERM or SIGINT.`,
 		Example: `  accelc serve examples/clusters/hetero-prod
+  accelc serve --config examples/clusters/hetero-prod --inventory snapshot.json
   accelc serve clusters/prod --live --listen 0.0.0.0:8080`,
 		Args:              maxArgs(1),
 		ValidArgsFunction: completeClusterDir,
@@ -64,6 +66,12 @@ gracefully on SIGTERM or SIGINT.`,
 				return usageErr("--listen %q: write HOST:PORT, such as 127.0.0.1:8080", listen)
 			}
 			dir := dirArg(args)
+			if config != "" {
+				if len(args) > 0 {
+					return usageErr("give the cluster directory once: as an argument or as --config")
+				}
+				dir = config
+			}
 			load := accelc.Options{SkipCheck: true, NoInventory: true, SkipSelectorCheck: true}
 			res, err := loadCluster(cmd.Context(), dir, &inv, load, stderr)
 			if err != nil {
@@ -138,6 +146,8 @@ gracefully on SIGTERM or SIGINT.`,
 	f.StringVar(&listen, "listen", "127.0.0.1:8080", "address to listen on, HOST:PORT (0.0.0.0:8080 for every interface, as in a pod)")
 	f.DurationVar(&refresh, "refresh", 5*time.Second, "how often the page asks for news")
 	f.DurationVar(&grace, "shutdown-grace", 10*time.Second, "how long requests in flight may finish after SIGTERM")
+	f.StringVar(&config, "config", "", "cluster directory (as inventory show names it; or give it as the argument)")
+	_ = cmd.MarkFlagDirname("config")
 	f.DurationVar(&reload, "reload", 0, "look this often for a changed configuration in CLUSTER_DIR (its .cue files) and serve it (0: never)")
 	f.IntVar(&opts.MaxInFlight, "max-in-flight", 256, "requests served at once; more get 503 with Retry-After")
 	f.DurationVar(&opts.RequestTimeout, "request-timeout", 10*time.Second, "the most one request may take")
