@@ -8,6 +8,8 @@
 package serve
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -100,11 +102,28 @@ type view struct {
 type encoded struct {
 	body []byte
 	etag string
+	// gz is body gzipped, for clients that accept it; nil for a small
+	// body.
+	gz []byte
 }
+
+// gzipOver is the size past which a body is also kept gzipped: the page
+// and the node view of a large cluster are hundreds of kilobytes of
+// repetitive text.
+const gzipOver = 1024
 
 func encode(body []byte) encoded {
 	sum := sha256.Sum256(body)
-	return encoded{body: body, etag: `"` + hex.EncodeToString(sum[:12]) + `"`}
+	e := encoded{body: body, etag: `"` + hex.EncodeToString(sum[:12]) + `"`}
+	if len(body) > gzipOver {
+		var buf bytes.Buffer
+		zw, _ := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
+		_, _ = zw.Write(body)
+		if zw.Close() == nil {
+			e.gz = buf.Bytes()
+		}
+	}
+	return e
 }
 
 // New makes a server of m's catalog over src.
@@ -368,21 +387,42 @@ func (s *Server) withView(h func(http.ResponseWriter, *http.Request, *view)) htt
 	}
 }
 
-// serveEncoded answers with e, or 304 when the client has it.
+// serveEncoded answers with e, gzipped where the client accepts it, or
+// 304 when the client has it. The gzipped answer has its own ETag, as
+// another representation.
 func serveEncoded(w http.ResponseWriter, r *http.Request, e encoded, contentType string) {
 	h := w.Header()
-	h.Set("ETag", e.etag)
+	body, etag := e.body, e.etag
+	if e.gz != nil {
+		h.Set("Vary", "Accept-Encoding")
+		if acceptsGzip(r) {
+			body, etag = e.gz, strings.TrimSuffix(e.etag, `"`)+`-gz"`
+			h.Set("Content-Encoding", "gzip")
+		}
+	}
+	h.Set("ETag", etag)
 	h.Set("Cache-Control", "no-cache")
-	if match := r.Header.Get("If-None-Match"); match != "" && etagMatches(match, e.etag) {
+	if match := r.Header.Get("If-None-Match"); match != "" && etagMatches(match, etag) {
+		h.Del("Content-Encoding")
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
 	h.Set("Content-Type", contentType)
-	h.Set("Content-Length", strconv.Itoa(len(e.body)))
+	h.Set("Content-Length", strconv.Itoa(len(body)))
 	if r.Method == http.MethodHead {
 		return
 	}
-	_, _ = w.Write(e.body)
+	_, _ = w.Write(body)
+}
+
+func acceptsGzip(r *http.Request) bool {
+	for _, part := range strings.Split(r.Header.Get("Accept-Encoding"), ",") {
+		coding, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+		if strings.EqualFold(strings.TrimSpace(coding), "gzip") && strings.ReplaceAll(strings.TrimSpace(params), " ", "") != "q=0" {
+			return true
+		}
+	}
+	return false
 }
 
 func etagMatches(header, etag string) bool {

@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"io"
@@ -23,7 +24,7 @@ import (
 )
 
 // example loads an example cluster's model and snapshot.
-func example(t *testing.T, name string) (*compile.Model, *inventory.Snapshot) {
+func example(t testing.TB, name string) (*compile.Model, *inventory.Snapshot) {
 	t.Helper()
 	dir := filepath.Join("../../examples/clusters", name)
 	res, err := accelc.Cluster(context.Background(), dir, accelc.Options{SkipCheck: true, NoInventory: true})
@@ -291,4 +292,26 @@ func TestGracefulShutdown(t *testing.T) {
 
 func renderCatalog(m *compile.Model, inv *inventory.Inventory) render.CatalogDocument {
 	return render.Catalog(m, inv)
+}
+
+// TestGzip: a large answer goes gzipped to a client that accepts it, as
+// another representation with its own ETag; the body is the same.
+func TestGzip(t *testing.T) {
+	m, snap := example(t, "hetero-prod")
+	srv := New(m, Static{Snap: snap}, Options{})
+	srv.Update()
+	h := srv.Handler()
+	plain := get(t, h, http.MethodGet, "/", nil)
+	zipped := get(t, h, http.MethodGet, "/", map[string]string{"Accept-Encoding": "br, gzip"})
+	require.Equal(t, "gzip", zipped.Header.Get("Content-Encoding"))
+	assert.Empty(t, plain.Header.Get("Content-Encoding"))
+	assert.Equal(t, "Accept-Encoding", zipped.Header.Get("Vary"))
+	assert.NotEqual(t, plain.Header.Get("ETag"), zipped.Header.Get("ETag"))
+	zr, err := gzip.NewReader(zipped.Body)
+	require.NoError(t, err)
+	unzipped, err := io.ReadAll(zr)
+	require.NoError(t, err)
+	assert.Equal(t, body(t, plain), unzipped)
+	assert.Equal(t, http.StatusNotModified, get(t, h, http.MethodGet, "/", map[string]string{"Accept-Encoding": "gzip", "If-None-Match": zipped.Header.Get("ETag")}).StatusCode)
+	assert.Empty(t, get(t, h, http.MethodGet, "/", map[string]string{"Accept-Encoding": "gzip;q=0"}).Header.Get("Content-Encoding"))
 }
