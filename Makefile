@@ -105,8 +105,14 @@ image: $(BIN)/ko ## Build accelc's image with ko and push it to KO_DOCKER_REPO (
 $(BIN)/ko:
 	GOBIN=$(BIN) $(GO) install github.com/google/ko@$(KO_VERSION)
 
+.PHONY: browser
+browser: ## Install Debian's chromium for the page's headless-browser test (TestServePage)
+	@command -v chromium >/dev/null || { [ "$$(id -u)" = 0 ] || { echo "browser: install chromium (apt-get install chromium)" >&2; exit 1; }; \
+		export DEBIAN_FRONTEND=noninteractive; apt-get update -qq && apt-get install -y -qq --no-install-recommends chromium >/dev/null; }
+	@echo "browser: $$(command -v chromium): $$(chromium --version 2>/dev/null)"
+
 .PHONY: e2e
-e2e: build e2e-tools $(BIN)/ko ## End to end: every example through etcd, kube-apiserver, kube-scheduler and Gatekeeper, and Kueue's controller, on 127.0.0.1 (e2e/)
+e2e: build e2e-tools browser $(BIN)/ko ## End to end: every example through etcd, kube-apiserver, kube-scheduler and Gatekeeper, and Kueue's controller, on 127.0.0.1 (e2e/)
 	CI=true $(GO) test -tags e2e -count=1 -v -timeout 45m ./e2e
 
 .PHONY: policy-check
