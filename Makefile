@@ -152,8 +152,9 @@ $(BIN)/crane:
 	GOBIN=$(BIN) $(GO) install github.com/google/go-containerregistry/cmd/crane@$(CRANE_VERSION)
 
 .PHONY: bench-live
-bench-live: control-plane ## Live inventory: read and classify 5,000 nodes and 50,000 pods on a real API server, each of live.Read's levers turned back in turn, beside `kubectl get pods -A -o json` (ACCELC_BENCH_KUBECONFIG: read that cluster instead)
+bench-live: control-plane ## Live inventory and accelc serve on a real API server with 5,000 nodes and 50,000 pods: live.Read with each lever turned back, beside kubectl; serve's p50/p99 with 100 clients beside the catalog ConfigMap, update lag, RSS (ACCELC_BENCH_KUBECONFIG: read that cluster instead)
 	$(GO) test ./pkg/inventory/live -run '^$$' -bench ReadLive -benchtime 5x -timeout 30m
+	$(GO) test ./pkg/inventory/live -run '^$$' -bench ServeLive -benchtime 1x -timeout 30m
 
 .PHONY: fuzz
 fuzz: ## Fuzz each parser, the artifact reader and the URL sanitiser briefly (FUZZTIME=10s each); the escape check with ESCAPE_PODS (100,000) pods per example

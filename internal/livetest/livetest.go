@@ -7,7 +7,9 @@ package livetest
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -17,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/accelc/accelc/internal/nodegen"
 	"github.com/accelc/accelc/pkg/inventory"
 )
 
@@ -122,4 +125,62 @@ func MakeCluster(ctx context.Context, t *testing.T, cs kubernetes.Interface) {
 	pod("train-3", "h200-01", 1, 3)
 	pod("notebook", "t4-shared", 1, 0)
 	pod("web", "cpu-01", 0, 0)
+}
+
+// Fill makes a large cluster on a test API server for the benchmarks:
+// nodes generated as GPU Feature Discovery labels them (hack/gennodes),
+// each with podsPerNode pods bound to it in namespace load, every other
+// one holding a GPU.
+func Fill(ctx context.Context, b testing.TB, cs kubernetes.Interface, nodes, podsPerNode int) {
+	var list corev1.NodeList
+	if err := json.Unmarshal(nodegen.List(nodegen.Generated(nodes)), &list); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "load"}}, metav1.CreateOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	work := make(chan func() error)
+	var wg sync.WaitGroup
+	var once sync.Once
+	var firstErr error
+	for range 48 {
+		wg.Go(func() {
+			for f := range work {
+				if err := f(); err != nil {
+					once.Do(func() { firstErr = err })
+				}
+			}
+		})
+	}
+	for i := range list.Items {
+		n := list.Items[i]
+		work <- func() error {
+			status := n.Status
+			created, err := cs.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.Name, Labels: n.Labels}}, metav1.CreateOptions{})
+			if err != nil {
+				return err
+			}
+			created.Status = status
+			_, err = cs.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{})
+			return err
+		}
+		for p := range podsPerNode {
+			work <- func() error {
+				c := corev1.Container{Name: "app", Image: "app"}
+				if p%2 == 0 {
+					c.Resources.Limits = corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("1")}
+				}
+				_, err := cs.CoreV1().Pods("load").Create(ctx, &corev1.Pod{
+					ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%d", n.Name, p)},
+					Spec:       corev1.PodSpec{NodeName: n.Name, Containers: []corev1.Container{c}},
+				}, metav1.CreateOptions{})
+				return err
+			}
+		}
+	}
+	close(work)
+	wg.Wait()
+	if firstErr != nil {
+		b.Fatal(firstErr)
+	}
 }

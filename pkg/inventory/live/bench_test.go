@@ -3,8 +3,6 @@ package live_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
-	"fmt"
 	"io"
 	"net"
 	"os"
@@ -13,20 +11,17 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/accelc/accelc/internal/controlplane"
-	"github.com/accelc/accelc/internal/nodegen"
+	"github.com/accelc/accelc/internal/livetest"
 	"github.com/accelc/accelc/pkg/catalog"
 	"github.com/accelc/accelc/pkg/inventory"
 	"github.com/accelc/accelc/pkg/inventory/live"
@@ -73,7 +68,7 @@ func BenchmarkReadLive(b *testing.B) {
 			b.Fatal(err)
 		}
 		begin := time.Now()
-		fill(ctx, b, cs, nodes, podsPerNode)
+		livetest.Fill(ctx, b, cs, nodes, podsPerNode)
 		b.Logf("created %d nodes and %d pods in %s", nodes, nodes*podsPerNode, time.Since(begin).Round(time.Second))
 		kubeconfig = cp.Kubeconfig()
 	}
@@ -333,60 +328,6 @@ func cpuTimes(dir string) (self, server time.Duration) {
 
 // fill creates the generated nodes (status through the status subresource)
 // and podsPerNode pods bound to each, half of them asking for a GPU.
-func fill(ctx context.Context, b *testing.B, cs kubernetes.Interface, nodes, podsPerNode int) {
-	var list corev1.NodeList
-	if err := json.Unmarshal(nodegen.List(nodegen.Generated(nodes)), &list); err != nil {
-		b.Fatal(err)
-	}
-	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "load"}}, metav1.CreateOptions{}); err != nil {
-		b.Fatal(err)
-	}
-	work := make(chan func() error)
-	var wg sync.WaitGroup
-	var once sync.Once
-	var firstErr error
-	for range 48 {
-		wg.Go(func() {
-			for f := range work {
-				if err := f(); err != nil {
-					once.Do(func() { firstErr = err })
-				}
-			}
-		})
-	}
-	for i := range list.Items {
-		n := list.Items[i]
-		work <- func() error {
-			status := n.Status
-			created, err := cs.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.Name, Labels: n.Labels}}, metav1.CreateOptions{})
-			if err != nil {
-				return err
-			}
-			created.Status = status
-			_, err = cs.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{})
-			return err
-		}
-		for p := range podsPerNode {
-			work <- func() error {
-				c := corev1.Container{Name: "app", Image: "app"}
-				if p%2 == 0 {
-					c.Resources.Limits = corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("1")}
-				}
-				_, err := cs.CoreV1().Pods("load").Create(ctx, &corev1.Pod{
-					ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%d", n.Name, p)},
-					Spec:       corev1.PodSpec{NodeName: n.Name, Containers: []corev1.Container{c}},
-				}, metav1.CreateOptions{})
-				return err
-			}
-		}
-	}
-	close(work)
-	wg.Wait()
-	if firstErr != nil {
-		b.Fatal(firstErr)
-	}
-}
-
 // kubectlSeconds is the best of three runs of kubectl with args, its
 // output thrown away; of one run for a list of pods (half a minute).
 func kubectlSeconds(b *testing.B, kubeconfig string, args ...string) float64 {
