@@ -18,7 +18,7 @@ import (
 
 // fleet is hetero-prod's snapshot grown to n nodes (its nodes copied
 // under new names), with pods counted: every third node holds GPUs.
-func fleet(b *testing.B, n int) *inventory.Snapshot {
+func fleet(b testing.TB, n int) *inventory.Snapshot {
 	b.Helper()
 	_, snap := example(b, "hetero-prod")
 	out := &inventory.Snapshot{Source: &inventory.Source{Cluster: "bench", TakenAt: time.Unix(0, 0).UTC(), PodsCounted: true}}

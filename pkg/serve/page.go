@@ -55,7 +55,16 @@ type pageType struct {
 	inventory.TypeSummary
 	Available int
 	Nodes     []*inventory.Node
+	// More counts the type's nodes past pageNodesPerType, which the page
+	// leaves to /api/v1/nodes?type=.
+	More int
+	// All is the type's node count.
+	All int
 }
+
+// pageNodesPerType bounds the rows the page shows of one type: a large
+// cluster's page stays light, and the node view has them all.
+const pageNodesPerType = 50
 
 type pageNode struct {
 	*inventory.Node
@@ -89,13 +98,17 @@ func renderPage(v *view, refresh time.Duration) (page, fragment []byte) {
 		d.Profiles = append(d.Profiles, pp)
 	}
 	for _, s := range v.inv.Summary() {
-		t := pageType{TypeSummary: s, Available: s.Allocatable, Nodes: v.inv.ByType(s.AcceleratorType)}
+		nodes := v.inv.ByType(s.AcceleratorType)
+		t := pageType{TypeSummary: s, Available: s.Allocatable, Nodes: nodes, All: len(nodes)}
 		if s.Available != nil {
 			t.Available = *s.Available
 		}
+		if len(nodes) > pageNodesPerType {
+			t.Nodes, t.More = nodes[:pageNodesPerType], len(nodes)-pageNodesPerType
+		}
 		d.Types = append(d.Types, t)
 		if s.AcceleratorType == inventory.TypeUnknown || s.AcceleratorType == inventory.TypeMixed {
-			for _, n := range t.Nodes {
+			for _, n := range nodes {
 				why := "unknown type: pin it in cluster.nodes or fix its GPU Feature Discovery labels"
 				if n.AcceleratorType == inventory.TypeMixed {
 					why = "GPUs of several types: a type label cannot say which a pod gets"

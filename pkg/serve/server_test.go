@@ -315,3 +315,15 @@ func TestGzip(t *testing.T) {
 	assert.Equal(t, http.StatusNotModified, get(t, h, http.MethodGet, "/", map[string]string{"Accept-Encoding": "gzip", "If-None-Match": zipped.Header.Get("ETag")}).StatusCode)
 	assert.Empty(t, get(t, h, http.MethodGet, "/", map[string]string{"Accept-Encoding": "gzip;q=0"}).Header.Get("Content-Encoding"))
 }
+
+// TestPageOfALargeCluster: the page shows at most 50 nodes of a type and
+// sends people to the node view for the rest.
+func TestPageOfALargeCluster(t *testing.T) {
+	m, _ := example(t, "hetero-prod")
+	srv := New(m, Static{Snap: fleet(t, 2000)}, Options{})
+	srv.Update()
+	page := string(body(t, get(t, srv.Handler(), http.MethodGet, "/", nil)))
+	assert.Contains(t, page, `data-type="nvidia-a100-80gb"`)
+	assert.Regexp(t, `and \d+ more: <a href="api/v1/nodes\?type=nvidia-a100-80gb">the node view</a> lists them all`, page)
+	assert.Less(t, strings.Count(page, "<tr>"), 6*50+10, "rows per type are bounded")
+}
