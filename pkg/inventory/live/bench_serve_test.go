@@ -77,6 +77,15 @@ func BenchmarkServeLive(b *testing.B) {
 	runtime.GC()
 	debug.FreeOSMemory()
 	_ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0o644)
+	rssAtStart := 0.0
+	if data, err := os.ReadFile("/proc/self/status"); err == nil {
+		for _, line := range strings.Split(string(data), "\n") {
+			if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+				kb, _ := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")))
+				rssAtStart = float64(kb) / 1024
+			}
+		}
+	}
 	begin = time.Now()
 	w, err := serve.NewWatcher(serve.WatchOptions{Options: live.Options{Kubeconfig: cp.Kubeconfig()}})
 	if err != nil {
@@ -200,13 +209,28 @@ func BenchmarkServeLive(b *testing.B) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	b.ReportMetric(ms(time.Since(begin)), "update-lag-ms")
-	if data, err := os.ReadFile("/proc/self/status"); err == nil {
+	status := func(field string) float64 {
+		data, err := os.ReadFile("/proc/self/status")
+		if err != nil {
+			return 0
+		}
 		for _, line := range strings.Split(string(data), "\n") {
-			if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			if rest, ok := strings.CutPrefix(line, field+":"); ok {
 				if kb, err := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB"))); err == nil {
-					b.ReportMetric(float64(kb)/1024, "peak-RSS-MB")
+					return float64(kb) / 1024
 				}
 			}
 		}
+		return 0
 	}
+	b.ReportMetric(status("VmHWM"), "peak-RSS-MB")
+	b.ReportMetric(status("VmRSS"), "RSS-MB")
+	// What the server holds: the heap after a collection, returned to
+	// the system.
+	debug.FreeOSMemory()
+	var mem runtime.MemStats
+	runtime.ReadMemStats(&mem)
+	b.ReportMetric(float64(mem.HeapAlloc)/(1<<20), "heap-MB")
+	b.ReportMetric(status("VmRSS"), "RSS-after-GC-MB")
+	b.Logf("resident memory when the server started: %.0f MB (after the fill's garbage went)", rssAtStart)
 }
