@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -131,7 +130,9 @@ gracefully on SIGTERM or SIGINT.`,
 				if err != nil {
 					return &exitError{exitOutside, fmt.Errorf("--listen %s: %w", listen, err)}
 				}
-				return errors.New("stopped")
+				// It returns nil once gctx ends: on a signal, or when the
+				// watcher failed, whose error Wait returns.
+				return nil
 			})
 			err = g.Wait()
 			if ctx.Err() != nil {

@@ -13,6 +13,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -82,12 +83,25 @@ func (e *KeyError) Error() string { return "--sign-key " + e.File + ": " + e.Msg
 // (`cosign generate-key-pair`, decrypted with password, as cosign reads
 // COSIGN_PASSWORD), or a PEM PKCS#8 or SEC1 key.
 func LoadSigningKey(file string, password []byte) (*ecdsa.PrivateKey, error) {
-	data, err := os.ReadFile(file)
+	f, err := os.Open(file)
 	if err != nil {
 		return nil, &KeyError{file, fmt.Sprintf("cannot read it: %v", errors.Unwrap(err))}
 	}
+	defer f.Close()
+	// A key is a few hundred bytes: a device or a wrong file is not read
+	// whole.
+	data, err := io.ReadAll(io.LimitReader(f, maxKeyFile+1))
+	if err != nil {
+		return nil, &KeyError{file, fmt.Sprintf("cannot read it: %v", err)}
+	}
+	if len(data) > maxKeyFile {
+		return nil, &KeyError{file, fmt.Sprintf("over %d KiB: not a private key", maxKeyFile>>10)}
+	}
 	return ParseSigningKey(file, data, password)
 }
+
+// maxKeyFile bounds what LoadSigningKey reads.
+const maxKeyFile = 64 << 10
 
 // ParseSigningKey is LoadSigningKey's parser, for the file's content.
 func ParseSigningKey(file string, data, password []byte) (*ecdsa.PrivateKey, error) {

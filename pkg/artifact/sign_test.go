@@ -162,3 +162,11 @@ func TestSign(t *testing.T) {
 	_, err = name.NewDigest(pushed.Ref)
 	require.NoError(t, err)
 }
+
+// TestSigningKeyTooLarge: a device or a wrong file given as the key is
+// not read whole.
+func TestSigningKeyTooLarge(t *testing.T) {
+	_, err := artifact.LoadSigningKey("/dev/zero", nil)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "--sign-key /dev/zero: over 64 KiB: not a private key")
+}

@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"slices"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -142,7 +143,7 @@ func catalogServiceObjects(m *compile.Model) ([]Object, error) {
 			Ports:    []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromString("http"), Protocol: corev1.ProtocolTCP}},
 		},
 	}
-	allowed := append([]string{m.Cluster.ProfileNamespace}, cs.AllowFrom...)
+	allowed := slices.Compact(sorted(append([]string{m.Cluster.ProfileNamespace}, cs.AllowFrom...)))
 	policy := &networkingv1.NetworkPolicy{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "networking.k8s.io/v1", Kind: "NetworkPolicy"},
 		ObjectMeta: meta(name),
@@ -151,7 +152,7 @@ func catalogServiceObjects(m *compile.Model) ([]Object, error) {
 			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress},
 			Ingress: []networkingv1.NetworkPolicyIngressRule{{
 				From: []networkingv1.NetworkPolicyPeer{{NamespaceSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
-					Key: "kubernetes.io/metadata.name", Operator: metav1.LabelSelectorOpIn, Values: sorted(allowed),
+					Key: "kubernetes.io/metadata.name", Operator: metav1.LabelSelectorOpIn, Values: allowed,
 				}}}}},
 				Ports: []networkingv1.NetworkPolicyPort{{Protocol: ref(corev1.ProtocolTCP), Port: ref(intstr.FromInt32(catalogServicePort))}},
 			}},
