@@ -151,9 +151,7 @@ fi
 echo "e2e-tools: $fx: source-controller and kustomize-controller $FLUX_VERSION, $(find "$fx/crds" -name '*.yaml' | wc -l) CRDs"
 
 # Node Feature Discovery's nfd-master, from the module whose CRDs and
-# validator the tests use. It runs in a network namespace of its own
-# (its metrics listen on every interface), reaching the API server through
-# socat (Debian's package, installed here when missing).
+# validator the tests use.
 nfd=bin/nfd-$NFD_VERSION
 check_pin tools/nfd sigs.k8s.io/node-feature-discovery "$NFD_VERSION"
 if [ -x "$nfd/nfd-master" ]; then
@@ -168,16 +166,7 @@ else
 	rm -rf "$nfd"
 	mv "$tmp" "$nfd"
 fi
-if ! command -v socat >/dev/null; then
-	if [ "$(id -u)" = 0 ]; then
-		export DEBIAN_FRONTEND=noninteractive
-		apt-get update -qq && apt-get install -y -qq --no-install-recommends socat >/dev/null
-	else
-		echo "e2e-tools: install socat (apt-get install socat): nfd-master reaches the API server through it" >&2
-		exit 1
-	fi
-fi
-echo "e2e-tools: $nfd/nfd-master: Node Feature Discovery $NFD_VERSION; $(socat -V 2>/dev/null | sed -n 2p)"
+echo "e2e-tools: $nfd/nfd-master: Node Feature Discovery $NFD_VERSION"
 
 # The other API groups' CRDs; the directory's name changes with the list.
 key=$(printf '%s\n' "${CRD_MODULES[@]}" | sha256sum | cut -c1-12)

@@ -4,14 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net"
-	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -49,24 +44,12 @@ type NFDMaster struct {
 // StartNFDMaster starts nfd-master v0.19.0 with -enable-taints, as a
 // cluster runs it, against the control plane: it reads the NodeFeature
 // objects in NFDNamespace and the NodeFeatureRules, and labels and taints
-// the nodes. nfd-master serves its metrics and health on every interface
-// and no flag changes that, so it runs in a network namespace of its own
-// (unshare(1), as root), where the only interface is loopback; socat
-// there carries its connections to the API server through a Unix socket
-// to the test process, which forwards them to the API server on
-// 127.0.0.1. Without nfd-master it skips t, naming `make e2e-tools`, or
-// fails t when CI=true.
+// the nodes. Its health and metrics server would listen on every
+// interface, so it runs with -port=-1, which leaves it none. Without
+// nfd-master it skips t, naming `make e2e-tools`, or fails t when CI=true.
 func (cp *ControlPlane) StartNFDMaster(t testing.TB) *NFDMaster {
 	t.Helper()
 	bin, err := findNFD()
-	if err == nil {
-		for _, tool := range []string{"unshare", "socat", "ip"} {
-			if _, lerr := exec.LookPath(tool); lerr != nil {
-				err = fmt.Errorf("no %s, which runs nfd-master in a network namespace of its own: run `make e2e-tools`", tool)
-				break
-			}
-		}
-	}
 	if err != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("CI=true, and nfd-master cannot run: %v", err)
@@ -77,7 +60,7 @@ func (cp *ControlPlane) StartNFDMaster(t testing.TB) *NFDMaster {
 	if err != nil {
 		t.Fatalf("starting nfd-master %s: %v", NFDVersion, err)
 	}
-	t.Logf("nfd-master %s: running with -enable-taints in a network namespace of its own", NFDVersion)
+	t.Logf("nfd-master %s: running with -enable-taints, listening nowhere (-port=-1)", NFDVersion)
 	return nm
 }
 
@@ -101,42 +84,26 @@ func (cp *ControlPlane) startNFDMaster(ctx context.Context, bin string) (*NFDMas
 	if err := os.WriteFile(conf, []byte("{}\n"), 0o600); err != nil {
 		return nil, err
 	}
-	api, err := url.Parse(cp.url)
-	if err != nil {
-		return nil, err
-	}
-	sock := filepath.Join(dir, "apiserver.sock")
-	if err := forwardUnix(ctx, sock, api.Host); err != nil {
-		return nil, err
-	}
-	unshare, err := exec.LookPath("unshare")
-	if err != nil {
-		return nil, err
-	}
-	// The namespace's loopback comes up; socat listens on it at the API
-	// server's port and relays to the socket; sh then becomes nfd-master,
-	// so the PID the control plane stops is nfd-master's (socat, in its
-	// process group, stops with it).
-	script := `ip link set lo up && socat "TCP-LISTEN:$1,bind=127.0.0.1,fork,reuseaddr" "UNIX-CONNECT:$2" & ` +
-		`for i in 1 2 3 4 5 6 7 8 9 10; do (exec 3<>/dev/tcp/127.0.0.1/$1) 2>/dev/null && break; sleep 0.1; done; shift 2; exec "$@"`
-	args := []string{"--net", "--", "/bin/bash", "-c", script, "sh", api.Port(), sock,
-		bin,
+	// nfd-master's health and metrics server listens on :port, every
+	// interface, in a goroutine that only logs when it cannot listen:
+	// -port=-1 leaves it with no listener at all, and the log line says
+	// so once its caches have synced.
+	args := []string{
 		"-kubeconfig=" + kubeconfig,
 		"-config=" + conf,
 		"-enable-taints",
-		"-port=8080",
+		"-enable-leader-election=false",
+		"-port=-1",
 		"-v=2",
 	}
-	// nfd-master patches the node it runs on as it starts (its version
-	// annotation), and exits if that node is missing: a node stands in
-	// for it while it starts, then goes, leaving the cluster's nodes the
-	// tests' own. nfd-master logs that its HTTP server starts once it has
-	// done so and its informers have synced.
+	// nfd-master reads the node it runs on as it starts and exits when
+	// that node is missing: a node stands in while it starts, then goes,
+	// leaving the cluster's nodes the tests' own.
 	host := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: nfdHostNode}}
 	if _, err := client.CoreV1().Nodes().Create(ctx, host, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return nil, fmt.Errorf("creating node %s for nfd-master: %w", nfdHostNode, err)
 	}
-	p, err := cp.runEnv("nfd-master", unshare, []string{"KUBERNETES_NAMESPACE=" + NFDNamespace, "NODE_NAME=" + nfdHostNode}, args...)
+	p, err := cp.runEnv("nfd-master", bin, []string{"KUBERNETES_NAMESPACE=" + NFDNamespace, "NODE_NAME=" + nfdHostNode}, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -163,8 +130,9 @@ func (cp *ControlPlane) startNFDMaster(ctx context.Context, bin string) (*NFDMas
 const (
 	// nfdHostNode is the node nfd-master takes itself to run on.
 	nfdHostNode = "accelc-e2e-nfd-master"
-	// nfdStartedLog is nfd-master's log line once it runs.
-	nfdStartedLog   = `"http server starting"`
+	// nfdStartedLog is nfd-master's log line once its caches synced and
+	// its (refused) HTTP server has given up: it runs, listening nowhere.
+	nfdStartedLog   = `"http server stopped"`
 	nfdStartTimeout = time.Minute
 )
 
@@ -173,47 +141,6 @@ func (nm *NFDMaster) LogPath() string { return nm.proc.logPath }
 
 // Tail is the end of nfd-master's log, for failure messages.
 func (nm *NFDMaster) Tail() string { return nm.proc.tail() }
-
-// forwardUnix relays connections to a Unix socket at path to addr (the
-// API server on 127.0.0.1) until ctx ends.
-func forwardUnix(ctx context.Context, path, addr string) error {
-	l, err := net.Listen("unix", path)
-	if err != nil {
-		return err
-	}
-	var wg sync.WaitGroup
-	go func() {
-		<-ctx.Done()
-		_ = l.Close()
-		wg.Wait()
-	}()
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer c.Close()
-				up, err := net.Dial("tcp", addr)
-				if err != nil {
-					return
-				}
-				defer up.Close()
-				done := make(chan struct{}, 2)
-				go func() { _, _ = io.Copy(up, c); done <- struct{}{} }()
-				go func() { _, _ = io.Copy(c, up); done <- struct{}{} }()
-				select {
-				case <-done:
-				case <-ctx.Done():
-				}
-			}()
-		}
-	}()
-	return nil
-}
 
 // findNFD looks for nfd-master in $ACCELC_NFD_BIN or bin/nfd-<NFDVersion>.
 func findNFD() (string, error) {

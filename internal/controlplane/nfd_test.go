@@ -4,6 +4,7 @@ import (
 	"context"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -39,6 +40,9 @@ func TestNFDMaster(t *testing.T) {
 		t.Fatal(err)
 	}
 	nm := cp.StartNFDMaster(t)
+	if log := nm.Tail(); !strings.Contains(log, "invalid port") {
+		t.Fatalf("nfd-master's HTTP server did not give up on -port=-1 (it would listen on every interface):\n%s", log)
+	}
 	_, err = cs.CoreV1().Nodes().Create(t.Context(), &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", Labels: map[string]string{"kubernetes.io/hostname": "n1"}, Annotations: map[string]string{"volumes.kubernetes.io/controller-managed-attach-detach": "true"}}}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
