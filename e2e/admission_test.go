@@ -29,6 +29,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/accelc/accelc/internal/controlplane"
+	"github.com/accelc/accelc/pkg/compile"
 	"github.com/accelc/accelc/pkg/policytest"
 	"github.com/accelc/accelc/pkg/policytest/engine"
 	"github.com/accelc/accelc/pkg/render"
@@ -193,7 +194,7 @@ func (c *clusterUnderTest) read(t *testing.T) {
 // NodeFeatureRules (applied with the tree): each node's features are
 // published as nfd-worker would (its name, and for a node of a known type
 // the PCI id of its GPUs: the type accelc gives it, by its GFD labels or
-// pinned in CUE, and that type's id in the rule that stamps it), and the
+// pinned in CUE, and that type's PCI ids from the catalog), and the
 // test waits until nfd-master has stamped every node and stopped changing
 // them. The type label nfd-master gives must be the type accelc gave.
 func (s *suite) stampNFD(t *testing.T, c *clusterUnderTest) {
@@ -218,12 +219,19 @@ func (s *suite) stampNFD(t *testing.T, c *clusterUnderTest) {
 		}
 	}
 	labelKeys, taintKeys := ruleKeys(rules)
+	m, err := compile.Load(filepath.Join(s.root, clusterDir(c.example)))
+	if err != nil {
+		t.Fatalf("compiling %s: %v", c.example, err)
+	}
 	begin := time.Now()
 	want := map[string]string{} // node → the type label nfd-master must give
+	nth := map[string]int{}     // type → its nodes so far
 	for _, n := range view.Nodes {
 		var pci map[string]string
 		if n.AcceleratorType != "" && n.AcceleratorType != "unknown" && n.AcceleratorType != "mixed" {
-			if pci, err = pciOf(rules, c.typeLabel, n.AcceleratorType); err != nil {
+			pci, err = pciOf(m.Catalog, n.AcceleratorType, nth[n.AcceleratorType])
+			nth[n.AcceleratorType]++
+			if err != nil {
 				t.Errorf("node %s (%s): %v", n.Name, n.AcceleratorType, err)
 				continue
 			}

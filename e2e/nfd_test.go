@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/accelc/accelc/internal/controlplane"
+	"github.com/accelc/accelc/pkg/catalog"
 )
 
 // nodeFeatures are NFD's NodeFeature objects, what nfd-worker publishes
@@ -96,31 +97,21 @@ func ruleKeys(rules []*unstructured.Unstructured) (labels, taints []string) {
 	return labels, taints
 }
 
-// pciOf is the PCI device NFD would report for a node of the type: the
-// first vendor and device id of the rule that stamps the type, which the
-// renderer takes from the accelerator catalog.
-func pciOf(rules []*unstructured.Unstructured, typeLabel, typ string) (map[string]string, error) {
-	for _, obj := range rules {
-		list, _, _ := unstructured.NestedSlice(obj.Object, "spec", "rules")
-		for _, item := range list {
-			rule, _ := item.(map[string]any)
-			labels, _, _ := unstructured.NestedStringMap(rule, "labels")
-			if labels[typeLabel] != typ {
-				continue
-			}
-			terms, _ := rule["matchFeatures"].([]any)
-			for _, t := range terms {
-				term, _ := t.(map[string]any)
-				if term["feature"] != "pci.device" {
-					continue
-				}
-				vendor, _, _ := unstructured.NestedStringSlice(term, "matchExpressions", "vendor", "value")
-				device, _, _ := unstructured.NestedStringSlice(term, "matchExpressions", "device", "value")
-				if len(vendor) > 0 && len(device) > 0 {
-					return map[string]string{"vendor": strings.ToLower(vendor[0]), "device": strings.ToLower(device[0])}, nil
-				}
-			}
-		}
+// pciOf is the PCI device nfd-worker would report for the i-th node of a
+// type: the type's vendor and one of its device ids, from the accelerator
+// catalog (not from the rendered rule, so a rule with a wrong id fails;
+// nodes of a type take its ids in turn, so every id is tried where the
+// type has as many nodes).
+func pciOf(cat *catalog.Catalog, typ string, i int) (map[string]string, error) {
+	class, ok := cat.Get(typ)
+	if !ok {
+		return nil, fmt.Errorf("%s is not in the cluster's catalog", typ)
 	}
-	return nil, fmt.Errorf("no NodeFeatureRule rule stamps %s=%s from a PCI id", typeLabel, typ)
+	if len(class.PCIDeviceIDs) == 0 {
+		return nil, fmt.Errorf("%s has no PCI device id in the catalog (%s)", typ, class.NoPCIDeviceIDs)
+	}
+	return map[string]string{
+		"vendor": strings.ToLower(class.PCIVendor()),
+		"device": strings.ToLower(class.PCIDeviceIDs[i%len(class.PCIDeviceIDs)]),
+	}, nil
 }
