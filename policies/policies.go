@@ -69,6 +69,10 @@ type MatchKind struct {
 var AdmissionKinds = []MatchKind{
 	{APIGroups: []string{""}, Kinds: []string{"Pod"}},
 	{APIGroups: []string{"resource.k8s.io"}, Kinds: []string{"ResourceClaim", "ResourceClaimTemplate"}},
+	// A Notebook's pod takes the Notebook's labels and its template's
+	// spec, which Gatekeeper's expansion cannot put together: the
+	// library judges a Notebook as that pod itself.
+	{APIGroups: []string{"kubeflow.org"}, Kinds: []string{"Notebook"}},
 }
 
 // Name is the template's metadata.name: the kind, lower-cased.

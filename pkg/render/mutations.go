@@ -30,7 +30,7 @@ const ProfileAnnotation = "opendatahub.io/hardware-profile-name"
 // writes only where the pod has not: AssignMetadata never overwrites, the
 // affinity Assigns test that the path does not exist, ModifySet merges.
 func mutationObjects(m *compile.Model) []Object {
-	out := profileLabelPolicy(m)
+	out := append(profileLabelPolicy(m), workloadLabelPolicies(m)...)
 	prefix := m.Cluster.LabelPrefix
 	pods := []applyTo{{Groups: []string{""}, Kinds: []string{"Pod"}, Versions: []string{"v1"}}}
 	// matchPods matches the pods that sel selects (by namespace, by

@@ -53,17 +53,24 @@ func policyObjects(m *compile.Model, inv *inventory.Inventory) ([]Object, error)
 			},
 		},
 	}
+	synced := []gvk{
+		{Group: "", Version: "v1", Kind: "Node"},
+		{Group: "infrastructure.opendatahub.io", Version: "v1", Kind: "HardwareProfile"},
+		{Group: EntitlementGroup, Version: EntitlementVersion, Kind: "NamespaceEntitlement"},
+		{Group: "scheduling.k8s.io", Version: "v1", Kind: "PriorityClass"},
+	}
+	if m.Cluster.DRA != nil {
+		// A pod that names a ResourceClaim is judged by the claim as it
+		// is now, whichever version it was written in (the API server
+		// serves every claim as v1).
+		synced = append(synced, gvk{Group: "resource.k8s.io", Version: "v1", Kind: "ResourceClaim"})
+	}
 	out = append(out, Object{
 		Dir: "policies",
 		Body: &syncSet{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "syncset.gatekeeper.sh/v1alpha1", Kind: "SyncSet"},
 			ObjectMeta: objectMeta(m.Cluster.Name, "", "accelc"),
-			Spec: syncSetSpec{GVKs: []gvk{
-				{Group: "", Version: "v1", Kind: "Node"},
-				{Group: "infrastructure.opendatahub.io", Version: "v1", Kind: "HardwareProfile"},
-				{Group: EntitlementGroup, Version: EntitlementVersion, Kind: "NamespaceEntitlement"},
-				{Group: "scheduling.k8s.io", Version: "v1", Kind: "PriorityClass"},
-			}},
+			Spec:       syncSetSpec{GVKs: synced},
 		},
 	})
 	for _, e := range []struct {
@@ -77,13 +84,11 @@ func policyObjects(m *compile.Model, inv *inventory.Inventory) ([]Object, error)
 		{"accelc-cronjobs", "spec.jobTemplate.spec.template", []applyTo{
 			{Groups: []string{"batch"}, Kinds: []string{"CronJob"}, Versions: []string{"v1"}},
 		}},
-		// The ML kinds users run on accelerators. An ExpansionTemplate has
-		// one source, so a job with several replica templates takes one per
+		// The ML kinds users run on accelerators (a Notebook is judged
+		// directly: its pod's labels are the Notebook's, which expansion
+		// cannot see). An ExpansionTemplate has one source, so a job with several replica templates takes one per
 		// template; RayCluster's worker groups are a list, which a source
 		// path cannot index: only its head is checked here.
-		{"accelc-notebooks", "spec.template", []applyTo{
-			{Groups: []string{"kubeflow.org"}, Kinds: []string{"Notebook"}, Versions: []string{"v1", "v1beta1"}},
-		}},
 		{"accelc-pytorchjob-master", "spec.pytorchReplicaSpecs.Master.template", []applyTo{
 			{Groups: []string{"kubeflow.org"}, Kinds: []string{"PyTorchJob"}, Versions: []string{"v1"}},
 		}},

@@ -84,3 +84,45 @@ test_several_requests_denied if {
 	some v in violation with input as f.input_for(claim("dra", [exactly("nvidia-a100-80gb"), object.union(exactly("nvidia-a100-80gb"), {"name": "more"})])) with data.inventory as f.inventory
 	contains(v.msg, "it makes 2 device requests")
 }
+
+# A cluster that turned DRA on before GA serves v1beta1: the request names
+# its class itself.
+v1beta1_claim(ns, requests) := object.union(claim(ns, requests), {"apiVersion": "resource.k8s.io/v1beta1"})
+
+test_v1beta1_unentitled_class_denied if {
+	some v in violation with input as f.input_for(v1beta1_claim("dra", [{"name": "gpu", "deviceClassName": "h200.example.com", "allocationMode": "ExactCount", "count": 1}])) with data.inventory as f.inventory
+	contains(v.msg, `request gpu names DeviceClass "h200.example.com", which team dra-team may not use`)
+}
+
+test_v1beta1_entitled_class_allowed if {
+	count(violation) == 0 with input as f.input_for(v1beta1_claim("dra", [{"name": "gpu", "deviceClassName": "nvidia-a100-80gb", "count": 1}])) with data.inventory as f.inventory
+}
+
+test_v1beta1_all_devices_denied if {
+	some v in violation with input as f.input_for(v1beta1_claim("dra", [{"name": "gpu", "deviceClassName": "nvidia-a100-80gb", "allocationMode": "All"}])) with data.inventory as f.inventory
+	contains(v.msg, "allocationMode All")
+}
+
+# What the policy cannot read is denied, naming the field.
+test_unknown_request_field_denied if {
+	r := object.union(exactly("nvidia-a100-80gb"), {"deviceSelector": "anything"})
+	some v in violation with input as f.input_for(claim("dra", [r])) with data.inventory as f.inventory
+	contains(v.msg, "request gpu has field deviceSelector, which accelc's policy does not read")
+}
+
+test_unknown_exact_field_denied if {
+	r := object.union(exactly("nvidia-a100-80gb"), {"exactly": {"sharing": "all"}})
+	some v in violation with input as f.input_for(claim("dra", [r])) with data.inventory as f.inventory
+	contains(v.msg, "request gpu has field sharing")
+}
+
+test_request_without_class_denied if {
+	some v in violation with input as f.input_for(claim("dra", [{"name": "gpu", "count": 1}])) with data.inventory as f.inventory
+	contains(v.msg, "request gpu names no DeviceClass")
+}
+
+test_unknown_devices_field_denied if {
+	c := object.union(claim("dra", [exactly("nvidia-a100-80gb")]), {"spec": {"devices": {"extended": true}}})
+	some v in violation with input as f.input_for(c) with data.inventory as f.inventory
+	contains(v.msg, "field devices.extended is not one accelc's policy reads")
+}

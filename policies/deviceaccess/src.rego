@@ -20,8 +20,8 @@ violation contains {"msg": msg} if {
 
 # A pod's claims: through a profile that hands out devices by claim, each
 # of the pod's claims is made from the profile's ResourceClaimTemplate, or
-# names a ResourceClaim (which the claims policy checked when it was
-# made); any other pod may hold none.
+# names a ResourceClaim, which is judged as it is now (synced); any other
+# pod may hold none.
 violation contains {"msg": msg} if {
 	accelc.holds_claims
 	not accelc.dra_profile
@@ -30,6 +30,53 @@ violation contains {"msg": msg} if {
 
 claims_why := sprintf("hardware profile %q hands out no devices by claim", [accelc.profile_name]) if accelc.has_profile
 else := "the pod names no hardware profile that hands out devices by claim"
+
+# A profile that hands out devices by claim hands them out only through
+# its claim: a pod of it without one would run on an accelerator node
+# with devices no claim governs.
+violation contains {"msg": msg} if {
+	accelc.dra_profile
+	count(object.get(accelc.spec, "resourceClaims", [])) == 0
+	msg := sprintf("hardware profile %q hands out devices by resource claim, and the pod holds none: add spec.resourceClaims [{name: gpu, resourceClaimTemplateName: %v}] and resources.claims [{name: gpu}] on the container that uses it", [accelc.profile_name, accelc.dra_template])
+}
+
+# A container's claim must be one the pod declares: the API server
+# refuses another, and the policy does not account for it either.
+violation contains {"msg": msg} if {
+	declared := {rc.name | some rc in object.get(accelc.spec, "resourceClaims", [])}
+	some c in accelc.all_containers
+	some r in object.get(c, ["resources", "claims"], [])
+	not r.name in declared
+	msg := sprintf("container %v uses DRA claim %q, which spec.resourceClaims does not declare: declare it there (from the profile's ResourceClaimTemplate) or drop it", [c.name, object.get(r, "name", "")])
+}
+
+# A named ResourceClaim is judged as it is now, from Gatekeeper's synced
+# copy: one that is not synced yet is refused until it is, so that a claim
+# the policy cannot read never reaches a device.
+violation contains {"msg": msg} if {
+	accelc.dra_profile
+	some c in object.get(accelc.spec, "resourceClaims", [])
+	name := c.resourceClaimName
+	not accelc.synced_claims[name]
+	msg := sprintf("pod claim %v names ResourceClaim %v, which Gatekeeper has not synced, so its devices cannot be checked: create the claim first and retry, or use the profile's ResourceClaimTemplate %v", [c.name, name, accelc.dra_template])
+}
+
+violation contains {"msg": msg} if {
+	accelc.dra_profile
+	accelc.entitlement
+	some c in object.get(accelc.spec, "resourceClaims", [])
+	name := c.resourceClaimName
+	rc := accelc.synced_claims[name]
+	some problem in accelc.claim_problems(sprintf("pod claim %v: ResourceClaim %v", [c.name, name]), object.get(rc, ["spec", "devices"], {}))
+	msg := problem
+}
+
+violation contains {"msg": msg} if {
+	accelc.dra_profile
+	not accelc.entitlement
+	count(object.get(accelc.spec, "resourceClaims", [])) > 0
+	msg := sprintf("namespace %v belongs to no team, so no DeviceClass is its to claim: run the pod in a team's namespace", [accelc.namespace])
+}
 
 # One claim: several, each within the profile's count, would add up past
 # it.

@@ -128,9 +128,48 @@ dra_pod(claims) := f.pod("dra", f.profile("dra-large"), {
 	"tolerations": [f.gpu_taint],
 })
 
+# A ResourceClaim of namespace dra as Gatekeeper syncs it (v1).
+synced_claim(name, request) := object.union(f.inventory, {"namespace": {"dra": {"resource.k8s.io/v1": {"ResourceClaim": {name: {
+	"apiVersion": "resource.k8s.io/v1",
+	"kind": "ResourceClaim",
+	"metadata": {"name": name, "namespace": "dra"},
+	"spec": {"devices": {"requests": [request]}},
+}}}}}})
+
+a100_request := {"name": "gpu", "exactly": {"deviceClassName": "nvidia-a100-80gb", "count": 1}}
+
 test_claims_of_the_dra_profile_allowed if {
 	count(violation) == 0 with input as f.input_for(dra_pod([{"name": "gpu", "resourceClaimTemplateName": "dra-large"}])) with data.inventory as f.inventory
-	count(violation) == 0 with input as f.input_for(dra_pod([{"name": "gpu", "resourceClaimName": "made-earlier"}])) with data.inventory as f.inventory
+	count(violation) == 0 with input as f.input_for(dra_pod([{"name": "gpu", "resourceClaimName": "made-earlier"}])) with data.inventory as synced_claim("made-earlier", a100_request)
+}
+
+# A named claim is judged as it is now, not trusted as checked when made.
+test_named_claim_judged_by_the_claim if {
+	some v in violation with input as f.input_for(dra_pod([{"name": "gpu", "resourceClaimName": "any-gpu"}])) with data.inventory as synced_claim("any-gpu", {"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com"}})
+	contains(v.msg, `pod claim gpu: ResourceClaim any-gpu: request gpu names DeviceClass "gpu.nvidia.com", which team dra-team may not use`)
+}
+
+# A claim written in v1beta1 (deviceClassName on the request) is read so.
+test_named_v1beta1_claim_judged if {
+	some v in violation with input as f.input_for(dra_pod([{"name": "gpu", "resourceClaimName": "old"}])) with data.inventory as synced_claim("old", {"name": "gpu", "deviceClassName": "h200.example.com", "count": 1})
+	contains(v.msg, `request gpu names DeviceClass "h200.example.com"`)
+}
+
+test_unsynced_named_claim_denied if {
+	some v in violation with input as f.input_for(dra_pod([{"name": "gpu", "resourceClaimName": "made-earlier"}])) with data.inventory as f.inventory
+	contains(v.msg, "names ResourceClaim made-earlier, which Gatekeeper has not synced")
+}
+
+test_dra_profile_pod_without_claim_denied if {
+	p := f.pod("dra", f.profile("dra-large"), {"containers": [cpu], "tolerations": [f.gpu_taint]})
+	some v in violation with input as f.input_for(p) with data.inventory as f.inventory
+	contains(v.msg, `hardware profile "dra-large" hands out devices by resource claim, and the pod holds none`)
+}
+
+test_undeclared_container_claim_denied if {
+	p := dra_pod([{"name": "other", "resourceClaimTemplateName": "dra-large"}])
+	some v in violation with input as f.input_for(p) with data.inventory as f.inventory
+	contains(v.msg, `container app uses DRA claim "gpu", which spec.resourceClaims does not declare`)
 }
 
 test_claims_of_another_template_denied if {
@@ -142,6 +181,6 @@ test_two_claims_denied if {
 	some v in violation with input as f.input_for(dra_pod([
 		{"name": "gpu", "resourceClaimTemplateName": "dra-large"},
 		{"name": "more", "resourceClaimName": "made-earlier"},
-	])) with data.inventory as f.inventory
+	])) with data.inventory as synced_claim("made-earlier", a100_request)
 	contains(v.msg, "pod holds 2 claims")
 }

@@ -94,6 +94,46 @@ violation contains {"msg": msg} if {
 	msg := sprintf("priority class %v is not synced to Gatekeeper, so its tier cannot be checked: use one of the cluster's priority classes", [cls])
 }
 
+# Kueue's WorkloadPriorityClass label sets the priority Kueue queues and
+# preempts with, whatever the pod's own class: it is the profile's
+# class, or at most the team's tier, like priorityClassName. accelc
+# renders each WorkloadPriorityClass beside the PriorityClass of the same
+# name and value, so the synced PriorityClass says what it is worth.
+workload_priority_label := "kueue.x-k8s.io/priority-class"
+
+violation contains {"msg": msg} if {
+	accelc.through_profile
+	want := profile_priority
+	got := accelc.labels[workload_priority_label]
+	got != want
+	msg := sprintf("hardware profile %q runs at priority class %v, but the pod's label %v is %q: drop the label (naming the profile with label %v sets it) or set it to %v", [
+		accelc.profile_name, want, workload_priority_label, got, accelc.profile_label, want,
+	])
+}
+
+violation contains {"msg": msg} if {
+	accelc.through_profile
+	not profile_priority
+	tier
+	got := accelc.labels[workload_priority_label]
+	not accelc.priority_classes[got]
+	msg := sprintf("label %v=%v names a priority class accelc does not know, so its rank against team %v's tier %v cannot be checked: drop the label or use %v", [
+		workload_priority_label, got, accelc.team, tier.className, tier.className,
+	])
+}
+
+violation contains {"msg": msg} if {
+	accelc.through_profile
+	not profile_priority
+	tier
+	got := accelc.labels[workload_priority_label]
+	v := accelc.priority_classes[got].value
+	v > tier.value
+	msg := sprintf("label %v=%v (%v) outranks team %v's tier %v (%v) in Kueue: drop the label or use %v", [
+		workload_priority_label, got, v, accelc.team, tier.className, tier.value, tier.className,
+	])
+}
+
 violation contains {"msg": msg} if {
 	checked
 	not accelc.team

@@ -156,3 +156,22 @@ test_dra_profile_pod_allowed if {
 	p := f.pod("dra", f.profile("dra-large"), {"resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "dra-large"}], "containers": [{"name": "main", "image": "trainer", "resources": {"claims": [{"name": "gpu"}]}}]})
 	count(violation) == 0 with input as f.input_for(p) with data.inventory as f.inventory
 }
+
+# Kueue's WorkloadPriorityClass label is held to the tier like the pod's
+# own class.
+test_kueue_priority_label_above_tier_denied if {
+	p := slice_pod(object.union(queued, {"kueue.x-k8s.io/priority-class": "production-inference"}), {})
+	some v in violation with input as p with data.inventory as f.inventory
+	contains(v.msg, "label kueue.x-k8s.io/priority-class=production-inference (1000) outranks team mig-team's tier research (100) in Kueue")
+}
+
+test_kueue_priority_label_unknown_denied if {
+	p := slice_pod(object.union(queued, {"kueue.x-k8s.io/priority-class": "vip"}), {})
+	some v in violation with input as p with data.inventory as f.inventory
+	contains(v.msg, "names a priority class accelc does not know")
+}
+
+test_kueue_priority_label_at_tier_admitted if {
+	p := slice_pod(object.union(queued, {"kueue.x-k8s.io/priority-class": "research"}), {})
+	count(violation) == 0 with input as p with data.inventory as f.inventory
+}

@@ -19,19 +19,95 @@ base_prefixes := [
 	"deviceclass.resource.kubernetes.io/",
 ]
 
-# The pod under review; undefined for the other kinds the admission
-# constraint matches (the claims policy's ResourceClaims and
-# ResourceClaimTemplates), so that no pod rule judges them.
-pod := input.review.object if object.get(input.review.object, "kind", "Pod") == "Pod"
+# The pod under review, as written: a Pod, or a Kubeflow Notebook as the
+# pod its controller makes (the Notebook's own labels, which the
+# controller copies to the pod, and its template's spec; the controller
+# ignores the template's metadata). Undefined for the other kinds the
+# admission constraint matches (the claims policy's ResourceClaims and
+# ResourceClaimTemplates), so that no pod rule judges them. Workloads with
+# metadata in their templates (Deployments, Jobs, …) reach the policy
+# through Gatekeeper's expansion, as Pods.
+written := input.review.object if object.get(input.review.object, "kind", "Pod") == "Pod"
+
+written := {
+	"apiVersion": "v1",
+	"kind": "Pod",
+	"metadata": {
+		"name": object.get(nb, ["metadata", "name"], ""),
+		"namespace": object.get(nb, ["metadata", "namespace"], ""),
+		"labels": object.get(nb, ["metadata", "labels"], {}),
+	},
+	"spec": object.get(nb, ["spec", "template", "spec"], {}),
+} if {
+	nb := input.review.object
+	nb.kind == "Notebook"
+	startswith(object.get(nb, "apiVersion", ""), "kubeflow.org/")
+}
+
+# A Notebook is judged as its pod will be once accelc's mutators have
+# changed it (its pod carries the profile label the workload policy gave
+# the Notebook, and Gatekeeper mutates it when it is made); a Pod as it
+# is, mutated already. The forecast writes what the mutators write where
+# the pod has nothing: the required node affinity of its profile's types
+# and pools (or, for a generic profile, its team's types), its Kueue
+# queue, and its profile's priority class.
+forecast if input.review.object.kind == "Notebook"
+
+pod := object.union(written, forecast_fill) if forecast
+else := written
 
 spec := object.get(pod, "spec", {})
+
+written_spec := object.get(written, "spec", {})
+
+written_labels := object.get(written, ["metadata", "labels"], {})
+
+forecast_fill := {"metadata": {"labels": forecast_labels}, "spec": object.union(forecast_affinity, forecast_priority)}
+
+forecast_queue := profile_queue if profile_queue
+else := q if {
+	q := entitlement.spec.queue
+	q != ""
+}
+
+forecast_labels := {"kueue.x-k8s.io/queue-name": forecast_queue} if {
+	through_profile
+	not written_labels["kueue.x-k8s.io/queue-name"]
+	forecast_queue
+} else := {}
+
+forecast_type_values := profile_types if {
+	count(profile_types) > 0
+	not dra_profile
+} else := sort(entitled_types) if {
+	through_profile
+	count(profile_types) == 0
+	not dra_profile
+	count(entitled_types) > 0
+} else := []
+
+forecast_expressions := array.concat(
+	[{"key": input.parameters.typeLabel, "operator": "In", "values": forecast_type_values} | count(forecast_type_values) > 0],
+	[{"key": key("pool"), "operator": "In", "values": profile_pools} | count(profile_pools) > 0],
+)
+
+forecast_affinity := {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{"matchExpressions": forecast_expressions}]}}}} if {
+	through_profile
+	count(forecast_expressions) > 0
+	not written_spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution
+} else := {}
+
+forecast_priority := {"priorityClassName": pc, "priority": priority_classes[pc].value} if {
+	through_profile
+	pc := hwp.metadata.annotations[key("priority-class")]
+} else := {}
 
 namespace := ns if {
 	ns := input.review.namespace
 	ns != ""
-} else := object.get(pod, ["metadata", "namespace"], "")
+} else := object.get(written, ["metadata", "namespace"], "")
 
-annotations := object.get(pod, ["metadata", "annotations"], {})
+annotations := object.get(written, ["metadata", "annotations"], {})
 
 # All containers, init and ephemeral ones included: any of them can hold a
 # device.
@@ -176,7 +252,7 @@ profile_label := key("profile")
 
 profile_name := n if {
 	n := annotations[profile_annotation]
-} else := labels[profile_label]
+} else := written_labels[profile_label]
 
 has_profile if profile_name
 
@@ -371,3 +447,92 @@ priority_classes := data.inventory.cluster["scheduling.k8s.io/v1"].PriorityClass
 pod_priority := spec.priority if is_number(spec.priority)
 else := priority_classes[spec.priorityClassName].value if spec.priorityClassName
 else := 0 if not spec.priorityClassName
+
+# Dynamic Resource Allocation claims, as the claims policy judges a
+# ResourceClaim or ResourceClaimTemplate when it is made and the device
+# access policy judges the ResourceClaim a pod names (synced) when the pod
+# is made.
+#
+# Every request that names a class, with its name: v1's and v1beta2's
+# exact request (exactly) or a subrequest of a firstAvailable list, and
+# v1beta1's request, which names its class itself (deviceClassName beside
+# the count, no exactly). A cluster that turned DRA on before it went GA
+# serves v1beta1 and v1beta2 too; each is read as written.
+claim_requests(devs) := (({[r.name, r.exactly] |
+	some r in object.get(devs, "requests", [])
+	r.exactly
+} | {[r.name, r] |
+	some r in object.get(devs, "requests", [])
+	not r.exactly
+	r.deviceClassName
+}) | {[concat("/", [r.name, s.name]), s] |
+	some r in object.get(devs, "requests", [])
+	some s in object.get(r, "firstAvailable", [])
+})
+
+# What the policy reads of a claim; any other field could change which
+# devices it reaches, so the claim is denied naming it (fail closed).
+known_devices_fields := {"requests", "constraints", "config"}
+
+known_request_fields := {"name", "exactly", "firstAvailable", "deviceClassName", "selectors", "allocationMode", "count", "adminAccess", "tolerations", "capacity"}
+
+# The classes the namespace's team may claim, each with the most devices a
+# request may ask for.
+claim_limits := object.get(entitlement, ["spec", "deviceClasses"], {})
+
+claimable := {c | some c, _ in claim_limits}
+
+may_claim := sprintf("it may use %v", [concat(", ", sort(claimable))]) if count(claimable) > 0
+else := "it may claim none: no hardware profile it may use hands out devices by claim"
+
+# Why a claim's devices (its spec.devices) could reach past what the
+# namespace's team may use, each reason a message starting with what.
+claim_problems(what, devs) := ((((({sprintf("%v: field devices.%v is not one accelc's policy reads (%v), so it cannot tell which devices the claim reaches: drop it", [what, f, concat(", ", sort(known_devices_fields))]) |
+	some f, _ in devs
+	not f in known_devices_fields
+} | {sprintf("%v: request %v has field %v, which accelc's policy does not read, so it cannot tell which devices the request reaches: drop it", [what, object.get(r, "name", "(unnamed)"), f]) |
+	some r in object.get(devs, "requests", [])
+	some f, _ in r
+	not f in known_request_fields
+}) | {sprintf("%v: request %v has field %v, which accelc's policy does not read, so it cannot tell which devices the request reaches: drop it", [what, name, f]) |
+	some [name, r] in claim_requests(devs)
+	some f, _ in r
+	not f in known_request_fields
+}) | {sprintf("%v: request %v names no DeviceClass (no exactly.deviceClassName, firstAvailable or deviceClassName), so accelc's policy cannot tell which devices it reaches: name one of the team's DeviceClasses", [what, object.get(r, "name", "(unnamed)")]) |
+	some r in object.get(devs, "requests", [])
+	not r.exactly
+	not r.deviceClassName
+	count(object.get(r, "firstAvailable", [])) == 0
+}) | {sprintf("%v: request %v names no DeviceClass, so accelc's policy cannot tell which devices it reaches: name one of the team's DeviceClasses", [what, name]) |
+	some [name, r] in claim_requests(devs)
+	not r.deviceClassName
+}) | {sprintf("%v: request %v names DeviceClass %q, which team %v may not use; %v", [what, name, r.deviceClassName, team, may_claim]) |
+	some [name, r] in claim_requests(devs)
+	r.deviceClassName
+	not r.deviceClassName in claimable
+}) | claim_widening(what, devs)
+
+claim_widening(what, devs) := (((({sprintf("%v: request %v asks for %v devices of DeviceClass %v; team %v's profiles hand out at most %v: ask for fewer", [what, name, n, r.deviceClassName, team, limit]) |
+	some [name, r] in claim_requests(devs)
+	limit := claim_limits[r.deviceClassName]
+	n := object.get(r, "count", 1)
+	n > limit
+} | {sprintf("%v: it makes %v device requests; a claim makes one, within the count a profile hands out: merge them", [what, n]) |
+	n := count(object.get(devs, "requests", []))
+	n > 1
+}) | {sprintf("%v: request %v asks for every matching device of a node (allocationMode All): ask for a count (allocationMode ExactCount)", [what, name]) |
+	some [name, r] in claim_requests(devs)
+	r.allocationMode == "All"
+}) | {sprintf("%v: request %v asks for admin access, which reaches devices other pods hold: drop adminAccess", [what, name]) |
+	some [name, r] in claim_requests(devs)
+	r.adminAccess == true
+}) | {sprintf("%v: request %v tolerates device taints, which keep devices out of use: drop its tolerations", [what, name]) |
+	some [name, r] in claim_requests(devs)
+	count(object.get(r, "tolerations", [])) > 0
+}) | {sprintf("%v: it configures the driver (devices.config), which can change how devices are shared; the admins' DeviceClass holds configuration: drop it", [what]) |
+	count(object.get(devs, "config", [])) > 0
+}
+
+# The ResourceClaims of the pod's namespace, synced (SyncSet): a pod that
+# names a claim is judged by the claim as it is now, not trusted.
+synced_claims := data.inventory.namespace[namespace]["resource.k8s.io/v1"].ResourceClaim

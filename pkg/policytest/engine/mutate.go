@@ -71,12 +71,16 @@ func (m *Mutator) Mutate(object []byte) ([]byte, error) {
 
 // MutateObject is Mutate on a decoded object, which it changes.
 func (m *Mutator) MutateObject(obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-	m.labelProfile(obj.Object)
+	m.labelProfile(obj)
 	resultants, err := m.expander.Expand(obj)
 	if err != nil {
 		return nil, err
 	}
 	out := obj
+	if w, ok := render.WorkloadKindOf(obj.GroupVersionKind().Group, obj.GetKind()); ok && w.ObjectLabels {
+		// Judged as itself: the constraint reads it as its pod.
+		return out, nil
+	}
 	if obj.GetKind() != "Pod" {
 		if len(resultants) != 1 {
 			return nil, fmt.Errorf("%s %s expands to %d pods, want 1: is there an ExpansionTemplate for it?", obj.GetKind(), obj.GetName(), len(resultants))
@@ -115,40 +119,47 @@ func profileLabel(tree render.Tree) string {
 	return prefix + "/profile"
 }
 
-// labelProfile does what the MutatingAdmissionPolicy does to a pod, on a
-// pod or on every pod template of a workload: the profile annotation,
-// where there is no profile label, becomes the label.
-func (m *Mutator) labelProfile(obj map[string]any) {
+// labelProfile does what accelc's MutatingAdmissionPolicies do: on a
+// pod, and on each pod template of a workload kind at the paths the
+// workload policy patches (render.WorkloadKinds), the profile annotation,
+// where there is no profile label, becomes the label; a kind whose
+// controller copies its own labels to its pods (a Notebook) is labelled
+// from its own annotation.
+func (m *Mutator) labelProfile(obj *unstructured.Unstructured) {
 	if m.profileLabel == "" {
 		return
 	}
-	if md, ok := obj["metadata"].(map[string]any); ok {
-		if ann, ok := md["annotations"].(map[string]any); ok {
-			if name, ok := ann[render.ProfileAnnotation].(string); ok {
-				labels, _ := md["labels"].(map[string]any)
-				if labels == nil {
-					labels = map[string]any{}
-					md["labels"] = labels
-				}
-				if _, has := labels[m.profileLabel]; !has {
-					labels[m.profileLabel] = name
-				}
-			}
-		}
+	if obj.GetKind() == "Pod" && obj.GroupVersionKind().Group == "" {
+		labelFromAnnotation(obj.Object, m.profileLabel)
+		return
 	}
-	for k, v := range obj {
-		if k == "metadata" {
+	w, ok := render.WorkloadKindOf(obj.GroupVersionKind().Group, obj.GetKind())
+	if !ok {
+		return
+	}
+	if w.ObjectLabels {
+		labelFromAnnotation(obj.Object, m.profileLabel)
+		return
+	}
+	for _, path := range w.Templates {
+		t, found, err := unstructured.NestedMap(obj.Object, path...)
+		if !found || err != nil {
 			continue
 		}
-		switch v := v.(type) {
-		case map[string]any:
-			m.labelProfile(v)
-		case []any:
-			for _, e := range v {
-				if e, ok := e.(map[string]any); ok {
-					m.labelProfile(e)
-				}
-			}
-		}
+		labelFromAnnotation(t, m.profileLabel)
+		_ = unstructured.SetNestedMap(obj.Object, t, path...)
 	}
+}
+
+// labelFromAnnotation gives obj (a pod, a pod template or a workload) the
+// profile label its annotation names, unless it has the label.
+func labelFromAnnotation(obj map[string]any, label string) {
+	name, ok, _ := unstructured.NestedString(obj, "metadata", "annotations", render.ProfileAnnotation)
+	if !ok {
+		return
+	}
+	if _, has, _ := unstructured.NestedFieldNoCopy(obj, "metadata", "labels", label); has {
+		return
+	}
+	_ = unstructured.SetNestedField(obj, name, "metadata", "labels", label)
 }

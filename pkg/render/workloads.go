@@ -1,0 +1,194 @@
+package render
+
+import (
+	"fmt"
+	"strings"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/accelc/accelc/pkg/compile"
+)
+
+// WorkloadKind is a kind whose controller makes pods from pod templates
+// it holds: where the templates are, and how the pods get their labels.
+type WorkloadKind struct {
+	// Policy names the kind's MutatingAdmissionPolicy:
+	// accelc-profile-label-<Policy>.
+	Policy   string
+	Group    string
+	Versions []string
+	Kind     string
+	Resource string
+	// Templates are the paths to the kind's pod templates, each a list of
+	// field names. Gatekeeper's ExpansionTemplates check each as the pod
+	// it makes.
+	Templates [][]string
+	// ObjectLabels: the controller copies the object's own labels to its
+	// pods and ignores the template's metadata (Kubeflow's Notebook
+	// controller builds its StatefulSet's pod template from
+	// spec.template.spec and the Notebook's labels; its CRD prunes
+	// template metadata), so the label goes on the object, from its own
+	// annotation, and the admission constraint judges the object itself
+	// as its pod.
+	ObjectLabels bool
+	// CreateOnly: the template cannot change once the object exists
+	// (a Job's), so it is labelled on CREATE only.
+	CreateOnly bool
+}
+
+// WorkloadKinds are the kinds accelc checks as the pods they make: the
+// built-in controllers' and the ML kinds users run on accelerators. Each
+// Policy names the MutatingAdmissionPolicy that labels its templates
+// (one per template shape, so that an expression only ever selects
+// fields of the kinds it matches). RayCluster's worker groups and
+// JobSet's replicated jobs hold their templates in lists, which neither
+// an ExpansionTemplate's source nor a fixed patch path can index: their
+// pods are checked when made.
+var WorkloadKinds = []WorkloadKind{
+	{Policy: "workloads", Group: "apps", Versions: []string{"v1"}, Kind: "Deployment", Resource: "deployments", Templates: [][]string{{"spec", "template"}}},
+	{Policy: "workloads", Group: "apps", Versions: []string{"v1"}, Kind: "StatefulSet", Resource: "statefulsets", Templates: [][]string{{"spec", "template"}}},
+	{Policy: "workloads", Group: "apps", Versions: []string{"v1"}, Kind: "ReplicaSet", Resource: "replicasets", Templates: [][]string{{"spec", "template"}}},
+	{Policy: "workloads", Group: "apps", Versions: []string{"v1"}, Kind: "DaemonSet", Resource: "daemonsets", Templates: [][]string{{"spec", "template"}}},
+	{Policy: "workloads", Group: "batch", Versions: []string{"v1"}, Kind: "Job", Resource: "jobs", Templates: [][]string{{"spec", "template"}}, CreateOnly: true},
+	{Policy: "cronjobs", Group: "batch", Versions: []string{"v1"}, Kind: "CronJob", Resource: "cronjobs", Templates: [][]string{{"spec", "jobTemplate", "spec", "template"}}},
+	{Policy: "notebooks", Group: "kubeflow.org", Versions: []string{"v1", "v1beta1"}, Kind: "Notebook", Resource: "notebooks", Templates: [][]string{{"spec", "template"}}, ObjectLabels: true},
+	{Policy: "pytorchjobs", Group: "kubeflow.org", Versions: []string{"v1"}, Kind: "PyTorchJob", Resource: "pytorchjobs", Templates: [][]string{
+		{"spec", "pytorchReplicaSpecs", "Master", "template"},
+		{"spec", "pytorchReplicaSpecs", "Worker", "template"},
+	}},
+	{Policy: "rayclusters", Group: "ray.io", Versions: []string{"v1"}, Kind: "RayCluster", Resource: "rayclusters", Templates: [][]string{{"spec", "headGroupSpec", "template"}}},
+}
+
+// WorkloadKindOf returns the workload kind of a group and kind.
+func WorkloadKindOf(group, kind string) (WorkloadKind, bool) {
+	for _, w := range WorkloadKinds {
+		if w.Group == group && w.Kind == kind {
+			return w, true
+		}
+	}
+	return WorkloadKind{}, false
+}
+
+// workloadLabelPolicies are the MutatingAdmissionPolicies that do for
+// the workloads that make pods what profileLabelPolicy does for pods:
+// where a pod template names its profile only by Open Data Hub's
+// annotation, the template gets accelc's profile label too. Gatekeeper's
+// expansion of the workload then yields a labelled pod, which every
+// label-keyed mutator changes as it changes the pod the controller will
+// make, and the validation judges the workload as that pod; the
+// controller's pods carry the label from the template. A kind whose
+// controller copies the object's labels to its pods (ObjectLabels) is
+// labelled on the object, from its own annotation or its template's.
+func workloadLabelPolicies(m *compile.Model) []Object {
+	label := m.Cluster.LabelPrefix + "/profile"
+	var names []string
+	kinds := map[string][]WorkloadKind{}
+	for _, w := range WorkloadKinds {
+		if _, ok := kinds[w.Policy]; !ok {
+			names = append(names, w.Policy)
+		}
+		kinds[w.Policy] = append(kinds[w.Policy], w)
+	}
+	var out []Object
+	for _, policyName := range names {
+		name := "accelc-profile-label-" + policyName
+		var rules []admissionregistrationv1.NamedRuleWithOperations
+		var mutations []admissionregistrationv1.Mutation
+		seen := map[string]bool{}
+		for _, w := range kinds[policyName] {
+			ops := []admissionregistrationv1.OperationType{admissionregistrationv1.Create}
+			if !w.CreateOnly {
+				ops = append(ops, admissionregistrationv1.Update)
+			}
+			rules = append(rules, admissionregistrationv1.NamedRuleWithOperations{
+				RuleWithOperations: admissionregistrationv1.RuleWithOperations{
+					Operations: ops,
+					Rule:       admissionregistrationv1.Rule{APIGroups: []string{w.Group}, APIVersions: w.Versions, Resources: []string{w.Resource}},
+				},
+			})
+			var exprs []string
+			if w.ObjectLabels {
+				exprs = append(exprs, objectLabelPatch(label))
+			} else {
+				for _, t := range w.Templates {
+					exprs = append(exprs, templateLabelPatch(t, label))
+				}
+			}
+			for _, expr := range exprs {
+				if seen[expr] {
+					continue
+				}
+				seen[expr] = true
+				mutations = append(mutations, admissionregistrationv1.Mutation{
+					PatchType: admissionregistrationv1.PatchTypeJSONPatch,
+					JSONPatch: &admissionregistrationv1.JSONPatch{Expression: expr},
+				})
+			}
+		}
+		policy := admissionregistrationv1.MutatingAdmissionPolicy{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "MutatingAdmissionPolicy"},
+			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: managedLabels(m.Cluster.Name)},
+			Spec: admissionregistrationv1.MutatingAdmissionPolicySpec{
+				FailurePolicy:      ptr(admissionregistrationv1.Fail),
+				MatchConstraints:   &admissionregistrationv1.MatchResources{ResourceRules: rules},
+				Mutations:          mutations,
+				ReinvocationPolicy: admissionregistrationv1.NeverReinvocationPolicy,
+			},
+		}
+		binding := admissionregistrationv1.MutatingAdmissionPolicyBinding{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "MutatingAdmissionPolicyBinding"},
+			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: managedLabels(m.Cluster.Name)},
+			Spec:       admissionregistrationv1.MutatingAdmissionPolicyBindingSpec{PolicyName: name},
+		}
+		out = append(out, Object{Dir: "mutations", Body: &policy}, Object{Dir: "mutations", Body: &binding})
+	}
+	return out
+}
+
+// celPath is a field path as CEL selects it from object.
+func celPath(path []string) string {
+	return "object." + strings.Join(path, ".")
+}
+
+// patchPath is a field path as a JSON pointer.
+func patchPath(path []string) string {
+	return "/" + strings.Join(path, "/")
+}
+
+// has is CEL's test that every field of path is set.
+func has(path []string) string {
+	var out []string
+	for i := range path {
+		out = append(out, "has("+celPath(path[:i+1])+")")
+	}
+	return strings.Join(out, " && ")
+}
+
+// addLabel is the JSON patch that sets the label on the metadata at md
+// (a path) to value: one key where it has labels, else the labels.
+func addLabel(md []string, label, value string) string {
+	lbl := append(append([]string{}, md...), "labels")
+	return fmt.Sprintf("%s ? [JSONPatch{op: \"add\", path: %q + jsonpatch.escapeKey(%q), value: %s}] : [JSONPatch{op: \"add\", path: %q, value: {%q: %s}}]",
+		has(lbl), patchPath(lbl)+"/", label, value, patchPath(lbl), label, value)
+}
+
+// templateLabelPatch is a CEL expression yielding the JSON patch that
+// labels the pod template at path with the profile its annotation names,
+// or no patch where the template has the label or names no profile.
+func templateLabelPatch(path []string, label string) string {
+	md := append(append([]string{}, path...), "metadata")
+	ann := append(append([]string{}, md...), "annotations")
+	lbl := append(append([]string{}, md...), "labels")
+	return fmt.Sprintf("%s && %q in %s && !(%s && %q in %s) ? %s : []",
+		has(ann), ProfileAnnotation, celPath(ann), has(lbl), label, celPath(lbl),
+		addLabel(md, label, fmt.Sprintf("%s[%q]", celPath(ann), ProfileAnnotation)))
+}
+
+// objectLabelPatch labels an ObjectLabels kind's object with the profile
+// its own annotation names. (Its template's metadata is not read: a CRD
+// that prunes it has no such field for the expression to select.)
+func objectLabelPatch(label string) string {
+	return fmt.Sprintf("has(object.metadata.annotations) && %q in object.metadata.annotations && !(has(object.metadata.labels) && %q in object.metadata.labels) ? %s : []",
+		ProfileAnnotation, label, addLabel([]string{"metadata"}, label, fmt.Sprintf("object.metadata.annotations[%q]", ProfileAnnotation)))
+}
