@@ -172,8 +172,17 @@ teams: ds: {
 		"team namespace excluded from the policies": {`package c
 
 cluster: name: "lab"
+teams: ops: namespaces: ["ml", "kube-system"]
+`, []string{`c.cue:4:32: teams.ops.namespaces[1]: namespace kube-system is excluded from accelc's policies by cluster.excludedNamespaces "kube-system", so its pods would reach any accelerator: rename the namespace or narrow the pattern`}},
+		"team namespace excluded by an acknowledged glob": {`package c
+
+cluster: {
+	name: "lab"
+	namespaceCreation: "admins-only"
+	excludedNamespaces: ["kube-*"]
+}
 teams: ops: namespaces: ["ml", "kube-ml"]
-`, []string{`c.cue:4:32: teams.ops.namespaces[1]: namespace kube-ml is excluded from accelc's policies by cluster.excludedNamespaces "kube-*", so its pods would reach any accelerator: rename the namespace or narrow the pattern`}},
+`, []string{`c.cue:8:32: teams.ops.namespaces[1]: namespace kube-ml is excluded from accelc's policies by cluster.excludedNamespaces "kube-*", so its pods would reach any accelerator: rename the namespace or narrow the pattern`}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			dir := cluster(t, map[string]string{"c.cue": tc.src})
@@ -186,6 +195,65 @@ teams: ops: namespaces: ["ml", "kube-ml"]
 					w = filepath.ToSlash(filepath.Clean(dir)) + "/" + w
 				}
 				assert.Contains(t, err.Error(), w)
+			}
+		})
+	}
+}
+
+// TestExcludedNamespaces: a glob in cluster.excludedNamespaces exempts the
+// namespaces users create later too, so vet takes one only on the admins'
+// word that users cannot create namespaces; a bare * never.
+func TestExcludedNamespaces(t *testing.T) {
+	const kubeGlob = `c.cue:5:38: cluster.excludedNamespaces[1]: "kube-*" exempts from accelc's policies every namespace it matches, those created later too: a user who may create namespaces creates kube-x, whose pods reach any accelerator. List the exact names instead (kube-system, not kube-*), or, if only cluster admins can create namespaces, say so with cluster.namespaceCreation: "admins-only" (on OpenShift it holds for kube-* and openshift-* when users only get projects: ProjectRequests refuse those prefixes)`
+	for name, tc := range map[string]struct {
+		cluster string // the body of cluster: {...}
+		want    []string
+	}{
+		"default": {``, nil},
+		"exact names": {`
+	excludedNamespaces: ["kube-system", "monitoring"]
+`, nil},
+		"glob where anyone creates namespaces": {`
+	excludedNamespaces: ["kube-system", "kube-*"]
+`, []string{kubeGlob}},
+		"glob where anyone creates namespaces, said so": {`
+	excludedNamespaces: ["kube-system", "kube-*"]
+	namespaceCreation: "anyone"
+`, []string{kubeGlob}},
+		"suffix glob": {`
+	excludedNamespaces: ["gpu-operator", "*-system"]
+`, []string{`c.cue:5:39: cluster.excludedNamespaces[1]: "*-system" exempts from accelc's policies every namespace it matches, those created later too: a user who may create namespaces creates x-system, whose pods reach any accelerator.`}},
+		"globs where only admins create namespaces": {`
+	excludedNamespaces: ["kube-*", "openshift-*", "*-system", "nvidia-gpu-operator"]
+	namespaceCreation: "admins-only"
+`, nil},
+		"bare * where anyone creates namespaces": {`
+	excludedNamespaces: ["*"]
+`, []string{`c.cue:5:23: cluster.excludedNamespaces[0]: "*" matches every namespace, so accelc's policies would check none: list the exact names of the system namespaces to exclude`,
+			`c.cue:7:25: teams.ml.namespaces[0]: namespace ml is excluded from accelc's policies by cluster.excludedNamespaces "*"`}},
+		"bare * where only admins create namespaces": {`
+	excludedNamespaces: ["kube-system", "**"]
+	namespaceCreation: "admins-only"
+`, []string{`c.cue:5:38: cluster.excludedNamespaces[1]: "**" matches every namespace, so accelc's policies would check none: list the exact names of the system namespaces to exclude`,
+			`c.cue:8:25: teams.ml.namespaces[0]: namespace ml is excluded from accelc's policies by cluster.excludedNamespaces "**"`}},
+		"* inside a pattern": {`
+	excludedNamespaces: ["kube-*-x"]
+	namespaceCreation: "admins-only"
+`, []string{`c.cue:5:23: cluster.excludedNamespaces[0]: "kube-*-x" has a * inside: Gatekeeper matches * only at the start or end of a name (kube-*, *-system) and refuses the constraint: list the exact names`}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := cluster(t, map[string]string{"c.cue": "package c\n\ncluster: {\n\tname: \"lab\"" + tc.cluster + "}\nteams: ml: namespaces: [\"ml\"]\n"})
+			_, err := compile.Load(dir)
+			if tc.want == nil {
+				require.NoError(t, err)
+				return
+			}
+			require.Error(t, err)
+			var errs compile.Errors
+			require.ErrorAs(t, err, &errs)
+			assert.Len(t, errs, len(tc.want), err.Error())
+			for _, w := range tc.want {
+				assert.Contains(t, err.Error(), filepath.ToSlash(filepath.Clean(dir))+"/"+w)
 			}
 		})
 	}

@@ -57,6 +57,9 @@ type Cluster struct {
 	Enforcement          string   `json:"enforcement"`
 	GenericGPUNamespaces []string `json:"genericGPUNamespaces"`
 	ExcludedNamespaces   []string `json:"excludedNamespaces"`
+	// NamespaceCreation is "anyone" or "admins-only": only under
+	// admins-only may ExcludedNamespaces hold globs.
+	NamespaceCreation string `json:"namespaceCreation"`
 	// DeviceRuntimeClasses hand devices to containers from their
 	// environment; PodSecurity is the level team namespaces enforce.
 	DeviceRuntimeClasses []string `json:"deviceRuntimeClasses"`

@@ -288,11 +288,18 @@ func Suite(tree render.Tree, clusterDir string, cases *Cases, typeLabel string, 
 	return files, nil
 }
 
-// nsMatch is Gatekeeper's namespace matching: exact names, or a prefix
-// ending in "*".
+// nsMatch is Gatekeeper's namespace matching: exact names, a prefix
+// (kube-*) or suffix (*-system) glob, or both (*gpu*: the name holds gpu),
+// as compile's check of excludedNamespaces matches them.
 func nsMatch(patterns []string, ns string) bool {
 	for _, p := range patterns {
-		if prefix, ok := strings.CutSuffix(p, "*"); ok && strings.HasPrefix(ns, prefix) || p == ns {
+		lead, trail := strings.HasPrefix(p, "*"), strings.HasSuffix(p, "*")
+		core := strings.TrimSuffix(strings.TrimPrefix(p, "*"), "*")
+		switch {
+		case lead && trail && strings.Contains(ns, core),
+			lead && !trail && strings.HasSuffix(ns, core),
+			trail && !lead && strings.HasPrefix(ns, core),
+			p == ns:
 			return true
 		}
 	}
