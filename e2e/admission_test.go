@@ -454,6 +454,8 @@ func (s *suite) devClient(t *testing.T) (kubernetes.Interface, dynamic.Interface
 		{APIGroups: []string{"apps", "batch"}, Resources: []string{"*"}, Verbs: []string{"create", "get", "list"}},
 		// Kubernetes' edit role lets namespace members claim devices.
 		{APIGroups: []string{"resource.k8s.io"}, Resources: []string{"resourceclaims", "resourceclaimtemplates"}, Verbs: []string{"create", "get", "list"}},
+		// ODH's workbenches and Kubeflow's jobs, as their users make them.
+		{APIGroups: []string{"kubeflow.org", "ray.io"}, Resources: []string{"*"}, Verbs: []string{"create", "get", "list"}},
 	})
 	cfg := s.cp.UserRESTConfig(t, devUser)
 	cs, err := kubernetes.NewForConfig(cfg)
@@ -830,6 +832,9 @@ func (s *suite) fixtures(t *testing.T, c *clusterUnderTest) {
 			}
 			admitted++
 			t.Logf("case %-32s admitted", tc.Name)
+			if obj.GetKind() != "Pod" && tc.Mutate {
+				s.controllerPod(t, c, tc.Name, obj)
+			}
 			continue
 		}
 		re, err := regexp.Compile(tc.Message)
@@ -1191,3 +1196,81 @@ func unstructuredString(obj map[string]any, fields ...string) (string, bool, err
 
 // ref is a pointer to a copy of v.
 func ref[T any](v T) *T { return &v }
+
+// controllerPod creates, for an admitted workload, the pod its controller
+// would make — the template's metadata and spec for the built-in kinds
+// and Kubeflow's jobs, the Notebook's own labels and its template's spec
+// for a Notebook — as the user, and wants it admitted after the admission
+// policies and Gatekeeper's mutators, and bound by kube-scheduler to a
+// node of a type its profile allows. (No kube-controller-manager runs
+// here: the test makes the pod as the controller would.)
+func (s *suite) controllerPod(t *testing.T, c *clusterUnderTest, name string, obj *unstructured.Unstructured) {
+	t.Helper()
+	var md, podSpec map[string]any
+	w, ok := render.WorkloadKindOf(obj.GroupVersionKind().Group, obj.GetKind())
+	if !ok {
+		t.Errorf("case %s: %s is not a workload kind accelc knows", name, obj.GetKind())
+		return
+	}
+	tmpl, _, _ := unstructured.NestedMap(obj.Object, w.Templates[0]...)
+	podSpec, _, _ = unstructured.NestedMap(tmpl, "spec")
+	if w.ObjectLabels {
+		// The Notebook as the API server stored it: the workload policy's
+		// label is on it.
+		live, err := s.get(t.Context(), obj)
+		if apierrors.IsNotFound(err) {
+			if err = s.createForReal(t.Context(), c, obj); err == nil {
+				live, err = s.get(t.Context(), obj)
+			}
+		}
+		if err != nil {
+			t.Errorf("case %s: reading %s back: %v", name, obj.GetName(), err)
+			return
+		}
+		md = map[string]any{"labels": live.GetLabels()}
+	} else {
+		md, _, _ = unstructured.NestedMap(tmpl, "metadata")
+	}
+	if md == nil {
+		md = map[string]any{}
+	}
+	md["name"] = obj.GetName() + "-0"
+	md["namespace"] = obj.GetNamespace()
+	pod := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Pod", "metadata": md, "spec": podSpec}}
+	profileName, _, _ := unstructured.NestedString(obj.Object, "metadata", "annotations", profileAnnotation)
+	if n, ok, _ := unstructured.NestedString(tmpl, "metadata", "annotations", profileAnnotation); ok {
+		profileName = n
+	}
+	var allowed []string
+	for _, p := range c.profiles {
+		if p.name == profileName {
+			allowed = p.types
+			if len(allowed) == 0 {
+				allowed = c.entitlements[obj.GetNamespace()].types
+			}
+		}
+	}
+	if err := s.createForReal(t.Context(), c, pod); err != nil {
+		t.Errorf("case %s: the pod its %s makes was refused: %v", name, obj.GetKind(), err)
+		return
+	}
+	var created corev1.Pod
+	live, err := s.get(t.Context(), pod)
+	if err == nil {
+		err = convert(live.Object, &created)
+	}
+	if err != nil {
+		t.Errorf("case %s: %v", name, err)
+		return
+	}
+	node, err := s.waitBound(t.Context(), &created)
+	if err != nil {
+		t.Errorf("case %s: the pod its %s makes: %v", name, obj.GetKind(), err)
+		return
+	}
+	if typ := node.Labels[c.typeLabel]; !slices.Contains(allowed, typ) {
+		t.Errorf("case %s: the pod its %s makes was bound to %s, a %q node; profile %s allows %v", name, obj.GetKind(), node.Name, typ, profileName, allowed)
+		return
+	}
+	t.Logf("case %-32s its %s's pod (profile %s by annotation only) admitted and bound to %s (%s)", name, obj.GetKind(), profileName, node.Name, node.Labels[c.typeLabel])
+}

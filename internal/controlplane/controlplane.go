@@ -324,6 +324,10 @@ func (cp *ControlPlane) start(ctx context.Context, bins binaries, o options, att
 		"--disable-admission-plugins=ServiceAccount",
 		// The kubernetes service cannot have a loopback endpoint.
 		"--endpoint-reconciler-type=none",
+		// Dynamic Resource Allocation's beta versions, as a cluster that
+		// turned DRA on before it went GA still serves them: policies
+		// must read claims written in each.
+		"--runtime-config=resource.k8s.io/v1beta1=true,resource.k8s.io/v1beta2=true",
 		"--profiling=false",
 	)
 	if err != nil {

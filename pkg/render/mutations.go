@@ -66,16 +66,28 @@ func mutationObjects(m *compile.Model) []Object {
 	assignOnce := func(name string, sel match, location string, value any) {
 		assign(name, sel, location, value, true)
 	}
+	// confine gives the selected pods the required node affinity on the
+	// expressions: the whole affinity where the pod has none, and each
+	// expression ANDed into every term of one the pod brings (on
+	// kubernetes.io/arch, say), unless the term already has one on that
+	// key (a narrower choice of types the validation then judges).
+	const requiredAffinity = "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
+	confine := func(name string, sel match, exprs ...corev1.NodeSelectorRequirement) {
+		assignOnce(name, sel, requiredAffinity, &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: exprs}}})
+		for _, e := range exprs {
+			suffix := "type"
+			if e.Key == m.Cluster.PoolLabel() {
+				suffix = "pool"
+			}
+			assignOnce(name+"-"+suffix, sel, fmt.Sprintf("%s.nodeSelectorTerms[matchExpressions: *].matchExpressions[key: %q]", requiredAffinity, e.Key), e)
+		}
+	}
 	annotate := func(name string, sel match, key, value string) {
 		add("AssignMetadata", name, mutatorSpec{
 			Match:      matchPods(sel),
 			Location:   fmt.Sprintf("metadata.annotations.%q", key),
 			Parameters: mutatorParameters{Assign: &assignField{Value: value}},
 		})
-	}
-	// affinity is a required node affinity on the expressions.
-	affinity := func(exprs ...corev1.NodeSelectorRequirement) *corev1.NodeSelector {
-		return &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: exprs}}}
 	}
 	in := func(key string, values []string) corev1.NodeSelectorRequirement {
 		return corev1.NodeSelectorRequirement{Key: key, Operator: corev1.NodeSelectorOpIn, Values: values}
@@ -129,8 +141,7 @@ func mutationObjects(m *compile.Model) []Object {
 			required = append(required, in(m.Cluster.PoolLabel(), p.Pools))
 		}
 		if len(required) > 0 {
-			assignOnce("accelc-"+p.Name+"-affinity", sel, "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution",
-				affinity(required...))
+			confine("accelc-"+p.Name+"-affinity", sel, required...)
 		}
 		if p.DRA != nil {
 			continue
@@ -166,9 +177,8 @@ func mutationObjects(m *compile.Model) []Object {
 			if !p.Generic() || p.DRA != nil || len(t.AcceleratorTypes) == 0 {
 				continue
 			}
-			assignOnce("accelc-"+p.Name+"-"+t.Name+"-affinity", match{Namespaces: t.Namespaces, LabelSelector: profileLabel(p)},
-				"spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution",
-				affinity(in(m.Cluster.TypeLabel(), t.AcceleratorTypes)))
+			confine("accelc-"+p.Name+"-"+t.Name+"-affinity", match{Namespaces: t.Namespaces, LabelSelector: profileLabel(p)},
+				in(m.Cluster.TypeLabel(), t.AcceleratorTypes))
 		}
 		// A profile without a priority class of its own runs the team's
 		// pods at the team's tier in Kueue too.

@@ -169,7 +169,7 @@ func has(path []string) string {
 // (a path) to value: one key where it has labels, else the labels.
 func addLabel(md []string, label, value string) string {
 	lbl := append(append([]string{}, md...), "labels")
-	return fmt.Sprintf("%s ? [JSONPatch{op: \"add\", path: %q + jsonpatch.escapeKey(%q), value: %s}] : [JSONPatch{op: \"add\", path: %q, value: {%q: %s}}]",
+	return fmt.Sprintf("(%s ? [JSONPatch{op: \"add\", path: %q + jsonpatch.escapeKey(%q), value: %s}] : [JSONPatch{op: \"add\", path: %q, value: {%q: %s}}])",
 		has(lbl), patchPath(lbl)+"/", label, value, patchPath(lbl), label, value)
 }
 

@@ -51,6 +51,7 @@ violation contains {"msg": msg} if {
 # every namespace of every team that may use it has.
 violation contains {"msg": msg} if {
 	accelc.through_profile
+	not accelc.generic_use
 	queue := accelc.profile_queue
 	object.get(accelc.labels, queue_label, "") != queue
 	msg := sprintf("hardware profile %q schedules through Kueue: add label %v: %v (the profile's LocalQueue), or name the profile with label %v, which adds it", [
@@ -137,6 +138,7 @@ violation contains {"msg": msg} if {
 violation contains {"msg": msg} if {
 	checked
 	not accelc.team
+	not accelc.generic_use
 	msg := sprintf("namespace %v belongs to no team, so it may use no accelerator: add it to a team's namespaces in the cluster's CUE", [accelc.namespace])
 }
 
@@ -185,3 +187,4 @@ violation contains {"msg": msg} if {
 		accelc.profile_name, accelc.profile_max, accelc.profile_resource, count_of,
 	])
 }
+

@@ -175,3 +175,16 @@ test_kueue_priority_label_at_tier_admitted if {
 	p := slice_pod(object.union(queued, {"kueue.x-k8s.io/priority-class": "research"}), {})
 	count(violation) == 0 with input as p with data.inventory as f.inventory
 }
+
+# A generic GPU namespace of no team (scratch) may name the generic profile, as ODH's
+# dashboard does: it confines nothing more than no profile.
+test_generic_profile_in_generic_namespace_admitted if {
+	p := f.input_for(f.pod("scratch", f.profile("gpu"), {"containers": [f.gpu_container(1)]}))
+	count(violation) == 0 with input as p with data.inventory as f.inventory
+}
+
+test_typed_profile_in_generic_namespace_denied if {
+	p := f.input_for(f.pod("scratch", f.profile("premium-gpu"), {"containers": [f.gpu_container(1)]}))
+	some v in violation with input as p with data.inventory as f.inventory
+	contains(v.msg, "namespace scratch belongs to no team")
+}

@@ -348,6 +348,18 @@ through_profile if {
 
 generic_namespace if input.parameters.genericNamespaces[namespace]
 
+# A pod of a namespace allowed generic GPU use (and of no team) that names
+# a generic profile — as ODH's dashboard does when the user picks it — is
+# judged as one that names none: the profile confines nothing, and the
+# namespace has no team whose queues or types it could join.
+generic_use if {
+	generic_namespace
+	not entitlement
+	hwp
+	count(profile_types) == 0
+	not dra_profile
+}
+
 # Placement. Nodes are synced by Gatekeeper (SyncSet).
 nodes := data.inventory.cluster.v1.Node
 

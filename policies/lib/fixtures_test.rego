@@ -107,7 +107,7 @@ params := {
 	"labelPrefix": prefix,
 	"profileNamespace": "opendatahub",
 	"typeLabel": label,
-	"genericNamespaces": {"legacy": true},
+	"genericNamespaces": {"legacy": true, "scratch": true},
 	"taintKeys": {"accelerator.opendatahub.io/pool": true, "nvidia.com/gpu": true},
 	"deviceRuntimeClasses": {"nvidia": true},
 }
