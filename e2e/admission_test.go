@@ -967,8 +967,9 @@ func auditMatch(msg string, re *regexp.Regexp, denial string) bool {
 func (c *clusterUnderTest) unreachable(s *suite, obj *unstructured.Unstructured, tc policytest.Case, predict func(*unstructured.Unstructured) []string) string {
 	gvk := obj.GroupVersionKind()
 	if gvk.Group != "" && gvk.Group != "apps" && gvk.Group != "batch" {
-		if _, err := s.client.Discovery().ServerResourcesForGroupVersion(gvk.GroupVersion().String()); err != nil {
-			return fmt.Sprintf("%s is not served here (no CRD for %s)", gvk.Kind, gvk.GroupVersion())
+		list, err := s.client.Discovery().ServerResourcesForGroupVersion(gvk.GroupVersion().String())
+		if err != nil || !slices.ContainsFunc(list.APIResources, func(r metav1.APIResource) bool { return r.Kind == gvk.Kind }) {
+			return fmt.Sprintf("%s is not served here (no CRD for it in %s)", gvk.Kind, gvk.GroupVersion())
 		}
 	}
 	if !tc.Mutate && len(tc.Deny) > 0 {
@@ -1237,9 +1238,15 @@ func (s *suite) controllerPod(t *testing.T, c *clusterUnderTest, name string, ob
 	md["name"] = obj.GetName() + "-0"
 	md["namespace"] = obj.GetNamespace()
 	pod := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Pod", "metadata": md, "spec": podSpec}}
-	profileName, _, _ := unstructured.NestedString(obj.Object, "metadata", "annotations", profileAnnotation)
-	if n, ok, _ := unstructured.NestedString(tmpl, "metadata", "annotations", profileAnnotation); ok {
-		profileName = n
+	// The profile the pod names: by annotation or by accelc's label, on
+	// the template or (a Notebook) on the object.
+	var profileName string
+	for _, m := range []map[string]any{obj.Object, tmpl} {
+		for _, f := range [][]string{{"metadata", "labels", c.profileLabel()}, {"metadata", "annotations", profileAnnotation}} {
+			if n, ok, _ := unstructured.NestedString(m, f...); ok {
+				profileName = n
+			}
+		}
 	}
 	var allowed []string
 	for _, p := range c.profiles {
@@ -1272,5 +1279,16 @@ func (s *suite) controllerPod(t *testing.T, c *clusterUnderTest, name string, ob
 		t.Errorf("case %s: the pod its %s makes was bound to %s, a %q node; profile %s allows %v", name, obj.GetKind(), node.Name, typ, profileName, allowed)
 		return
 	}
-	t.Logf("case %-32s its %s's pod (profile %s by annotation only) admitted and bound to %s (%s)", name, obj.GetKind(), profileName, node.Name, node.Labels[c.typeLabel])
+	t.Logf("case %-32s its %s's pod, made as its controller would (profile %s), admitted and bound to %s (%s)", name, obj.GetKind(), profileName, node.Name, node.Labels[c.typeLabel])
+}
+
+// profileLabel is the label users name a profile with (accelc's
+// <prefix>/profile), as the profiles were read from the tree.
+func (c *clusterUnderTest) profileLabel() string {
+	for _, p := range c.profiles {
+		if p.labelKey != "" {
+			return p.labelKey
+		}
+	}
+	return ""
 }

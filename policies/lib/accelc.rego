@@ -91,10 +91,24 @@ forecast_expressions := array.concat(
 	[{"key": key("pool"), "operator": "In", "values": profile_pools} | count(profile_pools) > 0],
 )
 
-forecast_affinity := {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{"matchExpressions": forecast_expressions}]}}}} if {
+forecast_required := {"nodeSelectorTerms": [{"matchExpressions": forecast_expressions}]} if {
+	not written_spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution
+} else := {"nodeSelectorTerms": [forecast_term(t) | some t in written_spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms]}
+
+# A term the pod brings gets each expression on a key it has none on.
+forecast_term(t) := object.union(t, {"matchExpressions": array.concat(
+	object.get(t, "matchExpressions", []),
+	[e | some e in forecast_expressions; not term_has_key(t, e.key)],
+)})
+
+term_has_key(t, k) if {
+	some e in object.get(t, "matchExpressions", [])
+	e.key == k
+}
+
+forecast_affinity := {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": forecast_required}}} if {
 	through_profile
 	count(forecast_expressions) > 0
-	not written_spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution
 } else := {}
 
 forecast_priority := {"priorityClassName": pc, "priority": priority_classes[pc].value} if {

@@ -173,41 +173,128 @@ type Escape struct {
 // EscapeReport counts what a run generated.
 type EscapeReport struct {
 	Pods, Admitted, Reaching int
-	Escapes                  []Escape
+	// Workloads are the generated objects that were workloads, each
+	// judged at the workload and as the pod its controller makes.
+	Workloads int
+	Escapes   []Escape
+	// Disagreements are workloads admitted where the pod their controller
+	// makes is denied, or denied where it is admitted.
+	Disagreements []Escape
+	// Legitimate counts the legitimate pods and workloads generated;
+	// FalseDenials are those denied (at the workload or as their pod).
+	Legitimate   int
+	FalseDenials []Escape
 }
 
-// Run generates n pods from the seed and checks each.
+// Run generates n pods and workloads from the seed and checks each, and
+// n legitimate ones, each of which must be admitted.
 func (e *EscapeCheck) Run(ctx context.Context, seed uint64, n int) (EscapeReport, error) {
 	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	var rep EscapeReport
 	for i := 0; i < n; i++ {
 		obj := e.generate(rng, i)
-		written := runtime.DeepCopyJSON(obj)
-		u, err := e.mutator.MutateObject(&unstructured.Unstructured{Object: obj})
-		if err != nil {
-			raw, _ := yaml.Marshal(written)
-			return rep, fmt.Errorf("mutating pod %d: %w\n%s", i, err, raw)
-		}
 		rep.Pods++
-		msgs, err := e.reviewer.Review(ctx, u)
+		v, err := e.verdict(ctx, obj)
 		if err != nil {
-			return rep, err
+			return rep, fmt.Errorf("object %d: %w", i, err)
 		}
-		if len(msgs) > 0 {
+		if v.pod != nil {
+			rep.Workloads++
+			if (len(v.msgs) == 0) != (len(v.podMsgs) == 0) {
+				rep.Disagreements = append(rep.Disagreements, v.disagreement())
+			}
+		}
+		// What runs is the pod: the workload's controller's, judged on
+		// the pod path, and the workload's own expansion.
+		for _, admitted := range v.admitted() {
+			rep.Admitted++
+			reaches, why := e.judge(admitted.Object)
+			if reaches {
+				rep.Reaching++
+			}
+			if why != "" {
+				raw, _ := yaml.Marshal(v.written)
+				out, _ := yaml.Marshal(admitted.Object)
+				rep.Escapes = append(rep.Escapes, Escape{Why: why, Pod: string(raw), Admitted: string(out)})
+			}
+		}
+	}
+	for i := 0; i < n; i++ {
+		obj, ok := e.legitimateObject(rng, i)
+		if !ok {
 			continue
 		}
-		rep.Admitted++
-		reaches, why := e.judge(u.Object)
-		if reaches {
-			rep.Reaching++
+		rep.Legitimate++
+		v, err := e.verdict(ctx, obj)
+		if err != nil {
+			return rep, fmt.Errorf("legitimate object %d: %w", i, err)
 		}
-		if why != "" {
-			raw, _ := yaml.Marshal(written)
-			admitted, _ := yaml.Marshal(u.Object)
-			rep.Escapes = append(rep.Escapes, Escape{Why: why, Pod: string(raw), Admitted: string(admitted)})
+		msgs := append(slices.Clone(v.msgs), v.podMsgs...)
+		if len(msgs) > 0 {
+			raw, _ := yaml.Marshal(v.written)
+			out, _ := yaml.Marshal(v.mutated.Object)
+			rep.FalseDenials = append(rep.FalseDenials, Escape{Why: strings.Join(msgs, "; "), Pod: string(raw), Admitted: string(out)})
 		}
 	}
 	return rep, nil
+}
+
+// verdict is what admission does with an object: a pod or workload
+// mutated and judged as written, and, for a workload, the pod its
+// controller makes from it as stored (labelled by the workload policy),
+// mutated and judged on the pod path.
+type verdict struct {
+	written       map[string]any
+	mutated       *unstructured.Unstructured
+	msgs          []string
+	pod, podMuted *unstructured.Unstructured
+	podMsgs       []string
+}
+
+func (e *EscapeCheck) verdict(ctx context.Context, obj map[string]any) (verdict, error) {
+	v := verdict{written: runtime.DeepCopyJSON(obj)}
+	stored := &unstructured.Unstructured{Object: obj}
+	var err error
+	if v.mutated, err = e.mutator.MutateObject(stored); err != nil {
+		raw, _ := yaml.Marshal(v.written)
+		return v, fmt.Errorf("mutating: %w\n%s", err, raw)
+	}
+	if v.msgs, err = e.reviewer.Review(ctx, v.mutated); err != nil {
+		return v, err
+	}
+	// MutateObject labelled the workload as the policy stores it.
+	if v.pod = controllerPod(stored); v.pod != nil {
+		if v.podMuted, err = e.mutator.MutateObject(v.pod.DeepCopy()); err != nil {
+			return v, fmt.Errorf("mutating the controller's pod: %w", err)
+		}
+		if v.podMsgs, err = e.reviewer.Review(ctx, v.podMuted); err != nil {
+			return v, err
+		}
+	}
+	return v, nil
+}
+
+// admitted are the pods admission lets run: the pod, or a workload's
+// expansion and its controller's pod, each where admitted.
+func (v verdict) admitted() []*unstructured.Unstructured {
+	var out []*unstructured.Unstructured
+	if len(v.msgs) == 0 && v.mutated.GetKind() == "Pod" {
+		out = append(out, v.mutated)
+	}
+	if v.pod != nil && len(v.podMsgs) == 0 {
+		out = append(out, v.podMuted)
+	}
+	return out
+}
+
+func (v verdict) disagreement() Escape {
+	raw, _ := yaml.Marshal(v.written)
+	pod, _ := yaml.Marshal(v.podMuted.Object)
+	why := fmt.Sprintf("the %s is admitted but the pod its controller makes is denied: %s", v.written["kind"], strings.Join(v.podMsgs, "; "))
+	if len(v.msgs) > 0 {
+		why = fmt.Sprintf("the %s is denied (%s) but the pod its controller makes is admitted", v.written["kind"], strings.Join(v.msgs, "; "))
+	}
+	return Escape{Why: why, Pod: string(raw), Admitted: string(pod)}
 }
 
 // judge says whether an admitted pod reaches devices, and why that breaks

@@ -33,8 +33,20 @@ func TestEscapes(t *testing.T) {
 			start := time.Now()
 			rep, err := check.Run(ctx, *escapeSeed, *escapePods)
 			require.NoError(t, err)
-			t.Logf("%s: seed %d: %d pods, %d admitted, %d of them reaching devices, %d escapes, in %s",
-				name, *escapeSeed, rep.Pods, rep.Admitted, rep.Reaching, len(rep.Escapes), time.Since(start).Round(time.Millisecond))
+			t.Logf("%s: seed %d: %d pods and workloads (%d workloads, each also as its controller's pod), %d admitted pods, %d of them reaching devices, %d escapes, %d workload/pod disagreements; %d legitimate, %d false denials; in %s",
+				name, *escapeSeed, rep.Pods, rep.Workloads, rep.Admitted, rep.Reaching, len(rep.Escapes), len(rep.Disagreements), rep.Legitimate, len(rep.FalseDenials), time.Since(start).Round(time.Millisecond))
+			for _, list := range []struct {
+				what string
+				es   []engine.Escape
+			}{{"workload and pod disagree", rep.Disagreements}, {"false denial", rep.FalseDenials}} {
+				for i, e := range list.es {
+					if i == 5 {
+						t.Errorf("… and %d more", len(list.es)-5)
+						break
+					}
+					t.Errorf("%s: %s\n--- as written:\n%s--- as judged:\n%s", list.what, e.Why, e.Pod, e.Admitted)
+				}
+			}
 			for i, e := range rep.Escapes {
 				if i == 5 {
 					t.Errorf("… and %d more", len(rep.Escapes)-5)
@@ -46,6 +58,8 @@ func TestEscapes(t *testing.T) {
 			// admitted ones reach devices.
 			assert.Less(t, rep.Admitted, rep.Pods, "every pod admitted")
 			assert.Positive(t, rep.Reaching, "no admitted pod reaches a device: the generator misses the legitimate ones")
+			assert.Positive(t, rep.Workloads, "no workloads generated")
+			assert.Positive(t, rep.Legitimate, "no legitimate pods generated")
 		})
 	}
 }

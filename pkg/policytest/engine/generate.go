@@ -219,23 +219,8 @@ func (e *EscapeCheck) generate(rng *rand.Rand, i int) map[string]any {
 	if len(annotations) > 0 {
 		md["annotations"] = annotations
 	}
-	pod := map[string]any{"apiVersion": "v1", "kind": "Pod", "metadata": md, "spec": spec}
-	// Some come as workloads that Gatekeeper expands.
-	switch rng.IntN(10) {
-	case 0:
-		delete(spec, "ephemeralContainers")
-		return map[string]any{"apiVersion": "apps/v1", "kind": "Deployment",
-			"metadata": map[string]any{"name": md["name"], "namespace": md["namespace"]},
-			"spec": map[string]any{"selector": map[string]any{"matchLabels": map[string]any{"app": "x"}},
-				"template": map[string]any{"metadata": withLabel(md, "app", "x"), "spec": spec}}}
-	case 1:
-		delete(spec, "ephemeralContainers")
-		spec["restartPolicy"] = "Never"
-		return map[string]any{"apiVersion": "batch/v1", "kind": "Job",
-			"metadata": map[string]any{"name": md["name"], "namespace": md["namespace"]},
-			"spec":     map[string]any{"template": map[string]any{"metadata": md, "spec": spec}}}
-	}
-	return pod
+	// Some come as workloads, of every kind accelc judges.
+	return e.wrap(rng, md, spec)
 }
 
 func withLabel(md map[string]any, k, v string) map[string]any {
