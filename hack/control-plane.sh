@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The control plane that internal/controlplane starts for the end-to-end tests:
 # etcd from Debian's etcd-server package, and kube-apiserver and kube-scheduler
-# built from the tools/e2e module into bin/k8s-$K8S_VERSION/. Each step is
+# built from the tools/e2e module into bin/k8s-$K8S_VERSION/, with
+# k8s-validate (Kubernetes' own validation, for the escape check). Each step is
 # skipped when its result is already there, so a second run costs nothing.
 #
 #   K8S_VERSION=v1.36.3 ./hack/control-plane.sh
@@ -47,5 +48,17 @@ else
 	# Both binaries appear together or not at all.
 	mkdir -p "$dir"
 	mv "$tmp/kube-apiserver" "$tmp/kube-scheduler" "$dir/"
+fi
+# Kubernetes' own create-time validation as a program (tools/e2e's
+# k8s-validate), for the escape check: only objects an API server accepts
+# are judged.
+if [ -x "$dir/k8s-validate" ]; then
+	echo "control-plane: $dir/k8s-validate already built"
+else
+	echo "control-plane: building k8s-validate $K8S_VERSION into $dir" >&2
+	tmpv=$(mktemp -d "bin/.k8s-validate.XXXXXX")
+	(cd tools/e2e && $GO build -trimpath -o "../../$tmpv/k8s-validate" ./cmd/k8s-validate)
+	mv "$tmpv/k8s-validate" "$dir/"
+	rm -rf "$tmpv"
 fi
 "$dir/kube-apiserver" --version

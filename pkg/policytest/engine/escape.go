@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -45,6 +46,10 @@ type EscapeCheck struct {
 	taintKeys  []string
 	resources  []string
 	vocab      vocabulary
+	// Validator, when set, keeps only what Kubernetes' own validation
+	// accepts: a generated object the API server would refuse never
+	// reaches admission, so it is counted and not judged.
+	Validator *Validator
 }
 
 type simNode struct {
@@ -184,6 +189,12 @@ type EscapeReport struct {
 	// FalseDenials are those denied (at the workload or as their pod).
 	Legitimate   int
 	FalseDenials []Escape
+	// Refused counts the generated objects Kubernetes' own validation
+	// refuses (with a Validator), left out of the rest; InvalidLegitimate
+	// are legitimate ones it refuses, a fault of the generator.
+	Refused           int
+	RefusedWhy        map[string]int
+	InvalidLegitimate []Escape
 }
 
 // Run generates n pods and workloads from the seed and checks each, and
@@ -193,6 +204,16 @@ func (e *EscapeCheck) Run(ctx context.Context, seed uint64, n int) (EscapeReport
 	var rep EscapeReport
 	for i := 0; i < n; i++ {
 		obj := e.generate(rng, i)
+		if why, err := e.refused(obj); err != nil {
+			return rep, err
+		} else if why != "" {
+			rep.Refused++
+			if rep.RefusedWhy == nil {
+				rep.RefusedWhy = map[string]int{}
+			}
+			rep.RefusedWhy[refusalKind(why)]++
+			continue
+		}
 		rep.Pods++
 		v, err := e.verdict(ctx, obj)
 		if err != nil {
@@ -225,6 +246,13 @@ func (e *EscapeCheck) Run(ctx context.Context, seed uint64, n int) (EscapeReport
 			continue
 		}
 		rep.Legitimate++
+		if why, err := e.refused(obj); err != nil {
+			return rep, err
+		} else if why != "" {
+			raw, _ := yaml.Marshal(obj)
+			rep.InvalidLegitimate = append(rep.InvalidLegitimate, Escape{Why: why, Pod: string(raw)})
+			continue
+		}
 		v, err := e.verdict(ctx, obj)
 		if err != nil {
 			return rep, fmt.Errorf("legitimate object %d: %w", i, err)
@@ -237,6 +265,25 @@ func (e *EscapeCheck) Run(ctx context.Context, seed uint64, n int) (EscapeReport
 		}
 	}
 	return rep, nil
+}
+
+// refusalKind is the first error of a refusal without its indices and
+// values: what kind of object Kubernetes refused.
+func refusalKind(why string) string {
+	first, _, _ := strings.Cut(strings.TrimPrefix(why, "["), ", ")
+	first, _, _ = strings.Cut(first, ": Invalid value")
+	return indexRE.ReplaceAllString(first, "[]")
+}
+
+var indexRE = regexp.MustCompile(`\[\d+\]`)
+
+// refused says why Kubernetes' validation refuses obj ("" when it
+// accepts it, or when there is no Validator).
+func (e *EscapeCheck) refused(obj map[string]any) (string, error) {
+	if e.Validator == nil {
+		return "", nil
+	}
+	return e.Validator.Validate(obj)
 }
 
 // verdict is what admission does with an object: a pod or workload

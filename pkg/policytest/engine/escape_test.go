@@ -3,6 +3,8 @@ package engine_test
 import (
 	"context"
 	"flag"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -30,9 +32,16 @@ func TestEscapes(t *testing.T) {
 			ctx := context.Background()
 			check, err := engine.NewEscapeCheck(ctx, m, inv, tree)
 			require.NoError(t, err)
+			check.Validator = validator(t)
 			start := time.Now()
 			rep, err := check.Run(ctx, *escapeSeed, *escapePods)
 			require.NoError(t, err)
+			if check.Validator != nil {
+				t.Logf("%s: %d generated objects refused by Kubernetes' own validation, left out: %v", name, rep.Refused, rep.RefusedWhy)
+			}
+			for _, e := range rep.InvalidLegitimate {
+				t.Errorf("a legitimate object Kubernetes refuses: %s\n%s", e.Why, e.Pod)
+			}
 			t.Logf("%s: seed %d: %d pods and workloads (%d workloads, each also as its controller's pod), %d admitted pods, %d of them reaching devices, %d escapes, %d workload/pod disagreements; %d legitimate, %d false denials; in %s",
 				name, *escapeSeed, rep.Pods, rep.Workloads, rep.Admitted, rep.Reaching, len(rep.Escapes), len(rep.Disagreements), rep.Legitimate, len(rep.FalseDenials), time.Since(start).Round(time.Millisecond))
 			for _, list := range []struct {
@@ -62,4 +71,25 @@ func TestEscapes(t *testing.T) {
 			assert.Positive(t, rep.Legitimate, "no legitimate pods generated")
 		})
 	}
+}
+
+// validator starts Kubernetes' own validation (bin/k8s-<version>/
+// k8s-validate, which `make control-plane` builds from tools/e2e), so
+// that only objects a real API server accepts are judged. Without it the
+// check runs on every generated object and says so; in CI it must be
+// there.
+func validator(t *testing.T) *engine.Validator {
+	t.Helper()
+	matches, _ := filepath.Glob(filepath.Join("..", "..", "..", "bin", "k8s-*", "k8s-validate"))
+	if len(matches) == 0 {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("bin/k8s-*/k8s-validate is missing: run `make control-plane`")
+		}
+		t.Log("bin/k8s-*/k8s-validate is missing (make control-plane builds it): generated objects are not checked against Kubernetes' own validation")
+		return nil
+	}
+	v, err := engine.StartValidator(matches[len(matches)-1])
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = v.Close() })
+	return v
 }

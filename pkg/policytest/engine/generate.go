@@ -85,8 +85,12 @@ func (e *EscapeCheck) generate(rng *rand.Rand, i int) map[string]any {
 		if chance(0.05) {
 			q = int64(rng.IntN(9))
 		}
-		section := pick([]string{"limits", "limits", "requests"})
-		return map[string]any{section: map[string]any{r: q}}
+		// Limits alone, or requests with the same limits: the API server
+		// refuses an extended resource requested without its limit.
+		if chance(0.33) {
+			return map[string]any{"requests": map[string]any{r: q}, "limits": map[string]any{r: q}}
+		}
+		return map[string]any{"limits": map[string]any{r: q}}
 	}
 	container := func(name string) map[string]any {
 		c := map[string]any{"name": name, "image": pick([]string{"nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04", "busybox"})}
@@ -132,8 +136,20 @@ func (e *EscapeCheck) generate(rng *rand.Rand, i int) map[string]any {
 	if chance(0.05) {
 		spec["ephemeralContainers"] = []any{container("debug")}
 	}
-	if chance(0.06) {
-		spec["resourceClaims"] = []any{map[string]any{"name": "gpu", "resourceClaimTemplateName": "any-gpu"}}
+	// A pod declares the claims its containers use (the API server
+	// refuses one that does not), mostly: from a template of its own, its
+	// profile's, or by name.
+	if chance(0.06) || (usesClaim(spec) && rng.Float64() < 0.85) {
+		claim := map[string]any{"name": "gpu"}
+		switch rng.IntN(3) {
+		case 0:
+			claim["resourceClaimTemplateName"] = "any-gpu"
+		case 1:
+			claim["resourceClaimTemplateName"] = profile
+		default:
+			claim["resourceClaimName"] = "made-earlier"
+		}
+		spec["resourceClaims"] = []any{claim}
 	}
 	if chance(0.08) {
 		spec["volumes"] = []any{map[string]any{"name": "host", "hostPath": map[string]any{
@@ -221,6 +237,21 @@ func (e *EscapeCheck) generate(rng *rand.Rand, i int) map[string]any {
 	}
 	// Some come as workloads, of every kind accelc judges.
 	return e.wrap(rng, md, spec)
+}
+
+// usesClaim reports whether a container of the spec uses a DRA claim.
+func usesClaim(spec map[string]any) bool {
+	for _, k := range []string{"containers", "initContainers", "ephemeralContainers"} {
+		cs, _ := spec[k].([]any)
+		for _, c := range cs {
+			c, _ := c.(map[string]any)
+			r, _ := c["resources"].(map[string]any)
+			if claims, _ := r["claims"].([]any); len(claims) > 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func withLabel(md map[string]any, k, v string) map[string]any {
