@@ -157,7 +157,7 @@ bench-live: control-plane ## Live inventory and accelc serve on a real API serve
 	$(GO) test ./pkg/inventory/live -run '^$$' -bench ServeLive -benchtime 1x -timeout 30m
 
 .PHONY: fuzz
-fuzz: ## Fuzz each parser, the artifact reader and the URL sanitiser briefly (FUZZTIME=10s each); the escape check with ESCAPE_PODS (100,000) pods per example
+fuzz: control-plane ## Fuzz each parser, the artifact reader and the URL sanitiser briefly (FUZZTIME=10s each); the escape check with ESCAPE_PODS (100,000) pods per example
 	$(GO) test ./pkg/policytest/engine -run '^TestEscapes$$' -count=1 -v -timeout 90m -escape.pods $(or $(ESCAPE_PODS),100000) -escape.seed $(or $(ESCAPE_SEED),1)
 	$(GO) test ./pkg/inventory -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(or $(FUZZTIME),10s)
 	$(GO) test ./pkg/inventory -run '^$$' -fuzz '^FuzzGFDProduct$$' -fuzztime $(or $(FUZZTIME),10s)
