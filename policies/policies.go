@@ -62,17 +62,24 @@ type MatchKind struct {
 }
 
 // AdmissionKinds are what the admission constraint matches: pods (and,
-// through expansion, the workloads that make them), and the
-// ResourceClaims and ResourceClaimTemplates a pod's devices may come from
-// (Dynamic Resource Allocation), which the claims policy judges; the
-// other policies judge pods only.
+// through expansion, the workloads that make them), the ResourceClaims
+// and ResourceClaimTemplates a pod's devices may come from (Dynamic
+// Resource Allocation), which the claims policy judges, Notebooks, judged
+// as their pods, and the workloads Kueue admits whole, whose own queue
+// and priority labels the entitlement policy judges.
 var AdmissionKinds = []MatchKind{
 	{APIGroups: []string{""}, Kinds: []string{"Pod"}},
 	{APIGroups: []string{"resource.k8s.io"}, Kinds: []string{"ResourceClaim", "ResourceClaimTemplate"}},
 	// A Notebook's pod takes the Notebook's labels and its template's
 	// spec, which Gatekeeper's expansion cannot put together: the
 	// library judges a Notebook as that pod itself.
-	{APIGroups: []string{"kubeflow.org"}, Kinds: []string{"Notebook"}},
+	{APIGroups: []string{"kubeflow.org"}, Kinds: []string{"Notebook", "PyTorchJob"}},
+	// Kueue reads a workload's queue and priority from the workload's own
+	// labels: the entitlement policy judges them on the workload.
+	{APIGroups: []string{"apps"}, Kinds: []string{"Deployment", "StatefulSet"}},
+	{APIGroups: []string{"batch"}, Kinds: []string{"Job", "CronJob"}},
+	{APIGroups: []string{"jobset.x-k8s.io"}, Kinds: []string{"JobSet"}},
+	{APIGroups: []string{"ray.io"}, Kinds: []string{"RayCluster"}},
 }
 
 // Name is the template's metadata.name: the kind, lower-cased.

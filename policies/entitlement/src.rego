@@ -188,3 +188,106 @@ violation contains {"msg": msg} if {
 	])
 }
 
+# Kueue admits a Job (and a JobSet, a PyTorchJob, a RayCluster, the pods
+# of a Deployment or StatefulSet) as one workload, and reads its queue and
+# WorkloadPriorityClass from the workload's own labels (a CronJob's from
+# its Jobs' template), not from its pods'. So the workload's labels are
+# held to what its templates' profiles allow, like a pod's.
+workload_kinds := {"Job", "CronJob", "JobSet", "PyTorchJob", "RayCluster", "Deployment", "StatefulSet"}
+
+workload := input.review.object if input.review.object.kind in workload_kinds
+
+workload_labels := object.get(workload, ["spec", "jobTemplate", "metadata", "labels"], {}) if workload.kind == "CronJob"
+else := object.get(workload, ["metadata", "labels"], {})
+
+workload_templates contains t if {
+	workload.kind in {"Job", "Deployment", "StatefulSet"}
+	t := workload.spec.template
+}
+
+workload_templates contains t if {
+	workload.kind == "CronJob"
+	t := workload.spec.jobTemplate.spec.template
+}
+
+workload_templates contains t if {
+	workload.kind == "JobSet"
+	some rj in workload.spec.replicatedJobs
+	t := rj.template.spec.template
+}
+
+workload_templates contains t if {
+	workload.kind == "PyTorchJob"
+	some _, r in workload.spec.pytorchReplicaSpecs
+	t := r.template
+}
+
+workload_templates contains t if {
+	workload.kind == "RayCluster"
+	t := workload.spec.headGroupSpec.template
+}
+
+workload_templates contains t if {
+	workload.kind == "RayCluster"
+	some g in workload.spec.workerGroupSpecs
+	t := g.template
+}
+
+template_profile(t) := n if {
+	n := t.metadata.annotations[accelc.profile_annotation]
+} else := t.metadata.labels[accelc.profile_label]
+
+# The profiles the workload's templates name, as HardwareProfiles.
+workload_profiles contains [name, p] if {
+	some t in workload_templates
+	name := template_profile(t)
+	p := accelc.profiles[name]
+}
+
+violation contains {"msg": msg} if {
+	q := workload_labels[queue_label]
+	some [name, p] in workload_profiles
+	want := p.spec.scheduling.kueue.localQueueName
+	q != want
+	msg := sprintf("%v %v: Kueue queues it by its label %v=%v, but hardware profile %q schedules through LocalQueue %v: set the label to %v (a workload goes to one queue: its templates' profiles must share it)", [
+		workload.kind, workload.metadata.name, queue_label, q, name, want, want,
+	])
+}
+
+violation contains {"msg": msg} if {
+	c := workload_labels[workload_priority_label]
+	some [name, p] in workload_profiles
+	want := p.metadata.annotations[accelc.key("priority-class")]
+	c != want
+	msg := sprintf("%v %v: Kueue ranks it by its label %v=%v, but hardware profile %q runs at %v: drop the label or set it to %v", [
+		workload.kind, workload.metadata.name, workload_priority_label, c, name, want, want,
+	])
+}
+
+# Profiles of the workload without a priority class of their own: its
+# label is held to the team's tier.
+tier_bound_workload if {
+	some [_, p] in workload_profiles
+	not p.metadata.annotations[accelc.key("priority-class")]
+}
+
+violation contains {"msg": msg} if {
+	c := workload_labels[workload_priority_label]
+	tier_bound_workload
+	t := tier
+	not accelc.priority_classes[c]
+	msg := sprintf("%v %v: label %v=%v names a priority class accelc does not know, so its rank against team %v's tier %v cannot be checked: drop the label or use %v", [
+		workload.kind, workload.metadata.name, workload_priority_label, c, accelc.team, t.className, t.className,
+	])
+}
+
+violation contains {"msg": msg} if {
+	c := workload_labels[workload_priority_label]
+	tier_bound_workload
+	t := tier
+	v := accelc.priority_classes[c].value
+	v > t.value
+	msg := sprintf("%v %v: label %v=%v (%v) outranks team %v's tier %v (%v) in Kueue: drop the label or use %v", [
+		workload.kind, workload.metadata.name, workload_priority_label, c, v, accelc.team, t.className, t.value, t.className,
+	])
+}

@@ -188,3 +188,34 @@ test_typed_profile_in_generic_namespace_denied if {
 	some v in violation with input as p with data.inventory as f.inventory
 	contains(v.msg, "namespace scratch belongs to no team")
 }
+
+# A Job's own labels are what Kueue reads.
+slice_job(labels) := f.input_for({
+	"apiVersion": "batch/v1",
+	"kind": "Job",
+	"metadata": {"name": "j", "namespace": "slices", "labels": labels},
+	"spec": {"template": {
+		"metadata": {"annotations": f.profile("mig-slice")},
+		"spec": {"containers": [{"name": "main", "image": "x", "resources": {"limits": {"nvidia.com/mig-1g.5gb": 1}}}]},
+	}},
+})
+
+test_job_priority_label_above_tier_denied if {
+	some v in violation with input as slice_job({"kueue.x-k8s.io/priority-class": "production-inference"}) with data.inventory as f.inventory
+	contains(v.msg, "Job j: label kueue.x-k8s.io/priority-class=production-inference (1000) outranks team mig-team's tier research (100) in Kueue")
+}
+
+test_job_at_tier_admitted if {
+	count(violation) == 0 with input as slice_job({"kueue.x-k8s.io/priority-class": "research", "kueue.x-k8s.io/queue-name": "anything"}) with data.inventory as f.inventory
+}
+
+queue_profile := object.union(f.inventory, {"namespace": {"opendatahub": {"infrastructure.opendatahub.io/v1": {"HardwareProfile": {"mig-slice": {"spec": {"scheduling": {"type": "Queue", "kueue": {"localQueueName": "mig-slice"}}}}}}}}})
+
+test_job_queue_of_another_profile_denied if {
+	some v in violation with input as slice_job({"kueue.x-k8s.io/queue-name": "premium"}) with data.inventory as queue_profile
+	contains(v.msg, `Job j: Kueue queues it by its label kueue.x-k8s.io/queue-name=premium, but hardware profile "mig-slice" schedules through LocalQueue mig-slice`)
+}
+
+test_job_queue_of_its_profile_admitted if {
+	count(violation) == 0 with input as slice_job({"kueue.x-k8s.io/queue-name": "mig-slice"}) with data.inventory as queue_profile
+}
