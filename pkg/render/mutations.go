@@ -94,6 +94,13 @@ func mutationObjects(m *compile.Model) []Object {
 	}
 	for i := range m.Profiles {
 		p := &m.Profiles[i]
+		if !p.Enabled {
+			// A disabled profile hands out nothing: its pods get nothing
+			// from the mutators (no affinity or tolerations aiming them at
+			// accelerator nodes), and the validation denies any that ask
+			// for an accelerator.
+			continue
+		}
 		sel := match{LabelSelector: profileLabel(p)}
 		annotate("accelc-"+p.Name+"-profile", sel, ProfileAnnotation, p.Name)
 		if len(p.Tolerations) > 0 {
@@ -174,7 +181,7 @@ func mutationObjects(m *compile.Model) []Object {
 		// are confined to the types the team is entitled to.
 		for i := range m.Profiles {
 			p := &m.Profiles[i]
-			if !p.Generic() || p.DRA != nil || len(t.AcceleratorTypes) == 0 {
+			if !p.Enabled || !p.Generic() || p.DRA != nil || len(t.AcceleratorTypes) == 0 {
 				continue
 			}
 			confine("accelc-"+p.Name+"-"+t.Name+"-affinity", match{Namespaces: t.Namespaces, LabelSelector: profileLabel(p)},
@@ -211,7 +218,7 @@ func mutationObjects(m *compile.Model) []Object {
 	for i := range m.Profiles {
 		p := &m.Profiles[i]
 		teams := m.QueueTeams(p)
-		if len(teams) == 0 {
+		if len(teams) == 0 || !p.Enabled {
 			continue
 		}
 		var namespaces []string

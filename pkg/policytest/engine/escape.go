@@ -354,12 +354,25 @@ func (e *EscapeCheck) judge(pod map[string]any) (bool, string) {
 	generic := slices.Contains(e.model.Cluster.GenericGPUNamespaces, ns)
 	profile := e.profileOf(md)
 
-	reaches := false
+	// A claim from its DRA profile's ResourceClaimTemplate reaches the
+	// devices of the template's DeviceClass, of the profile's types, on
+	// whatever node holds one: the claims policy governed the template,
+	// so what is left to check is that the team may use the profile.
+	draClaim := ownDRAClaims(spec, profile)
+	if draClaim {
+		switch {
+		case team == nil:
+			return true, fmt.Sprintf("a claim of profile %s in namespace %s, which belongs to no team", profile.Name, ns)
+		case !team.MayUse(profile):
+			return true, fmt.Sprintf("a claim of profile %s, which team %s may not use", profile.Name, team.Name)
+		}
+	}
+	reaches := draClaim
 	for _, n := range e.nodes {
 		if !e.feasible(spec, n) {
 			continue
 		}
-		what, outside := e.reach(spec, n)
+		what, outside := e.reach(spec, n, draClaim)
 		if what == "" {
 			continue
 		}
@@ -405,15 +418,43 @@ func (e *EscapeCheck) profileOf(md map[string]any) *compile.Profile {
 	return p
 }
 
+// ownDRAClaims reports whether the pod goes through a DRA profile and
+// every claim it holds, and every claim its containers use, is the one
+// made from that profile's ResourceClaimTemplate.
+func ownDRAClaims(spec map[string]any, p *compile.Profile) bool {
+	if p == nil || p.DRA == nil {
+		return false
+	}
+	claims := list(spec["resourceClaims"])
+	if len(claims) == 0 {
+		return false
+	}
+	names := map[string]bool{}
+	for _, c := range claims {
+		if c["resourceClaimTemplateName"] != render.ResourceClaimTemplateName(p) || c["resourceClaimName"] != nil {
+			return false
+		}
+		names[fmt.Sprint(c["name"])] = true
+	}
+	for _, c := range containers(spec) {
+		for _, r := range list(mapOf(c["resources"])["claims"]) {
+			if !names[fmt.Sprint(r["name"])] {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // reach says what the pod's containers reach on the node ("" for
 // nothing), and whether that is outside what the device plugin allocates
 // (a container that sees every device of the node, or a DRA claim no
 // profile governs). A CPU node has no device to reach.
-func (e *EscapeCheck) reach(spec map[string]any, n simNode) (string, bool) {
+func (e *EscapeCheck) reach(spec map[string]any, n simNode, draClaim bool) (string, bool) {
 	if n.node == nil {
 		return "", false
 	}
-	if claims, _ := spec["resourceClaims"].([]any); len(claims) > 0 {
+	if claims, _ := spec["resourceClaims"].([]any); len(claims) > 0 && !draClaim {
 		return "a DRA claim", true
 	}
 	for _, v := range list(spec["volumes"]) {
@@ -434,7 +475,7 @@ func (e *EscapeCheck) reach(spec map[string]any, n simNode) (string, bool) {
 				}
 			}
 		}
-		if cl := list(mapOf(c["resources"])["claims"]); len(cl) > 0 {
+		if cl := list(mapOf(c["resources"])["claims"]); len(cl) > 0 && !draClaim {
 			return "container " + name + "'s DRA claim", true
 		}
 		if r := accelRequests(c); len(r) > 0 && requested == "" {

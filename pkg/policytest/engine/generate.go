@@ -119,7 +119,16 @@ func (e *EscapeCheck) generate(rng *rand.Rand, i int) map[string]any {
 		return c
 	}
 	cs := []any{container("main")}
-	if own != nil {
+	if own != nil && own.DRA != nil {
+		// A DRA profile's devices come by claim: mostly from its own
+		// template, sometimes from another.
+		cs[0].(map[string]any)["resources"] = map[string]any{"claims": []any{map[string]any{"name": "gpu"}}}
+		tmpl := render.ResourceClaimTemplateName(own)
+		if rng.Float64() < 0.25 {
+			tmpl = "any-gpu"
+		}
+		spec["resourceClaims"] = []any{map[string]any{"name": "gpu", "resourceClaimTemplateName": tmpl}}
+	} else if own != nil {
 		n := own.GPU.Min + rng.IntN(2)
 		if own.GPU.Max != nil {
 			n = min(n, *own.GPU.Max)
@@ -139,7 +148,7 @@ func (e *EscapeCheck) generate(rng *rand.Rand, i int) map[string]any {
 	// A pod declares the claims its containers use (the API server
 	// refuses one that does not), mostly: from a template of its own, its
 	// profile's, or by name.
-	if chance(0.06) || (usesClaim(spec) && rng.Float64() < 0.85) {
+	if _, has := spec["resourceClaims"]; !has && (chance(0.06) || (usesClaim(spec) && rng.Float64() < 0.85)) {
 		claim := map[string]any{"name": "gpu"}
 		switch rng.IntN(3) {
 		case 0:
