@@ -1032,20 +1032,31 @@ func (s *suite) predictor(t *testing.T, c *clusterUnderTest, namespaces []string
 	}
 	return func(obj *unstructured.Unstructured) []string {
 		mutated := obj.DeepCopy()
+		var msgs []string
 		// Mutators change pods (and, through expansion, the workloads
 		// that make them); the claims policy's ResourceClaims and
 		// ResourceClaimTemplates are judged as written.
 		if obj.GroupVersionKind().Group != "resource.k8s.io" {
+			stored := obj.DeepCopy()
 			var err error
-			if mutated, err = mutator.MutateObject(obj.DeepCopy()); err != nil {
+			if mutated, err = mutator.MutateObject(stored); err != nil {
 				t.Fatalf("mutating %s offline: %v", obj.GetName(), err)
 			}
+			// Gatekeeper judges a workload itself too (Kueue's labels on
+			// it), as the admission policies left it.
+			if mutated != stored && obj.GetKind() != "Pod" {
+				own, err := reviewer.Review(t.Context(), stored)
+				if err != nil {
+					t.Fatalf("reviewing %s offline: %v", obj.GetName(), err)
+				}
+				msgs = append(msgs, own...)
+			}
 		}
-		msgs, err := reviewer.Review(t.Context(), mutated)
+		got, err := reviewer.Review(t.Context(), mutated)
 		if err != nil {
 			t.Fatalf("reviewing %s offline: %v", obj.GetName(), err)
 		}
-		return msgs
+		return append(msgs, got...)
 	}
 }
 
