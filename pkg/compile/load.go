@@ -203,7 +203,7 @@ func loadUnbounded(dir string) (*Model, error) {
 		diags = append(diags, checkTeamQuota(&t, m)...)
 		for i, ns := range t.Namespaces {
 			at := t.path.Key("namespaces").Index(i)
-			if pattern, ok := excludedBy(m.Cluster.ExcludedNamespaces, ns); ok {
+			if pattern, ok := MatchNamespace(m.Cluster.ExcludedNamespaces, ns); ok {
 				diags = append(diags, Diagnostic{Path: at, Msg: fmt.Sprintf(
 					"namespace %s is excluded from accelc's policies by cluster.excludedNamespaces %q, so its pods would reach any accelerator: rename the namespace or narrow the pattern", ns, pattern)})
 			}
@@ -333,10 +333,11 @@ func profileNames(m *Model) []string {
 	return names
 }
 
-// excludedBy reports the excludedNamespaces pattern that matches ns, as
-// Gatekeeper's wildcards match: exact, a prefix (kube-*) or suffix
-// (*-system) glob, or both (*gpu*: the name holds gpu).
-func excludedBy(patterns []string, ns string) (string, bool) {
+// MatchNamespace reports the pattern that matches namespace ns, as
+// Gatekeeper matches a constraint's or mutator's namespaces and
+// excludedNamespaces: exact, a prefix (kube-*) or suffix (*-system) glob,
+// or both (*gpu*: the name holds gpu).
+func MatchNamespace(patterns []string, ns string) (string, bool) {
 	for _, p := range patterns {
 		lead, trail := strings.HasPrefix(p, "*"), strings.HasSuffix(p, "*")
 		core := strings.TrimSuffix(strings.TrimPrefix(p, "*"), "*")

@@ -14,6 +14,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/accelc/accelc/pkg/compile"
 	"github.com/accelc/accelc/pkg/render"
 	"github.com/accelc/accelc/policies"
 )
@@ -288,22 +289,10 @@ func Suite(tree render.Tree, clusterDir string, cases *Cases, typeLabel string, 
 	return files, nil
 }
 
-// nsMatch is Gatekeeper's namespace matching: exact names, a prefix
-// (kube-*) or suffix (*-system) glob, or both (*gpu*: the name holds gpu),
-// as compile's check of excludedNamespaces matches them.
+// nsMatch is Gatekeeper's namespace matching.
 func nsMatch(patterns []string, ns string) bool {
-	for _, p := range patterns {
-		lead, trail := strings.HasPrefix(p, "*"), strings.HasSuffix(p, "*")
-		core := strings.TrimSuffix(strings.TrimPrefix(p, "*"), "*")
-		switch {
-		case lead && trail && strings.Contains(ns, core),
-			lead && !trail && strings.HasSuffix(ns, core),
-			trail && !lead && strings.HasPrefix(ns, core),
-			p == ns:
-			return true
-		}
-	}
-	return false
+	_, ok := compile.MatchNamespace(patterns, ns)
+	return ok
 }
 
 func joinDocs(docs [][]byte) []byte {
