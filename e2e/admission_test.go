@@ -1209,55 +1209,36 @@ func unstructuredString(obj map[string]any, fields ...string) (string, bool, err
 // ref is a pointer to a copy of v.
 func ref[T any](v T) *T { return &v }
 
-// controllerPod creates, for an admitted workload, the pod its controller
-// would make — the template's metadata and spec for the built-in kinds
-// and Kubeflow's jobs, the Notebook's own labels and its template's spec
-// for a Notebook — as the user, and wants it admitted after the admission
-// policies and Gatekeeper's mutators, and bound by kube-scheduler to a
+// controllerPod creates an admitted workload for real, and the pod its
+// controller would make from it as the API server stored it (with the
+// admission policies' label): the template's metadata and spec for the
+// built-in kinds and Kubeflow's jobs, the Notebook's own labels and its
+// template's spec for a Notebook (engine.ControllerPod). It wants the pod
+// admitted after Gatekeeper's mutators, and bound by kube-scheduler to a
 // node of a type its profile allows. (No kube-controller-manager runs
 // here: the test makes the pod as the controller would.)
 func (s *suite) controllerPod(t *testing.T, c *clusterUnderTest, name string, obj *unstructured.Unstructured) {
 	t.Helper()
-	var md, podSpec map[string]any
-	w, ok := render.WorkloadKindOf(obj.GroupVersionKind().Group, obj.GetKind())
-	if !ok {
+	live, err := s.get(t.Context(), obj)
+	if apierrors.IsNotFound(err) {
+		if err = s.createForReal(t.Context(), c, obj); err == nil {
+			live, err = s.get(t.Context(), obj)
+		}
+	}
+	if err != nil {
+		t.Errorf("case %s: creating %s and reading it back: %v", name, obj.GetName(), err)
+		return
+	}
+	pod := engine.ControllerPod(live)
+	if pod == nil {
 		t.Errorf("case %s: %s is not a workload kind accelc knows", name, obj.GetKind())
 		return
 	}
-	tmpl, _, _ := unstructured.NestedMap(obj.Object, w.Templates[0]...)
-	podSpec, _, _ = unstructured.NestedMap(tmpl, "spec")
-	if w.ObjectLabels {
-		// The Notebook as the API server stored it: the workload policy's
-		// label is on it.
-		live, err := s.get(t.Context(), obj)
-		if apierrors.IsNotFound(err) {
-			if err = s.createForReal(t.Context(), c, obj); err == nil {
-				live, err = s.get(t.Context(), obj)
-			}
-		}
-		if err != nil {
-			t.Errorf("case %s: reading %s back: %v", name, obj.GetName(), err)
-			return
-		}
-		md = map[string]any{"labels": live.GetLabels()}
-	} else {
-		md, _, _ = unstructured.NestedMap(tmpl, "metadata")
-	}
-	if md == nil {
-		md = map[string]any{}
-	}
-	md["name"] = obj.GetName() + "-0"
-	md["namespace"] = obj.GetNamespace()
-	pod := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Pod", "metadata": md, "spec": podSpec}}
-	// The profile the pod names: by annotation or by accelc's label, on
-	// the template or (a Notebook) on the object.
-	var profileName string
-	for _, m := range []map[string]any{obj.Object, tmpl} {
-		for _, f := range [][]string{{"metadata", "labels", c.profileLabel()}, {"metadata", "annotations", profileAnnotation}} {
-			if n, ok, _ := unstructured.NestedString(m, f...); ok {
-				profileName = n
-			}
-		}
+	// The profile the pod names: the workload policy has labelled it.
+	profileName, _, _ := unstructured.NestedString(pod.Object, "metadata", "labels", c.profileLabel())
+	if profileName == "" {
+		t.Errorf("case %s: the %s as stored gives its pod no label %s: the workload's MutatingAdmissionPolicy did not label it", name, obj.GetKind(), c.profileLabel())
+		return
 	}
 	var allowed []string
 	for _, p := range c.profiles {
@@ -1273,9 +1254,9 @@ func (s *suite) controllerPod(t *testing.T, c *clusterUnderTest, name string, ob
 		return
 	}
 	var created corev1.Pod
-	live, err := s.get(t.Context(), pod)
+	made, err := s.get(t.Context(), pod)
 	if err == nil {
-		err = convert(live.Object, &created)
+		err = convert(made.Object, &created)
 	}
 	if err != nil {
 		t.Errorf("case %s: %v", name, err)

@@ -73,45 +73,8 @@ func policyObjects(m *compile.Model, inv *inventory.Inventory) ([]Object, error)
 			Spec:       syncSetSpec{GVKs: synced},
 		},
 	})
-	for _, e := range []struct {
-		name, source string
-		applyTo      []applyTo
-	}{
-		{"accelc-workloads", "spec.template", []applyTo{
-			{Groups: []string{"apps"}, Kinds: []string{"DaemonSet", "Deployment", "ReplicaSet", "StatefulSet"}, Versions: []string{"v1"}},
-			{Groups: []string{"batch"}, Kinds: []string{"Job"}, Versions: []string{"v1"}},
-		}},
-		{"accelc-cronjobs", "spec.jobTemplate.spec.template", []applyTo{
-			{Groups: []string{"batch"}, Kinds: []string{"CronJob"}, Versions: []string{"v1"}},
-		}},
-		// The ML kinds users run on accelerators (a Notebook is judged
-		// directly: its pod's labels are the Notebook's, which expansion
-		// cannot see). An ExpansionTemplate has one source, so a job with several replica templates takes one per
-		// template; RayCluster's worker groups are a list, which a source
-		// path cannot index: only its head is checked here.
-		{"accelc-pytorchjob-master", "spec.pytorchReplicaSpecs.Master.template", []applyTo{
-			{Groups: []string{"kubeflow.org"}, Kinds: []string{"PyTorchJob"}, Versions: []string{"v1"}},
-		}},
-		{"accelc-pytorchjob-worker", "spec.pytorchReplicaSpecs.Worker.template", []applyTo{
-			{Groups: []string{"kubeflow.org"}, Kinds: []string{"PyTorchJob"}, Versions: []string{"v1"}},
-		}},
-		{"accelc-raycluster-head", "spec.headGroupSpec.template", []applyTo{
-			{Groups: []string{"ray.io"}, Kinds: []string{"RayCluster"}, Versions: []string{"v1"}},
-		}},
-	} {
-		out = append(out, Object{
-			Dir: "policies",
-			Body: &expansionTemplate{
-				TypeMeta:   metav1.TypeMeta{APIVersion: "expansion.gatekeeper.sh/v1alpha1", Kind: "ExpansionTemplate"},
-				ObjectMeta: objectMeta(m.Cluster.Name, "", e.name),
-				Spec: expansionTemplateSpec{
-					ApplyTo:        e.applyTo,
-					TemplateSource: e.source,
-					GeneratedGVK:   gvk{Group: "", Version: "v1", Kind: "Pod"},
-				},
-			},
-		})
-	}
+	// Workload templates are checked as the pods they make.
+	out = append(out, expansionTemplates(m)...)
 	return out, nil
 }
 

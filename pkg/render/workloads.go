@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -20,10 +21,8 @@ type WorkloadKind struct {
 	Versions []string
 	Kind     string
 	Resource string
-	// Templates are the paths to the kind's pod templates, each a list of
-	// field names. Gatekeeper's ExpansionTemplates check each as the pod
-	// it makes.
-	Templates [][]string
+	// Templates are the kind's pod templates.
+	Templates []PodTemplate
 	// ObjectLabels: the controller copies the object's own labels to its
 	// pods and ignores the template's metadata (Kubeflow's Notebook
 	// controller builds its StatefulSet's pod template from
@@ -37,6 +36,16 @@ type WorkloadKind struct {
 	CreateOnly bool
 }
 
+// PodTemplate is where a workload kind holds a pod template.
+type PodTemplate struct {
+	// Path is the template's field path.
+	Path []string
+	// Expansion names the Gatekeeper ExpansionTemplate that checks the
+	// template as the pod it makes; "" for a kind the constraint judges
+	// itself (ObjectLabels).
+	Expansion string
+}
+
 // WorkloadKinds are the kinds accelc checks as the pods they make: the
 // built-in controllers' and the ML kinds users run on accelerators. Each
 // Policy names the MutatingAdmissionPolicy that labels its templates
@@ -46,19 +55,30 @@ type WorkloadKind struct {
 // an ExpansionTemplate's source nor a fixed patch path can index: their
 // pods are checked when made.
 var WorkloadKinds = []WorkloadKind{
-	{Policy: "workloads", Group: "apps", Versions: []string{"v1"}, Kind: "Deployment", Resource: "deployments", Templates: [][]string{{"spec", "template"}}},
-	{Policy: "workloads", Group: "apps", Versions: []string{"v1"}, Kind: "StatefulSet", Resource: "statefulsets", Templates: [][]string{{"spec", "template"}}},
-	{Policy: "workloads", Group: "apps", Versions: []string{"v1"}, Kind: "ReplicaSet", Resource: "replicasets", Templates: [][]string{{"spec", "template"}}},
-	{Policy: "workloads", Group: "apps", Versions: []string{"v1"}, Kind: "DaemonSet", Resource: "daemonsets", Templates: [][]string{{"spec", "template"}}},
-	{Policy: "workloads", Group: "batch", Versions: []string{"v1"}, Kind: "Job", Resource: "jobs", Templates: [][]string{{"spec", "template"}}, CreateOnly: true},
-	{Policy: "cronjobs", Group: "batch", Versions: []string{"v1"}, Kind: "CronJob", Resource: "cronjobs", Templates: [][]string{{"spec", "jobTemplate", "spec", "template"}}},
-	{Policy: "notebooks", Group: "kubeflow.org", Versions: []string{"v1", "v1beta1"}, Kind: "Notebook", Resource: "notebooks", Templates: [][]string{{"spec", "template"}}, ObjectLabels: true},
-	{Policy: "pytorchjobs", Group: "kubeflow.org", Versions: []string{"v1"}, Kind: "PyTorchJob", Resource: "pytorchjobs", Templates: [][]string{
-		{"spec", "pytorchReplicaSpecs", "Master", "template"},
-		{"spec", "pytorchReplicaSpecs", "Worker", "template"},
+	{Policy: "workloads", Group: "apps", Versions: v1, Kind: "Deployment", Resource: "deployments", Templates: podTemplate},
+	{Policy: "workloads", Group: "apps", Versions: v1, Kind: "StatefulSet", Resource: "statefulsets", Templates: podTemplate},
+	{Policy: "workloads", Group: "apps", Versions: v1, Kind: "ReplicaSet", Resource: "replicasets", Templates: podTemplate},
+	{Policy: "workloads", Group: "apps", Versions: v1, Kind: "DaemonSet", Resource: "daemonsets", Templates: podTemplate},
+	{Policy: "workloads", Group: "batch", Versions: v1, Kind: "Job", Resource: "jobs", Templates: podTemplate, CreateOnly: true},
+	{Policy: "cronjobs", Group: "batch", Versions: v1, Kind: "CronJob", Resource: "cronjobs", Templates: []PodTemplate{
+		{Path: []string{"spec", "jobTemplate", "spec", "template"}, Expansion: "accelc-cronjobs"},
 	}},
-	{Policy: "rayclusters", Group: "ray.io", Versions: []string{"v1"}, Kind: "RayCluster", Resource: "rayclusters", Templates: [][]string{{"spec", "headGroupSpec", "template"}}},
+	{Policy: "notebooks", Group: "kubeflow.org", Versions: []string{"v1", "v1beta1"}, Kind: "Notebook", Resource: "notebooks", Templates: []PodTemplate{
+		{Path: []string{"spec", "template"}},
+	}, ObjectLabels: true},
+	{Policy: "pytorchjobs", Group: "kubeflow.org", Versions: v1, Kind: "PyTorchJob", Resource: "pytorchjobs", Templates: []PodTemplate{
+		{Path: []string{"spec", "pytorchReplicaSpecs", "Master", "template"}, Expansion: "accelc-pytorchjob-master"},
+		{Path: []string{"spec", "pytorchReplicaSpecs", "Worker", "template"}, Expansion: "accelc-pytorchjob-worker"},
+	}},
+	{Policy: "rayclusters", Group: "ray.io", Versions: v1, Kind: "RayCluster", Resource: "rayclusters", Templates: []PodTemplate{
+		{Path: []string{"spec", "headGroupSpec", "template"}, Expansion: "accelc-raycluster-head"},
+	}},
 }
+
+var (
+	v1          = []string{"v1"}
+	podTemplate = []PodTemplate{{Path: []string{"spec", "template"}, Expansion: "accelc-workloads"}}
+)
 
 // WorkloadKindOf returns the workload kind of a group and kind.
 func WorkloadKindOf(group, kind string) (WorkloadKind, bool) {
@@ -79,7 +99,7 @@ func WorkloadKindOf(group, kind string) (WorkloadKind, bool) {
 // make, and the validation judges the workload as that pod; the
 // controller's pods carry the label from the template. A kind whose
 // controller copies the object's labels to its pods (ObjectLabels) is
-// labelled on the object, from its own annotation or its template's.
+// labelled on the object, from its own annotation.
 func workloadLabelPolicies(m *compile.Model) []Object {
 	label := m.Cluster.LabelPrefix + "/profile"
 	var names []string
@@ -112,7 +132,7 @@ func workloadLabelPolicies(m *compile.Model) []Object {
 				exprs = append(exprs, objectLabelPatch(label))
 			} else {
 				for _, t := range w.Templates {
-					exprs = append(exprs, templateLabelPatch(t, label))
+					exprs = append(exprs, templateLabelPatch(t.Path, label))
 				}
 			}
 			for _, expr := range exprs {
@@ -191,4 +211,57 @@ func templateLabelPatch(path []string, label string) string {
 func objectLabelPatch(label string) string {
 	return fmt.Sprintf("has(object.metadata.annotations) && %q in object.metadata.annotations && !(has(object.metadata.labels) && %q in object.metadata.labels) ? %s : []",
 		ProfileAnnotation, label, addLabel([]string{"metadata"}, label, fmt.Sprintf("object.metadata.annotations[%q]", ProfileAnnotation)))
+}
+
+// expansionTemplates are the ExpansionTemplates of WorkloadKinds: one per
+// name, applying to every kind whose template it names, so Gatekeeper
+// checks each template as the pod it makes.
+func expansionTemplates(m *compile.Model) []Object {
+	type source struct {
+		path    string
+		applyTo []applyTo
+	}
+	var names []string
+	sources := map[string]*source{}
+	for _, w := range WorkloadKinds {
+		for _, t := range w.Templates {
+			if t.Expansion == "" {
+				continue
+			}
+			src, ok := sources[t.Expansion]
+			if !ok {
+				src = &source{path: strings.Join(t.Path, ".")}
+				sources[t.Expansion] = src
+				names = append(names, t.Expansion)
+			}
+			i := slices.IndexFunc(src.applyTo, func(a applyTo) bool {
+				return a.Groups[0] == w.Group && slices.Equal(a.Versions, w.Versions)
+			})
+			if i < 0 {
+				src.applyTo = append(src.applyTo, applyTo{Groups: []string{w.Group}, Versions: w.Versions})
+				i = len(src.applyTo) - 1
+			}
+			src.applyTo[i].Kinds = append(src.applyTo[i].Kinds, w.Kind)
+		}
+	}
+	var out []Object
+	for _, name := range names {
+		src := sources[name]
+		for _, a := range src.applyTo {
+			slices.Sort(a.Kinds)
+		}
+		out = append(out, Object{
+			Dir: "policies",
+			Body: &expansionTemplate{
+				TypeMeta:   metav1.TypeMeta{APIVersion: "expansion.gatekeeper.sh/v1alpha1", Kind: "ExpansionTemplate"},
+				ObjectMeta: objectMeta(m.Cluster.Name, "", name),
+				Spec: expansionTemplateSpec{
+					ApplyTo:        src.applyTo,
+					TemplateSource: src.path,
+					GeneratedGVK:   gvk{Group: "", Version: "v1", Kind: "Pod"},
+				},
+			},
+		})
+	}
+	return out
 }

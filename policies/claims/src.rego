@@ -13,11 +13,7 @@ package accelcclaims
 
 import data.lib.accelc
 
-claim := input.review.object if input.review.object.kind in {"ResourceClaim", "ResourceClaimTemplate"}
-
-devices := object.get(claim, ["spec", "devices"], {}) if claim.kind == "ResourceClaim"
-
-devices := object.get(claim, ["spec", "spec", "devices"], {}) if claim.kind == "ResourceClaimTemplate"
+claim := accelc.reviewed_claim
 
 what := sprintf("%v %v", [claim.kind, claim.metadata.name])
 
@@ -27,8 +23,10 @@ violation contains {"msg": msg} if {
 	msg := sprintf("%v: namespace %v belongs to no team, so no DeviceClass is its to claim: claim devices in a team's namespace", [what, accelc.namespace])
 }
 
+# What the claim asks for, judged by the library as the device access
+# policy judges a ResourceClaim a pod names.
 violation contains {"msg": msg} if {
 	claim
 	accelc.entitlement
-	some msg in accelc.claim_problems(what, devices)
+	some msg in accelc.claim_problem
 }

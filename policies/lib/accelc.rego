@@ -474,27 +474,60 @@ pod_priority := spec.priority if is_number(spec.priority)
 else := priority_classes[spec.priorityClassName].value if spec.priorityClassName
 else := 0 if not spec.priorityClassName
 
-# Dynamic Resource Allocation claims, as the claims policy judges a
-# ResourceClaim or ResourceClaimTemplate when it is made and the device
-# access policy judges the ResourceClaim a pod names (synced) when the pod
-# is made.
-#
-# Every request that names a class, with its name: v1's and v1beta2's
-# exact request (exactly) or a subrequest of a firstAvailable list, and
-# v1beta1's request, which names its class itself (deviceClassName beside
-# the count, no exactly). A cluster that turned DRA on before it went GA
-# serves v1beta1 and v1beta2 too; each is read as written.
-claim_requests(devs) := (({[r.name, r.exactly] |
+# Dynamic Resource Allocation claims: the claims policy judges a
+# ResourceClaim or ResourceClaimTemplate when it is made, and the device
+# access policy the ResourceClaims a pod names (synced) when the pod is
+# made. One review holds one or the other.
+reviewed_claim := input.review.object if input.review.object.kind in {"ResourceClaim", "ResourceClaimTemplate"}
+
+# The ResourceClaims of the pod's namespace, synced (SyncSet): a pod that
+# names a claim is judged by the claim as it is now, not trusted.
+synced_claims := data.inventory.namespace[namespace]["resource.k8s.io/v1"].ResourceClaim
+
+# The claims the review judges, each [what (for messages), its devices].
+judged_claims contains [what, object.get(c, ["spec", "devices"], {})] if {
+	c := reviewed_claim
+	c.kind == "ResourceClaim"
+	what := sprintf("%v %v", [c.kind, c.metadata.name])
+}
+
+judged_claims contains [what, object.get(c, ["spec", "spec", "devices"], {})] if {
+	c := reviewed_claim
+	c.kind == "ResourceClaimTemplate"
+	what := sprintf("%v %v", [c.kind, c.metadata.name])
+}
+
+judged_claims contains [what, object.get(rc, ["spec", "devices"], {})] if {
+	dra_profile
+	some c in object.get(spec, "resourceClaims", [])
+	rc := synced_claims[c.resourceClaimName]
+	what := sprintf("pod claim %v: ResourceClaim %v", [c.name, c.resourceClaimName])
+}
+
+# Every request of a judged claim that names a class, with its name:
+# v1's and v1beta2's exact request (exactly) or a subrequest of a
+# firstAvailable list, and v1beta1's request, which names its class itself
+# (deviceClassName beside the count, no exactly). A cluster that turned DRA
+# on before it went GA serves v1beta1 and v1beta2 too; each is read as
+# written.
+claim_requests contains [what, r.name, r.exactly] if {
+	some [what, devs] in judged_claims
 	some r in object.get(devs, "requests", [])
 	r.exactly
-} | {[r.name, r] |
+}
+
+claim_requests contains [what, r.name, r] if {
+	some [what, devs] in judged_claims
 	some r in object.get(devs, "requests", [])
 	not r.exactly
 	r.deviceClassName
-}) | {[concat("/", [r.name, s.name]), s] |
+}
+
+claim_requests contains [what, concat("/", [r.name, sub.name]), sub] if {
+	some [what, devs] in judged_claims
 	some r in object.get(devs, "requests", [])
-	some s in object.get(r, "firstAvailable", [])
-})
+	some sub in object.get(r, "firstAvailable", [])
+}
 
 # What the policy reads of a claim; any other field could change which
 # devices it reaches, so the claim is denied naming it (fail closed).
@@ -511,54 +544,76 @@ claimable := {c | some c, _ in claim_limits}
 may_claim := sprintf("it may use %v", [concat(", ", sort(claimable))]) if count(claimable) > 0
 else := "it may claim none: no hardware profile it may use hands out devices by claim"
 
-# Why a claim's devices (its spec.devices) could reach past what the
-# namespace's team may use, each reason a message starting with what.
-claim_problems(what, devs) := ((((({sprintf("%v: field devices.%v is not one accelc's policy reads (%v), so it cannot tell which devices the claim reaches: drop it", [what, f, concat(", ", sort(known_devices_fields))]) |
+# Why a judged claim could reach past what the namespace's team may use,
+# each a message starting with what it is about.
+claim_problem contains sprintf("%v: field devices.%v is not one accelc's policy reads (%v), so it cannot tell which devices the claim reaches: drop it", [what, f, concat(", ", sort(known_devices_fields))]) if {
+	some [what, devs] in judged_claims
 	some f, _ in devs
 	not f in known_devices_fields
-} | {sprintf("%v: request %v has field %v, which accelc's policy does not read, so it cannot tell which devices the request reaches: drop it", [what, object.get(r, "name", "(unnamed)"), f]) |
+}
+
+claim_problem contains sprintf("%v: request %v has field %v, which accelc's policy does not read, so it cannot tell which devices the request reaches: drop it", [what, object.get(r, "name", "(unnamed)"), f]) if {
+	some [what, devs] in judged_claims
 	some r in object.get(devs, "requests", [])
 	some f, _ in r
 	not f in known_request_fields
-}) | {sprintf("%v: request %v has field %v, which accelc's policy does not read, so it cannot tell which devices the request reaches: drop it", [what, name, f]) |
-	some [name, r] in claim_requests(devs)
+}
+
+claim_problem contains sprintf("%v: request %v has field %v, which accelc's policy does not read, so it cannot tell which devices the request reaches: drop it", [what, name, f]) if {
+	some [what, name, r] in claim_requests
 	some f, _ in r
 	not f in known_request_fields
-}) | {sprintf("%v: request %v names no DeviceClass (no exactly.deviceClassName, firstAvailable or deviceClassName), so accelc's policy cannot tell which devices it reaches: name one of the team's DeviceClasses", [what, object.get(r, "name", "(unnamed)")]) |
+}
+
+claim_problem contains sprintf("%v: request %v names no DeviceClass (no exactly.deviceClassName, firstAvailable or deviceClassName), so accelc's policy cannot tell which devices it reaches: name one of the team's DeviceClasses", [what, object.get(r, "name", "(unnamed)")]) if {
+	some [what, devs] in judged_claims
 	some r in object.get(devs, "requests", [])
 	not r.exactly
 	not r.deviceClassName
 	count(object.get(r, "firstAvailable", [])) == 0
-}) | {sprintf("%v: request %v names no DeviceClass, so accelc's policy cannot tell which devices it reaches: name one of the team's DeviceClasses", [what, name]) |
-	some [name, r] in claim_requests(devs)
+}
+
+claim_problem contains sprintf("%v: request %v names no DeviceClass, so accelc's policy cannot tell which devices it reaches: name one of the team's DeviceClasses", [what, name]) if {
+	some [what, name, r] in claim_requests
 	not r.deviceClassName
-}) | {sprintf("%v: request %v names DeviceClass %q, which team %v may not use; %v", [what, name, r.deviceClassName, team, may_claim]) |
-	some [name, r] in claim_requests(devs)
+}
+
+claim_problem contains sprintf("%v: request %v names DeviceClass %q, which team %v may not use; %v", [what, name, r.deviceClassName, team, may_claim]) if {
+	some [what, name, r] in claim_requests
 	r.deviceClassName
 	not r.deviceClassName in claimable
-}) | claim_widening(what, devs)
+}
 
-claim_widening(what, devs) := (((({sprintf("%v: request %v asks for %v devices of DeviceClass %v; team %v's profiles hand out at most %v: ask for fewer", [what, name, n, r.deviceClassName, team, limit]) |
-	some [name, r] in claim_requests(devs)
+claim_problem contains sprintf("%v: request %v asks for %v devices of DeviceClass %v; team %v's profiles hand out at most %v: ask for fewer", [what, name, n, r.deviceClassName, team, limit]) if {
+	some [what, name, r] in claim_requests
 	limit := claim_limits[r.deviceClassName]
 	n := object.get(r, "count", 1)
 	n > limit
-} | {sprintf("%v: it makes %v device requests; a claim makes one, within the count a profile hands out: merge them", [what, n]) |
-	n := count(object.get(devs, "requests", []))
-	n > 1
-}) | {sprintf("%v: request %v asks for every matching device of a node (allocationMode All): ask for a count (allocationMode ExactCount)", [what, name]) |
-	some [name, r] in claim_requests(devs)
-	r.allocationMode == "All"
-}) | {sprintf("%v: request %v asks for admin access, which reaches devices other pods hold: drop adminAccess", [what, name]) |
-	some [name, r] in claim_requests(devs)
-	r.adminAccess == true
-}) | {sprintf("%v: request %v tolerates device taints, which keep devices out of use: drop its tolerations", [what, name]) |
-	some [name, r] in claim_requests(devs)
-	count(object.get(r, "tolerations", [])) > 0
-}) | {sprintf("%v: it configures the driver (devices.config), which can change how devices are shared; the admins' DeviceClass holds configuration: drop it", [what]) |
-	count(object.get(devs, "config", [])) > 0
 }
 
-# The ResourceClaims of the pod's namespace, synced (SyncSet): a pod that
-# names a claim is judged by the claim as it is now, not trusted.
-synced_claims := data.inventory.namespace[namespace]["resource.k8s.io/v1"].ResourceClaim
+# One request: several, each within the count, would add up past it.
+claim_problem contains sprintf("%v: it makes %v device requests; a claim makes one, within the count a profile hands out: merge them", [what, n]) if {
+	some [what, devs] in judged_claims
+	n := count(object.get(devs, "requests", []))
+	n > 1
+}
+
+claim_problem contains sprintf("%v: request %v asks for every matching device of a node (allocationMode All): ask for a count (allocationMode ExactCount)", [what, name]) if {
+	some [what, name, r] in claim_requests
+	r.allocationMode == "All"
+}
+
+claim_problem contains sprintf("%v: request %v asks for admin access, which reaches devices other pods hold: drop adminAccess", [what, name]) if {
+	some [what, name, r] in claim_requests
+	r.adminAccess == true
+}
+
+claim_problem contains sprintf("%v: request %v tolerates device taints, which keep devices out of use: drop its tolerations", [what, name]) if {
+	some [what, name, r] in claim_requests
+	count(object.get(r, "tolerations", [])) > 0
+}
+
+claim_problem contains sprintf("%v: it configures the driver (devices.config), which can change how devices are shared; the admins' DeviceClass holds configuration: drop it", [what]) if {
+	some [what, devs] in judged_claims
+	count(object.get(devs, "config", [])) > 0
+}

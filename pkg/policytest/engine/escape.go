@@ -278,10 +278,16 @@ func refusalKind(why string) string {
 var indexRE = regexp.MustCompile(`\[\d+\]`)
 
 // refused says why Kubernetes' validation refuses obj ("" when it
-// accepts it, or when there is no Validator).
+// accepts it, or when there is no Validator). A kind that is not the
+// API server's own (a Notebook, whose CRD checks little) is validated as
+// the pod its controller makes.
 func (e *EscapeCheck) refused(obj map[string]any) (string, error) {
 	if e.Validator == nil {
 		return "", nil
+	}
+	u := &unstructured.Unstructured{Object: obj}
+	if w, ok := render.WorkloadKindOf(u.GroupVersionKind().Group, u.GetKind()); ok && w.ObjectLabels {
+		return e.Validator.Validate(ControllerPod(u).Object)
 	}
 	return e.Validator.Validate(obj)
 }
@@ -310,7 +316,7 @@ func (e *EscapeCheck) verdict(ctx context.Context, obj map[string]any) (verdict,
 		return v, err
 	}
 	// MutateObject labelled the workload as the policy stores it.
-	if v.pod = controllerPod(stored); v.pod != nil {
+	if v.pod = ControllerPod(stored); v.pod != nil {
 		if v.podMuted, err = e.mutator.MutateObject(v.pod.DeepCopy()); err != nil {
 			return v, fmt.Errorf("mutating the controller's pod: %w", err)
 		}

@@ -44,7 +44,7 @@ func (e *EscapeCheck) generate(rng *rand.Rand, i int) map[string]any {
 	ref := rng.IntN(6)
 	var own *compile.Profile
 	if legit {
-		ns, usable := e.legitimate(rng)
+		ns, usable := e.teamProfiles(rng)
 		if len(usable) > 0 {
 			md["namespace"] = ns
 			own = usable[rng.IntN(len(usable))]
@@ -278,9 +278,9 @@ func withLabel(md map[string]any, k, v string) map[string]any {
 	return out
 }
 
-// legitimate picks a team namespace and the enabled profiles its team may
-// use.
-func (e *EscapeCheck) legitimate(rng *rand.Rand) (string, []*compile.Profile) {
+// teamProfiles picks a team namespace and the enabled profiles its team
+// may use.
+func (e *EscapeCheck) teamProfiles(rng *rand.Rand) (string, []*compile.Profile) {
 	m := e.model
 	if len(m.Teams) == 0 {
 		return "", nil

@@ -9,7 +9,7 @@ import (
 	"github.com/accelc/accelc/pkg/render"
 )
 
-// legitimate builds the i-th random legitimate pod or workload, written
+// legitimateObject builds the i-th random legitimate pod or workload, written
 // the ways Open Data Hub and users write them: a namespace of a team, a
 // profile the team may use named by ODH's annotation, by accelc's label or
 // by both; the profile's resource at a count it allows (a claim from its
@@ -44,7 +44,7 @@ func (e *EscapeCheck) legitimateObject(rng *rand.Rand, i int) (map[string]any, b
 			}
 		}
 	} else {
-		ns, usable := e.legitimate(rng)
+		ns, usable := e.teamProfiles(rng)
 		if len(usable) == 0 {
 			return nil, false
 		}
@@ -148,15 +148,15 @@ func (e *EscapeCheck) wrap(rng *rand.Rand, md, spec map[string]any) map[string]a
 	return map[string]any{"apiVersion": "v1", "kind": "Pod", "metadata": md, "spec": spec}
 }
 
-// controllerPod is the pod a workload's controller makes from it (the
-// first template's metadata and spec; a Notebook's own labels and its
-// template's spec), or nil for a Pod.
-func controllerPod(obj *unstructured.Unstructured) *unstructured.Unstructured {
+// ControllerPod is the pod a workload's controller makes from it, as
+// stored: the first template's metadata and spec (a Notebook: its own
+// labels and its template's spec). Nil for a kind that is no workload.
+func ControllerPod(obj *unstructured.Unstructured) *unstructured.Unstructured {
 	w, ok := render.WorkloadKindOf(obj.GroupVersionKind().Group, obj.GetKind())
 	if !ok {
 		return nil
 	}
-	tmpl, _, _ := unstructured.NestedMap(obj.Object, w.Templates[0]...)
+	tmpl, _, _ := unstructured.NestedMap(obj.Object, w.Templates[0].Path...)
 	spec, _, _ := unstructured.NestedMap(tmpl, "spec")
 	md := map[string]any{}
 	if w.ObjectLabels {

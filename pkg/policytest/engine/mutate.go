@@ -72,15 +72,15 @@ func (m *Mutator) Mutate(object []byte) ([]byte, error) {
 // MutateObject is Mutate on a decoded object, which it changes.
 func (m *Mutator) MutateObject(obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	m.labelProfile(obj)
+	if w, ok := render.WorkloadKindOf(obj.GroupVersionKind().Group, obj.GetKind()); ok && w.ObjectLabels {
+		// Judged as itself: the constraint reads it as its pod.
+		return obj, nil
+	}
 	resultants, err := m.expander.Expand(obj)
 	if err != nil {
 		return nil, err
 	}
 	out := obj
-	if w, ok := render.WorkloadKindOf(obj.GroupVersionKind().Group, obj.GetKind()); ok && w.ObjectLabels {
-		// Judged as itself: the constraint reads it as its pod.
-		return out, nil
-	}
 	if obj.GetKind() != "Pod" {
 		if len(resultants) != 1 {
 			return nil, fmt.Errorf("%s %s expands to %d pods, want 1: is there an ExpansionTemplate for it?", obj.GetKind(), obj.GetName(), len(resultants))
@@ -141,13 +141,12 @@ func (m *Mutator) labelProfile(obj *unstructured.Unstructured) {
 		labelFromAnnotation(obj.Object, m.profileLabel)
 		return
 	}
-	for _, path := range w.Templates {
-		t, found, err := unstructured.NestedMap(obj.Object, path...)
-		if !found || err != nil {
-			continue
+	for _, t := range w.Templates {
+		if tmpl, ok, _ := unstructured.NestedFieldNoCopy(obj.Object, t.Path...); ok {
+			if tmpl, ok := tmpl.(map[string]any); ok {
+				labelFromAnnotation(tmpl, m.profileLabel)
+			}
 		}
-		labelFromAnnotation(t, m.profileLabel)
-		_ = unstructured.SetNestedMap(obj.Object, t, path...)
 	}
 }
 

@@ -5,9 +5,8 @@
 // pods and workloads a real API server would accept.
 //
 // It reads one JSON object per line on stdin and writes one line per
-// object on stdout: empty when it is valid, else the errors. A Kubeflow
-// Notebook is checked as the pod its controller makes (its labels and its
-// template's spec); other kinds it does not know are reported as such.
+// object on stdout: empty when it is valid, else the errors. A kind it
+// does not know is reported as such.
 package main
 
 import (
@@ -18,7 +17,7 @@ import (
 	"os"
 	"strings"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
@@ -76,31 +75,14 @@ func oneLine(s string) string { return strings.ReplaceAll(s, "\n", " ") }
 
 func validate(raw []byte) string {
 	var head struct {
-		APIVersion string `json:"apiVersion"`
-		Kind       string `json:"kind"`
-		Metadata   struct {
-			Name      string            `json:"name"`
-			Namespace string            `json:"namespace"`
-			Labels    map[string]string `json:"labels"`
+		Kind     string `json:"kind"`
+		Metadata struct {
+			Name      string `json:"name"`
+			Namespace string `json:"namespace"`
 		} `json:"metadata"`
-		Spec struct {
-			Template struct {
-				Spec json.RawMessage `json:"spec"`
-			} `json:"template"`
-		} `json:"spec"`
 	}
 	if err := json.Unmarshal(raw, &head); err != nil {
 		return "not JSON: " + err.Error()
-	}
-	if head.Kind == "Notebook" && strings.HasPrefix(head.APIVersion, "kubeflow.org/") {
-		p := map[string]any{"apiVersion": "v1", "kind": "Pod",
-			"metadata": map[string]any{"name": head.Metadata.Name + "-0", "namespace": head.Metadata.Namespace, "labels": head.Metadata.Labels},
-			"spec":     head.Spec.Template.Spec}
-		b, err := json.Marshal(p)
-		if err != nil {
-			return err.Error()
-		}
-		raw, head.Kind = b, "Pod"
 	}
 	k, ok := kinds[head.Kind]
 	if !ok {
@@ -115,7 +97,9 @@ func validate(raw []byte) string {
 		IsResourceRequest: true, Verb: "create", APIGroup: k.group, APIVersion: k.version,
 		Resource: k.resource, Namespace: head.Metadata.Namespace, Name: head.Metadata.Name,
 	})
-	if acc, err := metaAccessor(obj); err == nil && acc.GetUID() == "" {
+	// The API server has given the object its UID before the strategy
+	// prepares it (a Job's selector is made from it).
+	if acc, err := meta.Accessor(obj); err == nil && acc.GetUID() == "" {
 		acc.SetUID("00000000-0000-0000-0000-000000000001")
 	}
 	// A pod's ephemeral containers come by the pods/ephemeralcontainers
@@ -138,12 +122,4 @@ func validate(raw []byte) string {
 		return ""
 	}
 	return errs.ToAggregate().Error()
-}
-
-func metaAccessor(obj runtime.Object) (metav1.Object, error) {
-	o, ok := obj.(metav1.Object)
-	if !ok {
-		return nil, fmt.Errorf("%T has no metadata", obj)
-	}
-	return o, nil
 }
