@@ -124,7 +124,7 @@ var Admission = struct{ Name, Kind string }{Name: "accelcadmission", Kind: "Acce
 // AdmissionTemplate returns the combined ConstraintTemplate.
 func AdmissionTemplate() map[string]any {
 	libs := []string{Lib()}
-	entry := "# Every accelc policy; a violation's message starts with its policy.\npackage " + Admission.Name + "\n\n"
+	entry := "# Every accelc policy; a violation's message starts with its policy.\n# The pod templates a workload holds in lists, which Gatekeeper's\n# expansion cannot reach, are judged here as the pods they make.\npackage " + Admission.Name + "\n\nimport data.lib.accelc\n"
 	for _, p := range All {
 		// Gatekeeper rewrites library references through imports.
 		entry += "import data.lib.accelc_" + p.Dir + "\n"
@@ -134,6 +134,7 @@ func AdmissionTemplate() map[string]any {
 		pkg := "lib.accelc_" + p.Dir
 		libs = append(libs, strings.Replace(p.Rego(), "package accelc"+p.Dir, "package "+pkg, 1))
 		entry += fmt.Sprintf("\nviolation contains {\"msg\": concat(\": \", [%q, v.msg]), \"details\": {\"policy\": %q}} if {\n\tsome v in accelc_%s.violation\n}\n", p.Dir, p.Dir, p.Dir)
+		entry += fmt.Sprintf("\nviolation contains {\"msg\": concat(\": \", [%q, sprintf(\"[%%v] %%v\", [where, v.msg])]), \"details\": {\"policy\": %q}} if {\n\tsome where, pod in accelc.list_template_pods\n\tsome v in accelc_%s.violation with input.review.object as pod with input.review.operation as \"CREATE\" with input.review.fromTemplate as true\n}\n", p.Dir, p.Dir, p.Dir)
 		descriptions = append(descriptions, p.Dir+": "+p.Description)
 	}
 	return template(Admission.Name, Admission.Kind, strings.Join(descriptions, "\n"), entry, libs, AdmissionParams())

@@ -43,8 +43,16 @@ type Case struct {
 	// message must match (checked when Deny is not empty).
 	Message string `json:"message,omitempty"`
 	// Mutate runs the object through the rendered mutators first, as the
-	// webhook does before validating; the suite holds the mutated pod.
+	// webhook does before validating; the suite holds the object as
+	// stored (a workload's templates as the pods they make).
 	Mutate bool `json:"mutate,omitempty"`
+	// Operation is CREATE (the default) or UPDATE. An UPDATE of a pod is
+	// judged with OldObject (a path like Object's), through SubResource
+	// when set (ephemeralcontainers: the only pod subresource that
+	// changes what runs).
+	Operation   string `json:"operation,omitempty"`
+	OldObject   string `json:"oldObject,omitempty"`
+	SubResource string `json:"subResource,omitempty"`
 }
 
 // ReadCases reads a cluster's cases file; a cluster without one has none.
@@ -73,6 +81,16 @@ func ReadCases(clusterDir string) (*Cases, error) {
 			if !known[k] {
 				return nil, fmt.Errorf("%s: case %s: deny names %s, not an accelc policy (%s)", p, tc.Name, k, strings.Join(policyNames(), ", "))
 			}
+		}
+		switch {
+		case tc.Operation != "" && tc.Operation != "CREATE" && tc.Operation != "UPDATE":
+			return nil, fmt.Errorf("%s: case %s: operation %s: use CREATE or UPDATE", p, tc.Name, tc.Operation)
+		case tc.Operation != "UPDATE" && (tc.OldObject != "" || tc.SubResource != ""):
+			return nil, fmt.Errorf("%s: case %s: oldObject and subResource are an UPDATE's: add operation: UPDATE", p, tc.Name)
+		case tc.Operation == "UPDATE" && tc.Mutate:
+			return nil, fmt.Errorf("%s: case %s: an UPDATE is judged as written (the object as stored, changed): drop mutate", p, tc.Name)
+		case tc.SubResource != "" && tc.SubResource != "ephemeralcontainers":
+			return nil, fmt.Errorf("%s: case %s: subResource %s: accelc's policies judge pods/ephemeralcontainers only", p, tc.Name, tc.SubResource)
 		}
 		if tc.Message != "" {
 			if _, err := regexp.Compile(tc.Message); err != nil {
@@ -185,6 +203,12 @@ func Suite(tree render.Tree, clusterDir string, cases *Cases, typeLabel string, 
 			nodes[f.nodeName] = node
 		}
 		key, b := "cases/"+path.Clean(tc.Object), f.data
+		if tc.Operation == "UPDATE" {
+			var err error
+			if key, b, err = updateReview(clusterDir, tc, f.data); err != nil {
+				return nil, err
+			}
+		}
 		if tc.Mutate {
 			key = "cases/mutated/" + path.Clean(tc.Object)
 			m := mutated[0]
@@ -287,6 +311,53 @@ func Suite(tree render.Tree, clusterDir string, cases *Cases, typeLabel string, 
 	}
 	files["suite.yaml"] = suite
 	return files, nil
+}
+
+// updateReview is an UPDATE case's object in the suite: for a pod, the
+// AdmissionReview the API server sends Gatekeeper (gator verify judges
+// one as the webhook would); for a workload, the object itself, which
+// Gatekeeper judges with its expansions exactly as on CREATE (the pods it
+// expands have no old object, and no rule reads a workload's).
+func updateReview(clusterDir string, tc Case, data []byte) (string, []byte, error) {
+	var obj map[string]any
+	if err := yaml.Unmarshal(data, &obj); err != nil {
+		return "", nil, err
+	}
+	if obj["kind"] != "Pod" || obj["apiVersion"] != "v1" {
+		if tc.SubResource != "" {
+			return "", nil, fmt.Errorf("case %s: subResource %s is a pod's", tc.Name, tc.SubResource)
+		}
+		return "cases/" + path.Clean(tc.Object), data, nil
+	}
+	md, _ := obj["metadata"].(map[string]any)
+	req := map[string]any{
+		"uid":         "accelc-test-" + tc.Name,
+		"kind":        map[string]any{"group": "", "version": "v1", "kind": "Pod"},
+		"resource":    map[string]any{"group": "", "version": "v1", "resource": "pods"},
+		"name":        md["name"],
+		"namespace":   md["namespace"],
+		"operation":   "UPDATE",
+		"userInfo":    map[string]any{"username": "accelc-test"},
+		"object":      obj,
+		"subResource": tc.SubResource,
+	}
+	if tc.SubResource == "" {
+		delete(req, "subResource")
+	}
+	if tc.OldObject != "" {
+		src := filepath.Join(clusterDir, filepath.FromSlash(path.Dir(CasesFile)), filepath.FromSlash(tc.OldObject))
+		b, err := os.ReadFile(src)
+		if err != nil {
+			return "", nil, fmt.Errorf("case %s: %w", tc.Name, err)
+		}
+		var old map[string]any
+		if err := yaml.Unmarshal(b, &old); err != nil {
+			return "", nil, fmt.Errorf("%s: %w", src, err)
+		}
+		req["oldObject"] = old
+	}
+	out, err := yaml.Marshal(map[string]any{"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": req})
+	return "cases/updates/" + tc.Name + ".yaml", out, err
 }
 
 // nsMatch is Gatekeeper's namespace matching.

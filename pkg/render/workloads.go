@@ -34,6 +34,20 @@ type WorkloadKind struct {
 	// CreateOnly: the template cannot change once the object exists
 	// (a Job's), so it is labelled on CREATE only.
 	CreateOnly bool
+	// Lists are where the kind holds pod templates in lists, which
+	// neither an ExpansionTemplate's source nor a fixed patch path can
+	// index: the admission constraint judges each as the pod it makes
+	// (list_template_pods in the Rego library), and the pods are
+	// labelled when they are made.
+	Lists []TemplateList
+}
+
+// TemplateList is a list of a workload's pod templates.
+type TemplateList struct {
+	// Path is the list's field path; Template the template's path within
+	// an element, and Name the element's field that names it.
+	Path, Template []string
+	Name           string
 }
 
 // PodTemplate is where a workload kind holds a pod template.
@@ -50,10 +64,8 @@ type PodTemplate struct {
 // built-in controllers' and the ML kinds users run on accelerators. Each
 // Policy names the MutatingAdmissionPolicy that labels its templates
 // (one per template shape, so that an expression only ever selects
-// fields of the kinds it matches). RayCluster's worker groups and
-// JobSet's replicated jobs hold their templates in lists, which neither
-// an ExpansionTemplate's source nor a fixed patch path can index: their
-// pods are checked when made.
+// fields of the kinds it matches; a kind with list templates only, a
+// JobSet, has none).
 var WorkloadKinds = []WorkloadKind{
 	{Policy: "workloads", Group: "apps", Versions: v1, Kind: "Deployment", Resource: "deployments", Templates: podTemplate},
 	{Policy: "workloads", Group: "apps", Versions: v1, Kind: "StatefulSet", Resource: "statefulsets", Templates: podTemplate},
@@ -72,7 +84,9 @@ var WorkloadKinds = []WorkloadKind{
 	}},
 	{Policy: "rayclusters", Group: "ray.io", Versions: v1, Kind: "RayCluster", Resource: "rayclusters", Templates: []PodTemplate{
 		{Path: []string{"spec", "headGroupSpec", "template"}, Expansion: "accelc-raycluster-head"},
-	}},
+	}, Lists: []TemplateList{{Path: []string{"spec", "workerGroupSpecs"}, Template: []string{"template"}, Name: "groupName"}}},
+	{Group: "jobset.x-k8s.io", Versions: []string{"v1alpha2"}, Kind: "JobSet", Resource: "jobsets",
+		Lists: []TemplateList{{Path: []string{"spec", "replicatedJobs"}, Template: []string{"template", "spec", "template"}, Name: "name"}}},
 }
 
 var (
@@ -105,6 +119,9 @@ func workloadLabelPolicies(m *compile.Model) []Object {
 	var names []string
 	kinds := map[string][]WorkloadKind{}
 	for _, w := range WorkloadKinds {
+		if w.Policy == "" {
+			continue
+		}
 		if _, ok := kinds[w.Policy]; !ok {
 			names = append(names, w.Policy)
 		}

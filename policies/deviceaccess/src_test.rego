@@ -108,6 +108,13 @@ test_node_name_of_gpu_node_without_profile_denied if {
 
 test_node_name_of_cpu_node_admitted if admitted(plain({"nodeName": "cpu-01"}))
 
+# A bound pod's UPDATE keeps its node; a Deployment's UPDATE, judged as
+# the pod its template makes (no old pod), does not.
+test_node_name_on_update if {
+	admitted(object.union(plain({"nodeName": "h200-01"}), {"review": {"operation": "UPDATE", "oldObject": {"spec": {"nodeName": "h200-01"}}}}))
+	denied(object.union(plain({"nodeName": "h200-01"}), {"review": {"operation": "UPDATE"}}), "spec.nodeName h200-01 (an accelerator node)")
+}
+
 test_match_fields_of_gpu_node_denied if {
 	terms := [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["v100-01"]}]}]
 	denied(plain({"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}}}), "node affinity on node v100-01")

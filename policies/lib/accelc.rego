@@ -53,6 +53,45 @@ written := {
 # queue, and its profile's priority class.
 forecast if input.review.object.kind == "Notebook"
 
+# A pod template in a list (a JobSet's replicated jobs, a RayCluster's
+# worker groups), which no ExpansionTemplate can reach, is judged by the
+# admission entry as the pod it makes, forecast the same way: the entry
+# sets fromTemplate, a field no AdmissionRequest has, so no object can.
+forecast if input.review.fromTemplate
+
+# The pods a workload's list templates make, by where the template is:
+# the template's labels and annotations (the pod admission policy labels
+# the pod from ODH's annotation when it is made) and its spec.
+list_template_pods[where] := template_pod(t) if {
+	w := input.review.object
+	w.kind == "JobSet"
+	startswith(object.get(w, "apiVersion", ""), "jobset.x-k8s.io/")
+	some i, rj in object.get(w, ["spec", "replicatedJobs"], [])
+	where := sprintf("replicatedJobs[%d] %v", [i, object.get(rj, "name", "")])
+	t := object.get(rj, ["template", "spec", "template"], {})
+}
+
+list_template_pods[where] := template_pod(t) if {
+	w := input.review.object
+	w.kind == "RayCluster"
+	startswith(object.get(w, "apiVersion", ""), "ray.io/")
+	some i, g in object.get(w, ["spec", "workerGroupSpecs"], [])
+	where := sprintf("workerGroupSpecs[%d] %v", [i, object.get(g, "groupName", "")])
+	t := object.get(g, "template", {})
+}
+
+template_pod(t) := {
+	"apiVersion": "v1",
+	"kind": "Pod",
+	"metadata": {
+		"name": object.get(input.review.object, ["metadata", "name"], ""),
+		"namespace": object.get(input.review.object, ["metadata", "namespace"], ""),
+		"labels": object.get(t, ["metadata", "labels"], {}),
+		"annotations": object.get(t, ["metadata", "annotations"], {}),
+	},
+	"spec": object.get(t, "spec", {}),
+}
+
 pod := object.union(written, forecast_fill) if forecast
 else := written
 
@@ -456,9 +495,24 @@ targets_accelerators contains sprintf("node affinity on node %v (an accelerator 
 }
 
 targets_accelerators contains sprintf("spec.nodeName %v (an accelerator node)", [n]) if {
-	operation != "UPDATE"
 	n := spec.nodeName
+	not bound_already(n)
 	accelerator_node(n)
+}
+
+# An UPDATE that keeps the node the pod already had, and the profile it
+# named: a pod the scheduler bound must stay updatable (by its
+# controllers too) though its node was relabelled or is not synced. One
+# that names another profile is judged again, node and all. Gatekeeper
+# judges a workload's expansion under the workload's operation, with no
+# old pod, so a nodeName written into a template is judged on every
+# UPDATE as on CREATE.
+bound_already(node) if {
+	operation == "UPDATE"
+	old := input.review.oldObject
+	old.spec.nodeName == node
+	object.get(old, ["metadata", "annotations", profile_annotation], "") == object.get(annotations, profile_annotation, "")
+	object.get(old, ["metadata", "labels", profile_label], "") == object.get(written_labels, profile_label, "")
 }
 
 targets_accelerators contains sprintf("toleration %v (accelerator nodes carry it)", [tol]) if {

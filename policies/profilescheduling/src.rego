@@ -103,16 +103,16 @@ violation contains {"msg": msg} if {
 
 # spec.nodeName skips the scheduler, so the node itself must be of an
 # allowed type, by its type label as Gatekeeper syncs it (SyncSet for
-# Node). Not on UPDATE: a pod the scheduler already bound must stay
-# updatable.
+# Node). Not on an UPDATE that keeps the node the pod already had
+# (accelc.bound_already).
 node_type(node) := t if {
 	t := data.inventory.cluster.v1.Node[node].metadata.labels[type_label]
 } else := "unknown (not synced, or no type label)"
 
 violation contains {"msg": msg} if {
 	typed
-	object.get(input.review, "operation", "") != "UPDATE"
 	node := accelc.spec.nodeName
+	not accelc.bound_already(node)
 	t := node_type(node)
 	not t in types
 	msg := sprintf("%v allows %v but spec.nodeName %v is a %v node: drop nodeName and let the scheduler pick", [
@@ -193,8 +193,8 @@ node_pool(node) := p if {
 
 violation contains {"msg": msg} if {
 	count(pools) > 0
-	object.get(input.review, "operation", "") != "UPDATE"
 	node := accelc.spec.nodeName
+	not accelc.bound_already(node)
 	p := node_pool(node)
 	not p in pools
 	msg := sprintf("hardware profile %q runs on shared GPUs in %v but spec.nodeName %v is in pool %v: drop nodeName and let the scheduler pick", [

@@ -72,9 +72,32 @@ test_node_name_unknown_denied if {
 	count(violation) == 1 with input as premium({"nodeName": "who-knows"}) with data.inventory as f.inventory
 }
 
-test_node_name_not_checked_on_update if {
+test_node_name_not_checked_on_update_of_bound_pod if {
 	inp := premium({"nodeName": "who-knows"})
-	count(violation) == 0 with input as object.union(inp, {"review": {"operation": "UPDATE"}}) with data.inventory as f.inventory
+	update := {"review": {"operation": "UPDATE", "oldObject": {"metadata": {"annotations": f.profile("premium-gpu")}, "spec": {"nodeName": "who-knows"}}}}
+	count(violation) == 0 with input as object.union(inp, update) with data.inventory as f.inventory
+}
+
+# Gatekeeper judges a Deployment's UPDATE as the pod its template makes,
+# with no old pod: a nodeName put into the template is checked.
+test_node_name_checked_on_update_without_old_pod if {
+	inp := premium({"nodeName": "who-knows"})
+	some v in violation with input as object.union(inp, {"review": {"operation": "UPDATE"}}) with data.inventory as f.inventory
+	contains(v.msg, "spec.nodeName who-knows")
+}
+
+test_node_name_checked_on_update_that_changes_the_profile if {
+	inp := premium({"nodeName": "who-knows"})
+	update := {"review": {"operation": "UPDATE", "oldObject": {"metadata": {"annotations": {"opendatahub.io/hardware-profile-name": "standard-gpu"}}, "spec": {"nodeName": "who-knows"}}}}
+	some v in violation with input as object.union(inp, update) with data.inventory as f.inventory
+	contains(v.msg, "spec.nodeName who-knows")
+}
+
+test_node_name_checked_on_update_that_moves_it if {
+	inp := premium({"nodeName": "who-knows"})
+	update := {"review": {"operation": "UPDATE", "oldObject": {"spec": {"nodeName": "elsewhere"}}}}
+	some v in violation with input as object.union(inp, update) with data.inventory as f.inventory
+	contains(v.msg, "spec.nodeName who-knows")
 }
 
 test_own_toleration_allowed if {

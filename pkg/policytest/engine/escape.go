@@ -181,6 +181,8 @@ type EscapeReport struct {
 	// Workloads are the generated objects that were workloads, each
 	// judged at the workload and as the pod its controller makes.
 	Workloads int
+	// Updates are the UPDATEs of admitted objects among Pods.
+	Updates int
 	Escapes   []Escape
 	// Disagreements are workloads admitted where the pod their controller
 	// makes is denied, or denied where it is admitted.
@@ -197,46 +199,71 @@ type EscapeReport struct {
 	InvalidLegitimate []Escape
 }
 
-// Run generates n pods and workloads from the seed and checks each, and
-// n legitimate ones, each of which must be admitted.
+// Run generates n pods and workloads from the seed and checks each (and,
+// for some admitted ones, an UPDATE), and n legitimate ones, each of
+// which must be admitted.
 func (e *EscapeCheck) Run(ctx context.Context, seed uint64, n int) (EscapeReport, error) {
 	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	var rep EscapeReport
-	for i := 0; i < n; i++ {
-		obj := e.generate(rng, i)
-		if why, err := e.refused(obj); err != nil {
-			return rep, err
+	refuse := func(why string) {
+		rep.Refused++
+		if rep.RefusedWhy == nil {
+			rep.RefusedWhy = map[string]int{}
+		}
+		rep.RefusedWhy[refusalKind(why)]++
+	}
+	check := func(i int, req Request) (verdict, bool, error) {
+		if why, err := e.refused(req.Object.Object); err != nil {
+			return verdict{}, false, err
 		} else if why != "" {
-			rep.Refused++
-			if rep.RefusedWhy == nil {
-				rep.RefusedWhy = map[string]int{}
-			}
-			rep.RefusedWhy[refusalKind(why)]++
-			continue
+			refuse(why)
+			return verdict{}, false, nil
 		}
 		rep.Pods++
-		v, err := e.verdict(ctx, obj)
-		if err != nil {
-			return rep, fmt.Errorf("object %d: %w", i, err)
+		if req.Operation == "UPDATE" {
+			rep.Updates++
 		}
-		if v.pod != nil {
+		v, err := e.verdict(ctx, req)
+		if err != nil {
+			return v, false, fmt.Errorf("object %d: %w", i, err)
+		}
+		if len(v.pods) > 0 {
 			rep.Workloads++
-			if (len(v.msgs) == 0) != (len(v.podMsgs) == 0) {
-				rep.Disagreements = append(rep.Disagreements, v.disagreement())
+			if d, ok := v.disagreement(); ok {
+				rep.Disagreements = append(rep.Disagreements, d)
 			}
 		}
-		// What runs is the pod: the workload's controller's, judged on
-		// the pod path, and the workload's own expansion.
+		// What runs is the pod: the workload's controllers', judged on
+		// the pod path, and the workload's own expansions.
 		for _, admitted := range v.admitted() {
 			rep.Admitted++
 			reaches, why := e.judge(admitted.Object)
 			if reaches {
 				rep.Reaching++
+				if why == "" && len(v.pods) > 0 && len(v.d.Messages) == 0 {
+					why = e.kueueEscape(v.d.Stored)
+				}
 			}
 			if why != "" {
 				raw, _ := yaml.Marshal(v.written)
 				out, _ := yaml.Marshal(admitted.Object)
 				rep.Escapes = append(rep.Escapes, Escape{Why: why, Pod: string(raw), Admitted: string(out)})
+			}
+		}
+		return v, len(v.d.Messages) == 0, nil
+	}
+	for i := 0; i < n; i++ {
+		obj := e.generate(rng, i)
+		v, admitted, err := check(i, Request{Object: &unstructured.Unstructured{Object: obj}})
+		if err != nil {
+			return rep, err
+		}
+		if !admitted || rng.Float64() >= 0.3 {
+			continue
+		}
+		if req, ok := e.update(rng, i, v.d.Stored); ok {
+			if _, _, err := check(i, req); err != nil {
+				return rep, err
 			}
 		}
 	}
@@ -253,14 +280,23 @@ func (e *EscapeCheck) Run(ctx context.Context, seed uint64, n int) (EscapeReport
 			rep.InvalidLegitimate = append(rep.InvalidLegitimate, Escape{Why: why, Pod: string(raw)})
 			continue
 		}
-		v, err := e.verdict(ctx, obj)
+		v, err := e.verdict(ctx, Request{Object: &unstructured.Unstructured{Object: obj}})
 		if err != nil {
 			return rep, fmt.Errorf("legitimate object %d: %w", i, err)
 		}
-		msgs := append(slices.Clone(v.msgs), v.podMsgs...)
+		msgs := slices.Clone(v.d.Messages)
+		var out []byte
+		for _, p := range v.pods {
+			msgs = append(msgs, p.d.Messages...)
+			if len(p.d.Messages) > 0 && out == nil {
+				out, _ = yaml.Marshal(p.d.Stored.Object)
+			}
+		}
 		if len(msgs) > 0 {
 			raw, _ := yaml.Marshal(v.written)
-			out, _ := yaml.Marshal(v.mutated.Object)
+			if out == nil {
+				out, _ = yaml.Marshal(v.d.Stored.Object)
+			}
 			rep.FalseDenials = append(rep.FalseDenials, Escape{Why: strings.Join(msgs, "; "), Pod: string(raw), Admitted: string(out)})
 		}
 	}
@@ -279,75 +315,100 @@ var indexRE = regexp.MustCompile(`\[\d+\]`)
 
 // refused says why Kubernetes' validation refuses obj ("" when it
 // accepts it, or when there is no Validator). A kind that is not the
-// API server's own (a Notebook, whose CRD checks little) is validated as
-// the pod its controller makes.
+// API server's own (a Notebook, a PyTorchJob, whose CRDs check little) is
+// validated as the pods its controllers make.
 func (e *EscapeCheck) refused(obj map[string]any) (string, error) {
 	if e.Validator == nil {
 		return "", nil
 	}
 	u := &unstructured.Unstructured{Object: obj}
-	if w, ok := render.WorkloadKindOf(u.GroupVersionKind().Group, u.GetKind()); ok && w.ObjectLabels {
-		return e.Validator.Validate(ControllerPod(u).Object)
+	if !builtinKinds[u.GetKind()] {
+		for _, p := range ControllerPods(u) {
+			if why, err := e.Validator.Validate(p.Pod.Object); err != nil || why != "" {
+				return why, err
+			}
+		}
+		return "", nil
 	}
 	return e.Validator.Validate(obj)
 }
 
-// verdict is what admission does with an object: a pod or workload
-// mutated and judged as written, and, for a workload, the pod its
-// controller makes from it as stored (labelled by the workload policy),
-// mutated and judged on the pod path.
+// builtinKinds are the kinds k8s-validate validates itself.
+var builtinKinds = map[string]bool{"Pod": true, "Deployment": true, "StatefulSet": true, "ReplicaSet": true, "DaemonSet": true, "Job": true, "CronJob": true}
+
+// verdict is what admission does with a request, and, for a workload,
+// with each pod its controllers make from it as stored (labelled by the
+// workload policy), admitted on the pod path.
 type verdict struct {
-	written       map[string]any
-	mutated       *unstructured.Unstructured
-	msgs          []string
-	pod, podMuted *unstructured.Unstructured
-	podMsgs       []string
+	written map[string]any
+	d       Decision
+	pods    []podVerdict
 }
 
-func (e *EscapeCheck) verdict(ctx context.Context, obj map[string]any) (verdict, error) {
-	v := verdict{written: runtime.DeepCopyJSON(obj)}
-	stored := &unstructured.Unstructured{Object: obj}
+type podVerdict struct {
+	where string
+	d     Decision
+}
+
+func (e *EscapeCheck) verdict(ctx context.Context, req Request) (verdict, error) {
+	v := verdict{written: runtime.DeepCopyJSON(req.Object.Object)}
 	var err error
-	if v.mutated, err = e.mutator.MutateObject(stored); err != nil {
+	if v.d, err = e.mutator.Admit(ctx, e.reviewer, req); err != nil {
 		raw, _ := yaml.Marshal(v.written)
-		return v, fmt.Errorf("mutating: %w\n%s", err, raw)
+		return v, fmt.Errorf("admitting: %w\n%s", err, raw)
 	}
-	if v.msgs, err = e.reviewer.Review(ctx, v.mutated); err != nil {
-		return v, err
-	}
-	// MutateObject labelled the workload as the policy stores it.
-	if v.pod = ControllerPod(stored); v.pod != nil {
-		if v.podMuted, err = e.mutator.MutateObject(v.pod.DeepCopy()); err != nil {
-			return v, fmt.Errorf("mutating the controller's pod: %w", err)
+	for _, p := range ControllerPods(v.d.Stored) {
+		d, err := e.mutator.Admit(ctx, e.reviewer, Request{Object: p.Pod})
+		if err != nil {
+			return v, fmt.Errorf("admitting the pod of %s: %w", p.Where, err)
 		}
-		if v.podMsgs, err = e.reviewer.Review(ctx, v.podMuted); err != nil {
-			return v, err
-		}
+		v.pods = append(v.pods, podVerdict{where: p.Where, d: d})
 	}
 	return v, nil
 }
 
-// admitted are the pods admission lets run: the pod, or a workload's
-// expansion and its controller's pod, each where admitted.
+// admitted are the pods admission lets run: the pod, a workload's
+// expansions where the workload is admitted, and its controllers' pods
+// where each is.
 func (v verdict) admitted() []*unstructured.Unstructured {
 	var out []*unstructured.Unstructured
-	if len(v.msgs) == 0 && v.mutated.GetKind() == "Pod" {
-		out = append(out, v.mutated)
+	if len(v.d.Messages) == 0 {
+		if v.d.Stored.GetKind() == "Pod" {
+			out = append(out, v.d.Stored)
+		}
+		out = append(out, v.d.Expanded...)
 	}
-	if v.pod != nil && len(v.podMsgs) == 0 {
-		out = append(out, v.podMuted)
+	for _, p := range v.pods {
+		if len(p.d.Messages) == 0 {
+			out = append(out, p.d.Stored)
+		}
 	}
 	return out
 }
 
-func (v verdict) disagreement() Escape {
+// disagreement reports a workload admitted where a pod its controllers
+// make is denied, or denied, for what its pods hold, where every pod is
+// admitted. (Kueue's labels on the workload itself are the workload's
+// own: its pods do not carry them.)
+func (v verdict) disagreement() (Escape, bool) {
 	raw, _ := yaml.Marshal(v.written)
-	pod, _ := yaml.Marshal(v.podMuted.Object)
-	why := fmt.Sprintf("the %s is admitted but the pod its controller makes is denied: %s", v.written["kind"], strings.Join(v.podMsgs, "; "))
-	if len(v.msgs) > 0 {
-		why = fmt.Sprintf("the %s is denied (%s) but the pod its controller makes is admitted", v.written["kind"], strings.Join(v.msgs, "; "))
+	own := "entitlement: " + v.d.Stored.GetKind() + " " + v.d.Stored.GetName() + ": "
+	podLevel := slices.DeleteFunc(slices.Clone(v.d.Messages), func(m string) bool { return strings.HasPrefix(m, own) })
+	var denied []podVerdict
+	for _, p := range v.pods {
+		if len(p.d.Messages) > 0 {
+			denied = append(denied, p)
+		}
 	}
-	return Escape{Why: why, Pod: string(raw), Admitted: string(pod)}
+	switch {
+	case len(v.d.Messages) == 0 && len(denied) > 0:
+		pod, _ := yaml.Marshal(denied[0].d.Stored.Object)
+		return Escape{Why: fmt.Sprintf("the %s is admitted but the pod its controller makes from %s is denied: %s", v.written["kind"], denied[0].where, strings.Join(denied[0].d.Messages, "; ")), Pod: string(raw), Admitted: string(pod)}, true
+	case len(podLevel) > 0 && len(denied) == 0:
+		pod, _ := yaml.Marshal(v.pods[0].d.Stored.Object)
+		return Escape{Why: fmt.Sprintf("the %s is denied (%s) but every pod its controllers make is admitted", v.written["kind"], strings.Join(podLevel, "; ")), Pod: string(raw), Admitted: string(pod)}, true
+	}
+	return Escape{}, false
 }
 
 // judge says whether an admitted pod reaches devices, and why that breaks
@@ -403,7 +464,80 @@ func (e *EscapeCheck) judge(pod map[string]any) (bool, string) {
 			return true, fmt.Sprintf("%s on node %s: profile %s does not run on %s", what, n.name, profile.Name, n.typ)
 		}
 	}
+	if reaches && team != nil && profile != nil {
+		if why := e.kueueLabels(mapOf(md["labels"]), team, []*compile.Profile{profile}); why != "" {
+			return true, "the pod " + why
+		}
+	}
 	return reaches, ""
+}
+
+// Kueue's labels: the LocalQueue a workload is queued in and the
+// WorkloadPriorityClass it is ranked by.
+const (
+	kueueQueueLabel    = "kueue.x-k8s.io/queue-name"
+	kueuePriorityLabel = "kueue.x-k8s.io/priority-class"
+)
+
+// kueueLabels says how Kueue labels that reach devices through profiles
+// break the invariant ("" when they do not): the queue must be the
+// profiles' LocalQueue where they schedule through Kueue, and the
+// priority class the profile's own, or (a profile without one) a class
+// no higher than the team's tier.
+func (e *EscapeCheck) kueueLabels(labels map[string]any, team *compile.Team, profiles []*compile.Profile) string {
+	m := e.model
+	for _, p := range profiles {
+		if q, ok := labels[kueueQueueLabel].(string); ok && len(m.QueueTeams(p)) > 0 && q != render.LocalQueueName(p) {
+			return fmt.Sprintf("is queued in %s, not profile %s's LocalQueue %s", q, p.Name, render.LocalQueueName(p))
+		}
+		c, ok := labels[kueuePriorityLabel].(string)
+		if !ok {
+			continue
+		}
+		if p.PriorityClassName != "" {
+			if c != p.PriorityClassName {
+				return fmt.Sprintf("is ranked by Kueue at %s, not profile %s's class %s", c, p.Name, p.PriorityClassName)
+			}
+			continue
+		}
+		tier, ok := m.Cluster.PriorityClasses[team.Priority]
+		if team.Priority == "" || !ok {
+			continue
+		}
+		if got, ok := m.Cluster.PriorityClasses[c]; !ok || got.Value > tier.Value {
+			return fmt.Sprintf("is ranked by Kueue at %s, above team %s's tier %s", c, team.Name, team.Priority)
+		}
+	}
+	return ""
+}
+
+// kueueWholeKinds are the kinds Kueue admits as one workload, reading
+// its queue and priority from the workload's own labels (Kueue has no
+// integration for ReplicaSets or DaemonSets: their pods are judged by
+// their own labels).
+var kueueWholeKinds = map[string]bool{"Job": true, "CronJob": true, "JobSet": true, "PyTorchJob": true, "RayCluster": true, "Deployment": true, "StatefulSet": true}
+
+// kueueEscape judges an admitted workload's own Kueue labels against the
+// profiles its templates name.
+func (e *EscapeCheck) kueueEscape(w *unstructured.Unstructured) string {
+	team := e.teamOf[w.GetNamespace()]
+	if team == nil || !kueueWholeKinds[w.GetKind()] {
+		return ""
+	}
+	labels := mapOf(mapOf(w.Object["metadata"])["labels"])
+	if w.GetKind() == "CronJob" {
+		labels, _, _ = unstructured.NestedMap(w.Object, "spec", "jobTemplate", "metadata", "labels")
+	}
+	var profiles []*compile.Profile
+	for _, p := range ControllerPods(w) {
+		if prof := e.profileOf(mapOf(p.Pod.Object["metadata"])); prof != nil {
+			profiles = append(profiles, prof)
+		}
+	}
+	if why := e.kueueLabels(labels, team, profiles); why != "" {
+		return fmt.Sprintf("the %s %s", w.GetKind(), why)
+	}
+	return ""
 }
 
 // profileOf is the enabled profile the pod goes through, or nil.

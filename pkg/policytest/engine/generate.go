@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"slices"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"github.com/accelc/accelc/pkg/compile"
 	"github.com/accelc/accelc/pkg/render"
 )
@@ -67,6 +69,9 @@ func (e *EscapeCheck) generate(rng *rand.Rand, i int) map[string]any {
 	}
 	if chance(0.3) {
 		labels[render.QueueNameLabel] = pick([]string{profile, "other"})
+	}
+	if chance(0.1) && len(v.priorityClasses) > 0 {
+		labels[kueuePriorityLabel] = pick(append([]string{"unknown"}, v.priorityClasses...))
 	}
 	if chance(0.1) {
 		annotations[m.Cluster.LabelPrefix+"/team"] = pick([]string{"ml-research", "data-science", "model-serving"})
@@ -244,8 +249,16 @@ func (e *EscapeCheck) generate(rng *rand.Rand, i int) map[string]any {
 	if len(annotations) > 0 {
 		md["annotations"] = annotations
 	}
-	// Some come as workloads, of every kind accelc judges.
-	return e.wrap(rng, md, spec)
+	// Some come as workloads, of every kind accelc judges, with Kueue's
+	// labels on the workload itself.
+	kueue := map[string]any{}
+	if chance(0.15) {
+		kueue[kueueQueueLabel] = pick(append([]string{"other"}, profiles...))
+	}
+	if chance(0.1) && len(v.priorityClasses) > 0 {
+		kueue[kueuePriorityLabel] = pick(append([]string{"unknown"}, v.priorityClasses...))
+	}
+	return e.wrap(rng, md, spec, kueue)
 }
 
 // usesClaim reports whether a container of the spec uses a DRA claim.
@@ -333,4 +346,99 @@ func newVocabulary(m *compile.Model, nodes []simNode) vocabulary {
 	}
 	slices.Sort(v.priorityClasses)
 	return v
+}
+
+// update builds an UPDATE of an admitted object, as stored, the ways a
+// user can change one that exists. A pod (bound to a node it could run
+// on, as the scheduler would have bound it): its profile annotation or
+// label moved to another profile or dropped, Kueue's labels, accelc's
+// attribution annotations, a toleration added, or an ephemeral container
+// through the pods/ephemeralcontainers subresource. A workload whose
+// template may change: a new template, generated afresh. A Job's template
+// cannot change, and a Notebook is judged as itself on CREATE already:
+// neither gets one.
+func (e *EscapeCheck) update(rng *rand.Rand, i int, stored *unstructured.Unstructured) (Request, bool) {
+	pick := func(s []string) string { return s[rng.IntN(len(s))] }
+	old := stored.DeepCopy()
+	switch old.GetKind() {
+	case "Pod":
+		spec := mapOf(old.Object["spec"])
+		var bound []string
+		for _, n := range e.nodes {
+			if e.feasible(spec, n) {
+				bound = append(bound, n.name)
+			}
+		}
+		if len(bound) == 0 {
+			return Request{}, false
+		}
+		spec["nodeName"] = pick(bound)
+		obj := old.DeepCopy()
+		req := Request{Object: obj, OldObject: old, Operation: "UPDATE"}
+		labels, annotations := obj.GetLabels(), obj.GetAnnotations()
+		if labels == nil {
+			labels = map[string]string{}
+		}
+		if annotations == nil {
+			annotations = map[string]string{}
+		}
+		label := e.model.Cluster.LabelPrefix + "/profile"
+		switch rng.IntN(7) {
+		case 0:
+			annotations[render.ProfileAnnotation] = pick(e.vocab.profiles)
+		case 1:
+			labels[label] = pick(e.vocab.profiles)
+			annotations[render.ProfileAnnotation] = labels[label]
+		case 2:
+			delete(labels, label)
+			delete(annotations, render.ProfileAnnotation)
+		case 3:
+			labels[kueueQueueLabel] = pick(append([]string{"other"}, e.vocab.profiles...))
+		case 4:
+			labels[kueuePriorityLabel] = pick(append([]string{"unknown"}, e.vocab.priorityClasses...))
+		case 5:
+			annotations[e.model.Cluster.LabelPrefix+"/"+pick([]string{"type", "team"})] = pick(append(e.vocab.nodeTypes, "ml-research"))
+		default:
+			tol := map[string]any{"operator": "Exists"}
+			if len(e.taintKeys) > 0 && rng.IntN(2) == 0 {
+				tol["key"] = pick(e.taintKeys)
+			}
+			tols, _ := mapOf(obj.Object["spec"])["tolerations"].([]any)
+			mapOf(obj.Object["spec"])["tolerations"] = append(tols, tol)
+		}
+		if rng.IntN(4) == 0 {
+			// A debugging container, through the subresource.
+			c := map[string]any{"name": "debug", "image": "busybox"}
+			switch rng.IntN(3) {
+			case 0:
+				c["securityContext"] = map[string]any{"privileged": true}
+			case 1:
+				c["env"] = []any{map[string]any{"name": pick(visibilityEnv), "value": "all"}}
+			}
+			mapOf(obj.Object["spec"])["ephemeralContainers"] = []any{c}
+			req.SubResource = "ephemeralcontainers"
+		}
+		obj.SetLabels(labels)
+		obj.SetAnnotations(annotations)
+		if len(labels) == 0 {
+			delete(mapOf(obj.Object["metadata"]), "labels")
+		}
+		if len(annotations) == 0 {
+			delete(mapOf(obj.Object["metadata"]), "annotations")
+		}
+		return req, true
+	case "Job", "Notebook":
+		return Request{}, false
+	}
+	// A new template: another generated object of the same kind.
+	for tries := 0; tries < 50; tries++ {
+		next := &unstructured.Unstructured{Object: e.generate(rng, i)}
+		if next.GetKind() != old.GetKind() {
+			continue
+		}
+		next.SetName(old.GetName())
+		next.SetNamespace(old.GetNamespace())
+		return Request{Object: next, OldObject: old, Operation: "UPDATE"}, true
+	}
+	return Request{}, false
 }

@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"math/rand/v2"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -103,39 +104,63 @@ func (e *EscapeCheck) legitimateObject(rng *rand.Rand, i int) (map[string]any, b
 	if len(annotations) > 0 {
 		md["annotations"] = annotations
 	}
-	return e.wrap(rng, md, spec), true
+	return e.wrap(rng, md, spec, nil), true
 }
 
 // wrap returns the pod, or a workload of a random kind whose controller
 // makes it: the pod's metadata and spec in the template (a Notebook: its
 // labels and annotations on the Notebook, its spec in the template, as ODH
-// writes one).
-func (e *EscapeCheck) wrap(rng *rand.Rand, md, spec map[string]any) map[string]any {
-	meta := func() map[string]any { return map[string]any{"name": md["name"], "namespace": md["namespace"]} }
-	switch rng.IntN(12) {
+// writes one; the kinds of several templates put it in one of them, and a
+// plain CPU pod in the others). own are labels for the workload itself
+// (Kueue's, which it reads from the workload).
+func (e *EscapeCheck) wrap(rng *rand.Rand, md, spec, own map[string]any) map[string]any {
+	meta := func() map[string]any {
+		out := map[string]any{"name": md["name"], "namespace": md["namespace"]}
+		if len(own) > 0 {
+			out["labels"] = own
+		}
+		return out
+	}
+	tmpl := func(md map[string]any) map[string]any { return map[string]any{"metadata": md, "spec": spec} }
+	plain := map[string]any{"spec": map[string]any{"containers": []any{map[string]any{"name": "main", "image": "busybox"}}}}
+	// Of a kind with several templates, which holds the pod.
+	first := rng.IntN(2) == 0
+	either := func(a, b map[string]any) (map[string]any, map[string]any) {
+		if first {
+			return a, plain
+		}
+		return plain, a
+	}
+	replicated := func(md map[string]any) map[string]any {
+		return map[string]any{"selector": map[string]any{"matchLabels": map[string]any{"app": "x"}}, "template": tmpl(withLabel(md, "app", "x"))}
+	}
+	kind := rng.IntN(18)
+	if kind <= 9 {
+		delete(spec, "ephemeralContainers")
+	}
+	switch kind {
 	case 0:
-		delete(spec, "ephemeralContainers")
-		return map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": meta(),
-			"spec": map[string]any{"selector": map[string]any{"matchLabels": map[string]any{"app": "x"}},
-				"template": map[string]any{"metadata": withLabel(md, "app", "x"), "spec": spec}}}
+		return map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": meta(), "spec": replicated(md)}
 	case 1:
-		delete(spec, "ephemeralContainers")
 		spec["restartPolicy"] = "Never"
 		return map[string]any{"apiVersion": "batch/v1", "kind": "Job", "metadata": meta(),
-			"spec": map[string]any{"template": map[string]any{"metadata": md, "spec": spec}}}
+			"spec": map[string]any{"template": tmpl(md)}}
 	case 2:
-		delete(spec, "ephemeralContainers")
-		return map[string]any{"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": meta(),
-			"spec": map[string]any{"serviceName": "x", "selector": map[string]any{"matchLabels": map[string]any{"app": "x"}},
-				"template": map[string]any{"metadata": withLabel(md, "app", "x"), "spec": spec}}}
+		s := replicated(md)
+		s["serviceName"] = "x"
+		return map[string]any{"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": meta(), "spec": s}
 	case 3:
-		delete(spec, "ephemeralContainers")
 		spec["restartPolicy"] = "OnFailure"
-		return map[string]any{"apiVersion": "batch/v1", "kind": "CronJob", "metadata": meta(),
-			"spec": map[string]any{"schedule": "0 * * * *", "jobTemplate": map[string]any{"spec": map[string]any{
-				"template": map[string]any{"metadata": md, "spec": spec}}}}}
+		jobTemplate := map[string]any{"spec": map[string]any{"template": tmpl(md)}}
+		if len(own) > 0 {
+			// Kueue reads a CronJob's Jobs' labels.
+			jobTemplate["metadata"] = map[string]any{"labels": own}
+		}
+		m := meta()
+		delete(m, "labels")
+		return map[string]any{"apiVersion": "batch/v1", "kind": "CronJob", "metadata": m,
+			"spec": map[string]any{"schedule": "0 * * * *", "jobTemplate": jobTemplate}}
 	case 4:
-		delete(spec, "ephemeralContainers")
 		nb := meta()
 		for _, k := range []string{"labels", "annotations"} {
 			if v, ok := md[k]; ok {
@@ -144,33 +169,97 @@ func (e *EscapeCheck) wrap(rng *rand.Rand, md, spec map[string]any) map[string]a
 		}
 		return map[string]any{"apiVersion": "kubeflow.org/v1", "kind": "Notebook", "metadata": nb,
 			"spec": map[string]any{"template": map[string]any{"spec": spec}}}
+	case 5:
+		return map[string]any{"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": meta(), "spec": replicated(md)}
+	case 6:
+		return map[string]any{"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": meta(), "spec": replicated(md)}
+	case 7:
+		master, worker := either(tmpl(md), plain)
+		return map[string]any{"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "metadata": meta(),
+			"spec": map[string]any{"pytorchReplicaSpecs": map[string]any{
+				"Master": map[string]any{"replicas": int64(1), "restartPolicy": "OnFailure", "template": master},
+				"Worker": map[string]any{"replicas": int64(2), "restartPolicy": "OnFailure", "template": worker},
+			}}}
+	case 8:
+		head, worker := either(tmpl(md), plain)
+		return map[string]any{"apiVersion": "ray.io/v1", "kind": "RayCluster", "metadata": meta(),
+			"spec": map[string]any{
+				"headGroupSpec":    map[string]any{"rayStartParams": map[string]any{}, "template": head},
+				"workerGroupSpecs": []any{map[string]any{"groupName": "gpu", "replicas": int64(1), "minReplicas": int64(0), "maxReplicas": int64(2), "rayStartParams": map[string]any{}, "template": worker}},
+			}}
+	case 9:
+		spec["restartPolicy"] = "Never"
+		driver, workers := either(tmpl(md), plain)
+		job := func(name string, t map[string]any) map[string]any {
+			if ts, ok := t["spec"].(map[string]any); ok && ts["restartPolicy"] == nil {
+				t = map[string]any{"spec": map[string]any{"containers": ts["containers"], "restartPolicy": "Never"}}
+			}
+			return map[string]any{"name": name, "replicas": int64(1), "template": map[string]any{"spec": map[string]any{"template": t}}}
+		}
+		return map[string]any{"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "metadata": meta(),
+			"spec": map[string]any{"replicatedJobs": []any{job("driver", driver), job("workers", workers)}}}
 	}
 	return map[string]any{"apiVersion": "v1", "kind": "Pod", "metadata": md, "spec": spec}
 }
 
-// ControllerPod is the pod a workload's controller makes from it, as
-// stored: the first template's metadata and spec (a Notebook: its own
-// labels and its template's spec). Nil for a kind that is no workload.
+// ControllerPod is the pod a workload's controller makes from its first
+// template, as stored; nil for a kind that is no workload.
 func ControllerPod(obj *unstructured.Unstructured) *unstructured.Unstructured {
+	pods := ControllerPods(obj)
+	if len(pods) == 0 {
+		return nil
+	}
+	return pods[0].Pod
+}
+
+// PodAt is a pod a workload's controller makes, and the template it comes
+// from.
+type PodAt struct {
+	Where string
+	Pod   *unstructured.Unstructured
+}
+
+// ControllerPods are the pods a workload's controllers make from it, as
+// stored, one per template (those in lists too): the template's metadata
+// and spec (a Notebook: its own labels and its template's spec). None for
+// a kind that is no workload.
+func ControllerPods(obj *unstructured.Unstructured) []PodAt {
 	w, ok := render.WorkloadKindOf(obj.GroupVersionKind().Group, obj.GetKind())
 	if !ok {
 		return nil
 	}
-	tmpl, _, _ := unstructured.NestedMap(obj.Object, w.Templates[0].Path...)
-	spec, _, _ := unstructured.NestedMap(tmpl, "spec")
-	md := map[string]any{}
-	if w.ObjectLabels {
-		if l := obj.GetLabels(); len(l) > 0 {
-			labels := map[string]any{}
-			for k, v := range l {
-				labels[k] = v
+	var out []PodAt
+	add := func(where string, tmpl map[string]any) {
+		spec, _, _ := unstructured.NestedMap(tmpl, "spec")
+		md := map[string]any{}
+		if w.ObjectLabels {
+			if l := obj.GetLabels(); len(l) > 0 {
+				labels := map[string]any{}
+				for k, v := range l {
+					labels[k] = v
+				}
+				md["labels"] = labels
 			}
-			md["labels"] = labels
+		} else if m, ok, _ := unstructured.NestedMap(tmpl, "metadata"); ok {
+			md = m
 		}
-	} else if m, ok, _ := unstructured.NestedMap(tmpl, "metadata"); ok {
-		md = m
+		md["name"] = fmt.Sprintf("%s-%d", obj.GetName(), len(out))
+		md["namespace"] = obj.GetNamespace()
+		out = append(out, PodAt{Where: where, Pod: &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Pod", "metadata": md, "spec": spec}}})
 	}
-	md["name"] = obj.GetName() + "-0"
-	md["namespace"] = obj.GetNamespace()
-	return &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Pod", "metadata": md, "spec": spec}}
+	for _, t := range w.Templates {
+		if tmpl, ok, _ := unstructured.NestedMap(obj.Object, t.Path...); ok {
+			add(strings.Join(t.Path, "."), tmpl)
+		}
+	}
+	for _, l := range w.Lists {
+		items, _, _ := unstructured.NestedSlice(obj.Object, l.Path...)
+		for i, item := range items {
+			item, _ := item.(map[string]any)
+			if tmpl, ok, _ := unstructured.NestedMap(item, l.Template...); ok {
+				add(fmt.Sprintf("%s[%d]", strings.Join(l.Path, "."), i), tmpl)
+			}
+		}
+	}
+	return out
 }

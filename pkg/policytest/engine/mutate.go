@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/open-policy-agent/gatekeeper/v3/pkg/gator/expand"
@@ -55,8 +56,8 @@ func NewMutator(tree render.Tree, namespaces []string) (*Mutator, error) {
 	return &Mutator{expander: er, profileLabel: profileLabel(tree)}, nil
 }
 
-// Mutate returns a Pod mutated, or a workload as the mutated Pod its
-// ExpansionTemplate generates.
+// Mutate returns an object as the API server stores it after accelc's
+// MutatingAdmissionPolicies and Gatekeeper's mutators (MutateObject).
 func (m *Mutator) Mutate(object []byte) ([]byte, error) {
 	obj, err := reader.ReadUnstructured(object)
 	if err != nil {
@@ -69,25 +70,43 @@ func (m *Mutator) Mutate(object []byte) ([]byte, error) {
 	return yaml.Marshal(out.Object)
 }
 
-// MutateObject is Mutate on a decoded object, which it changes.
+// MutateObject changes a decoded object as admission does on CREATE: a
+// pod labelled by the profile policy and mutated by Gatekeeper; a
+// workload's templates labelled by the workload policy and each template
+// that an ExpansionTemplate covers changed as the pod it makes will be
+// (what Gatekeeper's expansion shows the validation), so that judging
+// the workload with its expansions judges the pods its controllers make.
+// A Notebook is labelled itself; list templates are left as written.
 func (m *Mutator) MutateObject(obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	m.labelProfile(obj)
-	if w, ok := render.WorkloadKindOf(obj.GroupVersionKind().Group, obj.GetKind()); ok && w.ObjectLabels {
-		// Judged as itself: the constraint reads it as its pod.
+	w, isWorkload := render.WorkloadKindOf(obj.GroupVersionKind().Group, obj.GetKind())
+	if isWorkload && w.ObjectLabels {
 		return obj, nil
 	}
 	resultants, err := m.expander.Expand(obj)
 	if err != nil {
 		return nil, err
 	}
-	out := obj
-	if obj.GetKind() != "Pod" {
-		if len(resultants) != 1 {
-			return nil, fmt.Errorf("%s %s expands to %d pods, want 1: is there an ExpansionTemplate for it?", obj.GetKind(), obj.GetName(), len(resultants))
-		}
-		out = resultants[0].Obj
+	if !isWorkload {
+		return obj, nil
 	}
-	return out, nil
+	for _, res := range resultants {
+		i := slices.IndexFunc(w.Templates, func(t render.PodTemplate) bool { return t.Expansion == res.TemplateName })
+		if i < 0 {
+			return nil, fmt.Errorf("%s %s: ExpansionTemplate %s is not one of the kind's templates", obj.GetKind(), obj.GetName(), res.TemplateName)
+		}
+		md, _, _ := unstructured.NestedMap(res.Obj.Object, "metadata")
+		delete(md, "name")
+		delete(md, "namespace")
+		tmpl := map[string]any{"spec": res.Obj.Object["spec"]}
+		if len(md) > 0 {
+			tmpl["metadata"] = md
+		}
+		if err := unstructured.SetNestedField(obj.Object, tmpl, w.Templates[i].Path...); err != nil {
+			return nil, err
+		}
+	}
+	return obj, nil
 }
 
 // profileLabel is accelc's profile label (<labelPrefix>/profile, the

@@ -6,12 +6,10 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/open-policy-agent/frameworks/constraint/pkg/client/reviews"
 	"github.com/open-policy-agent/gatekeeper/v3/apis"
 	"github.com/open-policy-agent/gatekeeper/v3/pkg/gator"
 	"github.com/open-policy-agent/gatekeeper/v3/pkg/gator/reader"
 	"github.com/open-policy-agent/gatekeeper/v3/pkg/target"
-	"github.com/open-policy-agent/gatekeeper/v3/pkg/util"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -73,15 +71,8 @@ func NewReviewer(ctx context.Context, tree render.Tree, nodes ...*unstructured.U
 	return &Reviewer{client: client}, nil
 }
 
-// Review returns the violations' messages; none: admitted.
+// Review returns the violations' messages of obj judged as written, as a
+// CREATE; none: admitted.
 func (r *Reviewer) Review(ctx context.Context, obj *unstructured.Unstructured) ([]string, error) {
-	res, err := r.client.Review(ctx, target.AugmentedUnstructured{Object: *obj}, reviews.EnforcementPoint(util.GatorEnforcementPoint))
-	if err != nil {
-		return nil, err
-	}
-	var msgs []string
-	for _, v := range res.Results() {
-		msgs = append(msgs, v.Msg)
-	}
-	return msgs, nil
+	return r.review(ctx, target.AugmentedUnstructured{Object: *obj})
 }

@@ -1,0 +1,139 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/open-policy-agent/frameworks/constraint/pkg/client/reviews"
+	"github.com/open-policy-agent/gatekeeper/v3/pkg/target"
+	"github.com/open-policy-agent/gatekeeper/v3/pkg/util"
+	admissionv1 "k8s.io/api/admission/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/accelc/accelc/pkg/render"
+)
+
+// Request is one admission request: an object on CREATE, or on UPDATE
+// with the object it replaces, possibly through a subresource
+// ("ephemeralcontainers").
+type Request struct {
+	Object      *unstructured.Unstructured
+	OldObject   *unstructured.Unstructured
+	Operation   string // CREATE (default) or UPDATE
+	SubResource string
+}
+
+// Decision is what admission does with a Request.
+type Decision struct {
+	// Stored is the object as the API server would store it: after
+	// accelc's MutatingAdmissionPolicies and, for a pod, Gatekeeper's
+	// mutators.
+	Stored *unstructured.Unstructured
+	// Expanded are the pods Gatekeeper's ExpansionTemplates make of a
+	// workload, mutated as its controller's pods will be.
+	Expanded []*unstructured.Unstructured
+	// Messages are the violations, a workload's expansions' prefixed
+	// "[Implied by <template>] " as Gatekeeper prefixes them. None:
+	// admitted.
+	Messages []string
+}
+
+// Admit does what the API server and Gatekeeper do with a request: the
+// MutatingAdmissionPolicies (a pod's and a Job's template's only on
+// CREATE), then
+// Gatekeeper's mutating webhook (not for a subresource, which its
+// webhook's "*" rule leaves out), then its validating webhook: the
+// request judged with its operation and old object, and each pod the
+// workload's ExpansionTemplates make judged under the same operation,
+// with no old object, as Gatekeeper's webhook judges them.
+func (m *Mutator) Admit(ctx context.Context, r *Reviewer, req Request) (Decision, error) {
+	op := req.Operation
+	if op == "" {
+		op = string(admissionv1.Create)
+	}
+	obj := req.Object
+	d := Decision{Stored: obj}
+	if req.SubResource == "" {
+		// The pod policy and a Job's template's run on CREATE only.
+		w, isWorkload := render.WorkloadKindOf(obj.GroupVersionKind().Group, obj.GetKind())
+		if op == string(admissionv1.Create) || (isWorkload && !w.CreateOnly) {
+			m.labelProfile(obj)
+		}
+		if !(isWorkload && w.ObjectLabels) {
+			resultants, err := m.expander.Expand(obj)
+			if err != nil {
+				return d, err
+			}
+			for _, res := range resultants {
+				d.Expanded = append(d.Expanded, res.Obj)
+				msgs, err := r.review(ctx, target.AugmentedUnstructured{Object: *res.Obj, Operation: admissionv1.Operation(op)})
+				if err != nil {
+					return d, err
+				}
+				for _, msg := range msgs {
+					d.Messages = append(d.Messages, fmt.Sprintf("[Implied by %s] %s", res.TemplateName, msg))
+				}
+			}
+		}
+	}
+	ar, err := admissionRequest(obj, req.OldObject, op, req.SubResource)
+	if err != nil {
+		return d, err
+	}
+	msgs, err := r.review(ctx, target.AugmentedReview{AdmissionRequest: ar, IsAdmission: true})
+	if err != nil {
+		return d, err
+	}
+	d.Messages = append(msgs, d.Messages...)
+	return d, nil
+}
+
+func admissionRequest(obj, old *unstructured.Unstructured, op, sub string) (*admissionv1.AdmissionRequest, error) {
+	gvk := obj.GroupVersionKind()
+	raw, err := json.Marshal(obj.Object)
+	if err != nil {
+		return nil, err
+	}
+	ar := &admissionv1.AdmissionRequest{
+		UID:         "accelc-test",
+		Kind:        metav1.GroupVersionKind{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind},
+		Resource:    metav1.GroupVersionResource{Group: gvk.Group, Version: gvk.Version, Resource: resourceOf(gvk)},
+		SubResource: sub,
+		Name:        obj.GetName(),
+		Namespace:   obj.GetNamespace(),
+		Operation:   admissionv1.Operation(op),
+		Object:      runtime.RawExtension{Raw: raw},
+	}
+	if old != nil {
+		if ar.OldObject.Raw, err = json.Marshal(old.Object); err != nil {
+			return nil, err
+		}
+	}
+	return ar, nil
+}
+
+// resourceOf is the plural resource of a kind accelc judges.
+func resourceOf(gvk schema.GroupVersionKind) string {
+	if w, ok := render.WorkloadKindOf(gvk.Group, gvk.Kind); ok {
+		return w.Resource
+	}
+	return strings.ToLower(gvk.Kind) + "s"
+}
+
+// review returns the violations' messages of one review.
+func (r *Reviewer) review(ctx context.Context, obj any) ([]string, error) {
+	res, err := r.client.Review(ctx, obj, reviews.EnforcementPoint(util.GatorEnforcementPoint))
+	if err != nil {
+		return nil, err
+	}
+	var msgs []string
+	for _, v := range res.Results() {
+		msgs = append(msgs, v.Msg)
+	}
+	return msgs, nil
+}
