@@ -825,8 +825,23 @@ func (s *suite) fixtures(t *testing.T, c *clusterUnderTest) {
 		s.ensureNamespaces(t, obj.GetNamespace())
 		c.addNamespace(obj.GetNamespace())
 		s.ensureRuntimeClass(t, obj)
+		var up *update
+		if tc.Operation == "UPDATE" && obj.GetKind() == "Pod" {
+			// The pod as stored, bound to its node, then the UPDATE. (An
+			// UPDATE of a workload is judged as its CREATE: Gatekeeper
+			// judges its expansions with no old object.)
+			olds, err := controlplane.ReadObjects(filepath.Join(dir, filepath.Dir(policytest.CasesFile), tc.OldObject))
+			if err != nil || len(olds) != 1 {
+				t.Fatalf("case %s: %s: %v", tc.Name, tc.OldObject, err)
+			}
+			if err := s.createForReal(t.Context(), c, olds[0]); err != nil {
+				t.Errorf("case %s: creating the pod the UPDATE replaces: %v", tc.Name, err)
+				continue
+			}
+			up = &update{old: olds[0], sub: tc.SubResource}
+		}
 		if len(tc.Deny) == 0 {
-			if err := s.admitted(t.Context(), c, obj); err != nil {
+			if err := s.admitted(t.Context(), c, obj, up); err != nil {
 				t.Errorf("case %s: %s must be admitted: %v", tc.Name, tc.Object, err)
 				continue
 			}
@@ -841,10 +856,10 @@ func (s *suite) fixtures(t *testing.T, c *clusterUnderTest) {
 		if err != nil {
 			t.Fatalf("case %s: message: %v", tc.Name, err)
 		}
-		if obj.GetKind() == "Pod" && !hasEphemeral(obj) {
+		if obj.GetKind() == "Pod" && !hasEphemeral(obj) && up == nil {
 			audited = append(audited, hostile{name: tc.Name, obj: obj, re: re})
 		}
-		msg, err := s.denied(t.Context(), c, obj, re)
+		msg, err := s.denied(t.Context(), c, obj, up, re)
 		if invalidEphemeral(obj, err) {
 			// Gatekeeper never sees it: the API server's own validation
 			// refuses resources on an ephemeral container.
@@ -964,7 +979,7 @@ func auditMatch(msg string, re *regexp.Regexp, denial string) bool {
 
 // unreachable says why a fixture cannot be played against a live API
 // server, or "".
-func (c *clusterUnderTest) unreachable(s *suite, obj *unstructured.Unstructured, tc policytest.Case, predict func(*unstructured.Unstructured) []string) string {
+func (c *clusterUnderTest) unreachable(s *suite, obj *unstructured.Unstructured, tc policytest.Case, predict func(engine.Request) []string) string {
 	gvk := obj.GroupVersionKind()
 	if gvk.Group != "" && gvk.Group != "apps" && gvk.Group != "batch" {
 		list, err := s.client.Discovery().ServerResourcesForGroupVersion(gvk.GroupVersion().String())
@@ -977,7 +992,14 @@ func (c *clusterUnderTest) unreachable(s *suite, obj *unstructured.Unstructured,
 		// Gatekeeper's mutators first. A fixture they turn into an
 		// admissible pod, or one denied for something else, is checked
 		// unmutated only by accelc test.
-		msgs := predict(obj)
+		req := engine.Request{Object: obj, Operation: tc.Operation, SubResource: tc.SubResource}
+		if tc.OldObject != "" {
+			olds, err := controlplane.ReadObjects(filepath.Join(s.root, "examples", "clusters", c.example, filepath.Dir(policytest.CasesFile), tc.OldObject))
+			if err == nil && len(olds) == 1 {
+				req.OldObject = olds[0]
+			}
+		}
+		msgs := predict(req)
 		if len(msgs) == 0 {
 			return "the mutators turn it into a pod the policies admit (a fixture for accelc test's unmutated run)"
 		}
@@ -993,7 +1015,7 @@ func (c *clusterUnderTest) unreachable(s *suite, obj *unstructured.Unstructured,
 // MutatingAdmissionPolicy's effect and Gatekeeper's mutators
 // (engine.Mutator), then the constraint with Gatekeeper's engine over
 // the tree and the live Nodes. It returns the violations' messages.
-func (s *suite) predictor(t *testing.T, c *clusterUnderTest, namespaces []string) func(*unstructured.Unstructured) []string {
+func (s *suite) predictor(t *testing.T, c *clusterUnderTest, namespaces []string) func(engine.Request) []string {
 	t.Helper()
 	tree := render.Tree{}
 	for _, r := range c.objs {
@@ -1030,33 +1052,13 @@ func (s *suite) predictor(t *testing.T, c *clusterUnderTest, namespaces []string
 	if err != nil {
 		t.Fatal(err)
 	}
-	return func(obj *unstructured.Unstructured) []string {
-		mutated := obj.DeepCopy()
-		var msgs []string
-		// Mutators change pods (and, through expansion, the workloads
-		// that make them); the claims policy's ResourceClaims and
-		// ResourceClaimTemplates are judged as written.
-		if obj.GroupVersionKind().Group != "resource.k8s.io" {
-			stored := obj.DeepCopy()
-			var err error
-			if mutated, err = mutator.MutateObject(stored); err != nil {
-				t.Fatalf("mutating %s offline: %v", obj.GetName(), err)
-			}
-			// Gatekeeper judges a workload itself too (Kueue's labels on
-			// it), as the admission policies left it.
-			if mutated != stored && obj.GetKind() != "Pod" {
-				own, err := reviewer.Review(t.Context(), stored)
-				if err != nil {
-					t.Fatalf("reviewing %s offline: %v", obj.GetName(), err)
-				}
-				msgs = append(msgs, own...)
-			}
-		}
-		got, err := reviewer.Review(t.Context(), mutated)
+	return func(req engine.Request) []string {
+		req.Object = req.Object.DeepCopy()
+		d, err := mutator.Admit(t.Context(), reviewer, req)
 		if err != nil {
-			t.Fatalf("reviewing %s offline: %v", obj.GetName(), err)
+			t.Fatalf("admitting %s offline: %v", req.Object.GetName(), err)
 		}
-		return append(msgs, got...)
+		return d.Messages
 	}
 }
 
@@ -1073,9 +1075,9 @@ func invalidEphemeral(obj *unstructured.Unstructured, err error) bool {
 
 // admitted creates the object as a server-side dry run, retrying while
 // Gatekeeper may still be syncing the data the policy reads.
-func (s *suite) admitted(ctx context.Context, c *clusterUnderTest, obj *unstructured.Unstructured) error {
+func (s *suite) admitted(ctx context.Context, c *clusterUnderTest, obj *unstructured.Unstructured, up *update) error {
 	return poll(ctx, gatekeeperTimeout, func(ctx context.Context) (bool, string, error) {
-		err := s.createAs(ctx, c, obj, true)
+		err := s.sendAs(ctx, c, obj, up, true)
 		if err == nil {
 			return true, "", nil
 		}
@@ -1085,10 +1087,10 @@ func (s *suite) admitted(ctx context.Context, c *clusterUnderTest, obj *unstruct
 
 // denied creates the object as a server-side dry run and wants Gatekeeper
 // to deny it with a message matching re; it returns that message.
-func (s *suite) denied(ctx context.Context, c *clusterUnderTest, obj *unstructured.Unstructured, re *regexp.Regexp) (string, error) {
+func (s *suite) denied(ctx context.Context, c *clusterUnderTest, obj *unstructured.Unstructured, up *update, re *regexp.Regexp) (string, error) {
 	var msg string
 	err := poll(ctx, gatekeeperTimeout, func(ctx context.Context) (bool, string, error) {
-		err := s.createAs(ctx, c, obj, true)
+		err := s.sendAs(ctx, c, obj, up, true)
 		if err == nil {
 			return false, "admitted", nil
 		}
@@ -1118,6 +1120,63 @@ func (s *suite) createForReal(ctx context.Context, c *clusterUnderTest, obj *uns
 		}
 		return false, err.Error(), nil
 	})
+}
+
+// update is an UPDATE fixture's request: the pod it replaces, which is
+// created for real first, and the subresource it goes through.
+type update struct {
+	old *unstructured.Unstructured
+	sub string
+}
+
+// sendAs sends the fixture's request as devUser: a CREATE, or the UPDATE
+// of the live old pod to obj (through the ephemeralcontainers
+// subresource where up says so).
+func (s *suite) sendAs(ctx context.Context, c *clusterUnderTest, obj *unstructured.Unstructured, up *update, dryRun bool) error {
+	if up == nil {
+		return s.createAs(ctx, c, obj, dryRun)
+	}
+	opts := metav1.UpdateOptions{}
+	if dryRun {
+		opts.DryRun = []string{metav1.DryRunAll}
+	}
+	pods := c.dev.CoreV1().Pods(obj.GetNamespace())
+	live, err := pods.Get(ctx, up.old.GetName(), metav1.GetOptions{})
+	if err != nil {
+		return fmt.Errorf("reading the pod the UPDATE replaces: %w", err)
+	}
+	var written corev1.Pod
+	if err := convert(obj.Object, &written); err != nil {
+		return err
+	}
+	// What an UPDATE can change, from the fixture; the rest (what the API
+	// server filled in, which may not change) from the live pod.
+	pod := live.DeepCopy()
+	pod.Labels, pod.Annotations = written.Labels, written.Annotations
+	pod.Spec.Tolerations = append(written.Spec.Tolerations, newTolerations(written.Spec.Tolerations, live.Spec.Tolerations)...)
+	pod.Spec.EphemeralContainers = written.Spec.EphemeralContainers
+	for i := range pod.Spec.EphemeralContainers {
+		ec := &pod.Spec.EphemeralContainers[i]
+		ec.TerminationMessagePath, ec.TerminationMessagePolicy, ec.ImagePullPolicy = "/dev/termination-log", corev1.TerminationMessageReadFile, corev1.PullIfNotPresent
+	}
+	if up.sub == "ephemeralcontainers" {
+		_, err = pods.UpdateEphemeralContainers(ctx, pod.Name, pod, opts)
+		return err
+	}
+	_, err = pods.Update(ctx, pod, opts)
+	return err
+}
+
+// newTolerations are the tolerations the API server added to the live
+// pod (its defaults) that the fixture does not list.
+func newTolerations(written, live []corev1.Toleration) []corev1.Toleration {
+	var out []corev1.Toleration
+	for _, t := range live {
+		if !slices.ContainsFunc(written, func(w corev1.Toleration) bool { return w.Key == t.Key && w.Effect == t.Effect }) {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // createAs creates the object as devUser. A pod with ephemeral containers
@@ -1229,16 +1288,38 @@ func (s *suite) controllerPod(t *testing.T, c *clusterUnderTest, name string, ob
 		t.Errorf("case %s: creating %s and reading it back: %v", name, obj.GetName(), err)
 		return
 	}
-	pod := engine.ControllerPod(live)
-	if pod == nil {
+	pods := engine.ControllerPods(live)
+	if len(pods) == 0 {
 		t.Errorf("case %s: %s is not a workload kind accelc knows", name, obj.GetKind())
 		return
 	}
-	// The profile the pod names: the workload policy has labelled it.
+	made := 0
+	for _, p := range pods {
+		if s.controllerPodBound(t, c, name, obj, p) {
+			made++
+		}
+	}
+	if made == 0 {
+		t.Errorf("case %s: none of the %s's %d templates names a profile: the workload's MutatingAdmissionPolicy did not label it", name, obj.GetKind(), len(pods))
+	}
+}
+
+// controllerPodBound makes the pod of one of an admitted workload's
+// templates and wants it bound to a node of a type its profile allows. A
+// template that names no profile (a RayCluster's CPU head) makes none; a
+// template the workload policy labels must carry the label, one in a list
+// (a RayCluster's worker groups, whose pods the pod policy labels when
+// they are made) ODH's annotation at least.
+func (s *suite) controllerPodBound(t *testing.T, c *clusterUnderTest, name string, obj *unstructured.Unstructured, at engine.PodAt) bool {
+	t.Helper()
+	pod := at.Pod
 	profileName, _, _ := unstructured.NestedString(pod.Object, "metadata", "labels", c.profileLabel())
+	inList := strings.Contains(at.Where, "[")
+	if profileName == "" && inList {
+		profileName, _, _ = unstructured.NestedString(pod.Object, "metadata", "annotations", render.ProfileAnnotation)
+	}
 	if profileName == "" {
-		t.Errorf("case %s: the %s as stored gives its pod no label %s: the workload's MutatingAdmissionPolicy did not label it", name, obj.GetKind(), c.profileLabel())
-		return
+		return false
 	}
 	var allowed []string
 	for _, p := range c.profiles {
@@ -1250,28 +1331,29 @@ func (s *suite) controllerPod(t *testing.T, c *clusterUnderTest, name string, ob
 		}
 	}
 	if err := s.createForReal(t.Context(), c, pod); err != nil {
-		t.Errorf("case %s: the pod its %s makes was refused: %v", name, obj.GetKind(), err)
-		return
+		t.Errorf("case %s: the pod its %s makes from %s was refused: %v", name, obj.GetKind(), at.Where, err)
+		return true
 	}
 	var created corev1.Pod
-	made, err := s.get(t.Context(), pod)
+	live, err := s.get(t.Context(), pod)
 	if err == nil {
-		err = convert(made.Object, &created)
+		err = convert(live.Object, &created)
 	}
 	if err != nil {
 		t.Errorf("case %s: %v", name, err)
-		return
+		return true
 	}
 	node, err := s.waitBound(t.Context(), &created)
 	if err != nil {
-		t.Errorf("case %s: the pod its %s makes: %v", name, obj.GetKind(), err)
-		return
+		t.Errorf("case %s: the pod its %s makes from %s: %v", name, obj.GetKind(), at.Where, err)
+		return true
 	}
 	if typ := node.Labels[c.typeLabel]; !slices.Contains(allowed, typ) {
-		t.Errorf("case %s: the pod its %s makes was bound to %s, a %q node; profile %s allows %v", name, obj.GetKind(), node.Name, typ, profileName, allowed)
-		return
+		t.Errorf("case %s: the pod its %s makes from %s was bound to %s, a %q node; profile %s allows %v", name, obj.GetKind(), at.Where, node.Name, typ, profileName, allowed)
+		return true
 	}
-	t.Logf("case %-32s its %s's pod, made as its controller would (profile %s), admitted and bound to %s (%s)", name, obj.GetKind(), profileName, node.Name, node.Labels[c.typeLabel])
+	t.Logf("case %-32s its %s's pod from %s, made as its controller would (profile %s), admitted and bound to %s (%s)", name, obj.GetKind(), at.Where, profileName, node.Name, node.Labels[c.typeLabel])
+	return true
 }
 
 // profileLabel is the label users name a profile with (accelc's

@@ -183,7 +183,7 @@ type EscapeReport struct {
 	Workloads int
 	// Updates are the UPDATEs of admitted objects among Pods.
 	Updates int
-	Escapes   []Escape
+	Escapes []Escape
 	// Disagreements are workloads admitted where the pod their controller
 	// makes is denied, or denied where it is admitted.
 	Disagreements []Escape
