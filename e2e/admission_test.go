@@ -449,13 +449,13 @@ func (s *suite) waitTaken(ctx context.Context, obj *unstructured.Unstructured) e
 func (s *suite) devClient(t *testing.T) (kubernetes.Interface, dynamic.Interface) {
 	t.Helper()
 	s.bindUser(t, devUser, []rbacv1.PolicyRule{
-		{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"create", "get", "list", "watch", "delete"}},
+		{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"create", "get", "list", "watch", "update", "patch", "delete"}},
 		{APIGroups: []string{""}, Resources: []string{"pods/ephemeralcontainers"}, Verbs: []string{"update", "patch"}},
 		{APIGroups: []string{"apps", "batch"}, Resources: []string{"*"}, Verbs: []string{"create", "get", "list"}},
 		// Kubernetes' edit role lets namespace members claim devices.
 		{APIGroups: []string{"resource.k8s.io"}, Resources: []string{"resourceclaims", "resourceclaimtemplates"}, Verbs: []string{"create", "get", "list"}},
 		// ODH's workbenches and Kubeflow's jobs, as their users make them.
-		{APIGroups: []string{"kubeflow.org", "ray.io"}, Resources: []string{"*"}, Verbs: []string{"create", "get", "list"}},
+		{APIGroups: []string{"kubeflow.org", "ray.io", "jobset.x-k8s.io"}, Resources: []string{"*"}, Verbs: []string{"create", "get", "list"}},
 	})
 	cfg := s.cp.UserRESTConfig(t, devUser)
 	cs, err := kubernetes.NewForConfig(cfg)

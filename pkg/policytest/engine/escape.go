@@ -46,6 +46,10 @@ type EscapeCheck struct {
 	taintKeys  []string
 	resources  []string
 	vocab      vocabulary
+	// deviceClasses are the DeviceClasses the rendered tree makes, the
+	// NVIDIA DRA driver's own where the cluster uses DRA, and, last, one
+	// no cluster has.
+	deviceClasses []string
 	// Validator, when set, keeps only what Kubernetes' own validation
 	// accepts: a generated object the API server would refuse never
 	// reaches admission, so it is counted and not judged.
@@ -145,6 +149,15 @@ func NewEscapeCheck(ctx context.Context, m *compile.Model, inv *inventory.Invent
 	}
 	slices.Sort(e.resources)
 	e.vocab = newVocabulary(m, e.nodes)
+	for _, p := range tree.Paths() {
+		if name, ok := strings.CutPrefix(p, "dra/deviceclass-"); ok {
+			e.deviceClasses = append(e.deviceClasses, strings.TrimSuffix(name, ".yaml"))
+		}
+	}
+	if m.Cluster.DRA != nil {
+		e.deviceClasses = append(e.deviceClasses, "gpu.nvidia.com")
+	}
+	e.deviceClasses = append(e.deviceClasses, "no-such-class")
 	return e, nil
 }
 
@@ -183,6 +196,9 @@ type EscapeReport struct {
 	Workloads int
 	// Updates are the UPDATEs of admitted objects among Pods.
 	Updates int
+	// Claims are the ResourceClaims and ResourceClaimTemplates generated,
+	// of every served version, and ClaimsAdmitted those admitted.
+	Claims, ClaimsAdmitted int
 	Escapes []Escape
 	// Disagreements are workloads admitted where the pod their controller
 	// makes is denied, or denied where it is admitted.
@@ -253,6 +269,23 @@ func (e *EscapeCheck) Run(ctx context.Context, seed uint64, n int) (EscapeReport
 		return v, len(v.d.Messages) == 0, nil
 	}
 	for i := 0; i < n; i++ {
+		if rng.Float64() < 0.05 {
+			// A claim: judged as written, in its version.
+			obj := e.generateClaim(rng, i)
+			rep.Claims++
+			d, err := e.mutator.Admit(ctx, e.reviewer, Request{Object: &unstructured.Unstructured{Object: obj}})
+			if err != nil {
+				return rep, fmt.Errorf("claim %d: %w", i, err)
+			}
+			if len(d.Messages) == 0 {
+				rep.ClaimsAdmitted++
+				if _, why := e.judgeClaim(obj); why != "" {
+					raw, _ := yaml.Marshal(obj)
+					rep.Escapes = append(rep.Escapes, Escape{Why: why, Pod: string(raw), Admitted: string(raw)})
+				}
+			}
+			continue
+		}
 		obj := e.generate(rng, i)
 		v, admitted, err := check(i, Request{Object: &unstructured.Unstructured{Object: obj}})
 		if err != nil {
@@ -538,6 +571,71 @@ func (e *EscapeCheck) kueueEscape(w *unstructured.Unstructured) string {
 		return fmt.Sprintf("the %s %s", w.GetKind(), why)
 	}
 	return ""
+}
+
+// judgeClaim says whether an admitted ResourceClaim or
+// ResourceClaimTemplate reaches devices, and why that breaks the
+// invariant ("" when it does not), read here from the object in any of
+// the versions, independently of the policy: each request (or
+// alternative) of a DeviceClass the cluster has must be of a class its
+// namespace's team may claim, within the count its profiles hand out
+// (all its requests of the class together), never all of a node's
+// devices or with admin access.
+func (e *EscapeCheck) judgeClaim(obj map[string]any) (bool, string) {
+	md := mapOf(obj["metadata"])
+	ns, _ := md["namespace"].(string)
+	spec := mapOf(obj["spec"])
+	if obj["kind"] == "ResourceClaimTemplate" {
+		spec = mapOf(spec["spec"])
+	}
+	var limits map[string]int
+	team := e.teamOf[ns]
+	if team != nil {
+		limits = e.model.TeamDeviceClasses(team)
+	}
+	reaches := false
+	counts := map[string]int{}
+	for _, r := range list(mapOf(spec["devices"])["requests"]) {
+		alternatives := list(r["firstAvailable"])
+		if exact := mapOf(r["exactly"]); exact != nil {
+			alternatives = append(alternatives, exact)
+		}
+		if class, ok := r["deviceClassName"].(string); ok && class != "" {
+			alternatives = append(alternatives, r)
+		}
+		// One alternative of firstAvailable is allocated: the request
+		// holds the most any of them asks for.
+		most := map[string]int{}
+		for _, a := range alternatives {
+			class, _ := a["deviceClassName"].(string)
+			if !slices.Contains(e.deviceClasses[:len(e.deviceClasses)-1], class) {
+				continue // no such class: it reaches nothing
+			}
+			reaches = true
+			n := 1
+			if c, ok := a["count"].(int64); ok {
+				n = int(c)
+			}
+			most[class] = max(most[class], n)
+			limit, may := limits[class]
+			switch {
+			case team == nil:
+				return true, fmt.Sprintf("a claim of DeviceClass %s in namespace %s, which belongs to no team", class, ns)
+			case !may:
+				return true, fmt.Sprintf("a claim of DeviceClass %s, which team %s may not claim", class, team.Name)
+			case a["allocationMode"] == "All":
+				return true, fmt.Sprintf("a claim of every %s device of a node", class)
+			case a["adminAccess"] == true:
+				return true, fmt.Sprintf("a claim of %s devices with admin access", class)
+			case counts[class]+most[class] > limit:
+				return true, fmt.Sprintf("a claim of %d %s devices; team %s's profiles hand out %d", counts[class]+most[class], class, team.Name, limit)
+			}
+		}
+		for class, n := range most {
+			counts[class] += n
+		}
+	}
+	return reaches, ""
 }
 
 // profileOf is the enabled profile the pod goes through, or nil.

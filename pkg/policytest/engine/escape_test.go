@@ -42,8 +42,8 @@ func TestEscapes(t *testing.T) {
 			for _, e := range rep.InvalidLegitimate {
 				t.Errorf("a legitimate object Kubernetes refuses: %s\n%s", e.Why, e.Pod)
 			}
-			t.Logf("%s: seed %d: %d pods and workloads (%d workloads, each also as its controllers' pods; %d UPDATEs), %d admitted pods, %d of them reaching devices, %d escapes, %d workload/pod disagreements; %d legitimate, %d false denials; in %s",
-				name, *escapeSeed, rep.Pods, rep.Workloads, rep.Updates, rep.Admitted, rep.Reaching, len(rep.Escapes), len(rep.Disagreements), rep.Legitimate, len(rep.FalseDenials), time.Since(start).Round(time.Millisecond))
+			t.Logf("%s: seed %d: %d pods and workloads (%d workloads, each also as its controllers' pods; %d UPDATEs; %d claims, %d admitted), %d admitted pods, %d of them reaching devices, %d escapes, %d workload/pod disagreements; %d legitimate, %d false denials; in %s",
+				name, *escapeSeed, rep.Pods, rep.Workloads, rep.Updates, rep.Claims, rep.ClaimsAdmitted, rep.Admitted, rep.Reaching, len(rep.Escapes), len(rep.Disagreements), rep.Legitimate, len(rep.FalseDenials), time.Since(start).Round(time.Millisecond))
 			for _, list := range []struct {
 				what string
 				es   []engine.Escape
@@ -69,6 +69,7 @@ func TestEscapes(t *testing.T) {
 			assert.Positive(t, rep.Reaching, "no admitted pod reaches a device: the generator misses the legitimate ones")
 			assert.Positive(t, rep.Workloads, "no workloads generated")
 			assert.Positive(t, rep.Updates, "no UPDATEs generated")
+			assert.Positive(t, rep.Claims, "no claims generated")
 			assert.Positive(t, rep.Legitimate, "no legitimate pods generated")
 		})
 	}

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 
@@ -441,4 +442,73 @@ func (e *EscapeCheck) update(rng *rand.Rand, i int, stored *unstructured.Unstruc
 		return Request{Object: next, OldObject: old, Operation: "UPDATE"}, true
 	}
 	return Request{}, false
+}
+
+// claimVersions are the resource.k8s.io versions an API server may serve
+// ResourceClaims in: v1beta1 names the class on the request itself, v1beta2
+// and v1 inside exactly (or each of firstAvailable's subrequests).
+var claimVersions = []string{"v1", "v1beta2", "v1beta1"}
+
+// generateClaim builds the i-th random ResourceClaim or
+// ResourceClaimTemplate, in any served version, with requests of the
+// cluster's DeviceClasses and others: counts, every device of a node,
+// admin access, alternatives, fields the policy does not read.
+func (e *EscapeCheck) generateClaim(rng *rand.Rand, i int) map[string]any {
+	pick := func(s []string) string { return s[rng.IntN(len(s))] }
+	chance := func(p float64) bool { return rng.Float64() < p }
+	version := pick(claimVersions)
+	// Half start from what a team may claim: its namespace, its classes.
+	ns, classes := pick(e.namespaces), e.deviceClasses
+	if chance(0.5) {
+		t := &e.model.Teams[rng.IntN(len(e.model.Teams))]
+		if own := e.model.TeamDeviceClasses(t); len(own) > 0 && len(t.Namespaces) > 0 {
+			ns, classes = pick(t.Namespaces), slices.Sorted(maps.Keys(own))
+			chance = func(p float64) bool { return rng.Float64() < p/4 }
+		}
+	}
+	request := func(name string, sub bool) map[string]any {
+		r := map[string]any{"name": name}
+		exact := map[string]any{"deviceClassName": pick(classes)}
+		if chance(0.3) {
+			exact["count"] = int64(rng.IntN(4) + 1)
+		}
+		if chance(0.08) {
+			exact["allocationMode"] = "All"
+			delete(exact, "count")
+		}
+		if chance(0.06) && !sub {
+			exact["adminAccess"] = true
+		}
+		if chance(0.1) {
+			exact["selectors"] = []any{map[string]any{"cel": map[string]any{"expression": "device.driver == 'gpu.nvidia.com'"}}}
+		}
+		if version == "v1beta1" || sub {
+			for k, v := range exact {
+				r[k] = v
+			}
+			return r
+		}
+		r["exactly"] = exact
+		return r
+	}
+	var requests []any
+	for j := rng.IntN(2) + 1; j > 0; j-- {
+		name := fmt.Sprintf("r%d", j)
+		switch {
+		case version != "v1beta1" && chance(0.2):
+			requests = append(requests, map[string]any{"name": name, "firstAvailable": []any{request("a", true), request("b", true)}})
+		default:
+			requests = append(requests, request(name, false))
+		}
+	}
+	devices := map[string]any{"requests": requests}
+	if chance(0.03) {
+		devices["unknownField"] = map[string]any{"x": "y"}
+	}
+	md := map[string]any{"name": fmt.Sprintf("c%d", i), "namespace": ns}
+	if chance(0.5) {
+		return map[string]any{"apiVersion": "resource.k8s.io/" + version, "kind": "ResourceClaim", "metadata": md, "spec": map[string]any{"devices": devices}}
+	}
+	return map[string]any{"apiVersion": "resource.k8s.io/" + version, "kind": "ResourceClaimTemplate", "metadata": md,
+		"spec": map[string]any{"spec": map[string]any{"devices": devices}}}
 }
