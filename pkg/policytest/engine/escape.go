@@ -199,7 +199,7 @@ type EscapeReport struct {
 	// Claims are the ResourceClaims and ResourceClaimTemplates generated,
 	// of every served version, and ClaimsAdmitted those admitted.
 	Claims, ClaimsAdmitted int
-	Escapes []Escape
+	Escapes                []Escape
 	// Disagreements are workloads admitted where the pod their controller
 	// makes is denied, or denied where it is admitted.
 	Disagreements []Escape
