@@ -46,9 +46,8 @@ type EscapeCheck struct {
 	taintKeys  []string
 	resources  []string
 	vocab      vocabulary
-	// deviceClasses are the DeviceClasses the rendered tree makes, the
-	// NVIDIA DRA driver's own where the cluster uses DRA, and, last, one
-	// no cluster has.
+	// deviceClasses are the DeviceClasses the rendered tree makes and the
+	// NVIDIA DRA driver's own where the cluster uses DRA.
 	deviceClasses []string
 	// Validator, when set, keeps only what Kubernetes' own validation
 	// accepts: a generated object the API server would refuse never
@@ -157,7 +156,6 @@ func NewEscapeCheck(ctx context.Context, m *compile.Model, inv *inventory.Invent
 	if m.Cluster.DRA != nil {
 		e.deviceClasses = append(e.deviceClasses, "gpu.nvidia.com")
 	}
-	e.deviceClasses = append(e.deviceClasses, "no-such-class")
 	return e, nil
 }
 
@@ -505,13 +503,6 @@ func (e *EscapeCheck) judge(pod map[string]any) (bool, string) {
 	return reaches, ""
 }
 
-// Kueue's labels: the LocalQueue a workload is queued in and the
-// WorkloadPriorityClass it is ranked by.
-const (
-	kueueQueueLabel    = "kueue.x-k8s.io/queue-name"
-	kueuePriorityLabel = "kueue.x-k8s.io/priority-class"
-)
-
 // kueueLabels says how Kueue labels that reach devices through profiles
 // break the invariant ("" when they do not): the queue must be the
 // profiles' LocalQueue where they schedule through Kueue, and the
@@ -520,10 +511,10 @@ const (
 func (e *EscapeCheck) kueueLabels(labels map[string]any, team *compile.Team, profiles []*compile.Profile) string {
 	m := e.model
 	for _, p := range profiles {
-		if q, ok := labels[kueueQueueLabel].(string); ok && len(m.QueueTeams(p)) > 0 && q != render.LocalQueueName(p) {
+		if q, ok := labels[render.QueueNameLabel].(string); ok && len(m.QueueTeams(p)) > 0 && q != render.LocalQueueName(p) {
 			return fmt.Sprintf("is queued in %s, not profile %s's LocalQueue %s", q, p.Name, render.LocalQueueName(p))
 		}
-		c, ok := labels[kueuePriorityLabel].(string)
+		c, ok := labels[render.WorkloadPriorityLabel].(string)
 		if !ok {
 			continue
 		}
@@ -608,7 +599,7 @@ func (e *EscapeCheck) judgeClaim(obj map[string]any) (bool, string) {
 		most := map[string]int{}
 		for _, a := range alternatives {
 			class, _ := a["deviceClassName"].(string)
-			if !slices.Contains(e.deviceClasses[:len(e.deviceClasses)-1], class) {
+			if !slices.Contains(e.deviceClasses, class) {
 				continue // no such class: it reaches nothing
 			}
 			reaches = true

@@ -72,7 +72,7 @@ func (e *EscapeCheck) generate(rng *rand.Rand, i int) map[string]any {
 		labels[render.QueueNameLabel] = pick([]string{profile, "other"})
 	}
 	if chance(0.1) && len(v.priorityClasses) > 0 {
-		labels[kueuePriorityLabel] = pick(append([]string{"unknown"}, v.priorityClasses...))
+		labels[render.WorkloadPriorityLabel] = pick(append([]string{"unknown"}, v.priorityClasses...))
 	}
 	if chance(0.1) {
 		annotations[m.Cluster.LabelPrefix+"/team"] = pick([]string{"ml-research", "data-science", "model-serving"})
@@ -254,10 +254,10 @@ func (e *EscapeCheck) generate(rng *rand.Rand, i int) map[string]any {
 	// labels on the workload itself.
 	kueue := map[string]any{}
 	if chance(0.15) {
-		kueue[kueueQueueLabel] = pick(append([]string{"other"}, profiles...))
+		kueue[render.QueueNameLabel] = pick(append([]string{"other"}, profiles...))
 	}
 	if chance(0.1) && len(v.priorityClasses) > 0 {
-		kueue[kueuePriorityLabel] = pick(append([]string{"unknown"}, v.priorityClasses...))
+		kueue[render.WorkloadPriorityLabel] = pick(append([]string{"unknown"}, v.priorityClasses...))
 	}
 	return e.wrap(rng, md, spec, kueue)
 }
@@ -394,9 +394,9 @@ func (e *EscapeCheck) update(rng *rand.Rand, i int, stored *unstructured.Unstruc
 			delete(labels, label)
 			delete(annotations, render.ProfileAnnotation)
 		case 3:
-			labels[kueueQueueLabel] = pick(append([]string{"other"}, e.vocab.profiles...))
+			labels[render.QueueNameLabel] = pick(append([]string{"other"}, e.vocab.profiles...))
 		case 4:
-			labels[kueuePriorityLabel] = pick(append([]string{"unknown"}, e.vocab.priorityClasses...))
+			labels[render.WorkloadPriorityLabel] = pick(append([]string{"unknown"}, e.vocab.priorityClasses...))
 		case 5:
 			annotations[e.model.Cluster.LabelPrefix+"/"+pick([]string{"type", "team"})] = pick(append(e.vocab.nodeTypes, "ml-research"))
 		default:
@@ -458,7 +458,8 @@ func (e *EscapeCheck) generateClaim(rng *rand.Rand, i int) map[string]any {
 	chance := func(p float64) bool { return rng.Float64() < p }
 	version := pick(claimVersions)
 	// Half start from what a team may claim: its namespace, its classes.
-	ns, classes := pick(e.namespaces), e.deviceClasses
+	// (and one class no cluster has).
+	ns, classes := pick(e.namespaces), append(slices.Clone(e.deviceClasses), "no-such-class")
 	if chance(0.5) {
 		t := &e.model.Teams[rng.IntN(len(e.model.Teams))]
 		if own := e.model.TeamDeviceClasses(t); len(own) > 0 && len(t.Namespaces) > 0 {
