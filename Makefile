@@ -35,6 +35,9 @@ KARPENTER_VERSION := v1.14.1
 # Node Feature Discovery's nfd-master and CRDs in the end-to-end tests, and
 # its validator in tools/upstream; tools/nfd/go.mod pins the same.
 NFD_VERSION   := v0.19.0
+# KWOK's simulated kubelets in the whole-cluster story and its benchmark;
+# tools/kwok/go.mod pins the same.
+KWOK_VERSION  := v0.8.0
 
 export GOTOOLCHAIN := local
 
@@ -95,7 +98,7 @@ control-plane: ## Install etcd and build kube-apiserver/kube-scheduler into bin/
 
 .PHONY: e2e-tools
 e2e-tools: control-plane ## Build kubectl, Gatekeeper's and Kueue's managers, fetch the CRDs the end-to-end tests install (cached in bin/)
-	GO=$(GO) K8S_VERSION=$(K8S_VERSION) GATEKEEPER_VERSION=$(GATEKEEPER_VERSION) KUEUE_VERSION=$(KUEUE_VERSION) FLUX_VERSION=$(FLUX_VERSION) KARPENTER_VERSION=$(KARPENTER_VERSION) NFD_VERSION=$(NFD_VERSION) ./hack/e2e-tools.sh
+	GO=$(GO) K8S_VERSION=$(K8S_VERSION) GATEKEEPER_VERSION=$(GATEKEEPER_VERSION) KUEUE_VERSION=$(KUEUE_VERSION) FLUX_VERSION=$(FLUX_VERSION) KARPENTER_VERSION=$(KARPENTER_VERSION) NFD_VERSION=$(NFD_VERSION) KWOK_VERSION=$(KWOK_VERSION) ./hack/e2e-tools.sh
 
 .PHONY: image
 image: $(BIN)/ko ## Build accelc's image with ko and push it to KO_DOCKER_REPO (e.g. ghcr.io/acme/accelc); KO_DEFAULTBASEIMAGE picks the base

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The control plane that internal/controlplane starts for the end-to-end tests:
-# etcd from Debian's etcd-server package, and kube-apiserver and kube-scheduler
-# built from the tools/e2e module into bin/k8s-$K8S_VERSION/, with
+# etcd from Debian's etcd-server package, and kube-apiserver, kube-scheduler
+# and kube-controller-manager built from the tools/e2e module into bin/k8s-$K8S_VERSION/, with
 # k8s-validate (Kubernetes' own validation, for the escape check). Each step is
 # skipped when its result is already there, so a second run costs nothing.
 #
@@ -33,10 +33,10 @@ if [ "$pinned" != "$K8S_VERSION" ]; then
 fi
 
 dir=bin/k8s-$K8S_VERSION
-if [ -x "$dir/kube-apiserver" ] && [ -x "$dir/kube-scheduler" ]; then
-	echo "control-plane: $dir/kube-apiserver and kube-scheduler already built"
+if [ -x "$dir/kube-apiserver" ] && [ -x "$dir/kube-scheduler" ] && [ -x "$dir/kube-controller-manager" ]; then
+	echo "control-plane: $dir/kube-apiserver, kube-scheduler and kube-controller-manager already built"
 else
-	echo "control-plane: building kube-apiserver and kube-scheduler $K8S_VERSION into $dir (about 10 minutes the first time)" >&2
+	echo "control-plane: building kube-apiserver, kube-scheduler and kube-controller-manager $K8S_VERSION into $dir (about 12 minutes the first time)" >&2
 	minor=${K8S_VERSION#v1.}
 	minor=${minor%%.*}
 	mkdir -p bin
@@ -44,10 +44,10 @@ else
 	trap 'rm -rf "$tmp"' EXIT
 	(cd tools/e2e && $GO build -trimpath \
 		-ldflags "-s -w -X k8s.io/component-base/version.gitVersion=$K8S_VERSION -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor" \
-		-o "../../$tmp/" k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-scheduler)
-	# Both binaries appear together or not at all.
+		-o "../../$tmp/" k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kube-controller-manager)
+	# The binaries appear together or not at all.
 	mkdir -p "$dir"
-	mv "$tmp/kube-apiserver" "$tmp/kube-scheduler" "$dir/"
+	mv "$tmp/kube-apiserver" "$tmp/kube-scheduler" "$tmp/kube-controller-manager" "$dir/"
 fi
 # Kubernetes' own create-time validation as a program (tools/e2e's
 # k8s-validate), for the escape check: only objects an API server accepts

@@ -18,6 +18,8 @@
 #                                         Flux's controllers, from tools/flux
 #   bin/flux-$FLUX_VERSION/crds/        all of source-controller's and kustomize-controller's CRDs
 #   bin/nfd-$NFD_VERSION/nfd-master    Node Feature Discovery's nfd-master, from tools/nfd
+#   bin/kwok-$KWOK_VERSION/kwok          KWOK's simulated kubelets, from tools/kwok
+#   bin/kwok-$KWOK_VERSION/stages/       the KWOK Stages it runs, from the same module
 #   bin/e2e-crds-$CRDS_KEY/               the CRDs of the other API groups accelc renders,
 #                                         copied from the pinned upstream modules' zips
 #
@@ -31,6 +33,7 @@ cd "$(dirname "$0")/.."
 : "${FLUX_VERSION:?FLUX_VERSION is not set (the Makefile sets it)}"
 : "${KARPENTER_VERSION:?KARPENTER_VERSION is not set (the Makefile sets it)}"
 : "${NFD_VERSION:?NFD_VERSION is not set (the Makefile sets it)}"
+: "${KWOK_VERSION:?KWOK_VERSION is not set (the Makefile sets it)}"
 GO=${GO:-go}
 export GOTOOLCHAIN=local
 
@@ -172,6 +175,31 @@ else
 	mv "$tmp" "$nfd"
 fi
 echo "e2e-tools: $nfd/nfd-master: Node Feature Discovery $NFD_VERSION"
+
+# KWOK's kwok and the Stages it plays, from its own module: nodes are
+# initialised and renew their leases, bound pods become Running, a Job's
+# pods succeed after the delay their pod-complete annotation asks for
+# (general/pod-complete; a few seconds when none), and deleted pods go.
+KWOK_STAGES="node/fast/node-initialize.yaml node/heartbeat-with-lease/node-heartbeat-with-lease.yaml pod/fast/pod-ready.yaml pod/general/pod-complete.yaml pod/fast/pod-delete.yaml"
+kw=bin/kwok-$KWOK_VERSION
+check_pin tools/kwok sigs.k8s.io/kwok "$KWOK_VERSION"
+if [ -x "$kw/kwok" ] && [ -d "$kw/stages" ]; then
+	echo "e2e-tools: $kw/kwok and stages/ already there"
+else
+	echo "e2e-tools: building kwok $KWOK_VERSION into $kw (a minute or two the first time)" >&2
+	mkdir -p bin
+	tmp=$(mktemp -d "bin/.kwok-$KWOK_VERSION.XXXXXX")
+	chmod 0755 "$tmp"
+	(cd tools/kwok && $GO build -trimpath -ldflags "-s -w" -o "../../$tmp/kwok" sigs.k8s.io/kwok/cmd/kwok)
+	src=$(cd tools/kwok && $GO list -m -f '{{.Dir}}' sigs.k8s.io/kwok)
+	mkdir -p "$tmp/stages"
+	for f in $KWOK_STAGES; do
+		install -m 0644 "$src/kustomize/stage/$f" "$tmp/stages/$(basename "$f")"
+	done
+	rm -rf "$kw"
+	mv "$tmp" "$kw"
+fi
+echo "e2e-tools: $kw/kwok: KWOK $KWOK_VERSION, $(find "$kw/stages" -name '*.yaml' | wc -l) Stages"
 
 # The other API groups' CRDs; the directory's name changes with the list.
 key=$(printf '%s\n' "${CRD_MODULES[@]}" | sha256sum | cut -c1-12)

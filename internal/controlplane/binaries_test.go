@@ -14,25 +14,26 @@ import (
 func TestFindBinariesMissing(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv(BinEnv, dir)
-	_, err := findBinaries(true)
+	_, err := findBinaries(options{scheduler: true, controllerManager: true})
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "no kube-apiserver in $"+BinEnv+"="+dir+", no kube-scheduler in $"+BinEnv+"="+dir)
+	assert.Contains(t, err.Error(), "no kube-apiserver in $"+BinEnv+"="+dir+", no kube-scheduler in $"+BinEnv+"="+dir+", no kube-controller-manager in $"+BinEnv+"="+dir)
 	assert.Contains(t, err.Error(), "run `make control-plane`")
 }
 
 func TestFindBinariesFromEnv(t *testing.T) {
 	dir := t.TempDir()
-	for _, name := range []string{"kube-apiserver", "kube-scheduler", "etcd"} {
+	for _, name := range []string{"kube-apiserver", "kube-scheduler", "kube-controller-manager", "etcd"} {
 		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte("#!/bin/sh\n"), 0o755))
 	}
 	t.Setenv(BinEnv, dir)
 	t.Setenv("PATH", dir)
-	b, err := findBinaries(true)
+	b, err := findBinaries(options{scheduler: true, controllerManager: true})
 	require.NoError(t, err)
 	assert.Equal(t, binaries{
-		etcd:      filepath.Join(dir, "etcd"),
-		apiserver: filepath.Join(dir, "kube-apiserver"),
-		scheduler: filepath.Join(dir, "kube-scheduler"),
+		etcd:              filepath.Join(dir, "etcd"),
+		apiserver:         filepath.Join(dir, "kube-apiserver"),
+		scheduler:         filepath.Join(dir, "kube-scheduler"),
+		controllerManager: filepath.Join(dir, "kube-controller-manager"),
 	}, b)
 }
 

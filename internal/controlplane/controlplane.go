@@ -58,13 +58,22 @@ var errBindConflict = errors.New("a port picked free was taken before the server
 type Option func(*options)
 
 type options struct {
-	scheduler bool
+	scheduler, controllerManager bool
 }
 
 // WithScheduler starts kube-scheduler too, so that pods created in the
 // test are bound to nodes. With no kubelet the pods never run.
 func WithScheduler() Option {
 	return func(o *options) { o.scheduler = true }
+}
+
+// WithControllerManager starts kube-controller-manager too, with every
+// controller it runs by default: Deployments, StatefulSets and Jobs make
+// their pods, namespaces are deleted with what they hold, garbage is
+// collected, and nodes whose kubelet stops renewing its lease go NotReady.
+// Each controller acts as its own service account, as kubeadm runs it.
+func WithControllerManager() Option {
+	return func(o *options) { o.controllerManager = true }
 }
 
 // ControlPlane is a running etcd and kube-apiserver, and kube-scheduler when
@@ -89,7 +98,7 @@ func Start(t testing.TB, opts ...Option) *ControlPlane {
 	for _, opt := range opts {
 		opt(&o)
 	}
-	bins, err := findBinaries(o.scheduler)
+	bins, err := findBinaries(o)
 	if err != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("CI=true, and the control plane is not there: %v", err)
@@ -211,8 +220,10 @@ const (
 	schedCertFile    = "scheduler.crt"
 	schedKeyFile     = "scheduler.key"
 	schedKubeconfig  = "scheduler.kubeconfig"
+	kcmKubeconfig    = "controller-manager.kubeconfig"
 	adminKubeconfig  = "kubeconfig"
 	schedulerUser    = "system:kube-scheduler"
+	kcmUser          = "system:kube-controller-manager"
 	serviceAccountIs = "https://kubernetes.default.svc.cluster.local"
 )
 
@@ -272,11 +283,11 @@ func (cp *ControlPlane) makeCerts() error {
 // start starts etcd and kube-apiserver, and kube-scheduler when asked, on
 // fresh ports, and waits until each is healthy.
 func (cp *ControlPlane) start(ctx context.Context, bins binaries, o options, attempt int) error {
-	ports, err := freePorts(4)
+	ports, err := freePorts(5)
 	if err != nil {
 		return err
 	}
-	etcdClient, etcdPeer, apiPort, schedPort := ports[0], ports[1], ports[2], ports[3]
+	etcdClient, etcdPeer, apiPort, schedPort, kcmPort := ports[0], ports[1], ports[2], ports[3], ports[4]
 	etcdURL := "http://127.0.0.1:" + strconv.Itoa(etcdClient)
 	peerURL := "http://127.0.0.1:" + strconv.Itoa(etcdPeer)
 
@@ -357,6 +368,11 @@ func (cp *ControlPlane) start(ctx context.Context, bins binaries, o options, att
 		return err
 	}
 
+	if o.controllerManager {
+		if err := cp.startControllerManager(ctx, bins.controllerManager, kcmPort); err != nil {
+			return err
+		}
+	}
 	if !o.scheduler {
 		return nil
 	}
@@ -392,6 +408,53 @@ func (cp *ControlPlane) start(ctx context.Context, bins binaries, o options, att
 	}
 	return cp.waitFor(ctx, scheduler, func(ctx context.Context) error {
 		return httpOK(ctx, schedHTTP, "https://127.0.0.1:"+strconv.Itoa(schedPort)+"/readyz")
+	})
+}
+
+// startControllerManager starts kube-controller-manager on port and waits
+// until it is healthy. It serves with the scheduler's certificate (both
+// are "127.0.0.1 only"), signs service-account tokens with the API
+// server's key, and gives each controller its own service account.
+func (cp *ControlPlane) startControllerManager(ctx context.Context, bin string, port int) error {
+	kp, err := cp.ca.client(kcmUser, nil)
+	if err != nil {
+		return err
+	}
+	kubeconfig := filepath.Join(cp.dir, kcmKubeconfig)
+	if err := cp.writeKubeconfig(kubeconfig, kcmUser, kp); err != nil {
+		return err
+	}
+	kcm, err := cp.run("kube-controller-manager", bin,
+		"--kubeconfig="+kubeconfig,
+		"--bind-address=127.0.0.1",
+		"--secure-port="+strconv.Itoa(port),
+		"--tls-cert-file="+filepath.Join(cp.dir, schedCertFile),
+		"--tls-private-key-file="+filepath.Join(cp.dir, schedKeyFile),
+		"--service-account-private-key-file="+filepath.Join(cp.dir, saKeyFile),
+		"--root-ca-file="+filepath.Join(cp.dir, caFile),
+		"--use-service-account-credentials=true",
+		"--service-cluster-ip-range="+serviceCIDR,
+		// A kubelet-less cluster of thousands of nodes makes pods in
+		// bursts: client-go's default 20 requests a second would make the
+		// Job and ReplicaSet controllers, not admission, the bottleneck.
+		"--kube-api-qps=200",
+		"--kube-api-burst=400",
+		"--leader-elect=false",
+		"--profiling=false",
+	)
+	if err != nil {
+		return err
+	}
+	kcmHTTP, err := rest.HTTPClientFor(&rest.Config{
+		Host:            "https://127.0.0.1:" + strconv.Itoa(port),
+		TLSClientConfig: rest.TLSClientConfig{CAData: cp.ca.certPEM},
+		Timeout:         2 * time.Second,
+	})
+	if err != nil {
+		return err
+	}
+	return cp.waitFor(ctx, kcm, func(ctx context.Context) error {
+		return httpOK(ctx, kcmHTTP, "https://127.0.0.1:"+strconv.Itoa(port)+"/healthz")
 	})
 }
 
@@ -475,13 +538,14 @@ func httpOK(ctx context.Context, c *http.Client, url string) error {
 }
 
 type binaries struct {
-	etcd, apiserver, scheduler string
+	etcd, apiserver, scheduler, controllerManager string
 }
 
 // findBinaries looks for etcd on PATH and for kube-apiserver, and
-// kube-scheduler when asked, in $ACCELC_K8S_BIN or bin/k8s-<K8sVersion> at
-// the repository root. Its error says what is missing and how to get it.
-func findBinaries(scheduler bool) (binaries, error) {
+// kube-scheduler and kube-controller-manager when asked, in
+// $ACCELC_K8S_BIN or bin/k8s-<K8sVersion> at the repository root. Its
+// error says what is missing and how to get it.
+func findBinaries(o options) (binaries, error) {
 	var b binaries
 	var missing []string
 	etcd, err := exec.LookPath("etcd")
@@ -501,8 +565,11 @@ func findBinaries(scheduler bool) (binaries, error) {
 		where = dir
 	}
 	names := []string{"kube-apiserver"}
-	if scheduler {
+	if o.scheduler {
 		names = append(names, "kube-scheduler")
+	}
+	if o.controllerManager {
+		names = append(names, "kube-controller-manager")
 	}
 	for _, name := range names {
 		path := filepath.Join(dir, name)
@@ -515,10 +582,12 @@ func findBinaries(scheduler bool) (binaries, error) {
 			b.apiserver = path
 		case "kube-scheduler":
 			b.scheduler = path
+		case "kube-controller-manager":
+			b.controllerManager = path
 		}
 	}
 	if len(missing) > 0 {
-		return b, fmt.Errorf("no %s: run `make control-plane` to install etcd and build Kubernetes %s, or set %s to a directory holding kube-apiserver and kube-scheduler",
+		return b, fmt.Errorf("no %s: run `make control-plane` to install etcd and build Kubernetes %s, or set %s to a directory holding them",
 			strings.Join(missing, ", no "), K8sVersion, BinEnv)
 	}
 	return b, nil
