@@ -219,7 +219,7 @@ func (s *suite) stampNFD(t *testing.T, c *clusterUnderTest) {
 		}
 	}
 	labelKeys, taintKeys := ruleKeys(rules)
-	m, err := compile.Load(filepath.Join(s.root, clusterDir(c.example)))
+	m, err := compile.Load(s.clusterPath(c.example))
 	if err != nil {
 		t.Fatalf("compiling %s: %v", c.example, err)
 	}

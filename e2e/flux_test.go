@@ -85,7 +85,7 @@ func TestFlux(t *testing.T) {
 	fx := s.cp.StartFlux(t)
 	t.Logf("control plane, Gatekeeper and Flux up in %s; registry at %s", time.Since(begin).Round(time.Millisecond), registry)
 	repo := "oci://" + registry + "/accelc/" + fluxCluster
-	f := &fluxRun{s: s, fx: fx, repo: repo}
+	f := &fluxRun{s: s, fx: fx, repo: repo, name: fluxCluster}
 	f.signingKey(t)
 
 	// 1.0.0: both profiles. Only flux/ is applied by hand, after the
@@ -192,7 +192,7 @@ func (f *fluxRun) unverified(t *testing.T, tag, digest, kept string) {
 	want := tag + "@" + digest
 	var msg string
 	err := poll(t.Context(), fluxTimeout, func(ctx context.Context) (bool, string, error) {
-		src, err := f.object(ctx, fluxOCIRepositories, "accelc-"+fluxCluster)
+		src, err := f.object(ctx, fluxOCIRepositories, "accelc-"+f.name)
 		if err != nil {
 			return false, err.Error(), nil
 		}
@@ -250,7 +250,7 @@ func (f *fluxRun) copiedSignature(t *testing.T, tag, digest string) string {
 	want := tag + "@" + digest
 	var outcome string
 	err := poll(t.Context(), fluxTimeout, func(ctx context.Context) (bool, string, error) {
-		src, err := f.object(ctx, fluxOCIRepositories, "accelc-"+fluxCluster)
+		src, err := f.object(ctx, fluxOCIRepositories, "accelc-"+f.name)
 		if err != nil {
 			return false, err.Error(), nil
 		}
@@ -292,6 +292,7 @@ type fluxRun struct {
 	s    *suite
 	fx   *controlplane.Flux
 	repo string // oci://127.0.0.1:PORT/accelc/flux-lab
+	name string // the cluster's name, which names its Flux objects
 	key  string // cosign's encrypted key, whose password is $COSIGN_PASSWORD
 }
 
@@ -390,7 +391,7 @@ func (f *fluxRun) pushWith(t *testing.T, out, tag string, extra ...string) strin
 func (f *fluxRun) reconcile(t *testing.T) {
 	t.Helper()
 	patch := fmt.Sprintf(`{"metadata":{"annotations":{"reconcile.fluxcd.io/requestedAt":%q}}}`, time.Now().Format(time.RFC3339Nano))
-	if _, err := f.s.dyn.Resource(fluxOCIRepositories).Namespace(controlplane.FluxNamespace).Patch(t.Context(), "accelc-"+fluxCluster, "application/merge-patch+json", []byte(patch), metav1.PatchOptions{}); err != nil {
+	if _, err := f.s.dyn.Resource(fluxOCIRepositories).Namespace(controlplane.FluxNamespace).Patch(t.Context(), "accelc-"+f.name, "application/merge-patch+json", []byte(patch), metav1.PatchOptions{}); err != nil {
 		t.Fatalf("requesting a reconcile of the OCIRepository: %v", err)
 	}
 }
@@ -410,14 +411,14 @@ func (f *fluxRun) rollout(t *testing.T, tag, digest string) rolledOut {
 	var res rolledOut
 	seen := map[string]bool{}
 	err := poll(t.Context(), fluxTimeout, func(ctx context.Context) (bool, string, error) {
-		src, err := f.object(ctx, fluxOCIRepositories, "accelc-"+fluxCluster)
+		src, err := f.object(ctx, fluxOCIRepositories, "accelc-"+f.name)
 		if err != nil {
 			return false, err.Error(), nil
 		}
 		if rev, _, _ := unstructured.NestedString(src.Object, "status", "artifact", "revision"); rev != want {
 			return false, fmt.Sprintf("OCIRepository holds %q, want %q; %s", rev, want, conditions(src)), nil
 		}
-		cons, err := f.object(ctx, fluxKustomizations, "accelc-"+fluxCluster+"-constraints")
+		cons, err := f.object(ctx, fluxKustomizations, "accelc-"+f.name+"-constraints")
 		if err != nil {
 			return false, err.Error(), nil
 		}
@@ -425,7 +426,7 @@ func (f *fluxRun) rollout(t *testing.T, tag, digest string) rolledOut {
 			seen[reason] = true
 			res.constraintReasons = append(res.constraintReasons, reason)
 		}
-		tree, err := f.object(ctx, fluxKustomizations, "accelc-"+fluxCluster)
+		tree, err := f.object(ctx, fluxKustomizations, "accelc-"+f.name)
 		if err != nil {
 			return false, err.Error(), nil
 		}
@@ -456,7 +457,7 @@ func (f *fluxRun) refused(t *testing.T, tag, digest, goodTag, goodDigest string)
 	want, good := tag+"@"+digest, goodTag+"@"+goodDigest
 	var msg string
 	err := poll(t.Context(), fluxTimeout, func(ctx context.Context) (bool, string, error) {
-		k, err := f.object(ctx, fluxKustomizations, "accelc-"+fluxCluster)
+		k, err := f.object(ctx, fluxKustomizations, "accelc-"+f.name)
 		if err != nil {
 			return false, err.Error(), nil
 		}

@@ -25,9 +25,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/restmapper"
+	"k8s.io/client-go/util/retry"
 
 	"github.com/accelc/accelc/internal/controlplane"
 	"github.com/accelc/accelc/pkg/inventory"
@@ -45,6 +47,7 @@ type suite struct {
 	cp      *controlplane.ControlPlane
 	gk      *controlplane.Gatekeeper
 	nfd     *controlplane.NFDMaster
+	kwok    *controlplane.KWOK // the kubelets, where the suite runs them
 	client  kubernetes.Interface
 	dyn     dynamic.Interface
 	mapper  *restmapper.DeferredDiscoveryRESTMapper
@@ -163,12 +166,21 @@ func (s *suite) render(t *testing.T, example, name string, extra ...string) stri
 
 // clusterDir is an example's folder, relative to the repository root:
 // examples/clusters/<example>, or, for a name with a slash, that path (a
-// test's own cluster under e2e/testdata).
+// test's own cluster under e2e/testdata, or an absolute path: a copy the
+// test commits to).
 func clusterDir(example string) string {
 	if strings.Contains(example, "/") {
 		return filepath.FromSlash(example)
 	}
 	return filepath.Join("examples", "clusters", example)
+}
+
+// clusterPath is clusterDir as an absolute path.
+func (s *suite) clusterPath(example string) string {
+	if dir := clusterDir(example); filepath.IsAbs(dir) {
+		return dir
+	}
+	return filepath.Join(s.root, clusterDir(example))
 }
 
 // rendered is one object of a rendered tree, with the file it came from.
@@ -274,7 +286,9 @@ func poll(ctx context.Context, timeout time.Duration, check func(context.Context
 // TaintNodesByCondition admission plugin puts a not-ready taint on every
 // new node, which a kubelet's node lifecycle would lift; here the spec is
 // set back to the snapshot's. extraLabels adds labels to the named nodes
-// (the ones Node Feature Discovery would stamp).
+// (the ones Node Feature Discovery would stamp). Where the suite runs KWOK,
+// each Ready node of the snapshot is KWOK's: its kubelet, not the test,
+// makes it Ready and keeps it so, and runs its pods.
 func (s *suite) createNodes(t *testing.T, snapshotFile string, extraLabels map[string]map[string]string) []string {
 	t.Helper()
 	ctx := t.Context()
@@ -295,6 +309,13 @@ func (s *suite) createNodes(t *testing.T, snapshotFile string, extraLabels map[s
 		// nfd-master's JSON patches add to the map, which must exist).
 		annotations := map[string]string{"volumes.kubernetes.io/controller-managed-attach-detach": "true"}
 		maps.Copy(annotations, raw.Metadata.Annotations)
+		ready := corev1.ConditionTrue
+		for _, c := range raw.Status.Conditions {
+			if c.Type == string(corev1.NodeReady) {
+				ready = corev1.ConditionStatus(c.Status)
+			}
+		}
+		kwok := s.kwok != nil && ready == corev1.ConditionTrue
 		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: raw.Metadata.Name, Labels: labels, Annotations: annotations}}
 		created, err := s.client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
 		if err != nil {
@@ -314,25 +335,52 @@ func (s *suite) createNodes(t *testing.T, snapshotFile string, extraLabels map[s
 				created.Status.Allocatable[res] = resource.MustParse(q)
 			}
 		}
-		ready := corev1.ConditionTrue
-		for _, c := range raw.Status.Conditions {
-			if c.Type == string(corev1.NodeReady) {
-				ready = corev1.ConditionStatus(c.Status)
-			}
+		if !kwok {
+			now := metav1.Now()
+			created.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: ready, Reason: "KubeletReady", LastHeartbeatTime: now, LastTransitionTime: now}}
 		}
-		now := metav1.Now()
-		created.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: ready, Reason: "KubeletReady", LastHeartbeatTime: now, LastTransitionTime: now}}
-		updated, err := s.client.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{})
+		status := created.Status
+		// kube-controller-manager's node lifecycle writes to a new node
+		// too (its taints): on a conflict, the change again on the node
+		// as it now is.
+		err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			live, err := s.client.CoreV1().Nodes().Get(ctx, raw.Metadata.Name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			live.Status.Capacity, live.Status.Allocatable = status.Capacity, status.Allocatable
+			if !kwok {
+				live.Status.Conditions = status.Conditions
+			}
+			_, err = s.client.CoreV1().Nodes().UpdateStatus(ctx, live, metav1.UpdateOptions{})
+			return err
+		})
 		if err != nil {
 			t.Fatalf("setting the status of node %s: %v", raw.Metadata.Name, err)
 		}
-		updated.Spec.Taints = nil
-		for _, tn := range raw.Spec.Taints {
-			updated.Spec.Taints = append(updated.Spec.Taints, corev1.Taint{Key: tn.Key, Value: tn.Value, Effect: corev1.TaintEffect(tn.Effect)})
-		}
-		updated.Spec.Unschedulable = raw.Spec.Unschedulable
-		if _, err := s.client.CoreV1().Nodes().Update(ctx, updated, metav1.UpdateOptions{}); err != nil {
+		err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			live, err := s.client.CoreV1().Nodes().Get(ctx, raw.Metadata.Name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			live.Spec.Taints = nil
+			for _, tn := range raw.Spec.Taints {
+				live.Spec.Taints = append(live.Spec.Taints, corev1.Taint{Key: tn.Key, Value: tn.Value, Effect: corev1.TaintEffect(tn.Effect)})
+			}
+			live.Spec.Unschedulable = raw.Spec.Unschedulable
+			_, err = s.client.CoreV1().Nodes().Update(ctx, live, metav1.UpdateOptions{})
+			return err
+		})
+		if err != nil {
 			t.Fatalf("setting the taints of node %s: %v", raw.Metadata.Name, err)
+		}
+		if kwok {
+			// Handed to KWOK last, its capacity set: a node it takes with
+			// none gets its placeholder capacity and no accelerators.
+			patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:"fake"}}}`, controlplane.KWOKNodeAnnotation)
+			if _, err := s.client.CoreV1().Nodes().Patch(ctx, raw.Metadata.Name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+				t.Fatalf("handing node %s to KWOK: %v", raw.Metadata.Name, err)
+			}
 		}
 		names = append(names, raw.Metadata.Name)
 	}

@@ -28,16 +28,22 @@
 // The admin identity is in group system:masters. [ControlPlane.UserKubeconfig]
 // mints a kubeconfig for any user name and groups, which RBAC then limits
 // like any other user; nothing is bound to a new user until the test binds it.
-// There is no controller manager: no namespace controller, no garbage
-// collection, no service-account tokens. The ServiceAccount admission plugin
+// There is no controller manager unless [WithControllerManager] asks for
+// kube-controller-manager: without it no namespace controller, no garbage
+// collection, no workload controllers. The ServiceAccount admission plugin
 // is off so that pods can be created without a default service account.
+//
+// [ControlPlane.StartKWOK] adds KWOK's simulated kubelets ([KWOKVersion])
+// for the nodes annotated kwok.x-k8s.io/node=fake: they are made Ready,
+// renew their leases, and run the pods bound to them (a Job's pods
+// succeed after the delay their pod-complete annotation names).
 //
 // [ControlPlane.StartGatekeeper] adds Gatekeeper's controller manager
 // ([GatekeeperVersion], the gator CLI's version), run out of cluster as a
 // cluster runs it in pods: the validating and mutating admission webhook,
 // audit, status and the constraint CRDs' generation, in one process
-// (--debug-use-fake-pod stands in for its pod; POD_NAMESPACE names
-// gatekeeper-system). It installs Gatekeeper's CRDs by server-side apply,
+// (POD_NAME and POD_NAMESPACE name a pod in gatekeeper-system made for it,
+// held off every node by a scheduling gate, which owns its status objects). It installs Gatekeeper's CRDs by server-side apply,
 // serves the webhook on 127.0.0.1 with a certificate from the control
 // plane's CA (--disable-cert-rotation), keeps its health probes on
 // 127.0.0.1 and its metrics off every interface (the OpenTelemetry backend

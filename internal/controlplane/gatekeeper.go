@@ -155,8 +155,6 @@ func (cp *ControlPlane) startGatekeeper(ctx context.Context, dir string) (*Gatek
 	}
 	args := []string{
 		"--kubeconfig=" + kubeconfig,
-		// Out of cluster: a made-up pod owns the status objects.
-		"--debug-use-fake-pod",
 		// generate makes the constraint CRDs of the templates.
 		"--operation=webhook,mutation-webhook,audit,status,mutation-status,generate",
 		"--host=127.0.0.1",
@@ -177,7 +175,21 @@ func (cp *ControlPlane) startGatekeeper(ctx context.Context, dir string) (*Gatek
 		"--log-denies",
 		"--shutdown-delay=0",
 	}
-	p, err := cp.runEnv("gatekeeper", filepath.Join(dir, "manager"), []string{"POD_NAMESPACE=" + GatekeeperNamespace}, args...)
+	// The pod it runs as owns its status objects, as in a cluster: one
+	// that exists, or kube-controller-manager's garbage collector deletes
+	// every status as soon as it is written (--debug-use-fake-pod names
+	// a pod that does not). A scheduling gate keeps it off every node.
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: gatekeeperPod, Namespace: GatekeeperNamespace, Labels: map[string]string{"control-plane": "controller-manager", "gatekeeper.sh/operation": "webhook"}},
+		Spec: corev1.PodSpec{
+			SchedulingGates: []corev1.PodSchedulingGate{{Name: "accelc.io/out-of-cluster"}},
+			Containers:      []corev1.Container{{Name: "manager", Image: "openpolicyagent/gatekeeper:" + GatekeeperVersion}},
+		},
+	}
+	if _, err := client.CoreV1().Pods(GatekeeperNamespace).Create(ctx, pod, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return nil, fmt.Errorf("creating the pod Gatekeeper runs as: %w", err)
+	}
+	p, err := cp.runEnv("gatekeeper", filepath.Join(dir, "manager"), []string{"POD_NAMESPACE=" + GatekeeperNamespace, "POD_NAME=" + gatekeeperPod}, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -193,6 +205,9 @@ func (cp *ControlPlane) startGatekeeper(ctx context.Context, dir string) (*Gatek
 	}
 	return gk, nil
 }
+
+// gatekeeperPod is the pod Gatekeeper's manager runs as, out of cluster.
+const gatekeeperPod = "gatekeeper-controller-manager-0"
 
 // registerWebhooks points the API server's admission at the manager, as
 // Gatekeeper's own manifests do, with a URL instead of a service and

@@ -36,11 +36,19 @@ const (
 	// kubelets are all-powerful over their own nodes and pods.
 	KWOKUser = "accelc-e2e-kwok"
 
-	// PodCompleteDelayAnnotation on a Job's pod says how long after it is
-	// Running KWOK makes it succeed (a Go duration, "30s"); with none, a
-	// second and up to five more.
-	PodCompleteDelayAnnotation = "pod-complete.stage.kwok.x-k8s.io/delay"
+	// PodCompleteDelayAnnotation and PodCompleteJitterAnnotation on a
+	// Job's pod say how long after it is Running KWOK makes it succeed:
+	// at a time between the two (Go durations); with neither, between one
+	// and six seconds. PodCompleteAfter sets both.
+	PodCompleteDelayAnnotation  = "pod-complete.stage.kwok.x-k8s.io/delay"
+	PodCompleteJitterAnnotation = "pod-complete.stage.kwok.x-k8s.io/jitter-delay"
 )
+
+// PodCompleteAfter is the annotations that have KWOK end a Job's pod d
+// after it runs.
+func PodCompleteAfter(d time.Duration) map[string]string {
+	return map[string]string{PodCompleteDelayAnnotation: d.String(), PodCompleteJitterAnnotation: d.String()}
+}
 
 // KWOK is KWOK's kwok running out of cluster against a ControlPlane: the
 // kubelets of every node annotated KWOKNodeAnnotation=fake.

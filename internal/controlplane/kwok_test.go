@@ -70,7 +70,7 @@ func TestKWOKWithControllerManager(t *testing.T) {
 	_, err = client.BatchV1().Jobs("default").Create(ctx, &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{Name: "train"},
 		Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{
-			ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{PodCompleteDelayAnnotation: "1s"}},
+			ObjectMeta: metav1.ObjectMeta{Annotations: PodCompleteAfter(time.Second)},
 			Spec:       *jobSpec,
 		}},
 	}, metav1.CreateOptions{})
