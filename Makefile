@@ -115,8 +115,17 @@ browser: ## Install Debian's chromium for the page's headless-browser test (Test
 	@echo "browser: $$(command -v chromium): $$(chromium --version 2>/dev/null)"
 
 .PHONY: e2e
-e2e: build e2e-tools browser $(BIN)/ko ## End to end: every example through etcd, kube-apiserver, kube-scheduler and Gatekeeper, and Kueue's controller, on 127.0.0.1 (e2e/)
+e2e: build e2e-tools browser $(BIN)/ko ## End to end: every example through etcd, kube-apiserver, kube-scheduler and Gatekeeper, and Kueue's controller; the whole story in one cluster (TestStory); the cluster benchmark once, small (e2e/)
 	CI=true $(GO) test -tags e2e -count=1 -v -timeout 45m ./e2e
+	CI=true ACCELC_BENCH_SCALE=2 ACCELC_BENCH_PODS=150 $(GO) test -tags e2e -count=1 -run '^$$' -bench '^BenchmarkCluster$$' -benchtime 1x -timeout 20m ./e2e
+
+.PHONY: cluster
+cluster: build e2e-tools ## Start the whole cluster (hetero-prod on KWOK, Gatekeeper, Kueue, Flux, nfd-master) and keep it until Ctrl-C; prints the kubeconfig
+	ACCELC_CLUSTER_HOLD=1 $(GO) test -tags e2e -count=1 -v -timeout 0 -run '^TestCluster$$' ./e2e
+
+.PHONY: bench-cluster
+bench-cluster: build e2e-tools ## The whole stack at 1,015 KWOK nodes (hetero-prod's mix) with a storm of 3,000 GPU pods and Jobs: create→bound p50/p99 and pods/s with accelc's tree beside the bare stack, Kueue admission latency, API server and Gatekeeper CPU and memory (ACCELC_BENCH_SCALE, ACCELC_BENCH_PODS)
+	CI=true $(GO) test -tags e2e -count=1 -run '^$$' -bench '^BenchmarkCluster$$' -benchtime 1x -timeout 60m -v ./e2e
 
 .PHONY: policy-check
 policy-check: build $(BIN)/gator ## accelc test on every example; gator verify the policy folders and the examples' suites; gator expand the mutations

@@ -118,7 +118,7 @@ func (s *suite) stepAdmission(t *testing.T, example string, cp **clusterUnderTes
 }
 
 // read takes what the test needs from the rendered objects.
-func (c *clusterUnderTest) read(t *testing.T) {
+func (c *clusterUnderTest) read(t testing.TB) {
 	t.Helper()
 	c.entitlements = map[string]entitlement{}
 	var mutators []*unstructured.Unstructured
@@ -199,19 +199,6 @@ func (c *clusterUnderTest) read(t *testing.T) {
 // them. The type label nfd-master gives must be the type accelc gave.
 func (s *suite) stampNFD(t *testing.T, c *clusterUnderTest) {
 	t.Helper()
-	stdout, errOut, err := run(t.Context(), s.root, s.accelc, "inventory", "show", "--config", clusterDir(c.example), "-o", "json")
-	if err != nil {
-		t.Fatalf("accelc inventory show: %v\n%s", err, errOut)
-	}
-	var view struct {
-		Nodes []struct {
-			Name            string `json:"name"`
-			AcceleratorType string `json:"acceleratorType"`
-		} `json:"nodes"`
-	}
-	if err := json.Unmarshal([]byte(stdout), &view); err != nil {
-		t.Fatalf("accelc inventory show -o json: %v", err)
-	}
 	var rules []*unstructured.Unstructured
 	for _, r := range c.objs {
 		if r.obj.GetKind() == "NodeFeatureRule" {
@@ -219,26 +206,15 @@ func (s *suite) stampNFD(t *testing.T, c *clusterUnderTest) {
 		}
 	}
 	labelKeys, taintKeys := ruleKeys(rules)
-	m, err := compile.Load(s.clusterPath(c.example))
-	if err != nil {
-		t.Fatalf("compiling %s: %v", c.example, err)
-	}
 	begin := time.Now()
+	view, err := s.publishAll(t, c.example)
+	if err != nil {
+		t.Fatal(err)
+	}
 	want := map[string]string{} // node → the type label nfd-master must give
-	nth := map[string]int{}     // type → its nodes so far
 	for _, n := range view.Nodes {
-		var pci map[string]string
-		if n.AcceleratorType != "" && n.AcceleratorType != "unknown" && n.AcceleratorType != "mixed" {
-			pci, err = pciOf(m.Catalog, n.AcceleratorType, nth[n.AcceleratorType])
-			nth[n.AcceleratorType]++
-			if err != nil {
-				t.Errorf("node %s (%s): %v", n.Name, n.AcceleratorType, err)
-				continue
-			}
+		if n.pci != nil {
 			want[n.Name] = n.AcceleratorType
-		}
-		if err := s.publishNodeFeatures(t.Context(), n.Name, pci); err != nil {
-			t.Fatalf("NodeFeature %s: %v", n.Name, err)
 		}
 	}
 	// Done when every typed node has its type and two looks a second
@@ -292,9 +268,56 @@ func (s *suite) stampNFD(t *testing.T, c *clusterUnderTest) {
 	t.Logf("nfd-master stamped %d nodes from their NodeFeatures in %s: %s", len(view.Nodes), time.Since(begin).Round(time.Millisecond), strings.Join(parts, "; "))
 }
 
+// nodeView is `accelc inventory show -o json`'s nodes, with the PCI ids
+// published for each.
+type nodeView struct {
+	Nodes []struct {
+		Name            string `json:"name"`
+		AcceleratorType string `json:"acceleratorType"`
+		pci             map[string]string
+	} `json:"nodes"`
+}
+
+// publishAll publishes each node's NodeFeature as nfd-worker would: its
+// name, and for a node of a known type the PCI id of its GPUs (the type
+// accelc gives it, by its GFD labels or pinned in CUE, and that type's
+// PCI ids from the catalog).
+func (s *suite) publishAll(t testing.TB, example string) (nodeView, error) {
+	t.Helper()
+	var view nodeView
+	stdout, errOut, err := run(t.Context(), s.root, s.accelc, "inventory", "show", "--config", clusterDir(example), "-o", "json")
+	if err != nil {
+		return view, fmt.Errorf("accelc inventory show: %v\n%s", err, errOut)
+	}
+	if err := json.Unmarshal([]byte(stdout), &view); err != nil {
+		return view, fmt.Errorf("accelc inventory show -o json: %w", err)
+	}
+	m, err := compile.Load(s.clusterPath(example))
+	if err != nil {
+		return view, fmt.Errorf("compiling %s: %w", example, err)
+	}
+	nth := map[string]int{} // type → its nodes so far
+	for i, n := range view.Nodes {
+		var pci map[string]string
+		if n.AcceleratorType != "" && n.AcceleratorType != "unknown" && n.AcceleratorType != "mixed" {
+			pci, err = pciOf(m.Catalog, n.AcceleratorType, nth[n.AcceleratorType])
+			nth[n.AcceleratorType]++
+			if err != nil {
+				t.Errorf("node %s (%s): %v", n.Name, n.AcceleratorType, err)
+				continue
+			}
+			view.Nodes[i].pci = pci
+		}
+		if err := s.publishNodeFeatures(t.Context(), n.Name, pci); err != nil {
+			return view, fmt.Errorf("NodeFeature %s: %w", n.Name, err)
+		}
+	}
+	return view, nil
+}
+
 // apply applies the tree as Flux would (the root kustomization), the
 // ConstraintTemplates first so that their constraint CRDs exist.
-func (s *suite) apply(t *testing.T, c *clusterUnderTest) {
+func (s *suite) apply(t testing.TB, c *clusterUnderTest) {
 	t.Helper()
 	var templates []string
 	for _, r := range c.objs {
@@ -352,7 +375,7 @@ func (s *suite) podSecurity(t *testing.T, c *clusterUnderTest) {
 // waitGatekeeper waits until Gatekeeper reports, in each object's status,
 // that it has taken the current generation of every template, constraint,
 // mutator and expansion template of the tree, without errors.
-func (s *suite) waitGatekeeper(t *testing.T, c *clusterUnderTest) {
+func (s *suite) waitGatekeeper(t testing.TB, c *clusterUnderTest) {
 	t.Helper()
 	begin := time.Now()
 	kinds := map[string]int{}
@@ -393,7 +416,7 @@ func (r rendered) root(c *clusterUnderTest) string {
 }
 
 // appliedFolders are the folders the cluster applies; see root.
-func appliedFolders(t *testing.T, out string) []string {
+func appliedFolders(t testing.TB, out string) []string {
 	t.Helper()
 	objs, err := controlplane.ReadObjects(filepath.Join(out, "kustomization.yaml"))
 	if err != nil || len(objs) != 1 {

@@ -198,7 +198,7 @@ func (s *suite) stepDryRun(t *testing.T, example string) {
 
 // applyTemplates applies ConstraintTemplates for real and waits until
 // Gatekeeper has made each one's constraint CRD.
-func (s *suite) applyTemplates(t *testing.T, files []string) {
+func (s *suite) applyTemplates(t testing.TB, files []string) {
 	t.Helper()
 	if len(files) == 0 {
 		return

@@ -522,7 +522,7 @@ func (f *fluxRun) treeApplied(t *testing.T, out string) {
 
 // foreignNamespaces are the namespaces of the tree's objects that the tree
 // does not make.
-func foreignNamespaces(t *testing.T, out string) []string {
+func foreignNamespaces(t testing.TB, out string) []string {
 	t.Helper()
 	made := map[string]bool{}
 	var used []string

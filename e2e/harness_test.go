@@ -142,7 +142,7 @@ func (s *suite) kubectlAs(ctx context.Context, kubeconfig string, args ...string
 }
 
 // kubectl runs kubectl as the admin and fails t unless it exits 0.
-func (s *suite) mustKubectl(t *testing.T, args ...string) string {
+func (s *suite) mustKubectl(t testing.TB, args ...string) string {
 	t.Helper()
 	out, errOut, err := s.kubectlAs(t.Context(), s.cp.Kubeconfig(), args...)
 	if err != nil {
@@ -153,7 +153,7 @@ func (s *suite) mustKubectl(t *testing.T, args ...string) string {
 
 // render runs `accelc render` on the example into a fresh directory and
 // returns it; extra flags go after the cluster directory.
-func (s *suite) render(t *testing.T, example, name string, extra ...string) string {
+func (s *suite) render(t testing.TB, example, name string, extra ...string) string {
 	t.Helper()
 	out := filepath.Join(s.work, "render", filepath.Base(example)+"-"+name)
 	args := append([]string{"render", clusterDir(example), "-o", out, "--revision", revision}, extra...)
@@ -198,7 +198,7 @@ func (r rendered) group() string { return r.obj.GroupVersionKind().Group }
 
 // readTree reads every object of a rendered tree, kustomization files
 // aside, in path order.
-func readTree(t *testing.T, dir string) []rendered {
+func readTree(t testing.TB, dir string) []rendered {
 	t.Helper()
 	var out []rendered
 	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
@@ -243,7 +243,7 @@ func kustomizations(t *testing.T, dir string) []string {
 
 // ensureNamespaces creates the namespaces that do not exist yet. With no
 // controller manager, a namespace is never deleted once made.
-func (s *suite) ensureNamespaces(t *testing.T, names ...string) {
+func (s *suite) ensureNamespaces(t testing.TB, names ...string) {
 	t.Helper()
 	for _, ns := range names {
 		_, err := s.client.CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
@@ -289,7 +289,7 @@ func poll(ctx context.Context, timeout time.Duration, check func(context.Context
 // (the ones Node Feature Discovery would stamp). Where the suite runs KWOK,
 // each Ready node of the snapshot is KWOK's: its kubelet, not the test,
 // makes it Ready and keeps it so, and runs its pods.
-func (s *suite) createNodes(t *testing.T, snapshotFile string, extraLabels map[string]map[string]string) []string {
+func (s *suite) createNodes(t testing.TB, snapshotFile string, extraLabels map[string]map[string]string) []string {
 	t.Helper()
 	ctx := t.Context()
 	snap, err := inventory.ReadSnapshot(snapshotFile)
@@ -387,7 +387,7 @@ func (s *suite) createNodes(t *testing.T, snapshotFile string, extraLabels map[s
 	return names
 }
 
-func resources(t *testing.T, node string, in map[string]string) corev1.ResourceList {
+func resources(t testing.TB, node string, in map[string]string) corev1.ResourceList {
 	t.Helper()
 	out := corev1.ResourceList{}
 	for k, v := range in {

@@ -613,3 +613,14 @@ func repoRoot() (string, error) {
 		dir = parent
 	}
 }
+
+// PIDs are the process IDs of what the control plane runs (etcd,
+// kube-apiserver, and every manager started on it), by name, for a
+// benchmark's CPU and memory figures.
+func (cp *ControlPlane) PIDs() map[string]int {
+	out := map[string]int{}
+	for _, p := range cp.procs {
+		out[p.name] = p.cmd.Process.Pid
+	}
+	return out
+}

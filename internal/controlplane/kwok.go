@@ -181,9 +181,6 @@ func (kw *KWOK) LogPath() string { return kw.proc.logPath }
 // Tail is the end of kwok's log, for failure messages.
 func (kw *KWOK) Tail() string { return kw.proc.tail() }
 
-// PID is kwok's process ID, for the benchmark's CPU and memory figures.
-func (kw *KWOK) PID() int { return kw.proc.cmd.Process.Pid }
-
 // findKWOK looks for kwok and its Stages in $ACCELC_KWOK_BIN or
 // bin/kwok-<KWOKVersion>.
 func findKWOK() (string, error) {

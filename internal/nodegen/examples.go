@@ -8,18 +8,7 @@ func Examples() map[string][]Node {
 	return map[string][]Node{
 		// The seed's use case 2: 16 A100, 4 H200 and 4 V100 nodes of 8
 		// GPUs each; two GPU nodes without GFD labels; three CPU nodes.
-		"hetero-prod": Nodes(
-			Group{Prefix: "worker-node-", Start: 1, Count: 16, GPU: A100x80, GPUs: 8, CPU: 96, MemoryGi: 512,
-				InstanceType: "p4de.24xlarge", Zone: "us-east-1a", Cordoned: []int{5}, NotReady: []int{9}},
-			Group{Prefix: "worker-node-", Start: 17, Count: 4, GPU: H200, GPUs: 8, CPU: 192, MemoryGi: 1024,
-				InstanceType: "p5e.48xlarge", Zone: "us-east-1b"},
-			Group{Prefix: "worker-node-", Start: 21, Count: 4, GPU: V100x16, GPUs: 8, CPU: 64, MemoryGi: 256,
-				InstanceType: "p3.16xlarge", Zone: "us-east-1a"},
-			Group{Prefix: "gpu-unlabelled-", Start: 1, Count: 2, GPU: NoLabels, GPUs: 4, CPU: 64, MemoryGi: 512,
-				InstanceType: "PowerEdge-XE8545", Zone: "us-east-1c"},
-			Group{Prefix: "infra-", Start: 1, Count: 3, CPU: 16, MemoryGi: 64,
-				InstanceType: "m6i.4xlarge", Zone: "us-east-1a"},
-		),
+		"hetero-prod": HeteroProd(1),
 		// Seed 004's pools: A100 80GB time-sliced ×3, H100 time-sliced
 		// ×2, and A100 80GB nodes cut into 3g.40gb, 2g.20gb and 1g.10gb
 		// MIG slices (single strategy: one profile per node).
@@ -47,6 +36,26 @@ func Examples() map[string][]Node {
 				InstanceType: "PowerEdge-R650", Zone: "lab-a"},
 		),
 	}
+}
+
+// HeteroProd returns the hetero-prod example's nodes, each group k times
+// over (k = 1: the example's 29 nodes, the seed's use case 2: 16 A100, 4
+// H200 and 4 V100 nodes of 8 GPUs each, two GPU nodes without GFD labels,
+// three CPU nodes), numbered on: the mix of the example at k× its size,
+// for the cluster benchmark.
+func HeteroProd(k int) []Node {
+	return Nodes(
+		Group{Prefix: "worker-node-", Start: 1, Count: 16 * k, GPU: A100x80, GPUs: 8, CPU: 96, MemoryGi: 512,
+			InstanceType: "p4de.24xlarge", Zone: "us-east-1a", Cordoned: []int{5}, NotReady: []int{9}},
+		Group{Prefix: "worker-node-", Start: 16*k + 1, Count: 4 * k, GPU: H200, GPUs: 8, CPU: 192, MemoryGi: 1024,
+			InstanceType: "p5e.48xlarge", Zone: "us-east-1b"},
+		Group{Prefix: "worker-node-", Start: 20*k + 1, Count: 4 * k, GPU: V100x16, GPUs: 8, CPU: 64, MemoryGi: 256,
+			InstanceType: "p3.16xlarge", Zone: "us-east-1a"},
+		Group{Prefix: "gpu-unlabelled-", Start: 1, Count: 2 * k, GPU: NoLabels, GPUs: 4, CPU: 64, MemoryGi: 512,
+			InstanceType: "PowerEdge-XE8545", Zone: "us-east-1c"},
+		Group{Prefix: "infra-", Start: 1, Count: 3 * k, CPU: 16, MemoryGi: 64,
+			InstanceType: "m6i.4xlarge", Zone: "us-east-1a"},
+	)
 }
 
 // Generated returns n nodes in the proportions of a large mixed cluster:

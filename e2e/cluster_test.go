@@ -1,0 +1,90 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/restmapper"
+
+	"github.com/accelc/accelc/internal/controlplane"
+	"github.com/accelc/accelc/internal/testutil"
+)
+
+// holdEnv, set, makes TestCluster start the whole cluster and keep it
+// until interrupted: `make cluster`.
+const holdEnv = "ACCELC_CLUSTER_HOLD"
+
+// TestCluster is `make cluster`: the cluster of TestStory, started for a
+// person to follow the README's walk-through by hand, and kept until
+// Ctrl-C. It makes the hetero-prod nodes (KWOK's), publishes their
+// NodeFeatures as nfd-worker would, starts a registry, Flux, Gatekeeper,
+// Kueue and nfd-master, copies the example's CUE module with its delivery
+// pointed at the registry and a signing key Flux trusts, and prints what
+// to export. Without $ACCELC_CLUSTER_HOLD it is skipped.
+func TestCluster(t *testing.T) {
+	if os.Getenv(holdEnv) == "" {
+		t.Skipf("skipping: `make cluster` (%s=1) starts the cluster and keeps it for a person", holdEnv)
+	}
+	root := repoRoot(t)
+	s := &suite{
+		root:    root,
+		work:    t.TempDir(),
+		kubectl: program(t, root, filepath.Join("bin", "k8s-"+controlplane.K8sVersion, "kubectl"), "e2e-tools"),
+		accelc:  program(t, root, filepath.Join("bin", "accelc"), "build"),
+	}
+	registry := testutil.Registry(t)
+	begin := time.Now()
+	s.cp = controlplane.Start(t, controlplane.WithScheduler(), controlplane.WithControllerManager())
+	s.gk = s.cp.StartGatekeeper(t)
+	var err error
+	if s.client, err = kubernetes.NewForConfig(s.cp.RESTConfig()); err != nil {
+		t.Fatal(err)
+	}
+	if s.dyn, err = dynamic.NewForConfig(s.cp.RESTConfig()); err != nil {
+		t.Fatal(err)
+	}
+	s.mapper = restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(s.client.Discovery()))
+	s.stepCRDs(t)
+	s.nfd = s.cp.StartNFDMaster(t)
+	s.kwok = s.cp.StartKWOK(t)
+	fx := s.cp.StartFlux(t)
+	st := newStory(t, s, registry)
+	st.f.fx = fx
+	st.startKueue(t)
+	nodes := s.createNodes(t, filepath.Join(st.cluster, "inventory.json"), nil)
+	st.waitNodesReady(t, nodes)
+	if _, err := s.publishAll(t, st.cluster); err != nil {
+		t.Fatal(err)
+	}
+	s.ensureNamespaces(t, "ml-research", "serving-prod", "ds-notebooks")
+	// The dev user, bound as a team's member is.
+	s.devClient(t)
+
+	fmt.Printf(`
+The whole cluster is up (%s): etcd, kube-apiserver, kube-controller-manager,
+kube-scheduler, KWOK's kubelets on hetero-prod's %d nodes, nfd-master,
+Gatekeeper, Kueue and Flux, and a registry at %s.
+
+  export KUBECONFIG=%s          # the admin
+  export DEV_KUBECONFIG=%s      # a team member
+  export COSIGN_PASSWORD=e2e-password
+  cd %s                        # the admin's CUE (delivery points at the registry)
+  KEY=%s
+
+Follow the README's "The whole story on your machine". Ctrl-C stops it all.
+`, time.Since(begin).Round(time.Second), len(nodes), registry, s.cp.Kubeconfig(), st.devKube, st.repo, st.f.key)
+	ctx, stop := signal.NotifyContext(t.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	<-ctx.Done()
+	fmt.Println("stopping the cluster")
+}
