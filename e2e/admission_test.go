@@ -27,6 +27,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/retry"
 
 	"github.com/accelc/accelc/internal/controlplane"
 	"github.com/accelc/accelc/pkg/compile"
@@ -1236,10 +1237,19 @@ func (s *suite) createAs(ctx context.Context, c *clusterUnderTest, obj *unstruct
 		if err != nil {
 			return fmt.Errorf("creating the pod without its ephemeral containers: %w", err)
 		}
-		created.Spec.EphemeralContainers = ephemeral
 		uopts := metav1.UpdateOptions{DryRun: opts.DryRun}
-		_, err = c.dev.CoreV1().Pods(ns).UpdateEphemeralContainers(ctx, created.Name, created, uopts)
-		return err
+		// A kubelet and the scheduler write to the pod too: on a
+		// conflict, the same request on the pod as it now is.
+		return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			created.Spec.EphemeralContainers = ephemeral
+			_, err := c.dev.CoreV1().Pods(ns).UpdateEphemeralContainers(ctx, created.Name, created, uopts)
+			if apierrors.IsConflict(err) {
+				if live, gerr := c.dev.CoreV1().Pods(ns).Get(ctx, pod.Name, metav1.GetOptions{}); gerr == nil {
+					created = live
+				}
+			}
+			return err
+		})
 	default:
 		// Workloads: through the dynamic client with the user's rights.
 		r, err := s.resource(c.devDyn, obj)

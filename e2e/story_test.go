@@ -123,7 +123,7 @@ type story struct {
 	version  int // the next minor version CI pushes
 	pushed   []string
 	legacy   map[string]placed // pods that ran before accelc: name → what they were
-	lastGood string           // tag@digest Flux applied last
+	lastGood string            // tag@digest Flux applied last
 }
 
 type placed struct {
@@ -275,7 +275,7 @@ func (st *story) startKueue(t *testing.T) {
 	if fragment == "" {
 		t.Fatalf("%s renders no accelc-kueue-configuration", storyExample)
 	}
-	fragment += "waitForPodsReady:\n  timeout: 5m\n  blockAdmission: true\n"
+	fragment += "waitForPodsReady:\n  timeout: 5m\n"
 	kq := st.s.cp.StartKueue(t, controlplane.KueueOptions{Namespaces: namespaces, Fragment: []byte(fragment)})
 	t.Logf("Kueue %s with accelc's fragment and waitForPodsReady; its log: %s", controlplane.KueueVersion, kq.LogPath())
 }
@@ -942,7 +942,7 @@ profiles: h100: {
 }
 `)
 	st.commit(t, "commit 4 (a new node type, a profile of it)")
-	pci, err := pciOfType(t, s, st.cluster, "nvidia-h100-80gb")
+	pci, err := pciOfType(st.cluster, "nvidia-h100-80gb")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -979,8 +979,7 @@ profiles: h100: {
 }
 
 // pciOfType is the PCI ids nfd-worker would report for a GPU of the type.
-func pciOfType(t *testing.T, s *suite, cluster, typ string) (map[string]string, error) {
-	t.Helper()
+func pciOfType(cluster, typ string) (map[string]string, error) {
 	m, err := compile.Load(cluster)
 	if err != nil {
 		return nil, err
