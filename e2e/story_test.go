@@ -410,6 +410,12 @@ func (st *story) commitDryrun(t *testing.T) {
 	// A new pod written as before accelc: admitted.
 	stdout, stderr := st.kubectlPod(t, "legacy-new-dryrun", true)
 	t.Logf("dryrun: a new pod written as before is admitted: %s%s", stdout, firstLine(stderr))
+	// What the mutators still did to it under dryrun (the rollout issue
+	// makes dryrun inert; this says what is true today).
+	if p, err := st.s.client.CoreV1().Pods("ml-research").Get(t.Context(), "legacy-new-dryrun", metav1.GetOptions{}); err == nil {
+		t.Logf("dryrun: the new pod as stored: labels %v, annotations %v, affinity %s, %d tolerations, scheduling gates %v",
+			p.Labels, p.Annotations, jsonString(p.Spec.Affinity), len(p.Spec.Tolerations), p.Spec.SchedulingGates)
+	}
 	// The audit: every running pod without a profile is listed.
 	want := []string{"ml-research/legacy-pod"}
 	for key := range st.legacy {
