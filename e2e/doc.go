@@ -61,4 +61,19 @@
 // Cohort under a parent borrows up to its borrowingLimit and no further; a
 // MIG-slice profile's pods are admitted against the slice's quota. Pod
 // sizes come from the rendered quotas and profiles.
+//
+// TestStory runs every part in one cluster: kube-controller-manager
+// ([controlplane.WithControllerManager]) and KWOK's kubelets
+// ([controlplane.ControlPlane.StartKWOK]) beside the API server, the
+// scheduler, Gatekeeper, Kueue, nfd-master and Flux. An admin's copy of
+// hetero-prod goes through CI (accelc vet, render, test, push signed) commit
+// by commit, dryrun to warn to deny, and Flux applies each artifact: running
+// pods stay untouched, the audit lists them, kubectl shows warn's warnings,
+// ODH's workloads (a Notebook and its StatefulSet, a KServe Deployment, a
+// gang Job, a DRA claim) are queued and run on their types, hostile
+// workloads are refused, an unsigned artifact and a commit that fails vet
+// never reach the cluster, and a node of a new type joins and gets a
+// profile. TestCluster is `make cluster`: the same cluster kept for a
+// person. BenchmarkCluster (`make bench-cluster`) runs a storm of GPU pods
+// and Jobs on 1,015 KWOK nodes with and without accelc's tree.
 package e2e

@@ -439,6 +439,10 @@ func (cp *ControlPlane) startControllerManager(ctx context.Context, bin string, 
 		// Job and ReplicaSet controllers, not admission, the bottleneck.
 		"--kube-api-qps=200",
 		"--kube-api-burst=400",
+		// KWOK's simulated kubelets renew their leases every 30 s, not
+		// every 10 s (StartKWOK): a node goes NotReady after 3 minutes
+		// without one, not 50 s.
+		"--node-monitor-grace-period=180s",
 		"--leader-elect=false",
 		"--profiling=false",
 	)

@@ -85,9 +85,19 @@ const (
 	kwokStartTimeout = time.Minute
 	// kwokProbeNode is the node start-up makes to see kwok take a node.
 	kwokProbeNode = "accelc-e2e-kwok-probe"
-	// kwokLeaseSeconds is the node leases' duration; kube-controller-manager
-	// takes a node NotReady when its lease is not renewed for 50 s.
-	kwokLeaseSeconds = "40"
+	// kwokConfig is kwok's own configuration: node leases of two minutes,
+	// renewed every 30 s (a kubelet's are 40 s, renewed every 10 s: a
+	// thousand simulated kubelets on two cores cannot keep that pace, and
+	// kube-controller-manager's grace period is stretched to match), and
+	// sixteen workers where it has four.
+	kwokConfig = `apiVersion: config.kwok.x-k8s.io/v1alpha1
+kind: KwokConfiguration
+options:
+  nodeLeaseDurationSeconds: 120
+  nodeLeaseParallelism: 16
+  nodePlayStageParallelism: 16
+  podPlayStageParallelism: 16
+`
 	// kwokPodCIDR is where KWOK takes pods' addresses from: room for the
 	// benchmark's tens of thousands of pods.
 	kwokPodCIDR = "10.128.0.0/12"
@@ -115,10 +125,14 @@ func (cp *ControlPlane) startKWOK(ctx context.Context, dir string) (*KWOK, error
 		"--kubeconfig=" + kubeconfig,
 		"--manage-all-nodes=false",
 		"--manage-nodes-with-annotation-selector=" + KWOKNodeAnnotation + "=fake",
-		"--node-lease-duration-seconds=" + kwokLeaseSeconds,
 		"--cidr=" + kwokPodCIDR,
 		"--node-ip=127.0.0.1",
 	}
+	conf := filepath.Join(home, "kwok.yaml")
+	if err := os.WriteFile(conf, []byte(kwokConfig), 0o600); err != nil {
+		return nil, err
+	}
+	args = append(args, "--config="+conf)
 	for _, s := range stages {
 		args = append(args, "--config="+s)
 	}
