@@ -22,11 +22,13 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/restmapper"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
 
 	"github.com/accelc/accelc/internal/controlplane"
@@ -235,6 +237,18 @@ func runStorm(b *testing.B, root string, scale, pods int, accelc bool) clusterRu
 		c.applied = appliedFolders(b, out)
 		c.read(b)
 		s.ensureNamespaces(b, foreignNamespaces(b, out)...)
+		// The tree's own CRDs first, established (Flux retries until
+		// they are; one kubectl apply does not).
+		var crds []string
+		for _, r := range c.objs {
+			if r.obj.GetKind() == "CustomResourceDefinition" {
+				crds = append(crds, filepath.Join(out, r.file))
+			}
+		}
+		if _, err := controlplane.ApplyCRDs(ctx, s.dyn, crds...); err != nil {
+			b.Fatal(err)
+		}
+		s.mapper.Reset()
 		s.apply(b, c)
 		s.waitGatekeeper(b, c)
 		waitQueuesActive(b, s, c)
@@ -329,35 +343,42 @@ func storm(b *testing.B, s *suite, n int, accelc bool, typeLabel string, types m
 	boundNode := map[string]string{}
 	jobOf := map[string]string{} // a Job's pod → ns/job
 	podKind := map[string]stormPod{}
-	w, err := s.client.CoreV1().Pods("").Watch(ctx, metav1.ListOptions{LabelSelector: "accelc.io/bench"})
-	if err != nil {
+	// An informer, not a bare watch: under the storm the API server closes
+	// watchers that fall behind, and an informer lists and watches again.
+	seen := func(obj any) {
+		p, ok := obj.(*corev1.Pod)
+		if !ok || p.Spec.NodeName == "" {
+			return
+		}
+		key := p.Namespace + "/" + p.Name
+		now := time.Now()
+		mu.Lock()
+		defer mu.Unlock()
+		if _, seen := bound[key]; seen {
+			return
+		}
+		from, ok := created[key]
+		if !ok {
+			jobOf[key] = p.Namespace + "/" + p.Labels["job-name"]
+			from, ok = created[jobOf[key]]
+		}
+		if ok {
+			bound[key] = now.Sub(from)
+			boundNode[key] = p.Spec.NodeName
+		}
+	}
+	factory := informers.NewSharedInformerFactoryWithOptions(s.client, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+		o.LabelSelector = "accelc.io/bench"
+	}))
+	podInformer := factory.Core().V1().Pods().Informer()
+	if _, err := podInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    seen,
+		UpdateFunc: func(_, obj any) { seen(obj) },
+	}); err != nil {
 		b.Fatal(err)
 	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for ev := range w.ResultChan() {
-			p, ok := ev.Object.(*corev1.Pod)
-			if !ok || ev.Type == watch.Deleted || p.Spec.NodeName == "" {
-				continue
-			}
-			key := p.Namespace + "/" + p.Name
-			now := time.Now()
-			mu.Lock()
-			if _, seen := bound[key]; !seen {
-				from, ok := created[key]
-				if !ok {
-					jobOf[key] = p.Namespace + "/" + p.Labels["job-name"]
-					from, ok = created[jobOf[key]]
-				}
-				if ok {
-					bound[key] = now.Sub(from)
-					boundNode[key] = p.Spec.NodeName
-				}
-			}
-			mu.Unlock()
-		}
-	}()
+	factory.Start(ctx.Done())
+	factory.WaitForCacheSync(ctx.Done())
 	wlTimes := watchWorkloads(ctx, s, accelc)
 
 	// The work: n pods, a fifth of them in Jobs of five.
@@ -446,7 +467,7 @@ func storm(b *testing.B, s *suite, n int, accelc bool, typeLabel string, types m
 	r := clusterRun{pods: n, wall: time.Since(begin)}
 	r.perSecond = float64(n) / r.wall.Seconds()
 	cancel()
-	<-done
+	factory.Shutdown()
 
 	mu.Lock()
 	defer mu.Unlock()
@@ -501,34 +522,33 @@ func watchWorkloads(ctx context.Context, s *suite, accelc bool) func() []time.Du
 	}
 	var mu sync.Mutex
 	made, reserved := map[string]time.Time{}, map[string]time.Time{}
-	w, err := s.dyn.Resource(kueueWorkloads).Namespace("").Watch(ctx, metav1.ListOptions{})
-	if err != nil {
+	seen := func(obj any) {
+		u, ok := obj.(*unstructured.Unstructured)
+		if !ok {
+			return
+		}
+		key := u.GetNamespace() + "/" + u.GetName()
+		now := time.Now()
+		mu.Lock()
+		defer mu.Unlock()
+		if _, ok := made[key]; !ok {
+			made[key] = now
+		}
+		if c := condition(u, "QuotaReserved"); c != nil && c["status"] == "True" {
+			if _, ok := reserved[key]; !ok {
+				reserved[key] = now
+			}
+		}
+	}
+	factory := dynamicinformer.NewDynamicSharedInformerFactory(s.dyn, 0)
+	inf := factory.ForResource(kueueWorkloads).Informer()
+	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: seen, UpdateFunc: func(_, obj any) { seen(obj) }}); err != nil {
 		return func() []time.Duration { return nil }
 	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for ev := range w.ResultChan() {
-			u, ok := ev.Object.(*unstructured.Unstructured)
-			if !ok {
-				continue
-			}
-			key := u.GetNamespace() + "/" + u.GetName()
-			now := time.Now()
-			mu.Lock()
-			if _, ok := made[key]; !ok {
-				made[key] = now
-			}
-			if c := condition(u, "QuotaReserved"); c != nil && c["status"] == "True" {
-				if _, ok := reserved[key]; !ok {
-					reserved[key] = now
-				}
-			}
-			mu.Unlock()
-		}
-	}()
+	factory.Start(ctx.Done())
+	factory.WaitForCacheSync(ctx.Done())
 	return func() []time.Duration {
-		<-done
+		factory.Shutdown()
 		mu.Lock()
 		defer mu.Unlock()
 		var out []time.Duration
