@@ -66,6 +66,10 @@ func TestCluster(t *testing.T) {
 	if _, err := s.publishAll(t, st.cluster); err != nil {
 		t.Fatal(err)
 	}
+	// The namespaces the tree writes into but does not make (Open Data
+	// Hub's, the GPU Operator's: their installations make them), and the
+	// teams' (the tree makes them too).
+	s.ensureNamespaces(t, foreignNamespaces(t, s.render(t, st.cluster, "namespaces"))...)
 	s.ensureNamespaces(t, "ml-research", "serving-prod", "ds-notebooks")
 	// The dev user, bound as a team's member is.
 	s.devClient(t)
