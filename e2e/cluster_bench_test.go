@@ -82,7 +82,6 @@ type clusterRun struct {
 	cpu           map[string]time.Duration
 	rss           map[string]int64 // peak resident set, bytes
 	wrongType     []string
-	unbound       int
 	perSecond     float64
 	kueueWorkload int
 }

@@ -120,8 +120,7 @@ type story struct {
 	cluster  string // the cluster's folder in it
 	devKube  string // devUser's kubeconfig
 	c        *clusterUnderTest
-	version  int // the next minor version CI pushes
-	pushed   []string
+	version  int               // the next minor version CI pushes
 	legacy   map[string]placed // pods that ran before accelc: name → what they were
 	lastGood string            // tag@digest Flux applied last
 }
@@ -214,7 +213,6 @@ func (st *story) ci(t *testing.T) (out, tag, digest string, err error) {
 	}
 	tag = fmt.Sprintf("1.%d.0", st.version-1)
 	digest = st.f.push(t, out, tag)
-	st.pushed = append(st.pushed, tag)
 	return out, tag, digest, nil
 }
 
