@@ -820,7 +820,23 @@ func (st *story) draClaim(t *testing.T) {
 	if allocated != 1 {
 		t.Errorf("want the pod's one claim allocated, have %d of %d", allocated, len(claims.Items))
 	}
-	t.Logf("pod claimed (profile a100-claim by annotation): claim from template a100-claim allocated on %s; Running", node)
+	// The team's quota covers the claim: kube-controller-manager's
+	// resourcequota controller counts it against the rendered
+	// ResourceQuota, per DeviceClass (Kueue does not count claims).
+	used := ""
+	err = poll(ctx, runTimeout, func(ctx context.Context) (bool, string, error) {
+		q, err := s.client.CoreV1().ResourceQuotas("ml-research").Get(ctx, "accelc-dra-devices", metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		used = quantities(q.Status.Used)
+		n := q.Status.Used["nvidia-a100-80gb.deviceclass.resource.k8s.io/devices"]
+		return n.Value() == 1, "used " + used + " of " + quantities(q.Status.Hard), nil
+	})
+	if err != nil {
+		t.Errorf("ResourceQuota ml-research/accelc-dra-devices does not count the claim: %v", err)
+	}
+	t.Logf("pod claimed (profile a100-claim by annotation): claim from template a100-claim allocated on %s; Running; the team's DRA quota used: %s", node, used)
 }
 
 // hostile: the example's fixtures that must be denied, created for real
