@@ -279,19 +279,34 @@ type nodeView struct {
 	} `json:"nodes"`
 }
 
+// inventoryView is `accelc inventory show -o json` of the example: each
+// node and the type accelc gives it.
+func (s *suite) inventoryView(t testing.TB, example string) (nodeView, error) {
+	var view nodeView
+	stdout, errOut, err := run(t.Context(), s.root, s.accelc, "inventory", "show", "--config", clusterDir(example), "-o", "json")
+	if err != nil {
+		return view, fmt.Errorf("accelc inventory show --config %s: %v\n%s", clusterDir(example), err, errOut)
+	}
+	if err := json.Unmarshal([]byte(stdout), &view); err != nil {
+		return view, fmt.Errorf("accelc inventory show --config %s -o json: %w", clusterDir(example), err)
+	}
+	return view, nil
+}
+
+// known reports whether the type names one accelerator type.
+func known(typ string) bool {
+	return typ != "" && typ != "unknown" && typ != "mixed"
+}
+
 // publishAll publishes each node's NodeFeature as nfd-worker would: its
 // name, and for a node of a known type the PCI id of its GPUs (the type
 // accelc gives it, by its GFD labels or pinned in CUE, and that type's
 // PCI ids from the catalog).
 func (s *suite) publishAll(t testing.TB, example string) (nodeView, error) {
 	t.Helper()
-	var view nodeView
-	stdout, errOut, err := run(t.Context(), s.root, s.accelc, "inventory", "show", "--config", clusterDir(example), "-o", "json")
+	view, err := s.inventoryView(t, example)
 	if err != nil {
-		return view, fmt.Errorf("accelc inventory show: %v\n%s", err, errOut)
-	}
-	if err := json.Unmarshal([]byte(stdout), &view); err != nil {
-		return view, fmt.Errorf("accelc inventory show -o json: %w", err)
+		return view, err
 	}
 	m, err := compile.Load(s.clusterPath(example))
 	if err != nil {
@@ -300,7 +315,7 @@ func (s *suite) publishAll(t testing.TB, example string) (nodeView, error) {
 	nth := map[string]int{} // type → its nodes so far
 	for i, n := range view.Nodes {
 		var pci map[string]string
-		if n.AcceleratorType != "" && n.AcceleratorType != "unknown" && n.AcceleratorType != "mixed" {
+		if known(n.AcceleratorType) {
 			pci, err = pciOf(m.Catalog, n.AcceleratorType, nth[n.AcceleratorType])
 			nth[n.AcceleratorType]++
 			if err != nil {

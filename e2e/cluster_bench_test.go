@@ -4,7 +4,6 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"os"
@@ -22,12 +21,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/client-go/discovery/cached/memory"
-	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
 
@@ -99,22 +94,18 @@ type clusterRun struct {
 // not allow. One iteration is one storm: run it with -benchtime=1x
 // (`make bench-cluster`).
 func BenchmarkCluster(b *testing.B) {
-	root, err := filepath.Abs("..")
-	if err != nil {
-		b.Fatal(err)
-	}
 	scale := envInt(b, benchScaleEnv, 35)
 	pods := envInt(b, benchPodsEnv, 3000)
 	var bare, withAccelc clusterRun
 	b.Run("bare", func(b *testing.B) {
 		for range b.N {
-			bare = runStorm(b, root, scale, pods, false)
+			bare = runStorm(b, scale, pods, false)
 		}
 		bare.report(b)
 	})
 	b.Run("accelc", func(b *testing.B) {
 		for range b.N {
-			withAccelc = runStorm(b, root, scale, pods, true)
+			withAccelc = runStorm(b, scale, pods, true)
 		}
 		withAccelc.report(b)
 		if bare.perSecond > 0 {
@@ -166,25 +157,17 @@ func pct(ds []time.Duration, p int) time.Duration {
 
 // runStorm starts a stack, fills it with nodes, runs the storm and
 // measures it.
-func runStorm(b *testing.B, root string, scale, pods int, accelc bool) clusterRun {
+func runStorm(b *testing.B, scale, pods int, accelc bool) clusterRun {
 	b.StopTimer()
-	s := &suite{root: root, work: b.TempDir(), accelc: filepath.Join(root, "bin", "accelc"), kubectl: filepath.Join(root, "bin", "k8s-"+controlplane.K8sVersion, "kubectl")}
+	s := newSuite(b)
 	s.cp = controlplane.Start(b, controlplane.WithScheduler(), controlplane.WithControllerManager())
-	var err error
-	if s.client, err = kubernetes.NewForConfig(s.cp.RESTConfig()); err != nil {
-		b.Fatal(err)
-	}
-	if s.dyn, err = dynamic.NewForConfig(s.cp.RESTConfig()); err != nil {
-		b.Fatal(err)
-	}
-	s.mapper = restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(s.client.Discovery()))
-	ctx := b.Context()
+	s.connect(b)
 
 	// The example's CUE module with the quotas scaled to the fleet, and
 	// its nodes scale times over.
 	repo := filepath.Join(s.work, "gitops")
 	for _, dir := range []string{"cue.mod", "fleet", storyExample} {
-		if err := os.CopyFS(filepath.Join(repo, dir), os.DirFS(filepath.Join(root, "examples", "clusters", dir))); err != nil {
+		if err := os.CopyFS(filepath.Join(repo, dir), os.DirFS(filepath.Join(s.root, "examples", "clusters", dir))); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -194,36 +177,20 @@ func runStorm(b *testing.B, root string, scale, pods int, accelc bool) clusterRu
 	if err := os.WriteFile(inv, nodegen.List(nodegen.HeteroProd(scale)), 0o644); err != nil {
 		b.Fatal(err)
 	}
-	var out string
-	var typeLabel string
+	// Rendered for both stacks: the bare one takes the type label from it.
+	out := s.render(b, cluster, "bench")
+	c := &clusterUnderTest{example: cluster, out: out, objs: readTree(b, out), applied: appliedFolders(b, out)}
+	c.read(b)
+	typeLabel := c.typeLabel
 	if accelc {
 		s.gk = s.cp.StartGatekeeper(b)
-		files, _ := filepath.Glob(filepath.Join(root, "bin", "e2e-crds-*", "*.yaml"))
-		more, _ := filepath.Glob(filepath.Join(root, "tools", "e2e", "crds", "*.yaml"))
-		if _, err := controlplane.ApplyCRDs(ctx, s.dyn, append(files, more...)...); err != nil {
-			b.Fatal(err)
-		}
-		out = s.render(b, cluster, "bench")
-		var fragment string
-		var namespaces []string
-		for _, r := range readTree(b, out) {
-			switch {
-			case r.obj.GetKind() == "ConfigMap" && r.obj.GetName() == "accelc-kueue-configuration":
-				fragment, _, _ = unstructured.NestedString(r.obj.Object, "data", "configuration.yaml")
-			case r.obj.GetKind() == "Namespace":
-				namespaces = append(namespaces, r.obj.GetName())
-			case r.group() == "constraints.gatekeeper.sh":
-				typeLabel, _, _ = unstructured.NestedString(r.obj.Object, "spec", "parameters", "typeLabel")
-			}
-		}
+		s.installCRDs(b)
+		fragment, namespaces := kueueConfig(b, c.objs)
 		s.cp.StartKueue(b, controlplane.KueueOptions{Namespaces: namespaces, Fragment: []byte(fragment)})
 	}
 	s.kwok = s.cp.StartKWOK(b)
 	// The type label nfd-master would stamp (the story proves it does),
 	// set on the nodes as they are made.
-	if typeLabel == "" {
-		typeLabel = "accelerator.opendatahub.io/type"
-	}
 	extra := nodeTypeLabels(b, s, cluster, typeLabel)
 	begin := time.Now()
 	names := s.createNodes(b, inv, extra)
@@ -231,10 +198,6 @@ func runStorm(b *testing.B, root string, scale, pods int, accelc bool) clusterRu
 	st.waitNodesReady(b, names)
 	b.Logf("%d nodes Ready under KWOK in %s", len(names), time.Since(begin).Round(time.Millisecond))
 	if accelc {
-		c := &clusterUnderTest{example: cluster, out: out}
-		c.objs = readTree(b, out)
-		c.applied = appliedFolders(b, out)
-		c.read(b)
 		s.ensureNamespaces(b, foreignNamespaces(b, out)...)
 		// The tree's own CRDs first, established (Flux retries until
 		// they are; one kubectl apply does not).
@@ -244,13 +207,19 @@ func runStorm(b *testing.B, root string, scale, pods int, accelc bool) clusterRu
 				crds = append(crds, filepath.Join(out, r.file))
 			}
 		}
-		if _, err := controlplane.ApplyCRDs(ctx, s.dyn, crds...); err != nil {
+		if _, err := controlplane.ApplyCRDs(b.Context(), s.dyn, crds...); err != nil {
 			b.Fatal(err)
 		}
 		s.mapper.Reset()
 		s.apply(b, c)
 		s.waitGatekeeper(b, c)
-		waitQueuesActive(b, s, c)
+		for _, r := range c.objs {
+			if r.obj.GetKind() == "ClusterQueue" {
+				if err := s.waitActive(b.Context(), r.obj); err != nil {
+					b.Fatalf("ClusterQueue %s never Active: %v", r.obj.GetName(), err)
+				}
+			}
+		}
 	} else {
 		s.ensureNamespaces(b, "ml-research", "serving-prod", "ds-notebooks")
 	}
@@ -287,46 +256,17 @@ func scaleQuotas(b *testing.B, file string, k int) {
 // nodeTypeLabels is each node's type, by accelc's own reading of it, as
 // the label nfd-master would stamp.
 func nodeTypeLabels(b *testing.B, s *suite, cluster, typeLabel string) map[string]map[string]string {
-	stdout, stderr, err := run(b.Context(), s.root, s.accelc, "inventory", "show", "--config", cluster, "-o", "json")
+	view, err := s.inventoryView(b, cluster)
 	if err != nil {
-		b.Fatalf("accelc inventory show: %v\n%s", err, stderr)
-	}
-	var view struct {
-		Nodes []struct {
-			Name            string `json:"name"`
-			AcceleratorType string `json:"acceleratorType"`
-		} `json:"nodes"`
-	}
-	if err := json.Unmarshal([]byte(stdout), &view); err != nil {
 		b.Fatal(err)
 	}
 	out := map[string]map[string]string{}
 	for _, n := range view.Nodes {
-		if n.AcceleratorType != "" && n.AcceleratorType != "unknown" && n.AcceleratorType != "mixed" {
+		if known(n.AcceleratorType) {
 			out[n.Name] = map[string]string{typeLabel: n.AcceleratorType}
 		}
 	}
 	return out
-}
-
-// waitQueuesActive waits until every rendered ClusterQueue is Active.
-func waitQueuesActive(b *testing.B, s *suite, c *clusterUnderTest) {
-	for _, r := range c.objs {
-		if r.obj.GetKind() != "ClusterQueue" {
-			continue
-		}
-		err := poll(b.Context(), admitTimeout, func(ctx context.Context) (bool, string, error) {
-			got, err := s.get(ctx, r.obj)
-			if err != nil {
-				return false, err.Error(), nil
-			}
-			cond := condition(got, "Active")
-			return cond != nil && cond["status"] == "True", "Active: " + jsonString(cond), nil
-		})
-		if err != nil {
-			b.Fatalf("ClusterQueue %s never Active: %v", r.obj.GetName(), err)
-		}
-	}
 }
 
 // storm creates the pods (four fifths bare, one fifth through Jobs of
@@ -389,8 +329,7 @@ func storm(b *testing.B, s *suite, n int, accelc bool, typeLabel string, types m
 	var items []item
 	for i, jobs := 0, 0; i < n; {
 		k := stormKinds[(i/10)%len(stormKinds)]
-		for j := range k.share {
-			_ = j
+		for range k.share {
 			if i >= n {
 				break
 			}
@@ -487,9 +426,10 @@ func storm(b *testing.B, s *suite, n int, accelc bool, typeLabel string, types m
 	r.admitted = wlTimes()
 	r.kueueWorkload = len(r.admitted)
 	r.cpu, r.rss = map[string]time.Duration{}, map[string]int64{}
-	for name, after := range cpuTimes(s.cp.PIDs()) {
+	pids := s.cp.PIDs()
+	for name, after := range cpuTimes(pids) {
 		r.cpu[name] = after - cpu0[name]
-		r.rss[name] = peakRSS(s.cp.PIDs()[name])
+		r.rss[name] = peakRSS(pids[name])
 	}
 	return r
 }

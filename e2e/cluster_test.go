@@ -10,14 +10,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"k8s.io/client-go/discovery/cached/memory"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/restmapper"
-
-	"github.com/accelc/accelc/internal/controlplane"
-	"github.com/accelc/accelc/internal/testutil"
 )
 
 // holdEnv, set, makes TestCluster start the whole cluster and keep it
@@ -35,32 +27,9 @@ func TestCluster(t *testing.T) {
 	if os.Getenv(holdEnv) == "" {
 		t.Skipf("skipping: `make cluster` (%s=1) starts the cluster and keeps it for a person", holdEnv)
 	}
-	root := repoRoot(t)
-	s := &suite{
-		root:    root,
-		work:    t.TempDir(),
-		kubectl: program(t, root, filepath.Join("bin", "k8s-"+controlplane.K8sVersion, "kubectl"), "e2e-tools"),
-		accelc:  program(t, root, filepath.Join("bin", "accelc"), "build"),
-	}
-	registry := testutil.Registry(t)
 	begin := time.Now()
-	s.cp = controlplane.Start(t, controlplane.WithScheduler(), controlplane.WithControllerManager())
-	s.gk = s.cp.StartGatekeeper(t)
-	var err error
-	if s.client, err = kubernetes.NewForConfig(s.cp.RESTConfig()); err != nil {
-		t.Fatal(err)
-	}
-	if s.dyn, err = dynamic.NewForConfig(s.cp.RESTConfig()); err != nil {
-		t.Fatal(err)
-	}
-	s.mapper = restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(s.client.Discovery()))
-	s.stepCRDs(t)
-	s.nfd = s.cp.StartNFDMaster(t)
-	s.kwok = s.cp.StartKWOK(t)
-	fx := s.cp.StartFlux(t)
-	st := newStory(t, s, registry)
-	st.f.fx = fx
-	st.startKueue(t)
+	st := startWholeCluster(t)
+	s := st.s
 	nodes := s.createNodes(t, filepath.Join(st.cluster, "inventory.json"), nil)
 	st.waitNodesReady(t, nodes)
 	if _, err := s.publishAll(t, st.cluster); err != nil {
@@ -86,7 +55,7 @@ Gatekeeper, Kueue and Flux, and a registry at %s.
   KEY=%s
 
 Follow the README's "The whole story on your machine". Ctrl-C stops it all.
-`, time.Since(begin).Round(time.Second), len(nodes), registry, s.cp.Kubeconfig(), st.devKube, st.repo, st.f.key)
+`, time.Since(begin).Round(time.Second), len(nodes), st.registry, s.cp.Kubeconfig(), st.devKube, st.repo, st.f.key)
 	ctx, stop := signal.NotifyContext(t.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	<-ctx.Done()

@@ -18,10 +18,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/discovery/cached/memory"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/restmapper"
 	"k8s.io/utils/ptr"
 
 	"github.com/accelc/accelc/internal/controlplane"
@@ -74,14 +70,7 @@ func TestDRA(t *testing.T) {
 	s := &suite{root: root, work: t.TempDir(), accelc: program(t, root, filepath.Join("bin", "accelc"), "build")}
 	out := s.render(t, "e2e/testdata/dra", "dra")
 	s.cp = controlplane.Start(t, controlplane.WithScheduler())
-	var err error
-	if s.client, err = kubernetes.NewForConfig(s.cp.RESTConfig()); err != nil {
-		t.Fatal(err)
-	}
-	if s.dyn, err = dynamic.NewForConfig(s.cp.RESTConfig()); err != nil {
-		t.Fatal(err)
-	}
-	s.mapper = restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(s.client.Discovery()))
+	s.connect(t)
 	ctx := t.Context()
 
 	var created []string

@@ -13,10 +13,6 @@ import (
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	"k8s.io/client-go/discovery/cached/memory"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/restmapper"
 
 	"github.com/accelc/accelc/internal/controlplane"
 	"github.com/accelc/accelc/pkg/inventory"
@@ -25,31 +21,18 @@ import (
 // TestEndToEnd runs the steps of the package comment in order; a step
 // that fails stops the ones after it.
 func TestEndToEnd(t *testing.T) {
-	root := repoRoot(t)
-	s := &suite{
-		root:    root,
-		work:    t.TempDir(),
-		kubectl: program(t, root, filepath.Join("bin", "k8s-"+controlplane.K8sVersion, "kubectl"), "e2e-tools"),
-		accelc:  program(t, root, filepath.Join("bin", "accelc"), "build"),
-	}
+	s := newSuite(t)
 	begin := time.Now()
 	s.cp = controlplane.Start(t, controlplane.WithScheduler())
 	s.gk = s.cp.StartGatekeeper(t)
 	t.Logf("control plane and Gatekeeper up in %s", time.Since(begin).Round(time.Millisecond))
-	var err error
-	if s.client, err = kubernetes.NewForConfig(s.cp.RESTConfig()); err != nil {
-		t.Fatal(err)
-	}
-	if s.dyn, err = dynamic.NewForConfig(s.cp.RESTConfig()); err != nil {
-		t.Fatal(err)
-	}
-	s.mapper = restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(s.client.Discovery()))
+	s.connect(t)
 	ver := s.mustKubectl(t, "version", "-o", "json")
 	if !strings.Contains(ver, `"gitVersion": "`+controlplane.K8sVersion+`"`) {
 		t.Fatalf("kubectl version does not name %s for client and server:\n%s", controlplane.K8sVersion, ver)
 	}
 
-	exs := examples(t, root)
+	exs := examples(t, s.root)
 	step := func(name string, f func(t *testing.T)) {
 		if !t.Run(name, f) {
 			t.FailNow()
@@ -81,7 +64,10 @@ func TestEndToEnd(t *testing.T) {
 // Node Feature Discovery, Flux, the Prometheus operator, from their
 // modules (hack/e2e-tools.sh), and Open Data Hub's HardwareProfile
 // (tools/e2e/crds).
-func (s *suite) stepCRDs(t *testing.T) {
+func (s *suite) stepCRDs(t *testing.T) { s.installCRDs(t) }
+
+// installCRDs is stepCRDs for any test or benchmark.
+func (s *suite) installCRDs(t testing.TB) {
 	dirs, err := filepath.Glob(filepath.Join(s.root, "bin", "e2e-crds-*"))
 	if err != nil || len(dirs) != 1 {
 		t.Fatalf("want one bin/e2e-crds-* folder, found %d: run `make e2e-tools`", len(dirs))

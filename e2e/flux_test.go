@@ -21,10 +21,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/discovery/cached/memory"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/restmapper"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
@@ -60,25 +56,12 @@ var (
 // cluster on the last good revision; and `accelc diff` against the
 // artifact Flux applied is clean.
 func TestFlux(t *testing.T) {
-	root := repoRoot(t)
-	s := &suite{
-		root:    root,
-		work:    t.TempDir(),
-		kubectl: program(t, root, filepath.Join("bin", "k8s-"+controlplane.K8sVersion, "kubectl"), "e2e-tools"),
-		accelc:  program(t, root, filepath.Join("bin", "accelc"), "build"),
-	}
+	s := newSuite(t)
 	registry := testutil.Registry(t)
 	begin := time.Now()
 	s.cp = controlplane.Start(t)
 	s.gk = s.cp.StartGatekeeper(t)
-	var err error
-	if s.client, err = kubernetes.NewForConfig(s.cp.RESTConfig()); err != nil {
-		t.Fatal(err)
-	}
-	if s.dyn, err = dynamic.NewForConfig(s.cp.RESTConfig()); err != nil {
-		t.Fatal(err)
-	}
-	s.mapper = restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(s.client.Discovery()))
+	s.connect(t)
 	if !t.Run("crds", s.stepCRDs) {
 		t.FailNow()
 	}

@@ -25,6 +25,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/restmapper"
@@ -54,7 +55,34 @@ type suite struct {
 	accelc  string
 }
 
-func repoRoot(t *testing.T) string {
+// newSuite is a suite over the repository's built accelc and kubectl,
+// with a fresh work directory; connect gives it clients once a control
+// plane runs.
+func newSuite(t testing.TB) *suite {
+	t.Helper()
+	root := repoRoot(t)
+	return &suite{
+		root:    root,
+		work:    t.TempDir(),
+		kubectl: program(t, root, filepath.Join("bin", "k8s-"+controlplane.K8sVersion, "kubectl"), "e2e-tools"),
+		accelc:  program(t, root, filepath.Join("bin", "accelc"), "build"),
+	}
+}
+
+// connect makes the suite's admin clients for its control plane.
+func (s *suite) connect(t testing.TB) {
+	t.Helper()
+	var err error
+	if s.client, err = kubernetes.NewForConfig(s.cp.RESTConfig()); err != nil {
+		t.Fatal(err)
+	}
+	if s.dyn, err = dynamic.NewForConfig(s.cp.RESTConfig()); err != nil {
+		t.Fatal(err)
+	}
+	s.mapper = restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(s.client.Discovery()))
+}
+
+func repoRoot(t testing.TB) string {
 	t.Helper()
 	root, err := filepath.Abs("..")
 	if err != nil {
@@ -68,7 +96,7 @@ func repoRoot(t *testing.T) string {
 
 // program is a built program under bin/, or a fatal error naming the
 // make target that builds it.
-func program(t *testing.T, root, rel, target string) string {
+func program(t testing.TB, root, rel, target string) string {
 	t.Helper()
 	path := filepath.Join(root, rel)
 	if fi, err := os.Stat(path); err != nil || fi.Mode()&0o111 == 0 {
@@ -348,36 +376,27 @@ func (s *suite) createNodes(t testing.TB, snapshotFile string, extraLabels map[s
 			created.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: ready, Reason: "KubeletReady", LastHeartbeatTime: now, LastTransitionTime: now}}
 		}
 		status := created.Status
-		// kube-controller-manager's node lifecycle writes to a new node
-		// too (its taints): on a conflict, the change again on the node
-		// as it now is.
-		err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
-			live, err := s.client.CoreV1().Nodes().Get(ctx, raw.Metadata.Name, metav1.GetOptions{})
-			if err != nil {
-				return err
-			}
-			live.Status.Capacity, live.Status.Allocatable = status.Capacity, status.Allocatable
+		// kube-controller-manager's node lifecycle and KWOK write to a
+		// new node too: on a conflict, the change again on the node as it
+		// now is (read only then).
+		live := created
+		err = s.retryNode(ctx, &live, func(n *corev1.Node) (*corev1.Node, error) {
+			n.Status.Capacity, n.Status.Allocatable = status.Capacity, status.Allocatable
 			if !kwok {
-				live.Status.Conditions = status.Conditions
+				n.Status.Conditions = status.Conditions
 			}
-			_, err = s.client.CoreV1().Nodes().UpdateStatus(ctx, live, metav1.UpdateOptions{})
-			return err
+			return s.client.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{})
 		})
 		if err != nil {
 			t.Fatalf("setting the status of node %s: %v", raw.Metadata.Name, err)
 		}
-		err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
-			live, err := s.client.CoreV1().Nodes().Get(ctx, raw.Metadata.Name, metav1.GetOptions{})
-			if err != nil {
-				return err
-			}
-			live.Spec.Taints = nil
+		err = s.retryNode(ctx, &live, func(n *corev1.Node) (*corev1.Node, error) {
+			n.Spec.Taints = nil
 			for _, tn := range raw.Spec.Taints {
-				live.Spec.Taints = append(live.Spec.Taints, corev1.Taint{Key: tn.Key, Value: tn.Value, Effect: corev1.TaintEffect(tn.Effect)})
+				n.Spec.Taints = append(n.Spec.Taints, corev1.Taint{Key: tn.Key, Value: tn.Value, Effect: corev1.TaintEffect(tn.Effect)})
 			}
-			live.Spec.Unschedulable = raw.Spec.Unschedulable
-			_, err = s.client.CoreV1().Nodes().Update(ctx, live, metav1.UpdateOptions{})
-			return err
+			n.Spec.Unschedulable = raw.Spec.Unschedulable
+			return s.client.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{})
 		})
 		if err != nil {
 			t.Fatalf("setting the taints of node %s: %v", raw.Metadata.Name, err)
@@ -385,6 +404,24 @@ func (s *suite) createNodes(t testing.TB, snapshotFile string, extraLabels map[s
 		names = append(names, raw.Metadata.Name)
 	}
 	return names
+}
+
+// retryNode applies change to a copy of *node and writes it; on a
+// conflict it reads the node again and retries. *node is then the node as
+// written.
+func (s *suite) retryNode(ctx context.Context, node **corev1.Node, change func(*corev1.Node) (*corev1.Node, error)) error {
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		written, err := change((*node).DeepCopy())
+		switch {
+		case err == nil:
+			*node = written
+		case apierrors.IsConflict(err):
+			if fresh, gerr := s.client.CoreV1().Nodes().Get(ctx, (*node).Name, metav1.GetOptions{}); gerr == nil {
+				*node = fresh
+			}
+		}
+		return err
+	})
 }
 
 func resources(t testing.TB, node string, in map[string]string) corev1.ResourceList {

@@ -18,13 +18,10 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/client-go/discovery/cached/memory"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/restmapper"
 
 	"github.com/accelc/accelc/internal/controlplane"
 	"github.com/accelc/accelc/pkg/inventory"
+	"github.com/accelc/accelc/pkg/render"
 )
 
 const (
@@ -41,6 +38,38 @@ const (
 	// first, else A100 80GB) of teams under one parent Cohort.
 	sharedTypesProfile = "large-memory"
 )
+
+// kueueConfig is the Kueue Configuration fragment the tree renders (its
+// ConfigMap render.KueueConfigMapName), for the admin to merge, and the
+// team namespaces the tree makes.
+func kueueConfig(t testing.TB, objs []rendered) (fragment string, namespaces []string) {
+	t.Helper()
+	for _, r := range objs {
+		switch {
+		case r.obj.GetKind() == "ConfigMap" && r.obj.GetName() == render.KueueConfigMapName:
+			fragment, _, _ = unstructured.NestedString(r.obj.Object, "data", "configuration.yaml")
+		case r.obj.GetKind() == "Namespace":
+			namespaces = append(namespaces, r.obj.GetName())
+		}
+	}
+	if fragment == "" {
+		t.Fatalf("the tree has no ConfigMap %s with configuration.yaml", render.KueueConfigMapName)
+	}
+	return fragment, namespaces
+}
+
+// waitActive waits until Kueue reports the queue (a ClusterQueue or a
+// LocalQueue) Active.
+func (s *suite) waitActive(ctx context.Context, obj *unstructured.Unstructured) error {
+	return poll(ctx, admitTimeout, func(ctx context.Context) (bool, string, error) {
+		got, err := s.get(ctx, obj)
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		cond := condition(got, "Active")
+		return cond != nil && cond["status"] == "True", "Active: " + jsonString(cond), nil
+	})
+}
 
 // kueueQueueKinds are the kinds of the rendered queues/ and priorities/
 // folders that Kueue reads, in the order they are created: what a
@@ -136,26 +165,10 @@ func startKueueRendered(t *testing.T, root, accelc, example string) *kueueCluste
 	s.cp = controlplane.Start(t, controlplane.WithScheduler())
 	// Kueue runs with the Configuration fragment accelc renders for the
 	// admin to merge (which namespaces and which kinds it manages).
-	var fragment []byte
-	for _, r := range readTree(t, out) {
-		if r.obj.GetKind() == "ConfigMap" && r.obj.GetName() == "accelc-kueue-configuration" {
-			data, _, _ := unstructured.NestedString(r.obj.Object, "data", "configuration.yaml")
-			fragment = []byte(data)
-		}
-	}
-	if fragment == nil {
-		t.Fatalf("%s renders no ConfigMap accelc-kueue-configuration", example)
-	}
-	kq := s.cp.StartKueue(t, controlplane.KueueOptions{Namespaces: namespaces, Fragment: fragment})
+	fragment, _ := kueueConfig(t, readTree(t, out))
+	kq := s.cp.StartKueue(t, controlplane.KueueOptions{Namespaces: namespaces, Fragment: []byte(fragment)})
 	t.Logf("%s: control plane and Kueue up in %s, managing %v; Kueue's log: %s", example, time.Since(begin).Round(time.Millisecond), namespaces, kq.LogPath())
-	var err error
-	if s.client, err = kubernetes.NewForConfig(s.cp.RESTConfig()); err != nil {
-		t.Fatal(err)
-	}
-	if s.dyn, err = dynamic.NewForConfig(s.cp.RESTConfig()); err != nil {
-		t.Fatal(err)
-	}
-	s.mapper = restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(s.client.Discovery()))
+	s.connect(t)
 
 	ctx := t.Context()
 	create := func(obj *unstructured.Unstructured) {
@@ -183,15 +196,7 @@ func startKueueRendered(t *testing.T, root, accelc, example string) *kueueCluste
 	for _, kind := range []string{"ClusterQueue", "LocalQueue"} {
 		for _, key := range slices.Sorted(maps.Keys(c.objs[kind])) {
 			obj := c.objs[kind][key]
-			err := poll(ctx, admitTimeout, func(ctx context.Context) (bool, string, error) {
-				got, err := s.get(ctx, obj)
-				if err != nil {
-					return false, err.Error(), nil
-				}
-				cond := condition(got, "Active")
-				return cond != nil && cond["status"] == "True", "Active: " + jsonString(cond), nil
-			})
-			if err != nil {
+			if err := s.waitActive(ctx, obj); err != nil {
 				t.Fatalf("%s: the rendered %s %s never became Active: %v", example, kind, key, err)
 			}
 		}

@@ -20,10 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/restmapper"
 
 	"github.com/accelc/accelc/internal/controlplane"
 )
@@ -80,14 +77,7 @@ func TestKueue(t *testing.T) {
 	const ns = "team-kueue"
 	kq := s.cp.StartKueue(t, controlplane.KueueOptions{Namespaces: []string{ns}})
 	t.Logf("control plane and Kueue up in %s; Kueue's log: %s", time.Since(begin).Round(time.Millisecond), kq.LogPath())
-	var err error
-	if s.client, err = kubernetes.NewForConfig(s.cp.RESTConfig()); err != nil {
-		t.Fatal(err)
-	}
-	if s.dyn, err = dynamic.NewForConfig(s.cp.RESTConfig()); err != nil {
-		t.Fatal(err)
-	}
-	s.mapper = restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(s.client.Discovery()))
+	s.connect(t)
 
 	flavors := []kueueFlavor{
 		{name: "a100-80gb", product: "NVIDIA-A100-SXM4-80GB", quota: 2, nodes: []string{"a100-0", "a100-1"}, perNode: 2},

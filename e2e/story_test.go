@@ -22,10 +22,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/discovery/cached/memory"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/restmapper"
 	"k8s.io/utils/ptr"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -64,40 +60,12 @@ var (
 // what follows. Each step asserts what the cluster did: objects,
 // conditions, the nodes' types.
 func TestStory(t *testing.T) {
-	root := repoRoot(t)
-	s := &suite{
-		root:    root,
-		work:    t.TempDir(),
-		kubectl: program(t, root, filepath.Join("bin", "k8s-"+controlplane.K8sVersion, "kubectl"), "e2e-tools"),
-		accelc:  program(t, root, filepath.Join("bin", "accelc"), "build"),
-	}
-	registry := testutil.Registry(t)
-	begin := time.Now()
-	s.cp = controlplane.Start(t, controlplane.WithScheduler(), controlplane.WithControllerManager())
-	s.gk = s.cp.StartGatekeeper(t)
-	var err error
-	if s.client, err = kubernetes.NewForConfig(s.cp.RESTConfig()); err != nil {
-		t.Fatal(err)
-	}
-	if s.dyn, err = dynamic.NewForConfig(s.cp.RESTConfig()); err != nil {
-		t.Fatal(err)
-	}
-	s.mapper = restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(s.client.Discovery()))
+	st := startWholeCluster(t)
 	step := func(name string, f func(t *testing.T)) {
 		if !t.Run(name, f) {
 			t.FailNow()
 		}
 	}
-	step("crds", s.stepCRDs)
-	s.nfd = s.cp.StartNFDMaster(t)
-	s.kwok = s.cp.StartKWOK(t)
-	fx := s.cp.StartFlux(t)
-	st := newStory(t, s, registry)
-	st.f.fx = fx
-	st.startKueue(t)
-	t.Logf("the whole cluster up in %s: etcd, kube-apiserver, kube-controller-manager, kube-scheduler, Gatekeeper, nfd-master, KWOK, Flux, Kueue; registry at %s; the admin's repository at %s",
-		time.Since(begin).Round(time.Millisecond), registry, st.repo)
-
 	step("1-before-accelc", st.beforeAccelc)
 	step("2-commit-dryrun", st.commitDryrun)
 	step("3-commit-warn", st.commitWarn)
@@ -111,11 +79,39 @@ func TestStory(t *testing.T) {
 	step("after", st.legacyUntouched)
 }
 
+// startWholeCluster starts every part of the story's cluster: etcd,
+// kube-apiserver, kube-controller-manager, kube-scheduler, Gatekeeper,
+// the CRDs the tree uses, nfd-master, KWOK, Flux and a registry, the
+// admin's copy of the example, and Kueue configured from it.
+func startWholeCluster(t *testing.T) *story {
+	t.Helper()
+	s := newSuite(t)
+	registry := testutil.Registry(t)
+	begin := time.Now()
+	s.cp = controlplane.Start(t, controlplane.WithScheduler(), controlplane.WithControllerManager())
+	s.gk = s.cp.StartGatekeeper(t)
+	s.connect(t)
+	if !t.Run("crds", s.stepCRDs) {
+		t.FailNow()
+	}
+	s.nfd = s.cp.StartNFDMaster(t)
+	s.kwok = s.cp.StartKWOK(t)
+	fx := s.cp.StartFlux(t)
+	st := newStory(t, s, registry)
+	st.f.fx = fx
+	st.startKueue(t)
+	st.registry = registry
+	t.Logf("the whole cluster up in %s: etcd, kube-apiserver, kube-controller-manager, kube-scheduler, Gatekeeper, nfd-master, KWOK, Flux, Kueue; registry at %s; the admin's repository at %s",
+		time.Since(begin).Round(time.Millisecond), registry, st.repo)
+	return st
+}
+
 // story is the admin's repository, the CI that publishes it and the
 // cluster that follows it.
 type story struct {
 	s        *suite
 	f        *fluxRun
+	registry string // host:port of the registry CI pushes to
 	repo     string // the CUE module, the admin's Git checkout
 	cluster  string // the cluster's folder in it
 	devKube  string // devUser's kubeconfig
@@ -259,20 +255,7 @@ func (st *story) commit(t *testing.T, what string) string {
 // (waitForPodsReady), before accelc's first commit.
 func (st *story) startKueue(t *testing.T) {
 	t.Helper()
-	out := st.s.render(t, st.cluster, "kueue-config")
-	var fragment string
-	var namespaces []string
-	for _, r := range readTree(t, out) {
-		switch {
-		case r.obj.GetKind() == "ConfigMap" && r.obj.GetName() == "accelc-kueue-configuration":
-			fragment, _, _ = unstructured.NestedString(r.obj.Object, "data", "configuration.yaml")
-		case r.obj.GetKind() == "Namespace":
-			namespaces = append(namespaces, r.obj.GetName())
-		}
-	}
-	if fragment == "" {
-		t.Fatalf("%s renders no accelc-kueue-configuration", storyExample)
-	}
+	fragment, namespaces := kueueConfig(t, readTree(t, st.s.render(t, st.cluster, "kueue-config")))
 	fragment += "waitForPodsReady:\n  timeout: 5m\n"
 	kq := st.s.cp.StartKueue(t, controlplane.KueueOptions{Namespaces: namespaces, Fragment: []byte(fragment)})
 	t.Logf("Kueue %s with accelc's fragment and waitForPodsReady; its log: %s", controlplane.KueueVersion, kq.LogPath())
@@ -686,8 +669,9 @@ func (st *story) quotaAndGang(t *testing.T) {
 	if err != nil {
 		t.Errorf("Workload %s: want PodsReady True once all 7 pods run: %v", wl.GetName(), err)
 	}
+	cq, _, _ := unstructuredString(wl.Object, "status", "admission", "clusterQueue")
 	t.Logf("Job train-gang (7 pods × 4 V100): admitted as one Workload %s in %s, all 7 Running on V100 nodes, PodsReady %s",
-		wl.GetName(), nestedString(wl, "status", "admission", "clusterQueue"), condition(wl, "PodsReady")["status"])
+		wl.GetName(), cq, condition(wl, "PodsReady")["status"])
 
 	// 28 + 1 of 32: a second Job of 4 GPUs is over the quota.
 	over := st.fixture(t, "pods/job-odh.yaml")
@@ -737,11 +721,6 @@ func setGPUs(t *testing.T, obj *unstructured.Unstructured, n string) {
 	containers, _, _ := unstructured.NestedSlice(obj.Object, "spec", "template", "spec", "containers")
 	must(t, unstructured.SetNestedField(containers[0].(map[string]any), n, "resources", "limits", "nvidia.com/gpu"))
 	must(t, unstructured.SetNestedSlice(obj.Object, containers, "spec", "template", "spec", "containers"))
-}
-
-func nestedString(obj *unstructured.Unstructured, fields ...string) string {
-	v, _, _ := unstructured.NestedString(obj.Object, fields...)
-	return v
 }
 
 // workloadOf waits for Kueue's Workload of the Job.
