@@ -141,7 +141,9 @@ func AdmissionTemplate() map[string]any {
 }
 
 // AdmissionParams are the admission constraint's parameters: every
-// policy's, each once, in policy order.
+// policy's, each once, in policy order, then forecast (true on the
+// constraints of namespaces that do not deny, where no mutator runs: the
+// library judges their pods as the mutators would have changed them).
 func AdmissionParams() []string {
 	var params []string
 	for _, p := range All {
@@ -151,7 +153,7 @@ func AdmissionParams() []string {
 			}
 		}
 	}
-	return params
+	return append(params, "forecast")
 }
 
 // BaseResourcePrefixes are the accelerator resource prefixes the Rego
@@ -174,6 +176,8 @@ func template(name, kind, description, rego string, libs, params []string) map[s
 		switch name {
 		case "typeLabel", "labelPrefix", "profileNamespace":
 			props[name] = map[string]any{"type": "string"}
+		case "forecast":
+			props[name] = map[string]any{"type": "boolean"}
 		case "extraResourcePrefixes":
 			props[name] = map[string]any{"type": "array", "items": map[string]any{"type": "string"}}
 		default:

@@ -194,6 +194,9 @@ func loadUnbounded(dir string) (*Model, error) {
 	for _, name := range slices.Sorted(maps.Keys(raw.Teams)) {
 		t := raw.Teams[name].team()
 		t.path = root.Key("teams").Key(name)
+		if t.Enforcement == "" {
+			t.Enforcement = m.Cluster.Enforcement
+		}
 		for i, id := range t.AcceleratorTypes {
 			if _, ok := cat.Get(id); !ok {
 				diags = append(diags, unknownType(cat, t.path.Key("acceleratorTypes").Index(i), id))

@@ -372,6 +372,8 @@ type Team struct {
 	Preemption    Preemption `json:"preemption"`
 	Priority      string     `json:"priority,omitempty"`
 	MonthlyBudget float64    `json:"monthlyBudget,omitempty"`
+	// Enforcement is the team's stage: its own, else the cluster's.
+	Enforcement string `json:"enforcement,omitempty"`
 
 	path Path // teams.<name>
 }

@@ -28,6 +28,7 @@ func TestDRAObjects(t *testing.T) {
 
 cluster: {
 	name: "dra"
+	enforcement: "deny"
 	mig: {strategy: "mixed", configs: "a100-3g": {acceleratorType: "nvidia-a100-80gb", layout: "3g.40gb": 2}}
 	dra: classes: "big-memory": {
 		description: "80 GB or more"

@@ -29,7 +29,16 @@ const ProfileAnnotation = "opendatahub.io/hardware-profile-name"
 // annotation. Every one
 // writes only where the pod has not: AssignMetadata never overwrites, the
 // affinity Assigns test that the path does not exist, ModifySet merges.
+//
+// Mutations apply only where the namespace's stage denies
+// (compile.Model.Mutating): under dryrun and warn a pod is created as it
+// would be without accelc, and the constraint of its stage forecasts
+// what the mutations would have done.
 func mutationObjects(m *compile.Model) []Object {
+	only, except, none := m.Mutating()
+	if none {
+		return nil
+	}
 	out := append(profileLabelPolicy(m), workloadLabelPolicies(m)...)
 	prefix := m.Cluster.LabelPrefix
 	pods := []applyTo{{Groups: []string{""}, Kinds: []string{"Pod"}, Versions: []string{"v1"}}}
@@ -45,6 +54,10 @@ func mutationObjects(m *compile.Model) []Object {
 		return &metav1.LabelSelector{MatchLabels: map[string]string{prefix + "/profile": p.Name}}
 	}
 	add := func(kind, name string, spec mutatorSpec) {
+		var ok bool
+		if spec.Match, ok = scopeMatch(spec.Match, only, except); !ok {
+			return
+		}
 		out = append(out, Object{
 			Dir: "mutations",
 			Body: &mutator{
@@ -243,6 +256,47 @@ func mutationObjects(m *compile.Model) []Object {
 	return out
 }
 
+// scopeMatch narrows a mutator's match to the namespaces that deny: to
+// only where it is set, and never the namespaces in except. False when
+// no namespace is left.
+func scopeMatch(sel match, only, except []string) (match, bool) {
+	if only != nil {
+		if sel.Namespaces == nil {
+			sel.Namespaces = slices.Clone(only)
+		} else {
+			sel.Namespaces = slices.DeleteFunc(slices.Clone(sel.Namespaces), func(ns string) bool { return !slices.Contains(only, ns) })
+			if len(sel.Namespaces) == 0 {
+				return sel, false
+			}
+		}
+	}
+	if len(except) > 0 {
+		if sel.Namespaces != nil {
+			sel.Namespaces = slices.DeleteFunc(slices.Clone(sel.Namespaces), func(ns string) bool { return slices.Contains(except, ns) })
+			if len(sel.Namespaces) == 0 {
+				return sel, false
+			}
+		} else {
+			sel.ExcludedNamespaces = append(slices.Clone(sel.ExcludedNamespaces), except...)
+		}
+	}
+	return sel, true
+}
+
+// policyScope is the namespaceSelector of accelc's
+// MutatingAdmissionPolicyBindings: the namespaces that deny, by the name
+// label the API server gives every namespace; nil for all of them.
+func policyScope(m *compile.Model) *metav1.LabelSelector {
+	only, except, _ := m.Mutating()
+	switch {
+	case only != nil:
+		return &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: corev1.LabelMetadataName, Operator: metav1.LabelSelectorOpIn, Values: only}}}
+	case len(except) > 0:
+		return &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: corev1.LabelMetadataName, Operator: metav1.LabelSelectorOpNotIn, Values: except}}}
+	}
+	return nil
+}
+
 // QueueNameLabel is the label a workload names its Kueue LocalQueue with.
 const QueueNameLabel = "kueue.x-k8s.io/queue-name"
 
@@ -292,12 +346,21 @@ func profileLabelPolicy(m *compile.Model) []Object {
 	binding := admissionregistrationv1.MutatingAdmissionPolicyBinding{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "MutatingAdmissionPolicyBinding"},
 		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: managedLabels(m.Cluster.Name)},
-		Spec:       admissionregistrationv1.MutatingAdmissionPolicyBindingSpec{PolicyName: name},
+		Spec:       admissionregistrationv1.MutatingAdmissionPolicyBindingSpec{PolicyName: name, MatchResources: bindingResources(m)},
 	}
 	return []Object{
 		{Dir: "mutations", Body: &policy},
 		{Dir: "mutations", Body: &binding},
 	}
+}
+
+// bindingResources are the resources a MutatingAdmissionPolicyBinding
+// of accelc's matches: its policy's, in the namespaces that deny.
+func bindingResources(m *compile.Model) *admissionregistrationv1.MatchResources {
+	if sel := policyScope(m); sel != nil {
+		return &admissionregistrationv1.MatchResources{NamespaceSelector: sel}
+	}
+	return nil
 }
 
 func ptr[T any](v T) *T { return &v }

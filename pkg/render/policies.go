@@ -2,6 +2,8 @@ package render
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -33,25 +35,9 @@ func policyObjects(m *compile.Model, inv *inventory.Inventory) ([]Object, error)
 	if err != nil {
 		return nil, err
 	}
-	kind := policies.Admission.Kind
-	out := []Object{
-		{Dir: "policies", Body: template},
-		{
-			Dir: DirConstraints,
-			Body: &admissionConstraint{
-				TypeMeta:   metav1.TypeMeta{APIVersion: "constraints.gatekeeper.sh/v1beta1", Kind: kind},
-				ObjectMeta: objectMeta(m.Cluster.Name, "", ConstraintName),
-				Spec: admissionConstraintSpec{
-					EnforcementAction: m.Cluster.Enforcement,
-					Match: match{
-						Kinds:              admissionKinds(),
-						Scope:              "Namespaced",
-						ExcludedNamespaces: nonNil(m.Cluster.ExcludedNamespaces),
-					},
-					Parameters: admissionParams(m, inv),
-				},
-			},
-		},
+	out := []Object{{Dir: "policies", Body: template}}
+	for _, c := range admissionConstraints(m, inv) {
+		out = append(out, Object{Dir: DirConstraints, Body: c})
 	}
 	synced := []gvk{
 		{Group: "", Version: "v1", Kind: "Node"},
@@ -76,6 +62,45 @@ func policyObjects(m *compile.Model, inv *inventory.Inventory) ([]Object, error)
 	// Workload templates are checked as the pods they make.
 	out = append(out, expansionTemplates(m)...)
 	return out, nil
+}
+
+// admissionConstraints are the admission constraints, one per stage in
+// use: ConstraintName at the cluster's enforcement action, over every
+// namespace but those of the teams at another stage, and
+// ConstraintName-<action> over the namespaces of the teams at that
+// action. Their namespaces are disjoint, so each pod is judged once, at
+// its team's stage. The constraints of stages that do not deny forecast
+// the mutations their namespaces do not get.
+func admissionConstraints(m *compile.Model, inv *inventory.Inventory) []*admissionConstraint {
+	params := admissionParams(m, inv)
+	constraint := func(name, action string, namespaces, excluded []string) *admissionConstraint {
+		p := params
+		p.Forecast = action != compile.Deny
+		return &admissionConstraint{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "constraints.gatekeeper.sh/v1beta1", Kind: policies.Admission.Kind},
+			ObjectMeta: objectMeta(m.Cluster.Name, "", name),
+			Spec: admissionConstraintSpec{
+				EnforcementAction: action,
+				Match: match{
+					Kinds:              admissionKinds(),
+					Scope:              "Namespaced",
+					ExcludedNamespaces: nonNil(excluded),
+					Namespaces:         namespaces,
+				},
+				Parameters: p,
+			},
+		}
+	}
+	staged := m.Staged()
+	excluded := slices.Clone(m.Cluster.ExcludedNamespaces)
+	for _, a := range slices.Sorted(maps.Keys(staged)) {
+		excluded = append(excluded, staged[a]...)
+	}
+	out := []*admissionConstraint{constraint(ConstraintName, m.Cluster.Enforcement, nil, excluded)}
+	for _, a := range slices.Sorted(maps.Keys(staged)) {
+		out = append(out, constraint(ConstraintName+"-"+a, a, staged[a], m.Cluster.ExcludedNamespaces))
+	}
+	return out
 }
 
 // admissionTemplate is policies.AdmissionTemplate with accelc's labels.
@@ -115,6 +140,7 @@ type admissionParameters struct {
 	TaintKeys             map[string]bool `json:"taintKeys"`
 	ExtraResourcePrefixes []string        `json:"extraResourcePrefixes"`
 	DeviceRuntimeClasses  map[string]bool `json:"deviceRuntimeClasses"`
+	Forecast              bool            `json:"forecast"`
 }
 
 // admissionParams are the admission constraint's parameters.

@@ -520,7 +520,13 @@ func resourceQuotas(m *compile.Model, t *compile.Team) []Object {
 
 // namespaceQuotas are a ResourceQuota of the name in each of the team's
 // namespaces, each with the team's whole hard limits.
+//
+// A team not yet at deny gets none: a ResourceQuota refuses pods, which
+// dryrun and warn never do (accelc audit says which would wait).
 func namespaceQuotas(m *compile.Model, t *compile.Team, name, dir string, source []string, hard map[corev1.ResourceName]int) []Object {
+	if t.Enforcement != compile.Deny {
+		return nil
+	}
 	var out []Object
 	for _, ns := range t.Namespaces {
 		out = append(out, Object{

@@ -410,6 +410,7 @@ func TestSliceQuotaCohort(t *testing.T) {
 
 cluster: {
 	name: "mixed"
+	enforcement: "deny"
 	mig: {
 		strategy: "mixed"
 		configs: {

@@ -47,7 +47,7 @@ func tenancyObjects(m *compile.Model) []Object {
 				},
 			})
 			if m.Cluster.PodSecurity != "none" {
-				out = append(out, teamNamespace(m, ns))
+				out = append(out, teamNamespace(m, &t, ns))
 			}
 		}
 	}
@@ -143,9 +143,16 @@ type tier struct {
 // otherwise be alone to stop). Flux applies it server-side, so accelc owns
 // only these labels, and never prunes it: a namespace dropped from a team
 // keeps its workloads.
-func teamNamespace(m *compile.Model, ns string) Object {
+//
+// A team not yet at deny gets the audit and warn labels only: its pods
+// are reported and warned about, never refused, as the stage says.
+func teamNamespace(m *compile.Model, t *compile.Team, ns string) Object {
 	labels := managedLabels(m.Cluster.Name)
-	for _, mode := range []string{"enforce", "audit", "warn"} {
+	modes := []string{"enforce", "audit", "warn"}
+	if t.Enforcement != compile.Deny {
+		modes = modes[1:]
+	}
+	for _, mode := range modes {
 		labels["pod-security.kubernetes.io/"+mode] = m.Cluster.PodSecurity
 		labels["pod-security.kubernetes.io/"+mode+"-version"] = "latest"
 	}

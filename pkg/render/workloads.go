@@ -176,7 +176,7 @@ func workloadLabelPolicies(m *compile.Model) []Object {
 		binding := admissionregistrationv1.MutatingAdmissionPolicyBinding{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "MutatingAdmissionPolicyBinding"},
 			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: managedLabels(m.Cluster.Name)},
-			Spec:       admissionregistrationv1.MutatingAdmissionPolicyBindingSpec{PolicyName: name},
+			Spec:       admissionregistrationv1.MutatingAdmissionPolicyBindingSpec{PolicyName: name, MatchResources: bindingResources(m)},
 		}
 		out = append(out, Object{Dir: "mutations", Body: &policy}, Object{Dir: "mutations", Body: &binding})
 	}

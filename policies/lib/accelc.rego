@@ -59,6 +59,12 @@ forecast if input.review.object.kind == "Notebook"
 # sets fromTemplate, a field no AdmissionRequest has, so no object can.
 forecast if input.review.fromTemplate
 
+# Where a constraint's namespaces do not deny (dryrun, warn), accelc's
+# mutators do not run, so that a dry run changes nothing a pod does: the
+# constraint judges each pod as the mutators would have changed it, and
+# reports what deny would refuse.
+forecast if input.parameters.forecast == true
+
 # The pods a workload's list templates make, by where the template is:
 # the template's labels and annotations (the pod admission policy labels
 # the pod from ODH's annotation when it is made) and its spec.

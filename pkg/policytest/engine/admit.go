@@ -127,13 +127,34 @@ func resourceOf(gvk schema.GroupVersionKind) string {
 
 // review returns the violations' messages of one review.
 func (r *Reviewer) review(ctx context.Context, obj any) ([]string, error) {
-	res, err := r.client.Review(ctx, obj, reviews.EnforcementPoint(util.GatorEnforcementPoint))
+	vs, err := r.violations(ctx, obj)
 	if err != nil {
 		return nil, err
 	}
 	var msgs []string
-	for _, v := range res.Results() {
-		msgs = append(msgs, v.Msg)
+	for _, v := range vs {
+		msgs = append(msgs, v.Message)
 	}
 	return msgs, nil
+}
+
+// Violation is what one constraint found in a review.
+type Violation struct {
+	Constraint string `json:"constraint"`
+	// Action is the constraint's enforcementAction: deny, warn or dryrun.
+	Action  string `json:"action"`
+	Message string `json:"message"`
+}
+
+// violations are the constraints' findings in one review.
+func (r *Reviewer) violations(ctx context.Context, obj any) ([]Violation, error) {
+	res, err := r.client.Review(ctx, obj, reviews.EnforcementPoint(util.GatorEnforcementPoint))
+	if err != nil {
+		return nil, err
+	}
+	var out []Violation
+	for _, v := range res.Results() {
+		out = append(out, Violation{Constraint: v.Constraint.GetName(), Action: v.EnforcementAction, Message: v.Msg})
+	}
+	return out, nil
 }

@@ -7,7 +7,11 @@ import (
 
 	"github.com/open-policy-agent/gatekeeper/v3/pkg/gator/expand"
 	"github.com/open-policy-agent/gatekeeper/v3/pkg/gator/reader"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/yaml"
 
 	"github.com/accelc/accelc/pkg/render"
@@ -22,6 +26,9 @@ import (
 type Mutator struct {
 	expander     *expand.Expander
 	profileLabel string
+	// policyNamespaces selects, by the namespace's name label, where the
+	// policies' bindings apply (the namespaces that deny).
+	policyNamespaces labels.Selector
 }
 
 // NewMutator loads the tree's mutators and ExpansionTemplates once.
@@ -53,7 +60,35 @@ func NewMutator(tree render.Tree, namespaces []string) (*Mutator, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Mutator{expander: er, profileLabel: profileLabel(tree)}, nil
+	scope, err := policyNamespaces(tree)
+	if err != nil {
+		return nil, err
+	}
+	return &Mutator{expander: er, profileLabel: profileLabel(tree), policyNamespaces: scope}, nil
+}
+
+// policyNamespaces is the namespaceSelector of the tree's
+// MutatingAdmissionPolicyBindings (accelc gives them all the same), as a
+// selector over a namespace's labels; everything when they have none.
+func policyNamespaces(tree render.Tree) (labels.Selector, error) {
+	for _, p := range tree.Paths() {
+		if !strings.HasPrefix(p, "mutations/mutatingadmissionpolicybinding-") {
+			continue
+		}
+		var b admissionregistrationv1.MutatingAdmissionPolicyBinding
+		if err := yaml.Unmarshal(tree[p], &b); err != nil {
+			return nil, fmt.Errorf("%s: %w", p, err)
+		}
+		if b.Spec.MatchResources == nil || b.Spec.MatchResources.NamespaceSelector == nil {
+			return labels.Everything(), nil
+		}
+		sel, err := metav1.LabelSelectorAsSelector(b.Spec.MatchResources.NamespaceSelector)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", p, err)
+		}
+		return sel, nil
+	}
+	return labels.Everything(), nil
 }
 
 // Mutate returns an object as the API server stores it after accelc's
@@ -145,7 +180,7 @@ func profileLabel(tree render.Tree) string {
 // controller copies its own labels to its pods (a Notebook) is labelled
 // from its own annotation.
 func (m *Mutator) labelProfile(obj *unstructured.Unstructured) {
-	if m.profileLabel == "" {
+	if m.profileLabel == "" || !m.policyNamespaces.Matches(labels.Set{corev1.LabelMetadataName: obj.GetNamespace()}) {
 		return
 	}
 	if obj.GetKind() == "Pod" && obj.GroupVersionKind().Group == "" {

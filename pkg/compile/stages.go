@@ -1,0 +1,67 @@
+package compile
+
+import (
+	"maps"
+	"slices"
+)
+
+// The enforcement actions, in the order a rollout moves through them.
+const (
+	DryRun = "dryrun"
+	Warn   = "warn"
+	Deny   = "deny"
+)
+
+// Stage is the enforcement action in a namespace: its team's, else the
+// cluster's.
+func (m *Model) Stage(namespace string) string {
+	if t := m.TeamOf(namespace); t != nil {
+		return t.Enforcement
+	}
+	return m.Cluster.Enforcement
+}
+
+// TeamOf is the team a namespace belongs to, or nil.
+func (m *Model) TeamOf(namespace string) *Team {
+	for i := range m.Teams {
+		if slices.Contains(m.Teams[i].Namespaces, namespace) {
+			return &m.Teams[i]
+		}
+	}
+	return nil
+}
+
+// Staged are, per enforcement action other than the cluster's, the
+// namespaces of the teams at it, sorted. Empty when every team is at the
+// cluster's stage.
+func (m *Model) Staged() map[string][]string {
+	out := map[string][]string{}
+	for _, t := range m.Teams {
+		if t.Enforcement != m.Cluster.Enforcement {
+			out[t.Enforcement] = append(out[t.Enforcement], t.Namespaces...)
+		}
+	}
+	for a := range out {
+		slices.Sort(out[a])
+	}
+	return out
+}
+
+// Mutating says where accelc's mutations apply: only in namespaces that
+// deny, so that dryrun and warn change nothing a workload does. With the
+// cluster at deny, every namespace but except (the namespaces of the
+// teams at another stage); otherwise only the namespaces in only (those
+// of the teams at deny). None is true when no namespace denies: then no
+// mutation is rendered at all.
+func (m *Model) Mutating() (only, except []string, none bool) {
+	staged := m.Staged()
+	if m.Cluster.Enforcement == Deny {
+		for _, a := range slices.Sorted(maps.Keys(staged)) {
+			except = append(except, staged[a]...)
+		}
+		slices.Sort(except)
+		return nil, except, false
+	}
+	only = staged[Deny]
+	return only, nil, len(only) == 0
+}

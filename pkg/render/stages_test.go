@@ -1,0 +1,140 @@
+package render_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"sigs.k8s.io/yaml"
+
+	"github.com/accelc/accelc/pkg/inventory"
+	"github.com/accelc/accelc/pkg/render"
+)
+
+// stagesCluster is a cluster in dryrun with one team moved to deny and one
+// to warn.
+const stagesCluster = `package c
+
+cluster: {
+	name: "staged"
+	quotas: "resourcequota"
+	podSecurity: "baseline"
+}
+profiles: l4: {displayName: "L4", acceleratorTypes: ["nvidia-l4-24gb"]}
+teams: {
+	ml: {namespaces: ["ml", "ml-dev"], acceleratorTypes: ["nvidia-l4-24gb"], quota: "nvidia-l4-24gb": 4, enforcement: "deny"}
+	web: {namespaces: ["web"], acceleratorTypes: ["nvidia-l4-24gb"], quota: "nvidia-l4-24gb": 2, enforcement: "warn"}
+	lab: {namespaces: ["lab"], acceleratorTypes: ["nvidia-l4-24gb"], quota: "nvidia-l4-24gb": 2}
+}
+`
+
+// TestStages: each stage in use has its constraint over disjoint
+// namespaces; mutations, Pod Security enforcement and quotas reach only
+// the namespaces that deny.
+func TestStages(t *testing.T) {
+	tree := renderTree(t, stagesCluster)
+	type constraint struct {
+		Spec struct {
+			EnforcementAction string
+			Match             struct {
+				Namespaces, ExcludedNamespaces []string
+			}
+			Parameters struct{ Forecast bool }
+		}
+	}
+	read := func(path string) constraint {
+		t.Helper()
+		var c constraint
+		require.Contains(t, tree, path)
+		require.NoError(t, yaml.Unmarshal(tree[path], &c))
+		return c
+	}
+	def := read("constraints/accelcadmission-accelc.yaml")
+	assert.Equal(t, "dryrun", def.Spec.EnforcementAction)
+	assert.Empty(t, def.Spec.Match.Namespaces, "the cluster's stage covers every namespace")
+	assert.Subset(t, def.Spec.Match.ExcludedNamespaces, []string{"ml", "ml-dev", "web"}, "but the staged teams'")
+	assert.NotContains(t, def.Spec.Match.ExcludedNamespaces, "lab")
+	assert.True(t, def.Spec.Parameters.Forecast)
+	deny := read("constraints/accelcadmission-accelc-deny.yaml")
+	assert.Equal(t, "deny", deny.Spec.EnforcementAction)
+	assert.Equal(t, []string{"ml", "ml-dev"}, deny.Spec.Match.Namespaces)
+	assert.False(t, deny.Spec.Parameters.Forecast, "its pods are mutated")
+	warn := read("constraints/accelcadmission-accelc-warn.yaml")
+	assert.Equal(t, []string{"web"}, warn.Spec.Match.Namespaces)
+	assert.True(t, warn.Spec.Parameters.Forecast)
+
+	// Every mutator is confined to the namespaces that deny.
+	var mutators int
+	for _, p := range tree.Paths() {
+		if !strings.HasPrefix(p, "mutations/") || strings.HasSuffix(p, "kustomization.yaml") {
+			continue
+		}
+		var obj struct {
+			Kind string
+			Spec struct {
+				Match struct{ Namespaces []string }
+				// A MutatingAdmissionPolicyBinding's.
+				MatchResources struct {
+					NamespaceSelector struct {
+						MatchExpressions []struct {
+							Key, Operator string
+							Values        []string
+						}
+					}
+				}
+			}
+		}
+		require.NoError(t, yaml.Unmarshal(tree[p], &obj), p)
+		switch obj.Kind {
+		case "MutatingAdmissionPolicy":
+		case "MutatingAdmissionPolicyBinding":
+			sel := obj.Spec.MatchResources.NamespaceSelector.MatchExpressions
+			require.Len(t, sel, 1, p)
+			assert.Equal(t, "kubernetes.io/metadata.name", sel[0].Key, p)
+			assert.Equal(t, "In", sel[0].Operator, p)
+			assert.Equal(t, []string{"ml", "ml-dev"}, sel[0].Values, p)
+		default:
+			mutators++
+			assert.NotEmpty(t, obj.Spec.Match.Namespaces, p)
+			assert.Subset(t, []string{"ml", "ml-dev"}, obj.Spec.Match.Namespaces, p)
+		}
+	}
+	assert.Positive(t, mutators)
+
+	// Pod Security is enforced, and quotas refuse pods, only at deny.
+	assert.Contains(t, string(tree["tenancy/namespace-ml.yaml"]), "pod-security.kubernetes.io/enforce: baseline")
+	assert.NotContains(t, string(tree["tenancy/namespace-web.yaml"]), "pod-security.kubernetes.io/enforce")
+	assert.Contains(t, string(tree["tenancy/namespace-web.yaml"]), "pod-security.kubernetes.io/warn: baseline")
+	assert.Contains(t, tree, "queues/resourcequota-ml-accelc-accelerators.yaml")
+	assert.NotContains(t, tree, "queues/resourcequota-web-accelc-accelerators.yaml")
+	assert.NotContains(t, tree, "queues/resourcequota-lab-accelc-accelerators.yaml")
+}
+
+// TestStagesAtDeny: a cluster at deny with a team held back in dryrun
+// excludes that team's namespaces from its mutators and policy bindings.
+func TestStagesAtDeny(t *testing.T) {
+	src := strings.Replace(stagesCluster, `name: "staged"`, `name: "staged"`+"\n\tenforcement: \"deny\"", 1)
+	src = strings.Replace(src, `quota: "nvidia-l4-24gb": 2, enforcement: "warn"`, `quota: "nvidia-l4-24gb": 2, enforcement: "deny"`, 1)
+	src = strings.Replace(src, `lab: {namespaces: ["lab"], acceleratorTypes: ["nvidia-l4-24gb"], quota: "nvidia-l4-24gb": 2}`,
+		`lab: {namespaces: ["lab"], acceleratorTypes: ["nvidia-l4-24gb"], quota: "nvidia-l4-24gb": 2, enforcement: "dryrun"}`, 1)
+	tree := renderTree(t, src)
+	assert.Contains(t, tree, "constraints/accelcadmission-accelc-dryrun.yaml")
+	assert.NotContains(t, tree, "constraints/accelcadmission-accelc-deny.yaml", "deny is the cluster's stage")
+	for _, p := range tree.Paths() {
+		if strings.HasPrefix(p, "mutations/mutatingadmissionpolicybinding-") {
+			assert.Contains(t, string(tree[p]), "operator: NotIn", p)
+			assert.Contains(t, string(tree[p]), "- lab", p)
+		}
+	}
+	assert.Contains(t, string(tree["mutations/assignmetadata-accelc-l4-profile.yaml"]), "- lab", "excluded")
+}
+
+func renderTree(t *testing.T, src string) render.Tree {
+	t.Helper()
+	objs, err := render.Render(loadCUE(t, src), &inventory.Inventory{})
+	require.NoError(t, err)
+	tree, err := render.BuildTree("staged", objs, render.Provenance{})
+	require.NoError(t, err)
+	return tree
+}
