@@ -40,6 +40,7 @@ func TestMain(m *testing.M) {
 //	pushlayer REF FILE         publish FILE's bytes as the content layer of a Flux artifact
 //	pull REF DIR               what REF publishes: DIR/annotations, entries, layer.txtar, manifest.json, config.json
 //	digest VAR REF             set $VAR to the digest REF points at
+//	contentdigest VAR DIR      set $VAR to the content digest of the tree render wrote into DIR, $VAR_SHORT to its first 12 hex digits
 //	repositories               print the repositories the registry holds
 //	tgz OUT DIR                write DIR's files, in name order, as a gzipped tar
 //	zeros DIR N SIZE           write N files of SIZE zero bytes, DIR/zero-00.yaml on

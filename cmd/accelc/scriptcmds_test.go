@@ -43,27 +43,29 @@ import (
 	"github.com/accelc/accelc/internal/testutil"
 	"github.com/accelc/accelc/pkg/artifact"
 	"github.com/accelc/accelc/pkg/inventory"
+	"github.com/accelc/accelc/pkg/render"
 )
 
 var scriptCmds = map[string]func(ts *testscript.TestScript, neg bool, args []string){
-	"exitcode":     cmdExitcode,
-	"registry":     cmdRegistry,
-	"pushlayer":    cmdPushLayer,
-	"pull":         cmdPull,
-	"digest":       cmdDigest,
-	"repositories": cmdRepositories,
-	"tgz":          cmdTgz,
-	"zeros":        cmdZeros,
-	"sparse":       cmdSparse,
-	"bytes":        cmdBytes,
-	"replace":      cmdReplace,
-	"inuse":        cmdInUse,
-	"taken":        cmdTaken,
-	"apiserver":    cmdAPIServer,
-	"kube-nodes":   cmdKubeNodes,
-	"kube-pod":     cmdKubePod,
-	"kube-slices":  cmdKubeSlices,
-	"kube-user":    cmdKubeUser,
+	"exitcode":      cmdExitcode,
+	"registry":      cmdRegistry,
+	"pushlayer":     cmdPushLayer,
+	"pull":          cmdPull,
+	"digest":        cmdDigest,
+	"contentdigest": cmdContentDigest,
+	"repositories":  cmdRepositories,
+	"tgz":           cmdTgz,
+	"zeros":         cmdZeros,
+	"sparse":        cmdSparse,
+	"bytes":         cmdBytes,
+	"replace":       cmdReplace,
+	"inuse":         cmdInUse,
+	"taken":         cmdTaken,
+	"apiserver":     cmdAPIServer,
+	"kube-nodes":    cmdKubeNodes,
+	"kube-pod":      cmdKubePod,
+	"kube-slices":   cmdKubeSlices,
+	"kube-user":     cmdKubeUser,
 }
 
 // scriptState is what one script's servers leave for its later steps.
@@ -185,6 +187,24 @@ func cmdDigest(ts *testscript.TestScript, neg bool, args []string) {
 	desc, err := remote.Head(ociRef(ts, args[1]))
 	ts.Check(err)
 	ts.Setenv(args[0], desc.Digest.String())
+}
+
+// cmdContentDigest sets VAR to the content digest of the tree render
+// wrote into DIR (artifact.ContentDigest of the files push packs), and
+// VAR_SHORT to it as accelc status prints it.
+func cmdContentDigest(ts *testscript.TestScript, neg bool, args []string) {
+	usage(ts, neg, args, 2, "contentdigest VAR DIR")
+	dir := ts.MkAbs(args[1])
+	paths, _, err := render.RenderedFiles(dir)
+	ts.Check(err)
+	files := map[string][]byte{}
+	for _, p := range paths {
+		files[p], err = os.ReadFile(filepath.Join(dir, filepath.FromSlash(p)))
+		ts.Check(err)
+	}
+	d := artifact.ContentDigest(files)
+	ts.Setenv(args[0], d)
+	ts.Setenv(args[0]+"_SHORT", d[:len("sha256:")+12])
 }
 
 func cmdRepositories(ts *testscript.TestScript, neg bool, args []string) {
