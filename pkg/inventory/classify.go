@@ -105,6 +105,9 @@ type Node struct {
 // the snapshot lists neither.
 func (n *Node) Resources() (cpuMilli, memBytes int64) { return n.cpuMilli, n.memBytes }
 
+// Labels returns a copy of the node's labels.
+func (n *Node) Labels() map[string]string { return maps.Clone(n.labels) }
+
 // Label returns one of the node's labels.
 func (n *Node) Label(key string) (string, bool) {
 	v, ok := n.labels[key]

@@ -34,6 +34,7 @@ const (
 	OpMutate = "mutate" // mutate Objects with Tree's mutators (for Namespaces)
 	OpSuite  = "suite"  // run the gator suite in Files
 	OpDRA    = "dra"    // evaluate Selectors on Devices in Kubernetes' DRA CEL environment
+	OpAudit  = "audit"  // judge stored Objects as Gatekeeper's audit does (Audit)
 )
 
 // EngineRequest is what accelc writes, as JSON, to the engine's stdin.
@@ -53,6 +54,12 @@ type EngineRequest struct {
 	// class) to evaluate them on, for OpDRA.
 	Selectors map[string]string            `json:"selectors,omitempty"`
 	Devices   map[string]compile.DRADevice `json:"devices,omitempty"`
+	// Data are the objects Gatekeeper would have synced beside the
+	// tree's own (Nodes, ResourceClaims), and EnforcingTree the tree
+	// rendered with every namespace at deny, whose mutators say what
+	// enforcement would change of each pod, for OpAudit.
+	Data          [][]byte          `json:"data,omitempty"`
+	EnforcingTree map[string][]byte `json:"enforcingTree,omitempty"`
 }
 
 // EngineResponse is what the engine writes, as JSON, to its stdout.
@@ -64,6 +71,48 @@ type EngineResponse struct {
 	Cases   []CaseResult `json:"cases,omitempty"`
 	// Selectors are OpDRA's outcomes, by DeviceClass name.
 	Selectors map[string]compile.SelectorOutcome `json:"selectors,omitempty"`
+	// Audits are OpAudit's judgements, one per object, in order.
+	Audits []ObjectAudit `json:"audits,omitempty"`
+}
+
+// Violation is what one constraint found in a review.
+type Violation struct {
+	Constraint string `json:"constraint"`
+	// Action is the constraint's enforcementAction: deny, warn or dryrun.
+	Action  string `json:"action"`
+	Message string `json:"message"`
+}
+
+// ObjectAudit is one stored object judged as Gatekeeper's audit judges
+// it, and, for a pod, what enforcement's mutations would make of it.
+type ObjectAudit struct {
+	// Violations are what Gatekeeper's audit will find in the object as
+	// it is stored.
+	Violations []Violation `json:"violations,omitempty"`
+	// Recreated are what admission would find were the object made again
+	// now, through the tree's own mutations at its namespace's stage:
+	// what a controller's next pod, or the workload applied again, meets.
+	Recreated []Violation `json:"recreated,omitempty"`
+	// Enforced is a pod as accelc's mutations would change it were its
+	// namespace at deny (the EnforcingTree's mutators); nil for
+	// another kind.
+	Enforced []byte `json:"enforced,omitempty"`
+	Error    string `json:"error,omitempty"`
+}
+
+// Audit judges stored objects (JSON) against a rendered tree as
+// Gatekeeper's audit would once the tree is applied, with data (Nodes,
+// ResourceClaims) as Gatekeeper would sync them, and mutates each pod
+// with enforcing's mutators. It runs in EngineCommand.
+func Audit(ctx context.Context, tree, enforcing map[string][]byte, namespaces []string, data, objects [][]byte) ([]ObjectAudit, error) {
+	resp, err := callEngine(ctx, EngineRequest{Op: OpAudit, Tree: tree, EnforcingTree: enforcing, Namespaces: namespaces, Data: data, Objects: objects})
+	if err != nil {
+		return nil, err
+	}
+	if len(resp.Audits) != len(objects) {
+		return nil, &EngineError{fmt.Errorf("%s answered %d audits for %d objects", EngineCommand, len(resp.Audits), len(objects))}
+	}
+	return resp.Audits, nil
 }
 
 // Mutation is one object of an OpMutate request, mutated, or why not.

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/accelc/accelc/pkg/policytest"
 	"github.com/accelc/accelc/pkg/render"
 )
 
@@ -41,6 +42,9 @@ type Decision struct {
 	// "[Implied by <template>] " as Gatekeeper prefixes them. None:
 	// admitted.
 	Messages []string
+	// Violations are the Messages with the constraints that found them
+	// and their enforcement actions.
+	Violations []Violation
 }
 
 // Admit does what the API server and Gatekeeper do with a request: the
@@ -71,12 +75,13 @@ func (m *Mutator) Admit(ctx context.Context, r *Reviewer, req Request) (Decision
 			}
 			for _, res := range resultants {
 				d.Expanded = append(d.Expanded, res.Obj)
-				msgs, err := r.review(ctx, target.AugmentedUnstructured{Object: *res.Obj, Operation: admissionv1.Operation(op)})
+				vs, err := r.violations(ctx, target.AugmentedUnstructured{Object: *res.Obj, Operation: admissionv1.Operation(op)})
 				if err != nil {
 					return d, err
 				}
-				for _, msg := range msgs {
-					d.Messages = append(d.Messages, fmt.Sprintf("[Implied by %s] %s", res.TemplateName, msg))
+				for _, v := range vs {
+					v.Message = fmt.Sprintf("[Implied by %s] %s", res.TemplateName, v.Message)
+					d.Violations = append(d.Violations, v)
 				}
 			}
 		}
@@ -85,11 +90,14 @@ func (m *Mutator) Admit(ctx context.Context, r *Reviewer, req Request) (Decision
 	if err != nil {
 		return d, err
 	}
-	msgs, err := r.review(ctx, target.AugmentedReview{AdmissionRequest: ar, IsAdmission: true})
+	vs, err := r.violations(ctx, target.AugmentedReview{AdmissionRequest: ar, IsAdmission: true})
 	if err != nil {
 		return d, err
 	}
-	d.Messages = append(msgs, d.Messages...)
+	d.Violations = append(vs, d.Violations...)
+	for _, v := range d.Violations {
+		d.Messages = append(d.Messages, v.Message)
+	}
 	return d, nil
 }
 
@@ -139,12 +147,7 @@ func (r *Reviewer) review(ctx context.Context, obj any) ([]string, error) {
 }
 
 // Violation is what one constraint found in a review.
-type Violation struct {
-	Constraint string `json:"constraint"`
-	// Action is the constraint's enforcementAction: deny, warn or dryrun.
-	Action  string `json:"action"`
-	Message string `json:"message"`
-}
+type Violation = policytest.Violation
 
 // violations are the constraints' findings in one review.
 func (r *Reviewer) violations(ctx context.Context, obj any) ([]Violation, error) {
