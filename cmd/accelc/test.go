@@ -21,7 +21,9 @@ func newTestCmd(stdout, stderr io.Writer) *cobra.Command {
 		Short: "Run the policies' Rego tests and the cluster's admission fixtures",
 		Long: `test runs accelc's Rego unit tests with OPA's tester, then renders
 CLUSTER_DIR (default .) and runs its admission fixtures (admission/cases.yaml)
-through the rendered ConstraintTemplates and Constraints with Gatekeeper's
+through the rendered ConstraintTemplates, Constraints and mutators as they
+are once every team denies (the fixtures hold at every stage of a rollout:
+dryrun only stops the refusals) with Gatekeeper's
 own engine, the one gator and the webhook use. Each failure prints a
 FAIL line; it exits 1 if any test fails. --write-suite writes the gator
 suite it ran, for ` + "`gator verify DIR/...`" + `.`,
@@ -43,7 +45,13 @@ suite it ran, for ` + "`gator verify DIR/...`" + `.`,
 			if err != nil {
 				return &exitError{exitInput, err}
 			}
-			files, err := policytest.Suite(res.Tree, dir, cases, res.Model.Cluster.TypeLabel(), res.NodeTypes())
+			// The fixtures say what the policies do once enforced,
+			// whatever stage the cluster is at.
+			tree, err := res.EnforcedTree()
+			if err != nil {
+				return &exitError{exitInput, err}
+			}
+			files, err := policytest.Suite(tree, dir, cases, res.Model.Cluster.TypeLabel(), res.NodeTypes())
 			if err != nil {
 				return policyErr(exitInput, err)
 			}

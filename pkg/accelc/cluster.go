@@ -172,3 +172,10 @@ func IsOutside(err error) bool {
 	var o *OutsideError
 	return errors.As(err, &o)
 }
+
+// EnforcedTree is the cluster's tree with the cluster and every team at
+// deny (compile.Model.Enforced): what its admission fixtures are judged
+// against, so that they hold at every stage of the rollout.
+func (r *Result) EnforcedTree() (render.Tree, error) {
+	return render.Cluster(r.Model.Enforced(), r.Inventory, render.Provenance{})
+}

@@ -65,3 +65,17 @@ func (m *Model) Mutating() (only, except []string, none bool) {
 	only = staged[Deny]
 	return only, nil, len(only) == 0
 }
+
+// Enforced is the model with the cluster and every team at deny: what
+// the policies and mutations are once the rollout is done. Admission
+// fixtures are judged against it whatever the stage, and accelc audit
+// takes from its mutations what enforcement would change.
+func (m *Model) Enforced() *Model {
+	e := *m
+	e.Cluster.Enforcement = Deny
+	e.Teams = slices.Clone(m.Teams)
+	for i := range e.Teams {
+		e.Teams[i].Enforcement = Deny
+	}
+	return &e
+}

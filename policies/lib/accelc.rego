@@ -311,7 +311,15 @@ profile_label := key("profile")
 
 profile_name := n if {
 	n := annotations[profile_annotation]
-} else := written_labels[profile_label]
+} else := n if {
+	n := written_labels[profile_label]
+} else := n if {
+	# Where no mutation ran, a Notebook (whose pod takes the Notebook's
+	# labels, not its annotations) is forecast with the label accelc's
+	# admission policy gives it from its own annotation.
+	forecast
+	n := input.review.object.metadata.annotations[profile_annotation]
+}
 
 has_profile if profile_name
 

@@ -204,3 +204,17 @@ test_dra_profile_not_confined_by_type if {
 	p := f.pod("dra", f.profile("dra-large"), {"resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "dra-large"}], "containers": [{"name": "main", "image": "trainer", "resources": {"claims": [{"name": "gpu"}]}}]})
 	count(violation) == 0 with input as f.input_for(p) with data.inventory as f.inventory
 }
+
+# A constraint of a stage that does not deny (parameter forecast) judges
+# a pod as accelc's mutations would have changed it, for none ran: a
+# profile pod without a selector is admitted, one pinned to another type
+# is still reported.
+forecast_input(spec) := object.union(premium(spec), {"parameters": {"forecast": true}})
+
+test_forecast_no_selector_allowed if {
+	count(violation) == 0 with input as forecast_input({}) with data.inventory as f.inventory
+}
+
+test_forecast_wrong_type_denied if {
+	count(violation) == 1 with input as forecast_input({"nodeSelector": {label: "nvidia-a100-80gb"}}) with data.inventory as f.inventory
+}
