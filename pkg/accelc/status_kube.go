@@ -1,0 +1,358 @@
+package accelc
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/client-go/rest"
+
+	"github.com/accelc/accelc/pkg/inventory/live"
+	"github.com/accelc/accelc/pkg/render"
+)
+
+// The API groups status reads, and the versions accelc renders.
+const (
+	groupTemplates   = "templates.gatekeeper.sh"
+	groupConstraints = "constraints.gatekeeper.sh"
+	groupMutations   = "mutations.gatekeeper.sh"
+	groupKueue       = "kueue.x-k8s.io"
+	groupSource      = "source.toolkit.fluxcd.io"
+	groupKustomize   = "kustomize.toolkit.fluxcd.io"
+
+	// render writes Kueue's objects as v1beta2 and Flux's as v1; status
+	// reads those versions where they are served, else the group's
+	// preferred one (Kueue's v1beta1 names a ClusterQueue's cohort
+	// spec.cohort, which status reads too).
+	kueueVersion = "v1beta2"
+	fluxVersion  = "v1"
+)
+
+// statusPageSize is how many objects one list request asks for.
+const statusPageSize = 500
+
+// kube reads the API server as status needs it: discovery, and lists as
+// JSON decoded into the few fields status shows. No API types are
+// linked: client-go's REST client, its kubeconfig handling (through
+// live.Config) and its errors.
+type kube struct {
+	c      *rest.RESTClient
+	redact func(error) error
+	// groups are the served API groups by name.
+	groups map[string]metav1.APIGroup
+	// denied are the lists RBAC refused, by API group.
+	denied map[string][]string
+}
+
+// connect resolves the kubeconfig as --live does. cluster is the
+// kubeconfig's name for the cluster.
+func connect(opts live.Options) (*kube, string, error) {
+	cfg, cluster, redact, err := live.Config(opts)
+	if err != nil {
+		// live names the kubeconfig's problems after its --live flag,
+		// which status does not have; the message is redacted already.
+		msg := err.Error()
+		if rest, ok := strings.CutPrefix(msg, "--live: "); ok {
+			msg = rest
+		} else if rest, ok := strings.CutPrefix(msg, "--live ("); ok {
+			msg = "the kubeconfig (" + rest
+		}
+		return nil, "", errors.New(msg)
+	}
+	cfg = rest.CopyConfig(cfg)
+	// Custom resources are served as JSON only.
+	cfg.ContentType = "application/json"
+	cfg.AcceptContentTypes = "application/json"
+	cfg.APIPath = "/apis"
+	cfg.GroupVersion = &schema.GroupVersion{}
+	// Only errors are decoded by client-go: a metav1.Status.
+	scheme := runtime.NewScheme()
+	metav1.AddToGroupVersion(scheme, schema.GroupVersion{Version: "v1"})
+	cfg.NegotiatedSerializer = serializer.NewCodecFactory(scheme).WithoutConversion()
+	c, err := rest.RESTClientFor(cfg)
+	if err != nil {
+		return nil, "", redact(err)
+	}
+	return &kube{c: c, redact: redact, denied: map[string][]string{}}, cluster, nil
+}
+
+// get reads path into v.
+func (k *kube) get(ctx context.Context, path string, v any) error {
+	body, err := k.c.Get().AbsPath(path).Do(ctx).Raw()
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(body, v)
+}
+
+// fail is what a failed request becomes: a denial is noted (every one is
+// reported at the end, with its API group and resource) and the read goes
+// on; anything else ends it, naming the server and context without
+// credentials.
+func (k *kube) fail(group, resource string, err error) error {
+	if apierrors.IsForbidden(err) {
+		if !slices.Contains(k.denied[group], resource) {
+			k.denied[group] = append(k.denied[group], resource)
+		}
+		return nil
+	}
+	what := resource
+	if group != "" {
+		what += "." + group
+	}
+	return k.redact(fmt.Errorf("listing %s: %w", what, err))
+}
+
+// deniedError is every denial, as one error an admin can turn into a
+// ClusterRole.
+func (k *kube) deniedError() error {
+	if len(k.denied) == 0 {
+		return nil
+	}
+	var b strings.Builder
+	b.WriteString(`forbidden: this user may not list what status reads (RBAC verb "list", cluster-wide): bind it to a ClusterRole that allows these, or use another --context:`)
+	for _, g := range slices.Sorted(maps.Keys(k.denied)) {
+		rs := slices.Sorted(slices.Values(k.denied[g]))
+		fmt.Fprintf(&b, "\n  API group %s: %s", strconv.Quote(g), strings.Join(rs, ", "))
+	}
+	// A plain error: live's explanation of a single denial would name
+	// one resource.
+	return k.redact(errors.New(b.String()))
+}
+
+// version is the version of group to read: want where it is served,
+// else the group's preferred one; "" when the group is not served.
+func (k *kube) version(group, want string) string {
+	g, ok := k.groups[group]
+	if !ok {
+		return ""
+	}
+	for _, v := range g.Versions {
+		if v.Version == want {
+			return want
+		}
+	}
+	return g.PreferredVersion.Version
+}
+
+// resources are the kinds a group version serves, by resource name,
+// without subresources.
+func (k *kube) resources(ctx context.Context, group, version string) (map[string]string, error) {
+	var list metav1.APIResourceList
+	if err := k.get(ctx, "/apis/"+group+"/"+version, &list); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		return nil, k.fail(group, "(discovery)", err)
+	}
+	out := map[string]string{}
+	for _, r := range list.APIResources {
+		if !strings.Contains(r.Name, "/") {
+			out[r.Name] = r.Kind
+		}
+	}
+	return out, nil
+}
+
+// list lists a resource cluster-wide, page by page, passing each item to
+// each. ok is false when the resource is not served or may not be
+// listed (a denial is noted).
+func (k *kube) list(ctx context.Context, group, version, resource, selector string, each func(json.RawMessage) error) (ok bool, err error) {
+	cont := ""
+	for {
+		req := k.c.Get().AbsPath("/apis", group, version, resource).Param("limit", strconv.Itoa(statusPageSize))
+		if selector != "" {
+			req = req.Param("labelSelector", selector)
+		}
+		if cont != "" {
+			req = req.Param("continue", cont)
+		}
+		body, err := req.Do(ctx).Raw()
+		if err != nil {
+			if apierrors.IsNotFound(err) {
+				return false, nil
+			}
+			return false, k.fail(group, resource, err)
+		}
+		var page struct {
+			Metadata struct {
+				Continue string `json:"continue"`
+			} `json:"metadata"`
+			Items []json.RawMessage `json:"items"`
+		}
+		if err := json.Unmarshal(body, &page); err != nil {
+			return false, k.redact(fmt.Errorf("decoding the %s.%s list: %w", resource, group, err))
+		}
+		for _, item := range page.Items {
+			if err := each(item); err != nil {
+				return false, k.redact(fmt.Errorf("decoding one of the %s.%s: %w", resource, group, err))
+			}
+		}
+		if cont = page.Metadata.Continue; cont == "" {
+			return true, nil
+		}
+	}
+}
+
+// listInto lists a resource into a slice of T.
+func listInto[T any](ctx context.Context, k *kube, group, version, resource, selector string, out *[]T) (bool, error) {
+	return k.list(ctx, group, version, resource, selector, func(item json.RawMessage) error {
+		var v T
+		if err := json.Unmarshal(item, &v); err != nil {
+			return err
+		}
+		*out = append(*out, v)
+		return nil
+	})
+}
+
+// read reads what status shows. With entitlements it also reads the
+// NamespaceEntitlements, to map namespaces to teams.
+func (k *kube) read(ctx context.Context, entitlements bool) (*clusterObjects, error) {
+	var groups metav1.APIGroupList
+	if err := k.get(ctx, "/apis", &groups); err != nil {
+		if apierrors.IsForbidden(err) {
+			// Kubernetes lets every authenticated user read it (the
+			// system:discovery ClusterRole); the message is flattened so
+			// that it is not read as a denial to list nodes.
+			err = fmt.Errorf("forbidden: this user may not read the API groups (GET /apis, which the system:discovery ClusterRole allows): %v", err)
+		}
+		return nil, k.redact(fmt.Errorf("reading the API groups: %w", err))
+	}
+	k.groups = map[string]metav1.APIGroup{}
+	for _, g := range groups.Groups {
+		k.groups[g.Name] = g
+	}
+	objs := &clusterObjects{mutators: map[string]int{}}
+	for _, step := range []func(context.Context, *clusterObjects) error{
+		k.readGatekeeper,
+		k.readKueue,
+		k.readFlux,
+	} {
+		if err := step(ctx, objs); err != nil {
+			return nil, err
+		}
+	}
+	if entitlements {
+		if err := k.readEntitlements(ctx, objs); err != nil {
+			return nil, err
+		}
+	}
+	return objs, k.deniedError()
+}
+
+// readGatekeeper reads accelc's constraints, of whatever kinds the
+// constraints group serves (one per ConstraintTemplate), and counts its
+// mutators.
+func (k *kube) readGatekeeper(ctx context.Context, objs *clusterObjects) error {
+	_, objs.gatekeeper = k.groups[groupTemplates]
+	if v := k.version(groupConstraints, ""); v != "" {
+		kinds, err := k.resources(ctx, groupConstraints, v)
+		if err != nil {
+			return err
+		}
+		for _, res := range slices.Sorted(maps.Keys(kinds)) {
+			kind := kinds[res]
+			_, err := k.list(ctx, groupConstraints, v, res, managedBy, func(item json.RawMessage) error {
+				var c constraintObject
+				if err := json.Unmarshal(item, &c); err != nil {
+					return err
+				}
+				c.Kind = kind
+				objs.constraints = append(objs.constraints, c)
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+		}
+	}
+	v := k.version(groupMutations, "")
+	if v == "" {
+		return nil
+	}
+	kinds, err := k.resources(ctx, groupMutations, v)
+	if err != nil {
+		return err
+	}
+	for _, res := range slices.Sorted(maps.Keys(kinds)) {
+		kind := kinds[res]
+		_, err := k.list(ctx, groupMutations, v, res, managedBy, func(json.RawMessage) error {
+			objs.mutators[kind]++
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// readKueue reads accelc's ClusterQueues, Cohorts and LocalQueues, and
+// every Workload (Kueue makes them; accelc's LocalQueues pick them out).
+func (k *kube) readKueue(ctx context.Context, objs *clusterObjects) error {
+	v := k.version(groupKueue, kueueVersion)
+	if v == "" {
+		return nil
+	}
+	objs.kueue, objs.kueueVersion = true, groupKueue+"/"+v
+	if _, err := listInto(ctx, k, groupKueue, v, "clusterqueues", managedBy, &objs.clusterQueues); err != nil {
+		return err
+	}
+	if _, err := listInto(ctx, k, groupKueue, v, "cohorts", managedBy, &objs.cohorts); err != nil {
+		return err
+	}
+	if _, err := listInto(ctx, k, groupKueue, v, "localqueues", managedBy, &objs.localQueues); err != nil {
+		return err
+	}
+	_, err := listInto(ctx, k, groupKueue, v, "workloads", "", &objs.workloads)
+	return err
+}
+
+// readFlux reads accelc's OCIRepositories and Kustomizations.
+func (k *kube) readFlux(ctx context.Context, objs *clusterObjects) error {
+	v := k.version(groupSource, fluxVersion)
+	if v == "" {
+		return nil
+	}
+	objs.flux = true
+	if _, err := listInto(ctx, k, groupSource, v, "ocirepositories", managedBy, &objs.sources); err != nil {
+		return err
+	}
+	if kv := k.version(groupKustomize, fluxVersion); kv != "" {
+		if _, err := listInto(ctx, k, groupKustomize, kv, "kustomizations", managedBy, &objs.kustomizations); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// readEntitlements maps namespaces to teams through accelc's
+// NamespaceEntitlements, each named after its namespace.
+func (k *kube) readEntitlements(ctx context.Context, objs *clusterObjects) error {
+	v := k.version(render.EntitlementGroup, render.EntitlementVersion)
+	if v == "" {
+		return nil
+	}
+	var ents []entitlementObject
+	ok, err := listInto(ctx, k, render.EntitlementGroup, v, "namespaceentitlements", "", &ents)
+	if err != nil || !ok {
+		return err
+	}
+	objs.entitlementsServed = true
+	objs.entitlements = map[string]string{}
+	for _, e := range ents {
+		objs.entitlements[e.Metadata.Name] = e.Spec.Team
+	}
+	return nil
+}

@@ -1,0 +1,322 @@
+package accelc
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/accelc/accelc/pkg/compile"
+)
+
+// decode reads a test object as the API server would send it.
+func decode[T any](t *testing.T, doc string) T {
+	t.Helper()
+	var v T
+	require.NoError(t, json.Unmarshal([]byte(doc), &v))
+	return v
+}
+
+// statusModel has two teams: vision (namespaces cv, cv-dev) and speech
+// (asr), each with a ClusterQueue for profile a100.
+func statusModel() *compile.Model {
+	return &compile.Model{
+		Cluster: compile.Cluster{Name: "lab", Quotas: "kueue"},
+		Profiles: []compile.Profile{
+			{Name: "a100", Enabled: true, AcceleratorTypes: []string{"nvidia-a100-80gb"}, ResourceName: "nvidia.com/gpu"},
+		},
+		Teams: []compile.Team{
+			{Name: "speech", Namespaces: []string{"asr"}, AcceleratorTypes: []string{"nvidia-a100-80gb"}, Quota: map[string]int{"nvidia-a100-80gb": 4}},
+			{Name: "vision", Namespaces: []string{"cv", "cv-dev"}, AcceleratorTypes: []string{"nvidia-a100-80gb"}, Quota: map[string]int{"nvidia-a100-80gb": 8}},
+		},
+	}
+}
+
+const labLabels = `"labels": {"app.kubernetes.io/managed-by": "accelc", "accelc.io/cluster": "lab"}`
+
+func statusObjects(t *testing.T) *clusterObjects {
+	objs := &clusterObjects{gatekeeper: true, kueue: true, kueueVersion: "kueue.x-k8s.io/v1beta2", flux: true,
+		mutators: map[string]int{"ModifySet": 2, "Assign": 5, "AssignImage": 0}}
+	objs.constraints = []constraintObject{
+		decode[constraintObject](t, `{"metadata": {"name": "accelc-warn", `+labLabels+`}, "spec": {"enforcementAction": "warn"}}`),
+		decode[constraintObject](t, `{"metadata": {"name": "accelc", `+labLabels+`}, "spec": {"enforcementAction": "deny"},
+			"status": {"auditTimestamp": "2026-11-20T10:00:00Z", "totalViolations": 5, "violations": [
+				{"kind": "Pod", "namespace": "kube-batch", "name": "z", "message": "no team", "enforcementAction": "deny"},
+				{"kind": "Pod", "namespace": "cv-dev", "name": "b", "message": "not entitled", "enforcementAction": "deny"},
+				{"kind": "Job", "namespace": "asr", "name": "a", "message": "no profile", "enforcementAction": "deny"},
+				{"kind": "Pod", "namespace": "cv", "name": "a", "message": "not entitled\nat all", "enforcementAction": "deny"}]}}`),
+	}
+	for i := range objs.constraints {
+		objs.constraints[i].Kind = "AccelcAdmission"
+	}
+	objs.clusterQueues = []clusterQueueObject{
+		decode[clusterQueueObject](t, `{"metadata": {"name": "vision.a100", `+labLabels+`, "annotations": {"accelc.io/profile": "a100"}},
+			"spec": {"cohortName": "vision", "resourceGroups": [{"flavors": [{"name": "nvidia-a100-80gb", "resources": [{"name": "nvidia.com/gpu", "nominalQuota": 0}]}]}]},
+			"status": {"pendingWorkloads": 1, "reservingWorkloads": 2, "admittedWorkloads": 2,
+				"flavorsReservation": [{"name": "nvidia-a100-80gb", "resources": [{"name": "nvidia.com/gpu", "total": "3"}]}],
+				"flavorsUsage": [{"name": "nvidia-a100-80gb", "resources": [{"name": "nvidia.com/gpu", "total": "2"}]}]}}`),
+		// v1beta1 names the cohort spec.cohort.
+		decode[clusterQueueObject](t, `{"metadata": {"name": "speech.a100", `+labLabels+`, "annotations": {"accelc.io/profile": "a100"}},
+			"spec": {"cohort": "speech", "resourceGroups": [{"flavors": [{"name": "nvidia-a100-80gb", "resources": [{"name": "nvidia.com/gpu", "nominalQuota": "1"}]}]}]}}`),
+	}
+	objs.cohorts = []cohortObject{
+		decode[cohortObject](t, `{"metadata": {"name": "vision"}, "spec": {"resourceGroups": [
+			{"flavors": [{"name": "nvidia-a100-80gb", "resources": [{"name": "nvidia.com/gpu", "nominalQuota": 8}]}]},
+			{"flavors": [{"name": "accelc-default", "resources": [{"name": "cpu", "nominalQuota": "96"}, {"name": "memory", "nominalQuota": "512Gi"}]}]}]}}`),
+	}
+	objs.localQueues = []localQueueObject{
+		decode[localQueueObject](t, `{"metadata": {"name": "a100", "namespace": "cv"}, "spec": {"clusterQueue": "vision.a100"}}`),
+		decode[localQueueObject](t, `{"metadata": {"name": "a100", "namespace": "cv-dev"}, "spec": {"clusterQueue": "vision.a100"}}`),
+	}
+	for _, w := range []string{
+		`{"metadata": {"name": "w1", "namespace": "cv"}, "spec": {"queueName": "a100"}}`,
+		`{"metadata": {"name": "w2", "namespace": "cv"}, "spec": {"queueName": "a100"}, "status": {"conditions": [{"type": "QuotaReserved", "status": "True"}]}}`,
+		`{"metadata": {"name": "w3", "namespace": "cv"}, "spec": {"queueName": "a100"}, "status": {"conditions": [{"type": "Admitted", "status": "True"}]}}`,
+		`{"metadata": {"name": "w4", "namespace": "cv"}, "spec": {"queueName": "a100"}, "status": {"conditions": [{"type": "Finished", "status": "True"}]}}`,
+		`{"metadata": {"name": "w5", "namespace": "cv-dev"}, "spec": {"queueName": "a100"}}`,
+		`{"metadata": {"name": "w6", "namespace": "cv"}, "spec": {"queueName": "someone-elses"}}`,
+	} {
+		objs.workloads = append(objs.workloads, decode[workloadObject](t, w))
+	}
+	objs.sources = []ociRepositoryObject{decode[ociRepositoryObject](t, `{"metadata": {"name": "accelc-lab", "namespace": "flux-system", `+labLabels+`},
+		"spec": {"url": "oci://registry.example.com/lab"},
+		"status": {"artifact": {"revision": "1.4.0@sha256:2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae",
+			"metadata": {"accelc.io/content-digest": "sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+				"org.opencontainers.image.revision": "main@sha1:0123456789abcdef0123456789abcdef01234567"}},
+			"conditions": [{"type": "Ready", "status": "True", "reason": "Succeeded", "message": "stored artifact"}]}}`)}
+	objs.kustomizations = []kustomizationObject{decode[kustomizationObject](t, `{"metadata": {"name": "accelc-lab", "namespace": "flux-system", `+labLabels+`},
+		"spec": {"path": "./", "sourceRef": {"kind": "OCIRepository", "name": "accelc-lab"}},
+		"status": {"lastAppliedRevision": "1.4.0@sha256:2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae",
+			"conditions": [{"type": "Ready", "status": "True", "reason": "ReconciliationSucceeded", "message": "Applied"}]}}`)}
+	return objs
+}
+
+const (
+	contentA = "sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+	contentB = "sha256:bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
+)
+
+// TestStatusGrouping: constraints sorted, violations by team (through the
+// model), the team with none last; mutators counted by kind; queues by
+// team, the Cohort's quota with what the team's ClusterQueues reserve and
+// use; workloads waiting counted per accelc LocalQueue.
+func TestStatusGrouping(t *testing.T) {
+	st := assemble(statusObjects(t), statusModel(), &Rendering{ContentDigest: contentA})
+	assert.Equal(t, "lab", st.Config)
+	assert.Equal(t, "config", st.TeamsFrom)
+	assert.Empty(t, st.Notes)
+
+	a := st.Admission
+	require.Len(t, a.Constraints, 2)
+	assert.Equal(t, "accelc", a.Constraints[0].Name)
+	assert.Equal(t, "accelc-warn", a.Constraints[1].Name)
+	assert.False(t, a.Constraints[1].Audited)
+	c := a.Constraints[0]
+	assert.True(t, c.Audited)
+	assert.Equal(t, 5, c.TotalViolations)
+	assert.Equal(t, 4, c.Listed())
+	var teams []string
+	for _, tv := range c.ByTeam {
+		teams = append(teams, tv.Team)
+	}
+	assert.Equal(t, []string{"speech", "vision", NoTeam}, teams)
+	assert.Equal(t, []string{"cv", "cv-dev"}, []string{c.ByTeam[1].Violations[0].Namespace, c.ByTeam[1].Violations[1].Namespace})
+	assert.Equal(t, []KindCount{{"Assign", 5}, {"ModifySet", 2}}, a.Mutators)
+	assert.Equal(t, 7, a.MutatorCount)
+
+	q := st.Queues
+	require.Len(t, q.Teams, 2)
+	speech, vision := q.Teams[0], q.Teams[1]
+	assert.Equal(t, "speech", speech.Team)
+	assert.Equal(t, "speech", speech.Cohort)
+	assert.Equal(t, []FlavorResource{{Flavor: "nvidia-a100-80gb", Resource: "nvidia.com/gpu", Nominal: "1", Reserved: "0", Used: "0"}}, speech.Quota,
+		"no Cohort object: the ClusterQueue's own quota")
+	assert.Equal(t, "vision", vision.Team)
+	assert.Equal(t, []FlavorResource{
+		{Flavor: "nvidia-a100-80gb", Resource: "nvidia.com/gpu", Nominal: "8", Reserved: "3", Used: "2"},
+		{Flavor: "accelc-default", Resource: "cpu", Nominal: "96", Reserved: "0", Used: "0"},
+		{Flavor: "accelc-default", Resource: "memory", Nominal: "512Gi", Reserved: "0", Used: "0"},
+	}, vision.Quota, "in the Cohort's order")
+	require.Len(t, vision.ClusterQueues, 1)
+	assert.Equal(t, ClusterQueue{Name: "vision.a100", Profile: "a100", PendingWorkloads: 1, ReservingWorkloads: 2, AdmittedWorkloads: 2,
+		Flavors: []FlavorResource{{Flavor: "nvidia-a100-80gb", Resource: "nvidia.com/gpu", Nominal: "0", Reserved: "3", Used: "2"}}}, vision.ClusterQueues[0])
+	assert.Equal(t, []PendingQueue{
+		{Namespace: "cv", LocalQueue: "a100", ClusterQueue: "vision.a100", Team: "vision", Profile: "a100", Workloads: 2},
+		{Namespace: "cv-dev", LocalQueue: "a100", ClusterQueue: "vision.a100", Team: "vision", Profile: "a100", Workloads: 1},
+	}, q.Pending, "not admitted and not finished, in accelc's LocalQueues only")
+
+	require.NotNil(t, st.Delivery.Drift)
+	assert.Equal(t, InSync, st.Delivery.Drift.State)
+}
+
+// TestStatusTeamsWithoutConfig: without a model, namespaces map to teams
+// through the NamespaceEntitlements, and ClusterQueues to their Cohort
+// (the team's) and their profile annotation; without either, every
+// namespace is NoTeam. No drift is computed.
+func TestStatusTeamsWithoutConfig(t *testing.T) {
+	objs := statusObjects(t)
+	objs.entitlements = map[string]string{"cv": "vision", "cv-dev": "vision", "asr": "speech"}
+	st := assemble(objs, nil, nil)
+	assert.Equal(t, "NamespaceEntitlements", st.TeamsFrom)
+	assert.Nil(t, st.Delivery.Drift)
+	assert.Equal(t, "vision", st.Queues.Teams[1].Team)
+	assert.Equal(t, "a100", st.Queues.Teams[1].ClusterQueues[0].Profile)
+	assert.Len(t, st.Admission.Constraints[0].ByTeam, 3)
+
+	objs.entitlements = nil
+	st = assemble(objs, nil, nil)
+	assert.Empty(t, st.TeamsFrom)
+	require.Len(t, st.Admission.Constraints[0].ByTeam, 1)
+	assert.Equal(t, NoTeam, st.Admission.Constraints[0].ByTeam[0].Team)
+	assert.Len(t, st.Admission.Constraints[0].ByTeam[0].Violations, 4)
+}
+
+// TestStatusDrift: the states, decided by the content digest alone.
+func TestStatusDrift(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		edit     func(*clusterObjects)
+		checkout Rendering
+		state    string
+		reason   string
+		hint     string
+	}{
+		{name: "same content, other commit", checkout: Rendering{Revision: "main@sha1:fedcba9876543210fedcba9876543210fedcba98", ContentDigest: contentA}, state: InSync},
+		{name: "other content", checkout: Rendering{Revision: "main@sha1:fedcba9876543210fedcba9876543210fedcba98", ContentDigest: contentB}, state: Drifted,
+			hint: "if the checkout is newer, render and push it"},
+		{name: "uncommitted", checkout: Rendering{Revision: "main@sha1:0123456789abcdef0123456789abcdef01234567", Uncommitted: true, ContentDigest: contentB}, state: Drifted,
+			hint: "the checkout has uncommitted changes"},
+		{name: "not applied yet", checkout: Rendering{ContentDigest: contentA}, state: Pending,
+			edit: func(o *clusterObjects) {
+				o.kustomizations[0].Status.LastAppliedRevision = "1.3.0@sha256:0000000000000000000000000000000000000000000000000000000000000000"
+				o.kustomizations[0].Status.Conditions = []condition{{Type: "Ready", Status: "False", Reason: "ReconciliationFailed", Message: "namespace gone"}}
+			},
+			reason: "Flux holds the checkout's render (1.4.0@sha256:2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae), but Kustomization flux-system/accelc-lab has applied 1.3.0@sha256:0000000000000000000000000000000000000000000000000000000000000000 (ReconciliationFailed: namespace gone)"},
+		{name: "no annotation", checkout: Rendering{ContentDigest: contentA}, state: Unknown,
+			edit:   func(o *clusterObjects) { delete(o.sources[0].Status.Artifact.Metadata, "accelc.io/content-digest") },
+			reason: "carries no accelc.io/content-digest annotation"},
+		{name: "no artifact", checkout: Rendering{ContentDigest: contentA}, state: Unknown,
+			edit:   func(o *clusterObjects) { o.sources[0].Status.Artifact = nil },
+			reason: "OCIRepository flux-system/accelc-lab has no artifact yet"},
+		{name: "another cluster's source", checkout: Rendering{ContentDigest: contentA}, state: Unknown,
+			edit:   func(o *clusterObjects) { o.sources[0].Metadata.Labels["accelc.io/cluster"] = "prod" },
+			reason: "no OCIRepository of accelc's for cluster lab"},
+		{name: "no Flux", checkout: Rendering{ContentDigest: contentA}, state: Unknown,
+			edit:   func(o *clusterObjects) { o.flux, o.sources, o.kustomizations = false, nil, nil },
+			reason: "Flux is not installed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			objs := statusObjects(t)
+			if tc.edit != nil {
+				tc.edit(objs)
+			}
+			d := assemble(objs, statusModel(), &tc.checkout).Delivery.Drift
+			require.NotNil(t, d)
+			assert.Equal(t, tc.state, d.State)
+			assert.Contains(t, d.Reason, tc.reason)
+			assert.Contains(t, d.Hint, tc.hint)
+			assert.Equal(t, tc.checkout, d.Checkout)
+		})
+	}
+}
+
+// TestStatusNotes: objects labelled for another cluster than the
+// configuration's are noted.
+func TestStatusNotes(t *testing.T) {
+	objs := statusObjects(t)
+	m := statusModel()
+	m.Cluster.Name = "prod"
+	st := assemble(objs, m, &Rendering{ContentDigest: contentA})
+	require.Len(t, st.Notes, 1)
+	assert.Contains(t, st.Notes[0], "labelled accelc.io/cluster=lab, but the configuration is cluster prod")
+}
+
+// TestStatusText: the sections, aligned, in order; digests and commits
+// shortened; a message kept on one line; the audit's listing said to be
+// partial.
+func TestStatusText(t *testing.T) {
+	st := assemble(statusObjects(t), statusModel(), &Rendering{Revision: "main@sha1:fedcba9876543210fedcba9876543210fedcba98", ContentDigest: contentB})
+	st.Cluster = "kind-lab"
+	var b bytes.Buffer
+	require.NoError(t, st.WriteText(&b))
+	assert.Equal(t, `Cluster kind-lab, configuration lab (teams from its CUE)
+
+Gatekeeper: 2 constraints, 7 mutators (5 Assign, 2 ModifySet)
+  CONSTRAINT                   ACTION  VIOLATIONS  AUDITED
+  AccelcAdmission/accelc       deny    5           2026-11-20T10:00:00Z
+  AccelcAdmission/accelc-warn  warn    -           not yet
+
+  Violations of AccelcAdmission/accelc by team (the audit lists 4 of 5):
+  TEAM       ACTION  OBJECT            MESSAGE
+  speech     deny    Job asr/a         no profile
+  vision     deny    Pod cv/a          not entitled at all
+  vision     deny    Pod cv-dev/b      not entitled
+  (no team)  deny    Pod kube-batch/z  no team
+
+Kueue (kueue.x-k8s.io/v1beta2): 2 ClusterQueues of 2 teams, 3 workloads pending
+  TEAM    PROFILE  CLUSTERQUEUE  ADMITTED  RESERVING  PENDING
+  speech  a100     speech.a100   0         0          0
+  vision  a100     vision.a100   2         2          1
+
+  TEAM    COHORT  FLAVOR            RESOURCE        QUOTA  RESERVED  USED
+  speech  speech  nvidia-a100-80gb  nvidia.com/gpu  1      0         0
+  vision  vision  nvidia-a100-80gb  nvidia.com/gpu  8      3         2
+  vision  vision  accelc-default    cpu             96     0         0
+  vision  vision  accelc-default    memory          512Gi  0         0
+
+  NAMESPACE  LOCALQUEUE  TEAM    PROFILE  PENDING
+  cv         a100        vision  a100     2
+  cv-dev     a100        vision  a100     1
+
+Flux: 1 OCIRepository, 1 Kustomization
+  KIND           NAME                    READY  REVISION                   MESSAGE
+  OCIRepository  flux-system/accelc-lab  True   1.4.0@sha256:2c26b46b68ff  stored artifact
+  Kustomization  flux-system/accelc-lab  True   1.4.0@sha256:2c26b46b68ff  Applied
+  artifact 1.4.0@sha256:2c26b46b68ff: commit main@sha1:0123456789ab, content sha256:aaaaaaaaaaaa
+
+drift: cluster runs main@sha1:0123456789ab (content sha256:aaaaaaaaaaaa), the checkout renders main@sha1:fedcba987654 (content sha256:bbbbbbbbbbbb)
+  hint: if the checkout is newer, render and push it (accelc render, then accelc push; CI does on merge) for Flux to apply; if the cluster is newer, update the checkout
+`, b.String())
+
+	// Nothing installed, no configuration.
+	b.Reset()
+	require.NoError(t, assemble(&clusterObjects{}, nil, nil).WriteText(&b))
+	assert.Equal(t, `Cluster  (no teams known: no configuration given, no NamespaceEntitlements)
+
+Gatekeeper: not installed
+
+Kueue: not installed
+
+Flux: not installed
+
+drift not computed: give --config CLUSTER_DIR to compare the cluster with what the checkout renders
+`, b.String())
+
+	// Installed, but none of accelc's objects there.
+	b.Reset()
+	require.NoError(t, assemble(&clusterObjects{gatekeeper: true, kueue: true, kueueVersion: "kueue.x-k8s.io/v1beta1", flux: true}, nil, nil).WriteText(&b))
+	for _, line := range []string{
+		"Gatekeeper: none of accelc's constraints or mutators",
+		"Kueue (kueue.x-k8s.io/v1beta1): none of accelc's ClusterQueues",
+		"Flux: none of accelc's OCIRepositories or Kustomizations",
+	} {
+		assert.Contains(t, b.String(), "\n"+line)
+	}
+}
+
+func TestShort(t *testing.T) {
+	for in, want := range map[string]string{
+		"":                       "",
+		"sha256:abc":             "sha256:abc",
+		"sha":                    "sha",
+		"shasha1:0123456789abcd": "shasha1:0123456789ab",
+		"1.4.0@sha256:2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae": "1.4.0@sha256:2c26b46b68ff",
+		"stored 'v1@sha256:2c26b46b68ffc68ff99b' and main@sha1:0123456789abcdef0123":    "stored 'v1@sha256:2c26b46b68ff' and main@sha1:0123456789ab",
+		"sha256:" + strings.Repeat("A", 64):                                             "sha256:" + strings.Repeat("A", 64),
+	} {
+		assert.Equal(t, want, short(in), in)
+	}
+}
