@@ -34,13 +34,23 @@ import (
 	"github.com/rogpeppe/go-internal/txtar"
 	corev1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/restmapper"
 	"sigs.k8s.io/yaml"
 
 	"github.com/accelc/accelc/internal/controlplane"
 	"github.com/accelc/accelc/internal/testutil"
+	"github.com/accelc/accelc/pkg/accelc"
 	"github.com/accelc/accelc/pkg/artifact"
 	"github.com/accelc/accelc/pkg/inventory"
 	"github.com/accelc/accelc/pkg/render"
@@ -66,6 +76,8 @@ var scriptCmds = map[string]func(ts *testscript.TestScript, neg bool, args []str
 	"kube-pod":      cmdKubePod,
 	"kube-slices":   cmdKubeSlices,
 	"kube-user":     cmdKubeUser,
+	"kube-apply":    cmdKubeApply,
+	"gitrev":        cmdGitRev,
 }
 
 // scriptState is what one script's servers leave for its later steps.
@@ -445,4 +457,152 @@ func cmdKubeUser(ts *testscript.TestScript, neg bool, args []string) {
 	data, err := os.ReadFile(st.cp.UserKubeconfig(st.t, args[0]))
 	ts.Check(err)
 	ts.Check(os.WriteFile(ts.MkAbs(args[1]), data, 0o600))
+}
+
+// cmdKubeApply creates every object of the files (YAML, one or more
+// documents; a folder stands for its *.yaml files but kustomization.yaml),
+// CustomResourceDefinitions first, each waited for until the API server
+// serves it. An object that exists already is kept; where the document has
+// a status, it is written through the status subresource, as the
+// controller that owns the object would: a document may hold only an
+// object's apiVersion, kind, name and status. With -env, $VAR and ${VAR}
+// in the files are replaced by the script's variables first.
+func cmdKubeApply(ts *testscript.TestScript, neg bool, args []string) {
+	const form = "kube-apply [-env] FILE|DIR..."
+	expand := len(args) > 0 && args[0] == "-env"
+	if expand {
+		args = args[1:]
+	}
+	if neg || len(args) == 0 {
+		ts.Fatalf("usage: %s", form)
+	}
+	st := state(ts)
+	if st.cp == nil {
+		ts.Fatalf("kube-apply: start the apiserver first")
+	}
+	ctx := st.t.Context()
+	var files []string
+	for _, a := range args {
+		path := ts.MkAbs(a)
+		info, err := os.Stat(path)
+		ts.Check(err)
+		if !info.IsDir() {
+			files = append(files, path)
+			continue
+		}
+		entries, err := os.ReadDir(path)
+		ts.Check(err)
+		for _, e := range entries {
+			if !e.IsDir() && strings.HasSuffix(e.Name(), ".yaml") && e.Name() != "kustomization.yaml" {
+				files = append(files, filepath.Join(path, e.Name()))
+			}
+		}
+	}
+	var crds, objs []*unstructured.Unstructured
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		ts.Check(err)
+		if expand {
+			data = []byte(os.Expand(string(data), ts.Getenv))
+		}
+		dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+		for {
+			var doc map[string]any
+			if err := dec.Decode(&doc); errors.Is(err, io.EOF) {
+				break
+			} else if err != nil {
+				ts.Fatalf("%s: %v", f, err)
+			}
+			if len(doc) == 0 {
+				continue
+			}
+			u := &unstructured.Unstructured{Object: doc}
+			if u.GetKind() == "CustomResourceDefinition" {
+				crds = append(crds, u)
+			} else {
+				objs = append(objs, u)
+			}
+		}
+	}
+	cfg := st.cp.RESTConfig()
+	dyn, err := dynamic.NewForConfig(cfg)
+	ts.Check(err)
+	crdAPI := dyn.Resource(schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"})
+	for _, crd := range crds {
+		if _, err := crdAPI.Create(ctx, crd, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			ts.Fatalf("creating CustomResourceDefinition %s: %v", crd.GetName(), err)
+		}
+	}
+	for _, crd := range crds {
+		waitFor(ts, "CustomResourceDefinition "+crd.GetName()+" established", func() bool {
+			got, err := crdAPI.Get(ctx, crd.GetName(), metav1.GetOptions{})
+			ts.Check(err)
+			conds, _, _ := unstructured.NestedSlice(got.Object, "status", "conditions")
+			for _, c := range conds {
+				if c, ok := c.(map[string]any); ok && c["type"] == "Established" && c["status"] == "True" {
+					return true
+				}
+			}
+			return false
+		})
+	}
+	disc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	ts.Check(err)
+	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc))
+	for _, obj := range objs {
+		gvk := obj.GroupVersionKind()
+		var mapping *meta.RESTMapping
+		// Discovery serves a new CRD's resource a moment after it is
+		// established.
+		waitFor(ts, gvk.String()+" served", func() bool {
+			mapping, err = mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+			if meta.IsNoMatchError(err) {
+				mapper.Reset()
+				return false
+			}
+			ts.Check(err)
+			return true
+		})
+		var api dynamic.ResourceInterface = dyn.Resource(mapping.Resource)
+		if mapping.Scope.Name() == meta.RESTScopeNameNamespace {
+			api = dyn.Resource(mapping.Resource).Namespace(obj.GetNamespace())
+		}
+		status, hasStatus := obj.Object["status"]
+		got, err := api.Create(ctx, obj, metav1.CreateOptions{})
+		if apierrors.IsAlreadyExists(err) {
+			got, err = api.Get(ctx, obj.GetName(), metav1.GetOptions{})
+		}
+		if err != nil {
+			ts.Fatalf("creating %s %s: %v", gvk.Kind, obj.GetName(), err)
+		}
+		if hasStatus {
+			got.Object["status"] = status
+			if _, err := api.UpdateStatus(ctx, got, metav1.UpdateOptions{}); err != nil {
+				ts.Fatalf("writing the status of %s %s: %v", gvk.Kind, obj.GetName(), err)
+			}
+		}
+	}
+}
+
+// waitFor polls done for up to 30 seconds.
+func waitFor(ts *testscript.TestScript, what string, done func() bool) {
+	for deadline := time.Now().Add(30 * time.Second); !done(); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			ts.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
+// cmdGitRev sets VAR to the revision of the Git checkout DIR is in, as
+// render and push write it (<branch>@sha1:<commit>), and VAR_SHORT to it as
+// accelc status prints it.
+func cmdGitRev(ts *testscript.TestScript, neg bool, args []string) {
+	usage(ts, neg, args, 2, "gitrev VAR DIR")
+	rev := accelc.Checkout(ts.MkAbs(args[1])).Revision
+	branch, commit, ok := strings.Cut(rev, "@sha1:")
+	if !ok || len(commit) < 12 {
+		ts.Fatalf("gitrev: %s is not in a Git checkout with a commit", args[1])
+	}
+	ts.Setenv(args[0], rev)
+	ts.Setenv(args[0]+"_SHORT", branch+"@sha1:"+commit[:12])
 }
