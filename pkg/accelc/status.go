@@ -313,15 +313,14 @@ func uncommitted(dir string) bool {
 // What status reads from the API server, decoded: only the fields it
 // shows. A part not installed has its flag false.
 type clusterObjects struct {
-	gatekeeper, mutations, kueue, flux bool
-	kueueVersion                       string
+	gatekeeper, kueue, flux bool
+	kueueVersion            string
 
-	constraints  []constraintObject
-	mutators     map[string]int // kind → count
+	constraints []constraintObject
+	mutators    map[string]int // kind → count
+	// entitlements map namespaces to teams (read only without a
+	// configuration).
 	entitlements map[string]string
-	// entitlementsServed says whether the cluster serves
-	// NamespaceEntitlements (read only without a configuration).
-	entitlementsServed bool
 
 	clusterQueues  []clusterQueueObject
 	cohorts        []cohortObject

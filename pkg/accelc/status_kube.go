@@ -349,7 +349,6 @@ func (k *kube) readEntitlements(ctx context.Context, objs *clusterObjects) error
 	if err != nil || !ok {
 		return err
 	}
-	objs.entitlementsServed = true
 	objs.entitlements = map[string]string{}
 	for _, e := range ents {
 		objs.entitlements[e.Metadata.Name] = e.Spec.Team
