@@ -23,4 +23,10 @@
 // Fleet does the same for every cluster folder of a fleet repository, in
 // parallel, and Checkout reads the Git facts render and push annotate
 // their output with.
+//
+// ReadStatus reads what is true now in a live cluster that accelc renders
+// for: what Gatekeeper's audit reports of accelc's constraints, what Kueue
+// holds in its queues, what Flux applied and, given the cluster directory,
+// whether that is what the checkout renders (by the content digest push
+// writes into the artifact). It only reads; Status.WriteText prints it.
 package accelc

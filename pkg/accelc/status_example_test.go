@@ -1,0 +1,29 @@
+package accelc_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/accelc/accelc/pkg/accelc"
+	"github.com/accelc/accelc/pkg/inventory/live"
+)
+
+// Read the cluster of the current kubeconfig context, compare it with the
+// checkout's render of clusters/prod, and fail a CI job on drift.
+func ExampleReadStatus() {
+	st, err := accelc.ReadStatus(context.Background(), accelc.StatusOptions{
+		Live:   live.Options{Context: "prod"},
+		Config: "clusters/prod",
+	})
+	if err != nil {
+		fmt.Println(err) // accelc.IsOutside: the cluster could not be read
+		return
+	}
+	if err := st.WriteText(os.Stdout); err != nil {
+		fmt.Println(err)
+	}
+	if d := st.Delivery.Drift; d != nil && d.State != accelc.InSync {
+		os.Exit(1)
+	}
+}
