@@ -428,6 +428,8 @@ generic_use if {
 }
 
 # Placement. Nodes are synced by Gatekeeper (SyncSet).
+# Of a Node the policies read only accelc's type and pool labels and the
+# accelerator capacity: accelc audit syncs nodes with those alone.
 nodes := data.inventory.cluster.v1.Node
 
 # A node is an accelerator node when accelc's node rules typed or pooled

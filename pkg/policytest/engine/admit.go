@@ -151,6 +151,22 @@ type Violation = policytest.Violation
 
 // violations are the constraints' findings in one review.
 func (r *Reviewer) violations(ctx context.Context, obj any) ([]Violation, error) {
+	key := ""
+	if r.memo != nil {
+		if key = memoKey(obj); key != "" {
+			if vs, ok := r.memo.Load(key); ok {
+				return vs.([]Violation), nil
+			}
+		}
+	}
+	vs, err := r.judge(ctx, obj)
+	if err == nil && key != "" {
+		r.memo.Store(key, vs)
+	}
+	return vs, err
+}
+
+func (r *Reviewer) judge(ctx context.Context, obj any) ([]Violation, error) {
 	res, err := r.client.Review(ctx, obj, reviews.EnforcementPoint(util.GatorEnforcementPoint))
 	if err != nil {
 		return nil, err

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"runtime"
+	"strings"
 
 	"github.com/open-policy-agent/gatekeeper/v3/pkg/gator/reader"
 	mutationtypes "github.com/open-policy-agent/gatekeeper/v3/pkg/mutation/types"
@@ -48,22 +49,40 @@ func (m *Mutator) Audit(ctx context.Context, r *Reviewer, obj *unstructured.Unst
 }
 
 // serveAudit answers an OpAudit request: every object judged by Audit
-// against the tree, and each pod mutated by the enforcing tree's
-// mutators, on as many goroutines as there are CPUs.
+// against the tree and again as if made now, and each pod mutated by the
+// enforcing tree's mutators, on as many goroutines as there are CPUs.
+//
+// Pods are judged once per shape: the replicas of a workload differ only
+// in what identifies them, which no policy reads, and in their node, which
+// the policies read through the synced Node. Pods whose shapes are equal
+// and whose nodes are synced alike share one judgement, the node's name in
+// its messages ("spec.nodeName <node>") put back; made again, with no
+// node, they share one regardless.
 func serveAudit(ctx context.Context, req *policytest.EngineRequest) ([]policytest.ObjectAudit, error) {
 	var data []*unstructured.Unstructured
+	nodeClass := map[string]string{}
 	for i, d := range req.Data {
 		u, err := reader.ReadUnstructured(d)
 		if err != nil {
 			return nil, fmt.Errorf("data[%d]: %w", i, err)
 		}
 		data = append(data, u)
+		if u.GetKind() == "Node" {
+			c := u.DeepCopy()
+			c.SetName("")
+			b, err := json.Marshal(c.Object)
+			if err != nil {
+				return nil, err
+			}
+			nodeClass[u.GetName()] = string(b)
+		}
 	}
 	tree := render.Tree(req.Tree)
 	r, err := NewReviewer(ctx, tree, data...)
 	if err != nil {
 		return nil, err
 	}
+	r.Memoize()
 	judge, err := NewMutator(tree, req.Namespaces)
 	if err != nil {
 		return nil, err
@@ -74,16 +93,60 @@ func serveAudit(ctx context.Context, req *policytest.EngineRequest) ([]policytes
 			return nil, err
 		}
 	}
+	objs := make([]*unstructured.Unstructured, len(req.Objects))
+	stored := map[string][]int{} // shape as stored → objects
+	again := map[string][]int{}  // shape made again → objects
+	var storedOrder, againOrder []string
 	out := make([]policytest.ObjectAudit, len(req.Objects))
+	for i, raw := range req.Objects {
+		if objs[i], err = reader.ReadUnstructured(raw); err != nil {
+			out[i].Error = err.Error()
+			continue
+		}
+		sk, ak := shapes(objs[i], nodeClass, i)
+		if _, ok := stored[sk]; !ok {
+			storedOrder = append(storedOrder, sk)
+		}
+		stored[sk] = append(stored[sk], i)
+		if _, ok := again[ak]; !ok {
+			againOrder = append(againOrder, ak)
+		}
+		again[ak] = append(again[ak], i)
+	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(runtime.GOMAXPROCS(0))
-	for i, raw := range req.Objects {
+	for _, k := range storedOrder {
+		idx := stored[k]
+		if objs[idx[0]] == nil {
+			continue
+		}
 		g.Go(func() error {
-			if err := gctx.Err(); err != nil {
-				return err
+			vs, err := judge.Audit(gctx, r, objs[idx[0]])
+			for _, i := range idx {
+				if err != nil {
+					out[i].Error = err.Error()
+					continue
+				}
+				out[i].Violations = onNode(vs, nodeName(objs[idx[0]]), nodeName(objs[i]))
 			}
-			out[i] = auditOne(gctx, r, judge, enforce, raw)
-			return nil
+			return gctx.Err()
+		})
+	}
+	for _, k := range againOrder {
+		idx := again[k]
+		if objs[idx[0]] == nil {
+			continue
+		}
+		g.Go(func() error {
+			recreated, enforced, err := madeAgain(gctx, r, judge, enforce, objs[idx[0]])
+			for _, i := range idx {
+				if err != nil {
+					out[i].Error = err.Error()
+					continue
+				}
+				out[i].Recreated, out[i].Enforced = recreated, enforced
+			}
+			return gctx.Err()
 		})
 	}
 	if err := g.Wait(); err != nil {
@@ -92,19 +155,57 @@ func serveAudit(ctx context.Context, req *policytest.EngineRequest) ([]policytes
 	return out, nil
 }
 
-func auditOne(ctx context.Context, r *Reviewer, judge, enforce *Mutator, raw []byte) policytest.ObjectAudit {
-	var a policytest.ObjectAudit
-	obj, err := reader.ReadUnstructured(raw)
-	if err != nil {
-		a.Error = err.Error()
-		return a
+// shapes are an object's keys for sharing judgements: as stored (a pod
+// without what identifies it, its node by how it is synced) and made
+// again (without its node and status too). Objects other than pods are
+// their own: messages name a workload or claim.
+func shapes(obj *unstructured.Unstructured, nodeClass map[string]string, i int) (stored, again string) {
+	if obj.GetKind() != "Pod" || obj.GroupVersionKind().Group != "" {
+		own := fmt.Sprintf("object %d", i)
+		return own, own
 	}
-	if a.Violations, err = judge.Audit(ctx, r, obj); err != nil {
-		a.Error = err.Error()
-		return a
+	c := obj.DeepCopy()
+	for _, f := range []string{"name", "generateName", "uid", "resourceVersion", "creationTimestamp", "ownerReferences", "managedFields"} {
+		unstructured.RemoveNestedField(c.Object, "metadata", f)
 	}
-	// As if the object were made again: what the API server, the
-	// scheduler and controllers set since are not its author's.
+	node := nodeName(obj)
+	class, synced := nodeClass[node]
+	if !synced {
+		class = "node " + node
+	}
+	if node != "" {
+		_ = unstructured.SetNestedField(c.Object, class, "spec", "nodeName")
+	}
+	s, _ := json.Marshal(c.Object)
+	delete(c.Object, "status")
+	unstructured.RemoveNestedField(c.Object, "spec", "nodeName")
+	a, _ := json.Marshal(c.Object)
+	return string(s), string(a)
+}
+
+func nodeName(obj *unstructured.Unstructured) string {
+	n, _, _ := unstructured.NestedString(obj.Object, "spec", "nodeName")
+	return n
+}
+
+// onNode is a judgement of a pod on node from moved to node to: the
+// policies name a pod's node only as "spec.nodeName <node>".
+func onNode(vs []policytest.Violation, from, to string) []policytest.Violation {
+	if from == to {
+		return vs
+	}
+	out := make([]policytest.Violation, len(vs))
+	for i, v := range vs {
+		v.Message = strings.ReplaceAll(v.Message, "spec.nodeName "+from+" ", "spec.nodeName "+to+" ")
+		out[i] = v
+	}
+	return out
+}
+
+// madeAgain judges an object as if it were made now (without its status,
+// a pod without its node) through the tree's own admission, and mutates
+// a pod with enforce's mutators.
+func madeAgain(ctx context.Context, r *Reviewer, judge, enforce *Mutator, obj *unstructured.Unstructured) ([]policytest.Violation, []byte, error) {
 	again := obj.DeepCopy()
 	delete(again.Object, "status")
 	isPod := obj.GetKind() == "Pod" && obj.GroupVersionKind().Group == ""
@@ -113,20 +214,15 @@ func auditOne(ctx context.Context, r *Reviewer, judge, enforce *Mutator, raw []b
 	}
 	d, err := judge.Admit(ctx, r, Request{Object: again.DeepCopy()})
 	if err != nil {
-		a.Error = err.Error()
-		return a
+		return nil, nil, err
 	}
-	a.Recreated = d.Violations
 	if enforce == nil || !isPod {
-		return a
+		return d.Violations, nil, nil
 	}
 	mutated, err := enforce.MutateObject(again)
 	if err != nil {
-		a.Error = err.Error()
-		return a
+		return nil, nil, err
 	}
-	if a.Enforced, err = json.Marshal(mutated.Object); err != nil {
-		a.Error = err.Error()
-	}
-	return a
+	enforced, err := json.Marshal(mutated.Object)
+	return d.Violations, enforced, err
 }

@@ -2,9 +2,11 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/open-policy-agent/gatekeeper/v3/apis"
 	"github.com/open-policy-agent/gatekeeper/v3/pkg/gator"
@@ -22,6 +24,34 @@ import (
 // and PriorityClasses plus the Nodes given.
 type Reviewer struct {
 	client gator.Client
+	// memo, when set, keeps the judgement of each pod shape reviewed
+	// outside an admission request (Memoize).
+	memo *sync.Map
+}
+
+// Memoize makes r judge each pod it reviews outside an admission request
+// once per shape — the pod without what identifies it (name, uid,
+// owners), which no policy reads — and its operation: a workload's
+// ReplicaSets and replicas expand to pods alike. For audits, where the
+// synced data does not change.
+func (r *Reviewer) Memoize() { r.memo = &sync.Map{} }
+
+// memoKey is a pod's shape under an operation, or "" for what is not
+// memoized.
+func memoKey(obj any) string {
+	au, ok := obj.(target.AugmentedUnstructured)
+	if !ok || au.Object.GetKind() != "Pod" || au.Object.GroupVersionKind().Group != "" {
+		return ""
+	}
+	c := au.Object.DeepCopy()
+	for _, f := range []string{"name", "generateName", "uid", "resourceVersion", "creationTimestamp", "ownerReferences", "managedFields"} {
+		unstructured.RemoveNestedField(c.Object, "metadata", f)
+	}
+	b, err := json.Marshal(c.Object)
+	if err != nil {
+		return ""
+	}
+	return string(au.Operation) + " " + string(au.Source) + " " + string(b)
 }
 
 // NewReviewer loads the tree once.
