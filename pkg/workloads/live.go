@@ -1,0 +1,357 @@
+package workloads
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+
+	"golang.org/x/sync/errgroup"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/client-go/rest"
+
+	"github.com/accelc/accelc/pkg/inventory/live"
+)
+
+// DefaultPageSize is how many objects ReadLive asks for at a time, as
+// kubectl does: a page of pods is a few hundred kilobytes of JSON.
+const DefaultPageSize = 500
+
+// parallel is how many kinds ReadLive lists at once; pods, the longest
+// list, come first.
+const parallel = 4
+
+// ReadLive reads what a cluster runs: its pods, and the objects of every
+// other kind of Kinds the API server serves, at the first of the kind's
+// versions it serves (API discovery says which). It only lists, in
+// pages of opts.PageSize (default DefaultPageSize) followed by their
+// continue tokens, each page read object by object as it arrives and
+// trimmed (Trim), so no list is held whole. A kind the server does not
+// serve (no CRD) is left out without a word; one the user may not list
+// is a Warning naming the kind and the RBAC verb, never a failure. A
+// cluster that cannot be reached, or fails otherwise, is a *live.Error
+// naming the server without its credentials. opts.SkipPods is not read:
+// a Set always holds the pods.
+func ReadLive(ctx context.Context, opts live.Options) (*Set, error) {
+	cfg, _, redact, err := live.Config(opts)
+	if err != nil {
+		return nil, err
+	}
+	c, err := jsonClient(cfg)
+	if err != nil {
+		return nil, redact(err)
+	}
+	l := lister{c: c, pageSize: opts.PageSize}
+	if l.pageSize <= 0 {
+		l.pageSize = DefaultPageSize
+	}
+	versions, warnings, err := discover(ctx, c)
+	if err != nil {
+		return nil, redact(err)
+	}
+	type result struct {
+		objs    []*unstructured.Unstructured
+		warning string
+	}
+	results := make([]result, len(kinds))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(parallel)
+	for i, k := range kinds {
+		if versions[i] == "" {
+			continue
+		}
+		g.Go(func() error {
+			objs, err := l.list(gctx, k, versions[i])
+			switch {
+			case err == nil:
+				results[i].objs = objs
+			case apierrors.IsForbidden(err):
+				results[i].warning = forbidden(k)
+			case apierrors.IsNotFound(err):
+				// Gone since discovery: a CRD deleted.
+			default:
+				return fmt.Errorf("listing %s: %w", k, err)
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, redact(err)
+	}
+	n := 0
+	for _, r := range results {
+		n += len(r.objs)
+	}
+	objs := make([]*unstructured.Unstructured, 0, n)
+	for _, r := range results {
+		objs = append(objs, r.objs...)
+		if r.warning != "" {
+			warnings = append(warnings, r.warning)
+		}
+	}
+	return newSet(objs, warnings), nil
+}
+
+// forbidden is the warning for a kind the user may not list.
+func forbidden(k Kind) string {
+	group := fmt.Sprintf("API group %q", k.Group)
+	if k.Group == "" {
+		group = "the core API group"
+	}
+	return fmt.Sprintf("may not list %s in all namespaces (RBAC: verb list on %s in %s, cluster-wide): no %s are read",
+		k, k.Resource, group, plural(k.Kind))
+}
+
+// plural is a kind's plural as people write it: Pods, ReplicaSets.
+func plural(kind string) string {
+	return kind + "s"
+}
+
+// jsonClient is a REST client that asks for JSON: custom resources have
+// no protobuf, and unstructured objects are read from JSON whatever
+// their kind. Its requests name their paths whole (AbsPath).
+func jsonClient(cfg *rest.Config) (*rest.RESTClient, error) {
+	cfg = rest.CopyConfig(cfg)
+	cfg.ContentType = "application/json"
+	cfg.AcceptContentTypes = "application/json"
+	gv := schema.GroupVersion{Version: "v1"}
+	cfg.APIPath, cfg.GroupVersion = "/api", &gv
+	// Only errors are decoded by client-go: a metav1.Status.
+	scheme := runtime.NewScheme()
+	metav1.AddToGroupVersion(scheme, gv)
+	cfg.NegotiatedSerializer = serializer.NewCodecFactory(scheme).WithoutConversion()
+	return rest.RESTClientFor(cfg)
+}
+
+// groupPath is the path of a group version's API: /api/v1, /apis/apps/v1.
+func groupPath(group, version string) string {
+	if group == "" {
+		return "/api/" + version
+	}
+	return "/apis/" + group + "/" + version
+}
+
+// discover finds, for each of kinds, the first of its versions whose
+// resource the server serves and lets be listed: "" where there is none.
+// It reads each group version's resource list (the API discovery
+// documents), all at once.
+func discover(ctx context.Context, c *rest.RESTClient) (versions, warnings []string, err error) {
+	type gv struct{ group, version string }
+	var gvs []gv
+	for _, k := range kinds {
+		for _, v := range k.Versions {
+			if !slices.Contains(gvs, gv{k.Group, v}) {
+				gvs = append(gvs, gv{k.Group, v})
+			}
+		}
+	}
+	served := make([]map[string]bool, len(gvs)) // resource → list allowed
+	denied := make([]bool, len(gvs))
+	g, gctx := errgroup.WithContext(ctx)
+	for i, x := range gvs {
+		g.Go(func() error {
+			raw, err := c.Get().AbsPath(groupPath(x.group, x.version)).Do(gctx).Raw()
+			switch {
+			case apierrors.IsNotFound(err):
+				return nil
+			case apierrors.IsForbidden(err):
+				denied[i] = true
+				return nil
+			case err != nil:
+				return fmt.Errorf("discovering %s: %w", schema.GroupVersion{Group: x.group, Version: x.version}, err)
+			}
+			var list metav1.APIResourceList
+			if err := json.Unmarshal(raw, &list); err != nil {
+				return fmt.Errorf("discovering %s: %w", schema.GroupVersion{Group: x.group, Version: x.version}, err)
+			}
+			served[i] = map[string]bool{}
+			for _, r := range list.APIResources {
+				served[i][r.Name] = slices.Contains(r.Verbs, "list")
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, nil, err
+	}
+	versions = make([]string, len(kinds))
+	for i, k := range kinds {
+		for _, v := range k.Versions {
+			j := slices.Index(gvs, gv{k.Group, v})
+			if denied[j] {
+				warnings = append(warnings, fmt.Sprintf("may not read the API discovery of %s (RBAC: verb get on the non-resource URL %s): no %s are read",
+					schema.GroupVersion{Group: k.Group, Version: v}, groupPath(k.Group, v), plural(k.Kind)))
+				break
+			}
+			if served[j][k.Resource] {
+				versions[i] = v
+				break
+			}
+		}
+	}
+	return versions, warnings, nil
+}
+
+// lister lists a kind page by page.
+type lister struct {
+	c        *rest.RESTClient
+	pageSize int64
+}
+
+// list lists a kind in every namespace. Where a continue token has
+// expired (410 Gone: the list took longer than etcd keeps its history),
+// it lists again from the start, once.
+func (l lister) list(ctx context.Context, k Kind, version string) ([]*unstructured.Unstructured, error) {
+	objs, err := l.pages(ctx, k, version)
+	if apierrors.IsResourceExpired(err) || apierrors.IsGone(err) {
+		objs, err = l.pages(ctx, k, version)
+	}
+	return objs, err
+}
+
+// pages reads the pages of a kind's list. The next page is asked for as
+// soon as a page's continue token has been read, which the API server
+// writes before the items of a built-in kind's list: the server writes
+// one page while this reads the last.
+func (l lister) pages(ctx context.Context, k Kind, version string) ([]*unstructured.Unstructured, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	path := groupPath(k.Group, version) + "/" + k.Resource
+	apiVersion := schema.GroupVersion{Group: k.Group, Version: version}.String()
+	r := newReader(nil)
+	var out []*unstructured.Unstructured
+	next := l.fetch(ctx, path, "")
+	for next != nil {
+		body, err := next.wait()
+		next = nil
+		if err != nil {
+			return nil, err
+		}
+		r.reset(body)
+		err = r.list(k.Kind+"List", func(cont string) {
+			if cont != "" && next == nil {
+				next = l.fetch(ctx, path, cont)
+			}
+		}, func(obj map[string]any) {
+			obj["apiVersion"], obj["kind"] = apiVersion, k.Kind
+			u := &unstructured.Unstructured{Object: obj}
+			Trim(u)
+			out = append(out, u)
+		})
+		if err == nil {
+			// What follows the list (a newline) is read, so that the
+			// stream ends as the server ended it.
+			_, err = io.Copy(io.Discard, body)
+		}
+		body.Close()
+		if err != nil {
+			if next != nil {
+				cancel()
+				next.discard()
+			}
+			return nil, fmt.Errorf("reading the list of %s: %w", k, err)
+		}
+	}
+	return out, nil
+}
+
+// page is a list request under way.
+type page struct {
+	done chan struct{}
+	body io.ReadCloser
+	err  error
+}
+
+// fetch asks for a page of the list at path.
+func (l lister) fetch(ctx context.Context, path, cont string) *page {
+	p := &page{done: make(chan struct{})}
+	go func() {
+		defer close(p.done)
+		req := l.c.Get().AbsPath(path).Param("limit", strconv.FormatInt(l.pageSize, 10))
+		if cont != "" {
+			req = req.Param("continue", cont)
+		}
+		p.body, p.err = req.Stream(ctx)
+	}()
+	return p
+}
+
+func (p *page) wait() (io.ReadCloser, error) {
+	<-p.done
+	return p.body, p.err
+}
+
+// discard closes the page's body, once it has come.
+func (p *page) discard() {
+	if body, _ := p.wait(); body != nil {
+		body.Close()
+	}
+}
+
+// list reads a list object, calling cont with its continue token and
+// item with each of its items, as they come.
+func (r *reader) list(kind string, cont func(string), item func(map[string]any)) error {
+	if _, err := r.d.ReadToken(); err != nil {
+		return err
+	}
+	for r.d.PeekKind() != '}' {
+		name, err := r.str()
+		if err != nil {
+			return err
+		}
+		switch name {
+		case "kind":
+			got, err := r.str()
+			if err != nil {
+				return err
+			}
+			if got != kind {
+				return fmt.Errorf("the API server sent a %q where a %s was expected", got, kind)
+			}
+		case "metadata":
+			md, err := r.object(nil)
+			if err != nil {
+				return err
+			}
+			c, _ := md["continue"].(string)
+			cont(c)
+		case "items":
+			if r.d.PeekKind() == 'n' {
+				if _, err := r.d.ReadToken(); err != nil {
+					return err
+				}
+				continue
+			}
+			if _, err := r.d.ReadToken(); err != nil {
+				return err
+			}
+			for r.d.PeekKind() != ']' {
+				if r.d.PeekKind() != '{' {
+					return errors.New("an item that is not an object")
+				}
+				obj, err := r.item()
+				if err != nil {
+					return err
+				}
+				item(obj)
+			}
+			if _, err := r.d.ReadToken(); err != nil {
+				return err
+			}
+		default:
+			if err := r.d.SkipValue(); err != nil {
+				return err
+			}
+		}
+	}
+	_, err := r.d.ReadToken()
+	return err
+}
