@@ -1,0 +1,75 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/accelc/accelc/pkg/accelc"
+	"github.com/accelc/accelc/pkg/policytest"
+)
+
+func newAuditCmd(stdout, stderr io.Writer) *cobra.Command {
+	var (
+		inv    inventoryFlags
+		output = outputFormats(formatText, formatJSON, formatYAML)
+		failOn = oneOf("", "deny", "warn", "dryrun")
+		file   string
+	)
+	cmd := &cobra.Command{
+		Use:   "audit [CLUSTER_DIR]",
+		Short: "What the rendered tree would do to the workloads a cluster runs now",
+		Long: `audit renders CLUSTER_DIR (default .) and judges every workload the
+cluster runs — from --live (read-only), or from a snapshot taken with
+` + "`accelc inventory snapshot --live --workloads`" + ` (--inventory, or --workloads
+when the nodes come from elsewhere) — as Gatekeeper's audit will
+once the tree is applied. It prints, per team and namespace, the workloads
+that would be denied, warned about or only reported at their team's stage
+and why; what accelc's mutations would change of their pods once their
+namespace denies ("would move off its node's type", "would be queued in
+<team>.<profile>"); and which would wait for their team's quota. A
+Deployment's replicas, its ReplicaSet and itself are one workload.
+
+--fail-on deny exits 1 when a workload would be refused, so CI can stop a
+commit that would break what runs; warn also on warnings, dryrun on any
+violation.`,
+		Args:              maxArgs(1),
+		ValidArgsFunction: completeClusterDir,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dir := dirArg(args)
+			res, err := loadCluster(cmd.Context(), dir, &inv, accelc.Options{Render: true}, stderr)
+			if err != nil {
+				return err
+			}
+			src, _ := inv.source()
+			report, err := accelc.Audit(cmd.Context(), res, src, file)
+			if err != nil {
+				if ee := (*policytest.EngineError)(nil); errors.As(err, &ee) {
+					return policyErr(exitInput, err)
+				}
+				return libraryErr(err)
+			}
+			switch output.value {
+			case formatJSON, formatYAML:
+				err = writeReport(stdout, output.value, report)
+			default:
+				err = report.WriteText(stdout)
+			}
+			if err != nil {
+				return err
+			}
+			if report.Failed(failOn.value) {
+				return &exitError{exitInput, fmt.Errorf("audit: workloads would be %s (--fail-on %s)", map[string]string{"deny": "denied", "warn": "denied or warned about", "dryrun": "reported"}[failOn.value], failOn.value)}
+			}
+			return nil
+		},
+	}
+	inv.bind(cmd, true)
+	cmd.Flags().StringVar(&file, "workloads", "", "the workloads' snapshot, when they are not in the --inventory file (`accelc inventory snapshot --live --workloads`)")
+	_ = cmd.MarkFlagFilename("workloads", "json", "yaml", "yml")
+	output.register(cmd, "output", "o", "output format")
+	failOn.register(cmd, "fail-on", "", "exit 1 when a workload would be: denied (deny), denied or warned about (warn), or has any violation (dryrun)")
+	return cmd
+}

@@ -1,0 +1,48 @@
+package accelc
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+
+	"github.com/accelc/accelc/pkg/audit"
+	"github.com/accelc/accelc/pkg/compile"
+	"github.com/accelc/accelc/pkg/workloads"
+)
+
+// Audit says what res's rendered tree would do to what the cluster runs:
+// the workloads of src (a live cluster, read-only, or the snapshot file
+// the nodes came from, written by `accelc inventory snapshot --live
+// --workloads`), or of file, a snapshot of the workloads alone, when
+// given. res must be rendered (Options.Render).
+func Audit(ctx context.Context, res *Result, src Source, file string) (*audit.Report, error) {
+	if res.Tree == nil {
+		return nil, fmt.Errorf("audit: %s was not rendered", res.Dir)
+	}
+	var (
+		set  *workloads.Set
+		from string
+		err  error
+	)
+	if src.Live && file == "" {
+		if set, err = workloads.ReadLive(ctx, src.LiveOptions); err != nil {
+			return nil, &OutsideError{err}
+		}
+		from = "live"
+	} else {
+		from = cmp.Or(file, src.File)
+		if from == "" {
+			from = compile.DefaultInventory(res.Dir)
+		}
+		if from == "" {
+			return nil, fmt.Errorf("%s has no inventory.json and no --inventory was given: audit reads the workloads from a snapshot taken with `accelc inventory snapshot --live --workloads`, or from the cluster with --live", res.Dir)
+		}
+		if set, err = workloads.ReadFile(from); err != nil {
+			return nil, err
+		}
+		if len(set.Objects) == 0 {
+			return nil, fmt.Errorf("%s holds no workloads: take the snapshot with `accelc inventory snapshot --live --workloads -o %s`, or audit the cluster with --live", from, from)
+		}
+	}
+	return audit.Run(ctx, audit.Input{Model: res.Model, Inventory: res.Inventory, Tree: res.Tree, Workloads: set, Source: from})
+}

@@ -1,0 +1,77 @@
+package audit
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/accelc/accelc/pkg/compile"
+)
+
+// verdicts say what admission would do with a workload's violations at
+// its namespace's stage.
+var verdicts = map[string]string{
+	compile.Deny:   "would be denied",
+	compile.Warn:   "would be warned about",
+	compile.DryRun: "would be reported (dryrun)",
+}
+
+// WriteText writes the report for people: totals first, then each team's
+// workloads with findings, each with its violations, the changes
+// enforcement would make and why it would wait.
+func (r *Report) WriteText(w io.Writer) error {
+	var b strings.Builder
+	from := ""
+	if r.Source != "" {
+		from = " (" + r.Source + ")"
+	}
+	t := r.Totals
+	fmt.Fprintf(&b, "audit of %s%s: %s, %s\n", r.Cluster, from, count(t.Workloads, "workload"), count(t.Pods, "pod"))
+	fmt.Fprintf(&b, "  made again now: %d would be denied, %d warned about, %d reported (dryrun); %d would change once their namespace denies; %d would wait for quota\n",
+		t.Denied, t.Warned, t.Reported, t.Changed, t.Waiting)
+	fmt.Fprintf(&b, "  Gatekeeper's audit will list %s as they run now\n", count(t.Audited, "workload"))
+	for _, team := range r.Teams {
+		if team.Name == "" {
+			fmt.Fprintf(&b, "\nnamespaces of no team (%s)\n", team.Stage)
+		} else {
+			fmt.Fprintf(&b, "\nteam %s (%s)\n", team.Name, team.Stage)
+		}
+		for _, ns := range team.Namespaces {
+			fmt.Fprintf(&b, "  namespace %s\n", ns.Name)
+			for _, f := range ns.Workloads {
+				fmt.Fprintf(&b, "    %s %s (%s)", f.Kind, f.Name, count(f.Pods, "pod"))
+				if f.Action != "" {
+					fmt.Fprintf(&b, ": %s", verdicts[f.Action])
+				}
+				b.WriteString("\n")
+				for _, v := range f.Violations {
+					fmt.Fprintf(&b, "      - %s\n", v)
+				}
+				if len(f.AuditOnly) > 0 {
+					b.WriteString("      Gatekeeper's audit will list, until its pods are made again:\n")
+					for _, v := range f.AuditOnly {
+						fmt.Fprintf(&b, "      - %s\n", v)
+					}
+				}
+				for _, c := range f.Changes {
+					fmt.Fprintf(&b, "      %s\n", c)
+				}
+				if f.Waits != "" {
+					fmt.Fprintf(&b, "      %s\n", f.Waits)
+				}
+			}
+		}
+	}
+	for _, warning := range r.Warnings {
+		fmt.Fprintf(&b, "\nwarning: %s\n", warning)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
