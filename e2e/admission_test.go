@@ -123,10 +123,12 @@ func (c *clusterUnderTest) read(t testing.TB) {
 	t.Helper()
 	c.entitlements = map[string]entitlement{}
 	var mutators []*unstructured.Unstructured
+	prefix := ""
 	for _, r := range c.objs {
 		switch {
 		case r.group() == "constraints.gatekeeper.sh":
 			c.typeLabel, _, _ = unstructuredString(r.obj.Object, "spec", "parameters", "typeLabel")
+			prefix, _, _ = unstructuredString(r.obj.Object, "spec", "parameters", "labelPrefix")
 		case r.obj.GetKind() == "NamespaceEntitlement":
 			team, _, _ := unstructuredString(r.obj.Object, "spec", "team")
 			typesList, _, _ := unstructured.NestedStringSlice(r.obj.Object, "spec", "acceleratorTypes")
@@ -174,7 +176,11 @@ func (c *clusterUnderTest) read(t testing.TB) {
 			}
 		}
 		// The label whose value names the profile, from the mutators
-		// that match it.
+		// that match it; the constraint's labelPrefix where no
+		// namespace denies and no mutator is rendered.
+		if len(mutators) == 0 && prefix != "" {
+			p.labelKey = prefix + "/profile"
+		}
 		for _, m := range mutators {
 			sel, _, _ := unstructured.NestedStringMap(m.Object, "spec", "match", "labelSelector", "matchLabels")
 			for k, v := range sel {

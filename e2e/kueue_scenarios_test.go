@@ -78,13 +78,6 @@ func (s *suite) startKubelet(t *testing.T) *kubelet {
 	return k
 }
 
-// gone reports whether the stand-in finished deleting the pod.
-func (k *kubelet) gone(ns, name string) bool {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	return slices.Contains(k.removed, ns+"/"+name)
-}
-
 // tiers reads the team tiers from the rendered AssignMetadata mutations
 // that give a team's pods their WorkloadPriorityClass label (the label
 // accelc's mutation adds to a pod of a profile that names no class of its

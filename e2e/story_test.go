@@ -69,6 +69,7 @@ func TestStory(t *testing.T) {
 	step("1-before-accelc", st.beforeAccelc)
 	step("2-commit-dryrun", st.commitDryrun)
 	step("3-commit-warn", st.commitWarn)
+	step("3-stages-per-team", st.stagesPerTeam)
 	step("3-commit-deny", st.commitDeny)
 	step("4-odh-workloads", st.odhWorkloads)
 	step("4-quota-and-gang", st.quotaAndGang)
@@ -119,6 +120,7 @@ type story struct {
 	version  int               // the next minor version CI pushes
 	legacy   map[string]placed // pods that ran before accelc: name → what they were
 	lastGood string            // tag@digest Flux applied last
+	before   string            // a plain pod as admitted before accelc (createdShape)
 }
 
 type placed struct {
@@ -307,6 +309,10 @@ func (st *story) beforeAccelc(t *testing.T) {
 	if len(st.legacy) != 4 {
 		t.Fatalf("want 4 pods from before accelc running, have %d: %v", len(st.legacy), st.legacy)
 	}
+	// A pod as a user writes it before accelc, as the API server stores
+	// it: what a pod under dryrun must still be.
+	st.before = st.createdShape(t, s.cp.Kubeconfig(), "shape", "ml-research")
+	st.deletePod(t, "ml-research", "shape")
 	t.Logf("before accelc: %d nodes Ready under KWOK; a pod, a Deployment's 2 pods and a Job's pod Running: %v", len(nodes), st.legacy)
 }
 
@@ -399,71 +405,26 @@ func (st *story) legacyUntouched(t *testing.T) {
 	}
 }
 
-// commitDryrun: commit 1, enforcement dryrun. Nothing running changes;
-// a new pod written as before is still admitted; Gatekeeper's audit lists
-// the running pods deny would refuse.
+// commitDryrun: commit 1, enforcement dryrun. accelc audit, run before
+// the commit, predicts the workloads Gatekeeper's audit lists after it;
+// nothing running changes; a new pod written as before is admitted and
+// stored exactly as it was before accelc: no mutation, no queue.
 func (st *story) commitDryrun(t *testing.T) {
 	st.setEnforcement(t, "dryrun")
+	_, predicted := st.auditPrediction(t)
+	if len(predicted) == 0 {
+		t.Fatal("accelc audit predicts an empty audit, with pods from before accelc running without profiles")
+	}
 	st.commit(t, "commit 1 (enforcement dryrun)")
 	st.constraintsAt(t, "dryrun")
+	st.status(t, map[string]string{"accelc": "dryrun"})
 	st.legacyUntouched(t)
-	// A new pod written as before accelc: admitted.
-	stdout, stderr := st.kubectlPod(t, "legacy-new-dryrun", true)
-	t.Logf("dryrun: a new pod written as before is admitted: %s%s", stdout, firstLine(stderr))
-	// What the mutators still did to it under dryrun (the rollout issue
-	// makes dryrun inert; this says what is true today).
-	if p, err := st.s.client.CoreV1().Pods("ml-research").Get(t.Context(), "legacy-new-dryrun", metav1.GetOptions{}); err == nil {
-		t.Logf("dryrun: the new pod as stored: labels %v, annotations %v, affinity %s, %d tolerations, scheduling gates %v",
-			p.Labels, p.Annotations, jsonString(p.Spec.Affinity), len(p.Spec.Tolerations), p.Spec.SchedulingGates)
+	if got := st.createdShape(t, st.devKube, "shape", "ml-research"); got != st.before {
+		t.Fatalf("dryrun changed the pod: as stored before accelc\n%s\nand under dryrun\n%s", st.before, got)
 	}
-	// The audit: every running pod without a profile is listed.
-	want := []string{"ml-research/legacy-pod"}
-	for key := range st.legacy {
-		if strings.HasPrefix(key, "serving-prod/") || strings.Contains(key, "legacy-train") {
-			want = append(want, key)
-		}
-	}
-	slices.Sort(want)
-	var got map[string]string
-	err := poll(t.Context(), gatekeeperTimeout+2*controlplane.AuditInterval, func(ctx context.Context) (bool, string, error) {
-		got = st.violations(ctx)
-		var missing []string
-		for _, w := range want {
-			if _, ok := got[w]; !ok {
-				missing = append(missing, w)
-			}
-		}
-		return len(missing) == 0, fmt.Sprintf("not in the audit yet: %v", missing), nil
-	})
-	if err != nil {
-		t.Fatalf("Gatekeeper's audit under dryrun: %v", err)
-	}
-	for _, w := range want {
-		t.Logf("audit (dryrun): %s: %s", w, got[w])
-	}
-	st.deletePod(t, "ml-research", "legacy-new-dryrun")
-}
-
-// violations are the constraints' audit results: namespace/name → message.
-func (st *story) violations(ctx context.Context) map[string]string {
-	out := map[string]string{}
-	for _, r := range st.c.objs {
-		if r.group() != "constraints.gatekeeper.sh" {
-			continue
-		}
-		live, err := st.s.get(ctx, r.obj)
-		if err != nil {
-			continue
-		}
-		vs, _, _ := unstructured.NestedSlice(live.Object, "status", "violations")
-		for _, v := range vs {
-			m, _ := v.(map[string]any)
-			if m["kind"] == "Pod" {
-				out[fmt.Sprint(m["namespace"])+"/"+fmt.Sprint(m["name"])] = fmt.Sprint(m["message"])
-			}
-		}
-	}
-	return out
+	t.Logf("dryrun: a new pod written as before is admitted and stored byte for byte as before accelc (labels, annotations, spec)")
+	st.deletePod(t, "ml-research", "shape")
+	st.waitAudited(t, predicted)
 }
 
 // constraintsAt checks that every constraint in the cluster has the action.
