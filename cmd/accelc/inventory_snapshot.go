@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/accelc/accelc/pkg/accelc"
+	"github.com/accelc/accelc/pkg/workloads"
 )
 
 func newInventorySnapshotCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -15,6 +16,7 @@ func newInventorySnapshotCmd(stdout, stderr io.Writer) *cobra.Command {
 		inv    inventoryFlags
 		out    string
 		pods   bool
+		wls    bool
 		merges []string
 	)
 	cmd := &cobra.Command{
@@ -35,6 +37,12 @@ PCIe root or other address or serial number.
 With --inventory FILE instead of --live, it rewrites an existing snapshot
 (` + "`kubectl get nodes -o json`" + ` or ` + "`kubectl get nodes,resourceslices -o json`" + `
 output) the same way, dropping what should not be committed.
+
+--workloads adds what the cluster runs, for ` + "`accelc audit`" + ` in CI without cluster
+access: its pods, every workload kind accelc judges (Deployments,
+ReplicaSets, Jobs, Notebooks, …) and ResourceClaims, read-only, without
+environment values, commands, arguments or image pull secrets. With
+--inventory FILE it keeps the file's own.
 
 --merge REPORT,… lays NVML reports (` + "`accelc inventory nvml`" + ` run on nodes
 the GPU Operator does not label) over the nodes of the same name, so those
@@ -68,6 +76,23 @@ nodes are classified by what NVML saw.`,
 				merged, added := snap.Merge(other)
 				fmt.Fprintf(stderr, "merged %s: %d nodes updated, %d added\n", path, len(merged), len(added))
 			}
+			if wls {
+				var set *workloads.Set
+				if src.Live {
+					set, err = workloads.ReadLive(cmd.Context(), src.LiveOptions)
+				} else {
+					set, err = workloads.ReadFile(src.File)
+				}
+				if err != nil {
+					return libraryErr(outside(src.Live, err))
+				}
+				for _, w := range set.Warnings {
+					fmt.Fprintf(stderr, "warning: %s\n", w)
+				}
+				for _, o := range set.Objects {
+					snap.Workloads = append(snap.Workloads, o.Object)
+				}
+			}
 			var buf bytes.Buffer
 			if err := snap.Write(&buf); err != nil {
 				return err
@@ -79,17 +104,29 @@ nodes are classified by what NVML saw.`,
 			if err := writeFileAtomic(out, buf.Bytes()); err != nil {
 				return err
 			}
+			what := fmt.Sprintf("%d nodes", len(snap.Nodes))
 			if len(snap.Slices) > 0 {
-				fmt.Fprintf(stderr, "wrote %s: %d nodes, %d ResourceSlices\n", out, len(snap.Nodes), len(snap.Slices))
-			} else {
-				fmt.Fprintf(stderr, "wrote %s: %d nodes\n", out, len(snap.Nodes))
+				what += fmt.Sprintf(", %d ResourceSlices", len(snap.Slices))
 			}
+			if wls {
+				what += fmt.Sprintf(", %d workload objects", len(snap.Workloads))
+			}
+			fmt.Fprintf(stderr, "wrote %s: %s\n", out, what)
 			return nil
 		},
 	}
 	inv.bind(cmd, false)
 	cmd.Flags().StringVarP(&out, "output", "o", "", "file to write (default: standard output)")
 	cmd.Flags().BoolVar(&pods, "pods", true, "with --live, count the accelerators pods use on each node")
+	cmd.Flags().BoolVar(&wls, "workloads", false, "also write what the cluster runs (pods, workloads, ResourceClaims, trimmed), for `accelc audit`")
 	cmd.Flags().StringSliceVar(&merges, "merge", nil, "lay these files' nodes over the snapshot (NVML reports from `accelc inventory nvml`, or node lists): their labels win, and capacity is filled in")
 	return cmd
+}
+
+// outside marks a live read's failure as an outside system's (exit 3).
+func outside(live bool, err error) error {
+	if live {
+		return &accelc.OutsideError{Err: err}
+	}
+	return err
 }

@@ -56,6 +56,19 @@ type Condition struct {
 	Status string `json:"status"`
 }
 
+// workloadKinds are the kinds of what a cluster runs that a snapshot may
+// hold beside its nodes (written by `accelc inventory snapshot
+// --workloads`, read by pkg/workloads, whose kinds a test keeps here).
+var workloadKinds = map[string]bool{
+	"Pod": true, "Deployment": true, "StatefulSet": true, "ReplicaSet": true, "DaemonSet": true,
+	"Job": true, "CronJob": true, "Notebook": true, "PyTorchJob": true, "RayCluster": true, "JobSet": true,
+	"ResourceClaim": true, "ResourceClaimTemplate": true,
+}
+
+// WorkloadKind says whether a snapshot item of the kind is a workload,
+// which node classification passes over.
+func WorkloadKind(kind string) bool { return workloadKinds[kind] }
+
 // Snapshot is a set of raw nodes with where and when they were read.
 type Snapshot struct {
 	Source *Source
@@ -68,6 +81,9 @@ type Snapshot struct {
 	// Warnings are what the reader could not do but worked around
 	// (pods it may not list).
 	Warnings []string
+	// Workloads are written after the nodes and slices, as they are:
+	// what the cluster runs, trimmed by pkg/workloads, for accelc audit.
+	Workloads []any
 }
 
 // Source records where a snapshot came from. It never holds the server's
@@ -409,6 +425,9 @@ func checkItems(src *Source, items []item, bad []*Problem) *Snapshot {
 			rs.Metadata.Name = name
 			resourceSlices = append(resourceSlices, rs)
 			continue
+		case WorkloadKind(it.Kind):
+			// What the cluster runs, for accelc audit (pkg/workloads).
+			continue
 		case it.Kind != "" && it.Kind != "Node":
 			problems = append(problems, Problem{Node: it.Metadata.Name, Item: i, Reason: fmt.Sprintf("kind is %s, not Node", it.Kind)})
 			continue
@@ -504,6 +523,7 @@ func (s *Snapshot) Write(w io.Writer) error {
 	for _, rs := range keepSlices(s.Slices, true) {
 		items = append(items, rs)
 	}
+	items = append(items, s.Workloads...)
 	doc := struct {
 		APIVersion string  `json:"apiVersion"`
 		Kind       string  `json:"kind"`
