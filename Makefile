@@ -148,12 +148,13 @@ golden: ## Refresh golden files and expected CLI output after an intended change
 	@git status --short testdata examples cmd/accelc/testdata
 
 .PHONY: bench
-bench: build tools registry ## Benchmarks: `accelc version` and `accelc push` beside crane's; 5,000-node render beside `cue export`; one pod through the constraints beside required-labels
+bench: build tools registry ## Benchmarks: `accelc version` and `accelc push` beside crane's; 5,000-node render beside `cue export`; one pod through the constraints beside required-labels; accelc audit of 50,000 pods in 5,000 workloads
 	$(GO) test ./cmd/accelc -run '^$$' -bench CLI -benchtime 20x
 	$(GO) test ./pkg/render -run '^$$' -bench . -benchmem -benchtime 10x
 	./hack/bench.sh
 	$(GO) test ./pkg/policytest/engine -run '^$$' -bench Admission -benchmem -benchtime 1000x
 	$(GO) test ./pkg/estimate -run '^$$' -bench Query -benchmem
+	ACCELC_BENCH_NODES=5000 ACCELC_BENCH_PODS=50000 $(GO) test ./pkg/audit -run '^$$' -bench 'Audit$$' -benchmem -benchtime 1x
 
 .PHONY: bench-push
 bench-push: build registry $(BIN)/crane ## Push a rendered 5,000-node cluster to the loopback registry, beside crane
@@ -164,9 +165,10 @@ $(BIN)/crane:
 	GOBIN=$(BIN) $(GO) install github.com/google/go-containerregistry/cmd/crane@$(CRANE_VERSION)
 
 .PHONY: bench-live
-bench-live: control-plane ## Live inventory and accelc serve on a real API server with 5,000 nodes and 50,000 pods: live.Read with each lever turned back, beside kubectl; serve's p50/p99 with 100 clients beside the catalog ConfigMap, update lag, RSS (ACCELC_BENCH_KUBECONFIG: read that cluster instead)
+bench-live: control-plane ## Live inventory, accelc serve and accelc audit --live on a real API server with 5,000 nodes and 50,000 pods: live.Read with each lever turned back, beside kubectl; serve's p50/p99 with 100 clients beside the catalog ConfigMap, update lag, RSS; audit beside kubectl get pods -A -o json (ACCELC_BENCH_KUBECONFIG: read that cluster instead)
 	$(GO) test ./pkg/inventory/live -run '^$$' -bench ReadLive -benchtime 5x -timeout 30m
 	$(GO) test ./pkg/inventory/live -run '^$$' -bench ServeLive -benchtime 1x -timeout 30m
+	ACCELC_BENCH_LIVE=1 $(GO) test ./pkg/audit -run '^$$' -bench AuditLive -benchtime 1x -timeout 30m
 
 .PHONY: fuzz
 fuzz: control-plane ## Fuzz each parser, the artifact reader and the URL sanitiser briefly (FUZZTIME=10s each); the escape check with ESCAPE_PODS (100,000) pods per example
