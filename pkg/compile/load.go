@@ -197,6 +197,12 @@ func loadUnbounded(dir string) (*Model, error) {
 		if t.Enforcement == "" {
 			t.Enforcement = m.Cluster.Enforcement
 		}
+		for _, ns := range slices.Sorted(maps.Keys(t.NamespaceEnforcement)) {
+			if !slices.Contains(t.Namespaces, ns) {
+				diags = append(diags, Diagnostic{Path: t.path.Key("namespaceEnforcement").Key(ns), Msg: fmt.Sprintf(
+					"team %s has no namespace %s: namespaceEnforcement sets the stage of one of the team's namespaces (%s)", t.Name, ns, strings.Join(t.Namespaces, ", "))})
+			}
+		}
 		for i, id := range t.AcceleratorTypes {
 			if _, ok := cat.Get(id); !ok {
 				diags = append(diags, unknownType(cat, t.path.Key("acceleratorTypes").Index(i), id))

@@ -374,6 +374,9 @@ type Team struct {
 	MonthlyBudget float64    `json:"monthlyBudget,omitempty"`
 	// Enforcement is the team's stage: its own, else the cluster's.
 	Enforcement string `json:"enforcement,omitempty"`
+	// NamespaceEnforcement are the stages of those of its namespaces at
+	// their own.
+	NamespaceEnforcement map[string]string `json:"namespaceEnforcement,omitempty"`
 
 	path Path // teams.<name>
 }

@@ -16,9 +16,18 @@ const (
 // cluster's.
 func (m *Model) Stage(namespace string) string {
 	if t := m.TeamOf(namespace); t != nil {
-		return t.Enforcement
+		return t.Stage(namespace)
 	}
 	return m.Cluster.Enforcement
+}
+
+// Stage is the enforcement action in one of the team's namespaces: its
+// own, else the team's.
+func (t *Team) Stage(namespace string) string {
+	if s, ok := t.NamespaceEnforcement[namespace]; ok {
+		return s
+	}
+	return t.Enforcement
 }
 
 // TeamOf is the team a namespace belongs to, or nil.
@@ -31,14 +40,16 @@ func (m *Model) TeamOf(namespace string) *Team {
 	return nil
 }
 
-// Staged are, per enforcement action other than the cluster's, the
-// namespaces of the teams at it, sorted. Empty when every team is at the
+// Staged are, per enforcement action other than the cluster's, the team
+// namespaces at it, sorted. Empty when every team is at the
 // cluster's stage.
 func (m *Model) Staged() map[string][]string {
 	out := map[string][]string{}
 	for _, t := range m.Teams {
-		if t.Enforcement != m.Cluster.Enforcement {
-			out[t.Enforcement] = append(out[t.Enforcement], t.Namespaces...)
+		for _, ns := range t.Namespaces {
+			if s := t.Stage(ns); s != m.Cluster.Enforcement {
+				out[s] = append(out[s], ns)
+			}
 		}
 	}
 	for a := range out {
@@ -75,7 +86,7 @@ func (m *Model) Enforced() *Model {
 	e.Cluster.Enforcement = Deny
 	e.Teams = slices.Clone(m.Teams)
 	for i := range e.Teams {
-		e.Teams[i].Enforcement = Deny
+		e.Teams[i].Enforcement, e.Teams[i].NamespaceEnforcement = Deny, nil
 	}
 	return &e
 }

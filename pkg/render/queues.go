@@ -524,11 +524,11 @@ func resourceQuotas(m *compile.Model, t *compile.Team) []Object {
 // A team not yet at deny gets none: a ResourceQuota refuses pods, which
 // dryrun and warn never do (accelc audit says which would wait).
 func namespaceQuotas(m *compile.Model, t *compile.Team, name, dir string, source []string, hard map[corev1.ResourceName]int) []Object {
-	if t.Enforcement != compile.Deny {
-		return nil
-	}
 	var out []Object
 	for _, ns := range t.Namespaces {
+		if t.Stage(ns) != compile.Deny {
+			continue
+		}
 		out = append(out, Object{
 			Dir: dir, PerNamespace: true, Source: source,
 			Body: &deviceQuota{

@@ -138,3 +138,22 @@ func renderTree(t *testing.T, src string) render.Tree {
 	require.NoError(t, err)
 	return tree
 }
+
+// TestNamespaceStage: one namespace of a team moves ahead of the team.
+func TestNamespaceStage(t *testing.T) {
+	src := strings.Replace(stagesCluster, `enforcement: "deny"}`, `namespaceEnforcement: "ml-dev": "deny"}`, 1)
+	tree := renderTree(t, src)
+	var c struct {
+		Spec struct {
+			EnforcementAction string
+			Match             struct{ Namespaces []string }
+		}
+	}
+	require.NoError(t, yaml.Unmarshal(tree["constraints/accelcadmission-accelc-deny.yaml"], &c))
+	assert.Equal(t, []string{"ml-dev"}, c.Spec.Match.Namespaces)
+	assert.Contains(t, tree, "queues/resourcequota-ml-dev-accelc-accelerators.yaml")
+	assert.NotContains(t, tree, "queues/resourcequota-ml-accelc-accelerators.yaml", "ml itself is at the cluster's dryrun")
+	assert.Contains(t, string(tree["tenancy/namespace-ml-dev.yaml"]), "pod-security.kubernetes.io/enforce")
+	assert.NotContains(t, string(tree["tenancy/namespace-ml.yaml"]), "pod-security.kubernetes.io/enforce")
+	assert.Contains(t, string(tree["mutations/assignmetadata-accelc-l4-profile.yaml"]), "- ml-dev")
+}
