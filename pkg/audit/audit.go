@@ -594,7 +594,7 @@ func (a *auditor) report(source string, warnings []string) *Report {
 		if !ok {
 			t = &Team{Name: teamName, Stage: a.m.Cluster.Enforcement}
 			if tm := a.m.TeamOf(ref.Namespace); tm != nil {
-				t.Stage = tm.Enforcement
+				t.Stage = cmp.Or(tm.Enforcement, a.m.Cluster.Enforcement)
 			}
 			teams[teamName] = t
 		}

@@ -1,6 +1,7 @@
 package compile
 
 import (
+	"cmp"
 	"maps"
 	"slices"
 )
@@ -16,18 +17,19 @@ const (
 // cluster's.
 func (m *Model) Stage(namespace string) string {
 	if t := m.TeamOf(namespace); t != nil {
-		return t.Stage(namespace)
+		return m.TeamStage(t, namespace)
 	}
 	return m.Cluster.Enforcement
 }
 
-// Stage is the enforcement action in one of the team's namespaces: its
-// own, else the team's.
-func (t *Team) Stage(namespace string) string {
+// TeamStage is the enforcement action in one of a team's namespaces: its
+// own, else the team's, else (a model not loaded from CUE) the
+// cluster's.
+func (m *Model) TeamStage(t *Team, namespace string) string {
 	if s, ok := t.NamespaceEnforcement[namespace]; ok {
 		return s
 	}
-	return t.Enforcement
+	return cmp.Or(t.Enforcement, m.Cluster.Enforcement)
 }
 
 // TeamOf is the team a namespace belongs to, or nil.
@@ -47,7 +49,7 @@ func (m *Model) Staged() map[string][]string {
 	out := map[string][]string{}
 	for _, t := range m.Teams {
 		for _, ns := range t.Namespaces {
-			if s := t.Stage(ns); s != m.Cluster.Enforcement {
+			if s := m.TeamStage(&t, ns); s != m.Cluster.Enforcement {
 				out[s] = append(out[s], ns)
 			}
 		}

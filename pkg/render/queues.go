@@ -526,7 +526,7 @@ func resourceQuotas(m *compile.Model, t *compile.Team) []Object {
 func namespaceQuotas(m *compile.Model, t *compile.Team, name, dir string, source []string, hard map[corev1.ResourceName]int) []Object {
 	var out []Object
 	for _, ns := range t.Namespaces {
-		if t.Stage(ns) != compile.Deny {
+		if m.TeamStage(t, ns) != compile.Deny {
 			continue
 		}
 		out = append(out, Object{

@@ -149,7 +149,7 @@ type tier struct {
 func teamNamespace(m *compile.Model, t *compile.Team, ns string) Object {
 	labels := managedLabels(m.Cluster.Name)
 	modes := []string{"enforce", "audit", "warn"}
-	if t.Stage(ns) != compile.Deny {
+	if m.TeamStage(t, ns) != compile.Deny {
 		modes = modes[1:]
 	}
 	for _, mode := range modes {
