@@ -165,9 +165,10 @@ $(BIN)/crane:
 	GOBIN=$(BIN) $(GO) install github.com/google/go-containerregistry/cmd/crane@$(CRANE_VERSION)
 
 .PHONY: bench-live
-bench-live: control-plane ## Live inventory, accelc serve and accelc audit --live on a real API server with 5,000 nodes and 50,000 pods: live.Read with each lever turned back, beside kubectl; serve's p50/p99 with 100 clients beside the catalog ConfigMap, update lag, RSS; audit beside kubectl get pods -A -o json (ACCELC_BENCH_KUBECONFIG: read that cluster instead)
+bench-live: control-plane ## Live inventory, accelc serve and accelc audit --live on a real API server with 5,000 nodes and 50,000 pods: live.Read with each lever turned back, beside kubectl; serve's p50/p99 with 100 clients beside the catalog ConfigMap, update lag, RSS; the workloads reader (paged, each lever turned) and audit beside kubectl get pods -A -o json (ACCELC_BENCH_KUBECONFIG: read that cluster instead)
 	$(GO) test ./pkg/inventory/live -run '^$$' -bench ReadLive -benchtime 5x -timeout 30m
 	$(GO) test ./pkg/inventory/live -run '^$$' -bench ServeLive -benchtime 1x -timeout 30m
+	ACCELC_BENCH_LIVE=1 $(GO) test ./pkg/workloads -run '^$$' -bench ReadLive -benchmem -benchtime 3x -timeout 30m
 	ACCELC_BENCH_LIVE=1 $(GO) test ./pkg/audit -run '^$$' -bench AuditLive -benchtime 1x -timeout 30m
 
 .PHONY: fuzz
@@ -176,6 +177,7 @@ fuzz: control-plane ## Fuzz each parser, the artifact reader and the URL sanitis
 	$(GO) test ./pkg/inventory -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(or $(FUZZTIME),10s)
 	$(GO) test ./pkg/inventory -run '^$$' -fuzz '^FuzzGFDProduct$$' -fuzztime $(or $(FUZZTIME),10s)
 	$(GO) test ./pkg/inventory -run '^$$' -fuzz '^FuzzLabels$$' -fuzztime $(or $(FUZZTIME),10s)
+	$(GO) test ./pkg/workloads -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(or $(FUZZTIME),10s)
 	$(GO) test ./pkg/compile -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(or $(FUZZTIME),10s)
 	# Minimizing a new input of a tar layer takes up to a minute by default, with no exec in between.
 	$(GO) test ./pkg/artifact -run '^$$' -fuzz '^FuzzReadLayer$$' -fuzztime $(or $(FUZZTIME),10s) -fuzzminimizetime 2s

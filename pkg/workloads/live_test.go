@@ -107,6 +107,19 @@ func TestReadLive(t *testing.T) {
 		}
 	})
 
+	// Every way of asking reads the same: without gzip, the first page
+	// from the watch cache (whole), each page only once the last is read.
+	for _, m := range workloads.Methods {
+		t.Run(m.Name, func(t *testing.T) {
+			got, err := workloads.ReadLiveWith(ctx, live.Options{Kubeconfig: cp.Kubeconfig(), PageSize: 2}, m.M)
+			require.NoError(t, err)
+			require.Len(t, got.Objects, len(set.Objects))
+			for i := range set.Objects {
+				assert.Equal(t, set.Objects[i].Object, got.Objects[i].Object)
+			}
+		})
+	}
+
 	t.Run("may list pods and apps, not batch or the rest", func(t *testing.T) {
 		bind(ctx, t, admin, "apps-reader", rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"list"}},
 			rbacv1.PolicyRule{APIGroups: []string{"apps"}, Resources: []string{"*"}, Verbs: []string{"list"}})
