@@ -87,7 +87,7 @@ nodes are classified by what NVML saw.`,
 					return libraryErr(outside(src.Live, err))
 				}
 				for _, w := range set.Warnings {
-					fmt.Fprintf(stderr, "warning: %s\n", w)
+					fmt.Fprintf(stderr, "warning: --live: %s\n", w)
 				}
 				for _, o := range set.Objects {
 					snap.Workloads = append(snap.Workloads, o.Object)

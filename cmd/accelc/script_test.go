@@ -54,8 +54,9 @@ func TestMain(m *testing.M) {
 //	kube-pod NS/NAME NODE RESOURCE=N   create a pod bound to NODE holding N of RESOURCE
 //	kube-slices FILE           create the ResourceSlices of a list (kubectl's YAML or JSON), as they are
 //	kube-user NAME FILE        write a kubeconfig for NAME, a user RBAC grants nothing
-//	kube-apply [-env] FILE|DIR...  create the objects of YAML files, CRDs first and waited for; write each document's status through the status subresource; -env expands $VARS
+//	kube-apply [-env] FILE|DIR...  create the objects of YAML files, CRDs first and waited for; write each document's status through the status subresource; fill in owner references' uids; -env expands $VARS
 //	gitrev VAR DIR             set $VAR to DIR's Git revision (<branch>@sha1:<commit>), $VAR_SHORT to it as status prints it
+//	workload-items FILE        print a snapshot's items after its nodes and slices as YAML, uids and creation times in words
 func TestScripts(t *testing.T) {
 	examples, err := filepath.Abs("../../examples/clusters")
 	if err != nil {

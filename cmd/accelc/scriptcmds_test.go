@@ -40,6 +40,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	k8stypes "k8s.io/apimachinery/pkg/types"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
@@ -57,27 +58,28 @@ import (
 )
 
 var scriptCmds = map[string]func(ts *testscript.TestScript, neg bool, args []string){
-	"exitcode":      cmdExitcode,
-	"registry":      cmdRegistry,
-	"pushlayer":     cmdPushLayer,
-	"pull":          cmdPull,
-	"digest":        cmdDigest,
-	"contentdigest": cmdContentDigest,
-	"repositories":  cmdRepositories,
-	"tgz":           cmdTgz,
-	"zeros":         cmdZeros,
-	"sparse":        cmdSparse,
-	"bytes":         cmdBytes,
-	"replace":       cmdReplace,
-	"inuse":         cmdInUse,
-	"taken":         cmdTaken,
-	"apiserver":     cmdAPIServer,
-	"kube-nodes":    cmdKubeNodes,
-	"kube-pod":      cmdKubePod,
-	"kube-slices":   cmdKubeSlices,
-	"kube-user":     cmdKubeUser,
-	"kube-apply":    cmdKubeApply,
-	"gitrev":        cmdGitRev,
+	"exitcode":       cmdExitcode,
+	"registry":       cmdRegistry,
+	"pushlayer":      cmdPushLayer,
+	"pull":           cmdPull,
+	"digest":         cmdDigest,
+	"contentdigest":  cmdContentDigest,
+	"repositories":   cmdRepositories,
+	"tgz":            cmdTgz,
+	"zeros":          cmdZeros,
+	"sparse":         cmdSparse,
+	"bytes":          cmdBytes,
+	"replace":        cmdReplace,
+	"inuse":          cmdInUse,
+	"taken":          cmdTaken,
+	"apiserver":      cmdAPIServer,
+	"kube-nodes":     cmdKubeNodes,
+	"kube-pod":       cmdKubePod,
+	"kube-slices":    cmdKubeSlices,
+	"kube-user":      cmdKubeUser,
+	"kube-apply":     cmdKubeApply,
+	"gitrev":         cmdGitRev,
+	"workload-items": cmdWorkloadItems,
 }
 
 // scriptState is what one script's servers leave for its later steps.
@@ -465,8 +467,10 @@ func cmdKubeUser(ts *testscript.TestScript, neg bool, args []string) {
 // serves it. An object that exists already is kept; where the document has
 // a status, it is written through the status subresource, as the
 // controller that owns the object would: a document may hold only an
-// object's apiVersion, kind, name and status. With -env, $VAR and ${VAR}
-// in the files are replaced by the script's variables first.
+// object's apiVersion, kind, name and status. An owner reference without
+// a uid gets the uid of the object it names, made before it (as a
+// controller writes it). With -env, $VAR and ${VAR} in the files are
+// replaced by the script's variables first.
 func cmdKubeApply(ts *testscript.TestScript, neg bool, args []string) {
 	const form = "kube-apply [-env] FILE|DIR..."
 	expand := len(args) > 0 && args[0] == "-env"
@@ -549,6 +553,7 @@ func cmdKubeApply(ts *testscript.TestScript, neg bool, args []string) {
 	disc, err := discovery.NewDiscoveryClientForConfig(cfg)
 	ts.Check(err)
 	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc))
+	made := map[string]k8stypes.UID{}
 	for _, obj := range objs {
 		gvk := obj.GroupVersionKind()
 		var mapping *meta.RESTMapping
@@ -567,6 +572,19 @@ func cmdKubeApply(ts *testscript.TestScript, neg bool, args []string) {
 		if mapping.Scope.Name() == meta.RESTScopeNameNamespace {
 			api = dyn.Resource(mapping.Resource).Namespace(obj.GetNamespace())
 		}
+		refs := obj.GetOwnerReferences()
+		for i, r := range refs {
+			if r.UID == "" {
+				uid, ok := made[ownerKey(r.Kind, obj.GetNamespace(), r.Name)]
+				if !ok {
+					ts.Fatalf("%s %s: its owner %s %s is not made before it", gvk.Kind, obj.GetName(), r.Kind, r.Name)
+				}
+				refs[i].UID = uid
+			}
+		}
+		if len(refs) > 0 {
+			obj.SetOwnerReferences(refs)
+		}
 		status, hasStatus := obj.Object["status"]
 		got, err := api.Create(ctx, obj, metav1.CreateOptions{})
 		if apierrors.IsAlreadyExists(err) {
@@ -575,12 +593,78 @@ func cmdKubeApply(ts *testscript.TestScript, neg bool, args []string) {
 		if err != nil {
 			ts.Fatalf("creating %s %s: %v", gvk.Kind, obj.GetName(), err)
 		}
+		made[ownerKey(gvk.Kind, obj.GetNamespace(), obj.GetName())] = got.GetUID()
 		if hasStatus {
 			got.Object["status"] = status
 			if _, err := api.UpdateStatus(ctx, got, metav1.UpdateOptions{}); err != nil {
 				ts.Fatalf("writing the status of %s %s: %v", gvk.Kind, obj.GetName(), err)
 			}
 		}
+	}
+}
+
+func ownerKey(kind, namespace, name string) string {
+	return kind + " " + namespace + "/" + name
+}
+
+// cmdWorkloadItems prints a snapshot's items after its nodes and
+// ResourceSlices, in its order, as YAML documents: what the cluster runs.
+// What the API server makes anew each run is put in words: each uid of an
+// object there as "uid of <Kind> <namespace>/<name>", wherever it is (an
+// owner reference's, so it shows which object it names; a Job's
+// selector's), each creationTimestamp as "<time>".
+func cmdWorkloadItems(ts *testscript.TestScript, neg bool, args []string) {
+	usage(ts, neg, args, 1, "workload-items FILE")
+	data, err := os.ReadFile(ts.MkAbs(args[0]))
+	ts.Check(err)
+	var list struct {
+		Items []map[string]any `json:"items"`
+	}
+	ts.Check(json.Unmarshal(data, &list))
+	var items []*unstructured.Unstructured
+	uids := map[string]string{}
+	for _, it := range list.Items {
+		u := &unstructured.Unstructured{Object: it}
+		if u.GetKind() == "Node" || u.GetKind() == "ResourceSlice" {
+			continue
+		}
+		items = append(items, u)
+		if uid := string(u.GetUID()); uid != "" {
+			uids[uid] = "uid of " + ownerKey(u.GetKind(), u.GetNamespace(), u.GetName())
+		}
+	}
+	// Every uid, wherever it is: a Job's selector and labels hold its own.
+	var mask func(v any) any
+	mask = func(v any) any {
+		switch v := v.(type) {
+		case string:
+			if n, ok := uids[v]; ok {
+				return n
+			}
+		case map[string]any:
+			for k, e := range v {
+				v[k] = mask(e)
+			}
+		case []any:
+			for i, e := range v {
+				v[i] = mask(e)
+			}
+		}
+		return v
+	}
+	for i, u := range items {
+		mask(u.Object)
+		if md, ok := u.Object["metadata"].(map[string]any); ok {
+			if _, ok := md["creationTimestamp"]; ok {
+				md["creationTimestamp"] = "<time>"
+			}
+		}
+		out, err := yaml.Marshal(u.Object)
+		ts.Check(err)
+		if i > 0 {
+			fmt.Fprintln(ts.Stdout(), "---")
+		}
+		fmt.Fprint(ts.Stdout(), string(out))
 	}
 }
 
