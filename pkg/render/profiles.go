@@ -26,6 +26,17 @@ type hardwareProfile struct {
 type hwpSpec struct {
 	Identifiers []identifier `json:"identifiers"`
 	Scheduling  *scheduling  `json:"scheduling,omitempty"`
+	DRA         *draSpec     `json:"dra,omitempty"`
+}
+
+// draSpec is the HardwareProfile's Dynamic Resource Allocation reference
+// (Open Data Hub's DRASpec, spec.dra, since opendatahub-operator's v1 and
+// v1alpha1 gained it): the ResourceClaimTemplate, in the workload's own
+// namespace, that its pods claim their devices with. ODH creates no such
+// template; accelc renders one of this name in every namespace of every
+// team that may use the profile.
+type draSpec struct {
+	ResourceClaimTemplateName string `json:"resourceClaimTemplateName"`
 }
 
 type identifier struct {
@@ -116,6 +127,7 @@ func hardwareProfiles(m *compile.Model) ([]Object, error) {
 			ann[m.Cluster.LabelPrefix+"/"+AnnotationPriorityClass] = p.PriorityClassName
 		}
 
+		var dra *draSpec
 		ids := []identifier{
 			rangeIdentifier("CPU", "cpu", "CPU", p.CPU),
 			rangeIdentifier("Memory", "memory", "Memory", p.Memory),
@@ -127,6 +139,7 @@ func hardwareProfiles(m *compile.Model) ([]Object, error) {
 			// pod on a node with a device of the class, of whatever other
 			// models the node also holds).
 			ann[m.Cluster.LabelPrefix+"/"+AnnotationResourceClaimTemplate] = ResourceClaimTemplateName(p)
+			dra = &draSpec{ResourceClaimTemplateName: ResourceClaimTemplateName(p)}
 		} else if p.GPU.Max == nil || *p.GPU.Max > 0 {
 			acc := identifier{
 				DisplayName:  acceleratorName(p),
@@ -196,7 +209,7 @@ func hardwareProfiles(m *compile.Model) ([]Object, error) {
 					Labels:      managedLabels(m.Cluster.Name),
 					Annotations: ann,
 				},
-				Spec: hwpSpec{Identifiers: ids, Scheduling: sched},
+				Spec: hwpSpec{Identifiers: ids, Scheduling: sched, DRA: dra},
 			},
 		})
 	}

@@ -191,3 +191,19 @@ test_two_claims_denied if {
 	])) with data.inventory as synced_claim("made-earlier", a100_request)
 	contains(v.msg, "pod holds 2 claims")
 }
+
+# A HardwareProfile that names its template only in Open Data Hub's own
+# field (spec.dra.resourceClaimTemplateName), as ODH-native profiles do:
+# a claim from it is the profile's; from another template it is not.
+odh_dra_inventory := json.patch(f.inventory, [
+	{"op": "remove", "path": "/namespace/opendatahub/infrastructure.opendatahub.io~1v1/HardwareProfile/dra-large/metadata/annotations/accelerator.opendatahub.io~1resource-claim-template"},
+	{"op": "add", "path": "/namespace/opendatahub/infrastructure.opendatahub.io~1v1/HardwareProfile/dra-large/spec/dra", "value": {"resourceClaimTemplateName": "dra-large"}},
+])
+
+test_odh_dra_field_template_allowed if {
+	count(violation) == 0 with input as f.input_for(dra_pod([{"name": "gpu", "resourceClaimTemplateName": "dra-large"}])) with data.inventory as odh_dra_inventory
+}
+
+test_odh_dra_field_other_template_denied if {
+	some v in violation with input as f.input_for(dra_pod([{"name": "gpu", "resourceClaimTemplateName": "any-gpu"}])) with data.inventory as odh_dra_inventory
+}

@@ -397,9 +397,14 @@ entitled_profiles := {p | some p in object.get(entitlement, ["spec", "profiles"]
 accelerator_profile if accelerator_identifier
 
 # A profile that hands out devices by resource claim (Dynamic Resource
-# Allocation) names its ResourceClaimTemplate; its pods claim devices with
-# it instead of asking for an extended resource.
-dra_template := hwp.metadata.annotations[key("resource-claim-template")]
+# Allocation) names its ResourceClaimTemplate — in Open Data Hub's own
+# field, spec.dra.resourceClaimTemplateName, else (trees rendered before
+# ODH had it) accelc's annotation; its pods claim devices with it instead
+# of asking for an extended resource.
+dra_template := t if {
+	t := hwp.spec.dra.resourceClaimTemplateName
+	t != ""
+} else := hwp.metadata.annotations[key("resource-claim-template")]
 
 dra_profile if dra_template
 

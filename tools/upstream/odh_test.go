@@ -39,6 +39,14 @@ func TestHardwareProfilesAreODHs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// spec.dra came to ODH's types after the version the proxy
+		// serves: it is checked against its definition (draSpec) and
+		// taken out before the strict decode.
+		data, err = withoutDRA(data)
+		if err != nil {
+			t.Errorf("%s: %v", f, err)
+			continue
+		}
 		var hp odh.HardwareProfile
 		if err := yaml.UnmarshalStrict(data, &hp); err != nil {
 			t.Errorf("%s: not Open Data Hub's HardwareProfile: %v", f, err)
@@ -77,6 +85,19 @@ func TestHardwareProfileCRDIsODHs(t *testing.T) {
 	}
 	if _, ok := ours["v1alpha1"]; !ok {
 		t.Fatalf("the e2e CRD has no v1alpha1: versions %v", keys(ours))
+	}
+	// spec.dra is the one field ours has beyond v2.35.0's: ODH's DRASpec.
+	for _, v := range []string{"v1alpha1", "v1"} {
+		props, _, _ := unstructuredMap(ours[v], "properties", "spec", "properties")
+		dra, ok := props["dra"]
+		if !ok {
+			t.Errorf("the e2e CRD's %s has no spec.dra", v)
+			continue
+		}
+		if got := strip(dra); !reflect.DeepEqual(got, strip(draSchema)) {
+			t.Errorf("the e2e CRD's %s spec.dra is %v, ODH's DRASpec is %v", v, got, strip(draSchema))
+		}
+		delete(props, "dra")
 	}
 	var diffs []string
 	compare("v1alpha1", strip(theirs["v1alpha1"]), strip(ours["v1alpha1"]), &diffs)
@@ -229,4 +250,51 @@ func TestCRDCompareBites(t *testing.T) {
 	if len(diffs) != 2 {
 		t.Fatalf("want the enum and the extra field told apart, got %q", diffs)
 	}
+}
+
+// draSchema is Open Data Hub's HardwareProfileSpec.DRA as its CRD
+// generator writes it (opendatahub-operator pull request 4065, in v1 and
+// v1alpha1): DRASpec with resourceClaimTemplateName, required, at least
+// one character. What else ODH validates of the name could not be read
+// from a served module.
+var draSchema = map[string]any{
+	"type":     "object",
+	"required": []any{"resourceClaimTemplateName"},
+	"properties": map[string]any{
+		"resourceClaimTemplateName": map[string]any{"type": "string", "minLength": float64(1)},
+	},
+}
+
+// withoutDRA checks a HardwareProfile's spec.dra against draSchema and
+// returns the profile without it.
+func withoutDRA(data []byte) ([]byte, error) {
+	var obj map[string]any
+	if err := yaml.Unmarshal(data, &obj); err != nil {
+		return nil, err
+	}
+	spec, _ := obj["spec"].(map[string]any)
+	dra, ok := spec["dra"]
+	if !ok {
+		return data, nil
+	}
+	d, _ := dra.(map[string]any)
+	name, _ := d["resourceClaimTemplateName"].(string)
+	if len(d) != 1 || name == "" {
+		return nil, fmt.Errorf("spec.dra is %v: ODH's DRASpec holds resourceClaimTemplateName alone, a non-empty name", dra)
+	}
+	delete(spec, "dra")
+	return yaml.Marshal(obj)
+}
+
+// unstructuredMap is the map at path in v, a decoded schema.
+func unstructuredMap(v any, path ...string) (map[string]any, bool, error) {
+	for _, k := range path {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil, false, nil
+		}
+		v = m[k]
+	}
+	m, ok := v.(map[string]any)
+	return m, ok, nil
 }
