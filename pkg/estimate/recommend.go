@@ -3,6 +3,7 @@ package estimate
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -91,13 +92,15 @@ type Choice struct {
 	// Why lists what qualified or ruled the choice out.
 	Why []string `json:"why"`
 
-	typeIndex, types int // the type's place in its profile, of how many
+	typeIndex, types int  // the type's place in its profile, of how many
+	generic          bool // the profile names no type
 }
 
-// specificity orders the profiles that offer the same type: the one that
-// prefers it, then the one with fewest alternatives.
+// specificity orders the profiles that offer the same type: one that
+// names types before a generic one, then the one that prefers it, then
+// the one with fewest alternatives.
 func specificity(a, b Choice) int {
-	return cmp.Or(cmp.Compare(a.typeIndex, b.typeIndex), cmp.Compare(a.types, b.types))
+	return cmp.Or(cmpBool(a.generic, b.generic), cmp.Compare(a.typeIndex, b.typeIndex), cmp.Compare(a.types, b.types))
 }
 
 // Recommendation is Recommend's answer.
@@ -115,15 +118,25 @@ type Recommendation struct {
 // Qualifying choices are ranked: the preferred architecture first, then
 // those with devices available now, then higher measured throughput,
 // lower cost, and less memory (leave the big cards for big models).
+//
+// A generic profile names no type: it runs on whatever type of its
+// resource the scheduler picks, confined in a team's namespaces to the
+// team's types. It is judged on each of those types (for a team, its
+// entitled ones; else every whole-GPU type of its resource the catalog
+// lists), as the typed profiles describe them.
 func Recommend(doc *render.CatalogDocument, n Needs) Recommendation {
 	var all []Choice
 	for _, p := range doc.Profiles {
 		if !p.Enabled {
 			continue
 		}
-		for i := range p.Types {
-			c := judge(&p, &p.Types[i], n)
-			c.typeIndex, c.types = i, len(p.Types)
+		types := p.Types
+		if len(types) == 0 {
+			types = genericTypes(doc, &p, n.Team)
+		}
+		for i := range types {
+			c := judge(&p, &types[i], n)
+			c.typeIndex, c.types, c.generic = i, len(types), len(p.Types) == 0
 			all = append(all, c)
 		}
 	}
@@ -169,6 +182,29 @@ func Recommend(doc *render.CatalogDocument, n Needs) Recommendation {
 		r.Advice = "use " + label(r.Best)
 	}
 	return r
+}
+
+// genericTypes are the types a generic profile reaches: the whole-GPU
+// types of its resource that the catalog's typed profiles list, the
+// team's entitled ones only when a team is given, in id order.
+func genericTypes(doc *render.CatalogDocument, p *render.CatalogProfile, team *Entitlement) []render.CatalogType {
+	byID := map[string]render.CatalogType{}
+	for _, q := range doc.Profiles {
+		if q.ResourceName != p.ResourceName {
+			continue
+		}
+		for _, ct := range q.Types {
+			if ct.Device != nil || (team != nil && !team.Types[ct.ID]) {
+				continue
+			}
+			byID[ct.ID] = ct
+		}
+	}
+	out := make([]render.CatalogType, 0, len(byID))
+	for _, id := range slices.Sorted(maps.Keys(byID)) {
+		out = append(out, byID[id])
+	}
+	return out
 }
 
 func judge(p *render.CatalogProfile, ct *render.CatalogType, n Needs) Choice {

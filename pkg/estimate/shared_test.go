@@ -155,3 +155,38 @@ func TestRecommendTeamTypes(t *testing.T) {
 	assert.Nil(t, r.Best)
 	assert.Equal(t, "no profile qualifies: requires at least 80GB per GPU, a profile team lab may use; available: Standard GPU (NVIDIA V100 16GB) - provision suitable hardware, or entitle team lab to more in CUE (teams.lab)", r.Advice)
 }
+
+// TestRecommendGenericProfile: a generic profile names no type but runs
+// on its team's: data-science, whose only A100 profile is the generic
+// one, gets it on an A100 80GB for a model that needs 40GB (before, "no
+// profile qualifies").
+func TestRecommendGenericProfile(t *testing.T) {
+	res, err := accelc.Cluster(context.Background(), "../../examples/clusters/hetero-prod", accelc.Options{})
+	require.NoError(t, err)
+	doc := res.Catalog()
+	need, err := estimate.ParseSize("40GB")
+	require.NoError(t, err)
+	team, err := estimate.ForTeam(res.Model, "data-science")
+	require.NoError(t, err)
+	r := estimate.Recommend(&doc, estimate.Needs{MinMemory: need, Team: team})
+	require.NotNil(t, r.Best)
+	assert.Equal(t, "gpu", r.Best.Profile)
+	assert.Equal(t, "nvidia-a100-80gb", r.Best.Type)
+	for _, c := range r.Choices {
+		if c.Profile == "gpu" {
+			assert.Contains(t, []string{"nvidia-a100-80gb", "nvidia-v100-16gb"}, c.Type, "only the team's types")
+		}
+	}
+	// Without a team it reaches every whole-GPU type its resource has,
+	// after the profiles that name one.
+	anyone := estimate.Recommend(&doc, estimate.Needs{MinMemory: need})
+	require.NotNil(t, anyone.Best)
+	assert.NotEqual(t, "gpu", anyone.Best.Profile)
+	var generic []string
+	for _, c := range anyone.Choices {
+		if c.Profile == "gpu" {
+			generic = append(generic, c.Type)
+		}
+	}
+	assert.ElementsMatch(t, []string{"nvidia-a100-80gb", "nvidia-h200-141gb", "nvidia-v100-16gb"}, generic)
+}
