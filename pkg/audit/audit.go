@@ -22,6 +22,7 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/accelc/accelc/pkg/compile"
@@ -149,7 +150,7 @@ func Run(ctx context.Context, in Input) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &auditor{m: m, nodeByName: map[string]*inventory.Node{}, nodes: nodes, set: set, byWorkload: map[workloads.Ref]*workload{}}
+	a := &auditor{m: m, nodeByName: map[string]*inventory.Node{}, accelerators: acceleratorPrefixes(m), nodes: nodes, set: set, byWorkload: map[workloads.Ref]*workload{}}
 	if in.Inventory != nil {
 		for i := range in.Inventory.Nodes {
 			a.nodeByName[in.Inventory.Nodes[i].Name] = &in.Inventory.Nodes[i]
@@ -222,9 +223,11 @@ type workload struct {
 type auditor struct {
 	m          *compile.Model
 	nodeByName map[string]*inventory.Node
-	nodes      map[string]map[string]any
-	set        *workloads.Set
-	byWorkload map[workloads.Ref]*workload
+	// accelerators are acceleratorPrefixes, once per run.
+	accelerators []string
+	nodes        map[string]map[string]any
+	set          *workloads.Set
+	byWorkload   map[workloads.Ref]*workload
 	// queued are the pods that would hold quota, with their workload.
 	queued []queuedPod
 }
@@ -432,7 +435,7 @@ func (a *auditor) holdsQuota(pod, enforced *unstructured.Unstructured) (key stri
 	if a.m.UsesKueue() && enforced.GetLabels()[render.QueueNameLabel] == "" {
 		return "", 0, false
 	}
-	n = devices(pod, a.m)
+	n = devices(pod, a.accelerators)
 	if n == 0 {
 		return "", 0, false
 	}
@@ -474,13 +477,19 @@ func profileOf(pod *unstructured.Unstructured, m *compile.Model) string {
 	return pod.GetLabels()[m.Cluster.LabelPrefix+"/profile"]
 }
 
-// devices counts the accelerators a pod's containers ask for (limits,
-// else requests), as the policies count them.
-func devices(pod *unstructured.Unstructured, m *compile.Model) int {
+// acceleratorPrefixes are the resource names (and prefixes) the policies
+// count as accelerators: theirs and every catalog class's.
+func acceleratorPrefixes(m *compile.Model) []string {
 	prefixes := slices.Clone(policies.BaseResourcePrefixes)
 	for _, c := range m.Catalog.Classes() {
 		prefixes = append(prefixes, c.ResourceName)
 	}
+	return prefixes
+}
+
+// devices counts the accelerators a pod's containers ask for (limits,
+// else requests), as the policies count them.
+func devices(pod *unstructured.Unstructured, prefixes []string) int {
 	isAccelerator := func(r string) bool {
 		return slices.ContainsFunc(prefixes, func(p string) bool { return strings.HasPrefix(r, p) })
 	}
@@ -505,6 +514,8 @@ func devices(pod *unstructured.Unstructured, m *compile.Model) int {
 	return total
 }
 
+// quantity is a device count as a pod spec holds it: a number, or a
+// Kubernetes quantity ("2"); 0 when it is neither.
 func quantity(q any) int {
 	switch v := q.(type) {
 	case int64:
@@ -512,9 +523,9 @@ func quantity(q any) int {
 	case float64:
 		return int(v)
 	case string:
-		var n int
-		fmt.Sscan(v, &n)
-		return n
+		if parsed, err := resource.ParseQuantity(v); err == nil {
+			return int(parsed.Value())
+		}
 	}
 	return 0
 }

@@ -89,6 +89,14 @@ items:
 - {apiVersion: v1, kind: Pod, metadata: {name: serve-1-a, namespace: ml, creationTimestamp: "2026-11-01T00:00:00Z", labels: {app: serve}, annotations: {opendatahub.io/hardware-profile-name: l4}, ownerReferences: [{apiVersion: apps/v1, kind: ReplicaSet, name: serve-1, uid: u2, controller: true}]}, spec: {nodeName: l4-1, containers: [{name: c, image: x, resources: {limits: {nvidia.com/gpu: "1"}}}]}, status: {phase: Running}}
 - {apiVersion: v1, kind: Pod, metadata: {name: serve-1-b, namespace: ml, creationTimestamp: "2026-11-01T00:00:01Z", labels: {app: serve}, annotations: {opendatahub.io/hardware-profile-name: l4}, ownerReferences: [{apiVersion: apps/v1, kind: ReplicaSet, name: serve-1, uid: u2, controller: true}]}, spec: {nodeName: l4-1, containers: [{name: c, image: x, resources: {limits: {nvidia.com/gpu: "1"}}}]}, status: {phase: Running}}
 - {apiVersion: v1, kind: Pod, metadata: {name: misplaced, namespace: ml, creationTimestamp: "2026-11-02T00:00:00Z", annotations: {opendatahub.io/hardware-profile-name: l4}}, spec: {nodeName: a100-1, containers: [{name: c, image: x, resources: {limits: {nvidia.com/gpu: "1"}}}]}, status: {phase: Running}}
+- apiVersion: apps/v1
+  kind: Deployment
+  metadata: {name: burn, namespace: web}
+  spec:
+    selector: {matchLabels: {app: burn}}
+    template:
+      metadata: {labels: {app: burn}}
+      spec: {containers: [{name: c, image: x, resources: {limits: {nvidia.com/gpu: "1"}}}]}
 - {apiVersion: v1, kind: Pod, metadata: {name: done, namespace: web, annotations: {opendatahub.io/hardware-profile-name: l4}}, spec: {nodeName: l4-1, containers: [{name: c, image: x, resources: {limits: {nvidia.com/gpu: "1"}}}]}, status: {phase: Succeeded}}
 `
 
@@ -141,6 +149,12 @@ func TestAudit(t *testing.T) {
 	assert.Contains(t, ml.Violations[0], "names no hardware profile")
 	assert.Contains(t, web.Violations[0], "names no hardware profile")
 
+	// A workload, not only a pod, is judged at its team's stage: the
+	// same GPU Deployment without a profile is only reported in web.
+	burn := finding(t, r, "web", "Deployment", "burn")
+	assert.Equal(t, "dryrun", burn.Action)
+	assert.True(t, burn.Audited)
+
 	// A Deployment's replicas, its ReplicaSet and itself are one
 	// workload. Written before accelc, it lacks what accelc's
 	// mutations add: Gatekeeper's audit lists it until its pods are made
@@ -169,7 +183,7 @@ func TestAudit(t *testing.T) {
 		}
 	}
 
-	assert.Equal(t, audit.Totals{Workloads: 5, Pods: 6, Audited: 4, Denied: 1, Reported: 1, Changed: 2, Waiting: 1}, r.Totals)
+	assert.Equal(t, audit.Totals{Workloads: 6, Pods: 6, Audited: 5, Denied: 1, Reported: 2, Changed: 2, Waiting: 1}, r.Totals)
 	assert.True(t, r.Failed("deny"))
 	assert.True(t, r.Failed("dryrun"))
 	assert.False(t, r.Failed(""))

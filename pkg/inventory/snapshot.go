@@ -235,7 +235,7 @@ func DecodeSnapshot(data []byte) (*Snapshot, error) {
 	if trimmed[0] != '{' && trimmed[0] != '[' {
 		j, err := yaml.YAMLToJSON(data)
 		if err != nil {
-			return nil, &FileError{Line: yamlLine(err), Err: fmt.Errorf("not JSON or YAML: %v", err)}
+			return nil, &FileError{Line: YAMLLine(err), Err: fmt.Errorf("not JSON or YAML: %v", err)}
 		}
 		jsonData = j
 	}
@@ -462,9 +462,9 @@ func probe(item json.RawMessage) (kind, name string) {
 	return kind, name
 }
 
-// yamlLine pulls the line number out of a YAML parser message
+// YAMLLine pulls the line number out of a YAML parser message
 // ("yaml: line 7: ...").
-func yamlLine(err error) int {
+func YAMLLine(err error) int {
 	msg := err.Error()
 	i := strings.Index(msg, "line ")
 	if i < 0 {

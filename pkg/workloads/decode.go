@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/accelc/accelc/pkg/inventory"
 	"io"
 	"os"
 	"strings"
@@ -87,7 +88,7 @@ func decode(path string, data []byte) (*Set, error) {
 	if trimmed[0] != '{' && trimmed[0] != '[' {
 		j, err := yaml.YAMLToJSON(data)
 		if err != nil {
-			return nil, docErr(yamlLine(err), fmt.Errorf("not JSON or YAML: %v", err))
+			return nil, docErr(inventory.YAMLLine(err), fmt.Errorf("not JSON or YAML: %v", err))
 		}
 		jsonData, isJSON = j, false
 	}
@@ -325,22 +326,4 @@ func jsonKind(v any) string {
 	default:
 		return "an object"
 	}
-}
-
-// yamlLine pulls the line number out of a YAML parser message
-// ("yaml: line 7: ...").
-func yamlLine(err error) int {
-	msg := err.Error()
-	i := strings.Index(msg, "line ")
-	if i < 0 {
-		return 0
-	}
-	n := 0
-	for _, r := range msg[i+5:] {
-		if r < '0' || r > '9' {
-			break
-		}
-		n = n*10 + int(r-'0')
-	}
-	return n
 }

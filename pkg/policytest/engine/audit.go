@@ -164,10 +164,7 @@ func shapes(obj *unstructured.Unstructured, nodeClass map[string]string, i int) 
 		own := fmt.Sprintf("object %d", i)
 		return own, own
 	}
-	c := obj.DeepCopy()
-	for _, f := range []string{"name", "generateName", "uid", "resourceVersion", "creationTimestamp", "ownerReferences", "managedFields"} {
-		unstructured.RemoveNestedField(c.Object, "metadata", f)
-	}
+	c := withoutIdentity(obj)
 	node := nodeName(obj)
 	class, synced := nodeClass[node]
 	if !synced {

@@ -43,11 +43,7 @@ func memoKey(obj any) string {
 	if !ok || au.Object.GetKind() != "Pod" || au.Object.GroupVersionKind().Group != "" {
 		return ""
 	}
-	c := au.Object.DeepCopy()
-	for _, f := range []string{"name", "generateName", "uid", "resourceVersion", "creationTimestamp", "ownerReferences", "managedFields"} {
-		unstructured.RemoveNestedField(c.Object, "metadata", f)
-	}
-	b, err := json.Marshal(c.Object)
+	b, err := json.Marshal(withoutIdentity(&au.Object).Object)
 	if err != nil {
 		return ""
 	}
@@ -105,4 +101,15 @@ func NewReviewer(ctx context.Context, tree render.Tree, nodes ...*unstructured.U
 // CREATE; none: admitted.
 func (r *Reviewer) Review(ctx context.Context, obj *unstructured.Unstructured) ([]string, error) {
 	return r.review(ctx, target.AugmentedUnstructured{Object: *obj})
+}
+
+// withoutIdentity is a copy of a pod without what identifies it (name,
+// uid, owners, version), which no policy reads: replicas of one workload
+// are alike without it.
+func withoutIdentity(obj *unstructured.Unstructured) *unstructured.Unstructured {
+	c := obj.DeepCopy()
+	for _, f := range []string{"name", "generateName", "uid", "resourceVersion", "creationTimestamp", "ownerReferences", "managedFields"} {
+		unstructured.RemoveNestedField(c.Object, "metadata", f)
+	}
+	return c
 }
