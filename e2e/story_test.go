@@ -5,6 +5,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -31,6 +32,7 @@ import (
 	"github.com/accelc/accelc/internal/testutil"
 	"github.com/accelc/accelc/pkg/compile"
 	"github.com/accelc/accelc/pkg/policytest"
+	"github.com/accelc/accelc/pkg/render"
 )
 
 const (
@@ -709,8 +711,16 @@ func (st *story) workloadOf(t *testing.T, ns, job string) *unstructured.Unstruct
 	return wl
 }
 
-// draClaim: a pod of the DRA profile, its claim from the profile's
-// template, allocated an A100 the driver published, bound and Running.
+// draClaim: an Open Data Hub workbench on the DRA profile, written as ODH
+// writes it from the HardwareProfile: the Notebook names the profile by
+// annotation and joins the profile's LocalQueue (its scheduling.kueue),
+// and its pod template claims a device with the ResourceClaimTemplate
+// the profile's spec.dra.resourceClaimTemplateName names. The notebook
+// controller's StatefulSet makes its pod; kube-controller-manager makes
+// the pod's claim from the template in the pod's namespace; Kueue admits
+// the pod, charging the claimed A100 to the team's quota of A100s (the
+// DeviceClass mapped to nvidia.com/gpu in its Configuration); the
+// scheduler allocates an A100 the driver published and binds the pod.
 func (st *story) draClaim(t *testing.T) {
 	s, c, ctx := st.s, st.c, t.Context()
 	var node string
@@ -730,42 +740,124 @@ func (st *story) draClaim(t *testing.T) {
 	if _, err := s.client.ResourceV1().ResourceSlices().Create(ctx, slice, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	pod := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "v1", "kind": "Pod",
-		"metadata": map[string]any{"name": "claimed", "namespace": "ml-research", "labels": map[string]any{"app": "claimed"},
+	// What ODH reads from the rendered HardwareProfile.
+	hwp := st.renderedProfile(t, "a100-claim")
+	template, _, _ := unstructured.NestedString(hwp.Object, "spec", "dra", "resourceClaimTemplateName")
+	queue, _, _ := unstructured.NestedString(hwp.Object, "spec", "scheduling", "kueue", "localQueueName")
+	if template == "" || queue == "" {
+		t.Fatalf("HardwareProfile a100-claim: want spec.dra.resourceClaimTemplateName and spec.scheduling.kueue.localQueueName, have %s", jsonString(hwp.Object["spec"]))
+	}
+	const ns, name = "ml-research", "claimed-workbench"
+	nb := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "kubeflow.org/v1", "kind": "Notebook",
+		"metadata": map[string]any{"name": name, "namespace": ns,
+			"labels":      map[string]any{"app": name, "opendatahub.io/dashboard": "true", render.QueueNameLabel: queue},
 			"annotations": map[string]any{hardwareProfileAnnotation: "a100-claim", hardwareProfileNSAnnotation: "opendatahub"}},
-		"spec": map[string]any{
-			"resourceClaims": []any{map[string]any{"name": "gpu", "resourceClaimTemplateName": "a100-claim"}},
-			"containers": []any{map[string]any{"name": "main", "image": "registry.example/train:1",
-				"resources": map[string]any{"claims": []any{map[string]any{"name": "gpu"}}}}},
-		},
+		"spec": map[string]any{"template": map[string]any{"spec": map[string]any{
+			"resourceClaims": []any{map[string]any{"name": "accelerator", "resourceClaimTemplateName": template}},
+			"containers": []any{map[string]any{"name": name, "image": "quay.io/example/notebook:1",
+				"resources": map[string]any{"requests": map[string]any{"cpu": "1"}, "claims": []any{map[string]any{"name": "accelerator"}}}}},
+		}}},
 	}}
-	if err := s.createForReal(ctx, c, pod); err != nil {
-		t.Fatalf("the DRA profile's pod under deny: %v", err)
+	if err := s.createForReal(ctx, c, nb); err != nil {
+		t.Fatalf("the ODH Notebook of the DRA profile under deny: %v", err)
 	}
-	pods := st.waitRunning(t, "ml-research", "app=claimed", 1)
-	if pods[0].Spec.NodeName != node {
-		t.Errorf("the claimed pod runs on %s, want %s, the only node whose driver published A100s", pods[0].Spec.NodeName, node)
-	}
-	claims, err := s.client.ResourceV1().ResourceClaims("ml-research").List(ctx, metav1.ListOptions{})
+	stored, err := s.dyn.Resource(notebooks).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	allocated := 0
-	for _, cl := range claims.Items {
-		if cl.Status.Allocation != nil {
-			allocated++
+	var spec corev1.PodSpec
+	tmpl, _, _ := unstructured.NestedMap(stored.Object, "spec", "template", "spec")
+	if err := convert(tmpl, &spec); err != nil {
+		t.Fatal(err)
+	}
+	labels := map[string]string{"statefulset": name, "notebook-name": name}
+	maps.Copy(labels, stored.GetLabels())
+	sts := &appsv1.StatefulSet{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec: appsv1.StatefulSetSpec{
+			Replicas: ptr.To[int32](1),
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"statefulset": name}},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: spec},
+		},
+	}
+	if _, err := s.client.AppsV1().StatefulSets(ns).Create(ctx, sts, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("the Notebook's StatefulSet under deny: %v", err)
+	}
+	pods := st.waitRunning(t, ns, "statefulset="+name, 1)
+	pod := pods[0]
+	if pod.Spec.NodeName != node {
+		t.Errorf("the workbench runs on %s, want %s, the only node whose driver published A100s", pod.Spec.NodeName, node)
+	}
+	// The pod's claim, made from the template in its namespace.
+	claimName := ""
+	for _, rcs := range pod.Status.ResourceClaimStatuses {
+		if rcs.Name == "accelerator" && rcs.ResourceClaimName != nil {
+			claimName = *rcs.ResourceClaimName
 		}
 	}
-	if allocated != 1 {
-		t.Errorf("want the pod's one claim allocated, have %d of %d", allocated, len(claims.Items))
+	if claimName == "" {
+		t.Fatalf("pod %s has no claim made for its resourceClaims entry: %+v", pod.Name, pod.Status.ResourceClaimStatuses)
 	}
-	// The team's quota covers the claim: kube-controller-manager's
-	// resourcequota controller counts it against the rendered
-	// ResourceQuota, per DeviceClass (Kueue does not count claims).
+	claim, err := s.client.ResourceV1().ResourceClaims(ns).Get(ctx, claimName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := claim.Annotations["resource.kubernetes.io/pod-claim-name"]; got != "accelerator" {
+		t.Errorf("claim %s: pod-claim-name %q, want accelerator", claimName, got)
+	}
+	if got := claim.Labels[strings.TrimSuffix(c.typeLabel, "/type")+"/profile"]; got != "a100-claim" {
+		t.Errorf("claim %s carries profile %q, want a100-claim (the template's label): it was not made from the profile's template", claimName, got)
+	}
+	if claim.Status.Allocation == nil || len(claim.Status.Allocation.Devices.Results) != 1 {
+		t.Fatalf("claim %s is not allocated one device: %+v", claimName, claim.Status.Allocation)
+	}
+	res := claim.Status.Allocation.Devices.Results[0]
+	if res.Pool != node || !strings.HasPrefix(res.Device, "gpu-") {
+		t.Errorf("claim %s got %s/%s, want a GPU of %s's slice", claimName, res.Pool, res.Device, node)
+	}
+	if class := claim.Spec.Devices.Requests[0].Exactly.DeviceClassName; class != "nvidia-a100-80gb" {
+		t.Errorf("claim %s asks for DeviceClass %s, want nvidia-a100-80gb", claimName, class)
+	}
+	// Kueue admitted the pod in the team's ClusterQueue for the profile
+	// and charged the claimed device to the team's A100s.
+	var wl *unstructured.Unstructured
+	err = poll(ctx, runTimeout, func(ctx context.Context) (bool, string, error) {
+		list, err := s.dyn.Resource(kueueWorkloads).Namespace(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		for i := range list.Items {
+			for _, o := range list.Items[i].GetOwnerReferences() {
+				if o.Kind == "Pod" && o.Name == pod.Name {
+					wl = &list.Items[i]
+				}
+			}
+		}
+		if wl == nil {
+			return false, "no Workload owned by pod " + pod.Name, nil
+		}
+		cond := condition(wl, "Admitted")
+		return cond != nil && cond["status"] == "True", "Admitted " + jsonString(cond), nil
+	})
+	if err != nil {
+		t.Fatalf("Kueue did not admit the workbench's pod: %v", err)
+	}
+	cq, _, _ := unstructuredString(wl.Object, "status", "admission", "clusterQueue")
+	assignments, _, _ := unstructured.NestedSlice(wl.Object, "status", "admission", "podSetAssignments")
+	if cq != "ml-research.a100-claim" || len(assignments) != 1 {
+		t.Fatalf("Workload %s admitted to %q with %d pod sets, want ml-research.a100-claim with 1: %s", wl.GetName(), cq, len(assignments), jsonString(wl.Object["status"]))
+	}
+	flavor, _, _ := unstructuredString(assignments[0].(map[string]any), "flavors", "nvidia.com/gpu")
+	usage, _, _ := unstructuredString(assignments[0].(map[string]any), "resourceUsage", "nvidia.com/gpu")
+	if flavor != "nvidia-a100-80gb" || usage != "1" {
+		t.Errorf("Workload %s charges nvidia.com/gpu %q in flavor %q, want 1 in nvidia-a100-80gb (the claimed A100): %s", wl.GetName(), usage, flavor, jsonString(assignments[0]))
+	}
+	// The namespace's ResourceQuota on claims counts it too: the cap on
+	// claims Kueue does not see (a ResourceClaim a pod names directly).
 	used := ""
 	err = poll(ctx, runTimeout, func(ctx context.Context) (bool, string, error) {
-		q, err := s.client.CoreV1().ResourceQuotas("ml-research").Get(ctx, "accelc-dra-devices", metav1.GetOptions{})
+		q, err := s.client.CoreV1().ResourceQuotas(ns).Get(ctx, "accelc-dra-devices", metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error(), nil
 		}
@@ -774,9 +866,20 @@ func (st *story) draClaim(t *testing.T) {
 		return n.Value() == 1, "used " + used + " of " + quantities(q.Status.Hard), nil
 	})
 	if err != nil {
-		t.Errorf("ResourceQuota ml-research/accelc-dra-devices does not count the claim: %v", err)
+		t.Errorf("ResourceQuota %s/accelc-dra-devices does not count the claim: %v", ns, err)
 	}
-	t.Logf("pod claimed (profile a100-claim by annotation): claim from template a100-claim allocated on %s; Running; the team's DRA quota used: %s", node, used)
+	t.Logf("Notebook %s (profile a100-claim by annotation, queue %s, claim from template %s): pod %s Running on %s; claim %s allocated %s/%s; Kueue Workload %s admitted in %s, charged nvidia.com/gpu %s in flavor %s; the namespace's claim quota used: %s",
+		name, queue, template, pod.Name, node, claimName, res.Pool, res.Device, wl.GetName(), cq, usage, flavor, used)
+}
+
+// renderedProfile is the HardwareProfile the last CI run rendered.
+func (st *story) renderedProfile(t *testing.T, name string) *unstructured.Unstructured {
+	t.Helper()
+	obj, err := st.s.dyn.Resource(hardwareProfile).Namespace("opendatahub").Get(t.Context(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("HardwareProfile opendatahub/%s as Flux applied it: %v", name, err)
+	}
+	return obj
 }
 
 // hostile: the example's fixtures that must be denied, created for real

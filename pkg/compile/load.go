@@ -226,6 +226,7 @@ func loadUnbounded(dir string) (*Model, error) {
 		m.Teams = append(m.Teams, t)
 	}
 	diags = append(diags, checkQueueCoverage(m)...)
+	diags = append(diags, checkDeviceClassMappings(m)...)
 	diags = append(diags, checkDRA(m)...)
 	diags = append(diags, checkAutoscaling(m)...)
 

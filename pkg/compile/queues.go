@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/accelc/accelc/pkg/mig"
 )
@@ -88,9 +89,8 @@ func (m *Model) QuotaResource(id string) string {
 // quotas cover it). Nil when the cluster does not use Kueue, or for a
 // disabled profile.
 func (m *Model) QueueTeams(p *Profile) []*Team {
-	// A DRA profile's devices are claimed, not requested as a resource a
-	// ClusterQueue covers: it schedules by node.
-	if !m.UsesKueue() || !p.Enabled || p.DRA != nil {
+	// A DRA profile whose claims Kueue cannot count schedules by node.
+	if !m.UsesKueue() || !p.Enabled || (p.DRA != nil && !m.KueueCountsClaims(p)) {
 		return nil
 	}
 	var out []*Team
@@ -165,4 +165,80 @@ func (m *Model) team(name string) *Team {
 		}
 	}
 	return nil
+}
+
+// KueueCountsClaims says Kueue admits a DRA profile's pods and charges
+// their claims to the team's quota, as it charges the devices of the
+// profile's resource: Kueue's DRA integration (beta, on by default since
+// Kueue 0.18) counts the devices a claim template asks for under the
+// resource its Configuration maps their DeviceClass to
+// (resources.deviceClassMappings, KueueDeviceClassMappings). It counts a
+// request for exactly a number of devices of one class; a request with
+// firstAvailable (several classes, a multi-type DRA profile) makes the
+// workload inadmissible, and an attribute class has no type whose quota
+// it would draw on. Those profiles schedule by node, capped by the
+// namespaces' ResourceQuotas on claims.
+func (m *Model) KueueCountsClaims(p *Profile) bool {
+	return p.DRA != nil && p.DRA.DeviceClass == "" && len(m.ProfileDeviceClasses(p)) == 1
+}
+
+// DeviceClassMapping is an entry of Kueue's resources.deviceClassMappings:
+// the DeviceClasses whose devices count as Resource in quotas.
+type DeviceClassMapping struct {
+	Resource string
+	Classes  []string
+}
+
+// Kueue's limits on resources.deviceClassMappings (its configuration
+// validation).
+const (
+	MaxDeviceClassMappings     = 16
+	MaxClassesPerDeviceMapping = 8
+)
+
+// KueueDeviceClassMappings map the DeviceClass of each DRA profile whose
+// claims Kueue counts to the profile's resource (nvidia.com/gpu, a MIG
+// slice's), so that a claimed device draws on the same team quota, in
+// the same flavors, as one requested by the resource: one budget per
+// type whichever way a pod asks. Sorted by resource; nil when none.
+func (m *Model) KueueDeviceClassMappings() []DeviceClassMapping {
+	if !m.UsesKueue() {
+		return nil
+	}
+	byResource := map[string]map[string]bool{}
+	for i := range m.Profiles {
+		p := &m.Profiles[i]
+		if !p.Enabled || !m.KueueCountsClaims(p) {
+			continue
+		}
+		if byResource[p.ResourceName] == nil {
+			byResource[p.ResourceName] = map[string]bool{}
+		}
+		for _, c := range m.ProfileDeviceClasses(p) {
+			byResource[p.ResourceName][c] = true
+		}
+	}
+	var out []DeviceClassMapping
+	for _, r := range slices.Sorted(maps.Keys(byResource)) {
+		out = append(out, DeviceClassMapping{Resource: r, Classes: slices.Sorted(maps.Keys(byResource[r]))})
+	}
+	return out
+}
+
+// checkDeviceClassMappings reports mappings past Kueue's limits, which
+// its manager would refuse to start with.
+func checkDeviceClassMappings(m *Model) []Diagnostic {
+	mappings := m.KueueDeviceClassMappings()
+	var out []Diagnostic
+	if len(mappings) > MaxDeviceClassMappings {
+		out = append(out, Diagnostic{Path: m.root().Key("profiles"), Msg: fmt.Sprintf(
+			"the DRA profiles Kueue queues claim devices of %d resources; Kueue maps at most %d (resources.deviceClassMappings): give some of them dra.deviceClass, or set cluster.quotas to \"resourcequota\"", len(mappings), MaxDeviceClassMappings)})
+	}
+	for _, mp := range mappings {
+		if len(mp.Classes) > MaxClassesPerDeviceMapping {
+			out = append(out, Diagnostic{Path: m.root().Key("profiles"), Msg: fmt.Sprintf(
+				"the DRA profiles Kueue queues claim %s through %d DeviceClasses (%s); Kueue maps at most %d to one resource: hand some of those types out as %s instead of by claim", mp.Resource, len(mp.Classes), strings.Join(mp.Classes, ", "), MaxClassesPerDeviceMapping, mp.Resource)})
+		}
+	}
+	return out
 }

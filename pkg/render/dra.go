@@ -91,8 +91,10 @@ const DRAQuotaName = "accelc-dra-devices"
 // draQuotas cap, in each namespace of a team with a quota that may use a
 // DRA profile, the devices its ResourceClaims may hold per DeviceClass
 // (<class>.deviceclass.resource.k8s.io/devices): the team's quota of the
-// class's type, or of the MIG config that cuts its slice. Kueue does not
-// count claims a pod makes through a template, so this is the cap under
+// class's type, or of the MIG config that cuts its slice. Kueue charges
+// the claims of the DRA profiles it queues (compile.KueueCountsClaims),
+// but not a ResourceClaim a pod names directly, nor a multi-class
+// (firstAvailable) profile's, so this is the cap on every claim under
 // either quota mode; like the ResourceQuotas of clusters without Kueue,
 // each namespace gets the team's whole quota. Kubernetes charges a
 // firstAvailable request its count of every class it lists.

@@ -321,7 +321,10 @@ const KueueConfigMapName = "accelc-kueue-configuration"
 // controller_manager_config.yaml): Kueue manages plain pods and Jobs in
 // the team namespaces only (managedJobsNamespaceSelector), so pods that
 // must never wait in a queue — kube-system's, the GPU Operator's — are
-// left alone, and the pod integration is on. accelc does not write Kueue's
+// left alone, and the pod integration is on. Where DRA profiles are
+// queued, their DeviceClasses are mapped to their resource
+// (resources.deviceClassMappings): Kueue charges a claimed device to the
+// team's quota of its type as it charges a requested one. accelc does not write Kueue's
 // ConfigMap: it holds settings (webhook, metrics, other frameworks) that
 // are the Kueue installation's.
 func kueueConfiguration(m *compile.Model) (Object, error) {
@@ -330,6 +333,13 @@ func kueueConfiguration(m *compile.Model) (Object, error) {
 		namespaces = append(namespaces, t.Namespaces...)
 	}
 	slices.Sort(namespaces)
+	type deviceClassMapping struct {
+		Name             string   `json:"name"`
+		DeviceClassNames []string `json:"deviceClassNames"`
+	}
+	type resources struct {
+		DeviceClassMappings []deviceClassMapping `json:"deviceClassMappings"`
+	}
 	fragment := struct {
 		APIVersion                   string                `json:"apiVersion"`
 		Kind                         string                `json:"kind"`
@@ -337,11 +347,18 @@ func kueueConfiguration(m *compile.Model) (Object, error) {
 		Integrations                 struct {
 			Frameworks []string `json:"frameworks"`
 		} `json:"integrations"`
+		Resources *resources `json:"resources,omitempty"`
 	}{APIVersion: "config.kueue.x-k8s.io/v1beta2", Kind: "Configuration",
 		ManagedJobsNamespaceSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
 			Key: "kubernetes.io/metadata.name", Operator: metav1.LabelSelectorOpIn, Values: namespaces,
 		}}}}
 	fragment.Integrations.Frameworks = []string{"batch/job", "pod"}
+	if mappings := m.KueueDeviceClassMappings(); len(mappings) > 0 {
+		fragment.Resources = &resources{}
+		for _, mp := range mappings {
+			fragment.Resources.DeviceClassMappings = append(fragment.Resources.DeviceClassMappings, deviceClassMapping{Name: mp.Resource, DeviceClassNames: mp.Classes})
+		}
+	}
 	b, err := yaml.Marshal(fragment)
 	if err != nil {
 		return Object{}, err

@@ -1,6 +1,9 @@
 package render_test
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -478,4 +481,122 @@ teams: a: {
 	require.Contains(t, tree, "queues/resourcequota-a-accelc-accelerators.yaml")
 	require.NoError(t, yaml.Unmarshal(tree["queues/resourcequota-a-accelc-accelerators.yaml"], &rq))
 	assert.Equal(t, map[string]int{"requests.nvidia.com/mig-3g.40gb": 10, "requests.nvidia.com/mig-2g.20gb": 8}, rq.Spec.Hard)
+}
+
+// TestDRAQueues: Kueue counts the claims of a DRA profile whose template
+// asks for exactly one DeviceClass (a type's, a MIG slice's), so such a
+// profile is queued like any other, and Kueue's Configuration maps its
+// class to the profile's resource: a claimed device draws on the team's
+// quota of the type, in the type's (or the MIG config's) flavor. A
+// firstAvailable profile (several types) and an attribute class's
+// profile are not queued: Kueue would refuse their claims.
+func TestDRAQueues(t *testing.T) {
+	m := loadCUE(t, `package c
+
+cluster: {
+	name: "dra"
+	enforcement: "deny"
+	mig: {strategy: "mixed", configs: "a100-3g": {acceleratorType: "nvidia-a100-80gb", layout: "3g.40gb": 2}}
+	dra: classes: "big-memory": {
+		selector: "device.driver == 'gpu.nvidia.com' && device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('80Gi')) >= 0"
+	}
+}
+profiles: {
+	h100: {displayName: "H100", acceleratorTypes: ["nvidia-h100-80gb"], dra: {}}
+	a100: {displayName: "A100", acceleratorTypes: ["nvidia-a100-80gb"], dra: {}}
+	large: {displayName: "Large", acceleratorTypes: ["nvidia-h100-80gb", "nvidia-a100-80gb"], gpu: {default: 2, max: 8}, dra: {}}
+	slice: {displayName: "Slice", acceleratorTypes: ["nvidia-a100-80gb"], mig: "3g.40gb", dra: {}}
+	big: {displayName: "Big", dra: deviceClass: "big-memory"}
+	plain: {displayName: "Plain", acceleratorTypes: ["nvidia-h100-80gb"]}
+}
+teams: ml: {namespaces: ["ml"], acceleratorTypes: ["nvidia-h100-80gb", "nvidia-a100-80gb"],
+	quota: {"nvidia-h100-80gb": 8, "nvidia-a100-80gb": 16, "a100-3g": 6}}
+`)
+	for name, want := range map[string]bool{"h100": true, "a100": true, "slice": true, "plain": true, "large": false, "big": false} {
+		p := m.Profile(name)
+		require.NotNil(t, p, name)
+		assert.Equal(t, want, len(m.QueueTeams(p)) > 0, "profile %s queued", name)
+	}
+	objs, err := render.Render(m, &inventory.Inventory{})
+	require.NoError(t, err)
+	require.NoError(t, render.Validate(m, objs))
+	tree, err := render.BuildTree("dra", objs, render.Provenance{})
+	require.NoError(t, err)
+
+	var cm struct {
+		Data map[string]string `json:"data"`
+	}
+	require.NoError(t, yaml.Unmarshal(tree["queues/configmap-"+render.KueueConfigMapName+".yaml"], &cm))
+	var fragment struct {
+		Resources struct {
+			DeviceClassMappings []struct {
+				Name             string   `json:"name"`
+				DeviceClassNames []string `json:"deviceClassNames"`
+			} `json:"deviceClassMappings"`
+		} `json:"resources"`
+	}
+	require.NoError(t, yaml.Unmarshal([]byte(cm.Data["configuration.yaml"]), &fragment))
+	mappings := map[string][]string{}
+	for _, mp := range fragment.Resources.DeviceClassMappings {
+		mappings[mp.Name] = mp.DeviceClassNames
+	}
+	assert.Equal(t, map[string][]string{
+		"nvidia.com/gpu":          {"nvidia-a100-80gb", "nvidia-h100-80gb"},
+		"nvidia.com/mig-3g.40gb": {"nvidia-a100-80gb-mig-3g.40gb"},
+	}, mappings, "each queued profile's class, under its resource; not the attribute class, not large's (firstAvailable)")
+
+	flavorsOf := func(queue string) (resource string, flavors []string) {
+		t.Helper()
+		path := "queues/clusterqueue-" + queue + ".yaml"
+		require.Contains(t, tree, path)
+		var q clusterQueue
+		require.NoError(t, yaml.Unmarshal(tree[path], &q))
+		for _, f := range q.Spec.ResourceGroups[0].Flavors {
+			flavors = append(flavors, f.Name)
+		}
+		return q.Spec.ResourceGroups[0].CoveredResources[0], flavors
+	}
+	res, flavors := flavorsOf("ml.a100")
+	assert.Equal(t, "nvidia.com/gpu", res)
+	assert.Equal(t, []string{"nvidia-a100-80gb"}, flavors, "a claimed A100 draws on the team's A100s, as plain's requested H100 on its H100s")
+	res, flavors = flavorsOf("ml.slice")
+	assert.Equal(t, "nvidia.com/mig-3g.40gb", res)
+	assert.Equal(t, []string{"a100-3g"}, flavors)
+	assert.NotContains(t, tree, "queues/clusterqueue-ml.large.yaml")
+	assert.NotContains(t, tree, "queues/clusterqueue-ml.big.yaml")
+	// The namespace's cap on claims stays, for the claims Kueue never sees.
+	assert.Contains(t, tree, "dra/resourcequota-ml-"+render.DRAQuotaName+".yaml")
+}
+
+// TestDRAMappingLimits: Kueue maps at most 8 DeviceClasses to one
+// resource; vet says so at the profiles, rather than Kueue refusing to
+// start.
+func TestDRAMappingLimits(t *testing.T) {
+	types := []string{"nvidia-h200-141gb", "nvidia-h100-80gb", "nvidia-a100-80gb", "nvidia-a100-40gb", "nvidia-l40s-48gb", "nvidia-l4-24gb", "nvidia-t4-16gb", "nvidia-v100-16gb", "nvidia-a10-24gb"}
+	var src strings.Builder
+	src.WriteString("package c\n\ncluster: {name: \"many\", dra: {}}\nprofiles: {\n")
+	for _, id := range types {
+		fmt.Fprintf(&src, "\t%q: {displayName: %q, acceleratorTypes: [%q], dra: {}}\n", id, id, id)
+	}
+	src.WriteString("}\nteams: t: {namespaces: [\"t\"], acceleratorTypes: [")
+	for i, id := range types {
+		if i > 0 {
+			src.WriteString(", ")
+		}
+		fmt.Fprintf(&src, "%q", id)
+	}
+	src.WriteString("], quota: {")
+	for i, id := range types {
+		if i > 0 {
+			src.WriteString(", ")
+		}
+		fmt.Fprintf(&src, "%q: 1", id)
+	}
+	src.WriteString("}}\n")
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "c.cue"), []byte(src.String()), 0o644))
+	_, err := compile.Load(dir)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "Kueue maps at most 8 to one resource")
+	assert.Contains(t, err.Error(), "through 9 DeviceClasses")
 }
