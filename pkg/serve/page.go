@@ -49,6 +49,9 @@ type pageProfile struct {
 	render.CatalogProfile
 	Capacity int
 	Cost     string
+	// Wait is "0 available — 2 pending — about 12 min" for a profile that
+	// schedules through Kueue, and WaitMethod how the minutes were found.
+	Wait, WaitMethod string
 }
 
 type pageType struct {
@@ -95,6 +98,7 @@ func renderPage(v *view, refresh time.Duration) (page, fragment []byte) {
 			pp.Cost = costText(p.Types[0].CostPerHour)
 		}
 		pp.Capacity = max(pp.Capacity, p.Available)
+		pp.Wait, pp.WaitMethod = waitLine(p.Available, v.waiting[p.Name])
 		d.Profiles = append(d.Profiles, pp)
 	}
 	for _, s := range v.inv.Summary() {
@@ -125,6 +129,26 @@ func renderPage(v *view, refresh time.Duration) (page, fragment []byte) {
 		panic(fmt.Errorf("the page's template: %w", err))
 	}
 	return full.Bytes(), part.Bytes()
+}
+
+// waitLine is a profile's availability and wait in words, and the
+// method of the estimate; empty for a profile without a queue.
+func waitLine(available int, w *Waiting) (line, method string) {
+	if w == nil {
+		return "", ""
+	}
+	line = fmt.Sprintf("%d available", available)
+	if w.Pending != nil {
+		line += fmt.Sprintf(" — %d pending", *w.Pending)
+	}
+	switch e := w.Estimate; {
+	case e.Minutes == nil:
+		return line + " — wait unknown: " + e.Unknown, ""
+	case *e.Minutes == 0:
+		return line + " — no wait", e.Method
+	default:
+		return line + fmt.Sprintf(" — about %d min", *e.Minutes), e.Method
+	}
 }
 
 func percent(n, of int) int {

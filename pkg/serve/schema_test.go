@@ -125,6 +125,7 @@ func responseFields() map[string]string {
 		"profiles":  reflect.TypeFor[profilesResponse](),
 		"nodes":     reflect.TypeFor[nodesBody](),
 		"recommend": reflect.TypeFor[recommendResponse](),
+		"estimate":  reflect.TypeFor[estimateResponse](),
 	} {
 		fields := map[string]string{}
 		typeFields(name, t, fields)

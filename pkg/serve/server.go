@@ -4,7 +4,9 @@
 // ResourceSlices (Watcher), counted by the code `accelc catalog` and
 // `accelc inventory show` count with (inventory.Snapshot.Classify,
 // render.Catalog), and serves it: a versioned JSON API, Prometheus
-// metrics, and a page for people.
+// metrics, and a page for people. Beside each profile that schedules
+// through Kueue it says what waits in the profile's queue and for about
+// how long (Waiting), from Kueue's Workloads.
 package serve
 
 import (
@@ -18,6 +20,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -71,6 +74,12 @@ type Options struct {
 	RequestTimeout time.Duration
 	// Refresh is how often the page asks for news (default 5s).
 	Refresh time.Duration
+	// Now is the clock the waits are estimated by (default time.Now).
+	Now func() time.Time
+	// Recount is how often a server over Kueue's Workloads counts again
+	// though nothing changed, so that running workloads' ages, and the
+	// waits, move on (default a minute).
+	Recount time.Duration
 }
 
 // Server serves one cluster's catalog.
@@ -97,6 +106,19 @@ type view struct {
 	page      encoded // /
 	fragment  encoded // the page's refreshed part
 	byProfile map[string]encoded
+	// waiting is what waits for each profile that schedules through
+	// Kueue; live is the catalog's profiles with it.
+	waiting map[string]*Waiting
+	live    []liveProfile
+}
+
+// liveProfile is a catalog profile as the API serves it: with what
+// waits for it.
+type liveProfile struct {
+	render.CatalogProfile
+	// Waiting is absent for a profile that does not schedule through
+	// Kueue.
+	Waiting *Waiting `json:"waiting,omitempty"`
 }
 
 type encoded struct {
@@ -140,6 +162,12 @@ func New(m *compile.Model, src Source, opts Options) *Server {
 	if opts.Refresh <= 0 {
 		opts.Refresh = 5 * time.Second
 	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Recount <= 0 {
+		opts.Recount = time.Minute
+	}
 	s := &Server{src: src, opts: opts, sem: make(chan struct{}, opts.MaxInFlight), metrics: newMetrics(), reload: make(chan struct{}, 1)}
 	s.model.Store(m)
 	return s
@@ -169,12 +197,19 @@ func (s *Server) Run(ctx context.Context) {
 		}
 	}
 	s.Update()
+	var recount <-chan time.Time
+	if _, ok := s.src.(Queues); ok {
+		t := time.NewTicker(s.opts.Recount)
+		defer t.Stop()
+		recount = t.C
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-s.src.Changed():
 		case <-s.reload:
+		case <-recount:
 		}
 		// Gather what else comes within the debounce.
 		select {
@@ -196,9 +231,21 @@ func (s *Server) Update() {
 	for _, p := range inv.Problems {
 		v.warnings = append(v.warnings, p.String()+"; "+p.Effect())
 	}
-	v.profiles = encode(mustJSON(profilesResponse{Meta: v.meta(), CatalogDocument: v.doc}))
+	wls, why := []Workload(nil), "a snapshot holds no Kueue Workloads: --live watches them"
+	if q, ok := s.src.(Queues); ok {
+		wls, why = q.Workloads()
+	}
+	v.waiting = waiting(&v.doc, m, wls, why, s.opts.Now())
+	if _, live := s.src.(Queues); live && why != "" && v.waiting != nil {
+		v.warnings = append(v.warnings, why+": how long a job waits is unknown")
+	}
+	v.live = make([]liveProfile, len(v.doc.Profiles))
+	for i, p := range v.doc.Profiles {
+		v.live[i] = liveProfile{CatalogProfile: p, Waiting: v.waiting[p.Name]}
+	}
+	v.profiles = encode(mustJSON(profilesResponse{Meta: v.meta(), CatalogDocument: v.doc, Profiles: v.live}))
 	v.byProfile = make(map[string]encoded, len(v.doc.Profiles))
-	for _, p := range v.doc.Profiles {
+	for _, p := range v.live {
 		v.byProfile[p.Name] = encode(mustJSON(profileResponse{Meta: v.meta(), Profile: p}))
 	}
 	v.nodes = encode(mustJSON(nodesResponse(v, inv)))
@@ -226,11 +273,13 @@ func (v *view) meta() Meta {
 type profilesResponse struct {
 	Meta Meta `json:"meta"`
 	render.CatalogDocument
+	// Profiles are the document's, with what waits for each.
+	Profiles []liveProfile `json:"profiles"`
 }
 
 type profileResponse struct {
-	Meta    Meta                  `json:"meta"`
-	Profile render.CatalogProfile `json:"profile"`
+	Meta    Meta        `json:"meta"`
+	Profile liveProfile `json:"profile"`
 }
 
 type nodesBody struct {
@@ -251,6 +300,18 @@ func nodesResponse(v *view, inv *inventory.Inventory) nodesBody {
 type recommendResponse struct {
 	Meta Meta `json:"meta"`
 	estimate.Recommendation
+}
+
+// estimateResponse is accelc estimate -o json's document, with meta.
+type estimateResponse struct {
+	Meta           Meta                `json:"meta"`
+	Params         float64             `json:"params"`
+	Tokens         float64             `json:"tokens"`
+	Precision      string              `json:"precision"`
+	GPUs           int                 `json:"gpus"`
+	MFU            float64             `json:"mfu"`
+	MemoryPerGPUGB float64             `json:"memoryPerGPUGB"`
+	Estimates      []estimate.Estimate `json:"estimates"`
 }
 
 // Error is every error response's body.
@@ -290,6 +351,7 @@ func (s *Server) Handler() http.Handler {
 	}))
 	mux.HandleFunc("GET "+api+"/nodes", s.withView(s.nodes))
 	mux.HandleFunc("GET "+api+"/recommend", s.withView(s.recommend))
+	mux.HandleFunc("GET "+api+"/estimate", s.withView(s.estimate))
 	mux.HandleFunc("GET /{$}", s.withView(func(w http.ResponseWriter, r *http.Request, v *view) {
 		if r.URL.Query().Get("part") == "main" {
 			serveEncoded(w, r, v.fragment, "text/html; charset=utf-8")
@@ -303,7 +365,7 @@ func (s *Server) Handler() http.Handler {
 			writeError(w, http.StatusMethodNotAllowed, Error{Error: "read-only: only GET and HEAD"})
 			return
 		}
-		writeError(w, http.StatusNotFound, Error{Error: "no such path: " + api + "/profiles, /profiles/{name}, /nodes, /recommend; /, /healthz, /readyz, /metrics"})
+		writeError(w, http.StatusNotFound, Error{Error: "no such path: " + api + "/profiles, /profiles/{name}, /nodes, /recommend, /estimate; /, /healthz, /readyz, /metrics"})
 	})
 	return s.guard(mux)
 }
@@ -348,7 +410,7 @@ func route(r *http.Request) string {
 	case strings.HasPrefix(p, "/api/"+APIVersion+"/profiles/"):
 		return "/api/" + APIVersion + "/profiles/{name}"
 	}
-	for _, known := range []string{"/healthz", "/readyz", "/metrics", "/api/" + APIVersion + "/profiles", "/api/" + APIVersion + "/nodes", "/api/" + APIVersion + "/recommend"} {
+	for _, known := range []string{"/healthz", "/readyz", "/metrics", "/api/" + APIVersion + "/profiles", "/api/" + APIVersion + "/nodes", "/api/" + APIVersion + "/recommend", "/api/" + APIVersion + "/estimate"} {
 		if p == known {
 			return p
 		}
@@ -501,6 +563,71 @@ func (s *Server) recommend(w http.ResponseWriter, r *http.Request, v *view) {
 	serveEncoded(w, r, encode(mustJSON(recommendResponse{Meta: v.meta(), Recommendation: rec})), "application/json")
 }
 
+// estimate is accelc estimate with its flags as query parameters: params
+// and tokens (required), precision, mfu, gpus and model; profile keeps
+// one profile's estimates.
+func (s *Server) estimate(w http.ResponseWriter, r *http.Request, v *view) {
+	q := r.URL.Query()
+	bad := func(field, format string, a ...any) {
+		writeError(w, http.StatusBadRequest, Error{Error: fmt.Sprintf(format, a...), Field: field})
+	}
+	t := estimate.Training{Precision: "bf16", MFU: estimate.DefaultMFU, GPUs: 1, Model: q.Get("model")}
+	for _, c := range []struct {
+		field string
+		into  *float64
+	}{{"params", &t.Params}, {"tokens", &t.Tokens}} {
+		raw := q.Get(c.field)
+		if raw == "" {
+			bad(c.field, "%s is required: the model's size and the tokens it trains on, such as ?params=7B&tokens=20B", c.field)
+			return
+		}
+		n, err := estimate.ParseCount(raw)
+		if err != nil {
+			bad(c.field, "%v", err)
+			return
+		}
+		*c.into = n
+	}
+	if p := q.Get("precision"); p != "" {
+		if p = strings.ToLower(p); p != "bf16" && p != "fp16" {
+			bad("precision", "%q: write bf16 or fp16", q.Get("precision"))
+			return
+		}
+		t.Precision = p
+	}
+	if m := q.Get("mfu"); m != "" {
+		f, err := strconv.ParseFloat(m, 64)
+		if err != nil || f <= 0 || f > 1 {
+			bad("mfu", "%q: give a share of peak above 0 and at most 1, such as 0.4", m)
+			return
+		}
+		t.MFU = f
+	}
+	if g := q.Get("gpus"); g != "" {
+		n, err := strconv.Atoi(g)
+		if err != nil || n < 1 {
+			bad("gpus", "%q: write a positive number of GPUs for the run", g)
+			return
+		}
+		t.GPUs = n
+	}
+	es := estimate.Train(&v.doc, t)
+	if name := q.Get("profile"); name != "" {
+		if _, ok := v.byProfile[name]; !ok {
+			bad("profile", "no profile %q: GET /api/%s/profiles lists them", name, APIVersion)
+			return
+		}
+		es = slices.DeleteFunc(es, func(e estimate.Estimate) bool { return e.Profile != name })
+	}
+	if es == nil {
+		es = []estimate.Estimate{}
+	}
+	serveEncoded(w, r, encode(mustJSON(estimateResponse{
+		Meta: v.meta(), Params: t.Params, Tokens: t.Tokens, Precision: t.Precision, GPUs: t.GPUs, MFU: t.MFU,
+		MemoryPerGPUGB: t.MemoryPerGPUGB(), Estimates: es,
+	})), "application/json")
+}
+
 // ListenAndServe serves on addr until ctx ends, then shuts down
 // gracefully: requests in flight get grace to finish. The listener's
 // address goes to ready before serving.
@@ -547,6 +674,7 @@ type metrics struct {
 	available *prometheus.GaugeVec
 	nodes     *prometheus.GaugeVec
 	profile   *prometheus.GaugeVec
+	pending   *prometheus.GaugeVec
 	updated   prometheus.Gauge
 }
 
@@ -568,9 +696,10 @@ func newMetrics() *metrics {
 		available: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "accelc_accelerators_available", Help: "Accelerator devices available now, by type (allocatable on Ready nodes less what pods hold)."}, []string{"accelerator_type"}),
 		nodes:     prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "accelc_accelerator_nodes", Help: "Nodes by accelerator type."}, []string{"accelerator_type"}),
 		profile:   prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "accelc_profile_available", Help: "Devices available now to each hardware profile."}, []string{"profile"}),
+		pending:   prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "accelc_profile_workloads_pending", Help: "Kueue Workloads pending in each hardware profile's queue (profiles that schedule through Kueue, when Workloads can be read)."}, []string{"profile"}),
 		updated:   prometheus.NewGauge(prometheus.GaugeOpts{Name: "accelc_serve_updated_timestamp_seconds", Help: "When the catalog was last counted."}),
 	}
-	m.reg.MustRegister(m.requests, m.lag, m.count, m.available, m.nodes, m.profile, m.updated,
+	m.reg.MustRegister(m.requests, m.lag, m.count, m.available, m.nodes, m.profile, m.pending, m.updated,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -598,5 +727,11 @@ func (m *metrics) observe(v *view, begin, since time.Time) {
 	m.profile.Reset()
 	for _, p := range v.doc.Profiles {
 		m.profile.WithLabelValues(p.Name).Set(float64(p.Available))
+	}
+	m.pending.Reset()
+	for name, w := range v.waiting {
+		if w.Pending != nil {
+			m.pending.WithLabelValues(name).Set(float64(*w.Pending))
+		}
 	}
 }

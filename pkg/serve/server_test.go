@@ -75,8 +75,8 @@ func TestResponsesAreDocumented(t *testing.T) {
 	doc := documentedFields(t)
 	for _, ex := range []string{"hetero-prod", "gpu-pools", "small-lab"} {
 		m, snap := example(t, ex)
-		for _, s := range []*inventory.Snapshot{snap, counted(snap, 2)} {
-			srv := New(m, Static{Snap: s}, Options{})
+		for _, src := range []Source{Static{Snap: snap}, Static{Snap: counted(snap, 2)}, queued{Static: Static{Snap: allInUse(snap)}, wls: premiumQueue()}} {
+			srv := New(m, src, Options{Now: func() time.Time { return now }})
 			srv.Update()
 			h := srv.Handler()
 			check := func(prefix, path string, want int) {
@@ -96,6 +96,10 @@ func TestResponsesAreDocumented(t *testing.T) {
 			check("error", "/api/v1/recommend?min-memory=80", 400)
 			check("error", "/api/v1/recommend?team=nobody", 400)
 			check("error", "/api/v1/nodes?sort-by=colour", 400)
+			check("estimate", "/api/v1/estimate?params=7B&tokens=20B&gpus=8", 200)
+			check("estimate", "/api/v1/estimate?params=1.5B&tokens=2B&precision=fp16&mfu=0.5&profile="+m.Profiles[0].Name, 200)
+			check("error", "/api/v1/estimate?params=7B", 400)
+			check("error", "/api/v1/estimate?params=7B&tokens=20B&profile=nope", 400)
 		}
 	}
 }

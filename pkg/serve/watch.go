@@ -43,6 +43,10 @@ type Watcher struct {
 	slices  map[string]inventory.ResourceSlice
 	pending time.Time // the first change not yet in a snapshot
 	errs    []string  // objects that could not be read, by kind/name
+	// workloads are Kueue's Workloads (queue.go), namespace/name →
+	// Workload; kueueWhy says why they cannot be read.
+	workloads map[string]Workload
+	kueueWhy  string
 
 	changed  chan struct{}
 	synced   []cache.InformerSynced
@@ -88,7 +92,8 @@ func (w *Watcher) Changed() <-chan struct{} { return w.changed }
 
 // Run starts the informers and blocks until ctx ends. It fails when the
 // cluster cannot be reached or may not be read (nodes, pods); ResourceSlices
-// that are not served, or may not be listed, become a warning.
+// that are not served, or may not be listed, become a warning, and Kueue's
+// Workloads that cannot be read the reason the waits are unknown.
 func (w *Watcher) Run(ctx context.Context) error {
 	cfg := w.cfg
 	scheme := runtime.NewScheme()
@@ -150,7 +155,12 @@ func (w *Watcher) Run(ctx context.Context) error {
 	default:
 		return w.redact(err)
 	}
+	workloads, kueueWhy := w.watchWorkloads(ctx)
+	if workloads != nil {
+		informers = append(informers, workloads)
+	}
 	w.mu.Lock()
+	w.kueueWhy = kueueWhy
 	for _, inf := range informers {
 		w.synced = append(w.synced, inf.HasSynced)
 	}
