@@ -38,14 +38,18 @@ available now. With --live it watches the nodes, the pods that hold
 accelerators and the ResourceSlices of the cluster of the current
 kubeconfig context, and counts again within a moment of each change, as
 ` + "`accelc catalog`" + ` and ` + "`accelc inventory show`" + ` count; with --inventory (or the
-cluster directory's inventory.json) it serves that snapshot.
+cluster directory's inventory.json) it serves that snapshot. With --live it
+also watches Kueue's Workloads, where it may, to say per profile what waits.
 
   GET /                        the page: profiles with their availability, nodes by type
-  GET /api/v1/profiles         every profile with its types and availability
+  GET /api/v1/profiles         every profile with its types and availability, and
+                               for one queued through Kueue, what waits and how long
   GET /api/v1/profiles/{name}  one profile
   GET /api/v1/nodes            the node view (?type=, sharing=, status=, sort-by=)
   GET /api/v1/recommend        recommend (?min-memory=, prefer-arch=, gpus=, model=,
                                min-throughput=, max-cost=, team=)
+  GET /api/v1/estimate         estimate (?params=, tokens=, precision=, mfu=, gpus=,
+                               model=, profile=)
   GET /healthz, /readyz, /metrics
 
 Responses carry an ETag and answer If-None-Match with 304. It is

@@ -80,6 +80,10 @@ func catalogServiceObjects(m *compile.Model) ([]Object, error) {
 			{APIGroups: []string{"resource.k8s.io"}, Resources: []string{"resourceslices"}, Verbs: read},
 		},
 	}
+	if m.UsesKueue() {
+		// What waits in each profile's queue, and how long runs take.
+		role.Rules = append(role.Rules, rbacv1.PolicyRule{APIGroups: []string{"kueue.x-k8s.io"}, Resources: []string{"workloads"}, Verbs: read})
+	}
 	binding := &rbacv1.ClusterRoleBinding{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRoleBinding"},
 		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},

@@ -1,6 +1,7 @@
 package render_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -15,12 +16,15 @@ import (
 	"k8s.io/pod-security-admission/policy"
 	"sigs.k8s.io/yaml"
 
+	"github.com/accelc/accelc/pkg/accelc"
 	"github.com/accelc/accelc/pkg/compile"
+	"github.com/accelc/accelc/pkg/render"
 )
 
 // TestCatalogService: hetero-prod's catalog service passes Pod Security
 // restricted as the API server's admission evaluates it (the upstream
-// checks), may only read nodes, pods and ResourceSlices, lets in only the
+// checks), may only read nodes, pods, ResourceSlices and (as the cluster
+// uses Kueue) Kueue's Workloads, lets in only the
 // namespaces named, and runs on the evaluated configuration, which
 // compiles to hetero-prod's model.
 func TestCatalogService(t *testing.T) {
@@ -51,12 +55,30 @@ func TestCatalogService(t *testing.T) {
 
 	var role rbacv1.ClusterRole
 	read("clusterrole-accelc-catalog.yaml", &role)
+	var resources []string
 	for _, r := range role.Rules {
 		assert.ElementsMatch(t, []string{"get", "list", "watch"}, r.Verbs, "read-only")
-		for _, res := range r.Resources {
-			assert.Contains(t, []string{"nodes", "pods", "resourceslices"}, res)
+		resources = append(resources, r.Resources...)
+	}
+	// hetero-prod uses Kueue: the service reads its Workloads, to say
+	// what waits for each profile.
+	assert.Equal(t, []string{"nodes", "pods", "resourceslices", "workloads"}, resources)
+	// Without Kueue, no Workloads to read.
+	res, err := accelc.Cluster(context.Background(), filepath.Join(examplesDir, "hetero-prod"), accelc.Options{})
+	require.NoError(t, err)
+	res.Model.Cluster.Quotas = "resourcequota"
+	objs, err := render.Render(res.Model, res.Inventory)
+	require.NoError(t, err)
+	found := false
+	for _, o := range objs {
+		if r, ok := o.Body.(*rbacv1.ClusterRole); ok && r.Name == "accelc-catalog" {
+			found = true
+			for _, rule := range r.Rules {
+				assert.NotContains(t, rule.APIGroups, "kueue.x-k8s.io", "a cluster without Kueue")
+			}
 		}
 	}
+	assert.True(t, found, "hetero-prod without Kueue still renders the catalog service's ClusterRole")
 	var np networkingv1.NetworkPolicy
 	read("networkpolicy-accelc-catalog.yaml", &np)
 	require.Len(t, np.Spec.Ingress, 1)
