@@ -19,13 +19,20 @@ import (
 // into GPUs held and their cost per team, namespace and accelerator type,
 // and alerts on the teams' monthly budgets.
 //
-// The type comes from the node the pod runs on (its normalized type label,
-// exported by kube-state-metrics when the label is allowlisted:
-// --metric-labels-allowlist=nodes=[<labelPrefix>/type,<labelPrefix>/pool]),
+// The type is the one the pod records, else that of the node it runs on,
 // so a pod of a multi-type profile is billed for the type it actually got,
 // and a pod in a pool for its share of a GPU: a replica of a GPU
 // time-sliced three ways costs a third, a 3g slice of an A100 three
-// sevenths. Team
+// sevenths. A pod records its type in its <labelPrefix>/type annotation:
+// accelc's mutation writes it for a single-type profile, accelc serve
+// --record-types for the others once they are bound; kube-state-metrics
+// exports it when the annotation is allowlisted
+// (--metric-annotations-allowlist=pods=[<labelPrefix>/type]). The node's
+// normalized type label is the fallback, and the node's pool label gives
+// the pool; kube-state-metrics exports them when they are allowlisted
+// (--metric-labels-allowlist=nodes=[<labelPrefix>/type,<labelPrefix>/pool]).
+// The recorded type outlives a node's relabelling, and a pod counts once:
+// the node's type is taken only for pods that record none. Team
 // membership comes from the CUE, as for the admission policy, never from
 // namespace labels.
 
@@ -57,6 +64,9 @@ func ksmResource(name string) string { return ksmName(name) }
 
 func ksmLabel(key string) string { return "label_" + ksmName(key) }
 
+// ksmAnnotation is an annotation key in kube_pod_annotations.
+func ksmAnnotation(key string) string { return "annotation_" + ksmName(key) }
+
 // costRules renders the PrometheusRule; nothing when no team exists.
 func costRules(m *compile.Model) []Object {
 	if len(m.Teams) == 0 {
@@ -84,19 +94,35 @@ func costRules(m *compile.Model) []Object {
 	}
 	sort.Strings(resources)
 	typeLabel, poolLabel := ksmLabel(m.Cluster.TypeLabel()), ksmLabel(m.Cluster.PoolLabel())
-	// The node's pool (empty for a node in none) rides along: a device in
-	// a pool is a share of a GPU.
+	typeAnnotation := ksmAnnotation(m.Cluster.TypeLabel())
+	// Each running pod's type and its node's pool (empty for a node in
+	// none: a device in a pool is a share of a GPU): the type the pod
+	// records, or, only for a pod that records none (or on nodes
+	// kube-state-metrics does not list), its node's. `or on (namespace,
+	// pod)` keeps one series per pod.
 	podGPUs := fmt.Sprintf(`sum by (namespace, pod, resource, accelerator_type, pool) (
-  kube_pod_container_resource_requests{resource=~"%s"}
-  * on (namespace, pod) group_left(node) max by (namespace, pod, node) (kube_pod_info{node!=""})
+  kube_pod_container_resource_requests{resource=~"%[1]s"}
   * on (namespace, pod) group_left() max by (namespace, pod) (kube_pod_status_phase{phase="Running"} == 1)
-  * on (node) group_left(accelerator_type, pool) max by (node, accelerator_type, pool) (
-      label_replace(
-        label_replace(kube_node_labels{%s!=""}, "accelerator_type", "$1", "%s", "(.+)"),
-        "pool", "$1", "%s", "(.+)"
+  * on (namespace, pod) group_left(accelerator_type, pool) (
+      max by (namespace, pod, accelerator_type, pool) (
+        label_replace(kube_pod_annotations{%[2]s!=""}, "accelerator_type", "$1", "%[2]s", "(.+)")
+        * on (namespace, pod) group_left(pool) max by (namespace, pod, pool) (
+            kube_pod_info{node!=""}
+            * on (node) group_left(pool) max by (node, pool) (label_replace(kube_node_labels, "pool", "$1", "%[4]s", "(.+)"))
+          )
+      )
+      or on (namespace, pod)
+      max by (namespace, pod, accelerator_type, pool) (
+        kube_pod_info{node!=""}
+        * on (node) group_left(accelerator_type, pool) max by (node, accelerator_type, pool) (
+            label_replace(
+              label_replace(kube_node_labels{%[3]s!=""}, "accelerator_type", "$1", "%[3]s", "(.+)"),
+              "pool", "$1", "%[4]s", "(.+)"
+            )
+          )
       )
     )
-)`, strings.Join(resources, "|"), typeLabel, typeLabel, poolLabel)
+)`, strings.Join(resources, "|"), typeAnnotation, typeLabel, poolLabel)
 
 	rules := []promRule{rule(RulePodGPUs, podGPUs, nil)}
 	for i := range m.Teams {

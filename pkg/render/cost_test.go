@@ -77,8 +77,9 @@ func TestCostRulesParse(t *testing.T) {
 
 // TestCostArithmetic evaluates the rules with Prometheus's engine on a
 // small cluster: ml-research holds 2 H200 (serving-prod 1 H200 and 3
-// A100 80GB, one pod of a multi-type profile billed by the node it got);
-// a pending pod and a pod on a CPU node cost nothing.
+// A100 80GB, one pod of a multi-type profile billed by the node it got,
+// which it also records: counted once); a pending pod and a pod on a CPU
+// node cost nothing.
 func TestCostArithmetic(t *testing.T) {
 	pr, _ := costRuleFile(t)
 	storage := promqltest.LoadedStorage(t, `
@@ -102,6 +103,9 @@ load 5m
   kube_node_labels{node="h200-2",label_accelerator_opendatahub_io_type="nvidia-h200-141gb"} 1+0x20
   kube_node_labels{node="a100-1",label_accelerator_opendatahub_io_type="nvidia-a100-80gb"} 1+0x20
   kube_node_labels{node="cpu-1"} 1+0x20
+  kube_pod_annotations{namespace="serving-prod",pod="llm",annotation_accelerator_opendatahub_io_type="nvidia-h200-141gb"} 1+0x20
+  kube_pod_annotations{namespace="serving-prod",pod="multi",annotation_accelerator_opendatahub_io_type="nvidia-a100-80gb"} 1+0x20
+  kube_pod_annotations{namespace="ml-research",pod="train"} 1+0x20
 `)
 	eval := evaluate(t, pr, storage)
 	assert.Equal(t, map[string]float64{
@@ -240,4 +244,37 @@ load 5m
 	assert.InDelta(t, 18.0/7, cost["model-serving/serving-prod/nvidia-a100-80gb"], 1e-9, "2 × 3/7 × $3")
 	assert.InDelta(t, 3.0, cost["ml-research/ml-research/nvidia-a100-80gb"], 1e-9, "a whole A100")
 	assert.Len(t, cost, 3)
+}
+
+// TestCostPrefersRecordedType: a pod that records its type (accelc serve
+// --record-types, exported by kube-state-metrics' annotation allowlist) is
+// billed for it, though its node's label says otherwise now; a pod that
+// records none is billed by its node; each once, with its node's pool.
+func TestCostPrefersRecordedType(t *testing.T) {
+	pr, _ := costRuleFile(t, "gpu-pools")
+	storage := promqltest.LoadedStorage(t, `
+load 5m
+  kube_pod_container_resource_requests{namespace="serving-prod",pod="recorded",container="c",resource="nvidia_com_gpu",unit="integer"} 2+0x20
+  kube_pod_container_resource_requests{namespace="serving-prod",pod="unrecorded",container="c",resource="nvidia_com_gpu",unit="integer"} 1+0x20
+  kube_pod_container_resource_requests{namespace="ds-notebooks",pod="pooled",container="c",resource="nvidia_com_gpu",unit="integer"} 3+0x20
+  kube_pod_info{namespace="serving-prod",pod="recorded",node="relabelled-1"} 1+0x20
+  kube_pod_info{namespace="serving-prod",pod="unrecorded",node="relabelled-1"} 1+0x20
+  kube_pod_info{namespace="ds-notebooks",pod="pooled",node="a100-ts-01"} 1+0x20
+  kube_pod_status_phase{namespace="serving-prod",pod="recorded",phase="Running"} 1+0x20
+  kube_pod_status_phase{namespace="serving-prod",pod="unrecorded",phase="Running"} 1+0x20
+  kube_pod_status_phase{namespace="ds-notebooks",pod="pooled",phase="Running"} 1+0x20
+  kube_node_labels{node="relabelled-1",label_accelerator_opendatahub_io_type="nvidia-h100-80gb"} 1+0x20
+  kube_node_labels{node="a100-ts-01",label_accelerator_opendatahub_io_type="nvidia-a100-80gb",label_accelerator_opendatahub_io_pool="a100-shared-3"} 1+0x20
+  kube_pod_annotations{namespace="serving-prod",pod="recorded",annotation_accelerator_opendatahub_io_type="nvidia-a100-80gb"} 1+0x20
+  kube_pod_annotations{namespace="serving-prod",pod="unrecorded"} 1+0x20
+  kube_pod_annotations{namespace="ds-notebooks",pod="pooled",annotation_accelerator_opendatahub_io_type="nvidia-a100-80gb"} 1+0x20
+`)
+	eval := evaluate(t, pr, storage)
+	assert.Equal(t, map[string]float64{
+		"model-serving/serving-prod/nvidia-a100-80gb": 2,
+		"model-serving/serving-prod/nvidia-h100-80gb": 1,
+		"data-science/ds-notebooks/nvidia-a100-80gb":  3,
+	}, eval(render.RuleTeamGPUs))
+	gpus := eval(render.RuleTeamGPUEquivalents)
+	assert.InDelta(t, 1.0, gpus["data-science/ds-notebooks/nvidia-a100-80gb"], 1e-9, "3 replicas of a GPU time-sliced three ways: the recorded type keeps its node's pool")
 }
