@@ -192,6 +192,9 @@ type CatalogService struct {
 	Replicas  int      `json:"replicas"`
 	AllowFrom []string `json:"allowFrom"`
 	Memory    string   `json:"memory"`
+	// RecordTypes runs it with --record-types: it writes the type each
+	// bound pod of a multi-type or generic profile got on the pod.
+	RecordTypes bool `json:"recordTypes"`
 }
 
 // Configuration is the cluster's configuration as CUE evaluated it, with

@@ -162,8 +162,14 @@ func catalogServiceObjects(m *compile.Model) ([]Object, error) {
 			}},
 		},
 	}
+	bodies := []Body{namespace, configMap, sa, role, binding, deploy, service, policy}
+	if cs.RecordTypes {
+		c := &deploy.Spec.Template.Spec.Containers[0]
+		c.Args = append(c.Args, "--record-types")
+		bodies = append(bodies, recordTypesObjects(m, labels)...)
+	}
 	var out []Object
-	for _, body := range []Body{namespace, configMap, sa, role, binding, deploy, service, policy} {
+	for _, body := range bodies {
 		out = append(out, Object{Dir: DirCatalogService, Body: body, Source: src})
 	}
 	return out, nil
