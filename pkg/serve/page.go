@@ -145,7 +145,8 @@ func waitLine(available int, w *Waiting) (line, method string) {
 	case e.Minutes == nil:
 		return line + " — wait unknown: " + e.Unknown, ""
 	case *e.Minutes == 0:
-		return line + " — no wait", e.Method
+		// "nothing pending and 3 available": the line says it.
+		return line + " — no wait", ""
 	default:
 		return line + fmt.Sprintf(" — about %d min", *e.Minutes), e.Method
 	}

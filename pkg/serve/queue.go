@@ -83,8 +83,8 @@ const maxRuns = 20
 // queued now gets the place that frees after all of those. Every
 // workload counts as one run, whatever it asks for.
 func waiting(doc *render.CatalogDocument, m *compile.Model, wls []Workload, why string, now time.Time) map[string]*Waiting {
-	// namespace/queue → profile
-	profileOf := map[string]string{}
+	// namespace and queue → profile
+	profileOf := map[[2]string]string{}
 	namespaces := map[string][]string{}
 	for i := range m.Teams {
 		namespaces[m.Teams[i].Name] = m.Teams[i].Namespaces
@@ -97,7 +97,7 @@ func waiting(doc *render.CatalogDocument, m *compile.Model, wls []Workload, why 
 		out[p.Name] = &Waiting{}
 		for _, t := range p.Queue.Teams {
 			for _, ns := range namespaces[t.Team] {
-				profileOf[ns+"/"+p.Queue.LocalQueue] = p.Name
+				profileOf[[2]string{ns, p.Queue.LocalQueue}] = p.Name
 			}
 		}
 	}
@@ -120,7 +120,7 @@ func waiting(doc *render.CatalogDocument, m *compile.Model, wls []Workload, why 
 		by[name] = &counts{}
 	}
 	for _, wl := range wls {
-		c := by[profileOf[wl.Namespace+"/"+wl.Queue]]
+		c := by[profileOf[[2]string{wl.Namespace, wl.Queue}]]
 		switch {
 		case c == nil:
 		case !wl.Finished.IsZero():
@@ -151,7 +151,10 @@ func recentRuns(runs []Workload) []time.Duration {
 		if c := b.Finished.Compare(a.Finished); c != 0 {
 			return c
 		}
-		return strings.Compare(a.Namespace+"/"+a.Name, b.Namespace+"/"+b.Name)
+		if c := strings.Compare(a.Namespace, b.Namespace); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Name, b.Name)
 	})
 	out := make([]time.Duration, 0, min(len(runs), maxRuns))
 	for _, r := range runs[:min(len(runs), maxRuns)] {

@@ -2,6 +2,7 @@ package serve
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -201,4 +202,28 @@ func TestTrimWorkload(t *testing.T) {
 	wl, err := decodeWorkload(trimmed.(*unstructured.Unstructured))
 	require.NoError(t, err)
 	assert.Equal(t, Workload{Namespace: "ml-research", Name: "job-train-1a2b3", Queue: "premium-gpu", Admitted: time.Date(2026, 3, 2, 11, 0, 1, 0, time.UTC)}, wl)
+}
+
+// BenchmarkWaiting counts the waits of hetero-prod's profiles over 50,000
+// Workloads: a tenth finished, a tenth running, the rest pending.
+func BenchmarkWaiting(b *testing.B) {
+	m, snap := example(b, "hetero-prod")
+	doc := renderCatalog(m, snap.Classify(m.Catalog, inventory.Options{Pins: m.Pins, TypeLabel: m.Cluster.TypeLabel()}))
+	queues := []string{"gpu", "large-gpu", "large-memory", "premium-gpu", "standard-gpu"}
+	nss := []string{"ml-research", "ml-research-dev", "ds-notebooks"}
+	wls := make([]Workload, 50000)
+	for i := range wls {
+		wl := Workload{Namespace: nss[i%len(nss)], Name: fmt.Sprintf("job-%d", i), Queue: queues[i%len(queues)]}
+		switch i % 10 {
+		case 0:
+			wl.Admitted, wl.Finished = ago(60+i%50), ago(i%50)
+		case 1:
+			wl.Admitted = ago(i % 30)
+		}
+		wls[i] = wl
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		waiting(&doc, m, wls, "", now)
+	}
 }
