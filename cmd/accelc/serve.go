@@ -29,6 +29,9 @@ func newServeCmd(stdout, stderr io.Writer) *cobra.Command {
 		reload  time.Duration
 		config  string
 		opts    serve.Options
+		// recordTypes writes the type each bound pod of a multi-type or
+		// generic profile got on the pod.
+		recordTypes bool
 	)
 	cmd := &cobra.Command{
 		Use:   "serve [CLUSTER_DIR]",
@@ -54,7 +57,13 @@ also watches Kueue's Workloads, where it may, to say per profile what waits.
 
 Responses carry an ETag and answer If-None-Match with 304. It is
 read-only, listens on 127.0.0.1 unless --listen says otherwise, and stops
-gracefully on SIGTERM or SIGINT.`,
+gracefully on SIGTERM or SIGINT.
+
+With --live --record-types it writes one thing: on each pod of a
+multi-type or generic profile in a team's namespace, once bound, its
+node's type in the <labelPrefix>/type annotation, for cost attribution
+(it needs patch on pods; catalogService.recordTypes renders the RBAC and
+the admission policy that confine it to that annotation).`,
 		Example: `  accelc serve examples/clusters/hetero-prod
   accelc serve --config examples/clusters/hetero-prod --inventory snapshot.json
   accelc serve clusters/prod --live --listen 0.0.0.0:8080`,
@@ -67,6 +76,9 @@ gracefully on SIGTERM or SIGINT.`,
 			}
 			if _, _, err := net.SplitHostPort(listen); err != nil {
 				return usageErr("--listen %q: write HOST:PORT, such as 127.0.0.1:8080", listen)
+			}
+			if recordTypes && !src.Live {
+				return usageErr("--record-types writes on the cluster's pods: give --live")
 			}
 			dir := dirArg(args)
 			if config != "" {
@@ -84,11 +96,17 @@ gracefully on SIGTERM or SIGINT.`,
 			defer stop()
 			var nodes serve.Source
 			var watcher *serve.Watcher
+			var recorder *serve.Recorder
 			if src.Live {
 				if watcher, err = serve.NewWatcher(serve.WatchOptions{Options: src.LiveOptions}); err != nil {
 					return &exitError{exitOutside, err}
 				}
 				nodes = watcher
+				if recordTypes {
+					if recorder, err = serve.NewRecorder(watcher, res.Model, serve.RecordOptions{Log: stderr}); err != nil {
+						return &exitError{exitOutside, err}
+					}
+				}
 			} else {
 				snap, from, diags, err := src.Snapshot(ctx, dir)
 				printDiagnostics(stderr, diags)
@@ -103,6 +121,11 @@ gracefully on SIGTERM or SIGINT.`,
 			}
 			opts.Refresh = refresh
 			srv := serve.New(res.Model, nodes, opts)
+			if recorder != nil {
+				if err := srv.Register(recorder.Collectors()...); err != nil {
+					return err
+				}
+			}
 			g, gctx := errgroup.WithContext(ctx)
 			if watcher != nil {
 				g.Go(func() error {
@@ -113,6 +136,9 @@ gracefully on SIGTERM or SIGINT.`,
 				})
 			}
 			g.Go(func() error { srv.Run(gctx); return nil })
+			if recorder != nil {
+				g.Go(func() error { recorder.Run(gctx); return nil })
+			}
 			if reload > 0 {
 				g.Go(func() error {
 					watchConfig(gctx, dir, reload, func() {
@@ -122,6 +148,9 @@ gracefully on SIGTERM or SIGINT.`,
 							return
 						}
 						srv.SetModel(res.Model)
+						if recorder != nil {
+							recorder.SetModel(res.Model)
+						}
 						fmt.Fprintf(stderr, "the configuration in %s changed: serving it\n", dir)
 					})
 					return nil
@@ -153,6 +182,7 @@ gracefully on SIGTERM or SIGINT.`,
 	f.DurationVar(&grace, "shutdown-grace", 10*time.Second, "how long requests in flight may finish after SIGTERM")
 	f.StringVar(&config, "config", "", "cluster directory (as inventory show names it; or give it as the argument)")
 	_ = cmd.MarkFlagDirname("config")
+	f.BoolVar(&recordTypes, "record-types", false, "with --live: write each bound pod's node type on pods of multi-type and generic profiles (<labelPrefix>/type annotation; needs patch on pods)")
 	f.DurationVar(&reload, "reload", 0, "look this often for a changed configuration in CLUSTER_DIR (its .cue files) and serve it (0: never)")
 	f.IntVar(&opts.MaxInFlight, "max-in-flight", 256, "requests served at once; more get 503 with Retry-After")
 	f.DurationVar(&opts.RequestTimeout, "request-timeout", 10*time.Second, "the most one request may take")

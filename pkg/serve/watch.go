@@ -51,6 +51,10 @@ type Watcher struct {
 	changed  chan struct{}
 	synced   []cache.InformerSynced
 	warnings []string
+
+	// recorder is told of every pod and of pods gone (accelc serve
+	// --record-types, record.go); nil: off.
+	recorder *Recorder
 }
 
 type podUse struct {
@@ -126,7 +130,11 @@ func (w *Watcher) Run(ctx context.Context) error {
 	if err := nodes.SetTransform(trimNode); err != nil {
 		return err
 	}
-	if err := pods.SetTransform(trimPod); err != nil {
+	trim := trimPod
+	if w.recorder != nil {
+		trim = w.recorder.trim
+	}
+	if err := pods.SetTransform(trim); err != nil {
 		return err
 	}
 	if _, err := nodes.AddEventHandler(handler(w.setNode, w.deleteNode)); err != nil {
@@ -284,6 +292,9 @@ func (w *Watcher) setPod(obj any) {
 		u.node, u.namespace, u.devices, err = live.PodDevices(b)
 	}
 	key := p.Namespace + "/" + p.Name
+	if err == nil && w.recorder != nil {
+		w.recorder.pod(p, u.devices)
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if err != nil {
@@ -306,6 +317,9 @@ func (w *Watcher) setPod(obj any) {
 }
 
 func (w *Watcher) deletePod(key string) {
+	if w.recorder != nil {
+		w.recorder.gone(key)
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if _, had := w.pods[key]; had {
