@@ -541,7 +541,7 @@ teams: ml: {namespaces: ["ml"], acceleratorTypes: ["nvidia-h100-80gb", "nvidia-a
 		mappings[mp.Name] = mp.DeviceClassNames
 	}
 	assert.Equal(t, map[string][]string{
-		"nvidia.com/gpu":          {"nvidia-a100-80gb", "nvidia-h100-80gb"},
+		"nvidia.com/gpu":         {"nvidia-a100-80gb", "nvidia-h100-80gb"},
 		"nvidia.com/mig-3g.40gb": {"nvidia-a100-80gb-mig-3g.40gb"},
 	}, mappings, "each queued profile's class, under its resource; not the attribute class, not large's (firstAvailable)")
 
