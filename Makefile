@@ -156,6 +156,10 @@ bench: build tools registry ## Benchmarks: `accelc version` and `accelc push` be
 	$(GO) test ./pkg/estimate -run '^$$' -bench Query -benchmem
 	ACCELC_BENCH_NODES=5000 ACCELC_BENCH_PODS=50000 $(GO) test ./pkg/audit -run '^$$' -bench 'Audit$$' -benchmem -benchtime 1x
 
+.PHONY: bench-cli
+bench-cli: registry ## `accelc version` and `accelc push` beside `crane version` and `crane append` of the same tree, in turns: each side's min/p50/p90, the ratios, sizes, init time (BENCH_CLI_RUNS, 30)
+	$(GO) test ./cmd/accelc -run '^$$' -bench '^BenchmarkCLI$$' -benchtime $(or $(BENCH_CLI_RUNS),30)x
+
 .PHONY: bench-push
 bench-push: build registry $(BIN)/crane ## Push a rendered 5,000-node cluster to the loopback registry, beside crane
 	$(GO) test ./pkg/artifact -run '^$$' -bench Push -benchtime 20x -benchmem

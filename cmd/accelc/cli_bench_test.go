@@ -22,7 +22,8 @@ import (
 // go-containerregistry's, the Makefile's CRANE_VERSION). Each iteration
 // runs both, in turns, so load from elsewhere falls on both sides; the
 // metrics are each side's mean and the ratios of the means and of the
-// medians (ns/op is accelc's mean).
+// medians (ns/op is accelc's mean), and each side's minimum, median and
+// 90th percentile.
 //
 //   - version: `accelc version` beside `crane version`, with each
 //     binary's size and the sum of its package initialisation
@@ -32,7 +33,8 @@ import (
 //     tarred as hack/bench-push.sh does, each into a new repository of the
 //     distribution registry on 127.0.0.1, so every blob is uploaded.
 //
-// make bench runs it 20 times; make bench-once once.
+// make bench-cli runs it 30 times, make bench 20 times, make bench-once
+// once.
 func BenchmarkCLI(b *testing.B) {
 	bin := b.TempDir()
 	accelc, crane := filepath.Join(bin, "accelc"), filepath.Join(bin, "crane")
@@ -112,18 +114,28 @@ func (p *pair) run(b *testing.B, i int, accelc, crane []string) {
 	}
 }
 
-// report gives each side's mean, and the ratios of the means and of the
-// medians (steadier where other work shares the machine).
+// report gives each side's mean, minimum, median and 90th percentile,
+// and the ratios of the means, of the minimums and of the medians (the
+// last two steadier where other work shares the machine).
 func (p *pair) report(b *testing.B) {
 	a, c := mean(p.accelc), mean(p.crane)
 	b.ReportMetric(a*1e6, "ns/op")
-	b.ReportMetric(a, "accelc-ms")
-	b.ReportMetric(c, "crane-ms")
+	for _, side := range []struct {
+		name string
+		ds   []time.Duration
+	}{{"accelc", p.accelc}, {"crane", p.crane}} {
+		b.ReportMetric(mean(side.ds), side.name+"-ms")
+		b.ReportMetric(quantile(side.ds, 0), side.name+"-min-ms")
+		b.ReportMetric(quantile(side.ds, 0.5), side.name+"-p50-ms")
+		b.ReportMetric(quantile(side.ds, 0.9), side.name+"-p90-ms")
+	}
 	b.ReportMetric(a/c, "accelc/crane")
-	b.ReportMetric(median(p.accelc)/median(p.crane), "median-accelc/crane")
+	b.ReportMetric(quantile(p.accelc, 0)/quantile(p.crane, 0), "min-accelc/crane")
+	b.ReportMetric(quantile(p.accelc, 0.5)/quantile(p.crane, 0.5), "median-accelc/crane")
 }
 
-// mean and median in milliseconds.
+// mean and quantile in milliseconds; quantile q of n times is the
+// q·(n-1)th smallest, interpolated (0 the minimum, 0.5 the median).
 func mean(ds []time.Duration) float64 {
 	var sum time.Duration
 	for _, d := range ds {
@@ -132,13 +144,15 @@ func mean(ds []time.Duration) float64 {
 	return sum.Seconds() * 1e3 / float64(len(ds))
 }
 
-func median(ds []time.Duration) float64 {
+func quantile(ds []time.Duration, q float64) float64 {
 	s := slices.Sorted(slices.Values(ds))
-	m := s[len(s)/2]
-	if len(s)%2 == 0 {
-		m = (s[len(s)/2-1] + s[len(s)/2]) / 2
+	pos := q * float64(len(s)-1)
+	i := int(pos)
+	m := s[i].Seconds()
+	if i+1 < len(s) {
+		m += (pos - float64(i)) * (s[i+1] - s[i]).Seconds()
 	}
-	return m.Seconds() * 1e3
+	return m * 1e3
 }
 
 // timeRun runs a command to the end and returns its wall time.

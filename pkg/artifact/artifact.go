@@ -100,6 +100,7 @@ func Build(dir string, files []string, meta Metadata) (v1.Image, []byte, error) 
 	var buf bytes.Buffer
 	content := newContentHash()
 	if err := tarball(dir, files, &buf, content); err != nil {
+		content.sum() // no goroutine outlives Build
 		return nil, nil, fmt.Errorf("packing %s: %w", dir, err)
 	}
 	layer := static.NewLayer(buf.Bytes(), ContentMediaType)
@@ -153,9 +154,11 @@ func tarball(dir string, files []string, w io.Writer, content *contentHash) erro
 	gw := gzip.NewWriter(w)
 	tw := tar.NewWriter(gw)
 	packed := 0
-	// One buffer for every file, as large as the largest: each file is
-	// read whole, packed and hashed from the same bytes.
-	var buf bytes.Buffer
+	// Each file is read whole, packed and hashed from the same bytes.
+	// Without hashing, one buffer, as large as the largest file, serves
+	// every file; with it, each file has its own, for it is hashed while
+	// the next ones are packed.
+	var shared bytes.Buffer
 	err = fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || p == "." {
 			return err
@@ -188,6 +191,10 @@ func tarball(dir string, files []string, w io.Writer, content *contentHash) erro
 		hdr := &tar.Header{Typeflag: tar.TypeReg, Name: p, Size: info.Size(), Mode: 0o644, Format: tar.FormatPAX}
 		if info.Mode().Perm()&0o111 != 0 {
 			hdr.Mode = 0o755
+		}
+		buf := &shared
+		if content != nil {
+			buf = bytes.NewBuffer(make([]byte, 0, info.Size()+bytes.MinRead))
 		}
 		buf.Reset()
 		if n, err := buf.ReadFrom(io.LimitReader(f, info.Size()+1)); err != nil || n != info.Size() {

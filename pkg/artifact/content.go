@@ -5,8 +5,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"hash"
+	"runtime"
 	"slices"
+	"sync"
 
 	"sigs.k8s.io/yaml"
 )
@@ -40,6 +41,7 @@ const maxNormalize = 4 << 20
 //
 // The digest is sha256 over one line per file, in path order:
 // path, NUL, the hex sha256 of the file's normalized content, newline.
+// The files are normalized on every CPU.
 func ContentDigest(files map[string][]byte) string {
 	h := newContentHash()
 	for p, data := range files {
@@ -49,24 +51,39 @@ func ContentDigest(files map[string][]byte) string {
 }
 
 // contentHash accumulates ContentDigest file by file, in any order.
+// Reading a file as YAML is most of the cost of a push (some 100 µs for
+// each of a 5,000-node tree's files), so add hands each file to a
+// goroutine, at most one per CPU, and sum waits for them: packing goes on
+// while the files already read are hashed.
 type contentHash struct {
-	file  hash.Hash
+	wg    sync.WaitGroup
+	slots chan struct{}
+	mu    sync.Mutex
 	lines []string
 }
 
 func newContentHash() *contentHash {
-	return &contentHash{file: sha256.New()}
+	return &contentHash{slots: make(chan struct{}, runtime.GOMAXPROCS(0))}
 }
 
+// add hashes data, which the caller must not change until sum returns.
 func (c *contentHash) add(path string, data []byte) {
-	c.file.Reset()
-	c.file.Write(normalize(data))
-	c.lines = append(c.lines, path+"\x00"+hex.EncodeToString(c.file.Sum(nil))+"\n")
+	c.slots <- struct{}{}
+	c.wg.Go(func() {
+		defer func() { <-c.slots }()
+		sum := sha256.Sum256(normalize(data))
+		line := path + "\x00" + hex.EncodeToString(sum[:]) + "\n"
+		c.mu.Lock()
+		c.lines = append(c.lines, line)
+		c.mu.Unlock()
+	})
 }
 
-// sum hashes the lines in path order (a path holds no NUL, so the order
-// of the lines is the order of the paths).
+// sum waits for the files added and hashes their lines in path order (a
+// path holds no NUL, so the order of the lines is the order of the
+// paths).
 func (c *contentHash) sum() string {
+	c.wg.Wait()
 	slices.Sort(c.lines)
 	all := sha256.New()
 	for _, l := range c.lines {

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 
@@ -256,7 +257,7 @@ func migMixedCounts(labels map[string]string) map[string]int {
 }
 
 // gbInProduct finds a memory size written in a product name: "80GB".
-var gbInProduct = regexp.MustCompile(`(?i)(?:^|-)(\d+)GB?(?:-|$)`)
+var gbInProduct = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)(?:^|-)(\d+)GB?(?:-|$)`) })
 
 type resources struct {
 	vendor      string
@@ -738,7 +739,7 @@ func matchByModel(cat *catalog.Catalog, base, memValue, memKey string, migSingle
 	}
 	gb := 0
 	src := ""
-	if m := gbInProduct.FindStringSubmatch(norm); m != nil {
+	if m := gbInProduct().FindStringSubmatch(norm); m != nil {
 		gb, _ = strconv.Atoi(m[1])
 		src = "memory in the name"
 	} else if mib, ok := memoryMiB(memValue); ok && !migSingle && mib > 0 {

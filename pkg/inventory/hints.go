@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/accelc/accelc/pkg/catalog"
 )
@@ -37,10 +38,10 @@ var vendorDomains = map[string]string{
 	"habana.ai": "intel", "gpu.intel.com": "intel",
 }
 
-var tokenSplit = regexp.MustCompile(`[^a-z0-9]+`)
+var tokenSplit = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^a-z0-9]+`) })
 
 func tokens(s string) []string {
-	return slices.DeleteFunc(tokenSplit.Split(strings.ToLower(s), -1), func(t string) bool { return t == "" })
+	return slices.DeleteFunc(tokenSplit().Split(strings.ToLower(s), -1), func(t string) bool { return t == "" })
 }
 
 // falsy values say a label does not apply.

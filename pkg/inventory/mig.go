@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // MIG shows on a node in more ways than GPU Feature Discovery's
@@ -26,14 +27,16 @@ const (
 // migProfileLabel is a GFD per-profile label of the mixed strategy:
 // nvidia.com/mig-<profile>.<attribute> (count, memory, multiprocessors,
 // engines.copy, slices.gi, product, replicas…).
-var migProfileLabel = regexp.MustCompile(`^nvidia\.com/mig-([0-9]+g\.[0-9]+gb[a-z0-9.+-]*?)\.(count|memory|multiprocessors|product|replicas|sharing-strategy|engines\.[a-z]+|slices\.[a-z]+)$`)
+var migProfileLabel = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^nvidia\.com/mig-([0-9]+g\.[0-9]+gb[a-z0-9.+-]*?)\.(count|memory|multiprocessors|product|replicas|sharing-strategy|engines\.[a-z]+|slices\.[a-z]+)$`)
+})
 
 // migSingleDeviceLabels are the labels GFD writes for the MIG device a
 // single-strategy node advertises as nvidia.com/gpu; a whole GPU has none.
 var migSingleDeviceLabels = []string{"nvidia.com/gpu.slices.gi", "nvidia.com/gpu.slices.ci", "nvidia.com/gpu.multiprocessors"}
 
 // migProfileName is a MIG profile as MIG config names carry it ("all-1g.10gb").
-var migProfileName = regexp.MustCompile(`^[0-9]+g\.[0-9]+gb$`)
+var migProfileName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9]+g\.[0-9]+gb$`) })
 
 // migSignals is what a node's labels and capacity say of MIG.
 type migSignals struct {
@@ -56,7 +59,7 @@ func readMIG(labels map[string]string, res resources) migSignals {
 		if !strings.HasPrefix(k, "nvidia.com/") {
 			continue
 		}
-		if sm := migProfileLabel.FindStringSubmatch(k); sm != nil {
+		if sm := migProfileLabel().FindStringSubmatch(k); sm != nil {
 			seen[sm[1]] = true
 		}
 		// The first in order, whatever the map's.
@@ -87,7 +90,7 @@ func (m migSignals) configEnabled() bool {
 // cuts every GPU into, or "".
 func (m migSignals) configProfile() string {
 	p, ok := strings.CutPrefix(m.config, "all-")
-	if !ok || !migProfileName.MatchString(p) {
+	if !ok || !migProfileName().MatchString(p) {
 		return ""
 	}
 	return p

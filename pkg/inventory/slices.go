@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 
@@ -190,15 +191,17 @@ var (
 	// address ("0000:3b:00.0", AMD's "0003:00:04:0"), a PCIe root
 	// ("pci0000:5a"), a MAC address, or a long decimal id (AMD's KFD
 	// unique id).
-	identifyingValue = regexp.MustCompile(`(?i)` +
-		`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}` +
-		`|[0-9a-f]{4,8}:[0-9a-f]{2}:[0-9a-f]{2}[.:][0-7]` +
-		`|[0-9a-f]{4}-[0-9a-f]{2}-[0-9a-f]{2}-[0-7]` +
-		`|\bpci[0-9a-f]{4}:[0-9a-f]{2}\b` +
-		`|\b([0-9a-f]{2}:){5}[0-9a-f]{2}\b` +
-		`|^[0-9]{12,}$`)
+	identifyingValue = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)` +
+			`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}` +
+			`|[0-9a-f]{4,8}:[0-9a-f]{2}:[0-9a-f]{2}[.:][0-7]` +
+			`|[0-9a-f]{4}-[0-9a-f]{2}-[0-9a-f]{2}-[0-7]` +
+			`|\bpci[0-9a-f]{4}:[0-9a-f]{2}\b` +
+			`|\b([0-9a-f]{2}:){5}[0-9a-f]{2}\b` +
+			`|^[0-9]{12,}$`)
+	})
 	// pciDeviceID is a PCI device id as drivers write it: "74a1", "0x740f".
-	pciDeviceID = regexp.MustCompile(`^(?i)(0x)?([0-9a-f]{4})$`)
+	pciDeviceID = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(?i)(0x)?([0-9a-f]{4})$`) })
 )
 
 // identifying reports whether an attribute must not reach a snapshot.
@@ -207,7 +210,7 @@ func identifying(name string, a Attribute) bool {
 	if identifyingNames[local] || strings.Contains(local, "uuid") || strings.Contains(local, "serial") {
 		return true
 	}
-	if local == "deviceid" && a.String != nil && !pciDeviceID.MatchString(strings.TrimSpace(*a.String)) {
+	if local == "deviceid" && a.String != nil && !pciDeviceID().MatchString(strings.TrimSpace(*a.String)) {
 		// AMD's deviceID was the GPU's KFD id or address before it was
 		// the PCI device id (ROCm/k8s-gpu-dra-driver#21, #35).
 		return true
@@ -232,7 +235,7 @@ func looksIdentifying(v string) bool {
 	if !strings.ContainsAny(v, ":-") && (len(v) < 12 || strings.Trim(v, "0123456789") != "") {
 		return false
 	}
-	return identifyingValue.MatchString(v)
+	return identifyingValue().MatchString(v)
 }
 
 // Redact drops what identifies a device: attributes such as uuid,
@@ -357,7 +360,7 @@ const (
 // migParent reads the GPU of an NVIDIA MIG device from its name
 // ("gpu-0-mig-3g40gb-9-4" is a MIG device of "gpu-0"); it does not need
 // the parentUUID a snapshot drops.
-var migParent = regexp.MustCompile(`^(gpu-[0-9]+)-mig-`)
+var migParent = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(gpu-[0-9]+)-mig-`) })
 
 // partitionsPerGPU is how many partitions an AMD compute partition mode
 // makes of one GPU (spx_nps1, dpx_nps1…): CPX makes one per XCD, eight on
@@ -413,7 +416,7 @@ func classifyDevice(driver string, d *Device, kind draKind, cat *catalog.Catalog
 		}
 		return c, product, why + " by " + how + "; the value is not in the catalog: add " + gfd + " to the class's identifiedBy " + catalog.LabelGFDProduct
 	case DriverAMD:
-		if m := pciDeviceID.FindStringSubmatch(d.str("deviceID")); m != nil {
+		if m := pciDeviceID().FindStringSubmatch(d.str("deviceID")); m != nil {
 			dev := strings.ToLower(m[2])
 			cands := cat.ByPCI("amd", dev)
 			gb := 0
@@ -576,7 +579,7 @@ func groupDevices(entries []draEntry, notes []string, cat *catalog.Catalog) *dra
 	}
 	migged := map[string]bool{} // whole GPUs whose MIG devices are published too
 	for _, e := range entries {
-		if m := migParent.FindStringSubmatch(e.dev.Name); e.driver == DriverNVIDIA && e.kind == draSlice && m != nil && whole[m[1]] {
+		if m := migParent().FindStringSubmatch(e.dev.Name); e.driver == DriverNVIDIA && e.kind == draSlice && m != nil && whole[m[1]] {
 			migged[m[1]] = true
 		}
 	}
@@ -639,7 +642,7 @@ func groupDevices(entries []draEntry, notes []string, cat *catalog.Catalog) *dra
 				g.MIGDevices = map[string]int{}
 			}
 			g.MIGDevices[cmp.Or(e.dev.str("profile"), "unknown")]++
-			switch m := migParent.FindStringSubmatch(e.dev.Name); {
+			switch m := migParent().FindStringSubmatch(e.dev.Name); {
 			case m == nil:
 				orphans++
 			case !whole[m[1]]:

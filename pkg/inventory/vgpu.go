@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/accelc/accelc/pkg/catalog"
 )
@@ -24,7 +25,7 @@ type vgpuProfile struct {
 	gb      int
 }
 
-var vgpuSuffix = regexp.MustCompile(`^(.+)-([0-9]+)([ABCQ])$`)
+var vgpuSuffix = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(.+)-([0-9]+)([ABCQ])$`) })
 
 // parseVGPU reads a vGPU type from a product (without GFD's suffixes) on
 // a node that GFD marks as a vGPU guest, or whose product carries the
@@ -35,7 +36,7 @@ func parseVGPU(base string, labels map[string]string) (vgpuProfile, bool) {
 	if !grid && labels["nvidia.com/vgpu.present"] != "true" {
 		return vgpuProfile{}, false
 	}
-	m := vgpuSuffix.FindStringSubmatch(base)
+	m := vgpuSuffix().FindStringSubmatch(base)
 	if m == nil {
 		return vgpuProfile{}, false
 	}

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // sourceSchemes are the schemes a Git remote is published with.
@@ -104,7 +105,7 @@ func Redact(s string, secrets ...string) string {
 		}
 		return s
 	}
-	s = urlInText.ReplaceAllStringFunc(hide(s), func(u string) string {
+	s = urlInText().ReplaceAllStringFunc(hide(s), func(u string) string {
 		// Punctuation that ends a sentence or a clause is not the URL's.
 		trimmed := strings.TrimRight(u, ".,;:!")
 		punct := u[len(trimmed):]
@@ -133,16 +134,16 @@ func UserInfo(raw string) string {
 
 // urlInText finds URLs in a message: a scheme, "://", and what follows up
 // to a space, a quote or a bracket that messages put around URLs.
-var urlInText = regexp.MustCompile("[A-Za-z][A-Za-z0-9+.-]*://[^\\s\"'`<>()]*")
+var urlInText = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("[A-Za-z][A-Za-z0-9+.-]*://[^\\s\"'`<>()]*") })
 
-var schemeRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*$`)
+var schemeRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*$`) })
 
 // split reads scheme://[userinfo@]host[:port][/path][?query][#fragment]
 // and returns the scheme, host[:port] and path, each checked against what
 // a URL allows.
 func split(raw string) (scheme, host, path string, ok bool) {
 	scheme, rest, found := strings.Cut(raw, "://")
-	if !found || !schemeRE.MatchString(scheme) {
+	if !found || !schemeRE().MatchString(scheme) {
 		return "", "", "", false
 	}
 	end := strings.IndexAny(rest, "/?#")
