@@ -94,6 +94,9 @@ the admission policy that confine it to that annotation).`,
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGINT)
 			defer stop()
+			if msg := serve.SetMemoryLimit(); msg != "" {
+				fmt.Fprintln(stderr, msg)
+			}
 			var nodes serve.Source
 			var watcher *serve.Watcher
 			var recorder *serve.Recorder

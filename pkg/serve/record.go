@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/types"
@@ -173,19 +174,12 @@ func (r *Recorder) Run(ctx context.Context) {
 	wg.Wait()
 }
 
-// trim is trimPod keeping what the recorder reads besides: the pod's
-// profile (annotation, or accelc's label) and its type annotation.
-func (r *Recorder) trim(obj any) (any, error) {
-	p, ok := obj.(*corev1.Pod)
-	if !ok {
-		return obj, nil
-	}
-	out, err := trimPod(obj)
-	if err != nil {
-		return out, err
-	}
+// keep is what the recorder reads of a pod besides what the watcher
+// keeps (trimPod): its profile (annotation, or accelc's label) and its
+// type annotation.
+func (r *Recorder) keep(p *corev1.Pod) (annotations, labels map[string]string) {
 	prefix := r.model.Load().Cluster.LabelPrefix
-	keep := func(in map[string]string, keys ...string) map[string]string {
+	pick := func(in map[string]string, keys ...string) map[string]string {
 		var kept map[string]string
 		for _, k := range keys {
 			if v, ok := in[k]; ok {
@@ -197,15 +191,12 @@ func (r *Recorder) trim(obj any) (any, error) {
 		}
 		return kept
 	}
-	t := out.(*corev1.Pod)
-	t.Annotations = keep(p.Annotations, profileAnnotation, prefix+"/type")
-	t.Labels = keep(p.Labels, prefix+"/profile")
-	return t, nil
+	return pick(p.Annotations, profileAnnotation, prefix+"/type"), pick(p.Labels, prefix+"/profile")
 }
 
 // profileName is the hardware profile a pod names, as the policies read
 // it: ODH's annotation, else accelc's label.
-func profileName(p *corev1.Pod, prefix string) string {
+func profileName(p *metav1.ObjectMeta, prefix string) string {
 	if n, ok := p.Annotations[profileAnnotation]; ok {
 		return n
 	}
@@ -214,7 +205,7 @@ func profileName(p *corev1.Pod, prefix string) string {
 
 // wants says whether the pod is one to record: in a team's namespace, of
 // a profile with several types or none.
-func wants(m *compile.Model, p *corev1.Pod) bool {
+func wants(m *compile.Model, p *metav1.ObjectMeta) bool {
 	team := false
 	for i := range m.Teams {
 		if slices.Contains(m.Teams[i].Namespaces, p.Namespace) {
@@ -237,12 +228,12 @@ func wants(m *compile.Model, p *corev1.Pod) bool {
 // pod is told of each pod the watcher sees (added or changed), with the
 // accelerators it asks for. It runs in the informer's handler: it only
 // notes the pod and queues it.
-func (r *Recorder) pod(p *corev1.Pod, devices int) {
+func (r *Recorder) pod(p *podState) {
 	key := p.Namespace + "/" + p.Name
 	m := r.model.Load()
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if devices == 0 || !wants(m, p) {
+	if p.Devices == 0 || !wants(m, &p.ObjectMeta) {
 		delete(r.pods, key)
 		return
 	}
@@ -252,11 +243,11 @@ func (r *Recorder) pod(p *corev1.Pod, devices int) {
 		r.pods[key] = e
 	}
 	typ := p.Annotations[m.Cluster.TypeLabel()]
-	if e.done && e.typ == typ && e.node == p.Spec.NodeName {
+	if e.done && e.typ == typ && e.node == p.Node {
 		e.rv = p.ResourceVersion
 		return
 	}
-	e.rv, e.node, e.typ, e.done = p.ResourceVersion, p.Spec.NodeName, typ, false
+	e.rv, e.node, e.typ, e.done = p.ResourceVersion, p.Node, typ, false
 	if e.node == "" {
 		e.unbound = true
 		return

@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -125,16 +126,17 @@ func (w *Watcher) Run(ctx context.Context) error {
 			return w.redact(fmt.Errorf("listing %s: %w", r, err))
 		}
 	}
-	nodes := cache.NewSharedIndexInformer(cache.NewListWatchFromClient(core, "nodes", "", fields.Everything()), &corev1.Node{}, 0, cache.Indexers{})
-	pods := cache.NewSharedIndexInformer(cache.NewListWatchFromClient(core, "pods", "", fields.ParseSelectorOrDie(live.UnfinishedPods)), &corev1.Pod{}, 0, cache.Indexers{})
+	var keep func(*corev1.Pod) (map[string]string, map[string]string)
+	if w.recorder != nil {
+		keep = w.recorder.keep
+	}
+	trimPods := trimPod(keep)
+	nodes := cache.NewSharedIndexInformer(pagedList(cache.NewListWatchFromClient(core, "nodes", "", fields.Everything()), trimNode), &corev1.Node{}, 0, cache.Indexers{})
+	pods := cache.NewSharedIndexInformer(pagedList(cache.NewListWatchFromClient(core, "pods", "", fields.ParseSelectorOrDie(live.UnfinishedPods)), trimPods), &corev1.Pod{}, 0, cache.Indexers{})
 	if err := nodes.SetTransform(trimNode); err != nil {
 		return err
 	}
-	trim := trimPod
-	if w.recorder != nil {
-		trim = w.recorder.trim
-	}
-	if err := pods.SetTransform(trim); err != nil {
+	if err := pods.SetTransform(trimPods); err != nil {
 		return err
 	}
 	if _, err := nodes.AddEventHandler(handler(w.setNode, w.deleteNode)); err != nil {
@@ -151,7 +153,10 @@ func (w *Watcher) Run(ctx context.Context) error {
 	}
 	switch err := res.Get().Resource("resourceslices").Param("limit", "1").Do(ctx).Error(); {
 	case err == nil:
-		sl := cache.NewSharedIndexInformer(cache.NewListWatchFromClient(res, "resourceslices", "", fields.Everything()), &resourcev1.ResourceSlice{}, 0, cache.Indexers{})
+		sl := cache.NewSharedIndexInformer(pagedList(cache.NewListWatchFromClient(res, "resourceslices", "", fields.Everything()), trimSlice), &resourcev1.ResourceSlice{}, 0, cache.Indexers{})
+		if err := sl.SetTransform(trimSlice); err != nil {
+			return err
+		}
 		if _, err := sl.AddEventHandler(handler(w.setSlice, w.deleteSlice)); err != nil {
 			return err
 		}
@@ -259,18 +264,17 @@ func (w *Watcher) fail(kind, name string, err error) {
 }
 
 func (w *Watcher) setNode(obj any) {
-	n, ok := obj.(*corev1.Node)
+	n, ok := obj.(*nodeState)
 	if !ok {
 		return
 	}
-	raw, err := marshalDecode(n, live.DecodeNode)
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if err != nil {
-		w.fail("node", n.Name, err)
+	if n.err != nil {
+		w.fail("node", n.Name, n.err)
 		return
 	}
-	w.nodes[n.Name] = raw
+	w.nodes[n.Name] = n.raw
 	w.touch()
 }
 
@@ -282,26 +286,22 @@ func (w *Watcher) deleteNode(key string) {
 }
 
 func (w *Watcher) setPod(obj any) {
-	p, ok := obj.(*corev1.Pod)
+	p, ok := obj.(*podState)
 	if !ok {
 		return
 	}
-	b, err := p.Marshal()
-	var u podUse
-	if err == nil {
-		u.node, u.namespace, u.devices, err = live.PodDevices(b)
-	}
 	key := p.Namespace + "/" + p.Name
-	if err == nil && w.recorder != nil {
-		w.recorder.pod(p, u.devices)
+	if p.err == nil && w.recorder != nil {
+		w.recorder.pod(p)
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if err != nil {
+	if p.err != nil {
 		// The message names the namespace, never the pod.
-		w.fail("a pod in namespace", p.Namespace, err)
+		w.fail("a pod in namespace", p.Namespace, p.err)
 		return
 	}
+	u := podUse{node: p.Node, namespace: p.Namespace, devices: p.Devices}
 	old, had := w.pods[key]
 	if u.node == "" || u.devices == 0 {
 		if had {
@@ -329,26 +329,24 @@ func (w *Watcher) deletePod(key string) {
 }
 
 func (w *Watcher) setSlice(obj any) {
-	s, ok := obj.(*resourcev1.ResourceSlice)
+	s, ok := obj.(*sliceState)
 	if !ok {
 		return
 	}
-	b, err := s.Marshal()
-	var slice inventory.ResourceSlice
-	keep := false
-	if err == nil {
-		slice, keep, err = live.DecodeSlice(b)
-	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if err != nil {
-		w.fail("ResourceSlice", s.Name, err)
+	if s.err != nil {
+		w.fail("ResourceSlice", s.Name, s.err)
 		return
 	}
-	if !keep {
+	if !s.keep {
+		if _, had := w.slices[s.Name]; had {
+			delete(w.slices, s.Name)
+			w.touch()
+		}
 		return
 	}
-	w.slices[s.Name] = slice
+	w.slices[s.Name] = s.slice
 	w.touch()
 }
 
@@ -376,23 +374,79 @@ func handler(set func(any), remove func(string)) cache.ResourceEventHandlerFuncs
 	}
 }
 
-// trimNode keeps of a node what classification reads, so the informer's
-// cache holds no images, addresses or managed fields.
+// nodeState is what the node informer keeps of a node: the node as
+// classification reads it (live.DecodeNode), decoded as it arrives
+// (trimNode), which the watcher's map shares rather than copies.
+type nodeState struct {
+	metav1.ObjectMeta
+	raw inventory.RawNode
+	// err is why the node could not be read; setNode reports it.
+	err error
+}
+
+func (n *nodeState) GetObjectKind() schema.ObjectKind { return schema.EmptyObjectKind }
+
+func (n *nodeState) DeepCopyObject() runtime.Object {
+	c := *n
+	n.ObjectMeta.DeepCopyInto(&c.ObjectMeta)
+	return &c
+}
+
+// trimNode is the node informer's transform: of a node it keeps what
+// classification reads, decoded, so the informer's cache holds no images,
+// addresses or managed fields, and no second copy of the node.
 func trimNode(obj any) (any, error) {
 	n, ok := obj.(*corev1.Node)
 	if !ok {
 		return obj, nil
 	}
-	out := &corev1.Node{ObjectMeta: metav1.ObjectMeta{
-		Name: n.Name, UID: n.UID, ResourceVersion: n.ResourceVersion,
-		Labels: n.Labels, Annotations: acceleratorAnnotations(n.Annotations),
+	t := &corev1.Node{ObjectMeta: metav1.ObjectMeta{
+		Name: n.Name, Labels: n.Labels, Annotations: acceleratorAnnotations(n.Annotations),
 	}}
-	out.Spec.Unschedulable, out.Spec.Taints = n.Spec.Unschedulable, n.Spec.Taints
-	out.Status.Capacity, out.Status.Allocatable = n.Status.Capacity, n.Status.Allocatable
+	t.Spec.Unschedulable, t.Spec.Taints = n.Spec.Unschedulable, n.Spec.Taints
+	t.Status.Capacity, t.Status.Allocatable = n.Status.Capacity, n.Status.Allocatable
 	for _, c := range n.Status.Conditions {
 		if c.Type == corev1.NodeReady {
-			out.Status.Conditions = []corev1.NodeCondition{{Type: c.Type, Status: c.Status}}
+			t.Status.Conditions = []corev1.NodeCondition{{Type: c.Type, Status: c.Status}}
 		}
+	}
+	out := &nodeState{ObjectMeta: metav1.ObjectMeta{Name: n.Name}}
+	out.raw, out.err = marshalDecode(t, live.DecodeNode)
+	return out, nil
+}
+
+// sliceState is what the ResourceSlice informer keeps of a slice: its
+// accelerator devices as live.DecodeSlice reads them, nothing of another
+// driver's slice.
+type sliceState struct {
+	metav1.ObjectMeta
+	slice inventory.ResourceSlice
+	keep  bool
+	// err is why the slice could not be read; setSlice reports it.
+	err error
+}
+
+func (s *sliceState) GetObjectKind() schema.ObjectKind { return schema.EmptyObjectKind }
+
+func (s *sliceState) DeepCopyObject() runtime.Object {
+	c := *s
+	s.ObjectMeta.DeepCopyInto(&c.ObjectMeta)
+	return &c
+}
+
+// trimSlice is the ResourceSlice informer's transform.
+func trimSlice(obj any) (any, error) {
+	s, ok := obj.(*resourcev1.ResourceSlice)
+	if !ok {
+		return obj, nil
+	}
+	out := &sliceState{ObjectMeta: metav1.ObjectMeta{Name: s.Name}}
+	b, err := s.Marshal()
+	if err == nil {
+		out.slice, out.keep, err = live.DecodeSlice(b)
+	}
+	if err != nil || !out.keep {
+		out.slice, out.err = inventory.ResourceSlice{}, err
 	}
 	return out, nil
 }
@@ -412,24 +466,136 @@ func acceleratorAnnotations(in map[string]string) map[string]string {
 	return out
 }
 
-// trimPod keeps of a pod where it runs and what its containers ask for.
-func trimPod(obj any) (any, error) {
-	p, ok := obj.(*corev1.Pod)
-	if !ok {
-		return obj, nil
-	}
-	out := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, UID: p.UID, ResourceVersion: p.ResourceVersion}}
-	out.Spec.NodeName = p.Spec.NodeName
-	out.Status.Phase = p.Status.Phase
-	trim := func(cs []corev1.Container) []corev1.Container {
-		var kept []corev1.Container
-		for _, c := range cs {
-			kept = append(kept, corev1.Container{Resources: corev1.ResourceRequirements{Limits: c.Resources.Limits, Requests: c.Resources.Requests}, RestartPolicy: c.RestartPolicy})
+// podState is what the pod informer keeps of a pod: the node it is bound
+// to and the accelerators it holds, counted as it arrives (trimPod), and
+// for the recorder its UID, resourceVersion and the annotations and label
+// it reads. A pod that holds no accelerators keeps its name alone, which
+// the informer needs to see it go: most of a cluster's pods cost a few
+// hundred bytes each.
+type podState struct {
+	metav1.ObjectMeta
+	Node    string
+	Devices int
+	// err is why the pod could not be read; setPod reports it.
+	err error
+}
+
+func (p *podState) GetObjectKind() schema.ObjectKind { return schema.EmptyObjectKind }
+
+func (p *podState) DeepCopyObject() runtime.Object {
+	c := *p
+	p.ObjectMeta.DeepCopyInto(&c.ObjectMeta)
+	return &c
+}
+
+// trimPod is the pod informer's transform: it turns the pod as decoded
+// into its podState before the informer keeps it, or queues it, so the
+// informer's cache and the watch-list's holding store keep only that.
+// keep, when not nil, says which of the pod's annotations and labels to
+// keep besides (the recorder's).
+func trimPod(keep func(*corev1.Pod) (annotations, labels map[string]string)) cache.TransformFunc {
+	return func(obj any) (any, error) {
+		p, ok := obj.(*corev1.Pod)
+		if !ok {
+			return obj, nil
 		}
-		return kept
+		out := &podState{ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace}}
+		// What live.PodDevices reads: the containers' requests and limits.
+		t := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: p.Namespace}}
+		t.Spec.NodeName = p.Spec.NodeName
+		trim := func(cs []corev1.Container) []corev1.Container {
+			var kept []corev1.Container
+			for _, c := range cs {
+				kept = append(kept, corev1.Container{Resources: corev1.ResourceRequirements{Limits: c.Resources.Limits, Requests: c.Resources.Requests}, RestartPolicy: c.RestartPolicy})
+			}
+			return kept
+		}
+		t.Spec.Containers, t.Spec.InitContainers = trim(p.Spec.Containers), trim(p.Spec.InitContainers)
+		b, err := t.Marshal()
+		if err == nil {
+			out.Node, _, out.Devices, err = live.PodDevices(b)
+		}
+		if err != nil || out.Devices == 0 {
+			out.err = err
+			return out, nil
+		}
+		out.UID, out.ResourceVersion = p.UID, p.ResourceVersion
+		if keep != nil {
+			out.Annotations, out.Labels = keep(p)
+		}
+		return out, nil
 	}
-	out.Spec.Containers, out.Spec.InitContainers = trim(p.Spec.Containers), trim(p.Spec.InitContainers)
-	return out, nil
+}
+
+// listPage is how many objects pagedList asks for at once.
+const listPage = 500
+
+// pagedList is lw, whose list reads page by page and turns each page's
+// objects into what the informer keeps (transform) before it reads the
+// next, so that a list holds one page of whole objects at a time.
+//
+// An informer first asks for a watch that streams the objects one by one
+// (client-go's WatchListClient, on by default), each transformed as it
+// comes; where the API server cannot (it needs etcd's watch progress
+// requests, etcd 3.4.31 or 3.5.13 and later), it lists, and client-go's
+// own pager gathers every page of whole objects before the first is
+// transformed: 50,000 pods are then hundreds of megabytes at once.
+// A list from the watch cache (resourceVersion "0") may ignore the limit
+// and come whole, so the pages are asked at the latest resourceVersion,
+// which API servers since 1.34 serve from the watch cache in pages too.
+func pagedList(lw *cache.ListWatch, transform cache.TransformFunc) *cache.ListWatch {
+	list := lw.ListWithContextFunc
+	return &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+			opts.Limit, opts.Continue = listPage, ""
+			if opts.ResourceVersion == "0" {
+				opts.ResourceVersion, opts.ResourceVersionMatch = "", ""
+			}
+			out := &objectList{}
+			for {
+				page, err := list(ctx, opts)
+				if err != nil {
+					return nil, err
+				}
+				lm, err := meta.ListAccessor(page)
+				if err != nil {
+					return nil, err
+				}
+				err = meta.EachListItem(page, func(obj runtime.Object) error {
+					kept, err := transform(obj)
+					if err != nil {
+						return err
+					}
+					out.Items = append(out.Items, kept.(runtime.Object))
+					return nil
+				})
+				if err != nil {
+					return nil, err
+				}
+				out.ResourceVersion = lm.GetResourceVersion()
+				if lm.GetContinue() == "" {
+					return out, nil
+				}
+				opts.Continue, opts.ResourceVersion = lm.GetContinue(), ""
+			}
+		},
+		WatchFuncWithContext: lw.WatchFuncWithContext,
+		// The pages are pagedList's: client-go's pager would gather them.
+		DisableChunking: true,
+	}
+}
+
+// objectList is a list of what informers keep (pagedList).
+type objectList struct {
+	metav1.TypeMeta
+	metav1.ListMeta
+	Items []runtime.Object
+}
+
+func (l *objectList) DeepCopyObject() runtime.Object {
+	c := *l
+	c.Items = slices.Clone(l.Items)
+	return &c
 }
 
 // marshalDecode reads an API object with one of live's protobuf decoders.
