@@ -20,6 +20,8 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"path"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -84,11 +86,13 @@ type Options struct {
 
 // Server serves one cluster's catalog.
 type Server struct {
-	model   atomic.Pointer[compile.Model]
-	src     Source
-	opts    Options
-	cur     atomic.Pointer[view]
-	sem     chan struct{}
+	model atomic.Pointer[compile.Model]
+	src   Source
+	opts  Options
+	cur   atomic.Pointer[view]
+	sem   chan struct{}
+	// build caps the filtered node views put together at once.
+	build   chan struct{}
 	metrics *metrics
 	ready   atomic.Bool
 	reload  chan struct{}
@@ -97,12 +101,17 @@ type Server struct {
 // view is everything a count gives, ready to serve: the documents are
 // encoded once per count, not once per request.
 type view struct {
-	inv       *inventory.Inventory
-	doc       render.CatalogDocument
-	updated   time.Time
-	warnings  []string
-	profiles  encoded // /api/v1/profiles
-	nodes     encoded // /api/v1/nodes without filters
+	inv      *inventory.Inventory
+	doc      render.CatalogDocument
+	updated  time.Time
+	warnings []string
+	profiles encoded // /api/v1/profiles
+	nodes    encoded // /api/v1/nodes without filters
+	// rows are each node's JSON in nodes.body, by inv.Nodes' index; a
+	// filtered node view is put together from them (nodeViews).
+	rows      [][]byte
+	rowIndex  map[string]int
+	filtered  *nodeViews
 	page      encoded // /
 	fragment  encoded // the page's refreshed part
 	byProfile map[string]encoded
@@ -134,18 +143,41 @@ type encoded struct {
 // repetitive text.
 const gzipOver = 1024
 
+// encode is a document served until the next count: its ETag, and
+// gzipped once for every client that asks.
 func encode(body []byte) encoded {
 	sum := sha256.Sum256(body)
 	e := encoded{body: body, etag: `"` + hex.EncodeToString(sum[:12]) + `"`}
 	if len(body) > gzipOver {
-		var buf bytes.Buffer
-		zw, _ := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
-		_, _ = zw.Write(body)
-		if zw.Close() == nil {
-			e.gz = buf.Bytes()
-		}
+		e.gz = gzipped(body)
 	}
 	return e
+}
+
+// gzipped is body gzipped (fastest), nil if that fails.
+func gzipped(body []byte) []byte {
+	var buf bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
+	_, _ = zw.Write(body)
+	if zw.Close() != nil {
+		return nil
+	}
+	return buf.Bytes()
+}
+
+// serveFresh answers with a body made for this one request: gzipped only
+// where the client asks; past the request's time, 503.
+func serveFresh(w http.ResponseWriter, r *http.Request, body []byte) {
+	if r.Context().Err() != nil {
+		tooLong(w)
+		return
+	}
+	sum := sha256.Sum256(body)
+	e := encoded{body: body, etag: `"` + hex.EncodeToString(sum[:12]) + `"`}
+	if len(body) > gzipOver && acceptsGzip(r) {
+		e.gz = gzipped(body)
+	}
+	serveEncoded(w, r, e, "application/json")
 }
 
 // New makes a server of m's catalog over src.
@@ -168,7 +200,8 @@ func New(m *compile.Model, src Source, opts Options) *Server {
 	if opts.Recount <= 0 {
 		opts.Recount = time.Minute
 	}
-	s := &Server{src: src, opts: opts, sem: make(chan struct{}, opts.MaxInFlight), metrics: newMetrics(), reload: make(chan struct{}, 1)}
+	s := &Server{src: src, opts: opts, sem: make(chan struct{}, opts.MaxInFlight), build: make(chan struct{}, max(2, runtime.GOMAXPROCS(0))),
+		metrics: newMetrics(), reload: make(chan struct{}, 1)}
 	s.model.Store(m)
 	return s
 }
@@ -248,7 +281,13 @@ func (s *Server) Update() {
 	for _, p := range v.live {
 		v.byProfile[p.Name] = encode(mustJSON(profileResponse{Meta: v.meta(), Profile: p}))
 	}
-	v.nodes = encode(mustJSON(nodesResponse(v, inv)))
+	body, rows := nodesJSON(v, inv, nil)
+	v.nodes, v.rows = encode(body), rows
+	v.rowIndex = make(map[string]int, len(inv.Nodes))
+	for i := range inv.Nodes {
+		v.rowIndex[inv.Nodes[i].Name] = i
+	}
+	v.filtered = newNodeViews(2*len(body) + 1<<20)
 	page, fragment := renderPage(v, s.opts.Refresh)
 	v.page, v.fragment = encode(page), encode(fragment)
 	s.cur.Store(v)
@@ -295,6 +334,48 @@ func nodesResponse(v *view, inv *inventory.Inventory) nodesBody {
 		out.Nodes = []inventory.Node{}
 	}
 	return out
+}
+
+// nodesJSON is nodesResponse(v, inv) encoded, put together field by field
+// so that each node's row can be cut from it (rows, by inv.Nodes' index)
+// and a filtered view put together from the rows without encoding a node
+// again. With rows given, inv's nodes are a selection of v.inv's and
+// their rows are taken from there.
+func nodesJSON(v *view, inv *inventory.Inventory, from [][]byte) (body []byte, rows [][]byte) {
+	resp := nodesResponse(v, inv)
+	var b bytes.Buffer
+	b.WriteString(`{"meta":`)
+	b.Write(mustJSON(resp.Meta))
+	b.WriteString(`,"nodes":[`)
+	ends := make([]int, 0, len(resp.Nodes))
+	for i := range resp.Nodes {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		if from != nil {
+			b.Write(from[v.rowIndex[resp.Nodes[i].Name]])
+		} else {
+			b.Write(mustJSON(&resp.Nodes[i]))
+		}
+		ends = append(ends, b.Len())
+	}
+	b.WriteString(`],"summary":`)
+	b.Write(mustJSON(resp.Summary))
+	if len(resp.Problems) > 0 {
+		b.WriteString(`,"problems":`)
+		b.Write(mustJSON(resp.Problems))
+	}
+	b.WriteByte('}')
+	body = b.Bytes()
+	if from == nil {
+		rows = make([][]byte, len(ends))
+		start := bytes.Index(body, []byte(`"nodes":[`)) + len(`"nodes":[`)
+		for i, end := range ends {
+			rows[i] = body[start:end:end]
+			start = end + 1
+		}
+	}
+	return body, rows
 }
 
 type recommendResponse struct {
@@ -370,21 +451,45 @@ func (s *Server) Handler() http.Handler {
 	return s.guard(mux)
 }
 
-// guard caps concurrency and time, refuses bodies and any method but GET
-// and HEAD, and measures each request.
+// statusClientGone is the code metrics give a request whose client hung
+// up before its answer was written (nginx's 499): not the server's error.
+const statusClientGone = 499
+
+// guard caps concurrency and time, refuses bodies, paths that are not
+// clean and any method but GET and HEAD, and measures each request.
+//
+// Nothing is buffered: a response is written as it is made, the
+// documents encoded once per count straight from the bytes the count
+// made. Time is bounded by the request's context (RequestTimeout: the
+// handlers that compute check it before they answer) and by a write
+// deadline on the connection, so a client that stops reading holds one
+// of MaxInFlight places until then, and no copy of what it was sent.
 func (s *Server) guard(next http.Handler) http.Handler {
-	timeout := http.TimeoutHandler(next, s.opts.RequestTimeout, `{"error":"the request took too long"}`)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		begin := time.Now()
 		rec := &statusRecorder{ResponseWriter: w, code: http.StatusOK}
-		defer func() { s.metrics.request(route(r), rec.code, time.Since(begin)) }()
+		defer func() {
+			code := rec.code
+			if rec.failed || errors.Is(r.Context().Err(), context.Canceled) {
+				code = statusClientGone
+			}
+			s.metrics.request(route(r), code, time.Since(begin))
+		}()
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			rec.Header().Set("Allow", "GET, HEAD")
 			writeError(rec, http.StatusMethodNotAllowed, Error{Error: "read-only: only GET and HEAD"})
 			return
 		}
-		if r.ContentLength > 0 {
+		// A body of any length or encoding: chunked is ContentLength -1.
+		if r.ContentLength != 0 || len(r.TransferEncoding) > 0 {
+			rec.Header().Set("Connection", "close")
 			writeError(rec, http.StatusRequestEntityTooLarge, Error{Error: "a request has no body here"})
+			return
+		}
+		// ServeMux would redirect /../x and //x to the clean path; no
+		// path here has those.
+		if p := r.URL.Path; p == "" || p[0] != '/' || (path.Clean(p) != p && path.Clean(p)+"/" != p) {
+			writeError(rec, http.StatusNotFound, Error{Error: "no such path: " + strconv.Quote(p) + " is not a clean path"})
 			return
 		}
 		r.Body = http.MaxBytesReader(rec, r.Body, 0)
@@ -396,9 +501,19 @@ func (s *Server) guard(next http.Handler) http.Handler {
 			writeError(rec, http.StatusServiceUnavailable, Error{Error: "too many requests at once; retry"})
 			return
 		}
+		deadline := time.Now().Add(s.opts.RequestTimeout)
+		_ = http.NewResponseController(rec).SetWriteDeadline(deadline)
+		ctx, cancel := context.WithDeadline(r.Context(), deadline)
+		defer cancel()
 		rec.Header().Set("X-Content-Type-Options", "nosniff")
-		timeout.ServeHTTP(rec, r)
+		next.ServeHTTP(rec, r.WithContext(ctx))
 	})
+}
+
+// tooLong answers a request whose time ran out before its answer was
+// made.
+func tooLong(w http.ResponseWriter) {
+	writeError(w, http.StatusServiceUnavailable, Error{Error: "the request took too long"})
 }
 
 // route names a request's route for metrics, never its path's values.
@@ -422,12 +537,26 @@ type statusRecorder struct {
 	http.ResponseWriter
 	code int
 	once sync.Once
+	// failed says a write failed: the client went.
+	failed bool
 }
 
 func (r *statusRecorder) WriteHeader(code int) {
 	r.once.Do(func() { r.code = code })
 	r.ResponseWriter.WriteHeader(code)
 }
+
+func (r *statusRecorder) Write(b []byte) (int, error) {
+	r.once.Do(func() {})
+	n, err := r.ResponseWriter.Write(b)
+	if err != nil {
+		r.failed = true
+	}
+	return n, err
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
 func (s *Server) readyz(w http.ResponseWriter, _ *http.Request) {
 	if !s.ready.Load() {
@@ -455,8 +584,10 @@ func (s *Server) withView(h func(http.ResponseWriter, *http.Request, *view)) htt
 func serveEncoded(w http.ResponseWriter, r *http.Request, e encoded, contentType string) {
 	h := w.Header()
 	body, etag := e.body, e.etag
-	if e.gz != nil {
+	if len(e.body) > gzipOver {
 		h.Set("Vary", "Accept-Encoding")
+	}
+	if e.gz != nil {
 		if acceptsGzip(r) {
 			body, etag = e.gz, strings.TrimSuffix(e.etag, `"`)+`-gz"`
 			h.Set("Content-Encoding", "gzip")
@@ -504,24 +635,52 @@ func writeError(w http.ResponseWriter, code int, e Error) {
 }
 
 // nodes is the node view with the CLI's filters: type, sharing, status
-// (comma-separated) and sort-by.
+// (comma-separated) and sort-by. The unfiltered view is encoded once per
+// count; a filtered one is put together from the nodes' encoded rows once
+// per count and filter, and kept for the next request (nodeViews).
 func (s *Server) nodes(w http.ResponseWriter, r *http.Request, v *view) {
 	q := r.URL.Query()
 	f := inventory.Filter{Types: list(q, "type"), Sharing: list(q, "sharing"), Status: list(q, "status")}
 	sortBy := q.Get("sort-by")
-	if len(f.Types)+len(f.Sharing)+len(f.Status) == 0 && (sortBy == "" || sortBy == "name") {
-		serveEncoded(w, r, v.nodes, "application/json")
-		return
-	}
-	inv := v.inv.Select(f)
 	if sortBy == "" {
 		sortBy = "name"
 	}
-	if err := inv.Sort(sortBy); err != nil {
-		writeError(w, http.StatusBadRequest, Error{Error: err.Error(), Field: "sort-by"})
+	if !slices.Contains(inventory.SortKeys, sortBy) {
+		writeError(w, http.StatusBadRequest, Error{Error: fmt.Sprintf("unknown sort key %q: use one of %s", q.Get("sort-by"), strings.Join(inventory.SortKeys, ", ")), Field: "sort-by"})
 		return
 	}
-	serveEncoded(w, r, encode(mustJSON(nodesResponse(v, inv))), "application/json")
+	if len(f.Types)+len(f.Sharing)+len(f.Status) == 0 && sortBy == "name" {
+		serveEncoded(w, r, v.nodes, "application/json")
+		return
+	}
+	key := filterKey(f, sortBy)
+	e, err := v.filtered.get(r.Context(), key, s.build, func() *cachedView {
+		inv := v.inv.Select(f)
+		_ = inv.Sort(sortBy)
+		body, _ := nodesJSON(v, inv, v.rows)
+		sum := sha256.Sum256([]byte(key))
+		return &cachedView{encoded: encoded{body: body,
+			etag: strings.TrimSuffix(v.nodes.etag, `"`) + "-" + hex.EncodeToString(sum[:6]) + `"`}}
+	})
+	if err != nil {
+		tooLong(w)
+		return
+	}
+	serveEncoded(w, r, e.served(r), "application/json")
+}
+
+// filterKey is a node view's filter, normalized: each list lower-cased,
+// sorted and without repeats (Filter.Match ignores case and order).
+func filterKey(f inventory.Filter, sortBy string) string {
+	norm := func(l []string) string {
+		out := make([]string, len(l))
+		for i, x := range l {
+			out[i] = strings.ToLower(x)
+		}
+		slices.Sort(out)
+		return strings.Join(slices.Compact(out), ",")
+	}
+	return "type=" + norm(f.Types) + "&sharing=" + norm(f.Sharing) + "&status=" + norm(f.Status) + "&sort-by=" + sortBy
 }
 
 func list(q map[string][]string, key string) []string {
@@ -560,7 +719,7 @@ func (s *Server) recommend(w http.ResponseWriter, r *http.Request, v *view) {
 		return
 	}
 	rec := estimate.Recommend(&v.doc, needs)
-	serveEncoded(w, r, encode(mustJSON(recommendResponse{Meta: v.meta(), Recommendation: rec})), "application/json")
+	serveFresh(w, r, mustJSON(recommendResponse{Meta: v.meta(), Recommendation: rec}))
 }
 
 // estimate is accelc estimate with its flags as query parameters: params
@@ -622,10 +781,10 @@ func (s *Server) estimate(w http.ResponseWriter, r *http.Request, v *view) {
 	if es == nil {
 		es = []estimate.Estimate{}
 	}
-	serveEncoded(w, r, encode(mustJSON(estimateResponse{
+	serveFresh(w, r, mustJSON(estimateResponse{
 		Meta: v.meta(), Params: t.Params, Tokens: t.Tokens, Precision: t.Precision, GPUs: t.GPUs, MFU: t.MFU,
 		MemoryPerGPUGB: t.MemoryPerGPUGB(), Estimates: es,
-	})), "application/json")
+	}))
 }
 
 // ListenAndServe serves on addr until ctx ends, then shuts down
