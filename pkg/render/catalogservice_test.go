@@ -98,3 +98,36 @@ func TestCatalogService(t *testing.T) {
 		assert.NotContains(t, path, "catalog-service/")
 	}
 }
+
+// TestCatalogServiceMemory: the catalog service's memory limit (and
+// request) grows with the inventory's nodes as the README's formula says;
+// cluster.catalogService.memory overrides it.
+func TestCatalogServiceMemory(t *testing.T) {
+	for nodes, want := range map[int]string{0: "64Mi", 50: "128Mi", 1000: "128Mi", 5000: "320Mi", 20000: "1088Mi", 100000: "5184Mi"} {
+		q := render.CatalogServiceMemory(nodes)
+		assert.Equal(t, want, q.String(), "%d nodes", nodes)
+	}
+	res, err := accelc.Cluster(context.Background(), filepath.Join(examplesDir, "hetero-prod"), accelc.Options{})
+	require.NoError(t, err)
+	limit := func(memory string) string {
+		t.Helper()
+		m := *res.Model
+		cs := *m.Cluster.CatalogService
+		cs.Memory = memory
+		m.Cluster.CatalogService = &cs
+		objs, err := render.Render(&m, res.Inventory)
+		require.NoError(t, err)
+		for _, o := range objs {
+			if d, ok := o.Body.(*appsv1.Deployment); ok && d.Name == "accelc-catalog" {
+				r := d.Spec.Template.Spec.Containers[0].Resources
+				assert.Equal(t, r.Limits.Memory().String(), r.Requests.Memory().String(), "the request is the limit")
+				return r.Limits.Memory().String()
+			}
+		}
+		t.Fatal("no Deployment accelc-catalog")
+		return ""
+	}
+	sized := render.CatalogServiceMemory(len(res.Inventory.Nodes))
+	assert.Equal(t, sized.String(), limit(""))
+	assert.Equal(t, "2Gi", limit("2Gi"))
+}

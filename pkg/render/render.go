@@ -45,7 +45,7 @@ func Render(m *compile.Model, inv *inventory.Inventory) ([]Object, error) {
 		return nil, err
 	}
 	objs = append(objs, flux...)
-	service, err := catalogServiceObjects(m)
+	service, err := catalogServiceObjects(m, inv)
 	if err != nil {
 		return nil, err
 	}
