@@ -30,9 +30,12 @@ import (
 // (list, then watch), and gives a snapshot of them on demand. It reads each
 // object with the decoders `accelc inventory snapshot --live` uses
 // (live.DecodeNode, live.PodDevices, live.DecodeSlice), so a node counts
-// the same in both. Its caches hold only what those decoders read:
-// informers keep transformed objects without images, addresses, managed
-// fields, environments or volumes, and pod names never leave them.
+// the same in both. The informers' transforms decode each object as it
+// arrives, before it is kept or queued, and keep only what the count
+// reads (nodeState, podState, sliceState): no images, addresses, managed
+// fields, environments or volumes, and of a pod that holds no
+// accelerators its name alone; pod names never leave the watcher. Lists
+// are read a page at a time (pagedList).
 type Watcher struct {
 	cfg     *rest.Config
 	cluster string
