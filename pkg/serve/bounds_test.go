@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -237,4 +238,52 @@ func TestFilteredNodeViewsBounded(t *testing.T) {
 	c, err = n.get(ctx, "d", builders, view(10))
 	require.NoError(t, err)
 	assert.Len(t, c.body, 10)
+}
+
+// pipeListener accepts one end of a new pipe each time, counting.
+type pipeListener struct {
+	accepted atomic.Int64
+	closed   chan struct{}
+}
+
+func (p *pipeListener) Accept() (net.Conn, error) {
+	select {
+	case <-p.closed:
+		return nil, net.ErrClosed
+	default:
+	}
+	p.accepted.Add(1)
+	c, _ := net.Pipe()
+	return c, nil
+}
+func (p *pipeListener) Close() error   { close(p.closed); return nil }
+func (p *pipeListener) Addr() net.Addr { return &net.TCPAddr{} }
+
+// TestConnectionsCapped: past MaxConnections, a connection is accepted
+// only once another closes; closing the listener ends a waiting Accept.
+func TestConnectionsCapped(t *testing.T) {
+	under := &pipeListener{closed: make(chan struct{})}
+	l := limitConns(under, &http.Server{}, 2)
+	c1, err := l.Accept()
+	require.NoError(t, err)
+	_, err = l.Accept()
+	require.NoError(t, err)
+	third := make(chan net.Conn)
+	go func() {
+		c, err := l.Accept()
+		assert.NoError(t, err)
+		third <- c
+	}()
+	assert.EqualValues(t, 2, under.accepted.Load(), "the third waits")
+	require.NoError(t, c1.Close())
+	require.NoError(t, c1.Close(), "a second Close frees nothing more")
+	<-third
+	assert.EqualValues(t, 3, under.accepted.Load())
+	ended := make(chan error)
+	go func() {
+		_, err := l.Accept()
+		ended <- err
+	}()
+	require.NoError(t, l.Close())
+	assert.ErrorIs(t, <-ended, net.ErrClosed)
 }

@@ -72,6 +72,11 @@ type Options struct {
 	// MaxInFlight caps the requests served at once (default 256); past
 	// it, 503 with Retry-After.
 	MaxInFlight int
+	// MaxConnections caps the connections open at once (default 4 ×
+	// MaxInFlight): past it a new one waits to be accepted; from three
+	// quarters of it, keep-alive is off, so idle connections close and
+	// each answer closes its own.
+	MaxConnections int
 	// RequestTimeout bounds one request (default 10s).
 	RequestTimeout time.Duration
 	// Refresh is how often the page asks for news (default 5s).
@@ -187,6 +192,9 @@ func New(m *compile.Model, src Source, opts Options) *Server {
 	}
 	if opts.MaxInFlight <= 0 {
 		opts.MaxInFlight = 256
+	}
+	if opts.MaxConnections <= 0 {
+		opts.MaxConnections = 4 * opts.MaxInFlight
 	}
 	if opts.RequestTimeout <= 0 {
 		opts.RequestTimeout = 10 * time.Second
@@ -803,6 +811,7 @@ func (s *Server) ListenAndServe(ctx context.Context, addr string, grace time.Dur
 		IdleTimeout:       60 * time.Second,
 		MaxHeaderBytes:    16 << 10,
 	}
+	l = limitConns(l, srv, s.opts.MaxConnections)
 	if ready != nil {
 		ready(l.Addr())
 	}
@@ -822,6 +831,64 @@ func (s *Server) ListenAndServe(ctx context.Context, addr string, grace time.Dur
 		return err
 	}
 	return nil
+}
+
+// limitConns caps l at max connections open at once, and turns srv's
+// keep-alive off while three quarters of them are open: a connection
+// costs its buffers and goroutine (some 10 KiB) whether or not it asks
+// anything, so clients that only hold connections open cannot grow the
+// process either.
+func limitConns(l net.Listener, srv *http.Server, max int) net.Listener {
+	var open atomic.Int64
+	srv.ConnState = func(_ net.Conn, state http.ConnState) {
+		switch state {
+		case http.StateNew:
+			open.Add(1)
+		case http.StateClosed, http.StateHijacked:
+			open.Add(-1)
+		default:
+			return
+		}
+		srv.SetKeepAlivesEnabled(open.Load() < int64(max*3/4))
+	}
+	return &connLimit{Listener: l, slots: make(chan struct{}, max), done: make(chan struct{})}
+}
+
+type connLimit struct {
+	net.Listener
+	slots chan struct{}
+	done  chan struct{}
+	once  sync.Once
+}
+
+func (l *connLimit) Accept() (net.Conn, error) {
+	select {
+	case l.slots <- struct{}{}:
+	case <-l.done:
+		return nil, net.ErrClosed
+	}
+	c, err := l.Listener.Accept()
+	if err != nil {
+		<-l.slots
+		return nil, err
+	}
+	return &limitedConn{Conn: c, release: func() { <-l.slots }}, nil
+}
+
+func (l *connLimit) Close() error {
+	l.once.Do(func() { close(l.done) })
+	return l.Listener.Close()
+}
+
+type limitedConn struct {
+	net.Conn
+	once    sync.Once
+	release func()
+}
+
+func (c *limitedConn) Close() error {
+	c.once.Do(c.release)
+	return c.Conn.Close()
 }
 
 // metrics are the server's Prometheus metrics, in a registry of its own.
