@@ -109,7 +109,7 @@ end with what to do about them.`,
 	f.StringVar(&config, "config", "", "cluster directory whose catalog and pins to apply")
 	_ = cmd.MarkFlagDirname("config")
 	f.StringSliceVar(&filter.Types, "type", nil, "only nodes of these types (class ids, unknown, mixed)")
-	f.StringSliceVar(&filter.Sharing, "sharing", nil, "only nodes shared this way: exclusive, time-sliced, mps, mig-single, mig-mixed")
+	f.StringSliceVar(&filter.Sharing, "sharing", nil, "only nodes shared this way: exclusive, time-sliced, mps, mig-single, mig-mixed, vgpu, partitioned")
 	f.StringSliceVar(&filter.Status, "status", nil, "only nodes in this status: Ready, NotReady, Unschedulable, Unknown")
 	_ = cmd.RegisterFlagCompletionFunc("type", completeTypes)
 	return cmd

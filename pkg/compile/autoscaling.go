@@ -112,12 +112,17 @@ func nodeClassCloud(nc NodeClassRef) string {
 }
 
 // instanceCloud says whose an instance type name is: Azure's are
-// Standard_…, AWS's family.size (p5.48xlarge), GCP's family-shape-n
-// (a3-highgpu-8g).
+// Standard_…, OCI's shapes BM.… and VM.… (BM.GPU.H100.8), IBM Cloud's VPC
+// profiles gx3d-… (gx3d-160x1792x8gaudi3), AWS's family.size
+// (p5.48xlarge), GCP's family-shape-n (a3-highgpu-8g).
 func instanceCloud(name string) string {
 	switch {
 	case strings.HasPrefix(name, "Standard_"):
 		return "azure"
+	case strings.HasPrefix(name, "BM.") || strings.HasPrefix(name, "VM."):
+		return "oci"
+	case strings.HasPrefix(name, "gx3d-"):
+		return "ibm"
 	case strings.Contains(name, "."):
 		return "aws"
 	}
