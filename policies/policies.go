@@ -167,6 +167,8 @@ var BaseResourcePrefixes = []string{
 	"amd.com/",
 	"habana.ai/",
 	"gpu.intel.com/",
+	"google.com/tpu",
+	"aws.amazon.com/neuron",
 	"deviceclass.resource.kubernetes.io/",
 }
 

@@ -276,6 +276,10 @@ func DefaultResourceName(vendor string) string {
 		return "amd.com/gpu"
 	case "intel":
 		return "habana.ai/gaudi"
+	case "google":
+		return "google.com/tpu"
+	case "aws":
+		return "aws.amazon.com/neuron"
 	}
 	return "nvidia.com/gpu"
 }

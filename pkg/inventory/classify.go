@@ -26,12 +26,6 @@ const (
 	MPS        Sharing = "mps"
 	MIGSingle  Sharing = "mig-single"
 	MIGMixed   Sharing = "mig-mixed"
-	// VGPU is an NVIDIA vGPU guest: the device is a vGPU type, a share
-	// of a board the hypervisor hands out (vgpu.go).
-	VGPU Sharing = "vgpu"
-	// Partitioned is an AMD GPU cut into compute partitions, each offered
-	// as a device (sharing.go).
-	Partitioned Sharing = "partitioned"
 )
 
 // labelKarpenterNodePool names the NodePool that launched a node.
@@ -83,10 +77,6 @@ type Node struct {
 	Sharing      Sharing        `json:"sharing"`
 	Replicas     int            `json:"replicas,omitempty"`
 	MIGDevices   map[string]int `json:"migDevices,omitempty"`
-	// Partitions counts an AMD node's partitions per compute-memory
-	// partition mode ("cpx_nps4": 64) where its device plugin offers
-	// partitions.
-	Partitions map[string]int `json:"partitions,omitempty"`
 	// Types counts the devices per class id of a "mixed" node.
 	Types map[string]int `json:"types,omitempty"`
 	// DRA are the node's devices per class as its ResourceSlices publish
@@ -104,6 +94,10 @@ type Node struct {
 	// Taints are the node's NoSchedule and NoExecute taints, but for those
 	// Kubernetes sets for the node's condition.
 	Taints []Taint `json:"taints,omitempty"`
+	// Topology is the shape of the node's TPU slice, as GKE's
+	// cloud.google.com/gke-tpu-topology gives it ("2x4"); empty for every
+	// other node.
+	Topology string `json:"topology,omitempty"`
 	// Notes say why the node got its type and what is odd about it.
 	Notes []string `json:"notes,omitempty"`
 
@@ -226,10 +220,14 @@ func VendorOfResource(name string) string {
 	switch {
 	case name == resNVIDIA, name == resNVIDIAShared, name == resNVIDIALegacy, strings.HasPrefix(name, resNVIDIAMIG):
 		return "nvidia"
-	case name == resAMD, amdPartitionResource(name) != "":
+	case name == resAMD:
 		return "amd"
 	case name == resGaudi, name == resIntelI915, name == resIntelXe:
 		return "intel"
+	case name == resTPU:
+		return "google"
+	case name == resNeuron, name == resNeuronDevice, name == resNeuronCore:
+		return "aws"
 	}
 	return ""
 }
@@ -278,9 +276,6 @@ type resources struct {
 	resource    string // the accelerator resource with the most capacity
 	resourceQty int
 	migCapacity map[string]int
-	// partitions is the capacity of AMD partition resources per mode
-	// (amd.com/cpx_nps4 under the device plugin's mixed naming).
-	partitions map[string]int
 	// bad lists the accelerator quantities that are not device counts
 	// ("capacity nvidia.com/gpu \"abc\""): the node's counts are not
 	// trusted.
@@ -296,7 +291,7 @@ func readResources(n *RawNode) resources {
 	sort.Strings(keys)
 	for _, k := range keys {
 		v := VendorOfResource(k)
-		if v == "" {
+		if v == "" || neuronAlias(k, n.Status.Capacity) {
 			continue
 		}
 		q, ok := quantity(n.Status.Capacity[k])
@@ -320,13 +315,6 @@ func readResources(n *RawNode) resources {
 				}
 				r.migCapacity[strings.TrimPrefix(k, resNVIDIAMIG)] = q
 			}
-		case amdPartitionResource(k) != "":
-			if q > 0 {
-				if r.partitions == nil {
-					r.partitions = map[string]int{}
-				}
-				r.partitions[amdPartitionResource(k)] = q
-			}
 		default:
 			r.whole += q
 		}
@@ -334,7 +322,7 @@ func readResources(n *RawNode) resources {
 	if n.Status.Allocatable != nil {
 		r.allocatable = 0
 		for _, k := range slices.Sorted(maps.Keys(n.Status.Allocatable)) {
-			if VendorOfResource(k) != "" {
+			if VendorOfResource(k) != "" && !neuronAlias(k, n.Status.Allocatable) {
 				q, ok := quantity(n.Status.Allocatable[k])
 				if !ok {
 					r.bad = append(r.bad, fmt.Sprintf("allocatable %s %q", k, n.Status.Allocatable[k]))
@@ -344,6 +332,24 @@ func readResources(n *RawNode) resources {
 		}
 	}
 	return r
+}
+
+// neuronAlias reports whether a Neuron resource counts again what another
+// of the node's resources counts: cores (aws.amazon.com/neuroncore) or the
+// older device name (aws.amazon.com/neurondevice) beside the devices of
+// aws.amazon.com/neuron. Summing them would count each device two or
+// three times; a node that offers only cores counts its cores.
+func neuronAlias(name string, list map[string]string) bool {
+	switch name {
+	case resNeuronDevice:
+		_, ok := list[resNeuron]
+		return ok
+	case resNeuronCore:
+		_, dev := list[resNeuron]
+		_, old := list[resNeuronDevice]
+		return dev || old
+	}
+	return false
 }
 
 // MaxDevices bounds a device count read from a node, so that a corrupt
@@ -442,11 +448,6 @@ func classifyNode(raw *RawNode, dra *draNode, cat *catalog.Catalog, opts Options
 			}
 			n.Notes = append(n.Notes, migNote(mode, why, n.MIGDevices, mig))
 		}
-		if n.Sharing == Exclusive {
-			// Sharing that no GFD label states: the provider's labels,
-			// AMD's partitions, a shared resource.
-			n.readSharing(labels, res, class)
-		}
 	}
 	from := "labels"
 	var devices *draNode
@@ -514,6 +515,10 @@ func classifyNode(raw *RawNode, dra *draNode, cat *catalog.Catalog, opts Options
 		} else {
 			n.Allocatable = total
 		}
+	}
+	if t := strings.TrimSpace(labels[LabelTPUTopology]); t != "" && n.Vendor == "google" {
+		n.Topology = t
+		n.Notes = append(n.Notes, tpuNote(t, n.Count))
 	}
 	if v, ok := raw.Metadata.Annotations[AnnotationInUse]; ok {
 		n.InUse, _ = atoi(v)
@@ -655,10 +660,6 @@ func classifyGFD(n *Node, labels map[string]string, mig migSignals, res resource
 		if replicas > 1 {
 			n.Replicas = replicas
 			derived = count * replicas
-			if count == 0 && res.shared > 0 && res.shared%replicas == 0 {
-				// No gpu.count: the shared resource is GPUs × replicas.
-				n.Count = res.shared / replicas
-			}
 		}
 		if res.shared > 0 {
 			n.Notes = append(n.Notes, "renameByDefault: GPUs advertised as nvidia.com/gpu.shared")
@@ -675,21 +676,20 @@ func classifyGFD(n *Node, labels map[string]string, mig migSignals, res resource
 		return nil, derived
 	}
 
-	vgpu, isVGPU := parseVGPU(p.Base)
-	class, by := cat.ByLabel(lblProduct, p.Base)
+	base, vgpu := p.Base, vgpuProfile{}
+	if v, ok := parseVGPU(p.Base, labels); ok {
+		base, vgpu = v.board, v
+	}
+	class, by := cat.ByLabel(lblProduct, base)
 	why := ""
-	switch {
-	case isVGPU:
-		// nvidia.com/gpu.memory is the vGPU's framebuffer, not the board's.
-		class, why = vgpu.class(cat, labels[lblMemory])
-	case !by:
-		class, why = matchByModel(cat, p.Base, labels[lblMemory], lblMemory, n.Sharing == MIGSingle)
+	if !by {
+		memValue := labels[lblMemory]
+		if vgpu.profile != "" {
+			memValue = "" // the vGPU's memory, not the board's
+		}
+		class, why = matchByModel(cat, base, memValue, lblMemory, n.Sharing == MIGSingle)
 	}
 	switch {
-	case isVGPU && class != nil:
-		n.Notes = append([]string{fmt.Sprintf("type from %s=%s, a vGPU type of that board: %s", productKey, product, why)}, n.Notes...)
-	case isVGPU:
-		n.Notes = append([]string{fmt.Sprintf("%s=%s is a vGPU type of a board the catalog does not name (%s)", productKey, product, why)}, n.Notes...)
 	case class != nil && by:
 		n.Notes = append([]string{fmt.Sprintf("type from %s=%s", productKey, product)}, n.Notes...)
 	case class != nil:
@@ -697,14 +697,8 @@ func classifyGFD(n *Node, labels map[string]string, mig migSignals, res resource
 	default:
 		n.Notes = append([]string{fmt.Sprintf("%s=%s is not in the catalog (%s)", productKey, product, why)}, n.Notes...)
 	}
-	switch {
-	case isVGPU:
-		if n.Sharing == Exclusive {
-			n.Sharing = VGPU
-		}
+	if vgpu.profile != "" {
 		n.Notes = append(n.Notes, vgpu.note(class))
-	case vgpuGuest(labels):
-		n.Notes = append(n.Notes, fmt.Sprintf("GPU Feature Discovery marks a vGPU guest, but %s=%s names no vGPU type: counted as whole GPUs", lblProduct, product))
 	}
 	return class, derived
 }
@@ -815,11 +809,16 @@ func mixedDisplayName(types map[string]int, cat *catalog.Catalog) string {
 
 func unknownDisplayName(vendor, model, resource string) string {
 	kind := "GPU"
-	if resource == resGaudi || (vendor == "intel" && resource == "" && model == "") {
+	switch {
+	case resource == resGaudi || (vendor == "intel" && resource == "" && model == ""):
 		kind = "Gaudi"
+	case vendor == "google":
+		kind = "TPU"
+	case vendor == "aws":
+		kind = "Neuron device"
 	}
 	if model != "" {
-		brand := map[string]string{"nvidia": "NVIDIA ", "amd": "AMD ", "intel": "Intel "}[vendor]
+		brand := map[string]string{"nvidia": "NVIDIA ", "amd": "AMD ", "intel": "Intel ", "google": "Google ", "aws": "AWS "}[vendor]
 		return fmt.Sprintf("%s - type unknown (labels say %s%s)", kind, brand, model)
 	}
 	return kind + " - type unknown"
@@ -831,6 +830,12 @@ func unknownAdvice(vendor string, labels map[string]string) string {
 		return "no GPU Feature Discovery labels: install the GPU Operator (or GFD), or pin the type in cluster.nodes"
 	case vendor == "nvidia":
 		return "add the product to a class's identifiedBy, or pin the type in cluster.nodes"
+	case vendor == "google" && labels[lblTPUAccelerator] != "":
+		return "add the TPU version to a class's identifiedBy " + lblTPUAccelerator + ", or pin the type in cluster.nodes"
+	case vendor == "google":
+		return "no " + lblTPUAccelerator + " label names the TPU version: pin the type in cluster.nodes"
+	case vendor == "aws":
+		return "add the instance type to a class's identifiedBy " + lblInstanceType + ", or pin the type in cluster.nodes"
 	default:
 		return "no label names the model: pin the type in cluster.nodes"
 	}

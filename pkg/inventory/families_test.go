@@ -104,15 +104,14 @@ func TestVirtualFunctionsAndVGPUs(t *testing.T) {
 				"nvidia.com/gpu.sharing-strategy": "none", "nvidia.com/mig.capable": "false", "nvidia.com/mig.strategy": "single", "nvidia.com/mps.capable": "false",
 				"nvidia.com/vgpu.host-driver-branch": "r551_40", "nvidia.com/vgpu.host-driver-version": "550.54.16", "nvidia.com/vgpu.present": "true"},
 			alloc: m{"nvidia.com/gpu": "1"},
-			typ:   "nvidia-a16-16gb", vendor: "nvidia", sharing: inventory.VGPU, count: 1, allocN: 1, why: "NVIDIA vGPU A16-4Q: 4GB of the NVIDIA A16 16GB's 16GB"},
+			typ:   "nvidia-a16-16gb", vendor: "nvidia", sharing: inventory.Exclusive, count: 1, allocN: 1, why: "NVIDIA vGPU A16-4Q: 4GB of the NVIDIA A16 16GB's 16GB"},
 		{name: "vgpu-grid-a100-10c", source: "a VMware VKS vGPU worker's labels in a public DRA driver set-up guide (GRID-A100-10C)",
 			labels: m{"nvidia.com/gpu.count": "1", "nvidia.com/gpu.family": "ampere", "nvidia.com/gpu.machine": "VMware201", "nvidia.com/gpu.memory": "10240",
 				"nvidia.com/gpu.mode": "compute", "nvidia.com/gpu.present": "true", "nvidia.com/gpu.product": "GRID-A100-10C", "nvidia.com/gpu.replicas": "1",
 				"nvidia.com/gpu.sharing-strategy": "none", "nvidia.com/mig.capable": "false", "nvidia.com/mig.strategy": "single", "nvidia.com/mps.capable": "false",
 				"nvidia.com/vgpu.host-driver-branch": "r596_25", "nvidia.com/vgpu.host-driver-version": "595.71.03", "nvidia.com/vgpu.present": "true"},
-			// NVIDIA's vGPU tables name the 40GB A100's types A100- (the 80GB
-			// boards' are A100D- and A100DX-).
-			typ: "nvidia-a100-40gb", vendor: "nvidia", sharing: inventory.VGPU, count: 1, allocN: 1, why: "NVIDIA vGPU A100-10C: 10GB of the NVIDIA A100 40GB's 40GB"},
+			// A100 comes in 40 and 80GB and the vGPU's 10GB says neither.
+			typ: inventory.TypeUnknown, vendor: "nvidia", sharing: inventory.Exclusive, count: 1, allocN: 1, why: "could be nvidia-a100-40gb or nvidia-a100-80gb"},
 	})
 }
 
@@ -198,8 +197,7 @@ func TestAnyGPUHintIsAGPUNode(t *testing.T) {
 			typ:    inventory.TypeUnknown, vendor: "amd", sharing: inventory.Exclusive, why: "feature.node.kubernetes.io/amd-vgpu=true"},
 		{name: "coreweave", source: "docs.coreweave.com/coreweave-kubernetes/label-selectors (gpu.nvidia.com/class, gpu.nvidia.com/vram) with a class value CoreWeave users select (A100_NVLINK_80GB)",
 			labels: m{"gpu.nvidia.com/class": "A100_NVLINK_80GB", "gpu.nvidia.com/vram": "80"}, cap: m{"nvidia.com/gpu": "8"},
-			// The catalog names CoreWeave's class values: no longer a hint.
-			typ: "nvidia-a100-80gb", vendor: "nvidia", sharing: inventory.Exclusive, count: 8, allocN: 8, why: "type from gpu.nvidia.com/class=A100_NVLINK_80GB"},
+			typ: inventory.TypeUnknown, vendor: "nvidia", sharing: inventory.Exclusive, count: 8, allocN: 8, model: "A100_NVLINK_80GB", why: "gpu.nvidia.com/class=A100_NVLINK_80GB"},
 		{name: "intel-flex-170", source: "github.com/intel/intel-device-plugins-for-kubernetes cmd/gpu_plugin/labels.md (NFD rules, Flex 170)",
 			labels: m{"gpu.intel.com/device.count": "1", "gpu.intel.com/family": "Flex_Series", "gpu.intel.com/product": "Flex_170"},
 			typ:    inventory.TypeUnknown, vendor: "intel", sharing: inventory.Exclusive, count: 1, allocN: 1, model: "Flex_170", why: "Flex_170 is not in the catalog"},
@@ -217,4 +215,46 @@ func TestNoHintNoGPU(t *testing.T) {
 	}, builtin(t), inventory.Options{})
 	assert.Empty(t, inv.Nodes)
 	assert.Equal(t, 4, inv.OtherNodes)
+}
+
+// TestTPUAndNeuron: Google's Cloud TPUs on GKE and AWS's Neuron devices
+// on EKS are accelerator nodes like GPU nodes: typed by GKE's TPU label or
+// the EC2 instance type, counted by google.com/tpu and aws.amazon.com/neuron
+// (never the Neuron plugin's cores as well), and, where the catalog does
+// not know the part, listed as of unknown type with the reason.
+func TestTPUAndNeuron(t *testing.T) {
+	runFamilies(t, []family{
+		{name: "tpu-v5e-2x4", source: "GKE's Plan TPUs in GKE (cloud.google.com/kubernetes-engine/docs/concepts/plan-tpus): tpu-v5-lite-podslice, topology 2x4 on ct5lp-hightpu-8t (8 chips, one host); cloud.google.com/gke-accelerator-count as SkyPilot reads TPU nodes (skypilot-org/skypilot#3947)",
+			labels: m{"cloud.google.com/gke-tpu-accelerator": "tpu-v5-lite-podslice", "cloud.google.com/gke-tpu-topology": "2x4",
+				"cloud.google.com/gke-accelerator-count": "8", "node.kubernetes.io/instance-type": "ct5lp-hightpu-8t", "cloud.google.com/gke-nodepool": "tpu-v5e-pool"},
+			cap: m{"google.com/tpu": "8"},
+			typ: "google-tpu-v5e-16gb", vendor: "google", sharing: inventory.Exclusive, count: 8, allocN: 8, why: "TPU slice 2x4: this node's 8 chips"},
+		{name: "tpu-v6e-2x2-selector", source: "the GKE TPU target of GCSFuse's NPI benchmark runbook: node_selector cloud.google.com/gke-accelerator-count=4, gke-nodepool=ct6e-pool, gke-tpu-accelerator=tpu-v6e-slice, gke-tpu-topology=2x2, limits google.com/tpu=4",
+			labels: m{"cloud.google.com/gke-accelerator-count": "4", "cloud.google.com/gke-nodepool": "ct6e-pool",
+				"cloud.google.com/gke-tpu-accelerator": "tpu-v6e-slice", "cloud.google.com/gke-tpu-topology": "2x2"},
+			alloc: m{"google.com/tpu": "4"},
+			typ:   "google-tpu-v6e-32gb", vendor: "google", sharing: inventory.Exclusive, count: 4, allocN: 4, why: "cloud.google.com/gke-tpu-accelerator=tpu-v6e-slice"},
+		{name: "tpu-v5p-multi-host", source: "Cloud TPU v5p's slice shapes (cloud.google.com/tpu/docs/v5p: 2x2x2 is 8 chips on 2 hosts), GKE's tpu-v5p-slice on ct5p-hightpu-4t (plan-tpus; GoogleCloudPlatform/cluster-toolkit#6019's gke-tpu-v5p example)",
+			labels: m{"cloud.google.com/gke-tpu-accelerator": "tpu-v5p-slice", "cloud.google.com/gke-tpu-topology": "2x2x2", "node.kubernetes.io/instance-type": "ct5p-hightpu-4t"},
+			cap:    m{"google.com/tpu": "4"},
+			typ:    "google-tpu-v5p-95gb", vendor: "google", sharing: inventory.Exclusive, count: 4, allocN: 4, why: "TPU slice 2x2x2: 8 chips over 2 nodes of 4"},
+		{name: "tpu7x-not-in-catalog", source: "an Ironwood node pool in a public training write-up: --machine-type=tpu7x-standard-4t --node-labels=cloud.google.com/gke-tpu-accelerator=tpu7x,cloud.google.com/gke-tpu-topology=4x4x4",
+			labels: m{"cloud.google.com/gke-tpu-accelerator": "tpu7x", "cloud.google.com/gke-tpu-topology": "4x4x4", "node.kubernetes.io/instance-type": "tpu7x-standard-4t"},
+			cap:    m{"google.com/tpu": "4"},
+			typ:    inventory.TypeUnknown, vendor: "google", sharing: inventory.Exclusive, count: 4, allocN: 4, model: "tpu7x", why: "cloud.google.com/gke-tpu-accelerator=tpu7x is not in the catalog"},
+		{name: "trn1-32xlarge", source: "the Neuron device plugin's two resources (awsdocs-neuron containers/tutorials/k8s-neuron-device-plugin: aws.amazon.com/neuron devices, aws.amazon.com/neuroncore cores) on trn1.32xlarge, 16 Trainium of 2 NeuronCore-v2 each (about-neuron/arch/neuron-hardware/trainium)",
+			labels: m{"node.kubernetes.io/instance-type": "trn1.32xlarge", "topology.kubernetes.io/zone": "us-east-1c"},
+			cap:    m{"aws.amazon.com/neuron": "16", "aws.amazon.com/neuroncore": "32"},
+			typ:    "aws-trainium-32gb", vendor: "aws", sharing: inventory.Exclusive, count: 16, allocN: 16, why: "instance-type=trn1.32xlarge"},
+		{name: "trn2-48xlarge", source: "EKS Trn2 node groups (trn2.48xlarge: 16 Trainium2, about-neuron/arch/neuron-hardware/trn2-arch) as the Neuron device plugin advertises them",
+			labels: m{"node.kubernetes.io/instance-type": "trn2.48xlarge"}, cap: m{"aws.amazon.com/neuron": "16"},
+			typ: "aws-trainium2-96gb", vendor: "aws", sharing: inventory.Exclusive, count: 16, allocN: 16, why: "instance-type=trn2.48xlarge"},
+		{name: "inf2-karpenter", source: "Karpenter's well-known label karpenter.k8s.aws/instance-accelerator-name, whose Neuron values are trainium, inferentia and inferentia2 since v1.0 (karpenter.sh upgrade guide), on an inf2.xlarge (one Inferentia2) before the device plugin reported",
+			labels: m{"karpenter.k8s.aws/instance-accelerator-name": "inferentia2", "karpenter.k8s.aws/instance-accelerator-manufacturer": "aws",
+				"karpenter.k8s.aws/instance-accelerator-count": "1", "karpenter.sh/nodepool": "neuron"},
+			typ: "aws-inferentia2-32gb", vendor: "aws", sharing: inventory.Exclusive, count: 1, allocN: 1, why: "instance-accelerator-name=inferentia2"},
+		{name: "inf1-not-in-catalog", source: "Inf1 (awsdocs-neuron general/arch/neuron-hardware/inf1-arch: inf1.xlarge has 1 Inferentia device) under the Neuron device plugin",
+			labels: m{"node.kubernetes.io/instance-type": "inf1.xlarge"}, cap: m{"aws.amazon.com/neuron": "1", "aws.amazon.com/neuroncore": "4"},
+			typ: inventory.TypeUnknown, vendor: "aws", sharing: inventory.Exclusive, count: 1, allocN: 1, model: "inf1", why: "instance family inf1 is an AWS Neuron family of no catalog class"},
+	})
 }

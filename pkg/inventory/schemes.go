@@ -13,7 +13,8 @@ import (
 )
 
 // This file reads the labelling schemes other than GPU Feature Discovery's:
-// the ROCm node labeller (current and legacy), Karpenter's instance labels,
+// the ROCm node labeller (current and legacy), GKE's TPU labels and Neuron
+// instance families (tpuneuron.go), Karpenter's instance labels,
 // Node Feature Discovery's PCI labels, and whatever label keys the catalog's
 // identifiedBy names (GKE's accelerator label, cloud instance types).
 
@@ -44,8 +45,8 @@ var labelPriority = []string{
 
 // schemes are the detectors in order of trust.
 var schemes = []func(map[string]string, *catalog.Catalog) detection{
-	detectAMD, detectCatalogKeys(labelPriority), detectKarpenter, detectAlibaba, detectNFDPCI,
-	detectIntelGPU, detectCatalogKeys(nil), detectEKSAccelerator,
+	detectAMD, detectTPU, detectCatalogKeys(labelPriority), detectKarpenter, detectAlibaba, detectNFDPCI,
+	detectIntelGPU, detectCatalogKeys(nil), detectNeuron, detectEKSAccelerator,
 }
 
 // detectByLabels runs the schemes in order of trust and returns the first
@@ -82,6 +83,12 @@ func detectByLabels(labels map[string]string, cat *catalog.Catalog) detection {
 	return miss
 }
 
+// countLabels are, per catalog label key, the label that gives the node's
+// device count beside it.
+var countLabels = map[string]string{
+	"karpenter.k8s.aws/instance-accelerator-name": lblKarpenterAccelCount,
+}
+
 // detectCatalogKeys looks label values up in the catalog's identifiedBy:
 // the keys given, or, with none, every key the catalog knows.
 func detectCatalogKeys(keys []string) func(map[string]string, *catalog.Catalog) detection {
@@ -96,7 +103,8 @@ func detectCatalogKeys(keys []string) func(map[string]string, *catalog.Catalog) 
 				continue
 			}
 			if c, ok := cat.ByLabel(k, v); ok {
-				return detection{class: c, why: fmt.Sprintf("type from %s=%s", k, v)}
+				count, _ := atoi(labels[countLabels[k]])
+				return detection{class: c, count: count, why: fmt.Sprintf("type from %s=%s", k, v)}
 			}
 		}
 		return detection{}

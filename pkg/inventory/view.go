@@ -40,10 +40,29 @@ type TypeSummary struct {
 	// capacity count slices and not the GPUs they are cut from:
 	// UncountedNodes says how many.
 	UncountedNodes int `json:"uncountedNodes,omitempty"`
+
+	// unit is what one device of the type is called: "GPU", or for a
+	// TPU or Neuron type "TPU chip" or "Neuron device".
+	unit string
+}
+
+// deviceUnit is what one device of a vendor is called.
+func deviceUnit(vendor string) string {
+	switch vendor {
+	case "google":
+		return "TPU chip"
+	case "aws":
+		return "Neuron device"
+	}
+	return "GPU"
 }
 
 func (s TypeSummary) String() string {
-	gpus := words.Plural(s.GPUs, "GPU")
+	unit := s.unit
+	if unit == "" {
+		unit = "GPU"
+	}
+	gpus := words.Plural(s.GPUs, unit)
 	switch {
 	case s.UncountedNodes == s.Nodes:
 		gpus = "GPUs not reported (MIG single reports slices)"
@@ -132,6 +151,9 @@ func (inv *Inventory) Summary() []TypeSummary {
 			continue
 		}
 		s := entry(n.AcceleratorType, n.DisplayName)
+		if n.AcceleratorType != TypeUnknown && n.AcceleratorType != TypeMixed {
+			s.unit = deviceUnit(n.Vendor)
+		}
 		s.Nodes++
 		if n.Sharing == MIGSingle {
 			s.UncountedNodes++
@@ -252,12 +274,12 @@ func sharingCell(n *Node) string {
 		s += " ×" + strconv.Itoa(n.Replicas)
 	case len(n.MIGDevices) > 0:
 		s += " " + migList(n.MIGDevices)
-	case len(n.Partitions) > 0:
-		s += " " + migList(n.Partitions)
 	case n.Sharing == MIGSingle:
 		s += " (invalid)"
 	case len(n.DRA) == 1 && len(n.DRA[0].Partitions) > 0:
 		s = draSharing(&n.DRA[0])
+	case n.Topology != "":
+		s += ", TPU slice " + n.Topology
 	}
 	return s
 }
@@ -405,7 +427,7 @@ func (n *Node) splitKnown() bool {
 // compared as the view prints them.
 type Filter struct {
 	Types   []string // class ids, "unknown" or "mixed"
-	Sharing []string // exclusive, time-sliced, mps, mig-single, mig-mixed, vgpu, partitioned
+	Sharing []string // exclusive, time-sliced, mps, mig-single, mig-mixed
 	Status  []string // Ready, NotReady, Unschedulable, Unknown
 }
 

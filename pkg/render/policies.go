@@ -126,8 +126,10 @@ func admissionKinds() []matchKinds {
 }
 
 // VendorTaintKeys are the taints accelerator vendors' operators and cloud
-// node pools put on accelerator nodes.
-var VendorTaintKeys = []string{"nvidia.com/gpu", "amd.com/gpu", "habana.ai/gaudi", "gpu.intel.com/i915", "gpu.intel.com/xe"}
+// node pools put on accelerator nodes: GKE taints TPU node pools
+// google.com/tpu, and EKS Neuron node groups are tainted
+// aws.amazon.com/neuron.
+var VendorTaintKeys = []string{"nvidia.com/gpu", "amd.com/gpu", "habana.ai/gaudi", "gpu.intel.com/i915", "gpu.intel.com/xe", "google.com/tpu", "aws.amazon.com/neuron"}
 
 // admissionParameters are the admission constraint's parameters, one
 // field per name in policies.AdmissionParams. A set is a map to true, as

@@ -38,6 +38,7 @@ var (
 // list to), so Trim keeps them. They name devices, not secrets.
 var visibilityEnv = []string{
 	"AMD_VISIBLE_DEVICES",
+	"AWS_NEURON_VISIBLE_DEVICES",
 	"HABANA_VISIBLE_DEVICES",
 	"NVIDIA_MIG_CONFIG_DEVICES",
 	"NVIDIA_MIG_MONITOR_DEVICES",

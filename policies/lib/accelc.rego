@@ -6,9 +6,11 @@ package lib.accelc
 # The workload's reference to its Open Data Hub HardwareProfile.
 profile_annotation := "opendatahub.io/hardware-profile-name"
 
-# Extended resources that are accelerators, for every vendor, and Dynamic
-# Resource Allocation's extended resource names (a DeviceClass's
-# extendedResourceName defaults to deviceclass.resource.kubernetes.io/…).
+# Extended resources that are accelerators, for every vendor (Google's
+# TPU chips; AWS's Neuron devices and cores, aws.amazon.com/neuron,
+# neurondevice and neuroncore), and Dynamic Resource Allocation's
+# extended resource names (a DeviceClass's extendedResourceName defaults
+# to deviceclass.resource.kubernetes.io/…).
 base_prefixes := [
 	"nvidia.com/gpu",
 	"nvidia.com/mig-",
@@ -16,6 +18,8 @@ base_prefixes := [
 	"amd.com/",
 	"habana.ai/",
 	"gpu.intel.com/",
+	"google.com/tpu",
+	"aws.amazon.com/neuron",
 	"deviceclass.resource.kubernetes.io/",
 ]
 
@@ -207,14 +211,15 @@ holds_claims if {
 
 # Environment variables that make a container runtime hand devices to a
 # container, whatever it asked the device plugin for: the NVIDIA Container
-# Toolkit's (MIG management ones included), AMD's container toolkit's and
-# Habana's. "void", "none" and "" hand out none.
+# Toolkit's (MIG management ones included), AMD's container toolkit's,
+# Habana's and the Neuron OCI hook's. "void", "none" and "" hand out none.
 visibility_env := {
 	"NVIDIA_VISIBLE_DEVICES",
 	"NVIDIA_MIG_CONFIG_DEVICES",
 	"NVIDIA_MIG_MONITOR_DEVICES",
 	"AMD_VISIBLE_DEVICES",
 	"HABANA_VISIBLE_DEVICES",
+	"AWS_NEURON_VISIBLE_DEVICES",
 }
 
 harmless_visibility := {"", "void", "none"}
@@ -452,7 +457,9 @@ accelerator_node(name) if {
 
 # Node labels that pick out accelerator nodes: accelc's own, the vendors'
 # (GPU Feature Discovery, AMD's and Intel's labellers), NFD's PCI
-# features and the clouds' accelerator labels.
+# features and the clouds' accelerator labels: GKE's GPU and TPU ones
+# (cloud.google.com/gke-tpu-accelerator, gke-tpu-topology), Karpenter's
+# GPU and accelerator (Neuron) instance labels.
 accelerator_label_prefixes := [
 	"nvidia.com/",
 	"amd.com/",
@@ -463,7 +470,9 @@ accelerator_label_prefixes := [
 	"feature.node.kubernetes.io/pci-",
 	"cloud.google.com/gke-accelerator",
 	"cloud.google.com/gke-gpu",
+	"cloud.google.com/gke-tpu",
 	"karpenter.k8s.aws/instance-gpu",
+	"karpenter.k8s.aws/instance-accelerator",
 	"k8s.amazonaws.com/accelerator",
 ]
 

@@ -96,6 +96,13 @@ func NewEscapeCheck(ctx context.Context, m *compile.Model, inv *inventory.Invent
 		if n.Resource != "" {
 			sn.offers[n.Resource] = true
 		}
+		if n.Vendor == "aws" {
+			// The Neuron device plugin offers a node's devices and their
+			// cores at once (older releases the devices under two names).
+			for _, r := range neuronResources {
+				sn.offers[r] = true
+			}
+		}
 		for p := range n.MIGDevices {
 			sn.offers["nvidia.com/mig-"+p] = true
 		}
@@ -142,6 +149,18 @@ func NewEscapeCheck(ctx context.Context, m *compile.Model, inv *inventory.Invent
 	}
 	for _, r := range []string{"nvidia.com/gpu", "amd.com/gpu", "nvidia.com/mig-1g.10gb", "deviceclass.resource.kubernetes.io/gpu.nvidia.com", "gpu.intel.com/i915"} {
 		resources[r] = true
+	}
+	// Hostile pods ask for the devices of every vendor the cluster's
+	// catalog types its nodes with: TPU chips, Neuron devices and cores.
+	for _, c := range m.Catalog.Classes() {
+		switch c.Vendor {
+		case "google":
+			resources[c.ResourceName] = true
+		case "aws":
+			for _, r := range neuronResources {
+				resources[r] = true
+			}
+		}
 	}
 	for r := range resources {
 		e.resources = append(e.resources, r)
@@ -714,9 +733,14 @@ func (e *EscapeCheck) reach(spec map[string]any, n simNode, draClaim bool) (stri
 	return requested, false
 }
 
+// neuronResources are the Neuron device plugin's resources: devices
+// (aws.amazon.com/neuron, older releases also aws.amazon.com/neurondevice)
+// and cores.
+var neuronResources = []string{"aws.amazon.com/neuron", "aws.amazon.com/neurondevice", "aws.amazon.com/neuroncore"}
+
 // visibilityEnv are the variables with which a container runtime hands
 // devices to a container.
-var visibilityEnv = []string{"NVIDIA_VISIBLE_DEVICES", "NVIDIA_MIG_CONFIG_DEVICES", "NVIDIA_MIG_MONITOR_DEVICES", "AMD_VISIBLE_DEVICES", "HABANA_VISIBLE_DEVICES"}
+var visibilityEnv = []string{"NVIDIA_VISIBLE_DEVICES", "NVIDIA_MIG_CONFIG_DEVICES", "NVIDIA_MIG_MONITOR_DEVICES", "AMD_VISIBLE_DEVICES", "HABANA_VISIBLE_DEVICES", "AWS_NEURON_VISIBLE_DEVICES"}
 
 // deviceHostPath reports whether a host path holds device nodes or what
 // hands them out (or climbs with ".."), as the policy judges it.
@@ -873,7 +897,7 @@ func accelRequests(c map[string]any) []string {
 // purpose than the policies' prefixes (any resource of an accelerator
 // vendor's domain), so that a gap in the policy's list shows as an escape.
 func isAccelerator(r string) bool {
-	for _, p := range []string{"nvidia.com/", "amd.com/", "habana.ai/", "gpu.intel.com/", "deviceclass.resource.kubernetes.io/"} {
+	for _, p := range []string{"nvidia.com/", "amd.com/", "habana.ai/", "gpu.intel.com/", "google.com/", "aws.amazon.com/", "deviceclass.resource.kubernetes.io/"} {
 		if strings.HasPrefix(r, p) {
 			return true
 		}
