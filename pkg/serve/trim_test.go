@@ -65,7 +65,9 @@ func TestPagedList(t *testing.T) {
 // node, devices, UID and resourceVersion (and the recorder's annotations
 // and labels, when it runs); of one that holds none, its name alone.
 func TestTrimPod(t *testing.T) {
-	gpu := func(n string) corev1.ResourceList { return corev1.ResourceList{"nvidia.com/gpu": resource.MustParse(n)} }
+	gpu := func(n string) corev1.ResourceList {
+		return corev1.ResourceList{"nvidia.com/gpu": resource.MustParse(n)}
+	}
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "train", UID: "u1", ResourceVersion: "7",
 			Annotations: map[string]string{"opendatahub.io/hardware-profile-name": "gpu", "other": "x"}, Labels: map[string]string{"app": "x"}},
