@@ -26,6 +26,12 @@ const (
 	MPS        Sharing = "mps"
 	MIGSingle  Sharing = "mig-single"
 	MIGMixed   Sharing = "mig-mixed"
+	// VGPU is an NVIDIA vGPU guest: the device is a vGPU type, a share
+	// of a board the hypervisor hands out (vgpu.go).
+	VGPU Sharing = "vgpu"
+	// Partitioned is an AMD GPU cut into compute partitions, each offered
+	// as a device (sharing.go).
+	Partitioned Sharing = "partitioned"
 )
 
 // labelKarpenterNodePool names the NodePool that launched a node.
@@ -77,6 +83,10 @@ type Node struct {
 	Sharing      Sharing        `json:"sharing"`
 	Replicas     int            `json:"replicas,omitempty"`
 	MIGDevices   map[string]int `json:"migDevices,omitempty"`
+	// Partitions counts an AMD node's partitions per compute-memory
+	// partition mode ("cpx_nps4": 64) where its device plugin offers
+	// partitions.
+	Partitions map[string]int `json:"partitions,omitempty"`
 	// Types counts the devices per class id of a "mixed" node.
 	Types map[string]int `json:"types,omitempty"`
 	// DRA are the node's devices per class as its ResourceSlices publish
@@ -220,7 +230,7 @@ func VendorOfResource(name string) string {
 	switch {
 	case name == resNVIDIA, name == resNVIDIAShared, name == resNVIDIALegacy, strings.HasPrefix(name, resNVIDIAMIG):
 		return "nvidia"
-	case name == resAMD:
+	case name == resAMD, amdPartitionResource(name) != "":
 		return "amd"
 	case name == resGaudi, name == resIntelI915, name == resIntelXe:
 		return "intel"
@@ -276,6 +286,9 @@ type resources struct {
 	resource    string // the accelerator resource with the most capacity
 	resourceQty int
 	migCapacity map[string]int
+	// partitions is the capacity of AMD partition resources per mode
+	// (amd.com/cpx_nps4 under the device plugin's mixed naming).
+	partitions map[string]int
 	// bad lists the accelerator quantities that are not device counts
 	// ("capacity nvidia.com/gpu \"abc\""): the node's counts are not
 	// trusted.
@@ -314,6 +327,13 @@ func readResources(n *RawNode) resources {
 					r.migCapacity = map[string]int{}
 				}
 				r.migCapacity[strings.TrimPrefix(k, resNVIDIAMIG)] = q
+			}
+		case amdPartitionResource(k) != "":
+			if q > 0 {
+				if r.partitions == nil {
+					r.partitions = map[string]int{}
+				}
+				r.partitions[amdPartitionResource(k)] = q
 			}
 		default:
 			r.whole += q
@@ -447,6 +467,11 @@ func classifyNode(raw *RawNode, dra *draNode, cat *catalog.Catalog, opts Options
 				}
 			}
 			n.Notes = append(n.Notes, migNote(mode, why, n.MIGDevices, mig))
+		}
+		if n.Sharing == Exclusive {
+			// Sharing that no GFD label states: the provider's labels,
+			// AMD's partitions, a shared resource.
+			n.readSharing(labels, res, class)
 		}
 	}
 	from := "labels"
@@ -660,6 +685,10 @@ func classifyGFD(n *Node, labels map[string]string, mig migSignals, res resource
 		if replicas > 1 {
 			n.Replicas = replicas
 			derived = count * replicas
+			if count == 0 && res.shared > 0 && res.shared%replicas == 0 {
+				// No gpu.count: the shared resource is GPUs × replicas.
+				n.Count = res.shared / replicas
+			}
 		}
 		if res.shared > 0 {
 			n.Notes = append(n.Notes, "renameByDefault: GPUs advertised as nvidia.com/gpu.shared")
@@ -676,20 +705,21 @@ func classifyGFD(n *Node, labels map[string]string, mig migSignals, res resource
 		return nil, derived
 	}
 
-	base, vgpu := p.Base, vgpuProfile{}
-	if v, ok := parseVGPU(p.Base, labels); ok {
-		base, vgpu = v.board, v
-	}
-	class, by := cat.ByLabel(lblProduct, base)
+	vgpu, isVGPU := parseVGPU(p.Base)
+	class, by := cat.ByLabel(lblProduct, p.Base)
 	why := ""
-	if !by {
-		memValue := labels[lblMemory]
-		if vgpu.profile != "" {
-			memValue = "" // the vGPU's memory, not the board's
-		}
-		class, why = matchByModel(cat, base, memValue, lblMemory, n.Sharing == MIGSingle)
+	switch {
+	case isVGPU:
+		// nvidia.com/gpu.memory is the vGPU's framebuffer, not the board's.
+		class, why = vgpu.class(cat, labels[lblMemory])
+	case !by:
+		class, why = matchByModel(cat, p.Base, labels[lblMemory], lblMemory, n.Sharing == MIGSingle)
 	}
 	switch {
+	case isVGPU && class != nil:
+		n.Notes = append([]string{fmt.Sprintf("type from %s=%s, a vGPU type of that board: %s", productKey, product, why)}, n.Notes...)
+	case isVGPU:
+		n.Notes = append([]string{fmt.Sprintf("%s=%s is a vGPU type of a board the catalog does not name (%s)", productKey, product, why)}, n.Notes...)
 	case class != nil && by:
 		n.Notes = append([]string{fmt.Sprintf("type from %s=%s", productKey, product)}, n.Notes...)
 	case class != nil:
@@ -697,8 +727,14 @@ func classifyGFD(n *Node, labels map[string]string, mig migSignals, res resource
 	default:
 		n.Notes = append([]string{fmt.Sprintf("%s=%s is not in the catalog (%s)", productKey, product, why)}, n.Notes...)
 	}
-	if vgpu.profile != "" {
+	switch {
+	case isVGPU:
+		if n.Sharing == Exclusive {
+			n.Sharing = VGPU
+		}
 		n.Notes = append(n.Notes, vgpu.note(class))
+	case vgpuGuest(labels):
+		n.Notes = append(n.Notes, fmt.Sprintf("GPU Feature Discovery marks a vGPU guest, but %s=%s names no vGPU type: counted as whole GPUs", lblProduct, product))
 	}
 	return class, derived
 }

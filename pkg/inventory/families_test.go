@@ -104,14 +104,15 @@ func TestVirtualFunctionsAndVGPUs(t *testing.T) {
 				"nvidia.com/gpu.sharing-strategy": "none", "nvidia.com/mig.capable": "false", "nvidia.com/mig.strategy": "single", "nvidia.com/mps.capable": "false",
 				"nvidia.com/vgpu.host-driver-branch": "r551_40", "nvidia.com/vgpu.host-driver-version": "550.54.16", "nvidia.com/vgpu.present": "true"},
 			alloc: m{"nvidia.com/gpu": "1"},
-			typ:   "nvidia-a16-16gb", vendor: "nvidia", sharing: inventory.Exclusive, count: 1, allocN: 1, why: "NVIDIA vGPU A16-4Q: 4GB of the NVIDIA A16 16GB's 16GB"},
+			typ:   "nvidia-a16-16gb", vendor: "nvidia", sharing: inventory.VGPU, count: 1, allocN: 1, why: "NVIDIA vGPU A16-4Q: 4GB of the NVIDIA A16 16GB's 16GB"},
 		{name: "vgpu-grid-a100-10c", source: "a VMware VKS vGPU worker's labels in a public DRA driver set-up guide (GRID-A100-10C)",
 			labels: m{"nvidia.com/gpu.count": "1", "nvidia.com/gpu.family": "ampere", "nvidia.com/gpu.machine": "VMware201", "nvidia.com/gpu.memory": "10240",
 				"nvidia.com/gpu.mode": "compute", "nvidia.com/gpu.present": "true", "nvidia.com/gpu.product": "GRID-A100-10C", "nvidia.com/gpu.replicas": "1",
 				"nvidia.com/gpu.sharing-strategy": "none", "nvidia.com/mig.capable": "false", "nvidia.com/mig.strategy": "single", "nvidia.com/mps.capable": "false",
 				"nvidia.com/vgpu.host-driver-branch": "r596_25", "nvidia.com/vgpu.host-driver-version": "595.71.03", "nvidia.com/vgpu.present": "true"},
-			// A100 comes in 40 and 80GB and the vGPU's 10GB says neither.
-			typ: inventory.TypeUnknown, vendor: "nvidia", sharing: inventory.Exclusive, count: 1, allocN: 1, why: "could be nvidia-a100-40gb or nvidia-a100-80gb"},
+			// NVIDIA's vGPU tables name the 40GB A100's types A100- (the 80GB
+			// boards' are A100D- and A100DX-).
+			typ: "nvidia-a100-40gb", vendor: "nvidia", sharing: inventory.VGPU, count: 1, allocN: 1, why: "NVIDIA vGPU A100-10C: 10GB of the NVIDIA A100 40GB's 40GB"},
 	})
 }
 
@@ -197,7 +198,8 @@ func TestAnyGPUHintIsAGPUNode(t *testing.T) {
 			typ:    inventory.TypeUnknown, vendor: "amd", sharing: inventory.Exclusive, why: "feature.node.kubernetes.io/amd-vgpu=true"},
 		{name: "coreweave", source: "docs.coreweave.com/coreweave-kubernetes/label-selectors (gpu.nvidia.com/class, gpu.nvidia.com/vram) with a class value CoreWeave users select (A100_NVLINK_80GB)",
 			labels: m{"gpu.nvidia.com/class": "A100_NVLINK_80GB", "gpu.nvidia.com/vram": "80"}, cap: m{"nvidia.com/gpu": "8"},
-			typ: inventory.TypeUnknown, vendor: "nvidia", sharing: inventory.Exclusive, count: 8, allocN: 8, model: "A100_NVLINK_80GB", why: "gpu.nvidia.com/class=A100_NVLINK_80GB"},
+			// The catalog names CoreWeave's class values: no longer a hint.
+			typ: "nvidia-a100-80gb", vendor: "nvidia", sharing: inventory.Exclusive, count: 8, allocN: 8, why: "type from gpu.nvidia.com/class=A100_NVLINK_80GB"},
 		{name: "intel-flex-170", source: "github.com/intel/intel-device-plugins-for-kubernetes cmd/gpu_plugin/labels.md (NFD rules, Flex 170)",
 			labels: m{"gpu.intel.com/device.count": "1", "gpu.intel.com/family": "Flex_Series", "gpu.intel.com/product": "Flex_170"},
 			typ:    inventory.TypeUnknown, vendor: "intel", sharing: inventory.Exclusive, count: 1, allocN: 1, model: "Flex_170", why: "Flex_170 is not in the catalog"},

@@ -274,6 +274,8 @@ func sharingCell(n *Node) string {
 		s += " ×" + strconv.Itoa(n.Replicas)
 	case len(n.MIGDevices) > 0:
 		s += " " + migList(n.MIGDevices)
+	case len(n.Partitions) > 0:
+		s += " " + migList(n.Partitions)
 	case n.Sharing == MIGSingle:
 		s += " (invalid)"
 	case len(n.DRA) == 1 && len(n.DRA[0].Partitions) > 0:
@@ -427,7 +429,7 @@ func (n *Node) splitKnown() bool {
 // compared as the view prints them.
 type Filter struct {
 	Types   []string // class ids, "unknown" or "mixed"
-	Sharing []string // exclusive, time-sliced, mps, mig-single, mig-mixed
+	Sharing []string // exclusive, time-sliced, mps, mig-single, mig-mixed, vgpu, partitioned
 	Status  []string // Ready, NotReady, Unschedulable, Unknown
 }
 
