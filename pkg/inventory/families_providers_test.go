@@ -94,7 +94,9 @@ func TestGKESharing(t *testing.T) {
 // accelerator label, CoreWeave's class label, IBM Cloud profiles (family
 // provider labels).
 func TestInstanceTypesAndProviderLabels(t *testing.T) {
-	oke := func(shape string) m { return m{"node.kubernetes.io/instance-type": shape, "beta.kubernetes.io/instance-type": shape} }
+	oke := func(shape string) m {
+		return m{"node.kubernetes.io/instance-type": shape, "beta.kubernetes.io/instance-type": shape}
+	}
 	aks := func(size string) m {
 		return m{"kubernetes.azure.com/accelerator": "nvidia", "node.kubernetes.io/instance-type": size, "beta.kubernetes.io/instance-type": size}
 	}

@@ -210,6 +210,16 @@ func single(g *group, all []*group, cat *catalog.Catalog, taken map[string]bool)
 		p.Description = fmt.Sprintf("A %s MIG slice of an %s.", g.mig, c.DisplayName)
 		p.ResourceName = "nvidia.com/mig-" + g.mig
 		base += "-mig-" + strings.ReplaceAll(g.mig, ".", "-")
+	case inventory.VGPU:
+		p.DisplayName += " (vGPU)"
+		p.Description = fmt.Sprintf("An NVIDIA vGPU of an %s: the guest's share of the board, through the hypervisor.", c.DisplayName)
+		base += "-vgpu"
+		p.ResourceName = commonResource(g.nodes)
+	case inventory.Partitioned:
+		p.DisplayName += " (partition)"
+		p.Description = fmt.Sprintf("A compute partition of an %s.", c.DisplayName)
+		base += "-partition"
+		p.ResourceName = commonResource(g.nodes)
 	default:
 		p.Description = fmt.Sprintf("Whole %s GPUs.", c.DisplayName)
 		if r := commonResource(g.nodes); r != "" && r != c.ResourceName {
