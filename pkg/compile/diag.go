@@ -14,6 +14,8 @@ type Severity int
 const (
 	Error Severity = iota
 	Warning
+	// Note explains what a setting does; vet --explain prints notes.
+	Note
 )
 
 // Diagnostic is one finding about a configuration.
@@ -35,8 +37,11 @@ type Diagnostic struct {
 // [warning: ]file:line:col: path: message.
 func (d Diagnostic) String() string {
 	var b strings.Builder
-	if d.Severity == Warning {
+	switch d.Severity {
+	case Warning:
 		b.WriteString("warning: ")
+	case Note:
+		b.WriteString("note: ")
 	}
 	pos := d.Path.Where()
 	if pos == "" {

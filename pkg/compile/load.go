@@ -228,6 +228,8 @@ func loadUnbounded(dir string) (*Model, error) {
 	diags = append(diags, checkQueueCoverage(m)...)
 	diags = append(diags, checkDeviceClassMappings(m)...)
 	diags = append(diags, checkDRA(m)...)
+	diags = append(diags, checkCohorts(m)...)
+	diags = append(diags, checkTopology(m)...)
 	diags = append(diags, checkAutoscaling(m)...)
 
 	if len(diags) > 0 {

@@ -81,6 +81,11 @@ type Cluster struct {
 	// DRA is nil when the cluster renders no Dynamic Resource Allocation
 	// objects.
 	DRA *DRA `json:"dra,omitempty"`
+	// Cohorts are the declared cohorts (parents of teams' cohorts), by
+	// name.
+	Cohorts map[string]Cohort `json:"cohorts,omitempty"`
+	// Topology is, per accelerator type, its network levels, widest first.
+	Topology map[string]Topology `json:"topology,omitempty"`
 }
 
 // DRA is the cluster's Dynamic Resource Allocation: the DeviceClasses the
@@ -255,6 +260,9 @@ type Profile struct {
 	FallbackPools []string `json:"fallbackPools"`
 	// DRA is nil for a profile that hands out an extended resource.
 	DRA *ProfileDRA `json:"dra,omitempty"`
+	// Topology is the level of its types' topology the profile's pods
+	// are kept in; nil for none.
+	Topology *ProfileTopology `json:"topology,omitempty"`
 
 	// Pools are the node pools (NodePool names) the profile's pods must
 	// run in, in order of preference: its pool and fallback pools, or the
@@ -372,7 +380,9 @@ type Team struct {
 	BorrowingLimit map[string]int            `json:"borrowingLimit,omitempty"`
 	LendingLimit   map[string]int            `json:"lendingLimit,omitempty"`
 	// Preemption is what Kueue may evict for the team's workloads.
-	Preemption    Preemption `json:"preemption"`
+	Preemption Preemption `json:"preemption"`
+	// FairShare is the team's weight in Kueue's fair sharing; nil: 1.
+	FairShare     *FairShare `json:"fairShare,omitempty"`
 	Priority      string     `json:"priority,omitempty"`
 	MonthlyBudget float64    `json:"monthlyBudget,omitempty"`
 	// Enforcement is the team's stage: its own, else the cluster's.

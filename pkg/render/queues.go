@@ -64,6 +64,8 @@ func quotaObjects(m *compile.Model, inv *inventory.Inventory) ([]Object, error) 
 		return nil, err
 	}
 	out = append(out, cfg)
+	out = append(out, declaredCohorts(m)...)
+	out = append(out, topologies(m)...)
 	flavors := map[string]bool{}
 	for _, t := range teams {
 		for id := range t.Quota {
@@ -132,6 +134,11 @@ func quotaObjects(m *compile.Model, inv *inventory.Inventory) ([]Object, error) 
 			}
 		}
 		spec.Tolerations = sortedTolerations(flavorTolerations[id])
+		// A type with a topology: Kueue places the flavor's pods by its
+		// levels (topology-aware scheduling).
+		if typ, topo := m.KeyTopology(id); topo != nil {
+			spec.TopologyName = typ
+		}
 		out = append(out, Object{
 			Dir: "queues", Source: []string{"accelerators", id},
 			Body: &resourceFlavor{
@@ -157,7 +164,7 @@ const DefaultFlavor = "accelc-default"
 // that one (spec.parentName): the teams lend each other what they do not
 // use, within the team's borrowing and lending limits.
 func teamCohort(m *compile.Model, inv *inventory.Inventory, t *compile.Team) Object {
-	spec := cohortSpec{ParentName: t.Cohort, ResourceGroups: teamQuotaGroups(m, inv, t)}
+	spec := cohortSpec{ParentName: t.Cohort, ResourceGroups: teamQuotaGroups(m, inv, t), FairSharing: fairSharing(t.FairShare)}
 	return Object{
 		Dir: "queues", Source: []string{"teams", t.Name},
 		Body: &cohort{
@@ -186,6 +193,26 @@ func teamQuotaGroups(m *compile.Model, inv *inventory.Inventory, t *compile.Team
 		}
 	}
 	keys = append(keys, t.AcceleratorTypes...)
+	// A flavor with a topology holds the CPU and memory of its own
+	// devices: Kueue places a pod by topology in one flavor for all it
+	// requests, so its CPU and memory cannot come from accelc-default.
+	// Joining cpu and memory into the key's group puts the key, the
+	// default flavor and every key of the same resource in one group.
+	keyResources := func(id string) []string {
+		if id == DefaultFlavor {
+			return []string{"cpu", "memory"}
+		}
+		quotas := m.KeyQuotas(t, id)
+		if len(quotas) == 0 {
+			return nil
+		}
+		res := slices.Sorted(maps.Keys(quotas))
+		if _, topo := m.KeyTopology(id); topo != nil {
+			res = append(res, "cpu", "memory")
+		}
+		return res
+	}
+	keys = append(keys, DefaultFlavor)
 	// Kueue covers a resource in one group of a Cohort, and each flavor
 	// of a group lists every resource the group covers. Keys of one
 	// resource share a group; a MIG config whose quota is per profile
@@ -198,11 +225,10 @@ func teamQuotaGroups(m *compile.Model, inv *inventory.Inventory, t *compile.Team
 	var groups []*group
 	groupOf := map[string]*group{}
 	for _, id := range keys {
-		quotas := m.KeyQuotas(t, id)
-		if len(quotas) == 0 {
+		resources := keyResources(id)
+		if len(resources) == 0 {
 			continue
 		}
-		resources := slices.Sorted(maps.Keys(quotas))
 		var g *group
 		for _, r := range resources {
 			h := groupOf[r]
@@ -237,7 +263,21 @@ func teamQuotaGroups(m *compile.Model, inv *inventory.Inventory, t *compile.Team
 		for _, id := range g.keys {
 			quotas := m.KeyQuotas(t, id)
 			f := flavorQuotas{Name: id}
+			host := map[string]compile.Quantity{}
+			if slices.Contains(keyResources(id), "cpu") {
+				cpuMilli, memBytes := hostShare(m, inv, t, id)
+				host["cpu"] = textQ(resource.NewMilliQuantity(cpuMilli, resource.DecimalSI).String())
+				host["memory"] = textQ(resource.NewQuantity(memBytes, resource.BinarySI).String())
+			}
 			for _, res := range g.resources {
+				if res == "cpu" || res == "memory" {
+					q, ok := host[res]
+					if !ok {
+						q = intQ(0)
+					}
+					f.Resources = append(f.Resources, resourceQuota{Name: res, NominalQuota: q})
+					continue
+				}
 				quota := resourceQuota{Name: res, NominalQuota: intQ(quotas[res])}
 				if _, ok := quotas[res]; ok && t.Cohort != "" && len(quotas) == 1 {
 					if limit, ok := t.BorrowingLimit[id]; ok {
@@ -253,14 +293,7 @@ func teamQuotaGroups(m *compile.Model, inv *inventory.Inventory, t *compile.Team
 		}
 		out = append(out, resourceGroup{CoveredResources: g.resources, Flavors: flavors})
 	}
-	cpuMilli, memBytes := hostShare(m, inv, t)
-	return append(out, resourceGroup{
-		CoveredResources: []string{"cpu", "memory"},
-		Flavors: []flavorQuotas{{Name: DefaultFlavor, Resources: []resourceQuota{
-			{Name: "cpu", NominalQuota: textQ(resource.NewMilliQuantity(cpuMilli, resource.DecimalSI).String())},
-			{Name: "memory", NominalQuota: textQ(resource.NewQuantity(memBytes, resource.BinarySI).String())},
-		}}},
-	})
+	return out
 }
 
 // profileClusterQueue is a team's ClusterQueue for one profile, in the
@@ -273,14 +306,31 @@ func teamQuotaGroups(m *compile.Model, inv *inventory.Inventory, t *compile.Team
 // preempts for a preferred one.
 func profileClusterQueue(m *compile.Model, t *compile.Team, p *compile.Profile) Object {
 	var flavors []flavorQuotas
-	for _, id := range m.QueueFlavors(t, p) {
-		flavors = append(flavors, flavorQuotas{Name: id, Resources: []resourceQuota{{Name: p.ResourceName, NominalQuota: intQ(0)}}})
+	ids := m.QueueFlavors(t, p)
+	// Flavors with a topology (vet keeps a queue's all with or all
+	// without) hold their pods' CPU and memory too: one group, and Kueue
+	// treats every pod of the queue as placed by topology.
+	tas := len(ids) > 0
+	for _, id := range ids {
+		if _, topo := m.KeyTopology(id); topo == nil {
+			tas = false
+		}
+	}
+	for _, id := range ids {
+		f := flavorQuotas{Name: id, Resources: []resourceQuota{{Name: p.ResourceName, NominalQuota: intQ(0)}}}
+		if tas {
+			f.Resources = append(f.Resources, resourceQuota{Name: "cpu", NominalQuota: intQ(0)}, resourceQuota{Name: "memory", NominalQuota: intQ(0)})
+		}
+		flavors = append(flavors, f)
 	}
 	groups := []resourceGroup{
 		{CoveredResources: []string{p.ResourceName}, Flavors: flavors},
 		{CoveredResources: []string{"cpu", "memory"}, Flavors: []flavorQuotas{{Name: DefaultFlavor, Resources: []resourceQuota{
 			{Name: "cpu", NominalQuota: intQ(0)}, {Name: "memory", NominalQuota: intQ(0)},
 		}}}},
+	}
+	if tas {
+		groups = []resourceGroup{{CoveredResources: []string{p.ResourceName, "cpu", "memory"}, Flavors: flavors}}
 	}
 	namespaces := append([]string(nil), t.Namespaces...)
 	sort.Strings(namespaces)
@@ -326,7 +376,8 @@ const KueueConfigMapName = "accelc-kueue-configuration"
 // (resources.deviceClassMappings): Kueue charges a claimed device to the
 // team's quota of its type as it charges a requested one. accelc does not write Kueue's
 // ConfigMap: it holds settings (webhook, metrics, other frameworks) that
-// are the Kueue installation's.
+// are the Kueue installation's. Where a team or cohort sets a fair-share
+// weight, fair sharing is on (fairSharing.preemptionStrategies).
 func kueueConfiguration(m *compile.Model) (Object, error) {
 	var namespaces []string
 	for _, t := range m.Teams {
@@ -340,6 +391,9 @@ func kueueConfiguration(m *compile.Model) (Object, error) {
 	type resources struct {
 		DeviceClassMappings []deviceClassMapping `json:"deviceClassMappings"`
 	}
+	type fairSharing struct {
+		PreemptionStrategies []string `json:"preemptionStrategies"`
+	}
 	fragment := struct {
 		APIVersion                   string                `json:"apiVersion"`
 		Kind                         string                `json:"kind"`
@@ -347,7 +401,8 @@ func kueueConfiguration(m *compile.Model) (Object, error) {
 		Integrations                 struct {
 			Frameworks []string `json:"frameworks"`
 		} `json:"integrations"`
-		Resources *resources `json:"resources,omitempty"`
+		Resources   *resources   `json:"resources,omitempty"`
+		FairSharing *fairSharing `json:"fairSharing,omitempty"`
 	}{APIVersion: "config.kueue.x-k8s.io/v1beta2", Kind: "Configuration",
 		ManagedJobsNamespaceSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
 			Key: "kubernetes.io/metadata.name", Operator: metav1.LabelSelectorOpIn, Values: namespaces,
@@ -358,6 +413,15 @@ func kueueConfiguration(m *compile.Model) (Object, error) {
 		for _, mp := range mappings {
 			fragment.Resources.DeviceClassMappings = append(fragment.Resources.DeviceClassMappings, deviceClassMapping{Name: mp.Resource, DeviceClassNames: mp.Classes})
 		}
+	}
+	// Fair sharing, where a team or cohort sets a weight: Kueue lends
+	// idle quota to the member of a cohort with the least borrowed per
+	// weight, and preempts by share to reclaim it: first a workload whose
+	// queue, without it, still holds at least the preemptor's share with
+	// it, then one whose queue holds more than the preemptor's before
+	// (Kueue's default pair).
+	if m.FairSharing() {
+		fragment.FairSharing = &fairSharing{PreemptionStrategies: []string{"LessThanOrEqualToFinalShare", "LessThanInitialShare"}}
 	}
 	b, err := yaml.Marshal(fragment)
 	if err != nil {
@@ -408,6 +472,8 @@ type (
 		// Tolerations are added by Kueue to the pods it admits in the
 		// flavor's quota.
 		Tolerations []compile.Toleration `json:"tolerations,omitempty"`
+		// TopologyName is the Topology Kueue places the flavor's pods by.
+		TopologyName string `json:"topologyName,omitempty"`
 	}
 
 	clusterQueue struct {
@@ -443,8 +509,27 @@ type (
 		Spec              cohortSpec `json:"spec"`
 	}
 	cohortSpec struct {
-		ParentName     string          `json:"parentName,omitempty"`
-		ResourceGroups []resourceGroup `json:"resourceGroups"`
+		FairSharing    *fairSharingSpec `json:"fairSharing,omitempty"`
+		ParentName     string           `json:"parentName,omitempty"`
+		ResourceGroups []resourceGroup  `json:"resourceGroups,omitempty"`
+	}
+	// fairSharingSpec is a Cohort's or ClusterQueue's fairSharing.
+	fairSharingSpec struct {
+		Weight compile.Quantity `json:"weight"`
+	}
+
+	// topology is Kueue's Topology: an accelerator type's levels, each a
+	// node label, widest first.
+	topology struct {
+		metav1.TypeMeta   `json:",inline"`
+		metav1.ObjectMeta `json:"metadata"`
+		Spec              topologySpec `json:"spec"`
+	}
+	topologySpec struct {
+		Levels []topologyLevel `json:"levels"`
+	}
+	topologyLevel struct {
+		NodeLabel string `json:"nodeLabel"`
 	}
 
 	workloadPriorityClass struct {
@@ -484,9 +569,14 @@ type (
 // hostShare is the CPU (millicores) and memory (bytes) that come with a
 // team's accelerator quotas: per quota, its devices times what the
 // inventory's nodes of that type (or pool) have per allocatable device.
-// Whole-GPU quotas count the type's nodes outside pools.
-func hostShare(m *compile.Model, inv *inventory.Inventory, t *compile.Team) (cpuMilli, memBytes int64) {
+// Whole-GPU quotas count the type's nodes outside pools. For key, a quota
+// key, that quota's; for DefaultFlavor, those of the quotas whose flavor
+// has no topology (a flavor with one holds its own).
+func hostShare(m *compile.Model, inv *inventory.Inventory, t *compile.Team, key string) (cpuMilli, memBytes int64) {
 	for _, id := range slices.Sorted(maps.Keys(t.Quota)) {
+		if _, topo := m.KeyTopology(id); (key == DefaultFlavor) != (topo == nil) || (key != DefaultFlavor && key != id) {
+			continue
+		}
 		var devices, cpu, mem int64
 		for _, n := range flavorNodes(m, inv, id) {
 			if !n.Available() || n.Allocatable == 0 {
@@ -619,5 +709,55 @@ func sortedSet(set map[string]bool) []string {
 		out = append(out, k)
 	}
 	sort.Strings(out)
+	return out
+}
+
+// fairSharing is a team's or cohort's fairSharing; nil when it sets no
+// weight (Kueue's default, 1).
+func fairSharing(f *compile.FairShare) *fairSharingSpec {
+	if f == nil {
+		return nil
+	}
+	return &fairSharingSpec{Weight: textQ(f.WeightString())}
+}
+
+// declaredCohorts are the cohorts of cluster.cohorts: Kueue Cohorts with
+// no quota of their own, under their parent, with their fair-share
+// weight. They nest the teams' Cohorts as the organisation does
+// (department → team).
+func declaredCohorts(m *compile.Model) []Object {
+	var out []Object
+	for _, name := range slices.Sorted(maps.Keys(m.Cluster.Cohorts)) {
+		c := m.Cluster.Cohorts[name]
+		out = append(out, Object{
+			Dir: "queues", Source: []string{"cluster", "cohorts", name},
+			Body: &cohort{
+				TypeMeta:   metav1.TypeMeta{APIVersion: kueueAPIVersion, Kind: "Cohort"},
+				ObjectMeta: objectMeta(m.Cluster.Name, "", name),
+				Spec:       cohortSpec{ParentName: c.Parent, FairSharing: fairSharing(c.FairShare)},
+			},
+		})
+	}
+	return out
+}
+
+// topologies are Kueue's Topologies, one per accelerator type with a
+// cluster.topology, named after the type: its flavors' topologyName.
+func topologies(m *compile.Model) []Object {
+	var out []Object
+	for _, id := range slices.Sorted(maps.Keys(m.Cluster.Topology)) {
+		var levels []topologyLevel
+		for _, l := range m.Cluster.Topology[id].Levels {
+			levels = append(levels, topologyLevel{NodeLabel: l.NodeLabel})
+		}
+		out = append(out, Object{
+			Dir: "queues", Source: []string{"cluster", "topology", id},
+			Body: &topology{
+				TypeMeta:   metav1.TypeMeta{APIVersion: kueueAPIVersion, Kind: "Topology"},
+				ObjectMeta: objectMeta(m.Cluster.Name, "", id),
+				Spec:       topologySpec{Levels: levels},
+			},
+		})
+	}
 	return out
 }

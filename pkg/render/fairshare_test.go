@@ -1,0 +1,149 @@
+package render_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"sigs.k8s.io/yaml"
+
+	"github.com/accelc/accelc/pkg/inventory"
+	"github.com/accelc/accelc/pkg/render"
+)
+
+// sharingSrc is two teams lending each other H200s and A100s in cohort
+// gpu-pool, under the engineering department; research weighs 2 against
+// serving's 1. H200 nodes have a topology (block, NVLink domain, host),
+// and profile train keeps a workload's pods in one NVLink domain.
+const sharingSrc = `package c
+
+cluster: {
+	name: "lab"
+	enforcement: "deny"
+	cohorts: {
+		"gpu-pool": {parent: "engineering", fairShare: weight: 3}
+		engineering: {}
+	}
+	topology: "nvidia-h200-141gb": levels: [
+		{name: "block", nodeLabel: "example.com/block"},
+		{name: "nvlink", nodeLabel: "nvidia.com/gpu.clique"},
+		{name: "host", nodeLabel: "kubernetes.io/hostname"},
+	]
+}
+profiles: {
+	train: {displayName: "Train", acceleratorTypes: ["nvidia-h200-141gb"], topology: required: "nvlink"}
+	serve: {displayName: "Serve", acceleratorTypes: ["nvidia-a100-80gb"]}
+}
+teams: {
+	research: {
+		namespaces: ["research"]
+		acceleratorTypes: ["nvidia-h200-141gb", "nvidia-a100-80gb"]
+		quota: {"nvidia-h200-141gb": 8, "nvidia-a100-80gb": 0}
+		cohort: "gpu-pool"
+		fairShare: weight: 2
+	}
+	serving: {
+		namespaces: ["serving"]
+		acceleratorTypes: ["nvidia-h200-141gb", "nvidia-a100-80gb"]
+		quota: {"nvidia-h200-141gb": 8, "nvidia-a100-80gb": 4}
+		cohort: "gpu-pool"
+	}
+}
+`
+
+func renderSharing(t *testing.T, src string) map[string][]byte {
+	t.Helper()
+	objs, err := render.Render(loadCUE(t, src), &inventory.Inventory{})
+	require.NoError(t, err)
+	tree, err := render.BuildTree("lab", objs, render.Provenance{})
+	require.NoError(t, err)
+	return tree
+}
+
+func readObject(t *testing.T, tree map[string][]byte, path string) map[string]any {
+	t.Helper()
+	require.Contains(t, tree, path)
+	var obj map[string]any
+	require.NoError(t, yaml.Unmarshal(tree[path], &obj))
+	return obj
+}
+
+// TestFairSharing: a team's weight is its Cohort's fairSharing.weight, a
+// declared cohort is a Cohort under its parent with its own weight, and
+// Kueue's Configuration turns fair sharing on with Kueue's default
+// preemption strategies. A team without a weight writes none (Kueue's 1).
+func TestFairSharing(t *testing.T) {
+	tree := renderSharing(t, sharingSrc)
+	research := readObject(t, tree, "queues/cohort-research.yaml")
+	assert.Equal(t, map[string]any{"weight": "2"}, research["spec"].(map[string]any)["fairSharing"])
+	assert.Equal(t, "gpu-pool", research["spec"].(map[string]any)["parentName"])
+	serving := readObject(t, tree, "queues/cohort-serving.yaml")
+	assert.NotContains(t, serving["spec"], "fairSharing")
+
+	pool := readObject(t, tree, "queues/cohort-gpu-pool.yaml")
+	assert.Equal(t, map[string]any{"parentName": "engineering", "fairSharing": map[string]any{"weight": "3"}}, pool["spec"])
+	eng := readObject(t, tree, "queues/cohort-engineering.yaml")
+	assert.Equal(t, map[string]any{}, eng["spec"])
+
+	cm := readObject(t, tree, "queues/configmap-accelc-kueue-configuration.yaml")
+	cfg := cm["data"].(map[string]any)["configuration.yaml"].(string)
+	assert.Contains(t, cfg, "fairSharing:\n  preemptionStrategies:\n  - LessThanOrEqualToFinalShare\n  - LessThanInitialShare\n")
+
+	// Without a weight anywhere, fair sharing stays off.
+	off := renderSharing(t, strings.NewReplacer("fairShare: weight: 2", "", ", fairShare: weight: 3", "").Replace(sharingSrc))
+	cm = readObject(t, off, "queues/configmap-accelc-kueue-configuration.yaml")
+	assert.NotContains(t, cm["data"].(map[string]any)["configuration.yaml"], "fairSharing")
+}
+
+// TestTopology: a type's topology is a Kueue Topology named after it,
+// which the type's flavor names; the flavor holds the CPU and memory of
+// its pods (Kueue places a pod by topology in one flavor for all it
+// asks), so the team's Cohort joins cpu and memory into the GPU group,
+// and the profile's queue is one group of its flavors. The profile's pods
+// and Jobs get Kueue's pod-set annotation with the level's node label.
+// A profile without a topology keeps its two groups.
+func TestTopology(t *testing.T) {
+	tree := renderSharing(t, sharingSrc)
+	topo := readObject(t, tree, "queues/topology-nvidia-h200-141gb.yaml")
+	assert.Equal(t, "kueue.x-k8s.io/v1beta2", topo["apiVersion"])
+	assert.Equal(t, map[string]any{"levels": []any{
+		map[string]any{"nodeLabel": "example.com/block"},
+		map[string]any{"nodeLabel": "nvidia.com/gpu.clique"},
+		map[string]any{"nodeLabel": "kubernetes.io/hostname"},
+	}}, topo["spec"])
+	flavor := readObject(t, tree, "queues/resourceflavor-nvidia-h200-141gb.yaml")
+	assert.Equal(t, "nvidia-h200-141gb", flavor["spec"].(map[string]any)["topologyName"])
+	a100 := readObject(t, tree, "queues/resourceflavor-nvidia-a100-80gb.yaml")
+	assert.NotContains(t, a100["spec"], "topologyName")
+
+	var q clusterQueue
+	require.NoError(t, yaml.Unmarshal(tree["queues/clusterqueue-research.train.yaml"], &q))
+	require.Len(t, q.Spec.ResourceGroups, 1)
+	assert.Equal(t, []string{"nvidia.com/gpu", "cpu", "memory"}, q.Spec.ResourceGroups[0].CoveredResources)
+	assert.Equal(t, "nvidia-h200-141gb", q.Spec.ResourceGroups[0].Flavors[0].Name)
+	require.NoError(t, yaml.Unmarshal(tree["queues/clusterqueue-serving.serve.yaml"], &q))
+	require.Len(t, q.Spec.ResourceGroups, 2)
+
+	var cohort clusterQueue
+	require.NoError(t, yaml.Unmarshal(tree["queues/cohort-research.yaml"], &cohort))
+	require.Len(t, cohort.Spec.ResourceGroups, 1, "cpu and memory join the GPU group")
+	g := cohort.Spec.ResourceGroups[0]
+	assert.Equal(t, []string{"nvidia.com/gpu", "cpu", "memory"}, g.CoveredResources)
+	var names []string
+	for _, f := range g.Flavors {
+		names = append(names, f.Name)
+		require.Len(t, f.Resources, 3)
+	}
+	assert.Equal(t, []string{"nvidia-h200-141gb", "nvidia-a100-80gb", "accelc-default"}, names)
+
+	var found []string
+	for path, b := range tree {
+		if strings.Contains(path, "topology") && strings.HasPrefix(path, "mutations/") {
+			found = append(found, path)
+			assert.Contains(t, string(b), "kueue.x-k8s.io/podset-required-topology")
+			assert.Contains(t, string(b), "nvidia.com/gpu.clique")
+		}
+	}
+	assert.ElementsMatch(t, []string{"mutations/assign-accelc-train-job-topology.yaml", "mutations/assignmetadata-accelc-train-topology.yaml"}, found)
+}
