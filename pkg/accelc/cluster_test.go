@@ -214,7 +214,7 @@ func TestFleet(t *testing.T) {
 		}
 		got = append(got, filepath.Base(c.Dir)+" "+state)
 	}
-	if strings.Join(got, ", ") != "gpu-pools ok, hetero-prod ok, small-lab failed" {
+	if strings.Join(got, ", ") != "gpu-pools ok, hetero-prod ok, small-lab failed, tpu-trainium ok" {
 		t.Errorf("fleet: %s", strings.Join(got, ", "))
 	}
 	if _, err := accelc.Fleet(context.Background(), t.TempDir(), accelc.Options{}); err == nil {

@@ -25,7 +25,7 @@ var (
 // on and the devices it could reach there. No pod may reach a device its
 // team may not use, or reach one outside a profile its team may use.
 func TestEscapes(t *testing.T) {
-	for _, name := range []string{"gpu-pools", "hetero-prod", "small-lab"} {
+	for _, name := range []string{"gpu-pools", "hetero-prod", "small-lab", "tpu-trainium"} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			_, m, inv, tree := example(t, name)
