@@ -1,0 +1,237 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/accelc/accelc/internal/controlplane"
+)
+
+// fairTopology is issue 35's cluster: three H200 nodes of 4 GPUs (one in
+// NVLink domain cl-a.1, two in cl-b.1), lent by team reserve to research
+// (fair-share weight 2) and serving (1) in cohort gpu-pool.
+const fairTopology = "e2e/testdata/fair-topology"
+
+// TestKueueFairShareTopology applies what accelc renders for fair-topology
+// (its Topology, ResourceFlavors, Cohorts, ClusterQueues, LocalQueues) to
+// a control plane with Kueue's manager run with the rendered Configuration
+// fragment (fair sharing on), on the cluster's own inventory nodes.
+func TestKueueFairShareTopology(t *testing.T) {
+	root := repoRoot(t)
+	accelc := program(t, root, filepath.Join("bin", "accelc"), "build")
+	c := startFairTopology(t, root, accelc)
+	t.Run("required-nvlink-domain", c.requiredDomain)
+	t.Run("fair-share-ratio", c.fairShareRatio)
+}
+
+func startFairTopology(t *testing.T, root, accelc string) *kueueCluster {
+	t.Helper()
+	s := &suite{root: root, work: t.TempDir(), accelc: accelc}
+	out := s.render(t, fairTopology, "kueue")
+	c := &kueueCluster{s: s, example: fairTopology, objs: map[string]map[string]*unstructured.Unstructured{}, profiles: map[string]*unstructured.Unstructured{}}
+	kinds := append([]string{"Topology"}, kueueQueueKinds...)
+	var namespaces []string
+	tree := readTree(t, out)
+	for _, r := range tree {
+		kind := r.obj.GetKind()
+		switch {
+		case kind == "Namespace":
+			namespaces = append(namespaces, r.obj.GetName())
+		case kind == "HardwareProfile":
+			c.profiles[r.obj.GetName()] = r.obj
+			continue
+		case !slices.Contains(kinds, kind):
+			continue
+		}
+		if c.objs[kind] == nil {
+			c.objs[kind] = map[string]*unstructured.Unstructured{}
+		}
+		key := r.obj.GetName()
+		if ns := r.obj.GetNamespace(); ns != "" {
+			key = ns + "/" + key
+		}
+		c.objs[kind][key] = r.obj
+	}
+	s.cp = controlplane.Start(t, controlplane.WithScheduler())
+	fragment, _ := kueueConfig(t, tree)
+	kq := s.cp.StartKueue(t, controlplane.KueueOptions{Namespaces: namespaces, Fragment: []byte(fragment)})
+	t.Logf("Kueue up with the fragment:\n%s\nlog: %s", fragment, kq.LogPath())
+	s.connect(t)
+	ctx := t.Context()
+	create := func(obj *unstructured.Unstructured) {
+		r, err := s.resource(s.dyn, obj)
+		if err == nil {
+			_, err = r.Create(ctx, obj.DeepCopy(), metav1.CreateOptions{FieldManager: "accelc-e2e"})
+		}
+		if err != nil {
+			t.Fatalf("creating the rendered %s %s: %v", obj.GetKind(), obj.GetName(), err)
+		}
+	}
+	for _, r := range tree {
+		if r.obj.GetKind() == "Namespace" {
+			create(r.obj)
+		}
+	}
+	for _, kind := range kinds {
+		for _, key := range slices.Sorted(maps.Keys(c.objs[kind])) {
+			create(c.objs[kind][key])
+		}
+	}
+	for _, kind := range []string{"ClusterQueue", "LocalQueue"} {
+		for _, key := range slices.Sorted(maps.Keys(c.objs[kind])) {
+			if err := s.waitActive(ctx, c.objs[kind][key]); err != nil {
+				t.Fatalf("the rendered %s %s never became Active: %v", kind, key, err)
+			}
+		}
+	}
+	s.createNodes(t, filepath.Join(root, clusterDir(fairTopology), "inventory.json"), nil)
+	s.startKubelet(t)
+	return c
+}
+
+// admittedIn counts the namespace's admitted Workloads.
+func (c *kueueCluster) admittedIn(ctx context.Context, ns string) (int, error) {
+	list, err := c.s.dyn.Resource(workloadGVR).Namespace(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for i := range list.Items {
+		if cond := condition(&list.Items[i], "Admitted"); cond != nil && cond["status"] == "True" {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// requiredDomain: a Job of two 4-GPU pods of h200-nvlink (the template
+// carries Kueue's required-topology annotation on nvidia.com/gpu.clique,
+// as accelc's Job mutation sets it) is admitted with both pods in one
+// NVLink domain: cl-b.1, the only one with 8 GPUs, though cl-a.1's node
+// has room for one of them. Kueue's topology assignment names the nodes.
+func (c *kueueCluster) requiredDomain(t *testing.T) {
+	ctx := t.Context()
+	q := c.queueOf(t, c.objs["ClusterQueue"]["research.h200-nvlink"])
+	pod := q.pod(t, "x", 4)
+	two := int32(2)
+	job := &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Name: "nvlink", Namespace: q.namespace, Labels: pod.Labels, Annotations: pod.Annotations},
+		Spec: batchv1.JobSpec{
+			Parallelism: &two, Completions: &two,
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{"kueue.x-k8s.io/podset-required-topology": "nvidia.com/gpu.clique"}},
+				Spec:       pod.Spec,
+			},
+		},
+	}
+	job.Spec.Template.Spec.RestartPolicy = corev1.RestartPolicyNever
+	if _, err := c.s.client.BatchV1().Jobs(q.namespace).Create(ctx, job, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("creating Job: %v", err)
+	}
+	// The control plane runs no Job controller: what Kueue decides is
+	// the Workload's topology assignment, the nodes it binds the pods to.
+	var nodes []string
+	err := poll(ctx, admitTimeout, func(ctx context.Context) (bool, string, error) {
+		list, err := c.s.dyn.Resource(workloadGVR).Namespace(q.namespace).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		nodes = nil
+		for _, wl := range list.Items {
+			psas, _, _ := unstructured.NestedSlice(wl.Object, "status", "admission", "podSetAssignments")
+			for _, psa := range psas {
+				tslices, _, _ := unstructured.NestedSlice(psa.(map[string]any), "topologyAssignment", "slices")
+				for _, sl := range tslices {
+					values, _, _ := unstructured.NestedSlice(sl.(map[string]any), "valuesPerLevel")
+					for _, v := range values {
+						prefix, _, _ := unstructured.NestedString(v.(map[string]any), "individual", "prefix")
+						roots, _, _ := unstructured.NestedStringSlice(v.(map[string]any), "individual", "roots")
+						for _, r := range roots {
+							nodes = append(nodes, prefix+r)
+						}
+					}
+				}
+			}
+		}
+		return len(nodes) == 2, fmt.Sprintf("assigned nodes: %v", nodes), nil
+	})
+	if err != nil {
+		t.Fatalf("the Job's Workload was not admitted onto two nodes: %v\n%s", err, c.kueue(q).dump(ctx))
+	}
+	domains := map[string]bool{}
+	for _, name := range nodes {
+		n, err := c.s.client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		domains[n.Labels["nvidia.com/gpu.clique"]] = true
+	}
+	if len(domains) != 1 || !domains["cl-b.1"] {
+		t.Fatalf("Kueue assigned the Job's pods %v, in NVLink domains %v: want both in cl-b.1", nodes, slices.Sorted(maps.Keys(domains)))
+	}
+	t.Logf("Job nvlink's two 4-GPU pods admitted onto %v, both in NVLink domain cl-b.1 (cl-a.1's node had room for one)", nodes)
+	// No garbage collector runs here: the Job's Workload goes with it by
+	// hand, releasing the quota for the next scenario.
+	if err := c.s.client.BatchV1().Jobs(q.namespace).Delete(ctx, "nvlink", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.s.dyn.Resource(workloadGVR).Namespace(q.namespace).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := poll(ctx, admitTimeout, func(ctx context.Context) (bool, string, error) {
+		n, err := c.admittedIn(ctx, q.namespace)
+		return err == nil && n == 0, fmt.Sprintf("admitted: %d", n), nil
+	}); err != nil {
+		t.Fatalf("the Job's Workload outlived it: %v", err)
+	}
+}
+
+// fairShareRatio: research (weight 2) borrows all 12 of the reserve's idle
+// H200s; then serving (weight 1) asks for 12 too, and Kueue preempts by
+// fair share until each holds its weight's part: research 8, serving 4.
+func (c *kueueCluster) fairShareRatio(t *testing.T) {
+	ctx := t.Context()
+	research := c.queueOf(t, c.objs["ClusterQueue"]["research.h200"])
+	serving := c.queueOf(t, c.objs["ClusterQueue"]["serving.h200"])
+	for i := range 12 {
+		c.createGated(t, research.pod(t, fmt.Sprintf("r-%02d", i), 1))
+	}
+	wait := func(want map[string]int) {
+		t.Helper()
+		err := poll(ctx, 2*admitTimeout, func(ctx context.Context) (bool, string, error) {
+			got := map[string]int{}
+			for ns := range want {
+				n, err := c.admittedIn(ctx, ns)
+				if err != nil {
+					return false, err.Error(), nil
+				}
+				got[ns] = n
+			}
+			return maps.Equal(got, want), fmt.Sprintf("admitted %v", got), nil
+		})
+		if err != nil {
+			t.Fatalf("want admitted %v: %v\n%s%s", want, err, c.kueue(serving).dump(ctx), c.cohortStatus(ctx, serving))
+		}
+	}
+	begin := time.Now()
+	wait(map[string]int{"research": 12, "serving": 0})
+	t.Logf("research borrowed all 12 idle H200s in %s", time.Since(begin).Round(time.Millisecond))
+	begin = time.Now()
+	for i := range 12 {
+		c.createGated(t, serving.pod(t, fmt.Sprintf("s-%02d", i), 1))
+	}
+	wait(map[string]int{"research": 8, "serving": 4})
+	t.Logf("after serving asked for 12: research 8, serving 4 (2:1, the weights) in %s", time.Since(begin).Round(time.Millisecond))
+}
