@@ -321,7 +321,12 @@ func (s *suite) publishAll(t testing.TB, example string) (nodeView, error) {
 	nth := map[string]int{} // type → its nodes so far
 	for i, n := range view.Nodes {
 		var pci map[string]string
-		if known(n.AcceleratorType) {
+		if class, ok := m.Catalog.Get(n.AcceleratorType); ok && len(class.PCIDeviceIDs) == 0 && class.NoPCIDeviceIDs != "" {
+			// No NFD rule types it (a TPU, a Neuron device: their
+			// vendors' PCI ids are every VM's network card too): its
+			// node pool sets the type label, which the inventory has.
+			t.Logf("node %s (%s): typed by its node pool's label, not by NFD: %s", n.Name, n.AcceleratorType, class.NoPCIDeviceIDs)
+		} else if known(n.AcceleratorType) {
 			pci, err = pciOf(m.Catalog, n.AcceleratorType, nth[n.AcceleratorType])
 			nth[n.AcceleratorType]++
 			if err != nil {
