@@ -40,6 +40,7 @@ func mutationObjects(m *compile.Model) []Object {
 		return nil
 	}
 	out := append(profileLabelPolicy(m), workloadLabelPolicies(m)...)
+	out = append(out, jobTopologyPolicy(m)...)
 	prefix := m.Cluster.LabelPrefix
 	pods := []applyTo{{Groups: []string{""}, Kinds: []string{"Pod"}, Versions: []string{"v1"}}}
 	// matchPods matches the pods that sel selects (by namespace, by
@@ -117,22 +118,12 @@ func mutationObjects(m *compile.Model) []Object {
 		sel := match{LabelSelector: profileLabel(p)}
 		annotate("accelc-"+p.Name+"-profile", sel, ProfileAnnotation, p.Name)
 		// A profile kept in one domain of a topology level: Kueue reads
-		// the pod-set annotation from a plain pod, and from a Job's pod
-		// template when it makes the Job's Workload, before any pod
-		// exists, so the Job's template gets it too (the HardwareProfile
-		// cannot carry it).
+		// the pod-set annotation from a plain pod (here), and from a
+		// Job's pod template when it makes the Job's Workload, before any
+		// pod exists (jobTopologyPolicy; the HardwareProfile cannot carry
+		// it).
 		if key, label := m.TopologyAnnotation(p); key != "" && m.UsesKueue() {
 			annotate("accelc-"+p.Name+"-topology", sel, key, label)
-			jsel := sel
-			jsel.Scope = "Namespaced"
-			jsel.Kinds = []matchKinds{{APIGroups: []string{"batch"}, Kinds: []string{"Job"}}}
-			jsel.ExcludedNamespaces = nonNil(m.Cluster.ExcludedNamespaces)
-			add("Assign", "accelc-"+p.Name+"-job-topology", mutatorSpec{
-				ApplyTo:    []applyTo{{Groups: []string{"batch"}, Kinds: []string{"Job"}, Versions: []string{"v1"}}},
-				Match:      jsel,
-				Location:   fmt.Sprintf("spec.template.metadata.annotations.%q", key),
-				Parameters: mutatorParameters{Assign: &assignField{Value: label}},
-			})
 		}
 		if len(p.Tolerations) > 0 {
 			add("ModifySet", "accelc-"+p.Name+"-tolerations", mutatorSpec{

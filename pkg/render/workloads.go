@@ -3,6 +3,7 @@ package render
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -205,9 +206,79 @@ func has(path []string) string {
 // addLabel is the JSON patch that sets the label on the metadata at md
 // (a path) to value: one key where it has labels, else the labels.
 func addLabel(md []string, label, value string) string {
-	lbl := append(append([]string{}, md...), "labels")
+	return addKey(md, "labels", label, value)
+}
+
+// addKey is the JSON patch that sets key in the metadata map field
+// (labels, annotations) at md to value: one key where the map exists,
+// else the map.
+func addKey(md []string, field, key, value string) string {
+	m := append(append([]string{}, md...), field)
 	return fmt.Sprintf("(%s ? [JSONPatch{op: \"add\", path: %q + jsonpatch.escapeKey(%q), value: %s}] : [JSONPatch{op: \"add\", path: %q, value: {%q: %s}}])",
-		has(lbl), patchPath(lbl)+"/", label, value, patchPath(lbl), label, value)
+		has(m), patchPath(m)+"/", key, value, patchPath(m), key, value)
+}
+
+// jobTopologyPolicy is the MutatingAdmissionPolicy that gives the pod
+// template of a Job of a profile with a topology Kueue's pod-set topology
+// annotation: Kueue reads it from the Job's template when it makes the
+// Workload, before any pod exists. The Job names its profile as Open Data
+// Hub writes it (the template's annotation), by accelc's label on its
+// template, or on the Job itself; a Gatekeeper mutator could select only
+// the last. A level the template already names is kept: the user's
+// choice. Nil without such a profile.
+func jobTopologyPolicy(m *compile.Model) []Object {
+	if !m.UsesKueue() {
+		return nil
+	}
+	label := m.Cluster.LabelPrefix + "/profile"
+	tmpl := []string{"spec", "template", "metadata"}
+	ann, lbl := append(append([]string{}, tmpl...), "annotations"), append(append([]string{}, tmpl...), "labels")
+	var mutations []admissionregistrationv1.Mutation
+	for i := range m.Profiles {
+		p := &m.Profiles[i]
+		key, level := m.TopologyAnnotation(p)
+		if key == "" || !p.Enabled {
+			continue
+		}
+		names := fmt.Sprintf("(%s && %q in %s && %s[%q] == %q) || (%s && %q in %s && %s[%q] == %q) || (has(object.metadata.labels) && %q in object.metadata.labels && object.metadata.labels[%q] == %q)",
+			has(lbl), label, celPath(lbl), celPath(lbl), label, p.Name,
+			has(ann), ProfileAnnotation, celPath(ann), celPath(ann), ProfileAnnotation, p.Name,
+			label, label, p.Name)
+		// A template with no metadata (a Job labelled on itself) gets
+		// its metadata, with the annotation.
+		patch := fmt.Sprintf("(%s ? %s : [JSONPatch{op: \"add\", path: %q, value: {\"annotations\": {%q: %q}}}])",
+			has(tmpl), addKey(tmpl, "annotations", key, strconv.Quote(level)), patchPath(tmpl), key, level)
+		expr := fmt.Sprintf("(%s) && !(%s && %q in %s) ? %s : []", names, has(ann), key, celPath(ann), patch)
+		mutations = append(mutations, admissionregistrationv1.Mutation{
+			PatchType: admissionregistrationv1.PatchTypeJSONPatch,
+			JSONPatch: &admissionregistrationv1.JSONPatch{Expression: expr},
+		})
+	}
+	if len(mutations) == 0 {
+		return nil
+	}
+	const name = "accelc-job-topology"
+	policy := admissionregistrationv1.MutatingAdmissionPolicy{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "MutatingAdmissionPolicy"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: managedLabels(m.Cluster.Name)},
+		Spec: admissionregistrationv1.MutatingAdmissionPolicySpec{
+			FailurePolicy: ptr(admissionregistrationv1.Fail),
+			MatchConstraints: &admissionregistrationv1.MatchResources{ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
+				RuleWithOperations: admissionregistrationv1.RuleWithOperations{
+					Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
+					Rule:       admissionregistrationv1.Rule{APIGroups: []string{"batch"}, APIVersions: v1, Resources: []string{"jobs"}},
+				},
+			}}},
+			Mutations:          mutations,
+			ReinvocationPolicy: admissionregistrationv1.NeverReinvocationPolicy,
+		},
+	}
+	binding := admissionregistrationv1.MutatingAdmissionPolicyBinding{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "MutatingAdmissionPolicyBinding"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: managedLabels(m.Cluster.Name)},
+		Spec:       admissionregistrationv1.MutatingAdmissionPolicyBindingSpec{PolicyName: name, MatchResources: bindingResources(m)},
+	}
+	return []Object{{Dir: "mutations", Body: &policy}, {Dir: "mutations", Body: &binding}}
 }
 
 // templateLabelPatch is a CEL expression yielding the JSON patch that
