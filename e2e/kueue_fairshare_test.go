@@ -15,8 +15,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
-	"github.com/accelc/accelc/internal/controlplane"
 )
 
 // fairTopology is issue 35's cluster: three H200 nodes of 4 GPUs (one in
@@ -39,63 +37,7 @@ func TestKueueFairShareTopology(t *testing.T) {
 func startFairTopology(t *testing.T, root, accelc string) *kueueCluster {
 	t.Helper()
 	s := &suite{root: root, work: t.TempDir(), accelc: accelc}
-	out := s.render(t, fairTopology, "kueue")
-	c := &kueueCluster{s: s, example: fairTopology, objs: map[string]map[string]*unstructured.Unstructured{}, profiles: map[string]*unstructured.Unstructured{}}
-	kinds := append([]string{"Topology"}, kueueQueueKinds...)
-	var namespaces []string
-	tree := readTree(t, out)
-	for _, r := range tree {
-		kind := r.obj.GetKind()
-		switch {
-		case kind == "Namespace":
-			namespaces = append(namespaces, r.obj.GetName())
-		case kind == "HardwareProfile":
-			c.profiles[r.obj.GetName()] = r.obj
-			continue
-		case !slices.Contains(kinds, kind):
-			continue
-		}
-		if c.objs[kind] == nil {
-			c.objs[kind] = map[string]*unstructured.Unstructured{}
-		}
-		key := r.obj.GetName()
-		if ns := r.obj.GetNamespace(); ns != "" {
-			key = ns + "/" + key
-		}
-		c.objs[kind][key] = r.obj
-	}
-	s.cp = controlplane.Start(t, controlplane.WithScheduler())
-	fragment, _ := kueueConfig(t, tree)
-	kq := s.cp.StartKueue(t, controlplane.KueueOptions{Namespaces: namespaces, Fragment: []byte(fragment)})
-	t.Logf("Kueue up with the fragment:\n%s\nlog: %s", fragment, kq.LogPath())
-	s.connect(t)
-	ctx := t.Context()
-	create := func(obj *unstructured.Unstructured) {
-		r, err := s.resource(s.dyn, obj)
-		if err == nil {
-			_, err = r.Create(ctx, obj.DeepCopy(), metav1.CreateOptions{FieldManager: "accelc-e2e"})
-		}
-		if err != nil {
-			t.Fatalf("creating the rendered %s %s: %v", obj.GetKind(), obj.GetName(), err)
-		}
-	}
-	for _, r := range tree {
-		if r.obj.GetKind() == "Namespace" {
-			create(r.obj)
-		}
-	}
-	for _, kind := range kinds {
-		for _, key := range slices.Sorted(maps.Keys(c.objs[kind])) {
-			create(c.objs[kind][key])
-		}
-	}
-	for _, kind := range []string{"ClusterQueue", "LocalQueue"} {
-		for _, key := range slices.Sorted(maps.Keys(c.objs[kind])) {
-			if err := s.waitActive(ctx, c.objs[kind][key]); err != nil {
-				t.Fatalf("the rendered %s %s never became Active: %v", kind, key, err)
-			}
-		}
-	}
+	c := startRenderedQueues(t, s, fairTopology, append([]string{"Topology"}, kueueQueueKinds...))
 	s.createNodes(t, filepath.Join(root, clusterDir(fairTopology), "inventory.json"), nil)
 	s.startKubelet(t)
 	return c

@@ -131,21 +131,32 @@ func TestKueueRendered(t *testing.T) {
 func startKueueRendered(t *testing.T, root, accelc, example string) *kueueCluster {
 	t.Helper()
 	s := &suite{root: root, work: t.TempDir(), accelc: accelc}
-	out := s.render(t, example, "kueue")
+	c := startRenderedQueues(t, s, example, kueueQueueKinds)
+	s.createNodes(t, c.writeNodes(t), nil)
+	s.startKubelet(t)
+	return c
+}
+
+// startRenderedQueues renders the example and reads its queue objects of
+// kinds (created in that order), its HardwareProfiles and its
+// AssignMetadata (the scenarios read the team tiers; not created:
+// Gatekeeper does not run here); starts a control plane with
+// kube-scheduler and Kueue managing the team namespaces with the
+// Configuration fragment accelc renders for the admin to merge; creates
+// the namespaces and the queue objects, and waits until every
+// ClusterQueue and LocalQueue is Active.
+func startRenderedQueues(t *testing.T, s *suite, example string, kinds []string) *kueueCluster {
+	t.Helper()
+	tree := readTree(t, s.render(t, example, "kueue"))
 	c := &kueueCluster{s: s, example: example, objs: map[string]map[string]*unstructured.Unstructured{}, profiles: map[string]*unstructured.Unstructured{}}
-	var namespaces []string
-	for _, r := range readTree(t, out) {
+	for _, r := range tree {
 		kind := r.obj.GetKind()
 		switch {
-		case kind == "Namespace":
-			namespaces = append(namespaces, r.obj.GetName())
 		case kind == "HardwareProfile":
 			c.profiles[r.obj.GetName()] = r.obj
 			continue
 		case kind == "AssignMetadata":
-			// read for the team tiers (tiers); not created: Gatekeeper
-			// does not run here.
-		case !slices.Contains(kueueQueueKinds, kind):
+		case !slices.Contains(kinds, kind):
 			continue
 		}
 		if c.objs[kind] == nil {
@@ -157,15 +168,13 @@ func startKueueRendered(t *testing.T, root, accelc, example string) *kueueCluste
 		}
 		c.objs[kind][key] = r.obj
 	}
+	fragment, namespaces := kueueConfig(t, tree)
 	if len(c.objs["ClusterQueue"]) == 0 || len(namespaces) == 0 {
 		t.Fatalf("%s renders no ClusterQueue or no team Namespace: it does not use Kueue", example)
 	}
 
 	begin := time.Now()
 	s.cp = controlplane.Start(t, controlplane.WithScheduler())
-	// Kueue runs with the Configuration fragment accelc renders for the
-	// admin to merge (which namespaces and which kinds it manages).
-	fragment, _ := kueueConfig(t, readTree(t, out))
 	kq := s.cp.StartKueue(t, controlplane.KueueOptions{Namespaces: namespaces, Fragment: []byte(fragment)})
 	t.Logf("%s: control plane and Kueue up in %s, managing %v; Kueue's log: %s", example, time.Since(begin).Round(time.Millisecond), namespaces, kq.LogPath())
 	s.connect(t)
@@ -180,13 +189,13 @@ func startKueueRendered(t *testing.T, root, accelc, example string) *kueueCluste
 			t.Fatalf("%s: creating the rendered %s %s: %v", example, obj.GetKind(), obj.GetName(), err)
 		}
 	}
-	for _, r := range readTree(t, out) {
+	for _, r := range tree {
 		if r.obj.GetKind() == "Namespace" {
 			create(r.obj)
 		}
 	}
 	var counts []string
-	for _, kind := range kueueQueueKinds {
+	for _, kind := range kinds {
 		for _, key := range slices.Sorted(maps.Keys(c.objs[kind])) {
 			create(c.objs[kind][key])
 		}
@@ -195,15 +204,12 @@ func startKueueRendered(t *testing.T, root, accelc, example string) *kueueCluste
 	t.Logf("%s: created %s", example, strings.Join(counts, ", "))
 	for _, kind := range []string{"ClusterQueue", "LocalQueue"} {
 		for _, key := range slices.Sorted(maps.Keys(c.objs[kind])) {
-			obj := c.objs[kind][key]
-			if err := s.waitActive(ctx, obj); err != nil {
+			if err := s.waitActive(ctx, c.objs[kind][key]); err != nil {
 				t.Fatalf("%s: the rendered %s %s never became Active: %v", example, kind, key, err)
 			}
 		}
 	}
 	t.Logf("%s: every ClusterQueue and LocalQueue Active", example)
-	s.createNodes(t, c.writeNodes(t), nil)
-	s.startKubelet(t)
 	return c
 }
 

@@ -5,7 +5,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -19,8 +18,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
-	"github.com/accelc/accelc/internal/controlplane"
 )
 
 const (
@@ -205,64 +202,8 @@ func TestServeWait(t *testing.T) {
 // rules accelc renders label it). typed is each such node's type.
 func startWaitCluster(t *testing.T, s *suite, example string) (c *kueueCluster, typed map[string]string) {
 	t.Helper()
-	out := s.render(t, example, "wait")
-	tree := readTree(t, out)
-	c = &kueueCluster{s: s, example: example, objs: map[string]map[string]*unstructured.Unstructured{}, profiles: map[string]*unstructured.Unstructured{}}
-	for _, r := range tree {
-		kind := r.obj.GetKind()
-		switch {
-		case kind == "HardwareProfile":
-			c.profiles[r.obj.GetName()] = r.obj
-			continue
-		case kind == "AssignMetadata":
-			// read for the team tiers; not created: Gatekeeper does not
-			// run here.
-		case !slices.Contains(kueueQueueKinds, kind):
-			continue
-		}
-		if c.objs[kind] == nil {
-			c.objs[kind] = map[string]*unstructured.Unstructured{}
-		}
-		key := r.obj.GetName()
-		if ns := r.obj.GetNamespace(); ns != "" {
-			key = ns + "/" + key
-		}
-		c.objs[kind][key] = r.obj
-	}
-	fragment, namespaces := kueueConfig(t, tree)
-
 	begin := time.Now()
-	s.cp = controlplane.Start(t, controlplane.WithScheduler())
-	kq := s.cp.StartKueue(t, controlplane.KueueOptions{Namespaces: namespaces, Fragment: []byte(fragment)})
-	t.Logf("%s: control plane and Kueue up in %s, managing %v; Kueue's log: %s", example, time.Since(begin).Round(time.Millisecond), namespaces, kq.LogPath())
-	s.connect(t)
-	ctx := t.Context()
-	create := func(obj *unstructured.Unstructured) {
-		r, err := s.resource(s.dyn, obj)
-		if err == nil {
-			_, err = r.Create(ctx, obj.DeepCopy(), metav1.CreateOptions{FieldManager: "accelc-e2e"})
-		}
-		if err != nil {
-			t.Fatalf("%s: creating the rendered %s %s: %v", example, obj.GetKind(), obj.GetName(), err)
-		}
-	}
-	for _, r := range tree {
-		if r.obj.GetKind() == "Namespace" {
-			create(r.obj)
-		}
-	}
-	for _, kind := range kueueQueueKinds {
-		for _, key := range slices.Sorted(maps.Keys(c.objs[kind])) {
-			create(c.objs[kind][key])
-		}
-	}
-	for _, kind := range []string{"ClusterQueue", "LocalQueue"} {
-		for _, key := range slices.Sorted(maps.Keys(c.objs[kind])) {
-			if err := s.waitActive(ctx, c.objs[kind][key]); err != nil {
-				t.Fatalf("%s: the rendered %s %s never became Active: %v", example, kind, key, err)
-			}
-		}
-	}
+	c = startRenderedQueues(t, s, example, kueueQueueKinds)
 
 	view, err := s.inventoryView(t, example)
 	if err != nil {
