@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -206,23 +205,11 @@ func profileName(p *metav1.ObjectMeta, prefix string) string {
 // wants says whether the pod is one to record: in a team's namespace, of
 // a profile with several types or none.
 func wants(m *compile.Model, p *metav1.ObjectMeta) bool {
-	team := false
-	for i := range m.Teams {
-		if slices.Contains(m.Teams[i].Namespaces, p.Namespace) {
-			team = true
-			break
-		}
-	}
-	if !team {
+	if m.TeamOf(p.Namespace) == nil {
 		return false
 	}
-	name := profileName(p, m.Cluster.LabelPrefix)
-	for i := range m.Profiles {
-		if m.Profiles[i].Name == name {
-			return len(m.Profiles[i].AcceleratorTypes) != 1
-		}
-	}
-	return false
+	prof := m.Profile(profileName(p, m.Cluster.LabelPrefix))
+	return prof != nil && len(prof.AcceleratorTypes) != 1
 }
 
 // pod is told of each pod the watcher sees (added or changed), with the
