@@ -168,6 +168,7 @@ var BaseResourcePrefixes = []string{
 	"habana.ai/",
 	"gpu.intel.com/",
 	"google.com/tpu",
+	"cloud-tpus.google.com/",
 	"aws.amazon.com/neuron",
 	"deviceclass.resource.kubernetes.io/",
 }

@@ -7,7 +7,8 @@ package lib.accelc
 profile_annotation := "opendatahub.io/hardware-profile-name"
 
 # Extended resources that are accelerators, for every vendor (Google's
-# TPU chips; AWS's Neuron devices and cores, aws.amazon.com/neuron,
+# TPU chips, and the cloud-tpus.google.com/v2, v3… of GKE's older TPU
+# nodes; AWS's Neuron devices and cores, aws.amazon.com/neuron,
 # neurondevice and neuroncore), and Dynamic Resource Allocation's
 # extended resource names (a DeviceClass's extendedResourceName defaults
 # to deviceclass.resource.kubernetes.io/…).
@@ -19,6 +20,7 @@ base_prefixes := [
 	"habana.ai/",
 	"gpu.intel.com/",
 	"google.com/tpu",
+	"cloud-tpus.google.com/",
 	"aws.amazon.com/neuron",
 	"deviceclass.resource.kubernetes.io/",
 ]

@@ -32,7 +32,7 @@ test_ephemeral_container_denied if {
 }
 
 test_every_vendor_denied if {
-	every r in ["nvidia.com/gpu.shared", "nvidia.com/mig-1g.10gb", "amd.com/gpu", "habana.ai/gaudi", "gpu.intel.com/i915", "alpha.kubernetes.io/nvidia-gpu"] {
+	every r in ["nvidia.com/gpu.shared", "nvidia.com/mig-1g.10gb", "amd.com/gpu", "habana.ai/gaudi", "gpu.intel.com/i915", "alpha.kubernetes.io/nvidia-gpu", "google.com/tpu", "cloud-tpus.google.com/v3", "cloud-tpus.google.com/preemptible-v3", "aws.amazon.com/neuroncore", "aws.amazon.com/neurondevice"] {
 		count(violation) == 1 with input as f.input_for(f.pod("ml", {}, {"containers": [{"name": "c", "resources": {"limits": {r: 1}}}]})) with data.inventory as f.inventory
 	}
 }

@@ -897,7 +897,7 @@ func accelRequests(c map[string]any) []string {
 // purpose than the policies' prefixes (any resource of an accelerator
 // vendor's domain), so that a gap in the policy's list shows as an escape.
 func isAccelerator(r string) bool {
-	for _, p := range []string{"nvidia.com/", "amd.com/", "habana.ai/", "gpu.intel.com/", "google.com/", "aws.amazon.com/", "deviceclass.resource.kubernetes.io/"} {
+	for _, p := range []string{"nvidia.com/", "amd.com/", "habana.ai/", "gpu.intel.com/", "google.com/", "cloud-tpus.google.com/", "aws.amazon.com/", "deviceclass.resource.kubernetes.io/"} {
 		if strings.HasPrefix(r, p) {
 			return true
 		}
