@@ -10,12 +10,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/accelc/accelc/pkg/accelc"
-	"github.com/accelc/accelc/pkg/render"
+	"github.com/accelc/accelc/pkg/catalogdoc"
 )
 
 // catalogOf loads a cluster and its inventory into the catalog document
 // every consumer reads.
-func catalogOf(cmd *cobra.Command, dir string, inv *inventoryFlags, stderr io.Writer) (*render.CatalogDocument, error) {
+func catalogOf(cmd *cobra.Command, dir string, inv *inventoryFlags, stderr io.Writer) (*catalogdoc.Document, error) {
 	res, err := loadCluster(cmd.Context(), dir, inv, accelc.Options{}, stderr)
 	if err != nil {
 		return nil, err
@@ -34,7 +34,7 @@ func newCatalogCmd(stdout, stderr io.Writer) *cobra.Command {
 		Use:   "catalog [CLUSTER_DIR]",
 		Short: "Print the hardware catalog: profiles with accelerator metadata, cost and availability",
 		Long: `catalog prints what the rendered accelc-hardware-catalog ConfigMap holds
-(schema ` + render.CatalogSchemaVersion + `): every profile with its accelerator
+(schema ` + catalogdoc.SchemaVersion + `): every profile with its accelerator
 types, their memory, architecture, compute capability, dense FP16/BF16
 TFLOPS, memory bandwidth, hourly cost, measured model performance, and
 devices available now. -o json (or yaml) is the document model catalogs and
@@ -88,7 +88,7 @@ estimation services read.`,
 
 // writeGrowth prints, for the types Karpenter NodePools launch, which
 // pools, on which capacity, and how many devices they may add.
-func writeGrowth(w io.Writer, doc *render.CatalogDocument) error {
+func writeGrowth(w io.Writer, doc *catalogdoc.Document) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	seen := map[string]bool{}
 	for _, p := range doc.Profiles {
@@ -115,7 +115,7 @@ func writeGrowth(w io.Writer, doc *render.CatalogDocument) error {
 // LocalQueue, its teams' ClusterQueues and the team quota of each flavor
 // in the order Kueue tries them, with what is used and left when the
 // inventory counted pods.
-func writeQueues(w io.Writer, doc *render.CatalogDocument) error {
+func writeQueues(w io.Writer, doc *catalogdoc.Document) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	header := false
 	for _, p := range doc.Profiles {

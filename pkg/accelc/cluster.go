@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/accelc/accelc/pkg/catalog"
+	"github.com/accelc/accelc/pkg/catalogdoc"
 	"github.com/accelc/accelc/pkg/compile"
 	"github.com/accelc/accelc/pkg/inventory"
 	"github.com/accelc/accelc/pkg/policytest"
@@ -142,7 +143,7 @@ func Cluster(ctx context.Context, dir string, opts Options) (*Result, error) {
 
 // Catalog is the hardware catalog document of a loaded cluster: what the
 // rendered accelc-hardware-catalog ConfigMap holds.
-func (r *Result) Catalog() render.CatalogDocument {
+func (r *Result) Catalog() catalogdoc.Document {
 	return render.Catalog(r.Model, r.Inventory)
 }
 

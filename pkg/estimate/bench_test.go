@@ -5,14 +5,14 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/accelc/accelc/pkg/catalogdoc"
 	"github.com/accelc/accelc/pkg/estimate"
-	"github.com/accelc/accelc/pkg/render"
 )
 
 // bigCatalog is the seed catalog's profiles repeated to n profiles.
 func bigCatalog(n int) []byte {
 	seed := seedCatalog(4)
-	doc := render.CatalogDocument{SchemaVersion: render.CatalogSchemaVersion}
+	doc := catalogdoc.Document{SchemaVersion: catalogdoc.SchemaVersion}
 	for i := range n {
 		p := seed.Profiles[i%3]
 		p.Name = fmt.Sprintf("%s-%d", p.Name, i)
@@ -32,7 +32,7 @@ func BenchmarkQuery(b *testing.B) {
 	data := bigCatalog(200)
 	b.SetBytes(int64(len(data)))
 	for b.Loop() {
-		var doc render.CatalogDocument
+		var doc catalogdoc.Document
 		if err := json.Unmarshal(data, &doc); err != nil {
 			b.Fatal(err)
 		}

@@ -1,7 +1,7 @@
 // Package estimate answers the questions a user asks before a job starts:
 // how long training takes and what it costs on each hardware profile
 // (Estimate), and which profiles meet a model's needs (Recommend). It
-// reads the catalog document accelc renders (render.CatalogDocument), the
+// reads the catalog document accelc renders (catalogdoc.Document), the
 // same data a model catalog or estimation service queries.
 //
 // # Training time
@@ -53,7 +53,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/accelc/accelc/pkg/render"
+	"github.com/accelc/accelc/pkg/catalogdoc"
 )
 
 // DefaultMFU is the model FLOPs utilization assumed when none is given.
@@ -150,7 +150,7 @@ type Estimate struct {
 
 // Train estimates a training run on every type of every enabled profile
 // of the catalog, fastest first; those without an estimate come last.
-func Train(doc *render.CatalogDocument, t Training) []Estimate {
+func Train(doc *catalogdoc.Document, t Training) []Estimate {
 	var out []Estimate
 	for _, p := range doc.Profiles {
 		if !p.Enabled {
@@ -166,7 +166,7 @@ func Train(doc *render.CatalogDocument, t Training) []Estimate {
 	return out
 }
 
-func estimateOne(p *render.CatalogProfile, ct *render.CatalogType, t Training) Estimate {
+func estimateOne(p *catalogdoc.Profile, ct *catalogdoc.Type, t Training) Estimate {
 	e := Estimate{
 		Profile: p.Name, DisplayName: p.DisplayName, Type: ct.ID, TypeName: ct.DisplayName,
 		GPUs: t.gpus(), Available: ct.Available, MemoryGB: t.MemoryPerGPUGB(),
@@ -222,7 +222,7 @@ func estimateOne(p *render.CatalogProfile, ct *render.CatalogType, t Training) E
 
 // deviceShare says whose compute share an estimate over a device takes:
 // "" for a whole GPU.
-func deviceShare(p *render.CatalogProfile, device string) string {
+func deviceShare(p *catalogdoc.Profile, device string) string {
 	switch {
 	case device == "":
 		return ""
@@ -235,7 +235,7 @@ func deviceShare(p *render.CatalogProfile, device string) string {
 // trainingHours applies the formulas of the package documentation; share
 // is the device's share of the GPU's compute (1 for a whole GPU), and
 // device says what the share is ("" for a whole GPU).
-func trainingHours(ct *render.CatalogType, t Training, share float64, device string) (hours float64, basis, why string) {
+func trainingHours(ct *catalogdoc.Type, t Training, share float64, device string) (hours float64, basis, why string) {
 	g := float64(t.gpus())
 	if m, ok := ct.Performance[t.Model]; ok && t.Model != "" && m.TrainingTokensPerSecond > 0 && device == "" {
 		return t.Tokens / (g * m.TrainingTokensPerSecond) / 3600,

@@ -10,34 +10,34 @@ import (
 
 	_ "github.com/accelc/accelc/internal/testutil"
 	"github.com/accelc/accelc/pkg/catalog"
+	"github.com/accelc/accelc/pkg/catalogdoc"
 	"github.com/accelc/accelc/pkg/compile"
 	"github.com/accelc/accelc/pkg/estimate"
-	"github.com/accelc/accelc/pkg/render"
 )
 
 func ptr[T any](v T) *T { return &v }
 
 // seedCatalog is use cases 1, 3 and 4's cluster: H200 ($5/h), A100 80GB
 // ($3/h), V100 16GB ($1.50/h), with the measurements the seed quotes.
-func seedCatalog(h200Available int) *render.CatalogDocument {
+func seedCatalog(h200Available int) *catalogdoc.Document {
 	eight := 8
-	typ := func(id, name, arch string, mem int, fp16, bf16, cost float64, avail int, perf map[string]catalog.Performance) render.CatalogType {
-		return render.CatalogType{ID: id, DisplayName: name, Architecture: arch, MemoryGB: mem, FP16TFLOPS: fp16, BF16TFLOPS: bf16,
+	typ := func(id, name, arch string, mem int, fp16, bf16, cost float64, avail int, perf map[string]catalog.Performance) catalogdoc.Type {
+		return catalogdoc.Type{ID: id, DisplayName: name, Architecture: arch, MemoryGB: mem, FP16TFLOPS: fp16, BF16TFLOPS: bf16,
 			CostPerHour: ptr(cost), Available: avail, Performance: perf}
 	}
-	return &render.CatalogDocument{Profiles: []render.CatalogProfile{
-		{Name: "premium-gpu", DisplayName: "Premium GPU", Enabled: true, GPU: compile.GPURange{Max: &eight}, Types: []render.CatalogType{
+	return &catalogdoc.Document{Profiles: []catalogdoc.Profile{
+		{Name: "premium-gpu", DisplayName: "Premium GPU", Enabled: true, GPU: compile.GPURange{Max: &eight}, Types: []catalogdoc.Type{
 			typ("nvidia-h200-141gb", "NVIDIA H200 141GB", "Hopper", 141, 989, 989, 5, h200Available, map[string]catalog.Performance{
 				"llama-3-70b": {TokensPerSecond: 120, GPUs: 4}, "gpt2-1.5b": {TrainingTokensPerSecond: 95000, GPUs: 1}}),
 		}},
-		{Name: "large-gpu", DisplayName: "Large GPU", Enabled: true, GPU: compile.GPURange{Max: &eight}, Types: []render.CatalogType{
+		{Name: "large-gpu", DisplayName: "Large GPU", Enabled: true, GPU: compile.GPURange{Max: &eight}, Types: []catalogdoc.Type{
 			typ("nvidia-a100-80gb", "NVIDIA A100 80GB", "Ampere", 80, 312, 312, 3, 3, map[string]catalog.Performance{
 				"llama-3-70b": {TokensPerSecond: 75, GPUs: 4}}),
 		}},
-		{Name: "standard-gpu", DisplayName: "Standard GPU", Enabled: true, GPU: compile.GPURange{Max: ptr(4)}, Types: []render.CatalogType{
+		{Name: "standard-gpu", DisplayName: "Standard GPU", Enabled: true, GPU: compile.GPURange{Max: ptr(4)}, Types: []catalogdoc.Type{
 			typ("nvidia-v100-16gb", "NVIDIA V100 16GB", "Volta", 16, 125, 0, 1.5, 6, nil),
 		}},
-		{Name: "old", DisplayName: "Disabled", Enabled: false, Types: []render.CatalogType{typ("nvidia-t4-16gb", "NVIDIA T4 16GB", "Turing", 16, 65, 0, 0.5, 1, nil)}},
+		{Name: "old", DisplayName: "Disabled", Enabled: false, Types: []catalogdoc.Type{typ("nvidia-t4-16gb", "NVIDIA T4 16GB", "Turing", 16, 65, 0, 0.5, 1, nil)}},
 	}}
 }
 

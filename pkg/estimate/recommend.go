@@ -9,8 +9,8 @@ import (
 	"strings"
 
 	"github.com/accelc/accelc/pkg/catalog"
+	"github.com/accelc/accelc/pkg/catalogdoc"
 	"github.com/accelc/accelc/pkg/compile"
-	"github.com/accelc/accelc/pkg/render"
 )
 
 // Needs are a model's requirements and the user's objectives.
@@ -124,7 +124,7 @@ type Recommendation struct {
 // team's types. It is judged on each of those types (for a team, its
 // entitled ones; else every whole-GPU type of its resource the catalog
 // lists), as the typed profiles describe them.
-func Recommend(doc *render.CatalogDocument, n Needs) Recommendation {
+func Recommend(doc *catalogdoc.Document, n Needs) Recommendation {
 	var all []Choice
 	for _, p := range doc.Profiles {
 		if !p.Enabled {
@@ -187,8 +187,8 @@ func Recommend(doc *render.CatalogDocument, n Needs) Recommendation {
 // genericTypes are the types a generic profile reaches: the whole-GPU
 // types of its resource that the catalog's typed profiles list, the
 // team's entitled ones only when a team is given, in id order.
-func genericTypes(doc *render.CatalogDocument, p *render.CatalogProfile, team *Entitlement) []render.CatalogType {
-	byID := map[string]render.CatalogType{}
+func genericTypes(doc *catalogdoc.Document, p *catalogdoc.Profile, team *Entitlement) []catalogdoc.Type {
+	byID := map[string]catalogdoc.Type{}
 	for _, q := range doc.Profiles {
 		if q.ResourceName != p.ResourceName {
 			continue
@@ -200,14 +200,14 @@ func genericTypes(doc *render.CatalogDocument, p *render.CatalogProfile, team *E
 			byID[ct.ID] = ct
 		}
 	}
-	out := make([]render.CatalogType, 0, len(byID))
+	out := make([]catalogdoc.Type, 0, len(byID))
 	for _, id := range slices.Sorted(maps.Keys(byID)) {
 		out = append(out, byID[id])
 	}
 	return out
 }
 
-func judge(p *render.CatalogProfile, ct *render.CatalogType, n Needs) Choice {
+func judge(p *catalogdoc.Profile, ct *catalogdoc.Type, n Needs) Choice {
 	c := Choice{
 		Profile: p.Name, DisplayName: p.DisplayName, Type: ct.ID, TypeName: ct.DisplayName,
 		Architecture: ct.Architecture, MemoryGB: ct.MemoryGB, Available: ct.Available, Qualifies: true,

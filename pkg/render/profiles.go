@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/accelc/accelc/pkg/catalog"
+	"github.com/accelc/accelc/pkg/catalogdoc"
 	"github.com/accelc/accelc/pkg/compile"
 	"github.com/accelc/accelc/pkg/inventory"
 )
@@ -261,152 +262,14 @@ func acceleratorName(p *compile.Profile) string {
 // tools read.
 const CatalogConfigMapName = "accelc-hardware-catalog"
 
-// CatalogDocument is the JSON document in the catalog ConfigMap, under
-// key catalog.json: per profile, its accelerator types with their metadata
-// and availability at render time.
-type CatalogDocument struct {
-	// SchemaVersion names this document's shape; a change that breaks
-	// readers gets a new version.
-	SchemaVersion string           `json:"schemaVersion"`
-	Cluster       string           `json:"cluster"`
-	TypeLabel     string           `json:"typeLabel"`
-	Profiles      []CatalogProfile `json:"profiles"`
-	// Part and Parts number the ConfigMaps of a catalog too large for
-	// one (MaxConfigMapBytes): part 1 is accelc-hardware-catalog, part N
-	// accelc-hardware-catalog-N, each with some of the profiles. Both are
-	// absent when one ConfigMap holds it all.
-	Part  int `json:"part,omitempty"`
-	Parts int `json:"parts,omitempty"`
-}
-
-// CatalogSchemaVersion is the catalog document's current schema.
-const CatalogSchemaVersion = "accelc.io/catalog/v1"
-
-// CatalogProfile is one profile of the catalog document. AcceleratorType,
-// Memory and Architecture describe its first (preferred) type, as the
-// seed's AC-005 response shows them; Types lists them all.
-type CatalogProfile struct {
-	Name            string           `json:"name"`
-	DisplayName     string           `json:"displayName"`
-	Enabled         bool             `json:"enabled"`
-	AcceleratorType string           `json:"acceleratorType"`
-	Memory          string           `json:"memory,omitempty"`
-	Architecture    string           `json:"architecture,omitempty"`
-	ResourceName    string           `json:"resourceName"`
-	GPU             compile.GPURange `json:"gpu"`
-	Types           []CatalogType    `json:"types"`
-	// Available sums allocatable devices on Ready nodes of the types (for
-	// a generic profile: of every node with the resource; for a profile
-	// over shared GPUs: the slices or replicas of its pools).
-	Available int `json:"available"`
-	// Sharing says what a pod of a profile over shared GPUs gets; absent
-	// for whole GPUs.
-	Sharing *CatalogSharing `json:"sharing,omitempty"`
-	// Queue is where the profile's pods wait when it schedules through
-	// Kueue; absent for scheduling type Node.
-	Queue   *CatalogQueue `json:"queue,omitempty"`
-	Summary string        `json:"summary"`
-}
-
-// CatalogQueue is a profile's Kueue queue: the LocalQueue its
-// HardwareProfile names, and per team that may use it, the team's
-// ClusterQueue for it and the team's budget over its flavors.
-type CatalogQueue struct {
-	LocalQueue string             `json:"localQueue"`
-	Teams      []CatalogTeamQueue `json:"teams"`
-}
-
-// CatalogTeamQueue is one team's queue for a profile.
-type CatalogTeamQueue struct {
-	Team         string `json:"team"`
-	ClusterQueue string `json:"clusterQueue"`
-	// Cohort holds the team's quota, shared by all its profiles.
-	Cohort  string               `json:"cohort"`
-	Flavors []CatalogFlavorQuota `json:"flavors"`
-}
-
-// CatalogFlavorQuota is a team's quota of one flavor (a type, pool or MIG
-// config), in the order the queue tries them. Used and Left are there
-// when the inventory counted pods: what the team's pods (of any of its
-// profiles: the budget is one) hold on the flavor's nodes, and the quota
-// less that (negative: the team borrows).
-type CatalogFlavorQuota struct {
-	Flavor string `json:"flavor"`
-	Quota  int    `json:"quota"`
-	Used   *int   `json:"used,omitempty"`
-	Left   *int   `json:"left,omitempty"`
-}
-
-// CatalogSharing is what one device of a profile over shared GPUs is: a
-// MIG slice, or a time-sliced or MPS replica, which is not a whole GPU
-// (a quota of 8 replicas may be under 3 GPUs).
-type CatalogSharing struct {
-	// Mode is "mig", "time-slicing" or "mps".
-	Mode       string `json:"mode"`
-	MIGProfile string `json:"migProfile,omitempty"`
-	// MemoryGB is one slice's memory, or for a replica the GPU's memory
-	// over the replicas (shared: time-slicing does not isolate memory).
-	MemoryGB int `json:"memoryGB"`
-	// Replicas is the devices each GPU is advertised as (time-slicing,
-	// MPS) or the slices of this profile on each GPU (MIG, first pool).
-	Replicas int `json:"replicas"`
-	// Pools are the node pools, in order of preference.
-	Pools []string `json:"pools"`
-	// Devices, GPUs and Available count the pools' devices on the
-	// inventory (compile.Capacity); Pending those not yet configured.
-	compile.Capacity
-	// CostPerHour is one device's share of its GPU's hourly cost.
-	CostPerHour *float64 `json:"costPerHour,omitempty"`
-}
-
-// CatalogType is an accelerator class as estimation and serving tools
-// need it, with its availability.
-type CatalogType struct {
-	ID                  string  `json:"id"`
-	DisplayName         string  `json:"displayName"`
-	Vendor              string  `json:"vendor"`
-	Architecture        string  `json:"architecture"`
-	Memory              string  `json:"memory"`
-	MemoryGB            int     `json:"memoryGB"`
-	ComputeCapability   string  `json:"computeCapability,omitempty"`
-	FP16TFLOPS          float64 `json:"fp16TFLOPS,omitempty"`
-	BF16TFLOPS          float64 `json:"bf16TFLOPS,omitempty"`
-	MemoryBandwidthGBps float64 `json:"memoryBandwidthGBps,omitempty"`
-	// CostPerHour is one device's hourly cost, when the admin set one.
-	CostPerHour *float64 `json:"costPerHour,omitempty"`
-	// Performance is what models measured on the type, by model name.
-	Performance map[string]catalog.Performance `json:"performance,omitempty"`
-	Nodes       int                            `json:"nodes"`
-	GPUs        int                            `json:"gpus"`
-	// Available is allocatable on Ready nodes, less what pods use when
-	// the inventory counted them; for a profile over shared GPUs, the
-	// slices or replicas of the profile's pools of this type.
-	Available int `json:"available"`
-	// Device is what one device of a profile over shared GPUs is on this
-	// type; absent for whole GPUs.
-	Device *CatalogDevice `json:"device,omitempty"`
-	// Autoscaling says how the type's capacity grows: the Karpenter
-	// NodePools that launch it; absent where none does.
-	Autoscaling *CatalogGrowth `json:"autoscaling,omitempty"`
-}
-
-// CatalogGrowth is how a type's capacity grows.
-type CatalogGrowth struct {
-	NodePools []string `json:"nodePools"`
-	// Limit is the most devices the pools may add together; absent when
-	// one of them has no limit.
-	Limit         *int     `json:"limit,omitempty"`
-	CapacityTypes []string `json:"capacityTypes"`
-}
-
 // catalogGrowth is each class's growth from the cluster's Karpenter pools.
-func catalogGrowth(m *compile.Model) map[string]*CatalogGrowth {
-	out := map[string]*CatalogGrowth{}
+func catalogGrowth(m *compile.Model) map[string]*catalogdoc.Growth {
+	out := map[string]*catalogdoc.Growth{}
 	unbounded := map[string]bool{}
 	for _, p := range m.ScalePools() {
 		g := out[p.AcceleratorType]
 		if g == nil {
-			g = &CatalogGrowth{Limit: new(int)}
+			g = &catalogdoc.Growth{Limit: new(int)}
 			out[p.AcceleratorType] = g
 		}
 		g.NodePools = append(g.NodePools, "accelc-"+p.Name)
@@ -430,27 +293,9 @@ func catalogGrowth(m *compile.Model) map[string]*CatalogGrowth {
 	return out
 }
 
-// CatalogDevice is one MIG slice or one time-sliced or MPS replica.
-type CatalogDevice struct {
-	// Name says what a pod gets: "3g.40gb slice", "1/3 of a GPU
-	// (time-sliced)".
-	Name string `json:"name"`
-	// MemoryGB is the slice's memory, or the GPU's over its replicas
-	// (time-slicing does not isolate memory: a share, not a limit).
-	MemoryGB int `json:"memoryGB"`
-	// ComputeShare is the device's share of its GPU's compute: a MIG
-	// slice's compute slices over the GPU's (3/7 for a 3g.40gb of an
-	// A100); a replica's 1/replicas, what it gets when every replica is
-	// busy. Estimates scale the GPU's throughput by it.
-	ComputeShare float64 `json:"computeShare"`
-	// CostPerHour is the device's share of its GPU's hourly cost: by
-	// compute slices for MIG, by replicas otherwise.
-	CostPerHour *float64 `json:"costPerHour,omitempty"`
-}
-
 // Catalog builds the catalog document of a cluster and its inventory:
 // what the catalog ConfigMap holds and `accelc catalog` prints.
-func Catalog(m *compile.Model, inv *inventory.Inventory) CatalogDocument {
+func Catalog(m *compile.Model, inv *inventory.Inventory) catalogdoc.Document {
 	perType := map[string]inventory.TypeSummary{}
 	for _, s := range inv.Summary() {
 		perType[s.AcceleratorType] = s
@@ -459,17 +304,17 @@ func Catalog(m *compile.Model, inv *inventory.Inventory) CatalogDocument {
 	for _, pool := range m.NodePools {
 		pooled[pool.AcceleratorType] = true
 	}
-	doc := CatalogDocument{SchemaVersion: CatalogSchemaVersion, Cluster: m.Cluster.Name, TypeLabel: m.Cluster.TypeLabel(), Profiles: []CatalogProfile{}}
+	doc := catalogdoc.Document{SchemaVersion: catalogdoc.SchemaVersion, Cluster: m.Cluster.Name, TypeLabel: m.Cluster.TypeLabel(), Profiles: []catalogdoc.Profile{}}
 	growth := catalogGrowth(m)
 	for i := range m.Profiles {
 		p := &m.Profiles[i]
-		cp := CatalogProfile{
+		cp := catalogdoc.Profile{
 			Name:         p.Name,
 			DisplayName:  p.DisplayName,
 			Enabled:      p.Enabled,
 			ResourceName: p.ResourceName,
 			GPU:          p.GPU,
-			Types:        []CatalogType{},
+			Types:        []catalogdoc.Type{},
 		}
 		for _, c := range p.Classes {
 			s := perType[c.ID]
@@ -485,7 +330,7 @@ func Catalog(m *compile.Model, inv *inventory.Inventory) CatalogDocument {
 					}
 				}
 			}
-			cp.Types = append(cp.Types, CatalogType{
+			cp.Types = append(cp.Types, catalogdoc.Type{
 				ID: c.ID, DisplayName: c.DisplayName, Vendor: c.Vendor, Architecture: c.Architecture,
 				Memory: strconv.Itoa(c.MemoryGB) + "GB", MemoryGB: c.MemoryGB, ComputeCapability: c.ComputeCapability,
 				FP16TFLOPS: c.FP16TFLOPS, BF16TFLOPS: c.BF16TFLOPS, MemoryBandwidthGBps: c.MemoryBandwidthGBps,
@@ -546,16 +391,16 @@ func typeGPUs(m *compile.Model, inv *inventory.Inventory, id string) int {
 }
 
 // catalogQueue is a profile's queue, nil when it schedules by node.
-func catalogQueue(m *compile.Model, p *compile.Profile, inv *inventory.Inventory) *CatalogQueue {
+func catalogQueue(m *compile.Model, p *compile.Profile, inv *inventory.Inventory) *catalogdoc.Queue {
 	teams := m.QueueTeams(p)
 	if len(teams) == 0 {
 		return nil
 	}
-	q := &CatalogQueue{LocalQueue: LocalQueueName(p), Teams: []CatalogTeamQueue{}}
+	q := &catalogdoc.Queue{LocalQueue: LocalQueueName(p), Teams: []catalogdoc.TeamQueue{}}
 	for _, t := range teams {
-		tq := CatalogTeamQueue{Team: t.Name, ClusterQueue: ClusterQueueName(t, p), Cohort: TeamCohortName(t), Flavors: []CatalogFlavorQuota{}}
+		tq := catalogdoc.TeamQueue{Team: t.Name, ClusterQueue: ClusterQueueName(t, p), Cohort: TeamCohortName(t), Flavors: []catalogdoc.FlavorQuota{}}
 		for _, id := range m.QueueFlavors(t, p) {
-			f := CatalogFlavorQuota{Flavor: id, Quota: m.KeyQuotas(t, id)[p.ResourceName]}
+			f := catalogdoc.FlavorQuota{Flavor: id, Quota: m.KeyQuotas(t, id)[p.ResourceName]}
 			if inv.UsageKnown() {
 				used := 0
 				for _, n := range flavorNodes(m, inv, id) {
@@ -575,14 +420,14 @@ func catalogQueue(m *compile.Model, p *compile.Profile, inv *inventory.Inventory
 // catalogSharing describes a profile over shared GPUs and counts its
 // devices; each of its types gets its device and, as Available, that
 // type's devices in the profile's pools. nil for a profile of whole GPUs.
-func catalogSharing(m *compile.Model, p *compile.Profile, inv *inventory.Inventory, types []CatalogType) *CatalogSharing {
+func catalogSharing(m *compile.Model, p *compile.Profile, inv *inventory.Inventory, types []catalogdoc.Type) *catalogdoc.Sharing {
 	capacity, perPool, ok := m.ProfileCapacity(p, inv)
 	if !ok {
 		return nil
 	}
-	s := &CatalogSharing{Mode: p.Sharing, MIGProfile: p.MIG, Pools: p.Pools, Capacity: capacity}
+	s := &catalogdoc.Sharing{Mode: p.Sharing, MIGProfile: p.MIG, Pools: p.Pools, Capacity: capacity}
 	perType := map[string]int{}
-	devices := map[string]*CatalogDevice{}
+	devices := map[string]*catalogdoc.Device{}
 	for i, name := range p.Pools {
 		pool, ok := m.Pool(name)
 		if !ok {
@@ -612,17 +457,17 @@ func catalogSharing(m *compile.Model, p *compile.Profile, inv *inventory.Invento
 // poolDevice is one device of a pool for a profile, a MIG slice or a
 // replica, which costs its share of the GPU's hourly price
 // (compile.DeviceShare).
-func poolDevice(p *compile.Profile, pool *compile.NodePool, class *catalog.Class) *CatalogDevice {
-	var d *CatalogDevice
+func poolDevice(p *compile.Profile, pool *compile.NodePool, class *catalog.Class) *catalogdoc.Device {
+	var d *catalogdoc.Device
 	switch pool.Sharing {
 	case compile.ShareMIG:
-		d = &CatalogDevice{Name: p.MIG + " slice", MemoryGB: p.SliceMemoryGB}
+		d = &catalogdoc.Device{Name: p.MIG + " slice", MemoryGB: p.SliceMemoryGB}
 	default:
 		mode := "time-sliced"
 		if pool.Sharing == compile.ShareMPS {
 			mode = "MPS"
 		}
-		d = &CatalogDevice{Name: fmt.Sprintf("1/%d of a GPU (%s)", pool.Replicas, mode), MemoryGB: class.MemoryGB / pool.Replicas}
+		d = &catalogdoc.Device{Name: fmt.Sprintf("1/%d of a GPU (%s)", pool.Replicas, mode), MemoryGB: class.MemoryGB / pool.Replicas}
 	}
 	d.ComputeShare = compile.DeviceShare(pool, p.MIG)
 	if class.CostPerHour != nil {
@@ -652,7 +497,7 @@ func catalogConfigMaps(m *compile.Model, inv *inventory.Inventory) ([]Object, er
 	if len(data) < CatalogPartBytes {
 		return []Object{catalogPart(m, CatalogConfigMapName, data, 0)}, nil
 	}
-	var parts [][]CatalogProfile
+	var parts [][]catalogdoc.Profile
 	size := 0
 	for _, p := range doc.Profiles {
 		b, err := json.MarshalIndent(p, "    ", "  ")

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"sigs.k8s.io/yaml"
 
+	"github.com/accelc/accelc/pkg/catalogdoc"
 	"github.com/accelc/accelc/pkg/compile"
 	"github.com/accelc/accelc/pkg/inventory"
 	"github.com/accelc/accelc/pkg/render"
@@ -305,7 +306,7 @@ func TestCatalogQueueUsage(t *testing.T) {
 		},
 	}
 	doc := render.Catalog(m, inv)
-	var q *render.CatalogQueue
+	var q *catalogdoc.Queue
 	for _, p := range doc.Profiles {
 		if p.Name == "large-memory" {
 			q = p.Queue
@@ -313,7 +314,7 @@ func TestCatalogQueueUsage(t *testing.T) {
 	}
 	require.NotNil(t, q)
 	assert.Equal(t, "large-memory", q.LocalQueue)
-	var serving *render.CatalogTeamQueue
+	var serving *catalogdoc.TeamQueue
 	for i := range q.Teams {
 		if q.Teams[i].Team == "model-serving" {
 			serving = &q.Teams[i]

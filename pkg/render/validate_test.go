@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
+	"github.com/accelc/accelc/pkg/catalogdoc"
 	"github.com/accelc/accelc/pkg/compile"
 	"github.com/accelc/accelc/pkg/inventory"
 	"github.com/accelc/accelc/pkg/render"
@@ -116,7 +117,7 @@ func TestCatalogSplits(t *testing.T) {
 	tree, err := render.Cluster(m, inv)
 	require.NoError(t, err, "every part passes Validate")
 	whole := render.Catalog(m, inv)
-	var got []render.CatalogProfile
+	var got []catalogdoc.Profile
 	parts := 0
 	for i := 1; ; i++ {
 		name := "profiles/configmap-" + render.CatalogConfigMapName + ".yaml"
@@ -134,10 +135,10 @@ func TestCatalogSplits(t *testing.T) {
 		require.NoError(t, yaml.Unmarshal(data, &cm))
 		assert.Equal(t, fmt.Sprint(i), cm.Metadata.Labels[render.CatalogPartLabel])
 		assert.Less(t, len(cm.Data["catalog.json"]), render.MaxConfigMapBytes)
-		var doc render.CatalogDocument
+		var doc catalogdoc.Document
 		require.NoError(t, json.Unmarshal([]byte(cm.Data["catalog.json"]), &doc))
 		assert.Equal(t, i, doc.Part)
-		assert.Equal(t, render.CatalogSchemaVersion, doc.SchemaVersion)
+		assert.Equal(t, catalogdoc.SchemaVersion, doc.SchemaVersion)
 		got = append(got, doc.Profiles...)
 		parts = doc.Parts
 	}

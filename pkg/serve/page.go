@@ -7,8 +7,8 @@ import (
 	"html/template"
 	"time"
 
+	"github.com/accelc/accelc/pkg/catalogdoc"
 	"github.com/accelc/accelc/pkg/inventory"
-	"github.com/accelc/accelc/pkg/render"
 )
 
 //go:embed assets/page.html.tmpl assets/page.css assets/page.js
@@ -46,7 +46,7 @@ type pageData struct {
 }
 
 type pageProfile struct {
-	render.CatalogProfile
+	catalogdoc.Profile
 	Capacity int
 	Cost     string
 	// Wait is "0 available — 2 pending — about 12 min" for a profile that
@@ -87,7 +87,7 @@ func renderPage(v *view, refresh time.Duration) (page, fragment []byte) {
 		JS:       template.JS(pageJS),
 	}
 	for _, p := range v.doc.Profiles {
-		pp := pageProfile{CatalogProfile: p, Cost: "—"}
+		pp := pageProfile{Profile: p, Cost: "—"}
 		for _, t := range p.Types {
 			pp.Capacity += t.GPUs
 		}

@@ -20,8 +20,8 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/accelc/accelc/internal/words"
+	"github.com/accelc/accelc/pkg/catalogdoc"
 	"github.com/accelc/accelc/pkg/compile"
-	"github.com/accelc/accelc/pkg/render"
 )
 
 // Workload is a Kueue Workload as serve keeps it: where it queues and
@@ -82,7 +82,7 @@ const maxRuns = 20
 // the pending workloads one after another, D each, in order; a workload
 // queued now gets the place that frees after all of those. Every
 // workload counts as one run, whatever it asks for.
-func waiting(doc *render.CatalogDocument, m *compile.Model, wls []Workload, why string, now time.Time) map[string]*Waiting {
+func waiting(doc *catalogdoc.Document, m *compile.Model, wls []Workload, why string, now time.Time) map[string]*Waiting {
 	// namespace and queue → profile
 	profileOf := map[[2]string]string{}
 	namespaces := map[string][]string{}

@@ -33,6 +33,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/accelc/accelc/pkg/catalogdoc"
 	"github.com/accelc/accelc/pkg/compile"
 	"github.com/accelc/accelc/pkg/estimate"
 	"github.com/accelc/accelc/pkg/inventory"
@@ -107,7 +108,7 @@ type Server struct {
 // encoded once per count, not once per request.
 type view struct {
 	inv      *inventory.Inventory
-	doc      render.CatalogDocument
+	doc      catalogdoc.Document
 	updated  time.Time
 	warnings []string
 	profiles encoded // /api/v1/profiles
@@ -129,7 +130,7 @@ type view struct {
 // liveProfile is a catalog profile as the API serves it: with what
 // waits for it.
 type liveProfile struct {
-	render.CatalogProfile
+	catalogdoc.Profile
 	// Waiting is absent for a profile that does not schedule through
 	// Kueue.
 	Waiting *Waiting `json:"waiting,omitempty"`
@@ -282,9 +283,9 @@ func (s *Server) Update() {
 	}
 	v.live = make([]liveProfile, len(v.doc.Profiles))
 	for i, p := range v.doc.Profiles {
-		v.live[i] = liveProfile{CatalogProfile: p, Waiting: v.waiting[p.Name]}
+		v.live[i] = liveProfile{Profile: p, Waiting: v.waiting[p.Name]}
 	}
-	v.profiles = encode(mustJSON(profilesResponse{Meta: v.meta(), CatalogDocument: v.doc, Profiles: v.live}))
+	v.profiles = encode(mustJSON(profilesResponse{Meta: v.meta(), Document: v.doc, Profiles: v.live}))
 	v.byProfile = make(map[string]encoded, len(v.doc.Profiles))
 	for _, p := range v.live {
 		v.byProfile[p.Name] = encode(mustJSON(profileResponse{Meta: v.meta(), Profile: p}))
@@ -319,7 +320,7 @@ func (v *view) meta() Meta {
 
 type profilesResponse struct {
 	Meta Meta `json:"meta"`
-	render.CatalogDocument
+	catalogdoc.Document
 	// Profiles are the document's, with what waits for each.
 	Profiles []liveProfile `json:"profiles"`
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/accelc/accelc/pkg/accelc"
+	"github.com/accelc/accelc/pkg/catalogdoc"
 	"github.com/accelc/accelc/pkg/compile"
 	"github.com/accelc/accelc/pkg/inventory"
 	"github.com/accelc/accelc/pkg/render"
@@ -294,7 +295,7 @@ func TestGracefulShutdown(t *testing.T) {
 	assert.Error(t, err, "the listener is closed")
 }
 
-func renderCatalog(m *compile.Model, inv *inventory.Inventory) render.CatalogDocument {
+func renderCatalog(m *compile.Model, inv *inventory.Inventory) catalogdoc.Document {
 	return render.Catalog(m, inv)
 }
 
