@@ -231,6 +231,7 @@ func loadUnbounded(dir string) (*Model, error) {
 	diags = append(diags, checkCohorts(m)...)
 	diags = append(diags, checkTopology(m)...)
 	diags = append(diags, checkAutoscaling(m)...)
+	diags = append(diags, checkProvisioning(m)...)
 
 	if len(diags) > 0 {
 		return nil, Errors(diags)

@@ -160,6 +160,8 @@ type Delivery struct {
 // Autoscaling is how the cluster grows.
 type Autoscaling struct {
 	Karpenter *Karpenter `json:"karpenter,omitempty"`
+	// Provisioning is Kueue's ProvisioningRequest check (provisioning.go).
+	Provisioning *Provisioning `json:"provisioning,omitempty"`
 }
 
 // Karpenter is one NodePool per pool.
@@ -263,6 +265,9 @@ type Profile struct {
 	// Topology is the level of its types' topology the profile's pods
 	// are kept in; nil for none.
 	Topology *ProfileTopology `json:"topology,omitempty"`
+	// Provisioning: Kueue admits the profile's workloads on autoscaled
+	// flavors only once a ProvisioningRequest succeeds (provisioning.go).
+	Provisioning bool `json:"provisioning,omitempty"`
 
 	// Pools are the node pools (NodePool names) the profile's pods must
 	// run in, in order of preference: its pool and fallback pools, or the
