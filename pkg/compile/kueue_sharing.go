@@ -157,6 +157,17 @@ func checkCohorts(m *Model) []Diagnostic {
 // that have one, and one that does not only flavors that have none, so
 // such a queue would silently drop half its flavors.
 func checkTopology(m *Model) []Diagnostic {
+	out := checkTopologyLevels(m)
+	for i := range m.Profiles {
+		out = append(out, checkProfileTopology(m, &m.Profiles[i])...)
+	}
+	return append(out, checkQueueTopology(m)...)
+}
+
+// checkTopologyLevels checks each type's topology: a type the catalog
+// has, levels each named once and labelled by a distinct label key, the
+// node (kubernetes.io/hostname) only as the last level.
+func checkTopologyLevels(m *Model) []Diagnostic {
 	var out []Diagnostic
 	at := m.root().Key("cluster").Key("topology")
 	for _, id := range slices.Sorted(maps.Keys(m.Cluster.Topology)) {
@@ -182,56 +193,65 @@ func checkTopology(m *Model) []Diagnostic {
 			names[l.Name], labels[l.NodeLabel] = true, true
 		}
 	}
-	for i := range m.Profiles {
-		p := &m.Profiles[i]
-		if p.Topology == nil {
+	return out
+}
+
+// checkProfileTopology checks a profile's topology: one level, required
+// or preferred, that every one of its types' topologies has, under the
+// same node label.
+func checkProfileTopology(m *Model, p *Profile) []Diagnostic {
+	if p.Topology == nil {
+		return nil
+	}
+	tp := p.path.Key("topology")
+	level := p.Topology.Required
+	switch {
+	case p.Topology.Required != "" && p.Topology.Preferred != "":
+		return []Diagnostic{{Path: tp, Msg: "a profile's topology is required or preferred, not both: keep one"}}
+	case level == "":
+		level = p.Topology.Preferred
+		tp = tp.Key("preferred")
+	default:
+		tp = tp.Key("required")
+	}
+	if level == "" {
+		return []Diagnostic{{Path: p.path.Key("topology"), Msg: "topology names no level: set required or preferred to a level of its types' cluster.topology"}}
+	}
+	if p.Generic() {
+		return []Diagnostic{{Path: tp, Msg: "a generic profile has no types whose topology its level could be: list its acceleratorTypes"}}
+	}
+	var out []Diagnostic
+	label := ""
+	for _, id := range p.AcceleratorTypes {
+		topo, ok := m.Cluster.Topology[id]
+		if !ok {
+			out = append(out, Diagnostic{Path: tp, Msg: fmt.Sprintf(
+				"type %s has no cluster.topology, so Kueue could not keep the profile's pods in one %s: give %s a topology with level %s, or drop the profile's topology", id, level, id, level)})
 			continue
 		}
-		tp := p.path.Key("topology")
-		level := p.Topology.Required
-		switch {
-		case p.Topology.Required != "" && p.Topology.Preferred != "":
-			out = append(out, Diagnostic{Path: tp, Msg: "a profile's topology is required or preferred, not both: keep one"})
-			continue
-		case level == "":
-			level = p.Topology.Preferred
-			tp = tp.Key("preferred")
-		default:
-			tp = tp.Key("required")
-		}
-		if level == "" {
-			out = append(out, Diagnostic{Path: p.path.Key("topology"), Msg: "topology names no level: set required or preferred to a level of its types' cluster.topology"})
+		j := slices.IndexFunc(topo.Levels, func(l TopologyLevel) bool { return l.Name == level })
+		if j < 0 {
+			out = append(out, Diagnostic{Path: tp, Msg: fmt.Sprintf("%s is not a level of %s's topology (%s)", level, id, levelNames(topo))})
 			continue
 		}
-		if p.Generic() {
-			out = append(out, Diagnostic{Path: tp, Msg: "a generic profile has no types whose topology its level could be: list its acceleratorTypes"})
-			continue
-		}
-		label := ""
-		for _, id := range p.AcceleratorTypes {
-			topo, ok := m.Cluster.Topology[id]
-			if !ok {
-				out = append(out, Diagnostic{Path: tp, Msg: fmt.Sprintf(
-					"type %s has no cluster.topology, so Kueue could not keep the profile's pods in one %s: give %s a topology with level %s, or drop the profile's topology", id, level, id, level)})
-				continue
-			}
-			j := slices.IndexFunc(topo.Levels, func(l TopologyLevel) bool { return l.Name == level })
-			if j < 0 {
-				out = append(out, Diagnostic{Path: tp, Msg: fmt.Sprintf("%s is not a level of %s's topology (%s)", level, id, levelNames(topo))})
-				continue
-			}
-			switch nl := topo.Levels[j].NodeLabel; {
-			case label == "":
-				label = nl
-			case label != nl:
-				out = append(out, Diagnostic{Path: tp, Msg: fmt.Sprintf(
-					"level %s is %s on one of the profile's types and %s on %s: a pod's annotation names one label; give the level the same label on all of them", level, label, nl, id)})
-			}
+		switch nl := topo.Levels[j].NodeLabel; {
+		case label == "":
+			label = nl
+		case label != nl:
+			out = append(out, Diagnostic{Path: tp, Msg: fmt.Sprintf(
+				"level %s is %s on one of the profile's types and %s on %s: a pod's annotation names one label; give the level the same label on all of them", level, label, nl, id)})
 		}
 	}
+	return out
+}
+
+// checkQueueTopology checks, under Kueue, that no team's queue for a
+// profile mixes flavors with a topology and without.
+func checkQueueTopology(m *Model) []Diagnostic {
 	if !m.UsesKueue() {
-		return out
+		return nil
 	}
+	var out []Diagnostic
 	for i := range m.Profiles {
 		p := &m.Profiles[i]
 		for _, t := range m.QueueTeams(p) {

@@ -695,3 +695,35 @@ func DeviceShare(pool *NodePool, profile string) float64 {
 	}
 	return float64(compute) / float64(devices*g.ComputeSlices)
 }
+
+// PoolResource is the extended resource a pool's devices are requested
+// by: nvidia.com/mig-<profile> under the mixed strategy (one layout
+// profile), <resource>.shared for a renamed shared pool, else the type's.
+func PoolResource(m *Model, pool *NodePool) string { return poolResource(m, pool) }
+
+func poolResource(m *Model, pool *NodePool) string {
+	if pool.Sharing == ShareMIG && m.Cluster.MIGStrategy() == "mixed" {
+		used := 0
+		for _, n := range pool.Layout {
+			if n > 0 {
+				used++
+			}
+		}
+		if used != 1 {
+			return ""
+		}
+		return mig.ResourceName(firstProfile(pool.Layout))
+	}
+	r := wholeResource(m, pool)
+	if pool.Renamed {
+		r += ".shared"
+	}
+	return r
+}
+
+func wholeResource(m *Model, pool *NodePool) string {
+	if c, ok := m.Catalog.Get(pool.AcceleratorType); ok {
+		return c.ResourceName
+	}
+	return ""
+}
