@@ -58,6 +58,7 @@ func loadUnbounded(dir string) (*Model, error) {
 		checkTopology,
 		checkAutoscaling,
 		checkProvisioning,
+		checkMultiKueue,
 	} {
 		diags = append(diags, stage(m)...)
 	}

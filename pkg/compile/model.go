@@ -86,6 +86,8 @@ type Cluster struct {
 	Cohorts map[string]Cohort `json:"cohorts,omitempty"`
 	// Topology is, per accelerator type, its network levels, widest first.
 	Topology map[string]Topology `json:"topology,omitempty"`
+	// MultiKueue is the cluster's part in a MultiKueue fleet; nil for none.
+	MultiKueue *MultiKueue `json:"multikueue,omitempty"`
 }
 
 // DRA is the cluster's Dynamic Resource Allocation: the DeviceClasses the
