@@ -191,15 +191,15 @@ func classify(raw []RawNode, resourceSlices []ResourceSlice, cat *catalog.Catalo
 		dra, inv.Problems = readSlices(resourceSlices, names, cat)
 	}
 	for i := range raw {
-		n, problem, ok := classifyNode(&raw[i], dra[raw[i].Metadata.Name], cat, opts)
-		if !ok {
+		c := classifyNode(&raw[i], dra[raw[i].Metadata.Name], cat, opts)
+		if !c.accelerated {
 			inv.OtherNodes++
 			continue
 		}
-		if problem != nil {
-			inv.Problems = append(inv.Problems, *problem)
+		if c.problem != nil {
+			inv.Problems = append(inv.Problems, *c.problem)
 		}
-		inv.Nodes = append(inv.Nodes, n)
+		inv.Nodes = append(inv.Nodes, c.node)
 	}
 	sort.Slice(inv.Nodes, func(i, j int) bool { return inv.Nodes[i].Name < inv.Nodes[j].Name })
 	sort.SliceStable(inv.Problems, func(i, j int) bool {
@@ -398,196 +398,300 @@ func atoi(s string) (int, bool) {
 	return n, true
 }
 
-func classifyNode(raw *RawNode, dra *draNode, cat *catalog.Catalog, opts Options) (Node, *Problem, bool) {
+// classified is what classifyNode makes of one raw node.
+type classified struct {
+	node Node
+	// problem is a device count the node's status gets wrong: the node is
+	// kept, its counts 0.
+	problem *Problem
+	// accelerated is false for a node with no accelerator and no pin,
+	// which the inventory only counts (OtherNodes).
+	accelerated bool
+}
+
+// classifyNode types one node and counts its devices, in phases: what
+// its labels say (GPU Feature Discovery's, else the providers' and the
+// catalog's), what its ResourceSlices say, the pin in CUE over both; then
+// the type's description, the device counts, what pods use, and notes on
+// what to do.
+func classifyNode(raw *RawNode, dra *draNode, cat *catalog.Catalog, opts Options) classified {
+	r := newNodeReading(raw, cat)
+	r.detectType(opts)
+	r.readDRA(dra)
+	if _, pinned := opts.Pins[r.n.Name]; !pinned && r.class == nil && r.n.Vendor == "" && r.res.capacity == 0 {
+		return classified{}
+	}
+	r.applyPin(opts.Pins)
+	r.describeType()
+	r.countDevices()
+	r.readUsage()
+	problem := r.distrustBadCounts()
+	r.advise()
+	return classified{node: r.n, problem: problem, accelerated: true}
+}
+
+// nodeReading carries one node through classifyNode's phases.
+type nodeReading struct {
+	raw    *RawNode
+	labels map[string]string
+	res    resources
+	cat    *catalog.Catalog
+	n      Node
+	class  *catalog.Class
+	// derivedAlloc is the allocatable count the labels imply, for
+	// snapshots without status; -1 when they imply none.
+	derivedAlloc int
+	// devices are the node's ResourceSlices' devices, when it has some;
+	// from says which gave the class: "labels" or "ResourceSlices".
+	devices *draNode
+	from    string
+}
+
+// newNodeReading starts a node: its name, status, resources, and the
+// taints that say something about its devices.
+func newNodeReading(raw *RawNode, cat *catalog.Catalog) *nodeReading {
 	labels := raw.Metadata.Labels
 	res := readResources(raw)
-	n := Node{Name: raw.Metadata.Name, Status: nodeStatus(raw), Sharing: Exclusive, Resource: res.resource, labels: labels}
-	n.cpuMilli, n.memBytes = nodeResources(raw)
+	r := &nodeReading{raw: raw, labels: labels, res: res, cat: cat, derivedAlloc: -1, from: "labels",
+		n: Node{Name: raw.Metadata.Name, Status: nodeStatus(raw), Sharing: Exclusive, Resource: res.resource, labels: labels}}
+	r.n.cpuMilli, r.n.memBytes = nodeResources(raw)
 	for _, t := range raw.Spec.Taints {
 		// node.kubernetes.io/ taints (not-ready, unschedulable, pressure)
 		// come and go with the node's state; profiles never tolerate them.
 		if (t.Effect == "NoSchedule" || t.Effect == "NoExecute") && !strings.HasPrefix(t.Key, "node.kubernetes.io/") &&
 			!strings.HasPrefix(t.Key, "node.cloudprovider.kubernetes.io/") {
-			n.Taints = append(n.Taints, t)
+			r.n.Taints = append(r.n.Taints, t)
 		}
 	}
+	return r
+}
 
-	var class *catalog.Class
-	derivedAlloc := -1 // what GFD labels imply, for snapshots without status
-	mig := readMIG(labels, res)
+// detectType reads the node's type, vendor, count and sharing from its
+// labels: GPU Feature Discovery's product (or MIG labels), else what the
+// providers' and the catalog's labels say.
+func (r *nodeReading) detectType(opts Options) {
+	mig := readMIG(r.labels, r.res)
+	if r.labels[lblProduct] != "" || len(mig.profiles) > 0 {
+		r.class, r.derivedAlloc = classifyGFD(&r.n, r.labels, mig, r.res, r.cat)
+		r.n.Vendor = "nvidia"
+		return
+	}
+	n, res := &r.n, r.res
+	d := detectByLabels(r.labels, r.cat)
+	if d.class == nil && opts.TypeLabel != "" {
+		if c, ok := r.cat.Get(r.labels[opts.TypeLabel]); ok {
+			d.class, d.model, d.types = c, "", nil
+			d.why = fmt.Sprintf("type from %s=%s", opts.TypeLabel, c.ID)
+			if pool := r.labels[labelKarpenterNodePool]; pool != "" {
+				d.why += fmt.Sprintf(", as NodePool %s launched it", pool)
+			}
+		}
+	}
+	r.class = d.class
+	n.Types = d.types
+	n.Model = d.model
 	switch {
-	case labels[lblProduct] != "" || len(mig.profiles) > 0:
-		class, derivedAlloc = classifyGFD(&n, labels, mig, res, cat)
-		n.Vendor = "nvidia"
+	case r.class != nil:
+		n.Vendor = r.class.Vendor
+	case d.vendor != "":
+		n.Vendor = d.vendor
 	default:
-		d := detectByLabels(labels, cat)
-		if d.class == nil && opts.TypeLabel != "" {
-			if c, ok := cat.Get(labels[opts.TypeLabel]); ok {
-				d.class, d.model, d.types = c, "", nil
-				d.why = fmt.Sprintf("type from %s=%s", opts.TypeLabel, c.ID)
-				if pool := labels[labelKarpenterNodePool]; pool != "" {
-					d.why += fmt.Sprintf(", as NodePool %s launched it", pool)
-				}
-			}
-		}
-		class = d.class
-		n.Types = d.types
-		n.Model = d.model
-		switch {
-		case class != nil:
-			n.Vendor = class.Vendor
-		case d.vendor != "":
-			n.Vendor = d.vendor
-		default:
-			n.Vendor = res.vendor
-		}
-		n.Count = res.capacity
-		if n.Count == 0 {
-			n.Count = d.count
-			derivedAlloc = d.count
-		}
-		if d.why != "" {
-			n.Notes = append(n.Notes, d.why)
-		}
-		if mode, why := mig.mode(); mode != "" && (n.Vendor == "nvidia" || n.Vendor == "") {
-			// MIG without GFD's product: the capacity, the MIG manager's
-			// config or single-strategy device labels say so.
-			n.Vendor = "nvidia"
-			n.Sharing = mode
-			n.MIGDevices = mig.devices()
-			if mode == MIGMixed {
-				// Whole GPUs are what nvidia.com/gpu offers beside the
-				// slices; the GPUs cut into slices are not reported.
-				n.Count = res.whole
-				if res.capacity == 0 {
-					derivedAlloc = 0
-					for _, c := range n.MIGDevices {
-						derivedAlloc += c
-					}
-				}
-			}
-			n.Notes = append(n.Notes, migNote(mode, why, n.MIGDevices, mig))
-		}
-		if n.Sharing == Exclusive {
-			// Sharing that no GFD label states: the provider's labels,
-			// AMD's partitions, a shared resource.
-			n.readSharing(labels, res, class)
-		}
+		n.Vendor = res.vendor
 	}
-	from := "labels"
-	var devices *draNode
-	if dra != nil && len(dra.groups) > 0 {
-		class = n.applyDRA(dra, class)
-		devices, from = dra, "ResourceSlices"
-	} else if dra != nil {
-		n.Notes = append(n.Notes, dra.notes...)
+	n.Count = res.capacity
+	if n.Count == 0 {
+		n.Count = d.count
+		r.derivedAlloc = d.count
 	}
-	if class == nil && n.Vendor == "" && res.capacity == 0 {
-		if _, pinned := opts.Pins[n.Name]; !pinned {
-			return Node{}, nil, false
-		}
+	if d.why != "" {
+		n.Notes = append(n.Notes, d.why)
 	}
-	if id, ok := opts.Pins[n.Name]; ok {
-		if pin, ok := cat.Get(id); ok {
-			if class != nil && class.ID != id {
-				n.Notes = append(n.Notes, fmt.Sprintf("%s say %s; the pin wins", from, class.ID))
-			}
-			class = pin
-			n.Vendor = pin.Vendor
-			n.Pinned = true
-			n.Notes = append(n.Notes, "type pinned in CUE (cluster.nodes)")
-		}
+	r.readMIGWithoutGFD(mig)
+	if n.Sharing == Exclusive {
+		// Sharing that no GFD label states: the provider's labels,
+		// AMD's partitions, a shared resource.
+		n.readSharing(r.labels, res, r.class)
 	}
+}
 
+// readMIGWithoutGFD reads MIG without GFD's product: the capacity, the
+// MIG manager's config or single-strategy device labels say so.
+func (r *nodeReading) readMIGWithoutGFD(mig migSignals) {
+	n := &r.n
+	mode, why := mig.mode()
+	if mode == "" || (n.Vendor != "nvidia" && n.Vendor != "") {
+		return
+	}
+	n.Vendor = "nvidia"
+	n.Sharing = mode
+	n.MIGDevices = mig.devices()
+	if mode == MIGMixed {
+		// Whole GPUs are what nvidia.com/gpu offers beside the
+		// slices; the GPUs cut into slices are not reported.
+		n.Count = r.res.whole
+		if r.res.capacity == 0 {
+			r.derivedAlloc = 0
+			for _, c := range n.MIGDevices {
+				r.derivedAlloc += c
+			}
+		}
+	}
+	n.Notes = append(n.Notes, migNote(mode, why, n.MIGDevices, mig))
+}
+
+// readDRA reads the devices the node's ResourceSlices publish, which
+// type it over its labels.
+func (r *nodeReading) readDRA(dra *draNode) {
 	switch {
-	case class != nil:
-		n.AcceleratorType = class.ID
-		n.DisplayName = class.DisplayName
-		n.Architecture = class.Architecture
-		n.MemoryGB = class.MemoryGB
+	case dra != nil && len(dra.groups) > 0:
+		r.class = r.n.applyDRA(dra, r.class)
+		r.devices, r.from = dra, "ResourceSlices"
+	case dra != nil:
+		r.n.Notes = append(r.n.Notes, dra.notes...)
+	}
+}
+
+// applyPin types a node pinned in CUE (cluster.nodes) by its pin, over
+// what its labels or slices say.
+func (r *nodeReading) applyPin(pins map[string]string) {
+	id, ok := pins[r.n.Name]
+	if !ok {
+		return
+	}
+	pin, ok := r.cat.Get(id)
+	if !ok {
+		return
+	}
+	if r.class != nil && r.class.ID != id {
+		r.n.Notes = append(r.n.Notes, fmt.Sprintf("%s say %s; the pin wins", r.from, r.class.ID))
+	}
+	r.class = pin
+	r.n.Vendor = pin.Vendor
+	r.n.Pinned = true
+	r.n.Notes = append(r.n.Notes, "type pinned in CUE (cluster.nodes)")
+}
+
+// describeType sets the node's type and what the node view shows of it:
+// the class's, the mixed types', the slices' device, or an unknown
+// type's vendor, model and memory.
+func (r *nodeReading) describeType() {
+	n := &r.n
+	switch {
+	case r.class != nil:
+		n.AcceleratorType = r.class.ID
+		n.DisplayName = r.class.DisplayName
+		n.Architecture = r.class.Architecture
+		n.MemoryGB = r.class.MemoryGB
 		n.Types = nil
 		n.Model = ""
 	case len(n.Types) > 0:
 		n.Model = ""
 		n.AcceleratorType = TypeMixed
-		n.DisplayName = mixedDisplayName(n.Types, cat)
-	case devices != nil:
-		g := &devices.groups[0]
+		n.DisplayName = mixedDisplayName(n.Types, r.cat)
+	case r.devices != nil:
+		g := &r.devices.groups[0]
 		n.AcceleratorType, n.DisplayName, n.MemoryGB = TypeUnknown, g.DisplayName, g.MemoryGB
 	default:
 		n.AcceleratorType = TypeUnknown
 		n.DisplayName = unknownDisplayName(n.Vendor, n.Model, n.Resource)
-		if mib, ok := memoryMiB(labels[lblMemory]); ok && n.Sharing != MIGSingle && mib > 0 {
+		if mib, ok := memoryMiB(r.labels[lblMemory]); ok && n.Sharing != MIGSingle && mib > 0 {
 			n.MemoryGB = int(math.Round(float64(mib) * (1 << 20) / 1e9))
 		}
 	}
+}
 
+// countDevices sets what is allocatable: the status's, else the
+// capacity, else what the labels imply; a node with ResourceSlices and no
+// device plugin has its slices' devices.
+func (r *nodeReading) countDevices() {
+	n, res := &r.n, r.res
 	switch {
 	case res.allocatable >= 0:
 		n.Allocatable = res.allocatable
 	case res.capacity > 0:
 		n.Allocatable = res.capacity
-	case derivedAlloc >= 0:
-		n.Allocatable = derivedAlloc
+	case r.derivedAlloc >= 0:
+		n.Allocatable = r.derivedAlloc
 	}
-	if devices != nil {
-		total := 0
-		for _, g := range devices.groups {
-			total += g.Devices
-		}
-		if plugin := res.resource != "" || res.allocatable > 0; plugin {
-			n.Notes = append(n.Notes, fmt.Sprintf("a device plugin (%s) and the DRA driver both publish this node's devices: one could be given twice; allocatable is the device plugin's", n.Resource))
-		} else {
-			n.Allocatable = total
-		}
+	if r.devices == nil {
+		return
 	}
-	if t := strings.TrimSpace(labels[LabelTPUTopology]); t != "" && n.Vendor == "google" {
+	total := 0
+	for _, g := range r.devices.groups {
+		total += g.Devices
+	}
+	if plugin := res.resource != "" || res.allocatable > 0; plugin {
+		n.Notes = append(n.Notes, fmt.Sprintf("a device plugin (%s) and the DRA driver both publish this node's devices: one could be given twice; allocatable is the device plugin's", n.Resource))
+	} else {
+		n.Allocatable = total
+	}
+}
+
+// readUsage reads a TPU node's slice topology and what accelc's pod
+// count annotated as in use, in all and per namespace.
+func (r *nodeReading) readUsage() {
+	n := &r.n
+	if t := strings.TrimSpace(r.labels[LabelTPUTopology]); t != "" && n.Vendor == "google" {
 		n.Topology = t
 		n.Notes = append(n.Notes, tpuNote(t, n.Count))
 	}
-	if v, ok := raw.Metadata.Annotations[AnnotationInUse]; ok {
+	annotations := r.raw.Metadata.Annotations
+	if v, ok := annotations[AnnotationInUse]; ok {
 		n.InUse, _ = atoi(v)
 	}
-	if v, ok := raw.Metadata.Annotations[AnnotationInUseBy]; ok {
-		var by map[string]int
-		if json.Unmarshal([]byte(v), &by) == nil {
-			for ns, c := range by {
-				if c > 0 && c <= MaxDevices {
-					if n.InUseBy == nil {
-						n.InUseBy = map[string]int{}
-					}
-					n.InUseBy[ns] = c
-				}
+	v, ok := annotations[AnnotationInUseBy]
+	if !ok {
+		return
+	}
+	var by map[string]int
+	if json.Unmarshal([]byte(v), &by) != nil {
+		return
+	}
+	for ns, c := range by {
+		if c > 0 && c <= MaxDevices {
+			if n.InUseBy == nil {
+				n.InUseBy = map[string]int{}
 			}
+			n.InUseBy[ns] = c
 		}
 	}
-	var problem *Problem
-	if len(res.bad) > 0 {
-		// One bad count sinks the node's counts, not the run.
-		n.Count, n.Allocatable, n.InUse, n.InUseBy, n.MIGDevices = 0, 0, 0, nil, nil
-		why := strings.Join(res.bad, ", ")
-		n.Notes = append(n.Notes, "device counts not trusted ("+why+"): counted as 0 available")
-		problem = &Problem{Node: n.Name, Item: -1, Kept: true, Reason: fmt.Sprintf(
-			"%s: not a device count (a whole number from 0 to %d); check the node's device plugin", why, MaxDevices)}
+}
+
+// distrustBadCounts zeroes a node's counts when one of its device counts
+// is not a count: one bad count sinks the node's counts, not the run.
+func (r *nodeReading) distrustBadCounts() *Problem {
+	if len(r.res.bad) == 0 {
+		return nil
 	}
+	n := &r.n
+	n.Count, n.Allocatable, n.InUse, n.InUseBy, n.MIGDevices = 0, 0, 0, nil, nil
+	why := strings.Join(r.res.bad, ", ")
+	n.Notes = append(n.Notes, "device counts not trusted ("+why+"): counted as 0 available")
+	return &Problem{Node: n.Name, Item: -1, Kept: true, Reason: fmt.Sprintf(
+		"%s: not a device count (a whole number from 0 to %d); check the node's device plugin", why, MaxDevices)}
+}
+
+// advise adds the notes on what the counts and the type leave the node
+// view to say: nothing allocatable, no count, mixed or unknown types.
+func (r *nodeReading) advise() {
+	n := &r.n
 	if n.Allocatable == 0 && (n.Count > 0 || len(n.MIGDevices) > 0) {
 		n.Notes = append(n.Notes, "0 allocatable: not counted as available")
 	}
-	if n.Count == 0 && n.Allocatable == 0 && res.capacity == 0 && n.Sharing != MIGSingle {
+	if n.Count == 0 && n.Allocatable == 0 && r.res.capacity == 0 && n.Sharing != MIGSingle {
 		n.Notes = append(n.Notes, "device count unknown: no gpu.count label and no capacity in the snapshot")
 	}
 	switch {
-	case n.AcceleratorType == TypeMixed && devices != nil:
-		n.Notes = append(n.Notes, fmt.Sprintf("devices of %d types, each classified from its ResourceSlice: a DRA claim gets a type's devices through its DeviceClass; a node selector on the type label cannot tell them apart", len(devices.groups)))
+	case n.AcceleratorType == TypeMixed && r.devices != nil:
+		n.Notes = append(n.Notes, fmt.Sprintf("devices of %d types, each classified from its ResourceSlice: a DRA claim gets a type's devices through its DeviceClass; a node selector on the type label cannot tell them apart", len(r.devices.groups)))
 	case n.AcceleratorType == TypeMixed:
 		n.Notes = append(n.Notes, "devices of more than one type on one node: a profile cannot tell which a pod gets; make the node's devices alike, or pin the type in cluster.nodes")
-	case class == nil && devices != nil:
-		n.Notes = append(n.Notes, draAdvice(devices.groups[0].Driver, n.Model))
-	case class == nil:
+	case r.class == nil && r.devices != nil:
+		n.Notes = append(n.Notes, draAdvice(r.devices.groups[0].Driver, n.Model))
+	case r.class == nil:
 		// Last, so the node view can show it as what to do.
-		n.Notes = append(n.Notes, unknownAdvice(n.Vendor, labels))
+		n.Notes = append(n.Notes, unknownAdvice(n.Vendor, r.labels))
 	}
-	return n, problem, true
 }
 
 func nodeResources(raw *RawNode) (cpuMilli, memBytes int64) {
@@ -624,34 +728,58 @@ func nodeStatus(raw *RawNode) string {
 // when the product is not in the catalog) and the allocatable count the
 // labels imply, for snapshots without node status.
 func classifyGFD(n *Node, labels map[string]string, mig migSignals, res resources, cat *catalog.Catalog) (*catalog.Class, int) {
-	product := labels[lblProduct]
-	productKey := lblProduct
-	if product == "" {
-		// Some MIG mixed nodes carry only per-profile labels.
-		for _, p := range mig.profiles {
-			productKey = "nvidia.com/mig-" + p + ".product"
-			if product = labels[productKey]; product != "" {
-				break
-			}
-		}
-	}
+	product, productKey := gfdProduct(labels, mig)
 	p := ParseGFDProduct(product)
 	if productKey != lblProduct {
 		// A per-profile product names its MIG profile: the node is mixed.
 		p.MIGProfile, p.MIGInvalid = "", false
 	}
+	derived := readGFDSharing(n, labels, p, mig, res)
+	if mig.config != "" && !mig.configEnabled() && mig.config != "all-disabled" {
+		n.Notes = append(n.Notes, fmt.Sprintf("%s=%s failed to apply (%s=%s): the GPUs' MIG state is not known; see the MIG manager's log", lblMIGConfig, mig.config, lblMIGConfigState, mig.state))
+	}
+	if count, _ := atoi(labels[lblCount]); count == 0 && n.Sharing == Exclusive && res.capacity > 0 {
+		n.Count = res.capacity
+	}
+	if product == "" {
+		n.Notes = append([]string{"no " + lblProduct + " label: GPU Feature Discovery's product is missing"}, n.Notes...)
+		return nil, derived
+	}
+	return gfdClass(n, labels, p, product, productKey, cat), derived
+}
+
+// gfdProduct is GFD's product label and its key: nvidia.com/gpu.product,
+// or on a MIG mixed node that carries only per-profile labels, the first
+// profile's.
+func gfdProduct(labels map[string]string, mig migSignals) (product, key string) {
+	if product := labels[lblProduct]; product != "" {
+		return product, lblProduct
+	}
+	key = lblProduct
+	for _, p := range mig.profiles {
+		key = "nvidia.com/mig-" + p + ".product"
+		if product = labels[key]; product != "" {
+			break
+		}
+	}
+	return product, key
+}
+
+// readGFDSharing reads the node's GPU count and how its GPUs are shared
+// (MIG single or mixed, time-slicing, MPS) from GFD's labels, and returns
+// the allocatable count they imply.
+func readGFDSharing(n *Node, labels map[string]string, p GFDProduct, mig migSignals, res resources) int {
 	count, _ := atoi(labels[lblCount])
 	replicas, _ := atoi(labels[lblReplicas])
 	n.Count = count
 	derived := count
-
 	migMode, migWhy := mig.mode()
 	switch {
 	case p.MIGInvalid:
 		n.Sharing = MIGSingle
 		n.Count = 0
 		derived = 0
-		n.Notes = append(n.Notes, fmt.Sprintf("MIG layout invalid (%s=%s): GFD reports 0 devices; fix the node's nvidia.com/mig.config", lblProduct, product))
+		n.Notes = append(n.Notes, fmt.Sprintf("MIG layout invalid (%s=%s): GFD reports 0 devices; fix the node's nvidia.com/mig.config", lblProduct, labels[lblProduct]))
 	case p.MIGProfile != "":
 		n.Sharing = MIGSingle
 		n.MIGDevices = map[string]int{p.MIGProfile: count}
@@ -678,33 +806,36 @@ func classifyGFD(n *Node, labels map[string]string, mig migSignals, res resource
 		}
 		n.Notes = append(n.Notes, migNote(MIGSingle, migWhy, n.MIGDevices, mig))
 	case replicas > 1 || p.Shared || res.shared > 0:
-		n.Sharing = TimeSliced
-		if labels[lblStrategy] == "mps" {
-			n.Sharing = MPS
-		}
-		if replicas > 1 {
-			n.Replicas = replicas
-			derived = count * replicas
-			if count == 0 && res.shared > 0 && res.shared%replicas == 0 {
-				// No gpu.count: the shared resource is GPUs × replicas.
-				n.Count = res.shared / replicas
-			}
-		}
-		if res.shared > 0 {
-			n.Notes = append(n.Notes, "renameByDefault: GPUs advertised as nvidia.com/gpu.shared")
-		}
+		derived = readReplicas(n, labels, count, replicas, res, derived)
 	}
-	if mig.config != "" && !mig.configEnabled() && mig.config != "all-disabled" {
-		n.Notes = append(n.Notes, fmt.Sprintf("%s=%s failed to apply (%s=%s): the GPUs' MIG state is not known; see the MIG manager's log", lblMIGConfig, mig.config, lblMIGConfigState, mig.state))
-	}
-	if count == 0 && n.Sharing == Exclusive && res.capacity > 0 {
-		n.Count = res.capacity
-	}
-	if product == "" {
-		n.Notes = append([]string{"no " + lblProduct + " label: GPU Feature Discovery's product is missing"}, n.Notes...)
-		return nil, derived
-	}
+	return derived
+}
 
+// readReplicas reads time-sliced or MPS GPUs: each advertised as
+// replicas devices, renamed nvidia.com/gpu.shared or not.
+func readReplicas(n *Node, labels map[string]string, count, replicas int, res resources, derived int) int {
+	n.Sharing = TimeSliced
+	if labels[lblStrategy] == "mps" {
+		n.Sharing = MPS
+	}
+	if replicas > 1 {
+		n.Replicas = replicas
+		derived = count * replicas
+		if count == 0 && res.shared > 0 && res.shared%replicas == 0 {
+			// No gpu.count: the shared resource is GPUs × replicas.
+			n.Count = res.shared / replicas
+		}
+	}
+	if res.shared > 0 {
+		n.Notes = append(n.Notes, "renameByDefault: GPUs advertised as nvidia.com/gpu.shared")
+	}
+	return derived
+}
+
+// gfdClass looks GFD's product up in the catalog (by the catalog's
+// identifiedBy, by model and memory, or as a vGPU type of a board), and
+// notes first how the type was found.
+func gfdClass(n *Node, labels map[string]string, p GFDProduct, product, productKey string, cat *catalog.Catalog) *catalog.Class {
 	vgpu, isVGPU := parseVGPU(p.Base)
 	class, by := cat.ByLabel(lblProduct, p.Base)
 	why := ""
@@ -715,18 +846,20 @@ func classifyGFD(n *Node, labels map[string]string, mig migSignals, res resource
 	case !by:
 		class, why = matchByModel(cat, p.Base, labels[lblMemory], lblMemory, n.Sharing == MIGSingle)
 	}
+	var how string
 	switch {
 	case isVGPU && class != nil:
-		n.Notes = append([]string{fmt.Sprintf("type from %s=%s, a vGPU type of that board: %s", productKey, product, why)}, n.Notes...)
+		how = fmt.Sprintf("type from %s=%s, a vGPU type of that board: %s", productKey, product, why)
 	case isVGPU:
-		n.Notes = append([]string{fmt.Sprintf("%s=%s is a vGPU type of a board the catalog does not name (%s)", productKey, product, why)}, n.Notes...)
+		how = fmt.Sprintf("%s=%s is a vGPU type of a board the catalog does not name (%s)", productKey, product, why)
 	case class != nil && by:
-		n.Notes = append([]string{fmt.Sprintf("type from %s=%s", productKey, product)}, n.Notes...)
+		how = fmt.Sprintf("type from %s=%s", productKey, product)
 	case class != nil:
-		n.Notes = append([]string{fmt.Sprintf("type from %s=%s by %s; the value is not in the catalog: add it to the class's identifiedBy", productKey, product, why)}, n.Notes...)
+		how = fmt.Sprintf("type from %s=%s by %s; the value is not in the catalog: add it to the class's identifiedBy", productKey, product, why)
 	default:
-		n.Notes = append([]string{fmt.Sprintf("%s=%s is not in the catalog (%s)", productKey, product, why)}, n.Notes...)
+		how = fmt.Sprintf("%s=%s is not in the catalog (%s)", productKey, product, why)
 	}
+	n.Notes = append([]string{how}, n.Notes...)
 	switch {
 	case isVGPU:
 		if n.Sharing == Exclusive {
@@ -736,7 +869,7 @@ func classifyGFD(n *Node, labels map[string]string, mig migSignals, res resource
 	case vgpuGuest(labels):
 		n.Notes = append(n.Notes, fmt.Sprintf("GPU Feature Discovery marks a vGPU guest, but %s=%s names no vGPU type: counted as whole GPUs", lblProduct, product))
 	}
-	return class, derived
+	return class
 }
 
 // GFDProduct is a parsed nvidia.com/gpu.product value.
@@ -865,9 +998,9 @@ func unknownAdvice(vendor string, labels map[string]string) string {
 	case vendor == "nvidia" && labels[lblProduct] == "":
 		return "no GPU Feature Discovery labels: install the GPU Operator (or GFD), or pin the type in cluster.nodes"
 	case vendor == "nvidia":
-		return "add the product to a class's identifiedBy, or pin the type in cluster.nodes"
+		return fmt.Sprintf("the product %s=%s is not in the catalog: add it to a class's identifiedBy %s, or pin the type in cluster.nodes", lblProduct, labels[lblProduct], lblProduct)
 	case vendor == "google" && labels[lblTPUAccelerator] != "":
-		return "add the TPU version to a class's identifiedBy " + lblTPUAccelerator + ", or pin the type in cluster.nodes"
+		return fmt.Sprintf("the TPU version %s=%s is not in the catalog: add it to a class's identifiedBy %s, or pin the type in cluster.nodes", lblTPUAccelerator, labels[lblTPUAccelerator], lblTPUAccelerator)
 	case vendor == "google":
 		return "no " + lblTPUAccelerator + " label names the TPU version: pin the type in cluster.nodes"
 	case vendor == "aws":

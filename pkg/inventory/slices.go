@@ -566,94 +566,151 @@ func currentDevices(all []ResourceSlice, nodes map[string]bool) (map[string][]dr
 // whole GPUs, MIG devices (and the GPUs their names say they are cut
 // from), AMD partitions (and the GPUs their profile says they make).
 func groupDevices(entries []draEntry, notes []string, cat *catalog.Catalog) *draNode {
+	g := newDeviceGrouping(entries, cat)
+	for _, e := range entries {
+		g.add(e)
+	}
 	dn := &draNode{notes: notes}
-	type groupKey struct{ driver, class, model string }
-	groups := map[groupKey]*DRADevices{}
-	var order []groupKey
-	parents := map[groupKey]map[string]bool{} // GPUs of MIG devices, per group
-	whole := map[string]bool{}                // NVIDIA's whole GPUs, by name
+	for _, k := range g.sorted() {
+		dg := g.countGPUs(k)
+		if dg.partial {
+			dn.notes = append(dn.notes, fmt.Sprintf("%s partitions whose profile does not say how many make a GPU (%s): their GPUs are not counted", dg.DisplayName, migList(dg.Partitions)))
+		}
+		dn.groups = append(dn.groups, *dg)
+		if dn.vendor == "" {
+			dn.vendor = vendorOfDriver(dg.Driver)
+		}
+	}
+	dn.notes = append(dn.notes, g.notes()...)
+	slices.Sort(dn.notes)
+	return dn
+}
+
+// groupKey is a group of a node's devices: one class of one driver, or
+// for devices the catalog does not know, one model.
+type groupKey struct{ driver, class, model string }
+
+// deviceGrouping carries a node's devices through groupDevices' phases.
+type deviceGrouping struct {
+	cat     *catalog.Catalog
+	groups  map[groupKey]*DRADevices
+	order   []groupKey
+	parents map[groupKey]map[string]bool // GPUs of MIG devices, per group
+	whole   map[string]bool              // NVIDIA's whole GPUs, by name
+	migged  map[string]bool              // whole GPUs whose MIG devices are published too
+	// placements count, per driver and profile, the places where a
+	// dynamic driver may cut a device; vfio the passthrough devices and
+	// orphans the MIG devices whose GPU their name does not give.
+	placements    map[string]map[string]int
+	vfio, orphans int
+}
+
+// newDeviceGrouping notes NVIDIA's whole GPUs and which of them are
+// published beside their MIG devices.
+func newDeviceGrouping(entries []draEntry, cat *catalog.Catalog) *deviceGrouping {
+	g := &deviceGrouping{cat: cat, groups: map[groupKey]*DRADevices{}, parents: map[groupKey]map[string]bool{},
+		whole: map[string]bool{}, migged: map[string]bool{}, placements: map[string]map[string]int{}}
 	for _, e := range entries {
 		if e.driver == DriverNVIDIA && e.kind == draWhole {
-			whole[e.dev.Name] = true
+			g.whole[e.dev.Name] = true
 		}
 	}
-	migged := map[string]bool{} // whole GPUs whose MIG devices are published too
 	for _, e := range entries {
-		if m := migParent().FindStringSubmatch(e.dev.Name); e.driver == DriverNVIDIA && e.kind == draSlice && m != nil && whole[m[1]] {
-			migged[m[1]] = true
+		if m := migParent().FindStringSubmatch(e.dev.Name); e.driver == DriverNVIDIA && e.kind == draSlice && m != nil && g.whole[m[1]] {
+			g.migged[m[1]] = true
 		}
 	}
-	vfio, placements, orphans := 0, map[string]map[string]int{}, 0
-	for _, e := range entries {
-		switch e.kind {
-		case draVFIO:
-			vfio++
-			continue
-		case draPlacement:
-			profile := e.dev.str("profile")
-			if e.driver == DriverAMD {
-				profile = e.dev.str("computePartition") + "_" + e.dev.str("memoryPartition")
-			}
-			if placements[e.driver] == nil {
-				placements[e.driver] = map[string]int{}
-			}
-			placements[e.driver][profile]++
-			continue
+	return g
+}
+
+// add counts one device: a passthrough device or a placement aside, else
+// in its group.
+func (g *deviceGrouping) add(e draEntry) {
+	switch e.kind {
+	case draVFIO:
+		g.vfio++
+		return
+	case draPlacement:
+		profile := e.dev.str("profile")
+		if e.driver == DriverAMD {
+			profile = e.dev.str("computePartition") + "_" + e.dev.str("memoryPartition")
 		}
-		class, model, why := classifyDevice(e.driver, e.dev, e.kind, cat)
-		k := groupKey{driver: e.driver, model: model}
-		if class != nil {
-			k = groupKey{driver: e.driver, class: class.ID}
+		if g.placements[e.driver] == nil {
+			g.placements[e.driver] = map[string]int{}
 		}
-		g := groups[k]
-		if g == nil {
-			g = &DRADevices{Driver: e.driver, class: class, why: why}
-			if class != nil {
-				g.AcceleratorType, g.DisplayName, g.MemoryGB = class.ID, class.DisplayName, class.MemoryGB
-			} else {
-				g.AcceleratorType, g.Model = TypeUnknown, model
-				g.DisplayName = "GPU - type unknown (ResourceSlices say " + cmp.Or(model, "no productName") + ")"
-			}
-			groups[k] = g
-			order = append(order, k)
-		}
-		switch {
-		case e.kind == draWhole:
-			g.GPUs++
-			if migged[e.dev.Name] {
-				// Published whole beside its MIG devices
-				// (kubernetes-sigs/dra-driver-nvidia-gpu#719): its MIG
-				// devices are what a claim can get.
-				continue
-			}
-			g.Devices++
-			if gb := int((e.dev.memoryBytes() + 5e8) / 1e9); gb > 0 && g.MemoryGB == 0 {
-				g.MemoryGB = gb
-			}
-		case e.driver == DriverAMD:
-			g.Devices++
-			if g.Partitions == nil {
-				g.Partitions = map[string]int{}
-			}
-			g.Partitions[cmp.Or(e.dev.str("partitionProfile"), "unknown")]++
-		default:
-			g.Devices++
-			if g.MIGDevices == nil {
-				g.MIGDevices = map[string]int{}
-			}
-			g.MIGDevices[cmp.Or(e.dev.str("profile"), "unknown")]++
-			switch m := migParent().FindStringSubmatch(e.dev.Name); {
-			case m == nil:
-				orphans++
-			case !whole[m[1]]:
-				if parents[k] == nil {
-					parents[k] = map[string]bool{}
-				}
-				parents[k][m[1]] = true
-			}
-		}
+		g.placements[e.driver][profile]++
+		return
 	}
-	slices.SortFunc(order, func(a, b groupKey) int {
+	k, dg := g.group(e)
+	switch {
+	case e.kind == draWhole:
+		dg.GPUs++
+		if g.migged[e.dev.Name] {
+			// Published whole beside its MIG devices
+			// (kubernetes-sigs/dra-driver-nvidia-gpu#719): its MIG
+			// devices are what a claim can get.
+			return
+		}
+		dg.Devices++
+		if gb := int((e.dev.memoryBytes() + 5e8) / 1e9); gb > 0 && dg.MemoryGB == 0 {
+			dg.MemoryGB = gb
+		}
+	case e.driver == DriverAMD:
+		dg.Devices++
+		if dg.Partitions == nil {
+			dg.Partitions = map[string]int{}
+		}
+		dg.Partitions[cmp.Or(e.dev.str("partitionProfile"), "unknown")]++
+	default:
+		g.addMIGDevice(k, dg, e)
+	}
+}
+
+// group is the group of a device, by its class (or model), made the
+// first time.
+func (g *deviceGrouping) group(e draEntry) (groupKey, *DRADevices) {
+	class, model, why := classifyDevice(e.driver, e.dev, e.kind, g.cat)
+	k := groupKey{driver: e.driver, model: model}
+	if class != nil {
+		k = groupKey{driver: e.driver, class: class.ID}
+	}
+	if dg := g.groups[k]; dg != nil {
+		return k, dg
+	}
+	dg := &DRADevices{Driver: e.driver, class: class, why: why}
+	if class != nil {
+		dg.AcceleratorType, dg.DisplayName, dg.MemoryGB = class.ID, class.DisplayName, class.MemoryGB
+	} else {
+		dg.AcceleratorType, dg.Model = TypeUnknown, model
+		dg.DisplayName = "GPU - type unknown (ResourceSlices say " + cmp.Or(model, "no productName") + ")"
+	}
+	g.groups[k] = dg
+	g.order = append(g.order, k)
+	return k, dg
+}
+
+// addMIGDevice counts a MIG device by profile, and the GPU its name says
+// it is cut from unless that GPU is published whole.
+func (g *deviceGrouping) addMIGDevice(k groupKey, dg *DRADevices, e draEntry) {
+	dg.Devices++
+	if dg.MIGDevices == nil {
+		dg.MIGDevices = map[string]int{}
+	}
+	dg.MIGDevices[cmp.Or(e.dev.str("profile"), "unknown")]++
+	switch m := migParent().FindStringSubmatch(e.dev.Name); {
+	case m == nil:
+		g.orphans++
+	case !g.whole[m[1]]:
+		if g.parents[k] == nil {
+			g.parents[k] = map[string]bool{}
+		}
+		g.parents[k][m[1]] = true
+	}
+}
+
+// sorted are the groups, known classes first, by class, model and driver.
+func (g *deviceGrouping) sorted() []groupKey {
+	slices.SortFunc(g.order, func(a, b groupKey) int {
 		if ua, ub := a.class == "", b.class == ""; ua != ub {
 			if ua {
 				return 1
@@ -662,31 +719,34 @@ func groupDevices(entries []draEntry, notes []string, cat *catalog.Catalog) *dra
 		}
 		return cmp.Or(strings.Compare(a.class, b.class), strings.Compare(a.model, b.model), strings.Compare(a.driver, b.driver))
 	})
-	for _, k := range order {
-		g := groups[k]
-		g.GPUs += len(parents[k])
-		for profile, n := range g.Partitions {
-			if per := partitionsPerGPU(profile, g.class); per > 0 {
-				g.GPUs += (n + per - 1) / per
-			} else {
-				g.partial = true
-			}
-		}
-		if g.partial {
-			dn.notes = append(dn.notes, fmt.Sprintf("%s partitions whose profile does not say how many make a GPU (%s): their GPUs are not counted", g.DisplayName, migList(g.Partitions)))
-		}
-		dn.groups = append(dn.groups, *g)
-		if dn.vendor == "" {
-			dn.vendor = vendorOfDriver(g.Driver)
+	return g.order
+}
+
+// countGPUs adds to a group's GPUs those its MIG devices and partitions
+// are cut from.
+func (g *deviceGrouping) countGPUs(k groupKey) *DRADevices {
+	dg := g.groups[k]
+	dg.GPUs += len(g.parents[k])
+	for profile, n := range dg.Partitions {
+		if per := partitionsPerGPU(profile, dg.class); per > 0 {
+			dg.GPUs += (n + per - 1) / per
+		} else {
+			dg.partial = true
 		}
 	}
-	for gpu := range migged {
-		dn.notes = append(dn.notes, fmt.Sprintf("%s is published both whole and as MIG devices (kubernetes-sigs/dra-driver-nvidia-gpu#719): counted as its MIG devices", gpu))
+	return dg
+}
+
+// notes say what was not counted, or counted otherwise than published.
+func (g *deviceGrouping) notes() []string {
+	var notes []string
+	for gpu := range g.migged {
+		notes = append(notes, fmt.Sprintf("%s is published both whole and as MIG devices (kubernetes-sigs/dra-driver-nvidia-gpu#719): counted as its MIG devices", gpu))
 	}
-	if orphans > 0 {
-		dn.notes = append(dn.notes, fmt.Sprintf("%d MIG devices whose GPU their name does not give: their GPUs are not counted", orphans))
+	if g.orphans > 0 {
+		notes = append(notes, fmt.Sprintf("%d MIG devices whose GPU their name does not give: their GPUs are not counted", g.orphans))
 	}
-	for driver, byProfile := range placements {
+	for driver, byProfile := range g.placements {
 		total := 0
 		for _, n := range byProfile {
 			total += n
@@ -695,13 +755,12 @@ func groupDevices(entries []draEntry, notes []string, cat *catalog.Catalog) *dra
 		if driver == DriverAMD {
 			what = "synthetic partitions: the driver partitions a GPU as the claim it is given for asks"
 		}
-		dn.notes = append(dn.notes, fmt.Sprintf("%s (%d placements of %s): counted as whole GPUs", what, total, strings.Join(slices.Sorted(maps.Keys(byProfile)), ", ")))
+		notes = append(notes, fmt.Sprintf("%s (%d placements of %s): counted as whole GPUs", what, total, strings.Join(slices.Sorted(maps.Keys(byProfile)), ", ")))
 	}
-	if vfio > 0 {
-		dn.notes = append(dn.notes, fmt.Sprintf("%d devices for passthrough to VMs (type vfio): not counted", vfio))
+	if g.vfio > 0 {
+		notes = append(notes, fmt.Sprintf("%d devices for passthrough to VMs (type vfio): not counted", g.vfio))
 	}
-	slices.Sort(dn.notes)
-	return dn
+	return notes
 }
 
 func vendorOfDriver(driver string) string {
