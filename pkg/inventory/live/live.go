@@ -110,10 +110,6 @@ func read(ctx context.Context, opts Options, m method) (*inventory.Snapshot, err
 	rl.c = rc
 	snap := &inventory.Snapshot{Source: &inventory.Source{Cluster: clusterName, TakenAt: time.Now().UTC().Truncate(time.Second)}}
 
-	type sliceResult struct {
-		slices []inventory.ResourceSlice
-		err    error
-	}
 	resourceSlices := make(chan sliceResult, 1)
 	go func() {
 		s, err := listSlices(ctx, rl)
@@ -122,10 +118,6 @@ func read(ctx context.Context, opts Options, m method) (*inventory.Snapshot, err
 
 	// Nodes and pods are listed at once: on a large cluster the pods take
 	// longest.
-	type podResult struct {
-		inUse map[string]map[string]int // node → namespace → devices
-		err   error
-	}
 	pods := make(chan podResult, 1)
 	if !opts.SkipPods {
 		go func() {
@@ -138,7 +130,34 @@ func read(ctx context.Context, opts Options, m method) (*inventory.Snapshot, err
 		return nil, wrap(err)
 	}
 	snap.Nodes = nodes
-	sr := <-resourceSlices
+	if err := addSlices(snap, <-resourceSlices, secrets); err != nil {
+		return nil, wrap(err)
+	}
+	if opts.SkipPods {
+		return snap, nil
+	}
+	if err := addInUse(snap, <-pods, secrets); err != nil {
+		return nil, wrap(err)
+	}
+	return snap, nil
+}
+
+// sliceResult is the listing of the ResourceSlices.
+type sliceResult struct {
+	slices []inventory.ResourceSlice
+	err    error
+}
+
+// podResult is the listing of the pods: what they use per node.
+type podResult struct {
+	inUse map[string]map[string]int // node → namespace → devices
+	err   error
+}
+
+// addSlices puts the listed ResourceSlices in the snapshot, or a warning
+// where the cluster does not serve them or may not list them; another
+// error is the listing's.
+func addSlices(snap *inventory.Snapshot, sr sliceResult, secrets []string) error {
 	switch {
 	case sr.err == nil:
 		snap.Slices = sr.slices
@@ -148,12 +167,15 @@ func read(ctx context.Context, opts Options, m method) (*inventory.Snapshot, err
 		snap.Warnings = append(snap.Warnings, safeurl.Redact(fmt.Sprintf(
 			"may not list resourceslices (RBAC: verb list on resourceslices in API group resource.k8s.io, cluster-wide): nodes are classified by their labels; %v", sr.err), secrets...))
 	default:
-		return nil, wrap(sr.err)
+		return sr.err
 	}
-	if opts.SkipPods {
-		return snap, nil
-	}
-	pr := <-pods
+	return nil
+}
+
+// addInUse annotates the snapshot's nodes with what the pods use, or
+// warns, first, where it may not list pods; another error is the
+// listing's.
+func addInUse(snap *inventory.Snapshot, pr podResult, secrets []string) error {
 	switch {
 	case pr.err == nil:
 		snap.Source.PodsCounted = true
@@ -168,9 +190,9 @@ func read(ctx context.Context, opts Options, m method) (*inventory.Snapshot, err
 		snap.Warnings = append([]string{safeurl.Redact(fmt.Sprintf(
 			"may not list pods in all namespaces (RBAC: verb list on pods, cluster-wide): GPUs in use are not counted; %v", pr.err), secrets...)}, snap.Warnings...)
 	default:
-		return nil, wrap(pr.err)
+		return pr.err
 	}
-	return snap, nil
+	return nil
 }
 
 // restConfig resolves the kubeconfig the way kubectl does. secrets are
