@@ -24,7 +24,10 @@ the file:line:col it is about; warnings go to stderr and do not fail.
 
 --explain prints, for a configuration that vets, what its settings do to
 each team: under fair sharing, how many idle devices of each type a team
-may borrow from its cohort and at what weight against the others'.`,
+may borrow from its cohort and at what weight against the others'; for
+a profile with provisioning, which of its flavors wait for the
+autoscaler's ProvisioningRequest and which NodePools the capacity comes
+from.`,
 		Args:              maxArgs(1),
 		ValidArgsFunction: completeClusterDir,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -32,7 +35,7 @@ may borrow from its cohort and at what weight against the others'.`,
 			if err != nil || !explain {
 				return err
 			}
-			notes := res.Model.FairShareNotes()
+			notes := append(res.Model.FairShareNotes(), res.Model.ProvisioningNotes()...)
 			if len(notes) == 0 {
 				_, err := fmt.Fprintln(stdout, "nothing to explain: no team or cohort sets fairShare, so Kueue lends idle devices first come, first served")
 				return err
@@ -45,7 +48,7 @@ may borrow from its cohort and at what weight against the others'.`,
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&explain, "explain", false, "print what the settings do to each team (fair-share weights and what each team may borrow)")
+	cmd.Flags().BoolVar(&explain, "explain", false, "print what the settings do to each team (fair-share weights and what each team may borrow, ProvisioningRequests before admission)")
 	inv.bind(cmd, true)
 	return cmd
 }

@@ -192,8 +192,7 @@ func (m *Model) ProvisioningNotes() []Diagnostic {
 				}
 			}
 			which := strings.Join(m.keyNames(flavors), " and ")
-			msg := fmt.Sprintf("%s's %s jobs wait, before Kueue admits them on %s, for the autoscaler's %s ProvisioningRequest for their pods (%s); capacity from NodePool %s",
-				t.Name, p.Name, which, short, provisioningEffect(class), strings.Join(pools, ", "))
+			msg := fmt.Sprintf("%s's %s jobs wait, before Kueue admits them on %s, for a %s ProvisioningRequest for their pods: %s", t.Name, p.Name, which, short, provisioningEffect(class))
 			if !all {
 				var rest []string
 				for _, id := range m.QueueFlavors(t, p) {
@@ -203,7 +202,8 @@ func (m *Model) ProvisioningNotes() []Diagnostic {
 				}
 				msg += fmt.Sprintf("; on %s they are admitted without one", strings.Join(m.keyNames(rest), " and "))
 			}
-			msg += ". Karpenter does not answer ProvisioningRequests: cluster-autoscaler (--enable-provisioning-requests) or the provider's must, else Kueue retries and then deactivates the job"
+			msg += fmt.Sprintf(". Capacity from NodePool %s, which Karpenter grows for pending pods, not for ProvisioningRequests: cluster-autoscaler (--enable-provisioning-requests) or the provider's must answer them, else Kueue asks again up to %d times, then deactivates the job",
+				strings.Join(pools, ", "), a.Provisioning.retries())
 			out = append(out, Diagnostic{Severity: Note, Path: p.path.Key("provisioning"), Msg: msg})
 		}
 	}
@@ -214,15 +214,24 @@ func (m *Model) ProvisioningNotes() []Diagnostic {
 	return out
 }
 
-// provisioningEffect says what a class's request does once it succeeds.
+// provisioningEffect says what a class's request does.
 func provisioningEffect(class string) string {
 	switch class {
 	case CheckCapacityClass:
-		return "it succeeds once they fit on nodes there are, and books the room"
+		return "it succeeds once they fit on the nodes there are, and books them the room; it launches no node"
 	case AtomicScaleUpClass:
-		return "it succeeds once nodes for all of them are added, none if not all can be"
+		return "the autoscaler adds nodes for all of them or for none"
 	}
-	return "what the class does is its autoscaler's"
+	return "what it does is the class's autoscaler's"
+}
+
+// retries is how many times Kueue asks again after a failed request
+// (its default, 3, unless retry says).
+func (p *Provisioning) retries() int32 {
+	if p.Retry != nil && p.Retry.BackoffLimitCount != nil {
+		return *p.Retry.BackoffLimitCount
+	}
+	return 3
 }
 
 // keyNames are quota keys' devices for people (keyName), in order.

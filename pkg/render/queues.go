@@ -66,6 +66,7 @@ func quotaObjects(m *compile.Model, inv *inventory.Inventory) ([]Object, error) 
 	out = append(out, cfg)
 	out = append(out, declaredCohorts(m)...)
 	out = append(out, topologies(m)...)
+	out = append(out, provisioningObjects(m)...)
 	flavors := map[string]bool{}
 	for _, t := range teams {
 		for id := range t.Quota {
@@ -350,6 +351,7 @@ func profileClusterQueue(m *compile.Model, t *compile.Team, p *compile.Profile) 
 		},
 		ResourceGroups: groups,
 	}
+	spec.AdmissionChecksStrategy = provisioningChecks(m, t, p)
 	return Object{
 		Dir: "queues", Source: []string{"profiles", p.Name},
 		Body: &clusterQueue{
@@ -488,6 +490,9 @@ type (
 		Preemption        *queuePreemption      `json:"preemption,omitempty"`
 		QueueingStrategy  string                `json:"queueingStrategy"`
 		ResourceGroups    []resourceGroup       `json:"resourceGroups"`
+
+		// AdmissionChecksStrategy: the provisioning check (provisioning.go).
+		AdmissionChecksStrategy *admissionChecksStrategy `json:"admissionChecksStrategy,omitempty"`
 	}
 	flavorFungibility struct {
 		WhenCanBorrow  string `json:"whenCanBorrow"`
