@@ -17,7 +17,7 @@ import (
 	"github.com/accelc/accelc/pkg/compile"
 )
 
-// Exit codes (DESIGN.md): 0 ok, 1 the input is wrong, 2 usage error,
+// Exit codes (docs/cli.md): 0 ok, 1 the input is wrong, 2 usage error,
 // 3 an outside system failed.
 const (
 	exitOK      = 0
@@ -98,6 +98,8 @@ objects that apply it all once ` + "`accelc push`" + ` has published it.`,
 		newCostCmd(stdout, stderr),
 		newServeCmd(stdout, stderr),
 		newVersionCmd(stdout),
+		newInitCmd(stdout, stderr),
+		newTypesCmd(stdout),
 	)
 	bindLimits(root)
 	root.CompletionOptions.HiddenDefaultCmd = true

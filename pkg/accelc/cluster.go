@@ -114,6 +114,7 @@ func Cluster(ctx context.Context, dir string, opts Options) (*Result, error) {
 	if inv != nil {
 		res.Inventory, res.InventoryFrom = inv, from
 	}
+	res.Diagnostics = append(res.Diagnostics, readWorkerNodes(dir, m)...)
 	if inv != nil && !opts.SkipCheck {
 		var errs compile.Errors
 		for _, d := range m.Check(inv) {

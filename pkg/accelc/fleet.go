@@ -47,6 +47,7 @@ func Fleet(ctx context.Context, fleet string, opts Options) ([]FleetCluster, err
 		})
 	}
 	wg.Wait()
+	checkFleetMultiKueue(out)
 	return out, nil
 }
 

@@ -14,7 +14,8 @@ import (
 // warnings, things that render fine but will not behave as the admin
 // likely expects, and errors: a pool or MIG config that targets no node.
 func (m *Model) Check(inv *inventory.Inventory) []Diagnostic {
-	var out []Diagnostic
+	inv = m.FleetInventory(inv) // a MultiKueue manager's capacity is its workers'
+	out := m.CheckWorkerNodes()
 	warn := func(at Path, format string, args ...any) {
 		out = append(out, Diagnostic{Severity: Warning, Path: at, Msg: fmt.Sprintf(format, args...)})
 	}

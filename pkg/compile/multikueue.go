@@ -280,3 +280,21 @@ func (m *Model) queueTypes(t *Team, p *Profile) []string {
 	}
 	return out
 }
+
+// FleetInventory is, on a manager whose workers' nodes were read, its own
+// nodes and its workers': the capacity its queues hold quota of, whose
+// CPU and memory per device its Cohorts hold beside the devices. inv
+// itself elsewhere.
+func (m *Model) FleetInventory(inv *inventory.Inventory) *inventory.Inventory {
+	if !m.IsMultiKueueManager() || len(m.Cluster.MultiKueue.WorkerNodes) == 0 {
+		return inv
+	}
+	out := &inventory.Inventory{Source: inv.Source, OtherNodes: inv.OtherNodes}
+	out.Nodes = append(out.Nodes, inv.Nodes...)
+	for _, name := range slices.Sorted(maps.Keys(m.Cluster.MultiKueue.WorkerNodes)) {
+		w := m.Cluster.MultiKueue.WorkerNodes[name]
+		out.Nodes = append(out.Nodes, w.Nodes...)
+		out.OtherNodes += w.OtherNodes
+	}
+	return out
+}

@@ -65,9 +65,20 @@ func ReadCases(clusterDir string) (*Cases, error) {
 	if err != nil {
 		return nil, err
 	}
+	lines, err := checkCasesShape(p, b)
+	if err != nil {
+		return nil, err
+	}
 	var c Cases
 	if err := yaml.UnmarshalStrict(b, &c); err != nil {
-		return nil, fmt.Errorf("%s: %w", p, err)
+		return nil, fmt.Errorf("%s: %w (see %s)", p, err, CasesDoc)
+	}
+	// at is the file and line of case i, for the errors below.
+	at := func(i int) string {
+		if i < len(lines) {
+			return fmt.Sprintf("%s:%d", p, lines[i])
+		}
+		return p
 	}
 	known := map[string]bool{}
 	for _, n := range policyNames() {
@@ -75,26 +86,26 @@ func ReadCases(clusterDir string) (*Cases, error) {
 	}
 	for i, tc := range c.Cases {
 		if tc.Name == "" || tc.Object == "" {
-			return nil, fmt.Errorf("%s: cases[%d]: give name and object", p, i)
+			return nil, fmt.Errorf("%s: cases[%d]: give name and object (see %s)", at(i), i, CasesDoc)
 		}
 		for _, k := range tc.Deny {
 			if !known[k] {
-				return nil, fmt.Errorf("%s: case %s: deny names %s, not an accelc policy (%s)", p, tc.Name, k, strings.Join(policyNames(), ", "))
+				return nil, fmt.Errorf("%s: case %s: deny names %s, not an accelc policy (%s)", at(i), tc.Name, k, strings.Join(policyNames(), ", "))
 			}
 		}
 		switch {
 		case tc.Operation != "" && tc.Operation != "CREATE" && tc.Operation != "UPDATE":
-			return nil, fmt.Errorf("%s: case %s: operation %s: use CREATE or UPDATE", p, tc.Name, tc.Operation)
+			return nil, fmt.Errorf("%s: case %s: operation %s: use CREATE or UPDATE", at(i), tc.Name, tc.Operation)
 		case tc.Operation != "UPDATE" && (tc.OldObject != "" || tc.SubResource != ""):
-			return nil, fmt.Errorf("%s: case %s: oldObject and subResource are an UPDATE's: add operation: UPDATE", p, tc.Name)
+			return nil, fmt.Errorf("%s: case %s: oldObject and subResource are an UPDATE's: add operation: UPDATE", at(i), tc.Name)
 		case tc.Operation == "UPDATE" && tc.Mutate:
-			return nil, fmt.Errorf("%s: case %s: an UPDATE is judged as written (the object as stored, changed): drop mutate", p, tc.Name)
+			return nil, fmt.Errorf("%s: case %s: an UPDATE is judged as written (the object as stored, changed): drop mutate", at(i), tc.Name)
 		case tc.SubResource != "" && tc.SubResource != "ephemeralcontainers":
-			return nil, fmt.Errorf("%s: case %s: subResource %s: accelc's policies judge pods/ephemeralcontainers only", p, tc.Name, tc.SubResource)
+			return nil, fmt.Errorf("%s: case %s: subResource %s: accelc's policies judge pods/ephemeralcontainers only", at(i), tc.Name, tc.SubResource)
 		}
 		if tc.Message != "" {
 			if _, err := regexp.Compile(tc.Message); err != nil {
-				return nil, fmt.Errorf("%s: case %s: message: %w", p, tc.Name, err)
+				return nil, fmt.Errorf("%s: case %s: message: %w", at(i), tc.Name, err)
 			}
 		}
 	}

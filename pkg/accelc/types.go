@@ -1,0 +1,69 @@
+package accelc
+
+import (
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/accelc/accelc/pkg/catalog"
+)
+
+// TypeInfo is one built-in accelerator class as `accelc types` lists it:
+// what it is and how accelc recognises a node that has it.
+type TypeInfo struct {
+	ID          string `json:"id"`
+	DisplayName string `json:"displayName"`
+	Vendor      string `json:"vendor"`
+	Model       string `json:"model"`
+	// Family is the architecture (Hopper, CDNA 3, Trillium…).
+	Family   string `json:"family"`
+	MemoryGB int    `json:"memoryGB"`
+	// Resource is the extended resource its device plugin offers.
+	Resource string `json:"resource"`
+	// Labels are the node labels, and their values, that name the class.
+	Labels []TypeLabel `json:"labels"`
+	// PCI is the vendor:device ids Node Feature Discovery reports, which
+	// the rendered NodeFeatureRule matches; NoPCI says why there are none.
+	PCI   []string `json:"pci,omitempty"`
+	NoPCI string   `json:"noPCI,omitempty"`
+}
+
+// TypeLabel is one label key and the values of it that name a class.
+type TypeLabel struct {
+	Key    string   `json:"key"`
+	Values []string `json:"values"`
+}
+
+// Types lists the built-in accelerator classes, by id, of the vendors
+// given (all when none).
+func Types(vendors ...string) ([]TypeInfo, error) {
+	cat, err := catalog.Builtin()
+	if err != nil {
+		return nil, err
+	}
+	var out []TypeInfo
+	for _, c := range cat.Classes() {
+		if len(vendors) > 0 && !slices.Contains(vendors, c.Vendor) {
+			continue
+		}
+		t := TypeInfo{
+			ID: c.ID, DisplayName: c.DisplayName, Vendor: c.Vendor, Model: c.Model,
+			Family: c.Architecture, MemoryGB: c.MemoryGB, Resource: c.ResourceName, NoPCI: c.NoPCIDeviceIDs,
+		}
+		for _, k := range slices.Sorted(func(yield func(string) bool) {
+			for k := range c.IdentifiedBy {
+				if !yield(k) {
+					return
+				}
+			}
+		}) {
+			t.Labels = append(t.Labels, TypeLabel{Key: k, Values: slices.Clone(c.IdentifiedBy[k])})
+		}
+		for _, id := range c.PCIDeviceIDs {
+			t.PCI = append(t.PCI, c.PCIVendor()+":"+strings.ToLower(id))
+		}
+		out = append(out, t)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out, nil
+}
