@@ -19,7 +19,7 @@ func builtin(t testing.TB) *catalog.Catalog {
 }
 
 // TestRealNodes classifies the verbatim label sets of real clusters
-// (testdata/nodes/real-nodes-sample.json, copied from shared/testdata).
+// (testdata/nodes/real-nodes-sample.json; docs/hardware.md says what it holds).
 func TestRealNodes(t *testing.T) {
 	raw, problems, err := inventory.ReadFile("../../testdata/nodes/real-nodes-sample.json")
 	require.NoError(t, err)

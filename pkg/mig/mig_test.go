@@ -16,7 +16,7 @@ import (
 type layout = map[string]int
 
 // TestGeometry checks layouts on each MIG-capable model against the
-// placement rules of NVIDIA's MIG user guide (reference/ecosystem.md §2.4):
+// placement rules of NVIDIA's MIG user guide (docs/hardware.md, MIG geometry):
 // what fits, what does not, and the names each model uses.
 func TestGeometry(t *testing.T) {
 	geo, err := mig.Builtin()

@@ -8,7 +8,7 @@ import (
 )
 
 // Resource and label names of the NVIDIA device plugin and GPU Feature
-// Discovery (reference/ecosystem.md §1).
+// Discovery (docs/hardware.md, NVIDIA's labels and resources).
 const (
 	resGPU    = "nvidia.com/gpu"
 	migPrefix = "nvidia.com/mig-"
