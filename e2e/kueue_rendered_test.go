@@ -175,7 +175,8 @@ func startRenderedQueues(t *testing.T, s *suite, example string, kinds []string)
 
 	begin := time.Now()
 	s.cp = controlplane.Start(t, controlplane.WithScheduler())
-	kq := s.cp.StartKueue(t, controlplane.KueueOptions{Namespaces: namespaces, Fragment: []byte(fragment)})
+	// Queues that wait for a ProvisioningRequest need the API to be served.
+	kq := s.cp.StartKueue(t, controlplane.KueueOptions{Namespaces: namespaces, Fragment: []byte(fragment), ProvisioningRequests: slices.Contains(kinds, "AdmissionCheck")})
 	t.Logf("%s: control plane and Kueue up in %s, managing %v; Kueue's log: %s", example, time.Since(begin).Round(time.Millisecond), namespaces, kq.LogPath())
 	s.connect(t)
 

@@ -131,6 +131,16 @@ else
 	mv "$tmp" "$kq"
 fi
 echo "e2e-tools: $kq/manager: Kueue $KUEUE_VERSION, $(find "$kq/crds" -name '*.yaml' | wc -l) CRDs"
+# cluster-autoscaler's ProvisioningRequest CRD, for the tests of Kueue's
+# provisioning admission check: from the autoscaler apis module at the
+# version Kueue's go.mod requires (tools/kueue's module graph pins it).
+prq="$kq/autoscaler/autoscaling.x-k8s.io_provisioningrequests.yaml"
+if [ ! -f "$prq" ]; then
+	ca=$(cd tools/kueue && $GO list -m -f '{{.Dir}}' k8s.io/autoscaler/cluster-autoscaler/apis)
+	mkdir -p "$kq/autoscaler"
+	install -m 0644 "$ca/config/crd/autoscaling.x-k8s.io_provisioningrequests.yaml" "$prq"
+fi
+echo "e2e-tools: $prq: $(cd tools/kueue && $GO list -m k8s.io/autoscaler/cluster-autoscaler/apis)"
 
 # Flux's source-controller and kustomize-controller, and all their CRDs,
 # from the modules whose API accelc renders with (accelc's go.mod requires

@@ -49,6 +49,11 @@ const (
 	kueueMetricsCertDir = "/etc/kueue/metrics/certs"
 
 	kueueStartTimeout = 3 * time.Minute
+
+	// ProvisioningRequestCRD is cluster-autoscaler's ProvisioningRequest
+	// CRD in the Kueue directory, from k8s.io/autoscaler/cluster-autoscaler/apis
+	// at the version Kueue's go.mod requires (hack/e2e-tools.sh copies it).
+	ProvisioningRequestCRD = "autoscaler/autoscaling.x-k8s.io_provisioningrequests.yaml"
 )
 
 // kueueConversionCRDs are the CRDs Kueue's kustomization gives a conversion
@@ -71,6 +76,11 @@ type KueueOptions struct {
 	// merged into the manager's Configuration as an admin merges it: its
 	// top-level fields replace the defaults' and Namespaces'.
 	Fragment []byte
+	// ProvisioningRequests installs cluster-autoscaler's ProvisioningRequest
+	// CRD (autoscaling.x-k8s.io/v1) before the manager starts: Kueue runs
+	// its provisioning admission-check controller only where the API
+	// serves them when it starts.
+	ProvisioningRequests bool
 }
 
 // Kueue is Kueue's controller manager running out of cluster against a
@@ -174,6 +184,13 @@ func (cp *ControlPlane) startKueue(ctx context.Context, dir string, o KueueOptio
 	crds, err := kueueCRDs(dir, kq.webhook, cp.ca.certPEM)
 	if err != nil {
 		return nil, err
+	}
+	if o.ProvisioningRequests {
+		objs, err := ReadObjects(filepath.Join(dir, ProvisioningRequestCRD))
+		if err != nil {
+			return nil, fmt.Errorf("the ProvisioningRequest CRD (run `make e2e-tools`): %w", err)
+		}
+		crds = append(crds, objs...)
 	}
 	if err := applyCRDObjects(ctx, dyn, crds); err != nil {
 		return nil, fmt.Errorf("installing Kueue's CRDs: %w", err)
