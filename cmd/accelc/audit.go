@@ -1,14 +1,12 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 
 	"github.com/spf13/cobra"
 
 	"github.com/accelc/accelc/pkg/accelc"
-	"github.com/accelc/accelc/pkg/policytest"
 )
 
 func newAuditCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -39,16 +37,12 @@ violation.`,
 		ValidArgsFunction: completeClusterDir,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := dirArg(args)
-			res, err := loadCluster(cmd.Context(), dir, &inv, accelc.Options{Render: true}, stderr)
+			res, err := loadCluster(cmd.Context(), dir, &inv, accelc.Options{Stages: accelc.Rendered}, stderr)
 			if err != nil {
 				return err
 			}
-			src, _ := inv.source()
-			report, err := accelc.Audit(cmd.Context(), res, src, file)
+			report, err := accelc.Audit(cmd.Context(), res, inv.src, file)
 			if err != nil {
-				if ee := (*policytest.EngineError)(nil); errors.As(err, &ee) {
-					return policyErr(exitInput, err)
-				}
 				return libraryErr(err)
 			}
 			switch output.value {
@@ -67,9 +61,9 @@ violation.`,
 		},
 	}
 	inv.bind(cmd, true)
-	cmd.Flags().StringVar(&file, "workloads", "", "the workloads' snapshot, when they are not in the --inventory file (`accelc inventory snapshot --live --workloads`)")
+	cmd.Flags().StringVar(&file, "workloads", "", "the workloads' snapshot `FILE`, when they are not in the --inventory file (accelc inventory snapshot --live --workloads)")
 	_ = cmd.MarkFlagFilename("workloads", "json", "yaml", "yml")
-	output.register(cmd, "output", "o", "output format")
+	output.register(cmd)
 	failOn.register(cmd, "fail-on", "", "exit 1 when a workload would be: denied (deny), denied or warned about (warn), or has any violation (dryrun)")
 	return cmd
 }

@@ -16,7 +16,7 @@ import (
 // catalogOf loads a cluster and its inventory into the catalog document
 // every consumer reads.
 func catalogOf(cmd *cobra.Command, dir string, inv *inventoryFlags, stderr io.Writer) (*catalogdoc.Document, error) {
-	res, err := loadCluster(cmd.Context(), dir, inv, accelc.Options{}, stderr)
+	res, err := loadCluster(cmd.Context(), dir, inv, accelc.Options{Stages: accelc.Checked}, stderr)
 	if err != nil {
 		return nil, err
 	}
@@ -49,41 +49,47 @@ estimation services read.`,
 			if output.value != formatText {
 				return writeReport(stdout, output.value, doc)
 			}
-			tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-			// A profile over shared GPUs hands out slices or replicas: its
-			// rows say so, with the device's memory and share of the cost.
-			fmt.Fprintln(tw, "PROFILE\tTYPE\tDEVICE\tMEMORY\tARCHITECTURE\tBF16 TFLOPS\tCOST/HOUR\tAVAILABLE")
-			for _, p := range doc.Profiles {
-				name := p.Name
-				if !p.Enabled {
-					// The dashboard does not offer it; estimate and
-					// recommend leave it out.
-					name += " (disabled)"
-				}
-				if len(p.Types) == 0 {
-					fmt.Fprintf(tw, "%s\t(any)\tGPU\t-\t-\t-\t-\t%d\n", name, p.Available)
-				}
-				for _, t := range p.Types {
-					device, memory, cost := "GPU", t.Memory, t.CostPerHour
-					if d := t.Device; d != nil {
-						device, memory, cost = d.Name, fmt.Sprintf("%dGB", d.MemoryGB), d.CostPerHour
-					}
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\n", name, t.DisplayName, device, memory, t.Architecture,
-						orDash(t.BF16TFLOPS), costCell(cost), t.Available)
-				}
-			}
-			if err := tw.Flush(); err != nil {
-				return err
-			}
-			if err := writeGrowth(stdout, doc); err != nil {
-				return err
-			}
-			return writeQueues(stdout, doc)
+			return writeCatalog(stdout, doc)
 		},
 	}
 	inv.bind(cmd, true)
-	output.register(cmd, "output", "o", "output format")
+	output.register(cmd)
 	return cmd
+}
+
+// writeCatalog prints the catalog's profiles and types, then what
+// Karpenter may grow and the Kueue queues.
+func writeCatalog(w io.Writer, doc *catalogdoc.Document) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	// A profile over shared GPUs hands out slices or replicas: its rows
+	// say so, with the device's memory and share of the cost.
+	fmt.Fprintln(tw, "PROFILE\tTYPE\tDEVICE\tMEMORY\tARCHITECTURE\tBF16 TFLOPS\tCOST/HOUR\tAVAILABLE")
+	for _, p := range doc.Profiles {
+		name := p.Name
+		if !p.Enabled {
+			// The dashboard does not offer it; estimate and recommend
+			// leave it out.
+			name += " (disabled)"
+		}
+		if len(p.Types) == 0 {
+			fmt.Fprintf(tw, "%s\t(any)\tGPU\t-\t-\t-\t-\t%d\n", name, p.Available)
+		}
+		for _, t := range p.Types {
+			device, memory, cost := "GPU", t.Memory, t.CostPerHour
+			if d := t.Device; d != nil {
+				device, memory, cost = d.Name, fmt.Sprintf("%dGB", d.MemoryGB), d.CostPerHour
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\n", name, t.DisplayName, device, memory, t.Architecture,
+				orDash(t.BF16TFLOPS), costCell(cost), t.Available)
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if err := writeGrowth(w, doc); err != nil {
+		return err
+	}
+	return writeQueues(w, doc)
 }
 
 // writeGrowth prints, for the types Karpenter NodePools launch, which

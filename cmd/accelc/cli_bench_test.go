@@ -73,7 +73,7 @@ func BenchmarkCLI(b *testing.B) {
 		if err := os.WriteFile(nodes, nodegen.List(nodegen.Generated(5000)), 0o644); err != nil {
 			b.Fatal(err)
 		}
-		if code, _, stderr := runMain("render", "../../examples/clusters/hetero-prod", "--inventory", nodes, "-o", out); code != 0 {
+		if code, _, stderr := runMain("render", "../../examples/clusters/hetero-prod", "--inventory", nodes, "--output-dir", out); code != 0 {
 			b.Fatalf("render: exit %d: %s", code, stderr)
 		}
 		// GNU tar, sorted, no owners, zero times; gzip without a name or time.

@@ -84,10 +84,11 @@ func completeNodes(cmd *cobra.Command, _ []string, _ string) ([]string, cobra.Sh
 		dir, _ := cmd.Flags().GetString("config")
 		file = compile.DefaultInventory(firstNonEmpty(dir, "."))
 	}
-	snap, _, _, err := (&accelc.Source{File: file}).Snapshot(cmd.Context(), ".")
-	if err != nil || snap == nil {
+	read, err := (&accelc.Source{File: file}).Snapshot(cmd.Context(), ".")
+	if err != nil || read.Snapshot == nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
+	snap := read.Snapshot
 	out := make([]string, 0, len(snap.Nodes))
 	for i := range snap.Nodes {
 		out = append(out, snap.Nodes[i].Metadata.Name)

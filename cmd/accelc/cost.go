@@ -42,7 +42,7 @@ per accelerator type, and prices them at the catalog's costPerHour over
 			if hours <= 0 {
 				return usageErr("--hours %g: give a positive period", hours)
 			}
-			res, err := loadCluster(cmd.Context(), dirArg(args), &inv, accelc.Options{}, stderr)
+			res, err := loadCluster(cmd.Context(), dirArg(args), &inv, accelc.Options{Stages: accelc.Checked}, stderr)
 			if err != nil {
 				return err
 			}
@@ -55,44 +55,50 @@ per accelerator type, and prices them at the catalog's costPerHour over
 			} else if err != nil {
 				return err
 			}
-			switch output.value {
-			case formatJSON, formatYAML:
-				return writeReport(stdout, output.value, costReport{Hours: hours, Lines: lines})
-			case formatCSV:
-				w := csv.NewWriter(stdout)
-				_ = w.Write([]string{"team", "acceleratorType", "devices", "gpus", "gpuHours", "costPerHour", "cost"})
-				for _, l := range lines {
-					_ = w.Write([]string{l.Team, l.Type, strconv.Itoa(l.Devices), strconv.FormatFloat(l.GPUs, 'f', -1, 64), strconv.FormatFloat(l.GPUHours, 'f', 2, 64), optMoney(l.CostPerHour), optMoney(l.Cost)})
-				}
-				w.Flush()
-				return w.Error()
-			}
-			tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintf(tw, "TEAM\tACCELERATOR\tGPUS\tGPU-HOURS (%gh)\tCOST/HOUR\tCOST\tMONTHLY BUDGET\n", hours)
-			total := 0.0
-			for _, l := range lines {
-				budget := "-"
-				if l.Budget > 0 {
-					budget = "$" + strconv.FormatFloat(l.Budget, 'f', 2, 64)
-				}
-				// Slices and replicas are shares of GPUs: "2.67".
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", l.DisplayName, l.TypeName, strconv.FormatFloat(math.Round(l.GPUs*100)/100, 'f', -1, 64), strconv.FormatFloat(l.GPUHours, 'f', 0, 64),
-					costCell(l.CostPerHour), costCell(l.Cost), budget)
-				if l.Cost != nil {
-					total += *l.Cost
-				}
-			}
-			if err := tw.Flush(); err != nil {
-				return err
-			}
-			fmt.Fprintf(stdout, "\nTotal: $%.2f over %g hours at the GPUs held now.\n", total, hours)
-			return nil
+			return writeCost(stdout, output.value, hours, lines)
 		},
 	}
 	inv.bind(cmd, true)
-	output.register(cmd, "output", "o", "output format")
+	output.register(cmd)
 	cmd.Flags().Float64Var(&hours, "hours", 730, "the period to price, in hours (730: a month)")
 	return cmd
+}
+
+// writeCost prints the chargeback lines as a table with the total (text),
+// a csv, or the report.
+func writeCost(w io.Writer, format string, hours float64, lines []cost.Line) error {
+	switch format {
+	case formatJSON, formatYAML:
+		return writeReport(w, format, costReport{Hours: hours, Lines: lines})
+	case formatCSV:
+		cw := csv.NewWriter(w)
+		_ = cw.Write([]string{"team", "acceleratorType", "devices", "gpus", "gpuHours", "costPerHour", "cost"})
+		for _, l := range lines {
+			_ = cw.Write([]string{l.Team, l.Type, strconv.Itoa(l.Devices), strconv.FormatFloat(l.GPUs, 'f', -1, 64), strconv.FormatFloat(l.GPUHours, 'f', 2, 64), optMoney(l.CostPerHour), optMoney(l.Cost)})
+		}
+		cw.Flush()
+		return cw.Error()
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "TEAM\tACCELERATOR\tGPUS\tGPU-HOURS (%gh)\tCOST/HOUR\tCOST\tMONTHLY BUDGET\n", hours)
+	total := 0.0
+	for _, l := range lines {
+		budget := "-"
+		if l.Budget > 0 {
+			budget = "$" + strconv.FormatFloat(l.Budget, 'f', 2, 64)
+		}
+		// Slices and replicas are shares of GPUs: "2.67".
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", l.DisplayName, l.TypeName, strconv.FormatFloat(math.Round(l.GPUs*100)/100, 'f', -1, 64), strconv.FormatFloat(l.GPUHours, 'f', 0, 64),
+			costCell(l.CostPerHour), costCell(l.Cost), budget)
+		if l.Cost != nil {
+			total += *l.Cost
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\nTotal: $%.2f over %g hours at the GPUs held now.\n", total, hours)
+	return nil
 }
 
 func optMoney(v *float64) string {

@@ -1,11 +1,8 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
-	"os"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -14,20 +11,12 @@ import (
 	"github.com/accelc/accelc/pkg/render"
 )
 
-// diffReport is diff's -o json/yaml document.
-type diffReport struct {
-	Against string          `json:"against"`
-	Changes []render.Change `json:"changes"`
-}
-
 func newDiffCmd(stdout, stderr io.Writer) *cobra.Command {
 	var (
-		inv      inventoryFlags
-		output   = outputFormats(formatText, formatJSON, formatYAML)
-		against  string
-		insecure bool
-		maxSize  = byteSize(artifact.DefaultMaxSize)
-		maxFiles int
+		inv     inventoryFlags
+		output  = outputFormats(formatText, formatJSON, formatYAML)
+		opts    accelc.DiffOptions
+		maxSize = byteSize(artifact.DefaultMaxSize)
 	)
 	cmd := &cobra.Command{
 		Use:   "diff [CLUSTER_DIR] --against OUT_DIR|oci://HOST/REPO:TAG",
@@ -48,76 +37,42 @@ characters and bytes that are not UTF-8 escaped.`,
 		Args:              maxArgs(1),
 		ValidArgsFunction: completeClusterDir,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if against == "" {
-				return usageErr("--against is required: a previous output directory or oci://HOST/REPO:TAG")
+			opts.Limits.MaxSize = int64(maxSize)
+			if err := opts.Check(); err != nil {
+				return libraryErr(err)
 			}
-			if maxFiles <= 0 {
-				return usageErr("--max-artifact-files %d: give a count above 0", maxFiles)
+			if opts.Limits.MaxFiles <= 0 {
+				return usageErr("--max-artifact-files %d: give a count above 0", opts.Limits.MaxFiles)
 			}
-			res, err := loadCluster(cmd.Context(), dirArg(args), &inv, accelc.Options{Render: true}, stderr)
+			res, err := loadCluster(cmd.Context(), dirArg(args), &inv, accelc.Options{Stages: accelc.Rendered}, stderr)
 			if err != nil {
 				return err
 			}
-			tree := res.Tree
-			var old render.Tree
-			if strings.HasPrefix(against, "oci://") {
-				ref, err := artifact.ParseURL(against, insecure)
-				if err != nil {
-					return usageErr("--against: %v", err)
-				}
-				// Only the files the render has are held: the others are
-				// removals, listed by path.
-				files, err := artifact.Pull(cmd.Context(), ref, artifact.PushOptions{Insecure: insecure}, artifact.ReadOptions{
-					Limits: artifact.Limits{MaxSize: int64(maxSize), MaxFiles: maxFiles},
-					Keep:   func(p string) bool { _, ok := tree[p]; return ok },
-				})
-				var le *artifact.LimitError
-				if errors.As(err, &le) {
-					flag := "--max-artifact-size"
-					if le.Files {
-						flag = "--max-artifact-files"
-					}
-					return &exitError{exitOutside, fmt.Errorf("%w: if the artifact is what you expect, raise %s", err, flag)}
-				}
-				if err != nil {
-					return &exitError{exitOutside, err}
-				}
-				old = render.Tree(files)
-			} else {
-				if st, err := os.Stat(against); err != nil || !st.IsDir() {
-					return &exitError{exitInput, fmt.Errorf("--against %s: not a directory: give a previous `accelc render` output or oci://…", against)}
-				}
-				if old, err = render.LoadTree(against); err != nil {
-					return &exitError{exitInput, err}
-				}
-			}
-			changes, err := render.Diff(tree, old)
+			rep, err := accelc.Diff(cmd.Context(), res, opts)
 			if err != nil {
-				return &exitError{exitInput, err}
+				return libraryErr(err)
 			}
 			if output.value != formatText {
-				if changes == nil {
-					changes = []render.Change{}
-				}
-				err = writeReport(stdout, output.value, diffReport{Against: against, Changes: changes})
+				err = writeReport(stdout, output.value, rep)
 			} else {
-				err = render.WriteChanges(stdout, changes)
+				err = render.WriteChanges(stdout, rep.Changes)
 			}
 			if err != nil {
 				return err
 			}
-			if len(changes) > 0 {
-				return &exitError{exitInput, fmt.Errorf("%d file(s) would change against %s", len(changes), against)}
+			if len(rep.Changes) > 0 {
+				return &exitError{exitInput, fmt.Errorf("%d file(s) would change against %s", len(rep.Changes), opts.Against)}
 			}
 			return nil
 		},
 	}
 	inv.bind(cmd, true)
-	output.register(cmd, "output", "o", "output format")
+	output.register(cmd)
 	f := cmd.Flags()
-	f.StringVar(&against, "against", "", "previous output directory, or oci://HOST/REPO:TAG of the published artifact")
-	f.BoolVar(&insecure, "insecure", false, "allow plain HTTP to a registry that is not on loopback")
+	f.StringVar(&opts.Against, "against", "", "previous output directory, or oci://HOST/REPO:TAG of the published artifact")
+	_ = cmd.MarkFlagDirname("against")
+	f.BoolVar(&opts.Insecure, "insecure", false, "allow plain HTTP to a registry that is not on loopback")
 	f.Var(&maxSize, "max-artifact-size", "the most a pulled artifact's files may hold together, uncompressed (e.g. 64MiB, 1GiB)")
-	f.IntVar(&maxFiles, "max-artifact-files", artifact.DefaultMaxFiles, "the most entries (files and folders) a pulled artifact may hold")
+	f.IntVar(&opts.Limits.MaxFiles, "max-artifact-files", artifact.DefaultMaxFiles, "the most entries (files and folders) a pulled artifact may hold")
 	return cmd
 }

@@ -44,21 +44,8 @@ cost. A type with no throughput figure gets "no estimate", never a guess.`,
 		Args:              maxArgs(1),
 		ValidArgsFunction: completeClusterDir,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if params == "" || tokens == "" {
-				return usageErr("--params and --tokens are required: the model's size and the tokens it trains on, such as --params 7B --tokens 20B")
-			}
-			var err error
-			if t.Params, err = estimate.ParseCount(params); err != nil {
-				return usageErr("--params: %v", err)
-			}
-			if t.Tokens, err = estimate.ParseCount(tokens); err != nil {
-				return usageErr("--tokens: %v", err)
-			}
-			if t.MFU < 0 || t.MFU > 1 {
-				return usageErr("--mfu %g: give a share of peak between 0 and 1, such as 0.4", t.MFU)
-			}
-			if t.GPUs < 1 {
-				return usageErr("--gpus %d: give at least 1", t.GPUs)
+			if err := parseTraining(&t, params, tokens); err != nil {
+				return err
 			}
 			doc, err := catalogOf(cmd, dirArg(args), &inv, stderr)
 			if err != nil {
@@ -71,36 +58,12 @@ cost. A type with no throughput figure gets "no estimate", never a guess.`,
 					MemoryPerGPUGB: t.MemoryPerGPUGB(), Estimates: es,
 				})
 			}
-			fmt.Fprintf(stdout, "Training %s parameters on %s tokens (%s, %s, MFU %.2f unless measured):\n\n",
-				params, tokens, t.Precision, words.Plural(t.GPUs, "GPU"), mfuOf(t))
-			for i, e := range es {
-				mark := "✓"
-				if e.Hours == nil || !e.Fits {
-					mark = "✗"
-				}
-				line := mark + " " + e.String()
-				if i == 0 && e.Hours != nil && e.Fits {
-					line += " [FASTEST]"
-				}
-				fmt.Fprintln(stdout, line)
-			}
-			fmt.Fprintf(stdout, "\nAssumes 6 × params × tokens FLOPs and %d bytes per parameter for weights, gradients and Adam state (activations not counted).\n", estimate.BytesPerParam)
-			seen := map[string]bool{}
-			for _, e := range es {
-				name := e.TypeName
-				if e.Device != "" {
-					name += " · " + e.Device
-				}
-				if e.Hours != nil && !seen[name] {
-					seen[name] = true
-					fmt.Fprintf(stdout, "  %s: %s\n", name, e.Basis)
-				}
-			}
+			writeEstimates(stdout, params, tokens, t, es)
 			return nil
 		},
 	}
 	inv.bind(cmd, true)
-	output.register(cmd, "output", "o", "output format")
+	output.register(cmd)
 	f := cmd.Flags()
 	f.StringVar(&params, "params", "", "model parameters: 1.5B, 70B (required)")
 	f.StringVar(&tokens, "tokens", "", "training tokens: 2B, 1T (required)")
@@ -110,6 +73,58 @@ cost. A type with no throughput figure gets "no estimate", never a guess.`,
 	f.StringVar(&t.Model, "model", "", "model name, for training throughput measured in CUE (performance)")
 	_ = cmd.RegisterFlagCompletionFunc("precision", cobra.FixedCompletions([]string{"bf16", "fp16"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
+}
+
+// parseTraining reads --params and --tokens into t and checks --mfu and
+// --gpus.
+func parseTraining(t *estimate.Training, params, tokens string) error {
+	if params == "" || tokens == "" {
+		return usageErr("--params and --tokens are required: the model's size and the tokens it trains on, such as --params 7B --tokens 20B")
+	}
+	var err error
+	if t.Params, err = estimate.ParseCount(params); err != nil {
+		return usageErr("--params: %v", err)
+	}
+	if t.Tokens, err = estimate.ParseCount(tokens); err != nil {
+		return usageErr("--tokens: %v", err)
+	}
+	if t.MFU < 0 || t.MFU > 1 {
+		return usageErr("--mfu %g: give a share of peak between 0 and 1, such as 0.4", t.MFU)
+	}
+	if t.GPUs < 1 {
+		return usageErr("--gpus %d: give at least 1", t.GPUs)
+	}
+	return nil
+}
+
+// writeEstimates prints the estimates, fastest that fits marked, and the
+// basis of each type's figure.
+func writeEstimates(w io.Writer, params, tokens string, t estimate.Training, es []estimate.Estimate) {
+	fmt.Fprintf(w, "Training %s parameters on %s tokens (%s, %s, MFU %.2f unless measured):\n\n",
+		params, tokens, t.Precision, words.Plural(t.GPUs, "GPU"), mfuOf(t))
+	for i, e := range es {
+		mark := "✓"
+		if e.Hours == nil || !e.Fits {
+			mark = "✗"
+		}
+		line := mark + " " + e.String()
+		if i == 0 && e.Hours != nil && e.Fits {
+			line += " [FASTEST]"
+		}
+		fmt.Fprintln(w, line)
+	}
+	fmt.Fprintf(w, "\nAssumes 6 × params × tokens FLOPs and %d bytes per parameter for weights, gradients and Adam state (activations not counted).\n", estimate.BytesPerParam)
+	seen := map[string]bool{}
+	for _, e := range es {
+		name := e.TypeName
+		if e.Device != "" {
+			name += " · " + e.Device
+		}
+		if e.Hours != nil && !seen[name] {
+			seen[name] = true
+			fmt.Fprintf(w, "  %s: %s\n", name, e.Basis)
+		}
+	}
 }
 
 func mfuOf(t estimate.Training) float64 {

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 
@@ -49,13 +50,79 @@ func oneOf(def string, allowed ...string) *choice {
 	return &choice{value: def, allowed: allowed}
 }
 
-// outputFormats is the choice of -o/--output, the format of a command's
-// report: text by default, and "table", its name in earlier versions,
+// outputFlag is -o/--output, the format of a command's report, on every
+// command: text by default, and "table", its name in earlier versions,
 // still means text.
-func outputFormats(formats ...string) *choice {
-	c := oneOf(formatText, formats...)
-	c.aliases = map[string]string{"table": formatText}
-	return c
+//
+// render, inventory snapshot, inventory suggest and inventory nvml took a
+// path there before; they take it as --output-dir or --out-file now, and
+// for one release still take -o PATH, with a note. A value is a format
+// when it is one of the names -o takes on any command (text, json, yaml,
+// csv, table), even where this command does not take it; any other value
+// is a path. A path named like a format goes to --output-dir or
+// --out-file.
+type outputFlag struct {
+	choice
+	// pathFlag is the flag that takes the path -o took before; empty
+	// where -o never took one.
+	pathFlag string
+	// path is the deprecated -o PATH.
+	path string
+}
+
+// formatNames are every format -o takes on some command.
+var formatNames = []string{formatText, formatJSON, formatYAML, formatCSV, "table"}
+
+// outputFormats is -o/--output with these formats, the first the default.
+func outputFormats(formats ...string) *outputFlag {
+	o := &outputFlag{choice: *oneOf(formats[0], formats...)}
+	o.aliases = map[string]string{"table": formatText}
+	return o
+}
+
+// orPath lets -o take the path that flag takes now, deprecated.
+func (o *outputFlag) orPath(flag string) *outputFlag {
+	o.pathFlag = flag
+	return o
+}
+
+func (o *outputFlag) Set(s string) error {
+	if o.pathFlag != "" && !slices.Contains(formatNames, s) {
+		o.path = s
+		return nil
+	}
+	return o.choice.Set(s)
+}
+
+func (o *outputFlag) String() string {
+	if o.path != "" {
+		return o.path
+	}
+	return o.value
+}
+
+// movePath moves a deprecated -o PATH to its flag, whose value is to,
+// with a note on stderr; both at once is a usage error.
+func (o *outputFlag) movePath(stderr io.Writer, to *string) error {
+	if o.path == "" {
+		return nil
+	}
+	if *to != "" {
+		return usageErr("-o %s and --%s %s both name where to write: give --%s alone", o.path, o.pathFlag, *to, o.pathFlag)
+	}
+	fmt.Fprintf(stderr, "warning: -o PATH is deprecated: use --%s %s (-o takes a format now: %s)\n", o.pathFlag, o.path, strings.Join(o.allowed, ", "))
+	*to = o.path
+	return nil
+}
+
+// register adds -o/--output to cmd with its completion.
+func (o *outputFlag) register(cmd *cobra.Command) {
+	usage := "output format: " + strings.Join(o.allowed, "|")
+	if o.pathFlag != "" {
+		usage += " (-o PATH is deprecated: use --" + o.pathFlag + ")"
+	}
+	cmd.Flags().VarP(o, "output", "o", usage)
+	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(o.allowed, cobra.ShellCompDirectiveNoFileComp))
 }
 
 // register adds c to cmd as the flag name (shorthand short, may be empty)

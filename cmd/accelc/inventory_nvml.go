@@ -11,8 +11,9 @@ import (
 )
 
 func newInventoryNVMLCmd(stdout, stderr io.Writer) *cobra.Command {
-	var nodeName, output string
+	var nodeName, outFile string
 	format := oneOf(string(nvml.FormatReport), nvml.Formats...)
+	output := outputFormats(formatJSON, formatYAML).orPath("out-file")
 	cmd := &cobra.Command{
 		Use:   "nvml",
 		Short: "Report this GPU node's GPUs through NVML",
@@ -34,9 +35,13 @@ read. To make one snapshot of several nodes' files:
 Run it on the GPU node, as a Job or DaemonSet with the NVIDIA container
 runtime, and give it the node's name from the downward API (env NODE_NAME
 from spec.nodeName). It needs an accelc built with cgo ("make build-nvml")
-and the NVIDIA driver; without either it exits 3.`,
+and the NVIDIA driver; without either it exits 3. It writes to --out-file,
+else standard output, as JSON (-o yaml: YAML).`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := output.movePath(stderr, &outFile); err != nil {
+				return err
+			}
 			node, err := resolveNodeName(nodeName)
 			if err != nil {
 				return err
@@ -45,23 +50,23 @@ and the NVIDIA driver; without either it exits 3.`,
 			if err != nil {
 				return &exitError{exitOutside, err}
 			}
-			var buf bytes.Buffer
-			if err := report.Write(&buf, nvml.Format(format.value)); err != nil {
+			var doc, buf bytes.Buffer
+			if err := report.Write(&doc, nvml.Format(format.value)); err != nil {
 				return err
 			}
-			if output == "" {
-				_, err := stdout.Write(buf.Bytes())
+			if err := writeJSONAs(&buf, output.value, doc.Bytes()); err != nil {
 				return err
 			}
-			return writeFileAtomic(output, buf.Bytes())
+			return emit(stdout, stderr, outFile, buf.Bytes(), "")
 		},
 	}
 	cmd.Flags().StringVar(&nodeName, "node-name", "", "Kubernetes node name (default $NODE_NAME, else the host name)")
-	format.register(cmd, "format", "", "output format")
-	cmd.Flags().StringVarP(&output, "output", "o", "", "write the report to this file instead of stdout")
+	format.register(cmd, "format", "", "which document: the node report, or the Node alone")
+	output.register(cmd)
+	cmd.Flags().StringVar(&outFile, "out-file", "", "write the report to this file instead of stdout")
+	_ = cmd.MarkFlagFilename("out-file", "json", "yaml", "yml")
 	return cmd
 }
-
 // resolveNodeName picks the node name: the flag, else NODE_NAME (set
 // from the downward API), else the host name.
 func resolveNodeName(flag string) (string, error) {

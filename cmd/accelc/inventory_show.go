@@ -10,7 +10,6 @@ import (
 	"github.com/accelc/accelc/pkg/accelc"
 	"github.com/accelc/accelc/pkg/compile"
 	"github.com/accelc/accelc/pkg/inventory"
-	"github.com/accelc/accelc/pkg/render"
 )
 
 func newInventoryShowCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -19,8 +18,7 @@ func newInventoryShowCmd(stdout, stderr io.Writer) *cobra.Command {
 		output  = outputFormats(formatText, formatJSON, formatYAML, formatCSV)
 		groupBy = oneOf("", "type")
 		sortBy  = oneOf("name", inventory.SortKeys...)
-		config  string
-		filter  inventory.Filter
+		opts    accelc.ViewOptions
 	)
 	cmd := &cobra.Command{
 		Use:   "show",
@@ -47,72 +45,55 @@ shown and counted once per type.
 end with what to do about them.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var (
-				nodes *inventory.Inventory
-				pools []compile.PoolSummary
-				model *compile.Model
-				all   *inventory.Inventory
-			)
-			if config != "" {
-				res, err := loadCluster(cmd.Context(), config, &inv, accelc.Options{SkipCheck: true}, stderr)
-				if err != nil {
-					return err
-				}
-				if res.HasInventory() {
-					nodes, pools, model, all = res.Inventory, res.Model.PoolSummaries(res.Inventory), res.Model, res.Inventory
-				}
-			} else {
-				src, err := inv.source()
-				if err != nil {
-					return err
-				}
-				var diags []compile.Diagnostic
-				nodes, _, diags, err = accelc.Nodes(cmd.Context(), ".", src)
-				printDiagnostics(stderr, diags)
-				if err != nil {
-					return libraryErr(err)
-				}
-			}
-			if nodes == nil {
-				return usageErr("no inventory: give --inventory FILE (the output of `kubectl get nodes -o json`) or --live")
-			}
-			nodes = nodes.Select(filter)
-			if err := nodes.Sort(sortBy.value); err != nil {
-				return usageErr("%v", err)
-			}
-			format := inventory.Format(output.value)
-			if output.value == formatText {
-				format = "table"
-			}
-			if err := nodes.WriteView(stdout, inventory.ViewOptions{Format: format, GroupByType: groupBy.value == "type"}); err != nil {
+			src, err := inv.source()
+			if err != nil {
 				return err
 			}
-			if output.value == formatText && len(pools) > 0 {
-				if err := writePools(stdout, pools); err != nil {
-					return err
-				}
+			opts.Inventory, opts.Limits, opts.SortBy = src, limitsOf(cmd.Context()), sortBy.value
+			v, err := accelc.ShowNodes(cmd.Context(), opts)
+			if err := printed(stderr, v.Diagnostics, err); err != nil {
+				return err
 			}
-			// Where profiles schedule through Kueue: each profile's queue
-			// and its teams' quota, used and left.
-			if output.value == formatText && model != nil && model.UsesKueue() {
-				doc := render.Catalog(model, all)
-				return writeQueues(stdout, &doc)
+			if output.value == formatJSON || output.value == formatYAML {
+				return writeReport(stdout, output.value, v.Nodes.View())
 			}
-			return nil
+			return writeNodeView(stdout, v, inventory.ViewOptions{Format: inventory.Format(output.value), GroupByType: groupBy.value == "type"})
 		},
 	}
 	inv.bind(cmd, true)
-	output.register(cmd, "output", "o", "output format")
+	output.register(cmd)
 	groupBy.register(cmd, "group-by", "", "group nodes")
 	sortBy.register(cmd, "sort-by", "", "order nodes by")
 	f := cmd.Flags()
-	f.StringVar(&config, "config", "", "cluster directory whose catalog and pins to apply")
+	f.StringVar(&opts.Config, "config", "", "cluster directory whose catalog and pins to apply")
 	_ = cmd.MarkFlagDirname("config")
-	f.StringSliceVar(&filter.Types, "type", nil, "only nodes of these types (class ids, unknown, mixed)")
-	f.StringSliceVar(&filter.Sharing, "sharing", nil, "only nodes shared this way: exclusive, time-sliced, mps, mig-single, mig-mixed, vgpu, partitioned")
-	f.StringSliceVar(&filter.Status, "status", nil, "only nodes in this status: Ready, NotReady, Unschedulable, Unknown")
+	f.StringSliceVar(&opts.Filter.Types, "type", nil, "only nodes of these types (class ids, unknown, mixed)")
+	f.StringSliceVar(&opts.Filter.Sharing, "sharing", nil, "only nodes shared this way: exclusive, time-sliced, mps, mig-single, mig-mixed, vgpu, partitioned")
+	f.StringSliceVar(&opts.Filter.Status, "status", nil, "only nodes in this status: Ready, NotReady, Unschedulable, Unknown")
 	_ = cmd.RegisterFlagCompletionFunc("type", completeTypes)
 	return cmd
+}
+
+// writeNodeView prints the node view as text (then, with --config, the
+// sharing pools and the Kueue queues) or csv.
+func writeNodeView(w io.Writer, v *accelc.NodeView, opts inventory.ViewOptions) error {
+	if err := v.Nodes.WriteView(w, opts); err != nil {
+		return err
+	}
+	if opts.Format != formatText {
+		return nil
+	}
+	if len(v.Pools) > 0 {
+		if err := writePools(w, v.Pools); err != nil {
+			return err
+		}
+	}
+	// Where profiles schedule through Kueue: each profile's queue and
+	// its teams' quota, used and left.
+	if v.Queues != nil {
+		return writeQueues(w, v.Queues)
+	}
+	return nil
 }
 
 // writePools prints what each sharing pool and MIG config offers pods.

@@ -8,16 +8,15 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/accelc/accelc/pkg/accelc"
-	"github.com/accelc/accelc/pkg/workloads"
 )
 
 func newInventorySnapshotCmd(stdout, stderr io.Writer) *cobra.Command {
 	var (
-		inv    inventoryFlags
-		out    string
-		pods   bool
-		wls    bool
-		merges []string
+		inv     inventoryFlags
+		output  = outputFormats(formatJSON, formatYAML).orPath("out-file")
+		outFile string
+		pods    bool
+		opts    accelc.SnapshotOptions
 	)
 	cmd := &cobra.Command{
 		Use:   "snapshot",
@@ -46,87 +45,48 @@ environment values, commands, arguments or image pull secrets. With
 
 --merge REPORT,… lays NVML reports (` + "`accelc inventory nvml`" + ` run on nodes
 the GPU Operator does not label) over the nodes of the same name, so those
-nodes are classified by what NVML saw.`,
+nodes are classified by what NVML saw.
+
+It writes the snapshot to --out-file, else standard output, as JSON (-o
+yaml: YAML, which accelc reads as well).`,
+		Example: `  accelc inventory snapshot --live --out-file clusters/prod/inventory.json
+  accelc inventory snapshot --inventory nodes.json --merge reports/gpu-7.json -o yaml`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if !inv.src.Live && inv.src.File == "" {
-				return usageErr("give --live to read the cluster, or --inventory FILE to rewrite a snapshot")
+			if err := output.movePath(stderr, &outFile); err != nil {
+				return err
 			}
 			src, err := inv.source()
 			if err != nil {
 				return err
 			}
-			src.LiveOptions.SkipPods = !pods
-			snap, where, diags, err := src.Snapshot(cmd.Context(), ".")
-			printDiagnostics(stderr, diags)
+			opts.Source, opts.SkipPods = src, !pods
+			res, err := accelc.TakeSnapshot(cmd.Context(), opts)
+			if err := printed(stderr, res.Diagnostics, err); err != nil {
+				return err
+			}
+			for _, n := range res.Notes {
+				fmt.Fprintln(stderr, n)
+			}
+			data, err := res.Data()
 			if err != nil {
-				return libraryErr(err)
-			}
-			for _, p := range snap.Problems {
-				fmt.Fprintf(stderr, "warning: %s: %s; %s\n", where, p, p.Effect())
-			}
-			for _, path := range merges {
-				other, _, _, err := (&accelc.Source{File: path}).Snapshot(cmd.Context(), ".")
-				if err != nil {
-					return libraryErr(err)
-				}
-				for _, p := range other.Problems {
-					fmt.Fprintf(stderr, "warning: %s: %s; %s\n", path, p, p.Effect())
-				}
-				merged, added := snap.Merge(other)
-				fmt.Fprintf(stderr, "merged %s: %d nodes updated, %d added\n", path, len(merged), len(added))
-			}
-			if wls {
-				var set *workloads.Set
-				if src.Live {
-					set, err = workloads.ReadLive(cmd.Context(), src.LiveOptions)
-				} else {
-					set, err = workloads.ReadFile(src.File)
-				}
-				if err != nil {
-					return libraryErr(outside(src.Live, err))
-				}
-				for _, w := range set.Warnings {
-					fmt.Fprintf(stderr, "warning: --live: %s\n", w)
-				}
-				for _, o := range set.Objects {
-					snap.Workloads = append(snap.Workloads, o.Object)
-				}
+				return err
 			}
 			var buf bytes.Buffer
-			if err := snap.Write(&buf); err != nil {
+			if err := writeJSONAs(&buf, output.value, data); err != nil {
 				return err
 			}
-			if out == "" || out == "-" {
-				_, err := stdout.Write(buf.Bytes())
-				return err
-			}
-			if err := writeFileAtomic(out, buf.Bytes()); err != nil {
-				return err
-			}
-			what := fmt.Sprintf("%d nodes", len(snap.Nodes))
-			if len(snap.Slices) > 0 {
-				what += fmt.Sprintf(", %d ResourceSlices", len(snap.Slices))
-			}
-			if wls {
-				what += fmt.Sprintf(", %d workload objects", len(snap.Workloads))
-			}
-			fmt.Fprintf(stderr, "wrote %s: %s\n", out, what)
-			return nil
+			return emit(stdout, stderr, outFile, buf.Bytes(), res.Summary(opts.Workloads))
 		},
 	}
 	inv.bind(cmd, false)
-	cmd.Flags().StringVarP(&out, "output", "o", "", "file to write (default: standard output)")
-	cmd.Flags().BoolVar(&pods, "pods", true, "with --live, count the accelerators pods use on each node")
-	cmd.Flags().BoolVar(&wls, "workloads", false, "also write what the cluster runs (pods, workloads, ResourceClaims, trimmed), for `accelc audit`")
-	cmd.Flags().StringSliceVar(&merges, "merge", nil, "lay these files' nodes over the snapshot (NVML reports from `accelc inventory nvml`, or node lists): their labels win, and capacity is filled in")
+	output.register(cmd)
+	f := cmd.Flags()
+	f.StringVar(&outFile, "out-file", "", "file to write (default: standard output)")
+	_ = cmd.MarkFlagFilename("out-file", "json", "yaml", "yml")
+	f.BoolVar(&pods, "pods", true, "with --live, count the accelerators pods use on each node")
+	f.BoolVar(&opts.Workloads, "workloads", false, "also write what the cluster runs (pods, workloads, ResourceClaims, trimmed), for accelc audit")
+	f.StringSliceVar(&opts.Merge, "merge", nil, "lay these files' nodes over the snapshot (NVML reports from accelc inventory nvml, or node lists): their labels win, and capacity is filled in")
+	_ = cmd.MarkFlagFilename("merge", "json", "yaml", "yml")
 	return cmd
-}
-
-// outside marks a live read's failure as an outside system's (exit 3).
-func outside(live bool, err error) error {
-	if live {
-		return &accelc.OutsideError{Err: err}
-	}
-	return err
 }

@@ -1,29 +1,18 @@
 package main
 
 import (
-	"crypto/ecdsa"
 	"fmt"
 	"io"
-	"os"
-	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/accelc/accelc/pkg/accelc"
-	"github.com/accelc/accelc/pkg/artifact"
-	"github.com/accelc/accelc/pkg/render"
-	"github.com/accelc/accelc/pkg/safeurl"
 )
 
 func newPushCmd(stdout, stderr io.Writer) *cobra.Command {
 	var (
-		meta             artifact.Metadata
-		created          string
-		output           = outputFormats(formatText, formatJSON, formatYAML)
-		tags, annotation []string
-		insecure         bool
-		signKey          string
+		opts   accelc.PushOptions
+		output = outputFormats(formatText, formatJSON, formatYAML)
 	)
 	cmd := &cobra.Command{
 		Use:   "push OUT_DIR oci://HOST/REPOSITORY:TAG",
@@ -63,77 +52,10 @@ key; it is read before anything is pushed.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			dir, dest := args[0], args[1]
-			ref, err := artifact.ParseURL(dest, insecure)
+			opts.Dir, opts.Dest, opts.Log = args[0], args[1], stderr
+			pushed, err := accelc.Push(cmd.Context(), opts)
 			if err != nil {
-				return usageErr("%v", err)
-			}
-			if err := artifact.CheckTags(tags); err != nil {
-				return usageErr("--%v", err)
-			}
-			if meta.Annotations, err = parseAnnotations(annotation); err != nil {
-				return usageErr("%v", err)
-			}
-			if meta.Source != "" {
-				src, ok := safeurl.Source(meta.Source)
-				if !ok {
-					return usageErr("--source: not a URL accelc can publish: write scheme://HOST/PATH (https, http, ssh or git) or HOST:PATH, without credentials")
-				}
-				meta.Source = src
-			}
-			if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-				return &exitError{exitInput, fmt.Errorf("%s: not a directory: give the tree `accelc render` wrote", dir)}
-			}
-			files, extra, err := render.RenderedFiles(dir)
-			if err != nil {
-				return &exitError{exitInput, err}
-			}
-			if len(extra) > 0 {
-				fmt.Fprintf(stderr, "note: %d path(s) in %s that accelc did not render are left out: %s\n", len(extra), dir, listSome(extra, 10))
-			}
-			git := accelc.Checkout(dir)
-			if meta.Source == "" && git.Remote != "" {
-				src, ok := safeurl.Source(git.Remote)
-				if !ok {
-					fmt.Fprintln(stderr, "note: origin's URL is not one accelc can publish safely (scheme://HOST/PATH or USER@HOST:PATH): the artifact has no source annotation; pass --source")
-				}
-				meta.Source = src
-			}
-			if meta.Revision == "" {
-				meta.Revision = git.Revision
-			}
-			switch {
-			case created != "":
-				if meta.Created, err = time.Parse(time.RFC3339, created); err != nil {
-					return usageErr("--created %s: give an RFC 3339 time, such as 2026-11-20T09:30:00Z", created)
-				}
-			case !git.Committed.IsZero():
-				meta.Created = git.Committed
-			default:
-				meta.Created = time.Unix(0, 0)
-				fmt.Fprintln(stderr, "note: not a Git checkout and no --created: the artifact's creation time is 1970-01-01T00:00:00Z, as `flux push artifact --reproducible` sets it")
-			}
-			img, _, err := artifact.Build(dir, files, meta)
-			if err != nil {
-				return &exitError{exitInput, err}
-			}
-			// The key is read before anything is sent: a wrong password
-			// must not leave an unsigned artifact behind.
-			var key *ecdsa.PrivateKey
-			if signKey != "" {
-				if key, err = artifact.LoadSigningKey(signKey, []byte(os.Getenv("COSIGN_PASSWORD"))); err != nil {
-					return &exitError{exitInput, err}
-				}
-			}
-			popts := artifact.PushOptions{Tags: tags, Insecure: insecure}
-			pushed, err := artifact.Push(cmd.Context(), img, ref, popts)
-			if err != nil {
-				return &exitError{exitOutside, err}
-			}
-			if key != nil {
-				if pushed.Signature, err = artifact.Sign(cmd.Context(), ref.Context().Digest(pushed.Digest), key, popts); err != nil {
-					return &exitError{exitOutside, fmt.Errorf("the artifact is pushed (%s) but not signed: %w", pushed.Ref, err)}
-				}
+				return libraryErr(err)
 			}
 			if output.value != formatText {
 				return writeReport(stdout, output.value, pushed)
@@ -149,36 +71,14 @@ key; it is read before anything is pushed.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&meta.Source, "source", "", "where the configuration lives, e.g. the Git URL (default: origin's URL)")
-	f.StringVar(&meta.Revision, "revision", "", "the commit, as <branch>@sha1:<commit> (default: the checkout's)")
-	f.StringVar(&created, "created", "", "creation time, RFC 3339 (default: the commit's time)")
-	f.StringSliceVar(&tags, "tag", nil, "more tags to point at the artifact (latest, a semver)")
-	f.StringArrayVarP(&annotation, "annotation", "a", nil, "extra manifest annotation key=value")
-	f.BoolVar(&insecure, "insecure", false, "allow plain HTTP to a registry that is not on loopback")
-	f.StringVar(&signKey, "sign-key", "", "sign the artifact with this key, as cosign does: cosign's own key (its password from $COSIGN_PASSWORD) or a PEM EC P-256 key")
-	output.register(cmd, "output", "o", "output format")
+	f.StringVar(&opts.Source, "source", "", "where the configuration lives, e.g. the Git URL (default: origin's URL)")
+	f.StringVar(&opts.Revision, "revision", "", "the commit, as <branch>@sha1:<commit> (default: the checkout's)")
+	f.StringVar(&opts.Created, "created", "", "creation time, RFC 3339 (default: the commit's time)")
+	f.StringSliceVar(&opts.Tags, "tag", nil, "more tags to point at the artifact (latest, a semver)")
+	f.StringArrayVarP(&opts.Annotations, "annotation", "a", nil, "extra manifest annotation key=value")
+	f.BoolVar(&opts.Insecure, "insecure", false, "allow plain HTTP to a registry that is not on loopback")
+	f.StringVar(&opts.SignKey, "sign-key", "", "sign the artifact with this key, as cosign does: cosign's own key (its password from $COSIGN_PASSWORD) or a PEM EC P-256 key")
+	_ = cmd.MarkFlagFilename("sign-key")
+	output.register(cmd)
 	return cmd
-}
-
-func parseAnnotations(kvs []string) (map[string]string, error) {
-	if len(kvs) == 0 {
-		return nil, nil
-	}
-	out := map[string]string{}
-	for _, kv := range kvs {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok || k == "" {
-			return nil, fmt.Errorf("--annotation %q: write key=value", kv)
-		}
-		out[k] = v
-	}
-	return out, nil
-}
-
-// listSome joins up to n items, and says how many more there are.
-func listSome(items []string, n int) string {
-	if len(items) <= n {
-		return strings.Join(items, ", ")
-	}
-	return fmt.Sprintf("%s and %d more", strings.Join(items[:n], ", "), len(items)-n)
 }

@@ -41,7 +41,7 @@ none qualifies it says what is needed and what exists, and exits 1.`,
 			if ne := (*estimate.NeedError)(nil); errors.As(err, &ne) {
 				return usageErr("--%s: %v", ne.Field, ne.Err)
 			}
-			res, err := loadCluster(cmd.Context(), dirArg(args), &inv, accelc.Options{}, stderr)
+			res, err := loadCluster(cmd.Context(), dirArg(args), &inv, accelc.Options{Stages: accelc.Checked}, stderr)
 			if err != nil {
 				return err
 			}
@@ -67,7 +67,7 @@ none qualifies it says what is needed and what exists, and exits 1.`,
 		},
 	}
 	inv.bind(cmd, true)
-	output.register(cmd, "output", "o", "output format")
+	output.register(cmd)
 	f := cmd.Flags()
 	f.StringVar(&asked.MinMemory, "min-memory", "", "memory each GPU must have: 80GiB (binary) or 80GB (decimal, as the catalog gives it)")
 	f.StringVar(&asked.PreferArch, "prefer-arch", "", "rank this architecture first: Hopper, Ampere, Blackwell…")

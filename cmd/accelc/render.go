@@ -16,15 +16,17 @@ import (
 
 func newRenderCmd(stdout, stderr io.Writer) *cobra.Command {
 	var (
-		inv                  inventoryFlags
-		out, revision, fleet string
+		inv                     inventoryFlags
+		output                  = outputFormats(formatText, formatJSON, formatYAML).orPath("output-dir")
+		outDir, revision, fleet string
 	)
 	cmd := &cobra.Command{
 		Use:   "render [CLUSTER_DIR] | render --fleet FLEET_DIR",
 		Short: "Render a cluster's manifests into a kustomize tree",
 		Long: `render compiles CLUSTER_DIR (default .) with its inventory and writes the
-cluster's manifests to OUT_DIR (default out/<cluster name>), replacing
-what a previous render wrote there. It prints the files it wrote.
+cluster's manifests to --output-dir (default out/<cluster name>), replacing
+what a previous render wrote there. It prints the files it wrote (-o json
+or yaml: as a document, with the cluster's name and the directory).
 
 The nodes come from --inventory FILE, else CLUSTER_DIR/inventory.json, or
 with --live from the cluster itself (kubeconfig as kubectl finds it). A
@@ -33,7 +35,7 @@ snapshot taken by accelc records when; render warns when it is older than
 
 --fleet FLEET_DIR renders every cluster folder of a fleet repository (each
 subfolder whose CUE declares a cluster, with its own inventory.json) in
-parallel, into OUT_DIR/<cluster name> (OUT_DIR default out). A cluster
+parallel, into OUTPUT_DIR/<cluster name> (--output-dir, default out). A cluster
 that fails is reported by its folder; the others are still written, and
 the exit code is 1.
 
@@ -44,32 +46,66 @@ same commit gives the same files.`,
 		Args:              maxArgs(1),
 		ValidArgsFunction: completeClusterDir,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := output.movePath(stderr, &outDir); err != nil {
+				return err
+			}
 			prov := &render.Provenance{Revision: revision, Version: versionString()}
 			if fleet != "" {
 				if len(args) > 0 || inv.src.File != "" || inv.src.Live {
 					return usageErr("--fleet renders each cluster folder with its own inventory.json: give no CLUSTER_DIR, --inventory or --live")
 				}
-				return renderFleet(cmd.Context(), fleet, firstNonEmpty(out, "out"), prov, inv.src, stdout, stderr)
+				return renderFleet(cmd.Context(), fleet, firstNonEmpty(outDir, "out"), prov, inv.src, output.value, stdout, stderr)
 			}
-			res, err := loadCluster(cmd.Context(), dirArg(args), &inv, accelc.Options{Render: true, Provenance: prov}, stderr)
+			res, err := loadCluster(cmd.Context(), dirArg(args), &inv, accelc.Options{Stages: accelc.Rendered, Provenance: prov}, stderr)
 			if err != nil {
 				return err
 			}
 			warnNoInventory(stderr, res, "the catalog shows 0 available for every profile")
-			written, err := writeTree(res, firstNonEmpty(out, filepath.Join("out", res.Model.Cluster.Name)), stderr)
-			for _, p := range written {
-				fmt.Fprintln(stdout, p)
+			rep, err := writeTree(res, firstNonEmpty(outDir, filepath.Join("out", res.Model.Cluster.Name)), stderr)
+			if err != nil {
+				return err
 			}
-			return err
+			return printRendered(stdout, output.value, rep)
 		},
 	}
 	inv.bind(cmd, true)
-	cmd.Flags().StringVarP(&out, "output", "o", "", "output directory (default out/<cluster name>; with --fleet, the parent of each cluster's, default out)")
+	output.register(cmd)
+	cmd.Flags().StringVar(&outDir, "output-dir", "", "output directory (default out/<cluster name>; with --fleet, the parent of each cluster's, default out)")
 	cmd.Flags().StringVar(&revision, "revision", "", "the configuration's commit for the accelc.io/source-revision annotation, as <branch>@sha1:<commit> (default: the cluster directory's Git checkout)")
 	cmd.Flags().StringVar(&fleet, "fleet", "", "render every cluster folder of this fleet directory, in parallel")
-	_ = cmd.MarkFlagDirname("output")
+	_ = cmd.MarkFlagDirname("output-dir")
 	_ = cmd.MarkFlagDirname("fleet")
 	return cmd
+}
+
+// rendered is what render wrote for one cluster: render's -o json/yaml
+// document (a list of them with --fleet).
+type rendered struct {
+	// Dir is the cluster directory, with --fleet.
+	Dir       string   `json:"dir,omitempty"`
+	Cluster   string   `json:"cluster,omitempty"`
+	OutputDir string   `json:"outputDir,omitempty"`
+	Files     []string `json:"files"`
+	// Error is why the cluster did not render, with --fleet.
+	Error string `json:"error,omitempty"`
+}
+
+// printRendered prints the files written, one a line (text), or the
+// report.
+func printRendered(stdout io.Writer, format string, rep any) error {
+	if format != formatText {
+		return writeReport(stdout, format, rep)
+	}
+	reps, ok := rep.([]rendered)
+	if !ok {
+		reps = []rendered{rep.(rendered)}
+	}
+	for _, r := range reps {
+		for _, p := range r.Files {
+			fmt.Fprintln(stdout, p)
+		}
+	}
+	return nil
 }
 
 // warnNoInventory says what a missing inventory means for this command's
@@ -80,36 +116,37 @@ func warnNoInventory(stderr io.Writer, res *accelc.Result, effect string) {
 	}
 }
 
-// writeTree writes a rendered cluster into out and returns the files it
-// wrote.
-func writeTree(res *accelc.Result, out string, stderr io.Writer) ([]string, error) {
+// writeTree writes a rendered cluster into out and says what it wrote.
+func writeTree(res *accelc.Result, out string, stderr io.Writer) (rendered, error) {
+	rep := rendered{Cluster: res.Model.Cluster.Name, OutputDir: out, Files: make([]string, 0, len(res.Tree))}
 	if err := res.Tree.WriteWith(out, render.WriteOptions{Log: stderr}); err != nil {
-		return nil, err
+		return rep, err
 	}
-	written := make([]string, 0, len(res.Tree))
 	for _, p := range res.Tree.Paths() {
-		written = append(written, filepath.Join(out, filepath.FromSlash(p)))
+		rep.Files = append(rep.Files, filepath.Join(out, filepath.FromSlash(p)))
 	}
-	return written, nil
+	return rep, nil
 }
 
 // renderFleet renders every cluster folder of fleet in parallel. Output
 // and messages come in folder order whatever finishes first.
-func renderFleet(ctx context.Context, fleet, outDir string, prov *render.Provenance, src accelc.Source, stdout, stderr io.Writer) error {
-	clusters, err := accelc.Fleet(ctx, fleet, accelc.Options{Render: true, Provenance: prov, Limits: limitsOf(ctx), Inventory: src})
+func renderFleet(ctx context.Context, fleet, outDir string, prov *render.Provenance, src accelc.Source, format string, stdout, stderr io.Writer) error {
+	clusters, err := accelc.Fleet(ctx, fleet, accelc.Options{Stages: accelc.Rendered, Provenance: prov, Limits: limitsOf(ctx), Inventory: src})
 	if err != nil {
 		return &exitError{exitInput, err}
 	}
 	failed := 0
+	reps := make([]rendered, 0, len(clusters))
 	for _, c := range clusters {
 		var logs bytes.Buffer
-		var written []string
+		rep := rendered{Dir: c.Dir, Files: []string{}}
 		if c.Result != nil {
 			printDiagnostics(&logs, c.Result.Diagnostics)
 		}
 		if c.Err == nil {
 			warnNoInventory(&logs, c.Result, "the catalog shows 0 available for every profile")
-			written, c.Err = writeTree(c.Result, filepath.Join(outDir, c.Result.Model.Cluster.Name), &logs)
+			rep, c.Err = writeTree(c.Result, filepath.Join(outDir, c.Result.Model.Cluster.Name), &logs)
+			rep.Dir = c.Dir
 		}
 		if logs.Len() > 0 {
 			for _, line := range strings.SplitAfter(strings.TrimRight(logs.String(), "\n"), "\n") {
@@ -119,11 +156,12 @@ func renderFleet(ctx context.Context, fleet, outDir string, prov *render.Provena
 		if c.Err != nil {
 			failed++
 			fmt.Fprintf(stderr, "%s: %v\n", c.Dir, c.Err)
-			continue
+			rep.Files, rep.Error = []string{}, c.Err.Error()
 		}
-		for _, p := range written {
-			fmt.Fprintln(stdout, p)
-		}
+		reps = append(reps, rep)
+	}
+	if err := printRendered(stdout, format, reps); err != nil {
+		return err
 	}
 	if failed > 0 {
 		return &exitError{exitInput, fmt.Errorf("%d of %d clusters failed to render", failed, len(clusters))}

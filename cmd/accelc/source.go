@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/accelc/accelc/pkg/accelc"
 	"github.com/accelc/accelc/pkg/compile"
+	"github.com/accelc/accelc/pkg/policytest"
 )
 
 // inventoryFlags bind --inventory, --live, --kubeconfig, --context and
@@ -20,7 +22,7 @@ type inventoryFlags struct {
 
 func (f *inventoryFlags) bind(cmd *cobra.Command, withAge bool) {
 	fs := cmd.Flags()
-	fs.StringVar(&f.src.File, "inventory", "", "node snapshot (`kubectl get nodes -o json`, or `accelc inventory snapshot`); default CLUSTER_DIR/inventory.json")
+	fs.StringVar(&f.src.File, "inventory", "", "node snapshot `FILE`: what kubectl get nodes -o json or accelc inventory snapshot writes (default: CLUSTER_DIR/inventory.json)")
 	fs.BoolVar(&f.src.Live, "live", false, "read the nodes (with the pods that use their accelerators and the ResourceSlices that publish them) from the cluster of the current kubeconfig context")
 	fs.StringVar(&f.src.LiveOptions.Kubeconfig, "kubeconfig", "", "kubeconfig file for --live (default: $KUBECONFIG, then ~/.kube/config)")
 	fs.StringVar(&f.src.LiveOptions.Context, "context", "", "kubeconfig context for --live (default: the current context)")
@@ -67,15 +69,26 @@ func printDiagnostics(w io.Writer, diags []compile.Diagnostic) {
 	}
 }
 
-// libraryErr gives the library's errors their exit codes: a system
-// outside the configuration failed (3), or the input is wrong (1).
+// libraryErr gives the library's errors their exit codes: wrong options
+// (2), a system outside the configuration failed (3: the policy engine
+// accelc-policytest among them), or the input is wrong (1).
 func libraryErr(err error) error {
+	var engine *policytest.EngineError
 	switch {
 	case err == nil:
 		return nil
-	case accelc.IsOutside(err):
+	case accelc.IsUsage(err):
+		return &exitError{exitUsage, err}
+	case accelc.IsOutside(err), errors.As(err, &engine):
 		return &exitError{exitOutside, err}
 	default:
 		return &exitError{exitInput, err}
 	}
+}
+
+// printed prints a library result's warnings, whatever err is, and
+// gives err its exit code.
+func printed(stderr io.Writer, diags []compile.Diagnostic, err error) error {
+	printDiagnostics(stderr, diags)
+	return libraryErr(err)
 }

@@ -68,6 +68,6 @@ named with its API group and resource (exit 3). status changes nothing.`,
 	_ = cmd.MarkFlagFilename("kubeconfig")
 	_ = cmd.MarkFlagDirname("config")
 	_ = cmd.RegisterFlagCompletionFunc("context", completeContexts)
-	output.register(cmd, "output", "o", "output format")
+	output.register(cmd)
 	return cmd
 }

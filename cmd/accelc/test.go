@@ -31,41 +31,20 @@ suite it ran, for ` + "`gator verify DIR/...`" + `.`,
 		ValidArgsFunction: completeClusterDir,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := dirArg(args)
-			res, err := loadCluster(cmd.Context(), dir, &inv, accelc.Options{Render: true}, stderr)
+			res, err := loadCluster(cmd.Context(), dir, &inv, accelc.Options{Stages: accelc.Rendered}, stderr)
 			if err != nil {
 				return err
 			}
-			results, err := policytest.RunRego(cmd.Context())
+			rep, err := accelc.Test(cmd.Context(), res, accelc.TestOptions{SuiteDir: suiteDir})
+			if rep == nil {
+				return libraryErr(err)
+			}
+			rego := policytest.Report(stdout, rep.Rego)
 			if err != nil {
-				return policyErr(exitInput, err)
+				return libraryErr(err)
 			}
-			rego := policytest.Report(stdout, results)
-
-			cases, err := policytest.ReadCases(dir)
-			if err != nil {
-				return &exitError{exitInput, err}
-			}
-			// The fixtures say what the policies do once enforced,
-			// whatever stage the cluster is at.
-			tree, err := res.EnforcedTree()
-			if err != nil {
-				return &exitError{exitInput, err}
-			}
-			files, err := policytest.Suite(tree, dir, cases, res.Model.Cluster.TypeLabel(), res.NodeTypes())
-			if err != nil {
-				return policyErr(exitInput, err)
-			}
-			if suiteDir != "" {
-				if err := policytest.WriteFiles(suiteDir, files); err != nil {
-					return err
-				}
-			}
-			caseResults, err := policytest.RunSuite(cmd.Context(), files)
-			if err != nil {
-				return policyErr(exitInput, err)
-			}
-			adm := policytest.ReportCases(stdout, caseResults)
-			if len(cases.Cases) == 0 {
+			adm := policytest.ReportCases(stdout, rep.Cases)
+			if rep.NoCases {
 				fmt.Fprintf(stderr, "warning: %s has no %s: only the Rego unit tests ran\n", dir, policytest.CasesFile)
 			}
 			if rego.Failed+adm.Failed > 0 {
@@ -77,14 +56,4 @@ suite it ran, for ` + "`gator verify DIR/...`" + `.`,
 	inv.bind(cmd, false)
 	cmd.Flags().StringVar(&suiteDir, "write-suite", "", "also write the gator suite and its files into this directory")
 	return cmd
-}
-
-// policyErr gives err exit code 3 when the policy engine could not be run
-// (policytest.EngineError: accelc-policytest missing or of another build),
-// else code.
-func policyErr(code int, err error) error {
-	if ee := (*policytest.EngineError)(nil); errors.As(err, &ee) {
-		code = exitOutside
-	}
-	return &exitError{code, err}
 }

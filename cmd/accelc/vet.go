@@ -31,9 +31,13 @@ from.`,
 		Args:              maxArgs(1),
 		ValidArgsFunction: completeClusterDir,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			res, err := loadCluster(cmd.Context(), dirArg(args), &inv, accelc.Options{Render: true}, stderr)
-			if err != nil || !explain {
+			res, err := loadCluster(cmd.Context(), dirArg(args), &inv, accelc.Options{Stages: accelc.Rendered}, stderr)
+			if err != nil {
 				return err
+			}
+			warnNoInventory(stderr, res, "the configuration is not checked against any nodes")
+			if !explain {
+				return nil
 			}
 			notes := append(res.Model.FairShareNotes(), res.Model.ProvisioningNotes()...)
 			if len(notes) == 0 {

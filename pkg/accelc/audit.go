@@ -41,7 +41,7 @@ func Audit(ctx context.Context, res *Result, src Source, file string) (*audit.Re
 			return nil, err
 		}
 		if len(set.Objects) == 0 {
-			return nil, fmt.Errorf("%s holds no workloads: take the snapshot with `accelc inventory snapshot --live --workloads -o %s`, or audit the cluster with --live", from, from)
+			return nil, fmt.Errorf("%s holds no workloads: take the snapshot with `accelc inventory snapshot --live --workloads --out-file %s`, or audit the cluster with --live", from, from)
 		}
 	}
 	return audit.Run(ctx, audit.Input{Model: res.Model, Inventory: res.Inventory, Tree: res.Tree, Workloads: set, Source: from})

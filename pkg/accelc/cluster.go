@@ -13,27 +13,44 @@ import (
 	"github.com/accelc/accelc/pkg/render"
 )
 
+// Stages are what Cluster does after compiling the CUE, as a set: what
+// a caller wants of the cluster, not which steps it skips. Zero compiles
+// the configuration alone (what accelc serve needs, which watches the
+// nodes itself).
+type Stages uint8
+
+const (
+	// ReadNodes reads the inventory (Options.Inventory, else the
+	// directory's inventory.json) and classifies it with the cluster's
+	// catalog and pins.
+	ReadNodes Stages = 1 << iota
+	// CheckConfig checks the configuration: cluster.dra.classes' CEL
+	// selectors in Kubernetes' DRA environment (accelc-policytest), and,
+	// with ReadNodes, the configuration against the nodes read.
+	CheckConfig
+	// RenderTree renders and validates the cluster's tree into
+	// Result.Tree (from an empty inventory without ReadNodes).
+	RenderTree
+
+	// Checked is a configuration checked against its nodes: what catalog,
+	// cost, recommend and estimate read.
+	Checked = ReadNodes | CheckConfig
+	// Rendered is a checked configuration and its tree: what vet, render,
+	// test, diff and audit need.
+	Rendered = Checked | RenderTree
+)
+
+// Has says whether every stage of t is in s.
+func (s Stages) Has(t Stages) bool { return s&t == t }
+
 // Options say how to load a cluster.
 type Options struct {
 	// Limits bound the CUE evaluation; zero fields take compile's defaults.
 	Limits compile.Limits
-	// Inventory says where the nodes come from.
+	// Inventory says where the nodes come from, with ReadNodes.
 	Inventory Source
-	// Render also renders and validates the cluster's tree into
-	// Result.Tree.
-	Render bool
-	// SkipCheck leaves out checking the configuration against the
-	// inventory, for commands that only look at the nodes through the
-	// cluster's catalog and pins.
-	SkipCheck bool
-	// NoInventory reads no nodes at all (Inventory is ignored): for a
-	// caller that watches them itself (accelc serve --live).
-	NoInventory bool
-	// SkipSelectorCheck leaves out checking cluster.dra.classes' CEL
-	// selectors in Kubernetes' DRA environment (accelc-policytest), for a
-	// caller that renders nothing from them (accelc serve, whose image
-	// holds accelc alone; vet and render check them).
-	SkipSelectorCheck bool
+	// Stages say what to do beyond compiling; zero compiles only.
+	Stages Stages
 	// Provenance, when set, annotates every rendered object. An empty
 	// Revision is read from the Git checkout the cluster directory is in
 	// (Checkout); the Version is the caller's.
@@ -88,47 +105,29 @@ func Cluster(ctx context.Context, dir string, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The admins' DRA attribute classes, in Kubernetes' own DRA CEL
-	// environment (in accelc-policytest).
-	if sel := m.AttributeSelectors(); len(sel) > 0 && !opts.SkipSelectorCheck {
-		outcomes, err := policytest.CheckSelectors(ctx, sel, compile.SampleDevices(m.Catalog))
-		if ee := (*policytest.EngineError)(nil); errors.As(err, &ee) {
-			return nil, &OutsideError{fmt.Errorf("checking cluster.dra.classes' selectors in Kubernetes' DRA CEL environment: %w", err)}
-		}
-		if err != nil {
+	if opts.Stages.Has(CheckConfig) {
+		if err := checkSelectors(ctx, m); err != nil {
 			return nil, err
-		}
-		if diags := m.SelectorDiagnostics(outcomes); len(diags) > 0 {
-			return nil, compile.Errors(diags)
 		}
 	}
 	res := &Result{Dir: dir, Model: m, Inventory: &inventory.Inventory{}}
-	if opts.NoInventory {
-		return res, nil
-	}
-	inv, from, diags, err := opts.Inventory.Load(ctx, dir, m.Catalog, inventory.Options{Pins: m.Pins, TypeLabel: m.Cluster.TypeLabel()})
-	res.Diagnostics = diags
-	if err != nil {
-		return res, err
-	}
-	if inv != nil {
-		res.Inventory, res.InventoryFrom = inv, from
-	}
-	res.Diagnostics = append(res.Diagnostics, readWorkerNodes(dir, m)...)
-	if inv != nil && !opts.SkipCheck {
-		var errs compile.Errors
-		for _, d := range m.Check(inv) {
-			if d.Severity == compile.Error {
-				errs = append(errs, d)
-				continue
-			}
-			res.Diagnostics = append(res.Diagnostics, d)
+	if opts.Stages.Has(ReadNodes) {
+		read, err := opts.Inventory.Load(ctx, dir, m.Catalog, inventory.Options{Pins: m.Pins, TypeLabel: m.Cluster.TypeLabel()})
+		res.Diagnostics = read.Diagnostics
+		if err != nil {
+			return res, err
 		}
-		if len(errs) > 0 {
-			return res, errs
+		if read.Inventory != nil {
+			res.Inventory, res.InventoryFrom = read.Inventory, read.From
+		}
+		res.Diagnostics = append(res.Diagnostics, readWorkerNodes(dir, m)...)
+	}
+	if res.HasInventory() && opts.Stages.Has(CheckConfig) {
+		if err := res.check(); err != nil {
+			return res, err
 		}
 	}
-	if !opts.Render {
+	if !opts.Stages.Has(RenderTree) {
 		return res, nil
 	}
 	var prov render.Provenance
@@ -142,6 +141,43 @@ func Cluster(ctx context.Context, dir string, opts Options) (*Result, error) {
 	return res, err
 }
 
+// checkSelectors checks the admins' DRA attribute classes in Kubernetes'
+// own DRA CEL environment (in accelc-policytest).
+func checkSelectors(ctx context.Context, m *compile.Model) error {
+	sel := m.AttributeSelectors()
+	if len(sel) == 0 {
+		return nil
+	}
+	outcomes, err := policytest.CheckSelectors(ctx, sel, compile.SampleDevices(m.Catalog))
+	if ee := (*policytest.EngineError)(nil); errors.As(err, &ee) {
+		return &OutsideError{fmt.Errorf("checking cluster.dra.classes' selectors in Kubernetes' DRA CEL environment: %w", err)}
+	}
+	if err != nil {
+		return err
+	}
+	if diags := m.SelectorDiagnostics(outcomes); len(diags) > 0 {
+		return compile.Errors(diags)
+	}
+	return nil
+}
+
+// check checks the configuration against the nodes read: errors fail
+// it, warnings join the diagnostics.
+func (r *Result) check() error {
+	var errs compile.Errors
+	for _, d := range r.Model.Check(r.Inventory) {
+		if d.Severity == compile.Error {
+			errs = append(errs, d)
+			continue
+		}
+		r.Diagnostics = append(r.Diagnostics, d)
+	}
+	if len(errs) > 0 {
+		return errs
+	}
+	return nil
+}
+
 // Catalog is the hardware catalog document of a loaded cluster: what the
 // rendered accelc-hardware-catalog ConfigMap holds.
 func (r *Result) Catalog() catalogdoc.Document {
@@ -151,11 +187,11 @@ func (r *Result) Catalog() catalogdoc.Document {
 // Nodes reads and classifies an inventory without a cluster directory,
 // with the built-in catalog: what `accelc inventory show` does without
 // --config. dir is where to look for inventory.json when src names no
-// file.
-func Nodes(ctx context.Context, dir string, src Source) (*inventory.Inventory, string, []compile.Diagnostic, error) {
+// file. Read.Inventory is nil when there is none.
+func Nodes(ctx context.Context, dir string, src Source) (*Read, error) {
 	cat, err := catalog.Builtin()
 	if err != nil {
-		return nil, "", nil, err
+		return &Read{}, err
 	}
 	return src.Load(ctx, dir, cat, inventory.Options{})
 }

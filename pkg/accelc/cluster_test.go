@@ -40,7 +40,7 @@ func diagnostics(ds []compile.Diagnostic) string {
 
 func TestClusterRendersWithInventory(t *testing.T) {
 	res, err := accelc.Cluster(context.Background(), filepath.Join(examples, "hetero-prod"), accelc.Options{
-		Render:     true,
+		Stages:     accelc.Rendered,
 		Provenance: &render.Provenance{Revision: "main@sha1:0123456789abcdef0123456789abcdef01234567", Version: "v0.0.0-test"},
 	})
 	if err != nil {
@@ -82,7 +82,7 @@ func TestClusterWithoutInventoryOrProvenance(t *testing.T) {
 	if err := os.Remove(filepath.Join(dir, "hetero-prod", "inventory.json")); err != nil {
 		t.Fatal(err)
 	}
-	res, err := accelc.Cluster(context.Background(), filepath.Join(dir, "hetero-prod"), accelc.Options{Render: true})
+	res, err := accelc.Cluster(context.Background(), filepath.Join(dir, "hetero-prod"), accelc.Options{Stages: accelc.Rendered})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +117,7 @@ func TestClusterReportsAnUnreadableNodeOnce(t *testing.T) {
 	if err := os.WriteFile(file, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	res, err := accelc.Cluster(context.Background(), filepath.Join(dir, "hetero-prod"), accelc.Options{Render: true})
+	res, err := accelc.Cluster(context.Background(), filepath.Join(dir, "hetero-prod"), accelc.Options{Stages: accelc.Rendered})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +145,7 @@ func TestClusterErrors(t *testing.T) {
 	if err := os.WriteFile(cue, append(data, []byte("\ncluster: name: 5\n")...), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err = accelc.Cluster(ctx, filepath.Join(dir, "small-lab"), accelc.Options{})
+	_, err = accelc.Cluster(ctx, filepath.Join(dir, "small-lab"), accelc.Options{Stages: accelc.Checked})
 	var errs compile.Errors
 	if !errors.As(err, &errs) || accelc.IsOutside(err) {
 		t.Errorf("a wrong configuration: %T %v", err, err)
@@ -162,6 +162,7 @@ current-context: x
 		t.Fatal(err)
 	}
 	_, err = accelc.Cluster(ctx, filepath.Join(examples, "small-lab"), accelc.Options{
+		Stages:    accelc.ReadNodes,
 		Inventory: accelc.Source{Live: true, LiveOptions: live.Options{Kubeconfig: kubeconfig}},
 	})
 	if !accelc.IsOutside(err) {
@@ -171,8 +172,8 @@ current-context: x
 		t.Errorf("the token leaks: %v", err)
 	}
 
-	_, err = accelc.Cluster(ctx, filepath.Join(examples, "small-lab"), accelc.Options{Inventory: accelc.Source{Live: true, File: "x.json"}})
-	if err == nil || accelc.IsOutside(err) {
+	_, err = accelc.Cluster(ctx, filepath.Join(examples, "small-lab"), accelc.Options{Stages: accelc.ReadNodes, Inventory: accelc.Source{Live: true, File: "x.json"}})
+	if !accelc.IsUsage(err) {
 		t.Errorf("--live and --inventory together: %v", err)
 	}
 }
@@ -184,13 +185,13 @@ func TestSourceWarnsAboutAStaleSnapshot(t *testing.T) {
 		t.Fatal(err)
 	}
 	src := accelc.Source{MaxAge: 7 * 24 * time.Hour, Now: func() time.Time { return time.Date(2026, 1, 11, 0, 0, 0, 0, time.UTC) }}
-	_, from, diags, err := src.Snapshot(context.Background(), dir)
+	read, err := src.Snapshot(context.Background(), dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "warning: " + file + " was taken 10d ago from cluster prod (more than --max-snapshot-age 7d): refresh it with `accelc inventory snapshot --live -o " + file + "`"
-	if from != file || diagnostics(diags) != want {
-		t.Errorf("from %q, diagnostics\n%s\nwant\n%s", from, diagnostics(diags), want)
+	want := "warning: " + file + " was taken 10d ago from cluster prod (more than --max-snapshot-age 7d): refresh it with `accelc inventory snapshot --live --out-file " + file + "`"
+	if read.From != file || diagnostics(read.Diagnostics) != want {
+		t.Errorf("from %q, diagnostics\n%s\nwant\n%s", read.From, diagnostics(read.Diagnostics), want)
 	}
 }
 
@@ -200,7 +201,7 @@ func TestFleet(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "small-lab", "broken.cue"), []byte("package cluster\ncluster: teams: 5\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	clusters, err := accelc.Fleet(context.Background(), dir, accelc.Options{Render: true})
+	clusters, err := accelc.Fleet(context.Background(), dir, accelc.Options{Stages: accelc.Rendered})
 	if err != nil {
 		t.Fatal(err)
 	}

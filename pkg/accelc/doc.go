@@ -6,7 +6,7 @@
 // snapshot file, the directory's inventory.json, or a live cluster),
 // checks one against the other and, when asked, renders the tree:
 //
-//	res, err := accelc.Cluster(ctx, "clusters/prod", accelc.Options{Render: true})
+//	res, err := accelc.Cluster(ctx, "clusters/prod", accelc.Options{Stages: accelc.Rendered})
 //	if err != nil {
 //		return err // compile.Errors for a wrong configuration
 //	}

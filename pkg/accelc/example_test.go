@@ -10,7 +10,7 @@ import (
 // Load a cluster folder with the inventory.json beside its CUE, render it,
 // and report what a CI job would.
 func ExampleCluster() {
-	res, err := accelc.Cluster(context.Background(), "../../examples/clusters/small-lab", accelc.Options{Render: true})
+	res, err := accelc.Cluster(context.Background(), "../../examples/clusters/small-lab", accelc.Options{Stages: accelc.Rendered})
 	if err != nil {
 		fmt.Println(err) // compile.Errors: every problem, each with file:line:col
 		return

@@ -33,60 +33,76 @@ func (s *Source) Check() error {
 	return nil
 }
 
-// Snapshot reads the nodes as they are, unclassified, with the problems of
-// the nodes it had to leave out still in it. It returns nil, and no
-// error, when the source names no file and dir has no inventory.json.
-// from names the source for messages; diags are the reader's warnings
-// (a stale snapshot, pods a live read may not list).
-func (s *Source) Snapshot(ctx context.Context, dir string) (snap *inventory.Snapshot, from string, diags []compile.Diagnostic, err error) {
+// Read is what a Source read.
+type Read struct {
+	// Snapshot is the nodes as they are, unclassified, with the problems
+	// of the nodes the reader had to leave out; nil when the source
+	// names no file and the directory has no inventory.json.
+	Snapshot *inventory.Snapshot
+	// Inventory is the nodes classified (Load); nil where Snapshot is.
+	Inventory *inventory.Inventory
+	// From names the source for messages: the file, or "cluster NAME".
+	From string
+	// Diagnostics are the reader's warnings (a stale snapshot, pods a
+	// live read may not list, nodes left out), each once.
+	Diagnostics []compile.Diagnostic
+}
+
+// Snapshot reads the nodes as they are, unclassified. The Read comes back
+// even with an error, with the warnings found before it; Read.Snapshot is
+// nil, and the error too, when the source names no file and dir has no
+// inventory.json.
+func (s *Source) Snapshot(ctx context.Context, dir string) (*Read, error) {
+	r := &Read{}
 	if err := s.Check(); err != nil {
-		return nil, "", nil, err
+		return r, usage(err)
 	}
 	if s.Live {
 		snap, err := live.Read(ctx, s.LiveOptions)
 		if err != nil {
-			return nil, "", nil, &OutsideError{err}
+			return r, &OutsideError{err}
 		}
 		for _, w := range snap.Warnings {
-			diags = append(diags, warning("--live", w))
+			r.Diagnostics = append(r.Diagnostics, warning("--live", w))
 		}
-		return snap, "cluster " + snap.Source.Cluster, diags, nil
+		r.Snapshot, r.From = snap, "cluster "+snap.Source.Cluster
+		return r, nil
 	}
 	file := s.File
 	if file == "" {
 		if file = compile.DefaultInventory(dir); file == "" {
-			return nil, "", nil, nil
+			return r, nil
 		}
 	}
-	snap, err = inventory.ReadSnapshot(file)
+	snap, err := inventory.ReadSnapshot(file)
 	if err != nil {
-		return nil, "", nil, err
+		return r, err
 	}
 	now := time.Now
 	if s.Now != nil {
 		now = s.Now
 	}
 	if age, ok := snap.Source.Age(now()); ok && s.MaxAge > 0 && age > s.MaxAge {
-		diags = append(diags, warning("", fmt.Sprintf("%s was taken %s ago from cluster %s (more than --max-snapshot-age %s): refresh it with `accelc inventory snapshot --live -o %s`",
+		r.Diagnostics = append(r.Diagnostics, warning("", fmt.Sprintf("%s was taken %s ago from cluster %s (more than --max-snapshot-age %s): refresh it with `accelc inventory snapshot --live --out-file %s`",
 			file, RoundAge(age), snap.Source.Cluster, RoundAge(s.MaxAge), file)))
 	}
-	return snap, file, diags, nil
+	r.Snapshot, r.From = snap, file
+	return r, nil
 }
 
-// Load reads the nodes and classifies them with cat and opts. Every node
-// left out (or kept without its accelerators) is a warning naming the
-// node; it never fails the load. The inventory is nil when there is none
-// (see Snapshot).
-func (s *Source) Load(ctx context.Context, dir string, cat *catalog.Catalog, opts inventory.Options) (*inventory.Inventory, string, []compile.Diagnostic, error) {
-	snap, from, diags, err := s.Snapshot(ctx, dir)
-	if err != nil || snap == nil {
-		return nil, "", diags, err
+// Load reads the nodes and classifies them with cat and opts into
+// Read.Inventory. Every node left out (or kept without its accelerators)
+// is a warning naming the node; it never fails the load.
+func (s *Source) Load(ctx context.Context, dir string, cat *catalog.Catalog, opts inventory.Options) (*Read, error) {
+	r, err := s.Snapshot(ctx, dir)
+	if err != nil || r.Snapshot == nil {
+		return r, err
 	}
-	inv := snap.Classify(cat, opts)
-	for _, p := range inv.Problems {
-		diags = append(diags, warning(from, p.String()+"; "+p.Effect()))
+	r.Inventory = r.Snapshot.Classify(cat, opts)
+	for _, p := range r.Inventory.Problems {
+		r.Diagnostics = append(r.Diagnostics, warning(r.From, p.String()+"; "+p.Effect()))
 	}
-	return inv, from, diags, nil
+	return r, nil
 }
 
 // RoundAge prints a duration as people say it: "9d", "5h", "12m".

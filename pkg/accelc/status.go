@@ -277,7 +277,8 @@ func ReadStatus(ctx context.Context, opts StatusOptions) (*Status, error) {
 		checkout *Rendering
 	)
 	if opts.Config != "" {
-		res, err := Cluster(ctx, opts.Config, Options{Limits: opts.Limits, Render: true, SkipSelectorCheck: true})
+		// Rendered, not checked: drift is status's to say, the rest vet's.
+		res, err := Cluster(ctx, opts.Config, Options{Limits: opts.Limits, Stages: ReadNodes | RenderTree})
 		if res != nil {
 			st.Diagnostics = res.Diagnostics
 		}

@@ -24,7 +24,7 @@ import (
 // at 5,000 nodes and 50,000 pods.
 func BenchmarkAudit(b *testing.B) {
 	nodesN, podsN := envInt(b, "ACCELC_BENCH_NODES", 500), envInt(b, "ACCELC_BENCH_PODS", 5000)
-	res, err := accelc.Cluster(b.Context(), "../../examples/clusters/hetero-prod", accelc.Options{Render: true, NoInventory: true})
+	res, err := accelc.Cluster(b.Context(), "../../examples/clusters/hetero-prod", accelc.Options{Stages: accelc.CheckConfig | accelc.RenderTree})
 	require.NoError(b, err)
 	m := res.Model
 	snap, err := inventory.DecodeSnapshot(nodegen.List(nodegen.HeteroProd(max(nodesN/29, 1))))

@@ -50,7 +50,7 @@ func BenchmarkAuditLive(b *testing.B) {
 	b.ResetTimer()
 	pods := 0
 	for b.Loop() {
-		res, err := accelc.Cluster(ctx, "../../examples/clusters/hetero-prod", accelc.Options{Render: true, Inventory: src})
+		res, err := accelc.Cluster(ctx, "../../examples/clusters/hetero-prod", accelc.Options{Stages: accelc.Rendered, Inventory: src})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -18,7 +18,7 @@ import (
 // the H100 halves.
 func TestRecommendSharedDevices(t *testing.T) {
 	dir := "../../examples/clusters/gpu-pools"
-	res, err := accelc.Cluster(context.Background(), dir, accelc.Options{})
+	res, err := accelc.Cluster(context.Background(), dir, accelc.Options{Stages: accelc.Checked})
 	require.NoError(t, err)
 	doc := res.Catalog()
 	r := estimate.Recommend(&doc, estimate.Needs{MinMemory: gb(30)})
@@ -46,7 +46,7 @@ func TestRecommendSharedDevices(t *testing.T) {
 // GPT-2 1.5B on 2B tokens needs 16 B × 1.5e9 = 24GB per device and takes
 // 40.06 hours on a whole A100 (TestTrainHandWorked).
 func TestTrainOnSlicesAndReplicas(t *testing.T) {
-	res, err := accelc.Cluster(context.Background(), "../../examples/clusters/gpu-pools", accelc.Options{})
+	res, err := accelc.Cluster(context.Background(), "../../examples/clusters/gpu-pools", accelc.Options{Stages: accelc.Checked})
 	require.NoError(t, err)
 	doc := res.Catalog()
 	es := estimate.Train(&doc, estimate.Training{Params: 1.5e9, Tokens: 2e9})
@@ -106,7 +106,7 @@ func TestTrainOnSlicesAndReplicas(t *testing.T) {
 // a100-shared profile alone: it gets the time-sliced A100 third, where
 // anyone else would get the 2g.20gb slice (model-serving's).
 func TestRecommendForTeam(t *testing.T) {
-	res, err := accelc.Cluster(context.Background(), "../../examples/clusters/gpu-pools", accelc.Options{})
+	res, err := accelc.Cluster(context.Background(), "../../examples/clusters/gpu-pools", accelc.Options{Stages: accelc.Checked})
 	require.NoError(t, err)
 	doc := res.Catalog()
 	need, err := estimate.ParseSize("20GB")
@@ -161,7 +161,7 @@ func TestRecommendTeamTypes(t *testing.T) {
 // one, gets it on an A100 80GB for a model that needs 40GB (before, "no
 // profile qualifies").
 func TestRecommendGenericProfile(t *testing.T) {
-	res, err := accelc.Cluster(context.Background(), "../../examples/clusters/hetero-prod", accelc.Options{})
+	res, err := accelc.Cluster(context.Background(), "../../examples/clusters/hetero-prod", accelc.Options{Stages: accelc.Checked})
 	require.NoError(t, err)
 	doc := res.Catalog()
 	need, err := estimate.ParseSize("40GB")

@@ -2,7 +2,6 @@ package inventory
 
 import (
 	"encoding/csv"
-	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
@@ -10,8 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
-
-	"sigs.k8s.io/yaml"
 
 	"github.com/accelc/accelc/internal/words"
 )
@@ -212,48 +209,43 @@ func (inv *Inventory) ByType(id string) []*Node {
 	return out
 }
 
-// Format is an output format of the node view.
+// Format is a format the node view writes itself: text (a table, and
+// the summary and the nodes that need attention) or csv. Its json and
+// yaml are View's document, through the writer every report goes
+// through.
 type Format string
 
-// Formats lists the node view's output formats, for flag help.
-var Formats = []string{"table", "json", "yaml", "csv"}
+// Formats lists the formats WriteView writes.
+var Formats = []string{"text", "csv"}
 
 // ViewOptions shape the node view.
 type ViewOptions struct {
 	Format Format
-	// GroupByType groups table rows under one heading per type.
+	// GroupByType groups text rows under one heading per type.
 	GroupByType bool
 }
 
-type jsonView struct {
+// View is the node view as a document: `accelc inventory show -o json`.
+type View struct {
 	Nodes    []Node        `json:"nodes"`
 	Summary  []TypeSummary `json:"summary"`
 	Problems []Problem     `json:"problems,omitempty"`
 }
 
-// WriteView prints the node view.
+// View is the node view's document.
+func (inv *Inventory) View() View {
+	v := View{Nodes: inv.Nodes, Summary: inv.Summary(), Problems: inv.Problems}
+	if v.Nodes == nil {
+		v.Nodes = []Node{}
+	}
+	return v
+}
+
+// WriteView prints the node view as text or csv.
 func (inv *Inventory) WriteView(w io.Writer, opts ViewOptions) error {
 	switch opts.Format {
-	case "", "table":
+	case "", "text":
 		return inv.writeTable(w, opts.GroupByType)
-	case "json", "yaml":
-		v := jsonView{Nodes: inv.Nodes, Summary: inv.Summary(), Problems: inv.Problems}
-		if v.Nodes == nil {
-			v.Nodes = []Node{}
-		}
-		data, err := json.MarshalIndent(v, "", "  ")
-		if err != nil {
-			return err
-		}
-		if opts.Format == "yaml" {
-			if data, err = yaml.JSONToYAML(data); err != nil {
-				return err
-			}
-		} else {
-			data = append(data, '\n')
-		}
-		_, err = w.Write(data)
-		return err
 	case "csv":
 		return inv.writeCSV(w)
 	}

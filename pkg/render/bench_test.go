@@ -27,7 +27,7 @@ func BenchmarkRender5000(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		res, err := accelc.Cluster(context.Background(), filepath.Join(examplesDir, "hetero-prod"), accelc.Options{
-			Render: true, Inventory: accelc.Source{File: snap},
+			Stages: accelc.Rendered, Inventory: accelc.Source{File: snap},
 		})
 		if err != nil {
 			b.Fatal(err)

@@ -64,7 +64,7 @@ func TestCatalogService(t *testing.T) {
 	// what waits for each profile.
 	assert.Equal(t, []string{"nodes", "pods", "resourceslices", "workloads"}, resources)
 	// Without Kueue, no Workloads to read.
-	res, err := accelc.Cluster(context.Background(), filepath.Join(examplesDir, "hetero-prod"), accelc.Options{})
+	res, err := accelc.Cluster(context.Background(), filepath.Join(examplesDir, "hetero-prod"), accelc.Options{Stages: accelc.Checked})
 	require.NoError(t, err)
 	res.Model.Cluster.Quotas = "resourcequota"
 	objs, err := render.Render(res.Model, res.Inventory)
@@ -107,7 +107,7 @@ func TestCatalogServiceMemory(t *testing.T) {
 		q := render.CatalogServiceMemory(nodes)
 		assert.Equal(t, want, q.String(), "%d nodes", nodes)
 	}
-	res, err := accelc.Cluster(context.Background(), filepath.Join(examplesDir, "hetero-prod"), accelc.Options{})
+	res, err := accelc.Cluster(context.Background(), filepath.Join(examplesDir, "hetero-prod"), accelc.Options{Stages: accelc.Checked})
 	require.NoError(t, err)
 	limit := func(memory string) string {
 		t.Helper()

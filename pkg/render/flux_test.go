@@ -33,7 +33,7 @@ func TestFluxDelivery(t *testing.T) {
 			}
 			delivery := "package cluster\n\ncluster: delivery: {" + tc.cue + `, verify: secretRef: "cosign-pub"}` + "\n"
 			require.NoError(t, os.WriteFile(filepath.Join(dir, "delivery.cue"), []byte(delivery), 0o644))
-			res, err := accelc.Cluster(context.Background(), dir, accelc.Options{Render: true})
+			res, err := accelc.Cluster(context.Background(), dir, accelc.Options{Stages: accelc.Rendered})
 			require.NoError(t, err)
 			var repo struct {
 				Spec struct {

@@ -24,7 +24,7 @@ const onDemand = "../../e2e/testdata/on-demand"
 // file byte for byte with testdata/golden-e2e/on-demand/queues; `go test
 // ./pkg/render -update` refreshes them.
 func TestProvisioningGolden(t *testing.T) {
-	res, err := accelc.Cluster(context.Background(), onDemand, accelc.Options{Render: true})
+	res, err := accelc.Cluster(context.Background(), onDemand, accelc.Options{Stages: accelc.Rendered})
 	require.NoError(t, err)
 	golden := "../../testdata/golden-e2e/on-demand/queues"
 	if *testutil.Update {
@@ -52,7 +52,7 @@ func TestProvisioningGolden(t *testing.T) {
 // autoscaled waits on all of them (no onFlavors), a mixed one on its
 // autoscaled flavor only, and an unprovisioned one on none.
 func TestProvisioningObjects(t *testing.T) {
-	res, err := accelc.Cluster(context.Background(), onDemand, accelc.Options{Render: true})
+	res, err := accelc.Cluster(context.Background(), onDemand, accelc.Options{Stages: accelc.Rendered})
 	require.NoError(t, err)
 	tree := res.Tree
 	prc := readObject(t, tree, "queues/provisioningrequestconfig-"+render.ProvisioningCheckName+".yaml")

@@ -44,7 +44,7 @@ func exampleClusters(t testing.TB) []string {
 
 func renderExample(t testing.TB, name string) render.Tree {
 	t.Helper()
-	res, err := accelc.Cluster(context.Background(), filepath.Join(examplesDir, name), accelc.Options{Render: true})
+	res, err := accelc.Cluster(context.Background(), filepath.Join(examplesDir, name), accelc.Options{Stages: accelc.Rendered})
 	require.NoError(t, err)
 	return res.Tree
 }

@@ -83,7 +83,7 @@ func BenchmarkServeLive(b *testing.B) {
 	b.Logf("filled the API server with %d nodes and %d pods in %s", nodes, nodes*max(pods/nodes, 1), time.Since(begin).Round(time.Second))
 
 	const dir = "../../examples/clusters/hetero-prod"
-	res, err := accelc.Cluster(ctx, dir, accelc.Options{Render: true})
+	res, err := accelc.Cluster(ctx, dir, accelc.Options{Stages: accelc.Rendered})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -28,7 +28,7 @@ import (
 func example(t testing.TB, name string) (*compile.Model, *inventory.Snapshot) {
 	t.Helper()
 	dir := filepath.Join("../../examples/clusters", name)
-	res, err := accelc.Cluster(context.Background(), dir, accelc.Options{SkipCheck: true, NoInventory: true})
+	res, err := accelc.Cluster(context.Background(), dir, accelc.Options{})
 	require.NoError(t, err)
 	snap, err := inventory.ReadSnapshot(filepath.Join(dir, "inventory.json"))
 	require.NoError(t, err)
@@ -121,7 +121,7 @@ func TestServesTheCatalogLikeTheCLI(t *testing.T) {
 	assert.True(t, got.Meta.PodsCounted)
 	assert.Equal(t, "hetero-prod", got.Meta.Cluster)
 	// The same document accelc catalog prints, from the same inventory.
-	res, err := accelc.Cluster(context.Background(), "../../examples/clusters/hetero-prod", accelc.Options{SkipCheck: true, NoInventory: true})
+	res, err := accelc.Cluster(context.Background(), "../../examples/clusters/hetero-prod", accelc.Options{})
 	require.NoError(t, err)
 	want := renderCatalog(res.Model, counted(snap, 3).Classify(res.Model.Catalog, inventory.Options{Pins: res.Model.Pins}))
 	require.Len(t, got.Profiles, len(want.Profiles))

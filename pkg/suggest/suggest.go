@@ -34,32 +34,38 @@ type Options struct {
 
 // Profile is one proposed hardware profile.
 type Profile struct {
-	Name             string
-	DisplayName      string
-	Description      string
-	AcceleratorTypes []string
-	ResourceName     string
-	GPUMax           int
+	Name             string   `json:"name"`
+	DisplayName      string   `json:"displayName"`
+	Description      string   `json:"description,omitempty"`
+	AcceleratorTypes []string `json:"acceleratorTypes"`
+	ResourceName     string   `json:"resourceName,omitempty"` // empty: the type's own
+	GPUMax           int      `json:"gpuMax"`
 	// CPU and Memory are the ranges from the nodes' allocatable: a pod
 	// with the most GPUs may take the smallest node whole, and the default
 	// is a GPU's share of it. Nil when the nodes list no CPU or memory.
-	CPU, Memory  *Range
-	Tolerations  []inventory.Taint
-	NodeSelector map[string]string
+	CPU          *Range            `json:"cpu,omitempty"`
+	Memory       *Range            `json:"memory,omitempty"`
+	Tolerations  []inventory.Taint `json:"tolerations,omitempty"`
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
 	// Nodes are the nodes the profile was proposed from.
-	Nodes []string
+	Nodes []string `json:"nodes"`
 	// Comments go above the profile in the CUE.
-	Comments []string
+	Comments []string `json:"comments,omitempty"`
 }
 
 // Range is a min/default/max triple as CUE writes it.
-type Range struct{ Min, Default, Max string }
+type Range struct {
+	Min     string `json:"min"`
+	Default string `json:"default"`
+	Max     string `json:"max"`
+}
 
-// Result is what Suggest proposes, and the selected nodes it could not use.
+// Result is what Suggest proposes, and the selected nodes it could not
+// use: accelc inventory suggest's -o json/yaml document.
 type Result struct {
-	Profiles []Profile
+	Profiles []Profile `json:"profiles"`
 	// Skipped explains each selected node left out (unknown or mixed type).
-	Skipped []string
+	Skipped []string `json:"skipped,omitempty"`
 }
 
 // group is nodes of one type shared one way.

@@ -33,7 +33,7 @@ func TestSuggestVets(t *testing.T) {
 			root := t.TempDir()
 			copyDir(t, "../../examples/clusters", root)
 			dir := filepath.Join(root, cluster)
-			loaded, err := accelc.Cluster(context.Background(), dir, accelc.Options{SkipCheck: true})
+			loaded, err := accelc.Cluster(context.Background(), dir, accelc.Options{Stages: accelc.ReadNodes})
 			require.NoError(t, err)
 			m, inv := loaded.Model, loaded.Inventory
 			opts := suggest.Options{Package: "cluster", Taken: map[string]bool{}, Source: "inventory.json"}

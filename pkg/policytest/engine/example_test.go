@@ -17,7 +17,7 @@ import (
 func example(t *testing.T, name string) (string, *compile.Model, *inventory.Inventory, render.Tree) {
 	t.Helper()
 	dir := filepath.Join("../../../examples/clusters", name)
-	res, err := accelc.Cluster(context.Background(), dir, accelc.Options{Render: true})
+	res, err := accelc.Cluster(context.Background(), dir, accelc.Options{Stages: accelc.Rendered})
 	require.NoError(t, err)
 	return dir, res.Model, res.Inventory, res.Tree
 }

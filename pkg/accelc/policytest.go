@@ -1,0 +1,61 @@
+package accelc
+
+import (
+	"context"
+
+	"github.com/accelc/accelc/pkg/policytest"
+)
+
+// TestOptions say what `accelc test` writes besides running.
+type TestOptions struct {
+	// SuiteDir, when set, is where the gator suite that ran is written,
+	// for `gator verify DIR/...`.
+	SuiteDir string
+}
+
+// TestReport is what the policies' tests found.
+type TestReport struct {
+	// Rego is each of accelc's Rego unit tests, run with OPA's tester.
+	Rego []policytest.Result
+	// Cases is each admission fixture of the cluster directory, run
+	// through the rendered policies as they are once every team denies.
+	Cases []policytest.CaseResult
+	// NoCases says the cluster directory has no admission fixtures: only
+	// the Rego tests ran.
+	NoCases bool
+}
+
+// Test runs accelc's Rego unit tests, then res's admission fixtures
+// (admission/cases.yaml in its directory) through its tree with the
+// cluster and every team at deny, with Gatekeeper's engine
+// (accelc-policytest). The fixtures say what the policies do once
+// enforced, whatever stage the cluster is at. The report comes back with
+// what ran before an error; an engine that cannot be run is a
+// policytest.EngineError.
+func Test(ctx context.Context, res *Result, opts TestOptions) (*TestReport, error) {
+	rep := &TestReport{}
+	var err error
+	if rep.Rego, err = policytest.RunRego(ctx); err != nil {
+		return nil, err
+	}
+	cases, err := policytest.ReadCases(res.Dir)
+	if err != nil {
+		return rep, err
+	}
+	rep.NoCases = len(cases.Cases) == 0
+	tree, err := res.EnforcedTree()
+	if err != nil {
+		return rep, err
+	}
+	files, err := policytest.Suite(tree, res.Dir, cases, res.Model.Cluster.TypeLabel(), res.NodeTypes())
+	if err != nil {
+		return rep, err
+	}
+	if opts.SuiteDir != "" {
+		if err := policytest.WriteFiles(opts.SuiteDir, files); err != nil {
+			return rep, err
+		}
+	}
+	rep.Cases, err = policytest.RunSuite(ctx, files)
+	return rep, err
+}

@@ -1,0 +1,121 @@
+package accelc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+
+	"cuelang.org/go/cue/parser"
+
+	"github.com/accelc/accelc/pkg/catalog"
+	"github.com/accelc/accelc/pkg/compile"
+	"github.com/accelc/accelc/pkg/suggest"
+)
+
+// SuggestOptions say which nodes to propose hardware profiles for.
+type SuggestOptions struct {
+	// Config is the cluster directory whose package, catalog, pins and
+	// profile names the proposal uses; empty, the built-in catalog and
+	// the nodes of Inventory (else ./inventory.json).
+	Config string
+	// Inventory is where the nodes come from.
+	Inventory Source
+	// Limits bound the CUE evaluation of Config.
+	Limits compile.Limits
+	// Select chooses the nodes (Nodes, Types); Package, Taken and Source
+	// are filled in from Config and the inventory.
+	Select suggest.Options
+}
+
+// Suggestion is a proposal of hardware profiles, as CUE to review.
+type Suggestion struct {
+	*suggest.Result
+	// CUE is the file to commit beside the cluster's configuration.
+	CUE []byte
+	// Diagnostics are the warnings found reading the nodes.
+	Diagnostics []compile.Diagnostic
+}
+
+// Suggest groups the selected nodes by type and sharing mode and
+// proposes a hardware profile for each, in the cluster's CUE package and
+// avoiding its profile names when opts.Config is given. No inventory, or
+// a selection that matches nothing, is a UsageError; no node of a known
+// type to propose for is the input's error. The Suggestion comes back
+// with its warnings even with an error.
+func Suggest(ctx context.Context, opts SuggestOptions) (*Suggestion, error) {
+	out := &Suggestion{}
+	nodes, cat, where, err := opts.nodes(ctx, out)
+	if err != nil {
+		return out, err
+	}
+	sel := opts.Select
+	sel.Source = filepath.ToSlash(where)
+	if out.Result, err = suggest.Suggest(nodes.Inventory, cat, sel); err != nil {
+		return out, usage(err)
+	}
+	if len(out.Profiles) == 0 {
+		return out, fmt.Errorf("no node of a known type to propose a profile for (%d left out: see `accelc inventory show`)", len(out.Skipped))
+	}
+	out.CUE, err = out.Result.CUE(sel)
+	return out, err
+}
+
+// nodes reads the nodes and the catalog to judge them by, with the
+// cluster's package and profile names in o.Select where there is one.
+func (o *SuggestOptions) nodes(ctx context.Context, out *Suggestion) (*Read, *catalog.Catalog, string, error) {
+	if o.Config == "" {
+		read, err := Nodes(ctx, ".", o.Inventory)
+		out.Diagnostics = read.Diagnostics
+		if err == nil && read.Inventory == nil {
+			err = usage(errors.New("no inventory: give --inventory FILE, --live, or --config CLUSTER_DIR with an inventory.json"))
+		}
+		if err != nil {
+			return nil, nil, "", err
+		}
+		cat, err := catalog.Builtin()
+		return read, cat, read.From, err
+	}
+	res, err := Cluster(ctx, o.Config, Options{Limits: o.Limits, Inventory: o.Inventory, Stages: ReadNodes})
+	if res != nil {
+		out.Diagnostics = res.Diagnostics
+	}
+	if err != nil {
+		return nil, nil, "", err
+	}
+	if !res.HasInventory() {
+		return nil, nil, "", usage(errors.New("no inventory: give --inventory FILE, --live, or --config CLUSTER_DIR with an inventory.json"))
+	}
+	o.Select.Taken = map[string]bool{}
+	for _, p := range res.Model.Profiles {
+		o.Select.Taken[p.Name] = true
+	}
+	if o.Select.Package, err = CUEPackage(os.DirFS(o.Config)); err != nil {
+		return nil, nil, "", fmt.Errorf("%s: %w", o.Config, err)
+	}
+	return &Read{Inventory: res.Inventory}, res.Model.Catalog, res.InventoryFrom, nil
+}
+
+// CUEPackage reads the package name of the first .cue file at the top of
+// fsys (a cluster directory).
+func CUEPackage(fsys fs.FS) (string, error) {
+	files, err := fs.Glob(fsys, "*.cue")
+	if err != nil || len(files) == 0 {
+		return "", errors.New("no .cue files")
+	}
+	data, err := fs.ReadFile(fsys, files[0])
+	if err != nil {
+		return "", err
+	}
+	f, err := parser.ParseFile(path.Base(files[0]), data, parser.PackageClauseOnly)
+	if err != nil {
+		return "", err
+	}
+	if name := f.PackageName(); name != "" {
+		return name, nil
+	}
+	return "", fmt.Errorf("%s: no package clause", files[0])
+}

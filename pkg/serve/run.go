@@ -1,0 +1,227 @@
+package serve
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"os"
+	"path"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/accelc/accelc/pkg/accelc"
+	"github.com/accelc/accelc/pkg/compile"
+)
+
+// RunOptions say what `accelc serve` serves and how.
+type RunOptions struct {
+	Options
+	// Dir is the cluster directory; Limits bound its CUE evaluation.
+	Dir    string
+	Limits compile.Limits
+	// Inventory is where the nodes come from: Live watches the cluster,
+	// otherwise the snapshot (File, else Dir's inventory.json) is served
+	// as it is.
+	Inventory accelc.Source
+	// Listen is HOST:PORT; Grace is how long requests in flight may
+	// finish once ctx ends.
+	Listen string
+	Grace  time.Duration
+	// RecordTypes writes, with Live, each bound pod's node type on the
+	// pods of multi-type and generic profiles.
+	RecordTypes bool
+	// Reload, when positive, is how often Dir's .cue files are looked at:
+	// a changed configuration that compiles is served.
+	Reload time.Duration
+	// Log gets what the server says (where it listens, reloads, the
+	// Go memory limit); nil discards it.
+	Log io.Writer
+}
+
+// check refuses options that cannot work together, before anything is
+// read: they are accelc.UsageErrors.
+func (o *RunOptions) check() error {
+	if _, _, err := net.SplitHostPort(o.Listen); err != nil {
+		return &accelc.UsageError{Err: fmt.Errorf("--listen %q: write HOST:PORT, such as 127.0.0.1:8080", o.Listen)}
+	}
+	if o.RecordTypes && !o.Inventory.Live {
+		return &accelc.UsageError{Err: errors.New("--record-types writes on the cluster's pods: give --live")}
+	}
+	return nil
+}
+
+// Run compiles the cluster in opts.Dir and serves its catalog with the
+// devices available now until ctx ends, watching the cluster with Live
+// (and recording types where asked) and the configuration with Reload.
+// A configuration that does not compile is the input's error; a cluster
+// that cannot be watched or an address that cannot be listened on is an
+// accelc.OutsideError. It returns nil once ctx ends.
+func Run(ctx context.Context, opts RunOptions) error {
+	if err := opts.check(); err != nil {
+		return err
+	}
+	log := opts.Log
+	if log == nil {
+		log = io.Discard
+	}
+	load := func(ctx context.Context) (*compile.Model, error) {
+		res, err := accelc.Cluster(ctx, opts.Dir, accelc.Options{Limits: opts.Limits})
+		if err != nil {
+			return nil, err
+		}
+		return res.Model, nil
+	}
+	m, err := load(ctx)
+	if err != nil {
+		return err
+	}
+	if msg := SetMemoryLimit(); msg != "" {
+		fmt.Fprintln(log, msg)
+	}
+	r := &running{opts: opts, log: log}
+	if err := r.nodes(ctx, m); err != nil {
+		return err
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	r.start(g, gctx)
+	if opts.Reload > 0 {
+		g.Go(func() error {
+			WatchConfig(gctx, os.DirFS(opts.Dir), opts.Reload, func() { r.reload(gctx, load) })
+			return nil
+		})
+	}
+	g.Go(func() error {
+		err := r.srv.ListenAndServe(gctx, opts.Listen, opts.Grace, func(a net.Addr) {
+			fmt.Fprintf(log, "serving %s on http://%s/ (API under /api/%s/)\n", m.Cluster.Name, a, APIVersion)
+		})
+		if err != nil {
+			return &accelc.OutsideError{Err: fmt.Errorf("--listen %s: %w", opts.Listen, err)}
+		}
+		// It returns nil once gctx ends: on a signal, or when the
+		// watcher failed, whose error Wait returns.
+		return nil
+	})
+	err = g.Wait()
+	if ctx.Err() != nil {
+		return nil
+	}
+	return err
+}
+
+// running is a server with what feeds it.
+type running struct {
+	opts     RunOptions
+	log      io.Writer
+	srv      *Server
+	watcher  *Watcher
+	recorder *Recorder
+}
+
+// nodes sets up where the nodes come from and the server over them.
+func (r *running) nodes(ctx context.Context, m *compile.Model) error {
+	var src Source
+	if r.opts.Inventory.Live {
+		w, err := NewWatcher(WatchOptions{Options: r.opts.Inventory.LiveOptions})
+		if err != nil {
+			return &accelc.OutsideError{Err: err}
+		}
+		r.watcher, src = w, w
+		if r.opts.RecordTypes {
+			if r.recorder, err = NewRecorder(w, m, RecordOptions{Log: r.log}); err != nil {
+				return &accelc.OutsideError{Err: err}
+			}
+		}
+	} else {
+		read, err := r.opts.Inventory.Snapshot(ctx, r.opts.Dir)
+		for _, d := range read.Diagnostics {
+			fmt.Fprintln(r.log, d)
+		}
+		if err != nil {
+			return err
+		}
+		if read.Snapshot == nil {
+			return &accelc.UsageError{Err: errors.New("no inventory: give --inventory FILE, --live, or a cluster directory with an inventory.json")}
+		}
+		fmt.Fprintf(r.log, "serving %s's catalog over %s, which does not change: --live follows the cluster\n", m.Cluster.Name, read.From)
+		src = Static{Snap: read.Snapshot}
+	}
+	r.srv = New(m, src, r.opts.Options)
+	if r.recorder != nil {
+		return r.srv.Register(r.recorder.Collectors()...)
+	}
+	return nil
+}
+
+// start runs the watcher, the server's refresh and the recorder in g.
+func (r *running) start(g *errgroup.Group, ctx context.Context) {
+	if r.watcher != nil {
+		g.Go(func() error {
+			if err := r.watcher.Run(ctx); err != nil {
+				return &accelc.OutsideError{Err: err}
+			}
+			return nil
+		})
+	}
+	g.Go(func() error { r.srv.Run(ctx); return nil })
+	if r.recorder != nil {
+		g.Go(func() error { r.recorder.Run(ctx); return nil })
+	}
+}
+
+// reload serves the configuration again, or says why it still serves
+// the previous one.
+func (r *running) reload(ctx context.Context, load func(context.Context) (*compile.Model, error)) {
+	m, err := load(ctx)
+	if err != nil {
+		fmt.Fprintf(r.log, "the configuration in %s changed and does not compile: still serving the previous one: %v\n", r.opts.Dir, err)
+		return
+	}
+	r.srv.SetModel(m)
+	if r.recorder != nil {
+		r.recorder.SetModel(m)
+	}
+	fmt.Fprintf(r.log, "the configuration in %s changed: serving it\n", r.opts.Dir)
+}
+
+// WatchConfig calls changed whenever the .cue files at the top of fsys
+// (a cluster directory) change, looking every interval, until ctx ends.
+// A ConfigMap mounted as a volume changes all at once (the kubelet swaps
+// a link), so a half-written state is not seen.
+func WatchConfig(ctx context.Context, fsys fs.FS, every time.Duration, changed func()) {
+	last := ConfigDigest(fsys)
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		if h := ConfigDigest(fsys); h != last {
+			last = h
+			changed()
+		}
+	}
+}
+
+// ConfigDigest sums the names and contents of the .cue files at the top
+// of fsys; a file that cannot be read is left out.
+func ConfigDigest(fsys fs.FS) string {
+	files, _ := fs.Glob(fsys, "*.cue")
+	sum := sha256.New()
+	for _, f := range files {
+		data, err := fs.ReadFile(fsys, f)
+		if err != nil {
+			continue
+		}
+		fmt.Fprintf(sum, "%s\x00%d\x00", path.Base(f), len(data))
+		sum.Write(data)
+	}
+	return hex.EncodeToString(sum.Sum(nil))
+}
