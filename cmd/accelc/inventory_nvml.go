@@ -67,6 +67,7 @@ else standard output, as JSON (-o yaml: YAML).`,
 	_ = cmd.MarkFlagFilename("out-file", "json", "yaml", "yml")
 	return cmd
 }
+
 // resolveNodeName picks the node name: the flag, else NODE_NAME (set
 // from the downward API), else the host name.
 func resolveNodeName(flag string) (string, error) {
