@@ -49,6 +49,13 @@ var rules = []rule{
 		max:  80,
 		why:  "split it into named phases, each a function that says what it does (see compile's loadUnbounded and inventory's classifyNode)",
 	},
+	{
+		name: "cobra RunE functions in cmd/accelc",
+		dirs: []string{"cmd/accelc"},
+		find: cobraRunEs,
+		max:  30,
+		why:  "a command is flags, one library call and printing: move the work into pkg/accelc (or the domain package) behind typed options and a result, and the printing into a write function",
+	},
 }
 
 // funcDecls are a file's functions and methods, from func to the closing
