@@ -43,23 +43,7 @@ order the labels are trusted.`,
 				}
 				return writeReport(stdout, output.value, types)
 			}
-			tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "TYPE\tVENDOR\tMEMORY\tFAMILY\tRESOURCE\tRECOGNISED BY")
-			for _, t := range types {
-				var by []string
-				for _, l := range t.Labels {
-					by = append(by, l.Key+"="+strings.Join(l.Values, "|"))
-				}
-				if len(t.PCI) > 0 {
-					by = append(by, "pci "+strings.Join(t.PCI, ","))
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%dGB\t%s\t%s\t%s\n", t.ID, t.Vendor, t.MemoryGB, t.Family, t.Resource, strings.Join(by, "; "))
-			}
-			if err := tw.Flush(); err != nil {
-				return err
-			}
-			fmt.Fprintf(stdout, "\n%d types. A profile names them in acceleratorTypes; a cluster adds its own under accelerators.\n", len(types))
-			return nil
+			return writeTypes(stdout, types)
 		},
 	}
 	// Registered by hand, not through the helper other commands use, so
@@ -68,4 +52,25 @@ order the labels are trusted.`,
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{formatText, formatJSON, formatYAML}, cobra.ShellCompDirectiveNoFileComp))
 	cmd.Flags().StringSliceVar(&vendors, "vendor", nil, "only these vendors' types (nvidia, amd, intel, google, aws)")
 	return cmd
+}
+
+// writeTypes prints the types as a table, and how many there are.
+func writeTypes(w io.Writer, types []accelc.TypeInfo) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "TYPE\tVENDOR\tMEMORY\tFAMILY\tRESOURCE\tRECOGNISED BY")
+	for _, t := range types {
+		var by []string
+		for _, l := range t.Labels {
+			by = append(by, l.Key+"="+strings.Join(l.Values, "|"))
+		}
+		if len(t.PCI) > 0 {
+			by = append(by, "pci "+strings.Join(t.PCI, ","))
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%dGB\t%s\t%s\t%s\n", t.ID, t.Vendor, t.MemoryGB, t.Family, t.Resource, strings.Join(by, "; "))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\n%d types. A profile names them in acceleratorTypes; a cluster adds its own under accelerators.\n", len(types))
+	return nil
 }
