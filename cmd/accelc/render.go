@@ -35,9 +35,9 @@ snapshot taken by accelc records when; render warns when it is older than
 
 --fleet FLEET_DIR renders every cluster folder of a fleet repository (each
 subfolder whose CUE declares a cluster, with its own inventory.json) in
-parallel, into OUTPUT_DIR/<cluster name> (--output-dir, default out). A cluster
-that fails is reported by its folder; the others are still written, and
-the exit code is 1.
+parallel, each into <cluster name> under --output-dir (default out). A
+cluster that fails is reported by its folder; the others are still
+written, and the exit code is 1.
 
 Every object is annotated with accelc.io/source-revision (--revision, else
 the checkout's <branch>@sha1:<commit>) and accelc.io/version, so an object

@@ -102,7 +102,6 @@ objects that apply it all once ` + "`accelc push`" + ` has published it.`,
 		newTypesCmd(stdout),
 	)
 	bindLimits(root)
-	root.CompletionOptions.HiddenDefaultCmd = true
 	return root
 }
 

@@ -22,7 +22,7 @@ type inventoryFlags struct {
 
 func (f *inventoryFlags) bind(cmd *cobra.Command, withAge bool) {
 	fs := cmd.Flags()
-	fs.StringVar(&f.src.File, "inventory", "", "node snapshot `FILE`: what kubectl get nodes -o json or accelc inventory snapshot writes (default: CLUSTER_DIR/inventory.json)")
+	fs.StringVar(&f.src.File, "inventory", "", "the nodes: a `FILE` that kubectl get nodes -o json or accelc inventory snapshot wrote (default: CLUSTER_DIR/inventory.json)")
 	fs.BoolVar(&f.src.Live, "live", false, "read the nodes (with the pods that use their accelerators and the ResourceSlices that publish them) from the cluster of the current kubeconfig context")
 	fs.StringVar(&f.src.LiveOptions.Kubeconfig, "kubeconfig", "", "kubeconfig file for --live (default: $KUBECONFIG, then ~/.kube/config)")
 	fs.StringVar(&f.src.LiveOptions.Context, "context", "", "kubeconfig context for --live (default: the current context)")
