@@ -234,7 +234,7 @@ func (s *suite) stepLive(t *testing.T, example string) []string {
 		{"node-reader (may list nodes, not pods)", reader, false},
 	} {
 		snapFile := filepath.Join(s.work, example+"-"+strings.Fields(who.name)[0]+".json")
-		_, errOut, err := run(t.Context(), s.root, s.accelc, "inventory", "snapshot", "--live", "--kubeconfig", who.kubeconfig, "-o", snapFile)
+		_, errOut, err := run(t.Context(), s.root, s.accelc, "inventory", "snapshot", "--live", "--kubeconfig", who.kubeconfig, "--out-file", snapFile)
 		if err != nil {
 			t.Fatalf("%s: accelc inventory snapshot --live: %v\n%s", who.name, err, errOut)
 		}
@@ -252,7 +252,7 @@ func (s *suite) stepLive(t *testing.T, example string) []string {
 
 		liveRender := filepath.Join(s.work, "render", example+"-live-"+strings.Fields(who.name)[0])
 		_, errOut, err = run(t.Context(), s.root, s.accelc, "render", filepath.Join("examples", "clusters", example),
-			"--live", "--kubeconfig", who.kubeconfig, "-o", liveRender, "--revision", revision)
+			"--live", "--kubeconfig", who.kubeconfig, "--output-dir", liveRender, "--revision", revision)
 		if err != nil {
 			t.Fatalf("%s: accelc render --live: %v\n%s", who.name, err, errOut)
 		}
@@ -264,7 +264,7 @@ func (s *suite) stepLive(t *testing.T, example string) []string {
 		if who.podsCounted {
 			against, what = filepath.Join(s.work, "render", example+"-snapshot-"+strings.Fields(who.name)[0]), "the snapshot --live wrote"
 			if _, errOut, err := run(t.Context(), s.root, s.accelc, "render", filepath.Join("examples", "clusters", example),
-				"--inventory", snapFile, "-o", against, "--revision", revision); err != nil {
+				"--inventory", snapFile, "--output-dir", against, "--revision", revision); err != nil {
 				t.Fatalf("%s: accelc render --inventory %s: %v\n%s", who.name, snapFile, err, errOut)
 			}
 		}

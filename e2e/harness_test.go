@@ -183,7 +183,7 @@ func (s *suite) mustKubectl(t testing.TB, args ...string) string {
 func (s *suite) render(t testing.TB, example, name string, extra ...string) string {
 	t.Helper()
 	out := filepath.Join(s.work, "render", filepath.Base(example)+"-"+name)
-	args := append([]string{"render", clusterDir(example), "-o", out, "--revision", revision}, extra...)
+	args := append([]string{"render", clusterDir(example), "--output-dir", out, "--revision", revision}, extra...)
 	_, errOut, err := run(t.Context(), s.root, s.accelc, args...)
 	if err != nil {
 		t.Fatalf("accelc %s: %v\n%s", strings.Join(args, " "), err, errOut)

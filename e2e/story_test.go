@@ -1002,7 +1002,7 @@ func (st *story) newType(t *testing.T) {
 	must(t, os.WriteFile(inv, []byte(h100Node(node)), 0o644))
 	s.createNodes(t, inv, nil)
 	st.waitNodesReady(t, []string{node})
-	if stdout, stderr, err := run(ctx, s.root, s.accelc, "inventory", "snapshot", "--live", "--kubeconfig", s.cp.Kubeconfig(), "-o", filepath.Join(st.cluster, "inventory.json")); err != nil {
+	if stdout, stderr, err := run(ctx, s.root, s.accelc, "inventory", "snapshot", "--live", "--kubeconfig", s.cp.Kubeconfig(), "--out-file", filepath.Join(st.cluster, "inventory.json")); err != nil {
 		t.Fatalf("accelc inventory snapshot --live: %v\n%s%s", err, stdout, stderr)
 	}
 	cue := st.read(t, "cluster.cue")

@@ -12,7 +12,7 @@ cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$work"; }
 trap cleanup EXIT
 
 go run ./hack/gennodes -n 5000 > "$work/nodes.json"
-bin/accelc render examples/clusters/hetero-prod --inventory "$work/nodes.json" -o "$work/out" > /dev/null 2>&1
+bin/accelc render examples/clusters/hetero-prod --inventory "$work/nodes.json" --output-dir "$work/out" > /dev/null 2>&1
 tar --sort=name --owner=0 --group=0 --numeric-owner --mtime=@0 -C "$work/out" -cf - . | gzip -n > "$work/tree.tgz"
 echo "tree: $(find "$work/out" -type f | wc -l) files, $(du -sh "$work/out" | cut -f1); tarball $(du -h "$work/tree.tgz" | cut -f1)"
 

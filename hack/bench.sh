@@ -23,9 +23,9 @@ measure() { # label, command...
   printf '%-44s warm %6ss  %7s MB\n' "$label" "$best" "$((rss / 1024))"
 }
 
-measure "accelc render (5000 nodes)" bin/accelc render examples/clusters/hetero-prod --inventory "$work/nodes-5000.json" -o "$work/out"
+measure "accelc render (5000 nodes)" bin/accelc render examples/clusters/hetero-prod --inventory "$work/nodes-5000.json" --output-dir "$work/out"
 measure "accelc vet (5000 nodes)" bin/accelc vet examples/clusters/hetero-prod --inventory "$work/nodes-5000.json"
-measure "accelc render (bundled 29-node inventory)" bin/accelc render examples/clusters/hetero-prod -o "$work/out"
+measure "accelc render (bundled 29-node inventory)" bin/accelc render examples/clusters/hetero-prod --output-dir "$work/out"
 (cd examples/clusters && measure "cue export ./hetero-prod (config only)" ../../bin/cue export ./hetero-prod)
 # What it would cost to push the inventory through CUE instead of Go (the
 # design keeps inventory out of CUE evaluation).

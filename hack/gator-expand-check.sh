@@ -15,7 +15,7 @@ checked=0
 for dir in examples/clusters/*/; do
   [ -f "$dir/admission/cases.yaml" ] || continue
   name=$(basename "$dir")
-  "$accelc" render "$dir" -o "$work/$name/out" > /dev/null 2>&1
+  "$accelc" render "$dir" --output-dir "$work/$name/out" > /dev/null 2>&1
   for fixture in "$dir"/admission/pods/*.yaml; do
     grep -q '^kind: \(Deployment\|StatefulSet\|Job\|Notebook\|PyTorchJob\)$' "$fixture" || continue
     grep -q 'accelerator.opendatahub.io/profile:' "$fixture" || continue
