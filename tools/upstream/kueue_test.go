@@ -8,13 +8,17 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	configapi "sigs.k8s.io/kueue/apis/config/v1beta2"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 	"sigs.k8s.io/kueue/pkg/config"
 	"sigs.k8s.io/kueue/pkg/controller/jobframework"
 	_ "sigs.k8s.io/kueue/pkg/controller/jobs" // the integrations Kueue's manager registers
+	"sigs.k8s.io/kueue/pkg/util/admissioncheck"
 	"sigs.k8s.io/kueue/pkg/webhooks"
 	"sigs.k8s.io/yaml"
 )
@@ -24,13 +28,31 @@ import (
 // where the API server would drop it) and runs each through the
 // validation Kueue's webhooks apply: ClusterQueues, Cohorts and
 // ResourceFlavors. The end-to-end test creates them through the live
-// webhooks too; this catches the same refusals in go test.
+// webhooks too; this catches the same refusals in go test. The
+// end-to-end clusters' goldens (testdata/golden-e2e) are read too; each
+// AdmissionCheck of Kueue's provisioning controller must resolve to its
+// ProvisioningRequestConfig as that controller resolves it (else Kueue
+// marks it inactive, and every ClusterQueue listing it), and every check
+// a ClusterQueue lists must be rendered beside it.
 func TestKueueAccepts(t *testing.T) {
 	files, err := filepath.Glob("../../testdata/golden/*/*/*.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
+	e2e, err := filepath.Glob("../../testdata/golden-e2e/*/*/*.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files = append(files, e2e...)
 	counts := map[string]int{}
+	checks := map[string]*admissionChecks{}
+	checksOf := func(f string) *admissionChecks {
+		dir := filepath.Dir(f)
+		if checks[dir] == nil {
+			checks[dir] = &admissionChecks{}
+		}
+		return checks[dir]
+	}
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		if err != nil {
@@ -53,6 +75,11 @@ func TestKueueAccepts(t *testing.T) {
 			var cq kueue.ClusterQueue
 			strict(t, f, data, &cq)
 			errs = webhooks.ValidateClusterQueue(&cq)
+			if s := cq.Spec.AdmissionChecksStrategy; s != nil {
+				for _, rule := range s.AdmissionChecks {
+					checksOf(f).listed = append(checksOf(f).listed, listedCheck{queue: f, name: string(rule.Name)})
+				}
+			}
 		case "Cohort":
 			var c kueue.Cohort
 			strict(t, f, data, &c)
@@ -67,6 +94,18 @@ func TestKueueAccepts(t *testing.T) {
 		case "WorkloadPriorityClass":
 			var wpc kueue.WorkloadPriorityClass
 			strict(t, f, data, &wpc)
+		case "AdmissionCheck":
+			ac := &kueue.AdmissionCheck{}
+			strict(t, f, data, ac)
+			checksOf(f).objs = append(checksOf(f).objs, ac)
+		case "ProvisioningRequestConfig":
+			prc := &kueue.ProvisioningRequestConfig{}
+			strict(t, f, data, prc)
+			// The CRD's pattern for the class: a DNS subdomain.
+			if msgs := validation.IsDNS1123Subdomain(prc.Spec.ProvisioningClassName); len(msgs) > 0 {
+				t.Errorf("%s: provisioningClassName %q: %v", f, prc.Spec.ProvisioningClassName, msgs)
+			}
+			checksOf(f).objs = append(checksOf(f).objs, prc)
 		default:
 			t.Errorf("%s: a %s of %s, which this test does not check: add it", f, meta.Kind, meta.APIVersion)
 			continue
@@ -79,8 +118,11 @@ func TestKueueAccepts(t *testing.T) {
 		}
 		counts[meta.Kind]++
 	}
-	if counts["ClusterQueue"] == 0 || counts["Cohort"] == 0 || counts["ResourceFlavor"] == 0 {
-		t.Fatalf("found %v under testdata/golden: want ClusterQueues, Cohorts and ResourceFlavors (run from tools/upstream)", counts)
+	if counts["ClusterQueue"] == 0 || counts["Cohort"] == 0 || counts["ResourceFlavor"] == 0 || counts["AdmissionCheck"] == 0 || counts["ProvisioningRequestConfig"] == 0 {
+		t.Fatalf("found %v under testdata/golden and golden-e2e: want ClusterQueues, Cohorts, ResourceFlavors, AdmissionChecks and ProvisioningRequestConfigs (run from tools/upstream)", counts)
+	}
+	for dir, c := range checks {
+		c.resolve(t, dir)
 	}
 	t.Logf("Kueue v0.19.2's types and webhook validation accept %v", counts)
 }
@@ -192,10 +234,89 @@ func kueueScheme(t *testing.T) *runtime.Scheme {
 	return scheme
 }
 
+// admissionChecks are one rendered tree's AdmissionChecks and
+// ProvisioningRequestConfigs, and the checks its ClusterQueues list.
+type admissionChecks struct {
+	objs   []client.Object
+	listed []listedCheck
+}
+
+type listedCheck struct{ queue, name string }
+
+// resolve runs Kueue's own lookup (the ConfigHelper its provisioning
+// controller marks an AdmissionCheck active with) on a fake client
+// holding the tree's objects.
+func (c *admissionChecks) resolve(t *testing.T, dir string) {
+	t.Helper()
+	scheme := runtime.NewScheme()
+	if err := kueue.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	cl := fake.NewClientBuilder().WithScheme(scheme).WithObjects(c.objs...).Build()
+	helper, err := admissioncheck.NewConfigHelper[*kueue.ProvisioningRequestConfig](cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]bool{}
+	for _, obj := range c.objs {
+		ac, ok := obj.(*kueue.AdmissionCheck)
+		if !ok {
+			continue
+		}
+		names[ac.Name] = true
+		if ac.Spec.ControllerName != kueue.ProvisioningRequestControllerName {
+			t.Errorf("%s: AdmissionCheck %s has controller %q, not Kueue's provisioning controller", dir, ac.Name, ac.Spec.ControllerName)
+			continue
+		}
+		prc, err := helper.ConfigForAdmissionCheck(context.Background(), kueue.AdmissionCheckReference(ac.Name))
+		if err != nil {
+			t.Errorf("%s: Kueue's provisioning controller would mark AdmissionCheck %s inactive: %v", dir, ac.Name, err)
+			continue
+		}
+		t.Logf("%s: AdmissionCheck %s resolves to ProvisioningRequestConfig %s (class %s)", dir, ac.Name, prc.Name, prc.Spec.ProvisioningClassName)
+	}
+	for _, l := range c.listed {
+		if !names[l.name] {
+			t.Errorf("%s lists AdmissionCheck %s, which is not rendered beside it: Kueue would keep the ClusterQueue inactive", l.queue, l.name)
+		}
+	}
+}
+
 // strict decodes YAML into v, refusing fields v's type does not have.
 func strict(t *testing.T, name string, data []byte, v any) {
 	t.Helper()
 	if err := yaml.UnmarshalStrict(data, v); err != nil {
 		t.Fatalf("%s: not Kueue's type: %v", name, err)
+	}
+}
+
+// TestKueueRefusesBadCheck: the lookup bites. An AdmissionCheck whose
+// parameters name another kind, or a config that is not there, does not
+// resolve.
+func TestKueueRefusesBadCheck(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := kueue.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	check := func(kind, name string) *kueue.AdmissionCheck {
+		ac := &kueue.AdmissionCheck{Spec: kueue.AdmissionCheckSpec{
+			ControllerName: kueue.ProvisioningRequestControllerName,
+			Parameters:     &kueue.AdmissionCheckParametersReference{APIGroup: "kueue.x-k8s.io", Kind: kind, Name: name},
+		}}
+		ac.Name = kind + "-" + name
+		return ac
+	}
+	prc := &kueue.ProvisioningRequestConfig{Spec: kueue.ProvisioningRequestConfigSpec{ProvisioningClassName: "check-capacity.autoscaling.x-k8s.io"}}
+	prc.Name = "there"
+	wrongKind, missing := check("ProvisioningRequest", "there"), check("ProvisioningRequestConfig", "gone")
+	cl := fake.NewClientBuilder().WithScheme(scheme).WithObjects(prc, wrongKind, missing).Build()
+	helper, err := admissioncheck.NewConfigHelper[*kueue.ProvisioningRequestConfig](cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ac := range []*kueue.AdmissionCheck{wrongKind, missing} {
+		if _, err := helper.ConfigForAdmissionCheck(context.Background(), kueue.AdmissionCheckReference(ac.Name)); err == nil {
+			t.Errorf("AdmissionCheck %s resolves", ac.Name)
+		}
 	}
 }
