@@ -64,6 +64,10 @@ demo: build ## Show the example cluster's node view and render it into out/
 	@echo
 	$(ACCELC) render $(EXAMPLE)
 
+.PHONY: check
+check: lint ## Run this one every minute: lint and the unit tests (go test ./...), no control plane, no apt, no root; the tests that need etcd, kube-apiserver or a registry skip where those are missing
+	$(GO) test ./...
+
 .PHONY: test
 test: lint control-plane registry ## Vet, check formatting and go.mod, run every test, check the policies with gator, run every benchmark once
 	$(GO) test ./...
@@ -136,7 +140,7 @@ policy-check: build $(BIN)/gator ## accelc test on every example; gator verify t
 	GATOR=$(BIN)/gator ACCELC=$(ACCELC) ./hack/gator-expand-check.sh
 
 .PHONY: lint
-lint:
+lint: ## gofmt, go vet, staticcheck, go mod tidy -diff
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed: $$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...

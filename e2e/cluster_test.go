@@ -17,7 +17,7 @@ import (
 const holdEnv = "ACCELC_CLUSTER_HOLD"
 
 // TestCluster is `make cluster`: the cluster of TestStory, started for a
-// person to follow the README's walk-through by hand, and kept until
+// person to follow docs/delivery.md's walk-through by hand, and kept until
 // Ctrl-C. It makes the hetero-prod nodes (KWOK's), publishes their
 // NodeFeatures as nfd-worker would, starts a registry, Flux, Gatekeeper,
 // Kueue and nfd-master, copies the example's CUE module with its delivery
@@ -54,7 +54,7 @@ Gatekeeper, Kueue and Flux, and a registry at %s.
   cd %s                        # the admin's CUE (delivery points at the registry)
   KEY=%s
 
-Follow the README's "The whole story on your machine". Ctrl-C stops it all.
+Follow "The whole story on your machine" in docs/delivery.md. Ctrl-C stops it all.
 `, time.Since(begin).Round(time.Second), len(nodes), st.registry, s.cp.Kubeconfig(), st.devKube, st.repo, st.f.key)
 	ctx, stop := signal.NotifyContext(t.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -158,13 +158,13 @@ func TestFlux(t *testing.T) {
 	// v1.9.6 verifies key-based cosign signatures without checking the
 	// payload's claims (its CheckOpts set no ClaimVerifier), so it takes
 	// the artifact: anyone who may write to the repository can replay a
-	// signature. The README's Delivery section says so and what to do;
+	// signature. docs/delivery.md says so and what to do;
 	// this step keeps that warning true.
 	d6 := f.pushWith(t, tampered, "1.5.0", "--annotation", "tampered=2")
 	f.copySignature(t, d2, d6)
 	f.reconcile(t)
 	if outcome := f.copiedSignature(t, "1.5.0", d6); outcome != "accepted" {
-		t.Errorf("source-controller now refuses an artifact with a signature copied from another (%s): it checks the payload's digest; drop the README's warning and make this step expect the refusal", outcome)
+		t.Errorf("source-controller now refuses an artifact with a signature copied from another (%s): it checks the payload's digest; drop docs/delivery.md's warning and make this step expect the refusal", outcome)
 	}
 }
 

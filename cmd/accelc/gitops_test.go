@@ -13,7 +13,7 @@ import (
 
 // TestGitOpsLoop runs examples/gitops/ci.sh, the documented CI loop, on a
 // copy of the example fleet against a registry on 127.0.0.1, as a branch
-// build and then as main: so the loop the README walks through cannot rot.
+// build and then as main: so the loop docs/delivery.md walks through cannot rot.
 func TestGitOpsLoop(t *testing.T) {
 	script, err := filepath.Abs("../../examples/gitops/ci.sh")
 	if err != nil {

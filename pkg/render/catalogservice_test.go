@@ -100,7 +100,7 @@ func TestCatalogService(t *testing.T) {
 }
 
 // TestCatalogServiceMemory: the catalog service's memory limit (and
-// request) grows with the inventory's nodes as the README's formula says;
+// request) grows with the inventory's nodes as docs/serve.md's formula says;
 // cluster.catalogService.memory overrides it.
 func TestCatalogServiceMemory(t *testing.T) {
 	for nodes, want := range map[int]string{0: "64Mi", 50: "128Mi", 1000: "128Mi", 5000: "320Mi", 20000: "1088Mi", 100000: "5184Mi"} {

@@ -14,10 +14,10 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// documentedFields reads the README's api-fields block: path → type.
+// documentedFields reads docs/serve.md's api-fields block: path → type.
 func documentedFields(t *testing.T) map[string]string {
 	t.Helper()
-	f, err := os.Open("../../README.md")
+	f, err := os.Open("../../docs/serve.md")
 	require.NoError(t, err)
 	defer f.Close()
 	out := map[string]string{}
@@ -36,13 +36,13 @@ func documentedFields(t *testing.T) map[string]string {
 			continue
 		}
 		fields := strings.Fields(line)
-		require.GreaterOrEqual(t, len(fields), 2, "README api-fields line %q: write PATH TYPE [what it is]", line)
+		require.GreaterOrEqual(t, len(fields), 2, "docs/serve.md api-fields line %q: write PATH TYPE [what it is]", line)
 		path := placeholder.ReplaceAllString(fields[0], "{}")
 		_, dup := out[path]
-		require.False(t, dup, "README api-fields lists %s twice", fields[0])
+		require.False(t, dup, "docs/serve.md api-fields lists %s twice", fields[0])
 		out[path] = fields[1]
 	}
-	require.NotEmpty(t, out, "README.md has no ```api-fields block")
+	require.NotEmpty(t, out, "docs/serve.md has no ```api-fields block")
 	return out
 }
 
@@ -147,7 +147,7 @@ func responseFields() map[string]string {
 	return out
 }
 
-// TestAPISchema: the README documents every field the API's responses
+// TestAPISchema: docs/serve.md documents every field the API's responses
 // can hold, with its JSON type, and nothing else.
 func TestAPISchema(t *testing.T) {
 	doc := documentedFields(t)
@@ -158,7 +158,7 @@ func TestAPISchema(t *testing.T) {
 		case !ok:
 			missing = append(missing, p+" "+k)
 		case d != k:
-			wrong = append(wrong, p+": README says "+d+", the server writes "+k)
+			wrong = append(wrong, p+": docs/serve.md says "+d+", the server writes "+k)
 		}
 	}
 	for p := range doc {
@@ -170,7 +170,7 @@ func TestAPISchema(t *testing.T) {
 	slices.Sort(extra)
 	slices.Sort(wrong)
 	if len(missing)+len(extra)+len(wrong) > 0 {
-		t.Errorf("README.md's api-fields and the server's responses differ:\nnot documented:\n  %s\ndocumented but never written:\n  %s\nwrong type:\n  %s",
+		t.Errorf("docs/serve.md's api-fields and the server's responses differ:\nnot documented:\n  %s\ndocumented but never written:\n  %s\nwrong type:\n  %s",
 			strings.Join(missing, "\n  "), strings.Join(extra, "\n  "), strings.Join(wrong, "\n  "))
 	}
 }
@@ -214,7 +214,7 @@ func checkDocumented(t *testing.T, doc map[string]string, prefix string, body []
 				kind = "number"
 			}
 			if d, ok := doc[path]; !ok || d != kind {
-				t.Errorf("%s: the server wrote %s %s, the README documents %q", prefix, path, kind, doc[path])
+				t.Errorf("%s: the server wrote %s %s, docs/serve.md documents %q", prefix, path, kind, doc[path])
 				return
 			}
 		}

@@ -71,7 +71,7 @@ func body(t *testing.T, r *http.Response) []byte {
 
 // TestResponsesAreDocumented serves every example, as a snapshot and
 // with pods counted, and checks every field of every answer against the
-// README's api-fields.
+// docs/serve.md's api-fields.
 func TestResponsesAreDocumented(t *testing.T) {
 	doc := documentedFields(t)
 	for _, ex := range []string{"hetero-prod", "gpu-pools", "small-lab"} {
