@@ -3,7 +3,9 @@ package accelc
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -52,22 +54,36 @@ func Fleet(ctx context.Context, fleet string, opts Options) ([]FleetCluster, err
 }
 
 // ClusterDirs lists fleet's subfolders whose CUE files declare a cluster
-// at the top level, sorted. A file that does not parse is passed over
-// here: loading its folder reports it.
+// at the top level, sorted, as paths under fleet (ClusterNames).
 func ClusterDirs(fleet string) ([]string, error) {
-	entries, err := os.ReadDir(fleet)
+	names, err := ClusterNames(os.DirFS(fleet))
 	if err != nil {
 		return nil, err
 	}
-	var dirs []string
+	dirs := make([]string, len(names))
+	for i, n := range names {
+		dirs[i] = filepath.Join(fleet, n)
+	}
+	return dirs, nil
+}
+
+// ClusterNames lists the folders at the top of fsys (a fleet repository)
+// whose CUE files declare a cluster at the top level, sorted. Hidden
+// folders are passed over, and so is a file that does not parse: loading
+// its folder reports it.
+func ClusterNames(fsys fs.FS) ([]string, error) {
+	entries, err := fs.ReadDir(fsys, ".")
+	if err != nil {
+		return nil, err
+	}
+	var names []string
 	for _, e := range entries {
 		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
 			continue
 		}
-		dir := filepath.Join(fleet, e.Name())
-		files, _ := filepath.Glob(filepath.Join(dir, "*.cue"))
+		files, _ := fs.Glob(fsys, path.Join(e.Name(), "*.cue"))
 		for _, f := range files {
-			data, err := os.ReadFile(f)
+			data, err := fs.ReadFile(fsys, f)
 			if err != nil {
 				return nil, err
 			}
@@ -76,12 +92,12 @@ func ClusterDirs(fleet string) ([]string, error) {
 				continue
 			}
 			if declaresCluster(file) {
-				dirs = append(dirs, dir)
+				names = append(names, e.Name())
 				break
 			}
 		}
 	}
-	return dirs, nil
+	return names, nil
 }
 
 func declaresCluster(f *ast.File) bool {
