@@ -15,70 +15,88 @@ import (
 // cueDiagnostics turns CUE errors into diagnostics positioned at the
 // user's file (not the embedded schema) wherever CUE knows one, or where
 // the error's path leads in the user's files when it knows none, with the
-// cause CUE wraps (an import's or an @embed's).
-func cueDiagnostics(err error, src *source, files []*ast.File) []Diagnostic {
-	var out []Diagnostic
+// cause CUE wraps (an import's or an @embed's) and, from the kind of
+// problem scope finds it is, what to do.
+func cueDiagnostics(err error, src *source, scope *cueScope) []Diagnostic {
+	type found struct {
+		d          Diagnostic
+		positioned bool
+	}
+	var all []found
 	seen := map[string]bool{}
+	located := map[string]bool{} // paths of errors CUE positions
 	for _, e := range cueerrors.Errors(err) {
-		var user, schema token.Pos
-		var also []string
-		for _, p := range cueerrors.Positions(e) {
-			switch {
-			case !filepath.IsAbs(p.Filename()):
-				if !schema.IsValid() {
-					schema = p
-				}
-			case !user.IsValid():
-				user = p
-			default:
-				also = append(also, relPos(p, src.cwd))
-			}
+		d, positioned := cueDiagnostic(e, src, scope)
+		if positioned {
+			located[d.Path.cuePath] = true
 		}
-		path := e.Path()
-		if len(path) > 0 && path[0] == "#Config" {
-			path = path[1:]
-		}
-		if !user.IsValid() {
-			user = fieldPos(files, path)
-		}
-		at := Path{src: src, cuePath: strings.Join(path, "."), pos: user}
-		msg := cueMsg(e)
-		full := msg
-		if at.cuePath != "" {
-			full = at.cuePath + ": " + msg
-		}
-		if !user.IsValid() && strings.Contains(full, "embed") {
-			at.pos = attrPos(files, "embed")
-		}
-		msg += hint(full)
-		if len(also) > 0 {
-			msg += " (also " + strings.Join(also, ", ") + ")"
-		}
-		if schema.IsValid() {
-			msg += " (schema: " + relPos(schema, "") + ")"
-			if !at.pos.IsValid() {
-				at.pos = schema
-			}
-		}
-		d := Diagnostic{Path: at, Msg: msg}
 		if !seen[d.String()] {
 			seen[d.String()] = true
-			out = append(out, d)
+			all = append(all, found{d, positioned})
 		}
 	}
-	if len(out) == 0 {
-		out = append(out, Diagnostic{Msg: err.Error()})
+	if len(all) == 0 {
+		return []Diagnostic{{Msg: err.Error()}}
 	}
 	// CUE heads the errors of each branch of a disjunction with a summary
-	// line that has no position; the branch errors say it all.
-	kept := out[:0]
-	for _, d := range out {
-		if !d.Path.Position().IsValid() && strings.Contains(d.Msg, "errors in empty disjunction") && len(out) > 1 {
+	// at the field's path that has no position; the branch errors, at the
+	// same path, say it all.
+	var out []Diagnostic
+	for _, f := range all {
+		if !f.positioned && f.d.Path.cuePath != "" && located[f.d.Path.cuePath] {
 			continue
 		}
-		kept = append(kept, d)
+		out = append(out, f.d)
 	}
-	return kept
+	return out
+}
+
+// cueDiagnostic is the diagnostic of one CUE error; positioned is false
+// when CUE gave it no position (it is placed where the user's files write
+// its path, or at the schema).
+func cueDiagnostic(e cueerrors.Error, src *source, scope *cueScope) (d Diagnostic, positioned bool) {
+	var user, schema token.Pos
+	var also []string
+	for _, p := range cueerrors.Positions(e) {
+		switch {
+		case !filepath.IsAbs(p.Filename()):
+			if !schema.IsValid() {
+				schema = p
+			}
+		case !user.IsValid():
+			user = p
+		default:
+			also = append(also, relPos(p, src.cwd))
+		}
+	}
+	positioned = user.IsValid() || schema.IsValid()
+	path := e.Path()
+	if len(path) > 0 && path[0] == "#Config" {
+		path = path[1:]
+	}
+	at := Path{src: src, cuePath: strings.Join(path, "."), pos: user}
+	if !user.IsValid() {
+		at.pos = fieldPos(scope.files, path)
+	}
+	problem := scope.classify(e, path)
+	if !at.pos.IsValid() && (problem == problemEmbed || problem == problemEmbedNoModule) {
+		at.pos = attrPos(scope.files, "embed")
+	}
+	msg := cueMsg(e)
+	if problem == problemOneOf {
+		msg, schema = scope.notOneOf(path), token.NoPos
+	}
+	msg += problem.hint()
+	if len(also) > 0 {
+		msg += " (also " + strings.Join(also, ", ") + ")"
+	}
+	if schema.IsValid() {
+		msg += " (schema: " + relPos(schema, "") + ")"
+		if !at.pos.IsValid() {
+			at.pos = schema
+		}
+	}
+	return Diagnostic{Path: at, Msg: msg}, positioned
 }
 
 // cueMsg is an error's message followed by the causes it wraps: CUE's
@@ -177,33 +195,4 @@ func attrPos(files []*ast.File, name string) token.Pos {
 		}, nil)
 	}
 	return pos
-}
-
-// hint says what to do about a CUE error, by its kind.
-func hint(msg string) string {
-	switch {
-	case strings.Contains(msg, "field not allowed"):
-		return ": not in accelc's schema; check the spelling"
-	case strings.Contains(msg, "incomplete value"), strings.Contains(msg, "non-concrete"):
-		return ": give it a concrete value"
-	case strings.Contains(msg, "mismatched types"):
-		return ": write a value of the type the schema expects"
-	case strings.Contains(msg, "conflicting values"):
-		return ": it is set to two different values; keep one, or mark the shared one a default (*4 | int)"
-	case strings.Contains(msg, ".name: invalid value") && strings.Contains(msg, "[-a-z0-9]"):
-		return ": a name (a profile's or team's is its key) must be a DNS-1123 label: lower-case letters, digits and '-', starting and ending with a letter or digit"
-	case strings.Contains(msg, "out of bound"), strings.Contains(msg, "invalid value"):
-		return ": outside what the schema allows"
-	case strings.Contains(msg, "structural cycle"):
-		return ": the value contains itself; a field may not refer to a struct that encloses it: break the cycle"
-	case strings.Contains(msg, "import failed") && strings.Contains(msg, "cue.mod"):
-		return ": imports need a CUE module: add cue.mod/module.cue in the cluster folder or a parent (cue mod init, as examples/clusters does), or inline the imported values"
-	case strings.Contains(msg, "import failed"):
-		return ": check the import path against the module's packages (cue.mod/module.cue and its folders)"
-	case strings.Contains(msg, "embed") && strings.Contains(msg, "not in a module"):
-		return ": @embed needs a CUE module: add cue.mod/module.cue in the cluster folder or a parent (cue mod init)"
-	case strings.Contains(msg, "@embed"):
-		return ": @embed reads files relative to the .cue file's folder, inside the module: add the file or fix its path"
-	}
-	return ""
 }

@@ -33,19 +33,19 @@ func (pkg *cuePackage) decode() (*rawConfig, error) {
 	if err != nil {
 		return nil, err
 	}
-	files := pkg.inst.Files
-	user := ctx.BuildInstance(pkg.inst)
-	if err := user.Err(); err != nil {
-		return nil, Errors(cueDiagnostics(err, pkg.src, files))
+	scope := &cueScope{files: pkg.inst.Files, module: pkg.inst.Module != "", schema: schema.LookupPath(cue.ParsePath("#Config"))}
+	scope.user = ctx.BuildInstance(pkg.inst)
+	if err := scope.user.Err(); err != nil {
+		return nil, Errors(cueDiagnostics(err, pkg.src, scope))
 	}
-	cfg := schema.LookupPath(cue.ParsePath("#Config")).Unify(user)
-	pkg.src.user, pkg.src.cfg, pkg.src.built, pkg.src.pkg = user, cfg, true, pkg.inst.PkgName
-	if err := cfg.Validate(cue.Concrete(true)); err != nil {
-		return nil, Errors(cueDiagnostics(err, pkg.src, files))
+	scope.cfg = scope.schema.Unify(scope.user)
+	pkg.src.user, pkg.src.cfg, pkg.src.built, pkg.src.pkg = scope.user, scope.cfg, true, pkg.inst.PkgName
+	if err := scope.cfg.Validate(cue.Concrete(true)); err != nil {
+		return nil, Errors(cueDiagnostics(err, pkg.src, scope))
 	}
 	var raw rawConfig
-	if err := cfg.Decode(&raw); err != nil {
-		return nil, Errors(cueDiagnostics(err, pkg.src, files))
+	if err := scope.cfg.Decode(&raw); err != nil {
+		return nil, Errors(cueDiagnostics(err, pkg.src, scope))
 	}
 	return &raw, nil
 }

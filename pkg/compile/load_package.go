@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"cuelang.org/go/cue/ast"
@@ -53,7 +54,7 @@ func loadPackage(dir string) (*cuePackage, error) {
 // packageError is the diagnostic for a package CUE could not load.
 func packageError(dir, abs string, inst *build.Instance, src *source) error {
 	err := inst.Err
-	if msg := err.Error(); strings.Contains(msg, "no CUE files") || strings.Contains(msg, "matched no packages") {
+	if !hasCUEFiles(abs) {
 		return Errors{{Msg: fmt.Sprintf("%s: no .cue files: a cluster directory holds the cluster's CUE configuration (see examples/clusters)", dir)}}
 	}
 	if len(inst.Files) == 0 && len(inst.IgnoredFiles) > 0 {
@@ -65,7 +66,10 @@ func packageError(dir, abs string, inst *build.Instance, src *source) error {
 		return Errors{{Path: at, Msg: fmt.Sprintf("package %s, but %s is package %s: the .cue files of a cluster directory are one package; give them one name",
 			mp.Packages[1], mp.Files[0], mp.Packages[0])}}
 	}
-	return Errors(cueDiagnostics(err, src, inst.Files))
+	if diags, ok := unclosedDiagnostics(err, src); ok {
+		return Errors(diags)
+	}
+	return Errors(cueDiagnostics(err, src, &cueScope{files: inst.Files, module: inst.Module != ""}))
 }
 
 // packageClause is where file declares its package, else its first
@@ -81,6 +85,27 @@ func packageClause(file string) token.Pos {
 	return token.NewFile(file, -1, 1).Pos(0, token.NoRelPos)
 }
 
+// packageName is the package file declares, "" for none (or a file that
+// does not parse as far as its package clause).
+func packageName(file string) string {
+	f, err := parser.ParseFile(file, nil, parser.PackageClauseOnly)
+	if err != nil {
+		return ""
+	}
+	return f.PackageName()
+}
+
+// hasCUEFiles reports whether dir holds a .cue file.
+func hasCUEFiles(dir string) bool {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	return slices.ContainsFunc(entries, func(e os.DirEntry) bool {
+		return !e.IsDir() && strings.HasSuffix(e.Name(), ".cue")
+	})
+}
+
 // excludedFiles are the diagnostics for a directory whose .cue files CUE
 // leaves all out of its package (a file without a package clause, or
 // whose @if attribute is false), each at the file's first line.
@@ -92,7 +117,7 @@ func excludedFiles(files []*build.File, src *source) []Diagnostic {
 		if f.ExcludeReason != nil {
 			msg += ": " + f.ExcludeReason.Error()
 		}
-		if f.ExcludeReason != nil && strings.Contains(f.ExcludeReason.Error(), "no package name") {
+		if f.ExcludeReason != nil && packageName(f.Filename) == "" {
 			msg = "no package clause: start the file with `package <name>`, the same name in every .cue file of the cluster directory"
 		}
 		out = append(out, Diagnostic{Path: at, Msg: msg})
