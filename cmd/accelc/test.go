@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -14,6 +15,7 @@ import (
 func newTestCmd(stdout, stderr io.Writer) *cobra.Command {
 	var (
 		inv      inventoryFlags
+		output   = outputFormats(formatText, formatJSON, formatYAML)
 		suiteDir string
 	)
 	cmd := &cobra.Command{
@@ -25,8 +27,9 @@ through the rendered ConstraintTemplates, Constraints and mutators as they
 are once every team denies (the fixtures hold at every stage of a rollout:
 dryrun only stops the refusals) with Gatekeeper's
 own engine, the one gator and the webhook use. Each failure prints a
-FAIL line; it exits 1 if any test fails. --write-suite writes the gator
-suite it ran, for ` + "`gator verify DIR/...`" + `.`,
+FAIL line; it exits 1 if any test fails (-o json or yaml: every test with
+whether it passed, and the counts). --write-suite writes the gator suite
+it ran, for ` + "`gator verify DIR/...`" + `.`,
 		Args:              maxArgs(1),
 		ValidArgsFunction: completeClusterDir,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -39,21 +42,56 @@ suite it ran, for ` + "`gator verify DIR/...`" + `.`,
 			if rep == nil {
 				return libraryErr(err)
 			}
-			rego := policytest.Report(stdout, rep.Rego)
+			failed := writeTests(stdout, output.value, rep, err == nil)
 			if err != nil {
 				return libraryErr(err)
 			}
-			adm := policytest.ReportCases(stdout, rep.Cases)
 			if rep.NoCases {
 				fmt.Fprintf(stderr, "warning: %s has no %s: only the Rego unit tests ran\n", dir, policytest.CasesFile)
 			}
-			if rego.Failed+adm.Failed > 0 {
+			if failed > 0 {
 				return &exitError{exitInput, errors.New("FAIL")}
 			}
 			return nil
 		},
 	}
 	inv.bind(cmd, false)
+	output.register(cmd)
 	cmd.Flags().StringVar(&suiteDir, "write-suite", "", "also write the gator suite and its files into this directory")
 	return cmd
+}
+
+// testsReport is test's -o json/yaml document.
+type testsReport struct {
+	Rego   []accelc.TestOutcome `json:"rego"`
+	Cases  []accelc.TestOutcome `json:"cases"`
+	Passed int                  `json:"passed"`
+	Failed int                  `json:"failed"`
+}
+
+// writeTests prints the tests' FAIL lines and counts (text), or the
+// report once the admission fixtures ran too (ran), and says how many
+// failed.
+func writeTests(w io.Writer, format string, rep *accelc.TestReport, ran bool) int {
+	if format == formatText {
+		rego := policytest.Report(w, rep.Rego)
+		if !ran {
+			return rego.Failed
+		}
+		adm := policytest.ReportCases(w, rep.Cases)
+		return rego.Failed + adm.Failed
+	}
+	doc := testsReport{}
+	doc.Rego, doc.Cases = rep.Outcomes()
+	for _, o := range append(slices.Clip(doc.Rego), doc.Cases...) {
+		if o.Pass {
+			doc.Passed++
+		} else {
+			doc.Failed++
+		}
+	}
+	if ran {
+		_ = writeReport(w, format, doc)
+	}
+	return doc.Failed
 }

@@ -13,15 +13,23 @@ import (
 var version = ""
 
 func newVersionCmd(stdout io.Writer) *cobra.Command {
-	return &cobra.Command{
+	output := outputFormats(formatText, formatJSON, formatYAML)
+	cmd := &cobra.Command{
 		Use:   "version",
 		Short: "Print accelc's version",
 		Args:  noArgs,
 		RunE: func(*cobra.Command, []string) error {
+			if output.value != formatText {
+				return writeReport(stdout, output.value, struct {
+					Version string `json:"version"`
+				}{versionString()})
+			}
 			_, err := fmt.Fprintf(stdout, "accelc %s\n", versionString())
 			return err
 		},
 	}
+	output.register(cmd)
+	return cmd
 }
 
 // versionString is accelc's version: set at link time, else the module's,

@@ -7,11 +7,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/accelc/accelc/pkg/accelc"
+	"github.com/accelc/accelc/pkg/compile"
 )
 
 func newVetCmd(stdout, stderr io.Writer) *cobra.Command {
 	var inv inventoryFlags
 	var explain bool
+	output := outputFormats(formatText, formatJSON, formatYAML)
 	cmd := &cobra.Command{
 		Use:   "vet [CLUSTER_DIR]",
 		Short: "Validate a cluster's configuration and inventory",
@@ -19,7 +21,8 @@ func newVetCmd(stdout, stderr io.Writer) *cobra.Command {
 (--inventory, else inventory.json in CLUSTER_DIR when there is one).
 It also renders the cluster's objects and checks each as the API server
 would (names, label keys and values, annotations, sizes).
-It prints nothing and exits 0 when all is well; errors exit 1, each with
+It prints nothing and exits 0 when all is well (-o json or yaml: the
+cluster, its inventory and its warnings as a document); errors exit 1, each with
 the file:line:col it is about; warnings go to stderr and do not fail.
 
 --explain prints, for a configuration that vets, what its settings do to
@@ -36,11 +39,14 @@ from.`,
 				return err
 			}
 			warnNoInventory(stderr, res, "the configuration is not checked against any nodes")
-			if !explain {
-				return nil
+			var notes []compile.Diagnostic
+			if explain {
+				notes = append(res.Model.FairShareNotes(), res.Model.ProvisioningNotes()...)
 			}
-			notes := append(res.Model.FairShareNotes(), res.Model.ProvisioningNotes()...)
-			if len(notes) == 0 {
+			if output.value != formatText {
+				return writeReport(stdout, output.value, vetReportOf(res, notes))
+			}
+			if explain && len(notes) == 0 {
 				_, err := fmt.Fprintln(stdout, "nothing to explain: no team or cohort sets fairShare, so Kueue lends idle devices first come, first served")
 				return err
 			}
@@ -52,7 +58,31 @@ from.`,
 			return nil
 		},
 	}
+	output.register(cmd)
 	cmd.Flags().BoolVar(&explain, "explain", false, "print what the settings do to each team (fair-share weights and what each team may borrow, ProvisioningRequests before admission)")
 	inv.bind(cmd, true)
 	return cmd
+}
+
+// vetReport is vet's -o json/yaml document, for a configuration that
+// vets (errors exit 1 on stderr, as with text).
+type vetReport struct {
+	Cluster string `json:"cluster"`
+	// Inventory is where the nodes came from; empty without any.
+	Inventory string `json:"inventory,omitempty"`
+	// Warnings are the warnings also printed on stderr.
+	Warnings []string `json:"warnings"`
+	// Explain is --explain's notes.
+	Explain []string `json:"explain,omitempty"`
+}
+
+func vetReportOf(res *accelc.Result, notes []compile.Diagnostic) vetReport {
+	r := vetReport{Cluster: res.Model.Cluster.Name, Inventory: res.InventoryFrom, Warnings: []string{}}
+	for _, d := range res.Diagnostics {
+		r.Warnings = append(r.Warnings, d.String())
+	}
+	for _, n := range notes {
+		r.Explain = append(r.Explain, n.String())
+	}
+	return r
 }

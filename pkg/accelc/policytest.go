@@ -59,3 +59,34 @@ func Test(ctx context.Context, res *Result, opts TestOptions) (*TestReport, erro
 	rep.Cases, err = policytest.RunSuite(ctx, files)
 	return rep, err
 }
+
+// TestOutcome is one test of a TestReport, as accelc test -o json writes
+// it.
+type TestOutcome struct {
+	// Name is the Rego test's file and name, or the fixture's test and
+	// case.
+	Name  string `json:"name"`
+	Pass  bool   `json:"pass"`
+	Error string `json:"error,omitempty"`
+}
+
+// Outcomes are the report's tests as a document: the Rego tests and the
+// admission fixtures, each passed or failed with why.
+func (r *TestReport) Outcomes() (rego, cases []TestOutcome) {
+	rego, cases = []TestOutcome{}, []TestOutcome{}
+	for _, t := range r.Rego {
+		o := TestOutcome{Name: t.File + " - " + t.Name, Pass: t.Pass}
+		if t.Err != nil {
+			o.Error = t.Err.Error()
+		}
+		rego = append(rego, o)
+	}
+	for _, c := range r.Cases {
+		o := TestOutcome{Name: c.Test + " - " + c.Case, Pass: c.Err == nil}
+		if c.Err != nil {
+			o.Error = c.Err.Error()
+		}
+		cases = append(cases, o)
+	}
+	return rego, cases
+}
