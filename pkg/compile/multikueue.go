@@ -1,6 +1,8 @@
 package compile
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"maps"
 	"slices"
@@ -77,10 +79,16 @@ func (m *Model) DispatchWorkers(t *Team, p *Profile) []string {
 }
 
 // DispatchGroupName names the MultiKueueConfig and the AdmissionCheck of
-// one set of workers (sorted): multikueue.<worker>[.<worker>…]. A dot,
-// which no worker name holds, keeps every set apart.
+// one set of workers (sorted): multikueue-<worker>[-<worker>…], a DNS
+// label as Kueue requires of the check's parameters; past 63 characters,
+// multikueue- and a hash of the set. vet refuses two sets of one name.
 func DispatchGroupName(workers []string) string {
-	return "multikueue." + strings.Join(workers, ".")
+	name := "multikueue-" + strings.Join(workers, "-")
+	if len(name) > validation.DNS1123LabelMaxLength {
+		sum := sha256.Sum256([]byte(strings.Join(workers, ",")))
+		name = "multikueue-" + hex.EncodeToString(sum[:8])
+	}
+	return name
 }
 
 // DispatchGroups are, on a manager, the distinct sets of workers its
@@ -182,16 +190,18 @@ func checkMultiKueue(m *Model) []Diagnostic {
 			out = append(out, Diagnostic{Path: wp, Msg: fmt.Sprintf("no team's queue goes to %s: none of its teams may use its profiles", name)})
 		}
 	}
+	seen := map[string][]string{}
 	for _, g := range m.DispatchGroups() {
 		name := DispatchGroupName(g)
 		if len(g) > MaxMultiKueueClusters {
 			out = append(out, Diagnostic{Path: at.Key("workers"), Msg: fmt.Sprintf(
 				"one queue dispatches to %d workers (%s); Kueue's MultiKueueConfig takes at most %d: split them with the workers' profiles or teams", len(g), strings.Join(g, ", "), MaxMultiKueueClusters)})
 		}
-		if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
+		if other, ok := seen[name]; ok {
 			out = append(out, Diagnostic{Path: at.Key("workers"), Msg: fmt.Sprintf(
-				"%s, the MultiKueueConfig of workers %s, is not an object name (%s): shorten the worker names", name, strings.Join(g, ", "), strings.Join(errs, "; "))})
+				"workers %s and workers %s would share the MultiKueueConfig %s (worker names joined by dashes): rename a worker", strings.Join(other, ", "), strings.Join(g, ", "), name)})
 		}
+		seen[name] = g
 	}
 	return out
 }

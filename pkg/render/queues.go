@@ -67,12 +67,13 @@ func quotaObjects(m *compile.Model, inv *inventory.Inventory) ([]Object, error) 
 	out = append(out, declaredCohorts(m)...)
 	out = append(out, topologies(m)...)
 	out = append(out, provisioningObjects(m)...)
+	out = append(out, multiKueueObjects(m)...)
 	flavors := map[string]bool{}
 	for _, t := range teams {
 		for id := range t.Quota {
 			flavors[id] = true
 		}
-		out = append(out, teamCohort(m, inv, t))
+		out = append(out, teamCohort(m, m.FleetInventory(inv), t))
 	}
 	// What every pod admitted to a flavor tolerates: the tolerations all
 	// the profiles whose queues list it share. Kueue adds a flavor's
@@ -352,6 +353,7 @@ func profileClusterQueue(m *compile.Model, t *compile.Team, p *compile.Profile) 
 		ResourceGroups: groups,
 	}
 	spec.AdmissionChecksStrategy = provisioningChecks(m, t, p)
+	spec.AdmissionChecksStrategy = multiKueueCheck(m, t, p, spec.AdmissionChecksStrategy)
 	return Object{
 		Dir: "queues", Source: []string{"profiles", p.Name},
 		Body: &clusterQueue{
@@ -403,13 +405,15 @@ func kueueConfiguration(m *compile.Model) (Object, error) {
 		Integrations                 struct {
 			Frameworks []string `json:"frameworks"`
 		} `json:"integrations"`
-		Resources   *resources   `json:"resources,omitempty"`
-		FairSharing *fairSharing `json:"fairSharing,omitempty"`
+		Resources   *resources                      `json:"resources,omitempty"`
+		MultiKueue  *multiKueueConfigurationSection `json:"multiKueue,omitempty"`
+		FairSharing *fairSharing                    `json:"fairSharing,omitempty"`
 	}{APIVersion: "config.kueue.x-k8s.io/v1beta2", Kind: "Configuration",
 		ManagedJobsNamespaceSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
 			Key: "kubernetes.io/metadata.name", Operator: metav1.LabelSelectorOpIn, Values: namespaces,
 		}}}}
 	fragment.Integrations.Frameworks = []string{"batch/job", "pod"}
+	fragment.MultiKueue = multiKueueConfiguration(m)
 	if mappings := m.KueueDeviceClassMappings(); len(mappings) > 0 {
 		fragment.Resources = &resources{}
 		for _, mp := range mappings {
