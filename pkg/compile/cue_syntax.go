@@ -10,8 +10,12 @@ import (
 	"cuelang.org/go/cue/token"
 )
 
-// closers are the tokens that close each opening bracket.
-var closers = map[token.Token]string{token.LBRACE: "}", token.LBRACK: "]", token.LPAREN: ")"}
+// closers are the tokens that close each opening bracket, and what the
+// brackets hold.
+var (
+	closers  = map[token.Token]string{token.LBRACE: "}", token.LBRACK: "]", token.LPAREN: ")"}
+	enclosed = map[token.Token]string{token.LBRACE: "struct", token.LBRACK: "list", token.LPAREN: "expression"}
+)
 
 // opener is an opening bracket the scan has not seen closed.
 type opener struct {
@@ -39,8 +43,8 @@ func unclosedDiagnostics(err error, src *source) (out []Diagnostic, ok bool) {
 		}
 		at := Path{src: src, pos: pos}
 		out = append(out, Diagnostic{Path: at, Msg: fmt.Sprintf(
-			"%s: the %s at %s is never closed: add its %s where that block ends (check the blocks inside it too), or delete the %s",
-			cueMsg(e), open.tok, relPos(open.pos, src.cwd), closers[open.tok], open.tok)})
+			"%s: the %s at %s is never closed: add its %s where that %s ends (check the brackets inside it too), or delete the %s",
+			cueMsg(e), open.tok, relPos(open.pos, src.cwd), closers[open.tok], enclosed[open.tok], open.tok)})
 	}
 	return out, len(out) > 0
 }

@@ -2,6 +2,7 @@ package inventory
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -176,8 +177,38 @@ func (e *FileError) Error() string {
 
 func (e *FileError) Unwrap() error { return e.Err }
 
+// TextError is an inventory file of plain text, not a JSON or YAML node
+// list: most often the table `kubectl get nodes` prints, saved where its
+// JSON belongs.
+type TextError struct {
+	// Table is true when the text is kubectl's table (a NAME STATUS
+	// header).
+	Table bool
+	// Path is the file, for the command that writes it again; "" when
+	// the snapshot was decoded from memory.
+	Path string
+}
+
+func (e *TextError) Error() string {
+	what := "plain text, not a JSON or YAML node list"
+	if e.Table {
+		what = "the table `kubectl get nodes` prints, not a JSON or YAML node list"
+	}
+	return fmt.Sprintf("%s: save the nodes as JSON: kubectl get nodes -o json > %s", what, cmp.Or(e.Path, "inventory.json"))
+}
+
+// kubectlTable reports whether data starts with the header of the table
+// `kubectl get nodes` prints (NAME STATUS ROLES AGE VERSION, and -o wide's
+// further columns).
+func kubectlTable(data []byte) bool {
+	header, _, _ := bytes.Cut(data, []byte("\n"))
+	fields := strings.Fields(string(header))
+	return len(fields) >= 2 && fields[0] == "NAME" && fields[1] == "STATUS"
+}
+
 // ReadFile reads a node snapshot: what `kubectl get nodes -o json` or
-// `-o yaml` prints (kind List or NodeList), or a single Node.
+// `-o yaml` prints (kind List or NodeList), a single Node, or an array of
+// nodes (jq '.items').
 func ReadFile(path string) ([]RawNode, []Problem, error) {
 	snap, err := ReadSnapshot(path)
 	if err != nil {
@@ -199,6 +230,10 @@ func ReadSnapshot(path string) (*Snapshot, error) {
 		var fe *FileError
 		if errors.As(err, &fe) {
 			fe.Path = path
+			var te *TextError
+			if errors.As(err, &te) {
+				te.Path = path
+			}
 			return nil, fe
 		}
 		return nil, &FileError{Path: path, Err: err}
@@ -235,9 +270,24 @@ func DecodeSnapshot(data []byte) (*Snapshot, error) {
 	if trimmed[0] != '{' && trimmed[0] != '[' {
 		j, err := yaml.YAMLToJSON(data)
 		if err != nil {
+			if kubectlTable(trimmed) {
+				return nil, &FileError{Err: &TextError{Table: true}}
+			}
 			return nil, &FileError{Line: YAMLLine(err), Err: fmt.Errorf("not JSON or YAML: %v", err)}
 		}
-		jsonData = j
+		jsonData = bytes.TrimSpace(j)
+	}
+	switch {
+	case len(jsonData) == 0 || jsonData[0] != '{' && jsonData[0] != '[':
+		// YAML reads plain text as one string (or a number): not a
+		// document of objects.
+		return nil, &FileError{Err: &TextError{Table: kubectlTable(trimmed)}}
+	case jsonData[0] == '[':
+		// A JSON or YAML array of nodes (and ResourceSlices), as jq
+		// '.items' leaves it: the items of a List.
+		wrapped := make([]byte, 0, len(jsonData)+len(`{"kind":"List","items":}`))
+		wrapped = append(append(append(wrapped, `{"kind":"List","items":`...), jsonData...), '}')
+		jsonData = wrapped
 	}
 	// Fast path: the whole list decodes at once. Only when some item does
 	// not is the list decoded again item by item, to report that item.
