@@ -20,9 +20,22 @@
 // is the input's. Diagnostics hold the warnings, each reported once in
 // accelc's words; errors are never in them.
 //
+// Options.Stages say what the caller wants beyond compiling: the nodes
+// read (ReadNodes), the configuration checked (CheckConfig), the tree
+// rendered (RenderTree); Checked and Rendered are the sets the commands
+// use, and zero compiles alone.
+//
 // Fleet does the same for every cluster folder of a fleet repository, in
 // parallel, and Checkout reads the Git facts render and push annotate
 // their output with.
+//
+// Every other command is one call here too, with typed options and a
+// result the command only prints: Push publishes a rendered tree as
+// Flux's OCI artifact, Diff compares a render with a previous one, Test
+// runs the policies' tests and admission fixtures, Audit judges what a
+// cluster runs, TakeSnapshot writes the nodes to commit, Suggest proposes
+// hardware profiles, ShowNodes is the node view. Options that cannot work
+// are a UsageError (IsUsage).
 //
 // ReadStatus reads what is true now in a live cluster that accelc renders
 // for: what Gatekeeper's audit reports of accelc's constraints, what Kueue
