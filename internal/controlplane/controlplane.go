@@ -59,6 +59,7 @@ type Option func(*options)
 
 type options struct {
 	scheduler, controllerManager bool
+	noWatchList                  bool
 }
 
 // WithScheduler starts kube-scheduler too, so that pods created in the
@@ -74,6 +75,17 @@ func WithScheduler() Option {
 // Each controller acts as its own service account, as kubeadm runs it.
 func WithControllerManager() Option {
 	return func(o *options) { o.controllerManager = true }
+}
+
+// WithoutWatchList turns kube-apiserver's WatchList feature off. The
+// etcd on PATH (3.4.23) is older than the 3.4.31 the API server needs to
+// serve a watch stream (RequestWatchProgress), and with WatchList on the
+// API server makes every watch opened without a resourceVersion such a
+// stream, which then fails. Informers fall back to a list; a client that
+// watches directly, as Kueue's MultiKueue watches a worker's Workloads
+// and Jobs, gets only the error, over and over.
+func WithoutWatchList() Option {
+	return func(o *options) { o.noWatchList = true }
 }
 
 // ControlPlane is a running etcd and kube-apiserver, and kube-scheduler when
@@ -314,23 +326,23 @@ func (cp *ControlPlane) start(ctx context.Context, bins binaries, o options, att
 	}
 
 	cp.url = "https://127.0.0.1:" + strconv.Itoa(apiPort)
-	apiserver, err := cp.run("kube-apiserver", bins.apiserver,
+	args := []string{
 		"--bind-address=127.0.0.1",
 		"--advertise-address=127.0.0.1",
-		"--secure-port="+strconv.Itoa(apiPort),
-		"--etcd-servers="+etcdURL,
-		"--tls-cert-file="+filepath.Join(cp.dir, servingCertFile),
-		"--tls-private-key-file="+filepath.Join(cp.dir, servingKeyFile),
-		"--client-ca-file="+filepath.Join(cp.dir, caFile),
+		"--secure-port=" + strconv.Itoa(apiPort),
+		"--etcd-servers=" + etcdURL,
+		"--tls-cert-file=" + filepath.Join(cp.dir, servingCertFile),
+		"--tls-private-key-file=" + filepath.Join(cp.dir, servingKeyFile),
+		"--client-ca-file=" + filepath.Join(cp.dir, caFile),
 		"--authorization-mode=Node,RBAC",
 		// As every real cluster (kubeadm, managed ones): privileged
 		// containers are allowed by the API server and governed by
 		// admission (Pod Security, Gatekeeper).
 		"--allow-privileged=true",
-		"--service-account-issuer="+serviceAccountIs,
-		"--service-account-key-file="+filepath.Join(cp.dir, saKeyFile),
-		"--service-account-signing-key-file="+filepath.Join(cp.dir, saKeyFile),
-		"--service-cluster-ip-range="+serviceCIDR,
+		"--service-account-issuer=" + serviceAccountIs,
+		"--service-account-key-file=" + filepath.Join(cp.dir, saKeyFile),
+		"--service-account-signing-key-file=" + filepath.Join(cp.dir, saKeyFile),
+		"--service-cluster-ip-range=" + serviceCIDR,
 		// No controller manager makes the default service accounts.
 		"--disable-admission-plugins=ServiceAccount",
 		// The kubernetes service cannot have a loopback endpoint.
@@ -340,7 +352,11 @@ func (cp *ControlPlane) start(ctx context.Context, bins binaries, o options, att
 		// must read claims written in each.
 		"--runtime-config=resource.k8s.io/v1beta1=true,resource.k8s.io/v1beta2=true",
 		"--profiling=false",
-	)
+	}
+	if o.noWatchList {
+		args = append(args, "--feature-gates=WatchList=false")
+	}
+	apiserver, err := cp.run("kube-apiserver", bins.apiserver, args...)
 	if err != nil {
 		return err
 	}
