@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -44,6 +45,11 @@ func TestKueueAccepts(t *testing.T) {
 		t.Fatal(err)
 	}
 	files = append(files, e2e...)
+	fleet, err := filepath.Glob("../../testdata/golden-multikueue/*/*/*.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files = append(files, fleet...)
 	counts := map[string]int{}
 	checks := map[string]*admissionChecks{}
 	checksOf := func(f string) *admissionChecks {
@@ -106,6 +112,23 @@ func TestKueueAccepts(t *testing.T) {
 				t.Errorf("%s: provisioningClassName %q: %v", f, prc.Spec.ProvisioningClassName, msgs)
 			}
 			checksOf(f).objs = append(checksOf(f).objs, prc)
+		case "MultiKueueCluster":
+			mkc := &kueue.MultiKueueCluster{}
+			strict(t, f, data, mkc)
+			// The CRD's rules: a kubeconfig from a Secret (or a path), by
+			// a name of 1 to 256 characters.
+			if kc := mkc.Spec.ClusterSource.KubeConfig; kc == nil || kc.LocationType != kueue.SecretLocationType || kc.Location == "" || len(kc.Location) > 256 {
+				t.Errorf("%s: clusterSource %+v is not a kubeconfig Secret", f, mkc.Spec.ClusterSource)
+			}
+			checksOf(f).objs = append(checksOf(f).objs, mkc)
+		case "MultiKueueConfig":
+			mkconf := &kueue.MultiKueueConfig{}
+			strict(t, f, data, mkconf)
+			// The CRD's rules: 1 to 20 clusters, each once.
+			if n := len(mkconf.Spec.Clusters); n == 0 || n > 20 || len(sets.New(mkconf.Spec.Clusters...)) != n {
+				t.Errorf("%s: clusters %v: Kueue's CRD takes 1 to 20, each once", f, mkconf.Spec.Clusters)
+			}
+			checksOf(f).objs = append(checksOf(f).objs, mkconf)
 		default:
 			t.Errorf("%s: a %s of %s, which this test does not check: add it", f, meta.Kind, meta.APIVersion)
 			continue
@@ -136,6 +159,11 @@ func TestKueueLoadsConfiguration(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	fleet, err := filepath.Glob("../../testdata/golden-multikueue/*/queues/configmap-accelc-kueue-configuration.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files = append(files, fleet...)
 	if len(files) == 0 {
 		t.Fatal("no rendered Kueue configuration under testdata/golden (run from tools/upstream)")
 	}
@@ -264,6 +292,10 @@ func (c *admissionChecks) resolve(t *testing.T, dir string) {
 			continue
 		}
 		names[ac.Name] = true
+		if ac.Spec.ControllerName == kueue.MultiKueueControllerName {
+			c.resolveMultiKueue(t, dir, cl, ac)
+			continue
+		}
 		if ac.Spec.ControllerName != kueue.ProvisioningRequestControllerName {
 			t.Errorf("%s: AdmissionCheck %s has controller %q, not Kueue's provisioning controller", dir, ac.Name, ac.Spec.ControllerName)
 			continue
@@ -280,6 +312,41 @@ func (c *admissionChecks) resolve(t *testing.T, dir string) {
 			t.Errorf("%s lists AdmissionCheck %s, which is not rendered beside it: Kueue would keep the ClusterQueue inactive", l.queue, l.name)
 		}
 	}
+}
+
+// resolveMultiKueue runs the lookup Kueue's MultiKueue controller marks
+// an AdmissionCheck active with (its MultiKueueConfig, by parameters),
+// and checks every cluster the config lists is a MultiKueueCluster
+// rendered beside it: Kueue reports a missing one and, with none usable,
+// keeps the check and its ClusterQueues inactive.
+func (c *admissionChecks) resolveMultiKueue(t *testing.T, dir string, cl client.Client, ac *kueue.AdmissionCheck) {
+	t.Helper()
+	helper, err := admissioncheck.NewConfigHelper[*kueue.MultiKueueConfig](cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The CRD's pattern for spec.parameters.name, which the Go type
+	// does not carry: a DNS label.
+	if msgs := validation.IsDNS1123Label(ac.Spec.Parameters.Name); len(msgs) > 0 {
+		t.Errorf("%s: AdmissionCheck %s: parameters.name %q: %v", dir, ac.Name, ac.Spec.Parameters.Name, msgs)
+	}
+	cfg, err := helper.ConfigFromRef(context.Background(), ac.Spec.Parameters)
+	if err != nil {
+		t.Errorf("%s: Kueue's MultiKueue controller would mark AdmissionCheck %s inactive (BadConfig): %v", dir, ac.Name, err)
+		return
+	}
+	clusters := map[string]bool{}
+	for _, obj := range c.objs {
+		if mkc, ok := obj.(*kueue.MultiKueueCluster); ok {
+			clusters[mkc.Name] = true
+		}
+	}
+	for _, name := range cfg.Spec.Clusters {
+		if !clusters[name] {
+			t.Errorf("%s: MultiKueueConfig %s lists cluster %s, which is not rendered beside it", dir, cfg.Name, name)
+		}
+	}
+	t.Logf("%s: AdmissionCheck %s resolves to MultiKueueConfig %s (clusters %v)", dir, ac.Name, cfg.Name, cfg.Spec.Clusters)
 }
 
 // strict decodes YAML into v, refusing fields v's type does not have.
