@@ -11,7 +11,7 @@ import (
 //
 //	load_package.go     load: the directory's CUE package
 //	load_decode.go      decode: evaluated against accelc's schema
-//	load_namespaces.go  the cluster's names and excluded namespaces
+//	load_cluster.go     cluster settings: names, namespaces, catalog service
 //	load_catalog.go     merge catalog: accelerators into the built-in one
 //	load_pins.go        resolve pins: nodes pinned to a type
 //	pools.go            sharing pools and MIG configs as node pools
@@ -57,6 +57,7 @@ func loadUnbounded(dir string) (*Model, error) {
 		checkCohorts,
 		checkTopology,
 		checkAutoscaling,
+		checkCatalogService,
 		checkProvisioning,
 		checkMultiKueue,
 	} {

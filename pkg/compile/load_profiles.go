@@ -22,6 +22,7 @@ func (raw *rawConfig) checkProfiles(m *Model) []Diagnostic {
 		diags = append(diags, resolveProfileTypes(m, &p)...)
 		diags = append(diags, resolveProfileResource(&p)...)
 		diags = append(diags, checkProfileSharing(m, &p, resourceSet)...)
+		diags = append(diags, checkProfileSelector(m, &p)...)
 		diags = append(diags, checkProfilePriority(m, &p)...)
 		diags = append(diags, checkRanges(&p)...)
 		m.Profiles = append(m.Profiles, p)
@@ -89,6 +90,28 @@ func resolveProfileResource(p *Profile) []Diagnostic {
 	}
 	if p.ResourceName == "" {
 		p.ResourceName = base
+	}
+	return diags
+}
+
+// checkProfileSelector checks that a profile's nodeSelector does not
+// set the labels accelc sets on its HardwareProfile to something else:
+// the type label of a single-type profile (not one of DRA: its claim
+// places it), the pool label of a profile of one pool.
+func checkProfileSelector(m *Model, p *Profile) []Diagnostic {
+	var diags []Diagnostic
+	at := p.path.Key("nodeSelector")
+	if label := m.Cluster.TypeLabel(); len(p.AcceleratorTypes) == 1 && p.DRA == nil {
+		if v, ok := p.NodeSelector[label]; ok && v != p.AcceleratorTypes[0] {
+			diags = append(diags, Diagnostic{Path: at.Key(label), Msg: fmt.Sprintf(
+				"sets %s=%s but the profile's type is %s: drop it from nodeSelector (accelc selects the type itself)", label, v, p.AcceleratorTypes[0])})
+		}
+	}
+	if label := m.Cluster.PoolLabel(); len(p.Pools) == 1 {
+		if v, ok := p.NodeSelector[label]; ok && v != p.Pools[0] {
+			diags = append(diags, Diagnostic{Path: at.Key(label), Msg: fmt.Sprintf(
+				"sets %s=%s but the profile's pool is %s: drop it from nodeSelector (accelc selects the pool itself)", label, v, p.Pools[0])})
+		}
 	}
 	return diags
 }

@@ -42,11 +42,9 @@ func catalogServiceObjects(m *compile.Model, inv *inventory.Inventory) ([]Object
 	if err != nil {
 		return nil, err
 	}
-	memory := CatalogServiceMemory(len(inv.Nodes))
-	if cs.Memory != "" {
-		if memory, err = resource.ParseQuantity(cs.Memory); err != nil {
-			return nil, fmt.Errorf("cluster.catalogService.memory: %w", err)
-		}
+	memory, set := cs.MemoryLimit()
+	if !set {
+		memory = CatalogServiceMemory(len(inv.Nodes))
 	}
 	name, ns := CatalogServiceName, cs.Namespace
 	labels := managedLabels(m.Cluster.Name)
@@ -186,7 +184,7 @@ func catalogServiceObjects(m *compile.Model, inv *inventory.Inventory) ([]Object
 // 9 KiB a node and 1.4 KiB a pod. The inventory gives the nodes at render
 // time; the pods are taken as catalogServicePodsPerNode a node.
 const (
-	catalogServiceBaseMiB     = 64
+	catalogServiceBaseMiB     = compile.CatalogServiceBaseMiB
 	catalogServicePodsPerNode = 30
 	// catalogServicePerNodeKiB is a node and its pods: 9 + 30 × 1.4.
 	catalogServicePerNodeKiB = 52

@@ -160,20 +160,14 @@ func hardwareProfiles(m *compile.Model) ([]Object, error) {
 		for k, v := range p.NodeSelector {
 			selector[k] = v
 		}
+		// compile.Load refuses a nodeSelector that sets these labels to
+		// something else.
 		if len(p.AcceleratorTypes) == 1 && p.DRA == nil {
-			if v, ok := selector[m.Cluster.TypeLabel()]; ok && v != p.AcceleratorTypes[0] {
-				return nil, fmt.Errorf("profile %s: nodeSelector sets %s=%s but the profile's type is %s: drop it from nodeSelector",
-					p.Name, m.Cluster.TypeLabel(), v, p.AcceleratorTypes[0])
-			}
 			selector[m.Cluster.TypeLabel()] = p.AcceleratorTypes[0]
 		}
 		// One pool is one more equality; several are the mutation's
 		// affinity, as several types are.
 		if len(p.Pools) == 1 {
-			if v, ok := selector[m.Cluster.PoolLabel()]; ok && v != p.Pools[0] {
-				return nil, fmt.Errorf("profile %s: nodeSelector sets %s=%s but the profile's pool is %s: drop it from nodeSelector",
-					p.Name, m.Cluster.PoolLabel(), v, p.Pools[0])
-			}
 			selector[m.Cluster.PoolLabel()] = p.Pools[0]
 		}
 		var sched *scheduling

@@ -5,7 +5,45 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	"k8s.io/apimachinery/pkg/api/resource"
 )
+
+// CatalogServiceBaseMiB is the memory accelc serve --live takes before
+// it watches any node (about 48 MiB measured, the process and the CUE
+// evaluation), with headroom: the least cluster.catalogService.memory may
+// give it.
+const CatalogServiceBaseMiB = 64
+
+// checkCatalogService checks cluster.catalogService's memory: at least
+// what the service takes before it watches a node.
+func checkCatalogService(m *Model) []Diagnostic {
+	cs := m.Cluster.CatalogService
+	if cs == nil || cs.Memory == "" {
+		return nil
+	}
+	at := m.root().Key("cluster").Key("catalogService").Key("memory")
+	q, err := resource.ParseQuantity(cs.Memory)
+	if err != nil {
+		return []Diagnostic{{Path: at, Msg: fmt.Sprintf("%q is not a memory quantity (%v): write it as 512Mi or 2Gi", cs.Memory, err)}}
+	}
+	if q.Value() < CatalogServiceBaseMiB<<20 {
+		return []Diagnostic{{Path: at, Msg: fmt.Sprintf(
+			"%s is below the %dMi accelc serve takes before it watches any node, so it would be killed for memory: give it more, or leave memory out and render sizes it to the inventory (%dMi and 52Ki a node)",
+			cs.Memory, CatalogServiceBaseMiB, CatalogServiceBaseMiB)}}
+	}
+	return nil
+}
+
+// MemoryLimit is the catalog service's memory limit (and request) when
+// cluster.catalogService.memory sets one; Load has checked that it parses.
+func (c *CatalogService) MemoryLimit() (resource.Quantity, bool) {
+	if c.Memory == "" {
+		return resource.Quantity{}, false
+	}
+	q, err := resource.ParseQuantity(c.Memory)
+	return q, err == nil
+}
 
 // checkNames checks the settings that become Kubernetes names (the label
 // prefix, the ids of the types the cluster defines) and the cluster's
