@@ -30,7 +30,8 @@ each team: under fair sharing, how many idle devices of each type a team
 may borrow from its cohort and at what weight against the others'; for
 a profile with provisioning, which of its flavors wait for the
 autoscaler's ProvisioningRequest and which NodePools the capacity comes
-from.`,
+from; on a MultiKueue manager, which worker clusters each team's jobs of
+each profile are dispatched to.`,
 		Args:              maxArgs(1),
 		ValidArgsFunction: completeClusterDir,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -41,7 +42,7 @@ from.`,
 			warnNoInventory(stderr, res, "the configuration is not checked against any nodes")
 			var notes []compile.Diagnostic
 			if explain {
-				notes = append(res.Model.FairShareNotes(), res.Model.ProvisioningNotes()...)
+				notes = append(append(res.Model.FairShareNotes(), res.Model.ProvisioningNotes()...), res.Model.MultiKueueNotes()...)
 			}
 			if output.value != formatText {
 				return writeReport(stdout, output.value, vetReportOf(res, notes))
@@ -59,7 +60,7 @@ from.`,
 		},
 	}
 	output.register(cmd)
-	cmd.Flags().BoolVar(&explain, "explain", false, "print what the settings do to each team (fair-share weights and what each team may borrow, ProvisioningRequests before admission)")
+	cmd.Flags().BoolVar(&explain, "explain", false, "print what the settings do to each team (fair-share weights and what each team may borrow, ProvisioningRequests before admission, MultiKueue dispatch)")
 	inv.bind(cmd, true)
 	return cmd
 }
