@@ -78,11 +78,12 @@ func TestKueueProvisioning(t *testing.T) {
 	if err != nil {
 		t.Fatalf("ProvisioningRequest %s's pod template %s: %v", pr.GetName(), ptName, err)
 	}
-	gpus := pt.Template.Spec.Containers[0].Resources.Requests[corev1.ResourceName(a100.resource)]
+	got := pt.Template.Spec.Containers[0].Resources.Requests
+	want := a100.pod(t, "x", 4).Spec.Containers[0].Resources.Requests
 	typeLabel := "accelerator.opendatahub.io/type"
-	if count != 2 || gpus.Value() != 4 || pt.Template.Spec.NodeSelector[typeLabel] != "nvidia-a100-80gb" {
-		t.Errorf("ProvisioningRequest %s asks for %d pods of template %s with %s %s and node selector %v: want 2 pods of 4 %s on %s=nvidia-a100-80gb",
-			pr.GetName(), count, ptName, gpus.String(), a100.resource, pt.Template.Spec.NodeSelector, a100.resource, typeLabel)
+	if count != 2 || quantities(got) != quantities(want) || pt.Template.Spec.NodeSelector[typeLabel] != "nvidia-a100-80gb" {
+		t.Errorf("ProvisioningRequest %s asks for %d pods of template %s requesting %s with node selector %v: want 2 pods requesting the profile's %s on %s=nvidia-a100-80gb",
+			pr.GetName(), count, ptName, quantities(got), pt.Template.Spec.NodeSelector, quantities(want), typeLabel)
 	}
 	t.Logf("ProvisioningRequest %s: class %s, %d pods of PodTemplate %s: requests %v, node selector %v, tolerations %v",
 		pr.GetName(), class, count, ptName, quantities(pt.Template.Spec.Containers[0].Resources.Requests), pt.Template.Spec.NodeSelector, pt.Template.Spec.Tolerations)
