@@ -1,6 +1,7 @@
 package compile
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -100,14 +101,14 @@ func (m *Model) DispatchGroups() [][]string {
 		p := &m.Profiles[i]
 		for _, t := range m.QueueTeams(p) {
 			if w := m.DispatchWorkers(t, p); len(w) > 0 {
-				groups[DispatchGroupName(w)] = w
+				groups[strings.Join(w, ",")] = w
 			}
 		}
 	}
-	var out [][]string
-	for _, name := range slices.Sorted(maps.Keys(groups)) {
-		out = append(out, groups[name])
-	}
+	out := slices.Collect(maps.Values(groups))
+	slices.SortFunc(out, func(a, b []string) int {
+		return cmp.Or(cmp.Compare(DispatchGroupName(a), DispatchGroupName(b)), slices.Compare(a, b))
+	})
 	return out
 }
 
