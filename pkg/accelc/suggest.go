@@ -13,6 +13,7 @@ import (
 
 	"github.com/accelc/accelc/pkg/catalog"
 	"github.com/accelc/accelc/pkg/compile"
+	"github.com/accelc/accelc/pkg/inventory"
 	"github.com/accelc/accelc/pkg/suggest"
 )
 
@@ -48,13 +49,13 @@ type Suggestion struct {
 // with its warnings even with an error.
 func Suggest(ctx context.Context, opts SuggestOptions) (*Suggestion, error) {
 	out := &Suggestion{}
-	nodes, cat, where, err := opts.nodes(ctx, out)
+	in, err := opts.nodes(ctx, out)
 	if err != nil {
 		return out, err
 	}
 	sel := opts.Select
-	sel.Source = filepath.ToSlash(where)
-	if out.Result, err = suggest.Suggest(nodes.Inventory, cat, sel); err != nil {
+	sel.Source = filepath.ToSlash(in.from)
+	if out.Result, err = suggest.Suggest(in.nodes, in.catalog, sel); err != nil {
 		return out, usage(err)
 	}
 	if len(out.Profiles) == 0 {
@@ -64,39 +65,49 @@ func Suggest(ctx context.Context, opts SuggestOptions) (*Suggestion, error) {
 	return out, err
 }
 
+// suggestInput is the nodes to propose for, the catalog that judges
+// them, and where they came from.
+type suggestInput struct {
+	nodes   *inventory.Inventory
+	catalog *catalog.Catalog
+	from    string
+}
+
+var errNoInventory = errors.New("no inventory: give --inventory FILE, --live, or --config CLUSTER_DIR with an inventory.json")
+
 // nodes reads the nodes and the catalog to judge them by, with the
 // cluster's package and profile names in o.Select where there is one.
-func (o *SuggestOptions) nodes(ctx context.Context, out *Suggestion) (*Read, *catalog.Catalog, string, error) {
+func (o *SuggestOptions) nodes(ctx context.Context, out *Suggestion) (suggestInput, error) {
 	if o.Config == "" {
 		read, err := Nodes(ctx, ".", o.Inventory)
 		out.Diagnostics = read.Diagnostics
 		if err == nil && read.Inventory == nil {
-			err = usage(errors.New("no inventory: give --inventory FILE, --live, or --config CLUSTER_DIR with an inventory.json"))
+			err = usage(errNoInventory)
 		}
 		if err != nil {
-			return nil, nil, "", err
+			return suggestInput{}, err
 		}
 		cat, err := catalog.Builtin()
-		return read, cat, read.From, err
+		return suggestInput{read.Inventory, cat, read.From}, err
 	}
 	res, err := Cluster(ctx, o.Config, Options{Limits: o.Limits, Inventory: o.Inventory, Stages: ReadNodes})
 	if res != nil {
 		out.Diagnostics = res.Diagnostics
 	}
 	if err != nil {
-		return nil, nil, "", err
+		return suggestInput{}, err
 	}
 	if !res.HasInventory() {
-		return nil, nil, "", usage(errors.New("no inventory: give --inventory FILE, --live, or --config CLUSTER_DIR with an inventory.json"))
+		return suggestInput{}, usage(errNoInventory)
 	}
 	o.Select.Taken = map[string]bool{}
 	for _, p := range res.Model.Profiles {
 		o.Select.Taken[p.Name] = true
 	}
 	if o.Select.Package, err = CUEPackage(os.DirFS(o.Config)); err != nil {
-		return nil, nil, "", fmt.Errorf("%s: %w", o.Config, err)
+		return suggestInput{}, fmt.Errorf("%s: %w", o.Config, err)
 	}
-	return &Read{Inventory: res.Inventory}, res.Model.Catalog, res.InventoryFrom, nil
+	return suggestInput{res.Inventory, res.Model.Catalog, res.InventoryFrom}, nil
 }
 
 // CUEPackage reads the package name of the first .cue file at the top of
