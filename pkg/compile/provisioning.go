@@ -59,9 +59,11 @@ func (m *Model) ScalePoolNames(class string) []string {
 // (QueueFlavors) on which Kueue waits for a ProvisioningRequest: those
 // whose type has a NodePool, in the queue's order; all says every
 // flavor of the queue is one (then the check runs for every workload).
-// Nil unless the profile sets provisioning and the cluster configures it.
+// Nil unless the profile sets provisioning and the cluster configures it,
+// and on a MultiKueue manager for a queue it dispatches: the workers'
+// own queues ask for capacity where the nodes are.
 func (m *Model) ProvisionedFlavors(t *Team, p *Profile) (flavors []string, all bool) {
-	if !p.Provisioning || m.Cluster.Autoscaling == nil || m.Cluster.Autoscaling.Provisioning == nil {
+	if !p.Provisioning || m.Cluster.Autoscaling == nil || m.Cluster.Autoscaling.Provisioning == nil || len(m.DispatchWorkers(t, p)) > 0 {
 		return nil, false
 	}
 	ids := m.QueueFlavors(t, p)
@@ -88,11 +90,13 @@ func (m *Model) Provisioned() bool {
 	return false
 }
 
-// checkProvisioning reports a provisioned profile without
-// cluster.autoscaling.provisioning, one Kueue does not queue (nothing
-// would make the request), and one none of whose queues' flavors is of a
-// type a NodePool launches (the request would ask for capacity nothing
-// adds).
+// checkProvisioning reports a provisioned profile Kueue does not queue
+// (nothing would make the request), one without
+// cluster.autoscaling.provisioning, and one none of whose queues' flavors
+// is of a type a NodePool launches (the request would ask for capacity
+// nothing adds). A MultiKueue manager's dispatched queues make no request
+// (their workers' do), so a profile only dispatched is left alone: a
+// fleet's CUE may share it with the workers.
 func checkProvisioning(m *Model) []Diagnostic {
 	var out []Diagnostic
 	var conf *Provisioning
@@ -105,19 +109,28 @@ func checkProvisioning(m *Model) []Diagnostic {
 			continue
 		}
 		at := p.path.Key("provisioning")
-		if conf == nil {
-			out = append(out, Diagnostic{Path: at, Msg: fmt.Sprintf(
-				"profile %s waits for a ProvisioningRequest, but cluster.autoscaling.provisioning names no class: set cluster.autoscaling.provisioning.class (%s or %s), or drop provisioning", p.Name, CheckCapacityClass, AtomicScaleUpClass)})
-			continue
-		}
 		if why := m.notQueued(p); why != "" {
 			out = append(out, Diagnostic{Path: at, Msg: fmt.Sprintf(
 				"profile %s is not queued by Kueue (%s): Kueue makes ProvisioningRequests only for the workloads of its ClusterQueues; queue the profile, or drop provisioning", p.Name, why)})
 			continue
 		}
+		var local []*Team
+		for _, t := range m.QueueTeams(p) {
+			if len(m.DispatchWorkers(t, p)) == 0 {
+				local = append(local, t)
+			}
+		}
+		if len(local) == 0 {
+			continue
+		}
+		if conf == nil {
+			out = append(out, Diagnostic{Path: at, Msg: fmt.Sprintf(
+				"profile %s waits for a ProvisioningRequest, but cluster.autoscaling.provisioning names no class: set cluster.autoscaling.provisioning.class (%s or %s), or drop provisioning", p.Name, CheckCapacityClass, AtomicScaleUpClass)})
+			continue
+		}
 		var types []string
 		grows := false
-		for _, t := range m.QueueTeams(p) {
+		for _, t := range local {
 			for _, id := range m.QueueFlavors(t, p) {
 				typ := m.KeyType(id)
 				if !slices.Contains(types, typ) {
@@ -177,6 +190,11 @@ func (m *Model) ProvisioningNotes() []Diagnostic {
 			continue
 		}
 		for _, t := range m.QueueTeams(p) {
+			if workers := m.DispatchWorkers(t, p); len(workers) > 0 {
+				out = append(out, Diagnostic{Severity: Note, Path: p.path.Key("provisioning"), Msg: fmt.Sprintf(
+					"%s's %s jobs are dispatched by MultiKueue to %s: the workers' queues, where the nodes are, make the ProvisioningRequest; this manager's makes none", t.Name, p.Name, strings.Join(workers, ", "))})
+				continue
+			}
 			flavors, all := m.ProvisionedFlavors(t, p)
 			if len(flavors) == 0 {
 				out = append(out, Diagnostic{Severity: Note, Path: p.path.Key("provisioning"), Msg: fmt.Sprintf(

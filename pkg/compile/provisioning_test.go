@@ -112,3 +112,22 @@ func TestProvisioningVet(t *testing.T) {
 		})
 	}
 }
+
+// TestProvisioningDispatched: a MultiKueue manager's queues that hand a
+// provisioned profile to a worker make no ProvisioningRequest (the
+// worker's own queue does, where the nodes are), so the manager needs no
+// class or NodePool for it, and --explain says where the request is made.
+func TestProvisioningDispatched(t *testing.T) {
+	src := mkManager(`east: {kubeconfigSecret: "east", profiles: ["a100"]}`) + "profiles: a100: provisioning: true\n"
+	m, err := compile.Load(cluster(t, map[string]string{"c.cue": src}))
+	require.NoError(t, err, "a profile only dispatched needs nothing of the manager")
+	f, _ := m.ProvisionedFlavors(&m.Teams[0], m.Profile("a100"))
+	assert.Empty(t, f)
+	assert.False(t, m.Provisioned())
+
+	m, err = compile.Load(cluster(t, map[string]string{"c.cue": src + "cluster: autoscaling: provisioning: class: \"check-capacity.autoscaling.x-k8s.io\"\n"}))
+	require.NoError(t, err)
+	notes := m.ProvisioningNotes()
+	require.Len(t, notes, 1)
+	assert.Contains(t, notes[0].String(), "profiles.a100.provisioning: research's a100 jobs are dispatched by MultiKueue to east: the workers' queues, where the nodes are, make the ProvisioningRequest; this manager's makes none")
+}
