@@ -191,7 +191,6 @@ func checkMultiKueue(m *Model) []Diagnostic {
 			out = append(out, Diagnostic{Path: wp, Msg: fmt.Sprintf("no team's queue goes to %s: none of its teams may use its profiles", name)})
 		}
 	}
-	out = append(out, checkDispatchedProvisioning(m)...)
 	seen := map[string][]string{}
 	for _, g := range m.DispatchGroups() {
 		name := DispatchGroupName(g)
@@ -204,25 +203,6 @@ func checkMultiKueue(m *Model) []Diagnostic {
 				"workers %s and workers %s would share the MultiKueueConfig %s (worker names joined by dashes): rename a worker", strings.Join(other, ", "), strings.Join(g, ", "), name)})
 		}
 		seen[name] = g
-	}
-	return out
-}
-
-// checkDispatchedProvisioning reports a profile dispatched to workers
-// that asks for a ProvisioningRequest: Kueue nominates workers only once
-// every other check of the workload is Ready, so the manager would wait
-// for capacity on itself, where the pods never run.
-func checkDispatchedProvisioning(m *Model) []Diagnostic {
-	var out []Diagnostic
-	for i := range m.Profiles {
-		p := &m.Profiles[i]
-		for _, t := range m.QueueTeams(p) {
-			if p.Provisioning && len(m.DispatchWorkers(t, p)) > 0 {
-				out = append(out, Diagnostic{Path: p.path.Key("provisioning"), Msg: fmt.Sprintf(
-					"team %s's %s jobs are dispatched to workers, yet the profile has the manager's Kueue wait for a ProvisioningRequest here, where their pods never run: drop provisioning on the manager and set it on the workers' profile", t.Name, p.Name)})
-				break
-			}
-		}
 	}
 	return out
 }

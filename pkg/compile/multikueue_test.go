@@ -126,13 +126,6 @@ func TestMultiKueueVet(t *testing.T) {
 		require.Len(t, got, 1, "%v", got)
 		assert.Contains(t, got[0], "cluster.multikueue.role: a MultiKueue manager dispatches what its Kueue queues admit, and this cluster queues nothing")
 	})
-	t.Run("provisioning on the manager", func(t *testing.T) {
-		src := strings.Replace(mkManager(`east: {kubeconfigSecret: "k"}`), `h200: {displayName: "H200", acceleratorTypes: ["nvidia-h200-141gb"]}`,
-			`h200: {displayName: "H200", acceleratorTypes: ["nvidia-h200-141gb"], provisioning: true}`, 1)
-		src = strings.Replace(src, "name: \"hub\"", "name: \"hub\"\n\tautoscaling: provisioning: class: \"check-capacity.autoscaling.x-k8s.io\"", 1)
-		got := loadErrors(t, src)
-		assert.Contains(t, strings.Join(got, "\n"), "profiles.h200.provisioning: team research's h200 jobs are dispatched to workers, yet the profile has the manager's Kueue wait for a ProvisioningRequest here")
-	})
 	t.Run("worker names itself its manager", func(t *testing.T) {
 		got := loadErrors(t, `package c
 cluster: {name: "east", multikueue: {role: "worker", manager: "east"}}
