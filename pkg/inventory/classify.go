@@ -449,10 +449,10 @@ type nodeReading struct {
 
 // newNodeReading starts a node: its name, status, resources, and the
 // taints that say something about its devices.
-func newNodeReading(raw *RawNode, cat *catalog.Catalog) *nodeReading {
+func newNodeReading(raw *RawNode, cat *catalog.Catalog) nodeReading {
 	labels := raw.Metadata.Labels
 	res := readResources(raw)
-	r := &nodeReading{raw: raw, labels: labels, res: res, cat: cat, derivedAlloc: -1, from: "labels",
+	r := nodeReading{raw: raw, labels: labels, res: res, cat: cat, derivedAlloc: -1, from: "labels",
 		n: Node{Name: raw.Metadata.Name, Status: nodeStatus(raw), Sharing: Exclusive, Resource: res.resource, labels: labels}}
 	r.n.cpuMilli, r.n.memBytes = nodeResources(raw)
 	for _, t := range raw.Spec.Taints {
