@@ -114,25 +114,7 @@ func TestMultiKueue(t *testing.T) {
 	// A Job as a user submits it on the manager: the profile's
 	// LocalQueue, a GPU, CPU and memory; KWOK ends its pod 2 s after it runs.
 	const ns, name = "serving-prod", "train-east"
-	job := &batchv1.Job{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{"kueue.x-k8s.io/queue-name": "h200-train"}},
-		Spec: batchv1.JobSpec{
-			BackoffLimit: new(int32),
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Annotations: controlplane.PodCompleteAfter(2 * time.Second)},
-				Spec: corev1.PodSpec{
-					RestartPolicy: corev1.RestartPolicyNever,
-					Containers: []corev1.Container{{
-						Name: "train", Image: "registry.example.com/train:1",
-						Resources: corev1.ResourceRequirements{
-							Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("16Gi"), "nvidia.com/gpu": resource.MustParse("1")},
-							Limits:   corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("1")},
-						},
-					}},
-				},
-			},
-		},
-	}
+	job := trainJob(ns, name)
 	// MultiKueue deletes the worker's Job once the manager's has its
 	// status: what gpu-east held is recorded as it goes.
 	seen := watchWorker(t, worker, ns, name)
@@ -147,18 +129,7 @@ func TestMultiKueue(t *testing.T) {
 	t.Logf("manager: Job %s/%s created, spec.managedBy %s, suspended %v", ns, name, *created.Spec.ManagedBy, ptrBool(created.Spec.Suspend))
 
 	// The manager's Job completes from the worker's status.
-	var done *batchv1.Job
-	err = poll(ctx, 2*time.Minute, func(ctx context.Context) (bool, string, error) {
-		j, err := manager.client.BatchV1().Jobs(ns).Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return false, err.Error(), nil
-		}
-		done = j
-		return j.Status.Succeeded == 1 && jobComplete(j), fmt.Sprintf("succeeded %d, conditions %s", j.Status.Succeeded, jsonString(j.Status.Conditions)), nil
-	})
-	if err != nil {
-		t.Fatalf("the manager's Job never completed: %v\n%s", err, multiKueueState(t, manager, worker, ns))
-	}
+	done := waitJobComplete(t, manager, worker, ns, name)
 	t.Logf("manager: Job %s/%s succeeded %d, Complete, %s after it was submitted", ns, name, done.Status.Succeeded, time.Since(submitted).Round(time.Millisecond))
 
 	// The manager's Workload: admitted in its ClusterQueue, its
@@ -201,7 +172,69 @@ func TestMultiKueue(t *testing.T) {
 		t.Fatalf("gpu-east's Job is still there after the manager's finished: %v", err)
 	}
 	t.Logf("gpu-east: the Job deleted by MultiKueue once the manager's had its status")
+	// ML Research's H200 jobs may go to gpu-east or gpu-west: with
+	// gpu-west's MultiKueueCluster inactive, its check is still Active
+	// and the job goes to gpu-east.
+	if _, err := manager.client.BatchV1().Jobs("ml-research-dev").Create(ctx, trainJob("ml-research-dev", "train-any"), metav1.CreateOptions{}); err != nil {
+		t.Fatalf("submitting ML Research's Job on the manager: %v", err)
+	}
+	waitJobComplete(t, manager, worker, "ml-research-dev", "train-any")
+	wl = workloadOf(t, manager, "ml-research-dev", "Job", "train-any")
+	admission, _, _ = unstructured.NestedString(wl.Object, "status", "admission", "clusterQueue")
+	cluster, _, _ = unstructured.NestedString(wl.Object, "status", "clusterName")
+	checks, _, _ = unstructured.NestedSlice(wl.Object, "status", "admissionChecks")
+	if admission != "ml-research.h200-train" || cluster != "gpu-east" {
+		t.Fatalf("ML Research's Workload: clusterQueue %q, clusterName %q (checks %s)", admission, cluster, jsonString(checks))
+	}
+	both, err := manager.get(ctx, gvrObject("kueue.x-k8s.io", "v1beta2", "AdmissionCheck", "", "multikueue-gpu-east-gpu-west"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("manager: ML Research's Job ml-research-dev/train-any Complete, admitted in %s, run on %s (check multikueue-gpu-east-gpu-west: %v)", admission, cluster, condition(both, "Active")["reason"])
 	t.Logf("TestMultiKueue: %s in all", time.Since(begin).Round(time.Millisecond))
+}
+
+// trainJob is a Job as a user submits it on the manager: the h200-train
+// LocalQueue, a GPU, CPU and memory; KWOK ends its pod 2 s after it runs.
+func trainJob(ns, name string) *batchv1.Job {
+	return &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{"kueue.x-k8s.io/queue-name": "h200-train"}},
+		Spec: batchv1.JobSpec{
+			BackoffLimit: new(int32),
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Annotations: controlplane.PodCompleteAfter(2 * time.Second)},
+				Spec: corev1.PodSpec{
+					RestartPolicy: corev1.RestartPolicyNever,
+					Containers: []corev1.Container{{
+						Name: "train", Image: "registry.example.com/train:1",
+						Resources: corev1.ResourceRequirements{
+							Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("16Gi"), "nvidia.com/gpu": resource.MustParse("1")},
+							Limits:   corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("1")},
+						},
+					}},
+				},
+			},
+		},
+	}
+}
+
+// waitJobComplete waits until the manager's Job has succeeded and is
+// Complete, and returns it.
+func waitJobComplete(t *testing.T, manager, worker *suite, ns, name string) *batchv1.Job {
+	t.Helper()
+	var done *batchv1.Job
+	err := poll(t.Context(), 2*time.Minute, func(ctx context.Context) (bool, string, error) {
+		j, err := manager.client.BatchV1().Jobs(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		done = j
+		return j.Status.Succeeded == 1 && jobComplete(j), fmt.Sprintf("succeeded %d, conditions %s", j.Status.Succeeded, jsonString(j.Status.Conditions)), nil
+	})
+	if err != nil {
+		t.Fatalf("the manager's Job %s/%s never completed: %v\n%s", ns, name, err, multiKueueState(t, manager, worker, ns))
+	}
+	return done
 }
 
 // startMultiKueueCluster starts a control plane (with kube-scheduler,
