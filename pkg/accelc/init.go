@@ -394,7 +394,7 @@ func initFiles(res *InitResult, class *catalog.Class, snap *inventory.Snapshot, 
 		"Dir":         filepath.ToSlash(res.Dir),
 		"Profile":     res.Profile,
 		"DisplayName": class.DisplayName,
-		"Description": fmt.Sprintf("One to %d %s.", perNode, class.DisplayName),
+		"Description": fmt.Sprintf("1 to %d %s per pod.", perNode, class.DisplayName),
 		"Type":        res.Type,
 		"Max":         perNode,
 		"Resource":    class.ResourceName,
@@ -402,7 +402,7 @@ func initFiles(res *InitResult, class *catalog.Class, snap *inventory.Snapshot, 
 		"TeamDisplay": strings.ToUpper(res.Team[:1]) + res.Team[1:],
 	}
 	if perNode == 1 {
-		data["Description"] = "One " + class.DisplayName + "."
+		data["Description"] = "One " + class.DisplayName + " per pod."
 	}
 	exec := func(t *template.Template, extra map[string]any) ([]byte, error) {
 		m := map[string]any{}
