@@ -266,28 +266,9 @@ func DecodeSnapshot(data []byte) (*Snapshot, error) {
 	if len(trimmed) == 0 {
 		return nil, &FileError{Err: errors.New("empty file: expected the output of `kubectl get nodes -o json`")}
 	}
-	jsonData := trimmed
-	if trimmed[0] != '{' && trimmed[0] != '[' {
-		j, err := yaml.YAMLToJSON(data)
-		if err != nil {
-			if kubectlTable(trimmed) {
-				return nil, &FileError{Err: &TextError{Table: true}}
-			}
-			return nil, &FileError{Line: YAMLLine(err), Err: fmt.Errorf("not JSON or YAML: %v", err)}
-		}
-		jsonData = bytes.TrimSpace(j)
-	}
-	switch {
-	case len(jsonData) == 0 || jsonData[0] != '{' && jsonData[0] != '[':
-		// YAML reads plain text as one string (or a number): not a
-		// document of objects.
-		return nil, &FileError{Err: &TextError{Table: kubectlTable(trimmed)}}
-	case jsonData[0] == '[':
-		// A JSON or YAML array of nodes (and ResourceSlices), as jq
-		// '.items' leaves it: the items of a List.
-		wrapped := make([]byte, 0, len(jsonData)+len(`{"kind":"List","items":}`))
-		wrapped = append(append(append(wrapped, `{"kind":"List","items":`...), jsonData...), '}')
-		jsonData = wrapped
+	jsonData, err := documentJSON(data, trimmed)
+	if err != nil {
+		return nil, err
 	}
 	// Fast path: the whole list decodes at once. Only when some item does
 	// not is the list decoded again item by item, to report that item.
@@ -342,6 +323,36 @@ func DecodeSnapshot(data []byte) (*Snapshot, error) {
 		}
 	}
 	return checkItems(top.Accelc, items, bad), nil
+}
+
+// documentJSON is a snapshot file's document as JSON: JSON as it is,
+// YAML converted, an array of nodes as the List it was cut from. Plain
+// text (kubectl's table, most often) is a TextError.
+func documentJSON(data, trimmed []byte) ([]byte, error) {
+	jsonData := trimmed
+	if trimmed[0] != '{' && trimmed[0] != '[' {
+		j, err := yaml.YAMLToJSON(data)
+		if err != nil {
+			if kubectlTable(trimmed) {
+				return nil, &FileError{Err: &TextError{Table: true}}
+			}
+			return nil, &FileError{Line: YAMLLine(err), Err: fmt.Errorf("not JSON or YAML: %v", err)}
+		}
+		jsonData = bytes.TrimSpace(j)
+	}
+	switch {
+	case len(jsonData) == 0 || jsonData[0] != '{' && jsonData[0] != '[':
+		// YAML reads plain text as one string (or a number): not a
+		// document of objects.
+		return nil, &FileError{Err: &TextError{Table: kubectlTable(trimmed)}}
+	case jsonData[0] == '[':
+		// A JSON or YAML array of nodes (and ResourceSlices), as jq
+		// '.items' leaves it: the items of a List.
+		wrapped := make([]byte, 0, len(jsonData)+len(`{"kind":"List","items":}`))
+		wrapped = append(append(append(wrapped, `{"kind":"List","items":`...), jsonData...), '}')
+		jsonData = wrapped
+	}
+	return jsonData, nil
 }
 
 // item is an item of a list: a Node or a ResourceSlice. Its spec has the
