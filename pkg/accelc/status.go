@@ -277,8 +277,10 @@ func ReadStatus(ctx context.Context, opts StatusOptions) (*Status, error) {
 		checkout *Rendering
 	)
 	if opts.Config != "" {
-		// Rendered, not checked: drift is status's to say, the rest vet's.
-		res, err := Cluster(ctx, opts.Config, Options{Limits: opts.Limits, Stages: ReadNodes | RenderTree})
+		// Checked and rendered as render does: the nodes' warnings (a node
+		// of no known type, a quota past the devices) say why what the
+		// checkout renders may differ from what the cluster holds.
+		res, err := Cluster(ctx, opts.Config, Options{Limits: opts.Limits, Stages: Rendered})
 		if res != nil {
 			st.Diagnostics = res.Diagnostics
 		}
