@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rogpeppe/go-internal/txtar"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -92,4 +93,43 @@ func TestReadme(t *testing.T) {
 		})
 	}
 	require.NotZero(t, total, "the README and docs/ have console examples")
+}
+
+// TestFirstClusterPage: every text block of docs/first-cluster.md is what
+// a step of testdata/script/first_hour.txtar prints (a file the script
+// compares stdout or stderr with, or a command's stdout then stderr), so
+// the page shows what the walk-through test saw.
+func TestFirstClusterPage(t *testing.T) {
+	ar, err := txtar.ParseFile("testdata/script/first_hour.txtar")
+	require.NoError(t, err)
+	outputs := map[string]bool{}
+	files := map[string]string{}
+	for _, f := range ar.Files {
+		files[f.Name] = string(f.Data)
+		outputs[string(f.Data)] = true
+	}
+	for name, data := range files {
+		if stem, ok := strings.CutSuffix(name, ".stdout"); ok {
+			outputs[data+files[stem+".stderr"]] = true
+		}
+	}
+	page, err := os.ReadFile("../../docs/first-cluster.md")
+	require.NoError(t, err)
+	var blocks []string
+	var cur *strings.Builder
+	for _, line := range strings.Split(string(page), "\n") {
+		switch {
+		case line == "```text":
+			cur = &strings.Builder{}
+		case cur != nil && line == "```":
+			blocks = append(blocks, cur.String())
+			cur = nil
+		case cur != nil:
+			cur.WriteString(line + "\n")
+		}
+	}
+	require.NotEmpty(t, blocks, "docs/first-cluster.md has text blocks")
+	for _, b := range blocks {
+		assert.True(t, outputs[b], "docs/first-cluster.md shows output that first_hour.txtar does not compare:\n%s", b)
+	}
 }
