@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -27,7 +28,9 @@ the file:line:col it is about; warnings go to stderr and do not fail.
 
 --explain prints, for a configuration that vets, what its settings do to
 each team: under fair sharing, how many idle devices of each type a team
-may borrow from its cohort and at what weight against the others'; for
+may borrow from its cohort and at what weight against the others', how
+profiles' weights split a team's quota between its queues, and how
+admission fair sharing orders a team's namespaces; for
 a profile with provisioning, which of its flavors wait for the
 autoscaler's ProvisioningRequest and which NodePools the capacity comes
 from; on a MultiKueue manager, which worker clusters each team's jobs of
@@ -42,7 +45,7 @@ each profile are dispatched to.`,
 			warnNoInventory(stderr, res, "the configuration is not checked against any nodes")
 			var notes []compile.Diagnostic
 			if explain {
-				notes = append(append(res.Model.FairShareNotes(), res.Model.ProvisioningNotes()...), res.Model.MultiKueueNotes()...)
+				notes = slices.Concat(res.Model.FairShareNotes(), res.Model.AdmissionFairSharingNotes(), res.Model.ProvisioningNotes(), res.Model.MultiKueueNotes())
 			}
 			if output.value != formatText {
 				return writeReport(stdout, output.value, vetReportOf(res, notes))

@@ -80,7 +80,7 @@ func (m *Model) FairSharing() bool {
 			return true
 		}
 	}
-	return false
+	return slices.ContainsFunc(m.Profiles, func(p Profile) bool { return p.FairShare != nil })
 }
 
 // KeyType is the accelerator type of a quota key: a pool's or MIG
@@ -339,7 +339,7 @@ func (m *Model) FairShareNotes() []Diagnostic {
 		}
 		out = append(out, Diagnostic{Severity: Note, Path: at, Msg: msg})
 	}
-	return out
+	return append(out, m.profileFairShareNotes()...)
 }
 
 // keyName names a quota key's devices for people: a type's model

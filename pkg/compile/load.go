@@ -55,6 +55,7 @@ func loadUnbounded(dir string) (*Model, error) {
 		checkDeviceClassMappings,
 		checkDRA,
 		checkCohorts,
+		checkAdmissionFairSharing,
 		checkTopology,
 		checkAutoscaling,
 		checkCatalogService,

@@ -88,6 +88,9 @@ type Cluster struct {
 	Topology map[string]Topology `json:"topology,omitempty"`
 	// MultiKueue is the cluster's part in a MultiKueue fleet; nil for none.
 	MultiKueue *MultiKueue `json:"multikueue,omitempty"`
+	// AdmissionFairSharing is how Kueue counts namespaces' recent use
+	// (admission_fairshare.go); nil: Kueue's defaults as accelc writes them.
+	AdmissionFairSharing *AdmissionFairSharingSettings `json:"admissionFairSharing,omitempty"`
 }
 
 // DRA is the cluster's Dynamic Resource Allocation: the DeviceClasses the
@@ -270,6 +273,9 @@ type Profile struct {
 	// Provisioning: Kueue admits the profile's workloads on autoscaled
 	// flavors only once a ProvisioningRequest succeeds (provisioning.go).
 	Provisioning bool `json:"provisioning,omitempty"`
+	// FairShare weighs each team's queue of the profile against its
+	// queues of other profiles; nil: 1.
+	FairShare *FairShare `json:"fairShare,omitempty"`
 
 	// Pools are the node pools (NodePool names) the profile's pods must
 	// run in, in order of preference: its pool and fallback pools, or the
@@ -389,9 +395,12 @@ type Team struct {
 	// Preemption is what Kueue may evict for the team's workloads.
 	Preemption Preemption `json:"preemption"`
 	// FairShare is the team's weight in Kueue's fair sharing; nil: 1.
-	FairShare     *FairShare `json:"fairShare,omitempty"`
-	Priority      string     `json:"priority,omitempty"`
-	MonthlyBudget float64    `json:"monthlyBudget,omitempty"`
+	FairShare *FairShare `json:"fairShare,omitempty"`
+	// AdmissionFairSharing orders the team's waiting workloads by its
+	// namespaces' recent use; nil: by arrival.
+	AdmissionFairSharing *AdmissionFairSharing `json:"admissionFairSharing,omitempty"`
+	Priority             string                `json:"priority,omitempty"`
+	MonthlyBudget        float64               `json:"monthlyBudget,omitempty"`
 	// Enforcement is the team's stage: its own, else the cluster's.
 	Enforcement string `json:"enforcement,omitempty"`
 	// NamespaceEnforcement are the stages of those of its namespaces at

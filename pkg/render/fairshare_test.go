@@ -150,3 +150,47 @@ func TestTopology(t *testing.T) {
 	}
 	assert.ElementsMatch(t, []string{"mutations/mutatingadmissionpolicy-accelc-job-topology.yaml", "mutations/mutatingadmissionpolicybinding-accelc-job-topology.yaml", "mutations/assignmetadata-accelc-train-topology.yaml"}, found)
 }
+
+// TestFairSharingInTeam: admission fair sharing is the team's
+// ClusterQueues' admissionScope, its weighed namespaces' LocalQueues'
+// fairSharing, and the settings in Kueue's Configuration; a profile's
+// weight is its ClusterQueues' fairSharing.
+func TestFairSharingInTeam(t *testing.T) {
+	tree := renderSharing(t, `package c
+
+cluster: {
+	name: "lab"
+	admissionFairSharing: usageSamplingInterval: "1m"
+}
+profiles: {
+	train: {displayName: "Train", acceleratorTypes: ["nvidia-h200-141gb"], fairShare: weight: 3}
+	notebook: {displayName: "Notebook", acceleratorTypes: ["nvidia-h200-141gb"]}
+}
+teams: lab: {
+	namespaces: ["lab-a", "lab-b"]
+	acceleratorTypes: ["nvidia-h200-141gb"]
+	quota: "nvidia-h200-141gb": 4
+	admissionFairSharing: namespaces: "lab-b": 0.5
+}
+`)
+	train := readObject(t, tree, "queues/clusterqueue-lab.train.yaml")["spec"].(map[string]any)
+	assert.Equal(t, map[string]any{"admissionMode": "UsageBasedAdmissionFairSharing"}, train["admissionScope"])
+	assert.Equal(t, map[string]any{"weight": "3"}, train["fairSharing"])
+	notebook := readObject(t, tree, "queues/clusterqueue-lab.notebook.yaml")["spec"].(map[string]any)
+	assert.NotContains(t, notebook, "fairSharing", "weight 1 is Kueue's default")
+	assert.Contains(t, notebook, "admissionScope")
+
+	assert.Equal(t, map[string]any{"weight": "500m"}, readObject(t, tree, "queues/localqueue-lab-b-train.yaml")["spec"].(map[string]any)["fairSharing"])
+	assert.NotContains(t, readObject(t, tree, "queues/localqueue-lab-a-train.yaml")["spec"], "fairSharing")
+
+	cm := readObject(t, tree, "queues/configmap-accelc-kueue-configuration.yaml")
+	cfg := cm["data"].(map[string]any)["configuration.yaml"].(string)
+	assert.Contains(t, cfg, "admissionFairSharing:\n  usageHalfLifeTime: 168h\n  usageSamplingInterval: 1m\n")
+	assert.Contains(t, cfg, "fairSharing:\n  preemptionStrategies:")
+}
+
+// TestAdmissionFairGolden renders the end-to-end test's admission-fair
+// cluster's queues and compares them with testdata/golden-e2e.
+func TestAdmissionFairGolden(t *testing.T) {
+	e2eQueuesGolden(t, "../../e2e/testdata/admission-fair", "admission-fair")
+}

@@ -24,9 +24,17 @@ const onDemand = "../../e2e/testdata/on-demand"
 // file byte for byte with testdata/golden-e2e/on-demand/queues; `go test
 // ./pkg/render -update` refreshes them.
 func TestProvisioningGolden(t *testing.T) {
-	res, err := accelc.Cluster(context.Background(), onDemand, accelc.Options{Stages: accelc.Rendered})
+	e2eQueuesGolden(t, onDemand, "on-demand")
+}
+
+// e2eQueuesGolden renders an end-to-end test's cluster and compares each
+// file of its queues with testdata/golden-e2e/<name>/queues, which
+// tools/upstream reads through Kueue's own code.
+func e2eQueuesGolden(t *testing.T, dir, name string) {
+	t.Helper()
+	res, err := accelc.Cluster(context.Background(), dir, accelc.Options{Stages: accelc.Rendered})
 	require.NoError(t, err)
-	golden := "../../testdata/golden-e2e/on-demand/queues"
+	golden := filepath.Join("../../testdata/golden-e2e", name, "queues")
 	if *testutil.Update {
 		require.NoError(t, os.RemoveAll(golden))
 	}

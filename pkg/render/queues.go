@@ -110,7 +110,7 @@ func quotaObjects(m *compile.Model, inv *inventory.Inventory) ([]Object, error) 
 					Body: &localQueue{
 						TypeMeta:   metav1.TypeMeta{APIVersion: kueueAPIVersion, Kind: "LocalQueue"},
 						ObjectMeta: objectMeta(m.Cluster.Name, ns, LocalQueueName(p)),
-						Spec:       localQueueSpec{ClusterQueue: ClusterQueueName(t, p)},
+						Spec:       localQueueSpec{ClusterQueue: ClusterQueueName(t, p), FairSharing: fairSharing(t.AdmissionFairSharing.Weight(ns))},
 					},
 				})
 			}
@@ -352,6 +352,10 @@ func profileClusterQueue(m *compile.Model, t *compile.Team, p *compile.Profile) 
 		},
 		ResourceGroups: groups,
 	}
+	spec.FairSharing = fairSharing(p.FairShare)
+	if t.AdmissionFairSharing != nil {
+		spec.AdmissionScope = &admissionScope{AdmissionMode: "UsageBasedAdmissionFairSharing"}
+	}
 	spec.AdmissionChecksStrategy = provisioningChecks(m, t, p)
 	spec.AdmissionChecksStrategy = multiKueueCheck(m, t, p, spec.AdmissionChecksStrategy)
 	return Object{
@@ -398,6 +402,10 @@ func kueueConfiguration(m *compile.Model) (Object, error) {
 	type fairSharing struct {
 		PreemptionStrategies []string `json:"preemptionStrategies"`
 	}
+	type admissionFairSharing struct {
+		UsageHalfLifeTime     string `json:"usageHalfLifeTime"`
+		UsageSamplingInterval string `json:"usageSamplingInterval"`
+	}
 	fragment := struct {
 		APIVersion                   string                `json:"apiVersion"`
 		Kind                         string                `json:"kind"`
@@ -405,9 +413,10 @@ func kueueConfiguration(m *compile.Model) (Object, error) {
 		Integrations                 struct {
 			Frameworks []string `json:"frameworks"`
 		} `json:"integrations"`
-		Resources   *resources                      `json:"resources,omitempty"`
-		MultiKueue  *multiKueueConfigurationSection `json:"multiKueue,omitempty"`
-		FairSharing *fairSharing                    `json:"fairSharing,omitempty"`
+		Resources            *resources                      `json:"resources,omitempty"`
+		MultiKueue           *multiKueueConfigurationSection `json:"multiKueue,omitempty"`
+		FairSharing          *fairSharing                    `json:"fairSharing,omitempty"`
+		AdmissionFairSharing *admissionFairSharing           `json:"admissionFairSharing,omitempty"`
 	}{APIVersion: "config.kueue.x-k8s.io/v1beta2", Kind: "Configuration",
 		ManagedJobsNamespaceSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
 			Key: "kubernetes.io/metadata.name", Operator: metav1.LabelSelectorOpIn, Values: namespaces,
@@ -428,6 +437,11 @@ func kueueConfiguration(m *compile.Model) (Object, error) {
 	// (Kueue's default pair).
 	if m.FairSharing() {
 		fragment.FairSharing = &fairSharing{PreemptionStrategies: []string{"LessThanOrEqualToFinalShare", "LessThanInitialShare"}}
+	}
+	// Admission fair sharing, where a team sets it: how Kueue counts a
+	// namespace's recent use, which orders its team's waiting workloads.
+	if afs := m.AdmissionFairSharingConfig(); afs != nil {
+		fragment.AdmissionFairSharing = &admissionFairSharing{UsageHalfLifeTime: afs.UsageHalfLife, UsageSamplingInterval: afs.UsageSamplingInterval}
 	}
 	b, err := yaml.Marshal(fragment)
 	if err != nil {
@@ -497,6 +511,14 @@ type (
 
 		// AdmissionChecksStrategy: the provisioning check (provisioning.go).
 		AdmissionChecksStrategy *admissionChecksStrategy `json:"admissionChecksStrategy,omitempty"`
+		// AdmissionScope: the team's admission fair sharing.
+		AdmissionScope *admissionScope `json:"admissionScope,omitempty"`
+		// FairSharing weighs the queue against the team's queues of
+		// other profiles in the team's Cohort.
+		FairSharing *fairSharingSpec `json:"fairSharing,omitempty"`
+	}
+	admissionScope struct {
+		AdmissionMode string `json:"admissionMode"`
 	}
 	flavorFungibility struct {
 		WhenCanBorrow  string `json:"whenCanBorrow"`
@@ -572,6 +594,9 @@ type (
 	}
 	localQueueSpec struct {
 		ClusterQueue string `json:"clusterQueue"`
+		// FairSharing weighs the namespace under its team's admission
+		// fair sharing.
+		FairSharing *fairSharingSpec `json:"fairSharing,omitempty"`
 	}
 )
 

@@ -159,11 +159,13 @@ func TestKueueLoadsConfiguration(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fleet, err := filepath.Glob("../../testdata/golden-multikueue/*/queues/configmap-accelc-kueue-configuration.yaml")
-	if err != nil {
-		t.Fatal(err)
+	for _, more := range []string{"golden-multikueue", "golden-e2e"} {
+		found, err := filepath.Glob("../../testdata/" + more + "/*/queues/configmap-accelc-kueue-configuration.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, found...)
 	}
-	files = append(files, fleet...)
 	if len(files) == 0 {
 		t.Fatal("no rendered Kueue configuration under testdata/golden (run from tools/upstream)")
 	}
