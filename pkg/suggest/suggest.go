@@ -53,7 +53,8 @@ type Profile struct {
 	Comments []string `json:"comments,omitempty"`
 }
 
-// Range is a min/default/max triple as CUE writes it.
+// Range is a min/default/max triple of Kubernetes quantities: CPU cores
+// ("4"), memory ("36Gi").
 type Range struct {
 	Min     string `json:"min"`
 	Default string `json:"default"`
@@ -311,7 +312,7 @@ func ranges(nodes []*inventory.Node) (cpu, memory *Range) {
 	cores := max(minCPU/1000, 1)
 	gi := max(minMem>>30, 2)
 	cpu = &Range{Min: "1", Default: strconv.FormatInt(max(cores/share, 1), 10), Max: strconv.FormatInt(cores, 10)}
-	memory = &Range{Min: `"2Gi"`, Default: strconv.Quote(strconv.FormatInt(max(gi/share, 2), 10) + "Gi"), Max: strconv.Quote(strconv.FormatInt(gi, 10) + "Gi")}
+	memory = &Range{Min: "2Gi", Default: strconv.FormatInt(max(gi/share, 2), 10) + "Gi", Max: strconv.FormatInt(gi, 10) + "Gi"}
 	return cpu, memory
 }
 
@@ -489,7 +490,7 @@ func (r *Result) CUE(opts Options) ([]byte, error) {
 		fmt.Fprintf(&b, "gpu: {min: 1, default: 1, max: %d}\n", p.GPUMax)
 		if p.CPU != nil {
 			fmt.Fprintf(&b, "cpu: {min: %s, default: %s, max: %s}\n", p.CPU.Min, p.CPU.Default, p.CPU.Max)
-			fmt.Fprintf(&b, "memory: {min: %s, default: %s, max: %s}\n", p.Memory.Min, p.Memory.Default, p.Memory.Max)
+			fmt.Fprintf(&b, "memory: {min: %q, default: %q, max: %q}\n", p.Memory.Min, p.Memory.Default, p.Memory.Max)
 		}
 		if len(p.Tolerations) > 0 {
 			b.WriteString("tolerations: [\n")

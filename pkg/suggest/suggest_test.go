@@ -43,6 +43,13 @@ func TestSuggestVets(t *testing.T) {
 			res, err := suggest.Suggest(inv, m.Catalog, opts)
 			require.NoError(t, err)
 			require.NotEmpty(t, res.Profiles)
+			// The document (-o json) holds quantities; only the CUE quotes
+			// memory.
+			for _, p := range res.Profiles {
+				if p.Memory != nil {
+					assert.Regexp(t, `^[0-9]+Gi$`, p.Memory.Default, "profile %s", p.Name)
+				}
+			}
 			data, err := res.CUE(opts)
 			require.NoError(t, err)
 			testutil.Golden(t, filepath.Join("testdata", cluster+".cue"), data)
