@@ -34,13 +34,14 @@ type TestReport struct {
 // policytest.EngineError.
 func Test(ctx context.Context, res *Result, opts TestOptions) (*TestReport, error) {
 	rep := &TestReport{}
-	var err error
-	if rep.Rego, err = policytest.RunRego(ctx); err != nil {
-		return nil, err
-	}
+	// The cases first: a malformed cases.yaml is told at once, not after
+	// the Rego tests.
 	cases, err := policytest.ReadCases(res.Dir)
 	if err != nil {
-		return rep, err
+		return nil, err
+	}
+	if rep.Rego, err = policytest.RunRego(ctx); err != nil {
+		return nil, err
 	}
 	rep.NoCases = len(cases.Cases) == 0
 	tree, err := res.EnforcedTree()
