@@ -2,10 +2,8 @@ package render_test
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"testing"
 
@@ -13,7 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/yaml"
 
-	"github.com/accelc/accelc/internal/testutil"
 	"github.com/accelc/accelc/pkg/accelc"
 	"github.com/accelc/accelc/pkg/render"
 )
@@ -40,23 +37,7 @@ func renderMultiKueueFleet(t *testing.T) map[string]render.Tree {
 // refreshes them.
 func TestMultiKueueGolden(t *testing.T) {
 	for name, tree := range renderMultiKueueFleet(t) {
-		golden := filepath.Join("../../testdata/golden-multikueue", name)
-		if *testutil.Update {
-			require.NoError(t, os.RemoveAll(golden))
-		}
-		for _, p := range tree.Paths() {
-			testutil.Golden(t, filepath.Join(golden, filepath.FromSlash(p)), tree[p])
-		}
-		var onDisk []string
-		require.NoError(t, filepath.WalkDir(golden, func(path string, d os.DirEntry, err error) error {
-			if err == nil && !d.IsDir() {
-				rel, _ := filepath.Rel(golden, path)
-				onDisk = append(onDisk, filepath.ToSlash(rel))
-			}
-			return err
-		}))
-		sort.Strings(onDisk)
-		assert.Equal(t, tree.Paths(), onDisk, "%s: golden tree has extra files: run go test -update", name)
+		goldenTree(t, filepath.Join("../../testdata/golden-multikueue", name), tree)
 	}
 }
 

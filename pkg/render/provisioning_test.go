@@ -2,7 +2,6 @@ package render_test
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -10,7 +9,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/accelc/accelc/internal/testutil"
 	"github.com/accelc/accelc/pkg/accelc"
 	"github.com/accelc/accelc/pkg/render"
 )
@@ -34,24 +32,13 @@ func e2eQueuesGolden(t *testing.T, dir, name string) {
 	t.Helper()
 	res, err := accelc.Cluster(context.Background(), dir, accelc.Options{Stages: accelc.Rendered})
 	require.NoError(t, err)
-	golden := filepath.Join("../../testdata/golden-e2e", name, "queues")
-	if *testutil.Update {
-		require.NoError(t, os.RemoveAll(golden))
-	}
-	var paths []string
-	for _, p := range res.Tree.Paths() {
+	queues := render.Tree{}
+	for p, data := range res.Tree {
 		if name, ok := strings.CutPrefix(p, "queues/"); ok {
-			testutil.Golden(t, filepath.Join(golden, name), res.Tree[p])
-			paths = append(paths, name)
+			queues[name] = data
 		}
 	}
-	entries, err := os.ReadDir(golden)
-	require.NoError(t, err)
-	var onDisk []string
-	for _, e := range entries {
-		onDisk = append(onDisk, e.Name())
-	}
-	assert.ElementsMatch(t, paths, onDisk, "golden queues have files the render has not: run go test ./pkg/render -update")
+	goldenTree(t, filepath.Join("../../testdata/golden-e2e", name, "queues"), queues)
 }
 
 // TestProvisioningObjects: the ProvisioningRequestConfig holds the class,
