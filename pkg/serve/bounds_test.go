@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -179,13 +178,13 @@ func TestFilteredNodeViews(t *testing.T) {
 	b := get(t, h, http.MethodGet, "/api/v1/nodes?sharing=exclusive&status=Ready", nil)
 	assert.Equal(t, a.Header.Get("ETag"), b.Header.Get("ETag"))
 	assert.Equal(t, before+1, views(), "one view for one normalized filter")
-	var c *cachedView
-	for _, el := range v.filtered.views {
-		if cv := el.Value.(*cachedView); strings.Contains(cv.key, "sharing=exclusive") {
-			c = cv
-		}
-	}
-	require.NotNil(t, c)
+	// The view by its exact key: another view's key (sharing=exclusive,
+	// mig-mixed) holds "sharing=exclusive" too.
+	v.filtered.mu.Lock()
+	el := v.filtered.views[filterKey(inventory.Filter{Sharing: []string{"exclusive"}, Status: []string{"Ready"}}, "name")]
+	v.filtered.mu.Unlock()
+	require.NotNil(t, el)
+	c := el.Value.(*cachedView)
 	assert.Nil(t, c.zipped, "not gzipped while no client asked")
 	z := get(t, h, http.MethodGet, "/api/v1/nodes?sharing=exclusive&status=Ready", map[string]string{"Accept-Encoding": "gzip"})
 	assert.Equal(t, "gzip", z.Header.Get("Content-Encoding"))
