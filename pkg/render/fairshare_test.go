@@ -1,6 +1,7 @@
 package render_test
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -193,4 +194,30 @@ teams: lab: {
 // cluster's queues and compares them with testdata/golden-e2e.
 func TestAdmissionFairGolden(t *testing.T) {
 	e2eQueuesGolden(t, "../../e2e/testdata/admission-fair", "admission-fair")
+}
+
+// TestTopologyStages: the topology mutations change what Kueue does, so
+// they follow the rollout: none while every namespace is in dryrun or
+// warn, and with one team at deny only in its namespaces (the Job
+// policy's binding and the pods' AssignMetadata alike).
+func TestTopologyStages(t *testing.T) {
+	dryrun := renderSharing(t, strings.Replace(sharingSrc, `enforcement: "deny"`, `enforcement: "dryrun"`, 1))
+	for path := range dryrun {
+		assert.False(t, strings.HasPrefix(path, "mutations/") && strings.Contains(path, "topology"), "%s: a mutation under dryrun", path)
+	}
+	assert.Contains(t, dryrun, "queues/topology-nvidia-h200-141gb.yaml", "Kueue's Topology itself stays")
+	warn := renderSharing(t, strings.Replace(sharingSrc, `enforcement: "deny"`, `enforcement: "warn"`, 1))
+	for path := range warn {
+		assert.False(t, strings.HasPrefix(path, "mutations/") && strings.Contains(path, "topology"), "%s: a mutation under warn", path)
+	}
+
+	staged := renderSharing(t, strings.Replace(sharingSrc, `enforcement: "deny"`, `enforcement: "dryrun"`, 1)+`
+teams: research: enforcement: "deny"
+`)
+	binding := readObject(t, staged, "mutations/mutatingadmissionpolicybinding-accelc-job-topology.yaml")
+	sel, _ := json.Marshal(binding["spec"].(map[string]any)["matchResources"])
+	assert.JSONEq(t, `{"namespaceSelector": {"matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "In", "values": ["research"]}]}}`, string(sel))
+	assign := readObject(t, staged, "mutations/assignmetadata-accelc-train-topology.yaml")
+	match, _ := json.Marshal(assign["spec"].(map[string]any)["match"])
+	assert.Contains(t, string(match), `"namespaces":["research"]`)
 }
