@@ -163,6 +163,7 @@ func checkMultiKueue(m *Model) []Diagnostic {
 	for _, name := range slices.Sorted(maps.Keys(mk.Workers)) {
 		w := mk.Workers[name]
 		wp := at.Key("workers").Key(name)
+		before := len(out) // this worker's own errors say why nothing goes to it
 		if name == m.Cluster.Name {
 			out = append(out, Diagnostic{Path: wp, Msg: fmt.Sprintf("%s is this cluster: a manager dispatches to other clusters of the fleet", name)})
 		}
@@ -187,7 +188,7 @@ func checkMultiKueue(m *Model) []Diagnostic {
 				out = append(out, Diagnostic{Path: tp, Msg: fmt.Sprintf("team %s has no quota, so no Kueue queue to dispatch from: give it one on the manager", tn)})
 			}
 		}
-		if len(m.DispatchedKeys(name)) == 0 && len(out) == 0 {
+		if len(m.DispatchedKeys(name)) == 0 && len(out) == before {
 			out = append(out, Diagnostic{Path: wp, Msg: fmt.Sprintf("no team's queue goes to %s: none of its teams may use its profiles", name)})
 		}
 	}

@@ -105,6 +105,10 @@ func TestMultiKueueVet(t *testing.T) {
 			[]string{`cluster.multikueue.workers.east.teams[0]: no team ops`}},
 		{"itself", `hub: {kubeconfigSecret: "k"}`,
 			[]string{`cluster.multikueue.workers.hub: hub is this cluster: a manager dispatches to other clusters of the fleet`}},
+		{"each worker its own errors", `east: {kubeconfigSecret: "k", profiles: ["h100"]}
+			west: {kubeconfigSecret: "k", teams: ["serving"], profiles: ["a100"]}`,
+			[]string{`cluster.multikueue.workers.east.profiles[0]: no profile h100`,
+				`cluster.multikueue.workers.west: no team's queue goes to west`}},
 		{"names collide", `x: {kubeconfigSecret: "k", profiles: ["h200"]}
 			y: {kubeconfigSecret: "k", profiles: ["h200"]}
 			"x-y": {kubeconfigSecret: "k", profiles: ["a100"]}`,
@@ -120,8 +124,7 @@ func TestMultiKueueVet(t *testing.T) {
 		})
 	}
 	t.Run("no queues", func(t *testing.T) {
-		src := strings.Replace(mkManager(`east: {kubeconfigSecret: "k"}`), `quotas: "kueue"`, "", 1)
-		src = strings.Replace(src, "name: \"hub\"", "name: \"hub\"\n\tquotas: \"resourcequota\"", 1)
+		src := strings.Replace(mkManager(`east: {kubeconfigSecret: "k"}`), "name: \"hub\"", "name: \"hub\"\n\tquotas: \"resourcequota\"", 1)
 		got := loadErrors(t, src)
 		require.Len(t, got, 1, "%v", got)
 		assert.Contains(t, got[0], "cluster.multikueue.role: a MultiKueue manager dispatches what its Kueue queues admit, and this cluster queues nothing")
