@@ -24,17 +24,20 @@ const (
 	// directory's inventory.json) and classifies it with the cluster's
 	// catalog and pins.
 	ReadNodes Stages = 1 << iota
-	// CheckConfig checks the configuration: cluster.dra.classes' CEL
-	// selectors in Kubernetes' DRA environment (accelc-policytest), and,
-	// with ReadNodes, the configuration against the nodes read.
+	// CheckConfig checks the configuration, with ReadNodes, against the
+	// nodes read.
 	CheckConfig
 	// RenderTree renders and validates the cluster's tree into
 	// Result.Tree (from an empty inventory without ReadNodes).
 	RenderTree
+	// CheckSelectors checks cluster.dra.classes' CEL selectors in
+	// Kubernetes' DRA environment, which takes accelc-policytest beside
+	// accelc (status, which reports drift, leaves it to vet).
+	CheckSelectors
 
 	// Checked is a configuration checked against its nodes: what catalog,
 	// cost, recommend and estimate read.
-	Checked = ReadNodes | CheckConfig
+	Checked = ReadNodes | CheckConfig | CheckSelectors
 	// Rendered is a checked configuration and its tree: what vet, render,
 	// test, diff and audit need.
 	Rendered = Checked | RenderTree
@@ -105,7 +108,7 @@ func Cluster(ctx context.Context, dir string, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if opts.Stages.Has(CheckConfig) {
+	if opts.Stages.Has(CheckSelectors) {
 		if err := checkSelectors(ctx, m); err != nil {
 			return nil, err
 		}

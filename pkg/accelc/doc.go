@@ -21,8 +21,9 @@
 // accelc's words; errors are never in them.
 //
 // Options.Stages say what the caller wants beyond compiling: the nodes
-// read (ReadNodes), the configuration checked (CheckConfig), the tree
-// rendered (RenderTree); Checked and Rendered are the sets the commands
+// read (ReadNodes), the configuration checked against them (CheckConfig),
+// the DRA selectors checked (CheckSelectors), the tree rendered
+// (RenderTree); Checked and Rendered are the sets the commands
 // use, and zero compiles alone.
 //
 // Fleet does the same for every cluster folder of a fleet repository, in

@@ -277,10 +277,11 @@ func ReadStatus(ctx context.Context, opts StatusOptions) (*Status, error) {
 		checkout *Rendering
 	)
 	if opts.Config != "" {
-		// Checked and rendered as render does: the nodes' warnings (a node
-		// of no known type, a quota past the devices) say why what the
-		// checkout renders may differ from what the cluster holds.
-		res, err := Cluster(ctx, opts.Config, Options{Limits: opts.Limits, Stages: Rendered})
+		// Checked against its nodes and rendered: the nodes' warnings (a
+		// node of no known type, a quota past the devices) say why what
+		// the checkout renders may differ from what the cluster holds. The
+		// DRA selectors are vet's to check.
+		res, err := Cluster(ctx, opts.Config, Options{Limits: opts.Limits, Stages: ReadNodes | CheckConfig | RenderTree})
 		if res != nil {
 			st.Diagnostics = res.Diagnostics
 		}
