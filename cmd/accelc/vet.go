@@ -51,7 +51,7 @@ each profile are dispatched to.`,
 				return writeReport(stdout, output.value, vetReportOf(res, notes))
 			}
 			if explain && len(notes) == 0 {
-				_, err := fmt.Fprintln(stdout, "nothing to explain: no team or cohort sets fairShare, so Kueue lends idle devices first come, first served")
+				_, err := fmt.Fprintln(stdout, "nothing to explain: no fair sharing (teams', cohorts' or profiles' fairShare, teams' admissionFairSharing), no provisioning and no MultiKueue: Kueue admits first come, first served")
 				return err
 			}
 			for _, n := range notes {

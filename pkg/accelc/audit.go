@@ -14,7 +14,7 @@ import (
 // the workloads of src (a live cluster, read-only, or the snapshot file
 // the nodes came from, written by `accelc inventory snapshot --live
 // --workloads`), or of file, a snapshot of the workloads alone, when
-// given. res must be rendered (Options.Render).
+// given. res must be rendered (Stages RenderTree).
 func Audit(ctx context.Context, res *Result, src Source, file string) (*audit.Report, error) {
 	if res.Tree == nil {
 		return nil, fmt.Errorf("audit: %s was not rendered", res.Dir)

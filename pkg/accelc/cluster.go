@@ -72,7 +72,7 @@ type Result struct {
 	// snapshot file, or "cluster NAME" for a live read; empty when there
 	// was no inventory.
 	InventoryFrom string
-	// Tree is the rendered tree, with Options.Render.
+	// Tree is the rendered tree, with Stages RenderTree.
 	Tree render.Tree
 	// Diagnostics are the warnings found on the way (nodes left out, a
 	// stale snapshot, over-committed quotas), each once, in the order
@@ -97,7 +97,7 @@ func (r *Result) NodeTypes() map[string]string {
 
 // Cluster loads the cluster in dir: it compiles the CUE under the limits,
 // reads and classifies the inventory with the cluster's catalog and pins,
-// checks the two against each other and, with Options.Render, renders the
+// checks the two against each other and, with RenderTree, renders the
 // tree. A wrong configuration is compile.Errors listing every problem; a
 // live cluster that cannot be read is an error IsOutside reports. Once the
 // CUE has compiled, the Result comes back even with an error, so that the

@@ -30,7 +30,7 @@ type DiffReport struct {
 	Changes []render.Change `json:"changes"`
 }
 
-// Diff compares res's rendered tree (Options.Render) with opts.Against,
+// Diff compares res's rendered tree (Stages RenderTree) with opts.Against,
 // file by file, without accelc's provenance annotations. A pulled
 // artifact is read as a stream within opts.Limits: one over them is an
 // OutsideError that names the flag to raise; a folder that is not there

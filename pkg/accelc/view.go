@@ -8,7 +8,6 @@ import (
 	"github.com/accelc/accelc/pkg/catalogdoc"
 	"github.com/accelc/accelc/pkg/compile"
 	"github.com/accelc/accelc/pkg/inventory"
-	"github.com/accelc/accelc/pkg/render"
 )
 
 // ViewOptions say which nodes `accelc inventory show` shows and how
@@ -64,7 +63,7 @@ func ShowNodes(ctx context.Context, opts ViewOptions) (*NodeView, error) {
 		if res.HasInventory() {
 			v.Nodes, v.Pools = res.Inventory, res.Model.PoolSummaries(res.Inventory)
 			if res.Model.UsesKueue() {
-				doc := render.Catalog(res.Model, res.Inventory)
+				doc := res.Catalog()
 				v.Queues = &doc
 			}
 		}

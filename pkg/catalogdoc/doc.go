@@ -35,8 +35,8 @@ type Document struct {
 const SchemaVersion = "accelc.io/catalog/v1"
 
 // Profile is one profile of the catalog document. AcceleratorType,
-// Memory and Architecture describe its first (preferred) type, as the
-// seed's AC-005 response shows them; Types lists them all.
+// Memory and Architecture describe its first (preferred) type, for
+// consumers that show one type per profile; Types lists them all.
 type Profile struct {
 	Name            string           `json:"name"`
 	DisplayName     string           `json:"displayName"`

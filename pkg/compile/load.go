@@ -20,7 +20,9 @@ import (
 //	load_teams.go       check teams: types, profiles, namespaces
 //	load_quotas.go      check quotas, cohorts' limits and tiers
 //
-// then Kueue's queues and cohorts, DRA and autoscaling. Load, decode and
+// then Kueue's queues, cohorts, admission fair sharing and topology, DRA,
+// autoscaling, the catalog service, provisioning and MultiKueue, each a
+// row of the list below and a file of its own. Load, decode and
 // the catalog stop at their first failure (what follows needs their
 // output); every later stage reports what it finds and the next runs, so
 // one load lists every problem.

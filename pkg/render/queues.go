@@ -69,11 +69,12 @@ func quotaObjects(m *compile.Model, inv *inventory.Inventory) ([]Object, error) 
 	out = append(out, provisioningObjects(m)...)
 	out = append(out, multiKueueObjects(m)...)
 	flavors := map[string]bool{}
+	fleet := m.FleetInventory(inv) // a manager's workers' nodes too, read once
 	for _, t := range teams {
 		for id := range t.Quota {
 			flavors[id] = true
 		}
-		out = append(out, teamCohort(m, m.FleetInventory(inv), t))
+		out = append(out, teamCohort(m, fleet, t))
 	}
 	// What every pod admitted to a flavor tolerates: the tolerations all
 	// the profiles whose queues list it share. Kueue adds a flavor's
@@ -384,8 +385,10 @@ const KueueConfigMapName = "accelc-kueue-configuration"
 // (resources.deviceClassMappings): Kueue charges a claimed device to the
 // team's quota of its type as it charges a requested one. accelc does not write Kueue's
 // ConfigMap: it holds settings (webhook, metrics, other frameworks) that
-// are the Kueue installation's. Where a team or cohort sets a fair-share
-// weight, fair sharing is on (fairSharing.preemptionStrategies).
+// are the Kueue installation's. Where a team, cohort or profile sets a
+// fair-share weight, fair sharing is on (fairSharing.preemptionStrategies);
+// where a team sets admissionFairSharing, so is Kueue's
+// admissionFairSharing.
 func kueueConfiguration(m *compile.Model) (Object, error) {
 	var namespaces []string
 	for _, t := range m.Teams {
