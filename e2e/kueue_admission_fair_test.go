@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -76,11 +77,15 @@ func (c *kueueCluster) usageOrder(t *testing.T) {
 		c.createGated(t, b.pod(t, fmt.Sprintf("late-%d", i), 1))
 	}
 	c.waitAdmitted(t, map[string]int{"lab-a": 4, "lab-b": 0})
+	// Kueue has made each late pod's Workload, unadmitted: both
+	// namespaces wait in the queue before lab-a's first pods finish.
+	c.waitPending(t, map[string]int{"lab-a": 4, "lab-b": 4})
 	begin := time.Now()
 	for _, name := range first {
 		c.finish(t, "lab-a", name)
 	}
 	c.waitAdmitted(t, map[string]int{"lab-a": 0, "lab-b": 4})
+	c.holdsFor(t, 3*time.Second, func(ctx context.Context) (map[string]int, error) { return c.quotaHeld(ctx, "lab-a", "lab-b") }, map[string]int{"lab-a": 0, "lab-b": 4})
 	t.Logf("lab-a's 4 pods finished: lab-b's 4 later pods admitted before lab-a's 4 earlier ones, in %s", time.Since(begin).Round(time.Millisecond))
 }
 
@@ -98,65 +103,134 @@ func (c *kueueCluster) profileWeights(t *testing.T) {
 	for i := range 4 {
 		c.createGated(t, train.pod(t, fmt.Sprintf("train-%d", i), 1))
 	}
-	c.waitAdmittedIn(t, "studio", map[string]int{notebook.localQueue(): 1, train.localQueue(): 3})
+	want := map[string]int{notebook.localQueue(): 1, train.localQueue(): 3}
+	c.waitAdmittedIn(t, "studio", want)
+	// The split holds: preemption stops at the weights' shares, it does
+	// not pass through them on the way to taking all four.
+	c.holdsFor(t, 3*time.Second, func(ctx context.Context) (map[string]int, error) {
+		return c.quotaHeldPerQueue(ctx, "studio", notebook.localQueue(), train.localQueue())
+	}, want)
 	t.Logf("after train asked for 4: train 3, notebook 1 (3:1, the profiles' weights) in %s", time.Since(begin).Round(time.Millisecond))
+}
+
+// quotaHeld counts, per namespace, the Workloads that hold quota.
+func (c *kueueCluster) quotaHeld(ctx context.Context, nss ...string) (map[string]int, error) {
+	got := map[string]int{}
+	for _, ns := range nss {
+		n, err := c.countWorkloads(ctx, ns, holdsQuota)
+		if err != nil {
+			return nil, err
+		}
+		got[ns] = n
+	}
+	return got, nil
+}
+
+// quotaHeldPerQueue counts the namespace's Workloads that hold quota per
+// LocalQueue: the queues given, at 0 where none does, and any other
+// queue one does.
+func (c *kueueCluster) quotaHeldPerQueue(ctx context.Context, ns string, queues ...string) (map[string]int, error) {
+	list, err := c.s.dyn.Resource(workloadGVR).Namespace(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	got := map[string]int{}
+	for _, q := range queues {
+		got[q] = 0
+	}
+	for i := range list.Items {
+		q, _, _ := unstructured.NestedString(list.Items[i].Object, "spec", "queueName")
+		if holdsQuota(&list.Items[i]) {
+			got[q]++
+		}
+	}
+	return got, nil
+}
+
+// countWorkloads counts the namespace's Workloads that match.
+func (c *kueueCluster) countWorkloads(ctx context.Context, ns string, match func(*unstructured.Unstructured) bool) (int, error) {
+	list, err := c.s.dyn.Resource(workloadGVR).Namespace(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for i := range list.Items {
+		if match(&list.Items[i]) {
+			n++
+		}
+	}
+	return n, nil
 }
 
 // waitAdmitted waits until each namespace holds the number of admitted
 // Workloads that have not finished: those holding quota.
 func (c *kueueCluster) waitAdmitted(t *testing.T, want map[string]int) {
 	t.Helper()
-	err := poll(t.Context(), 2*admitTimeout, func(ctx context.Context) (bool, string, error) {
+	c.waitCounts(t, func(ctx context.Context) (map[string]int, error) {
+		return c.quotaHeld(ctx, slices.Collect(maps.Keys(want))...)
+	}, want, "admitted")
+}
+
+// waitPending waits until each namespace holds the number of Workloads
+// without quota.
+func (c *kueueCluster) waitPending(t *testing.T, want map[string]int) {
+	t.Helper()
+	c.waitCounts(t, func(ctx context.Context) (map[string]int, error) {
 		got := map[string]int{}
 		for ns := range want {
-			list, err := c.s.dyn.Resource(workloadGVR).Namespace(ns).List(ctx, metav1.ListOptions{})
+			n, err := c.countWorkloads(ctx, ns, isPending)
 			if err != nil {
-				return false, err.Error(), nil
+				return nil, err
 			}
-			got[ns] = 0
-			for i := range list.Items {
-				if holdsQuota(&list.Items[i]) {
-					got[ns]++
-				}
-			}
+			got[ns] = n
 		}
-		return maps.Equal(got, want), fmt.Sprintf("admitted %v", got), nil
-	})
-	if err != nil {
-		t.Fatalf("want admitted %v: %v", want, err)
-	}
+		return got, nil
+	}, want, "pending for quota")
 }
 
 // waitAdmittedIn waits until the namespace holds the number of admitted
 // Workloads per LocalQueue.
 func (c *kueueCluster) waitAdmittedIn(t *testing.T, ns string, want map[string]int) {
 	t.Helper()
+	c.waitCounts(t, func(ctx context.Context) (map[string]int, error) {
+		return c.quotaHeldPerQueue(ctx, ns, slices.Collect(maps.Keys(want))...)
+	}, want, "admitted in "+ns)
+}
+
+// waitCounts polls count until it gives want.
+func (c *kueueCluster) waitCounts(t *testing.T, count func(context.Context) (map[string]int, error), want map[string]int, what string) {
+	t.Helper()
 	err := poll(t.Context(), 2*admitTimeout, func(ctx context.Context) (bool, string, error) {
-		list, err := c.s.dyn.Resource(workloadGVR).Namespace(ns).List(ctx, metav1.ListOptions{})
+		got, err := count(ctx)
 		if err != nil {
 			return false, err.Error(), nil
 		}
-		got := map[string]int{}
-		for q := range want {
-			got[q] = 0
-		}
-		for i := range list.Items {
-			if holdsQuota(&list.Items[i]) {
-				q, _, _ := unstructured.NestedString(list.Items[i].Object, "spec", "queueName")
-				got[q]++
-			}
-		}
-		return maps.Equal(got, want), fmt.Sprintf("admitted per LocalQueue %v", got), nil
+		return maps.Equal(got, want), fmt.Sprintf("%s %v", what, got), nil
 	})
 	if err != nil {
-		t.Fatalf("want admitted in %s %v: %v", ns, want, err)
+		t.Fatalf("want %s %v: %v", what, want, err)
+	}
+}
+
+// holdsFor checks that count keeps giving want for d: a state Kueue
+// settled in, not one it passed through.
+func (c *kueueCluster) holdsFor(t *testing.T, d time.Duration, count func(context.Context) (map[string]int, error), want map[string]int) {
+	t.Helper()
+	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(250 * time.Millisecond) {
+		got, err := count(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !maps.Equal(got, want) {
+			t.Fatalf("%v did not hold: %v", want, got)
+		}
 	}
 }
 
 // holdsQuota says whether the Workload is admitted and not finished.
 func holdsQuota(wl *unstructured.Unstructured) bool {
-	admitted, finished := condition(wl, "Admitted"), condition(wl, "Finished")
-	return admitted != nil && admitted["status"] == "True" && (finished == nil || finished["status"] != "True")
+	finished := condition(wl, "Finished")
+	return isAdmitted(wl) && (finished == nil || finished["status"] != "True")
 }
 
 // finish marks the pod Succeeded, as its kubelet would when its

@@ -209,9 +209,29 @@ func (c *kueueCluster) preferredDomain(t *testing.T) {
 	t.Logf("Job wide-required (3 × 4 GPUs, required nvlink) stays pending: %s", why)
 	c.deleteJob(t, required.namespace, "wide-required")
 
+	// Where the pods fit in one domain, preferred keeps them there: two
+	// 4-GPU pods in cl-b.1, the one domain that holds 8.
 	near := c.queueOf(t, c.objs["ClusterQueue"]["research.h200-near"])
-	c.topologyJob(t, near, "wide-near", 3, compile.PreferredTopologyAnnotation)
+	c.topologyJob(t, near, "close-near", 2, compile.PreferredTopologyAnnotation)
 	var nodes []string
+	err = poll(ctx, admitTimeout, func(ctx context.Context) (bool, string, error) {
+		var err error
+		nodes, err = c.assignedNodes(ctx, near.namespace)
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		return len(nodes) == 2, fmt.Sprintf("assigned nodes: %v", nodes), nil
+	})
+	if err != nil {
+		t.Fatalf("the preferred-topology Job of two pods was not admitted: %v\n%s", err, c.kueue(near).dump(ctx))
+	}
+	if domains := c.domainsOf(t, nodes); len(domains) != 1 || !domains["cl-b.1"] {
+		t.Fatalf("Kueue assigned the preferred Job's two pods %v, in domains %v: want both in cl-b.1, where they fit", nodes, slices.Sorted(maps.Keys(domains)))
+	}
+	t.Logf("Job close-near (2 × 4 GPUs, preferred nvlink) admitted onto %v, in one domain, cl-b.1", nodes)
+	c.deleteJob(t, near.namespace, "close-near")
+
+	c.topologyJob(t, near, "wide-near", 3, compile.PreferredTopologyAnnotation)
 	err = poll(ctx, admitTimeout, func(ctx context.Context) (bool, string, error) {
 		var err error
 		nodes, err = c.assignedNodes(ctx, near.namespace)
@@ -266,5 +286,8 @@ func (c *kueueCluster) fairShareRatio(t *testing.T) {
 		c.createGated(t, serving.pod(t, fmt.Sprintf("s-%02d", i), 1))
 	}
 	wait(map[string]int{"research": 8, "serving": 4})
+	// The split holds: preemption stopped at the weights' shares, it did
+	// not pass through them.
+	c.holdsFor(t, 3*time.Second, func(ctx context.Context) (map[string]int, error) { return c.quotaHeld(ctx, "research", "serving") }, map[string]int{"research": 8, "serving": 4})
 	t.Logf("after serving asked for 12: research 8, serving 4 (2:1, the weights) in %s", time.Since(begin).Round(time.Millisecond))
 }

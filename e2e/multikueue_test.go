@@ -338,7 +338,7 @@ func watchWorker(t *testing.T, s *suite, ns, name string) *workerSeen {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wls, err := s.dyn.Resource(schema.GroupVersionResource{Group: "kueue.x-k8s.io", Version: "v1beta2", Resource: "workloads"}).Namespace(ns).Watch(ctx, metav1.ListOptions{})
+	wls, err := s.dyn.Resource(workloadGVR).Namespace(ns).Watch(ctx, metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -390,7 +390,7 @@ func gvrObject(group, version, kind, namespace, name string) *unstructured.Unstr
 // workloadOf is the Kueue Workload a job owns.
 func workloadOf(t *testing.T, s *suite, ns, kind, name string) *unstructured.Unstructured {
 	t.Helper()
-	gvr := schema.GroupVersionResource{Group: "kueue.x-k8s.io", Version: "v1beta2", Resource: "workloads"}
+	gvr := workloadGVR
 	list, err := s.dyn.Resource(gvr).Namespace(ns).List(t.Context(), metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -409,7 +409,7 @@ func workloadOf(t *testing.T, s *suite, ns, kind, name string) *unstructured.Uns
 // multiKueueState is what both clusters hold of the test's Job, for a
 // failure message.
 func multiKueueState(t *testing.T, manager, worker *suite, ns string) string {
-	gvr := schema.GroupVersionResource{Group: "kueue.x-k8s.io", Version: "v1beta2", Resource: "workloads"}
+	gvr := workloadGVR
 	var b strings.Builder
 	for _, c := range []struct {
 		name string
