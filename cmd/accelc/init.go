@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 
@@ -40,10 +39,6 @@ through the files.`,
 			}
 			res, err := accelc.Init(cmd.Context(), args[0], opts)
 			if err != nil {
-				var oe *accelc.OptionError
-				if errors.As(err, &oe) {
-					return &exitError{exitUsage, err}
-				}
 				return libraryErr(err)
 			}
 			for _, f := range res.Files {

@@ -61,14 +61,9 @@ type InitResult struct {
 // something: init never overwrites.
 var ErrNotEmpty = errors.New("not empty")
 
-// OptionError is an InitOptions field init cannot use: a usage error.
-type OptionError struct{ Err error }
-
-func (e *OptionError) Error() string { return e.Err.Error() }
-func (e *OptionError) Unwrap() error { return e.Err }
-
+// optionErr is an InitOptions field init cannot use: a UsageError.
 func optionErr(format string, args ...any) error {
-	return &OptionError{fmt.Errorf(format, args...)}
+	return usage(fmt.Errorf(format, args...))
 }
 
 var dnsLabel = regexp.MustCompile(`[^a-z0-9-]+`)
