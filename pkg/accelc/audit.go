@@ -26,7 +26,7 @@ func Audit(ctx context.Context, res *Result, src Source, file string) (*audit.Re
 	)
 	if src.Live && file == "" {
 		if set, err = workloads.ReadLive(ctx, src.LiveOptions); err != nil {
-			return nil, &OutsideError{err}
+			return nil, &OutsideError{Err: err}
 		}
 		from = "live"
 	} else {

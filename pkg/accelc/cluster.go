@@ -153,7 +153,7 @@ func checkSelectors(ctx context.Context, m *compile.Model) error {
 	}
 	outcomes, err := policytest.CheckSelectors(ctx, sel, compile.SampleDevices(m.Catalog))
 	if ee := (*policytest.EngineError)(nil); errors.As(err, &ee) {
-		return &OutsideError{fmt.Errorf("checking cluster.dra.classes' selectors in Kubernetes' DRA CEL environment: %w", err)}
+		return &OutsideError{Err: fmt.Errorf("checking cluster.dra.classes' selectors in Kubernetes' DRA CEL environment: %w", err)}
 	}
 	if err != nil {
 		return err
@@ -197,21 +197,6 @@ func Nodes(ctx context.Context, dir string, src Source) (*Read, error) {
 		return &Read{}, err
 	}
 	return src.Load(ctx, dir, cat, inventory.Options{})
-}
-
-// OutsideError is a failure of a system outside the configuration: a live
-// cluster that is unreachable or refuses the read, or accelc-policytest
-// missing or of another build.
-type OutsideError struct{ Err error }
-
-func (e *OutsideError) Error() string { return e.Err.Error() }
-func (e *OutsideError) Unwrap() error { return e.Err }
-
-// IsOutside says whether err is a failure outside the configuration
-// rather than a mistake in it.
-func IsOutside(err error) bool {
-	var o *OutsideError
-	return errors.As(err, &o)
 }
 
 // EnforcedTree is the cluster's tree with the cluster and every team at

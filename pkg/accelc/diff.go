@@ -88,10 +88,10 @@ func (o *DiffOptions) previous(ctx context.Context, tree render.Tree) (render.Tr
 		if le.Files {
 			flag = "--max-artifact-files"
 		}
-		return nil, &OutsideError{fmt.Errorf("%w: if the artifact is what you expect, raise %s", err, flag)}
+		return nil, &OutsideError{Err: fmt.Errorf("%w: if the artifact is what you expect, raise %s", err, flag)}
 	}
 	if err != nil {
-		return nil, &OutsideError{err}
+		return nil, &OutsideError{Err: err}
 	}
 	return render.Tree(files), nil
 }

@@ -120,7 +120,7 @@ func Init(ctx context.Context, dir string, opts InitOptions) (*InitResult, error
 	var snap *inventory.Snapshot
 	if opts.Live {
 		if snap, err = live.Read(ctx, opts.LiveOptions); err != nil {
-			return nil, &OutsideError{err}
+			return nil, &OutsideError{Err: err}
 		}
 		res.From = "cluster " + snap.Source.Cluster
 	}

@@ -87,7 +87,7 @@ func TakeSnapshot(ctx context.Context, opts SnapshotOptions) (*SnapshotResult, e
 	var set *workloads.Set
 	if src.Live {
 		if set, err = workloads.ReadLive(ctx, src.LiveOptions); err != nil {
-			return res, &OutsideError{err}
+			return res, &OutsideError{Err: err}
 		}
 	} else if set, err = workloads.ReadFile(src.File); err != nil {
 		return res, err

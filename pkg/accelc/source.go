@@ -60,7 +60,7 @@ func (s *Source) Snapshot(ctx context.Context, dir string) (*Read, error) {
 	if s.Live {
 		snap, err := live.Read(ctx, s.LiveOptions)
 		if err != nil {
-			return r, &OutsideError{err}
+			return r, &OutsideError{Err: err}
 		}
 		for _, w := range snap.Warnings {
 			r.Diagnostics = append(r.Diagnostics, warning("--live", w))

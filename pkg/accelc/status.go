@@ -295,11 +295,11 @@ func ReadStatus(ctx context.Context, opts StatusOptions) (*Status, error) {
 	}
 	k, cluster, err := connect(opts.Live)
 	if err != nil {
-		return st, &OutsideError{err}
+		return st, &OutsideError{Err: err}
 	}
 	objs, err := k.read(ctx, model == nil)
 	if err != nil {
-		return st, &OutsideError{err}
+		return st, &OutsideError{Err: err}
 	}
 	out := assemble(objs, model, checkout)
 	out.Cluster = cluster

@@ -13,6 +13,8 @@ import (
 
 	"github.com/pmezard/go-difflib/difflib"
 	"sigs.k8s.io/yaml"
+
+	"github.com/accelc/accelc/pkg/rendered"
 )
 
 // Change is one file that differs between a rendered tree and what is
@@ -188,9 +190,9 @@ func LoadTree(dir string) (Tree, error) {
 		}
 		if !d.Type().IsRegular() {
 			return fmt.Errorf("%s: a %s: accelc renders none, and diff reads nothing outside %s: remove it, or diff against the published artifact",
-				filepath.Join(dir, filepath.FromSlash(p)), kind(d.Type()), dir)
+				filepath.Join(dir, filepath.FromSlash(p)), rendered.Kind(d.Type()), dir)
 		}
-		data, err := readRegular(fsys, p)
+		data, err := rendered.ReadRegular(fsys, p)
 		if err != nil {
 			return fmt.Errorf("%s: %w", filepath.Join(dir, filepath.FromSlash(p)), err)
 		}

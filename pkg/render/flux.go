@@ -11,26 +11,17 @@ import (
 
 	"github.com/accelc/accelc/pkg/compile"
 	"github.com/accelc/accelc/pkg/fluxmedia"
+	"github.com/accelc/accelc/pkg/rendered"
 	"github.com/accelc/accelc/policies"
 )
 
 // Folders that the root kustomization leaves out: they are applied on
-// their own. constraints/ needs the CRD Gatekeeper creates from the
-// template, so it goes after the rest; flux/ is what pulls the tree;
-// monitoring/ needs the Prometheus Operator.
+// their own (rendered.Standalone says why).
 const (
-	DirConstraints = "constraints"
-	DirFlux        = "flux"
-	// DirMonitoring holds the PrometheusRule: only where the Prometheus
-	// Operator's CRDs are installed.
-	DirMonitoring = "monitoring"
+	DirConstraints = rendered.DirConstraints
+	DirFlux        = rendered.DirFlux
+	DirMonitoring  = rendered.DirMonitoring
 )
-
-// standalone reports whether a folder is left out of the root
-// kustomization.
-func standalone(dir string) bool {
-	return dir == DirConstraints || dir == DirFlux || dir == DirMonitoring
-}
 
 // fluxObjects renders the OCIRepository that pulls the cluster's artifact
 // and two Kustomizations that apply it: the tree, healthy once Gatekeeper

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/accelc/accelc/pkg/rendered"
 )
 
 // Tree is a rendered cluster: file path (slash-separated, relative to the
@@ -74,7 +76,7 @@ func BuildTree(cluster string, objs []Object, prov Provenance) (Tree, error) {
 	}
 	var root []string
 	for _, dir := range order {
-		if !standalone(dir) {
+		if !rendered.Standalone(dir) {
 			root = append(root, dir)
 		}
 	}
@@ -233,7 +235,7 @@ func isOurs(p string) bool {
 	if err != nil {
 		return false
 	}
-	return len(entries) == 0 || rendered(p)
+	return len(entries) == 0 || isRendered(p)
 }
 
 // removeOwned removes a temporary directory, its marker last, so that an
@@ -257,10 +259,10 @@ func removeOwned(p string) error {
 	return os.RemoveAll(p)
 }
 
-// rendered reports whether dir's root kustomization.yaml is accelc's.
-func rendered(dir string) bool {
+// isRendered reports whether dir's root kustomization.yaml is accelc's.
+func isRendered(dir string) bool {
 	b, err := os.ReadFile(filepath.Join(dir, "kustomization.yaml"))
-	return err == nil && bytes.HasPrefix(b, []byte("# Rendered by accelc"))
+	return err == nil && bytes.HasPrefix(b, []byte(headerPrefix))
 }
 
 // checkReplaceable allows a missing or empty directory, or one whose root
@@ -273,7 +275,7 @@ func checkReplaceable(dir string) error {
 	if err != nil {
 		return err
 	}
-	if rendered(dir) {
+	if isRendered(dir) {
 		return nil
 	}
 	return fmt.Errorf("refusing to replace %s: it is not empty and accelc did not render it; choose another -o or remove it", dir)

@@ -1,4 +1,4 @@
-package accelc
+package publish
 
 import (
 	"os/exec"
