@@ -5,6 +5,7 @@ SHELL := /bin/bash
 GO      ?= go
 BIN     := $(CURDIR)/bin
 ACCELC  := $(BIN)/accelc
+CORE    := $(BIN)/accelc-core
 # accelc test's policy engine (OPA, Gatekeeper), a program of its own so
 # that accelc's other commands do not start it up; accelc finds it beside itself.
 ENGINE  := $(BIN)/accelc-policytest
@@ -46,16 +47,18 @@ help: ## List the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 .PHONY: build
-build: ## Build bin/accelc and bin/accelc-policytest, the policy engine accelc test runs (static, CGO_ENABLED=0)
+build: ## Build bin/accelc, bin/accelc-core (every command but version and push, which accelc runs itself) and bin/accelc-policytest, the policy engine accelc test runs (static, CGO_ENABLED=0)
 	CGO_ENABLED=0 $(GO) build -trimpath -o $(ACCELC) ./cmd/accelc
+	CGO_ENABLED=0 $(GO) build -trimpath -o $(CORE) ./cmd/accelc-core
 	CGO_ENABLED=0 $(GO) build -trimpath -o $(ENGINE) ./cmd/accelc-policytest
 
 # go-nvml leaves NVML's symbols undefined until it loads the driver's
 # library; -z lazy keeps the binary starting where the driver is missing (cgo
 # refuses the flag in a #cgo directive, so it is passed here).
 .PHONY: build-nvml
-build-nvml: ## Build bin/accelc with cgo and NVML, for `accelc inventory nvml` on GPU nodes (and bin/accelc-policytest)
-	CGO_ENABLED=1 $(GO) build -trimpath -ldflags=-extldflags=-Wl,-z,lazy -o $(ACCELC) ./cmd/accelc
+build-nvml: ## Build bin/accelc-core with cgo and NVML, for `accelc inventory nvml` on GPU nodes (and bin/accelc, bin/accelc-policytest)
+	CGO_ENABLED=0 $(GO) build -trimpath -o $(ACCELC) ./cmd/accelc
+	CGO_ENABLED=1 $(GO) build -trimpath -ldflags=-extldflags=-Wl,-z,lazy -o $(CORE) ./cmd/accelc-core
 	CGO_ENABLED=0 $(GO) build -trimpath -o $(ENGINE) ./cmd/accelc-policytest
 
 .PHONY: demo
@@ -108,9 +111,9 @@ e2e-tools: control-plane ## Build kubectl, Gatekeeper's and Kueue's managers, fe
 	GO=$(GO) K8S_VERSION=$(K8S_VERSION) GATEKEEPER_VERSION=$(GATEKEEPER_VERSION) KUEUE_VERSION=$(KUEUE_VERSION) FLUX_VERSION=$(FLUX_VERSION) KARPENTER_VERSION=$(KARPENTER_VERSION) NFD_VERSION=$(NFD_VERSION) KWOK_VERSION=$(KWOK_VERSION) ./hack/e2e-tools.sh
 
 .PHONY: image
-image: $(BIN)/ko ## Build accelc's image with ko and push it to KO_DOCKER_REPO (e.g. ghcr.io/acme/accelc); KO_DEFAULTBASEIMAGE picks the base
+image: $(BIN)/ko ## Build accelc's image (accelc-core, which serves the catalog) with ko and push it to KO_DOCKER_REPO (e.g. ghcr.io/acme/accelc); KO_DEFAULTBASEIMAGE picks the base
 	@[ -n "$$KO_DOCKER_REPO" ] || { echo "image: set KO_DOCKER_REPO to the repository to push to, e.g. ghcr.io/acme/accelc" >&2; exit 2; }
-	$(BIN)/ko build ./cmd/accelc --bare --platform=linux/amd64 --sbom=none --tags $$(git describe --tags --always --dirty 2>/dev/null || echo dev)
+	$(BIN)/ko build ./cmd/accelc-core --bare --platform=linux/amd64 --sbom=none --tags $$(git describe --tags --always --dirty 2>/dev/null || echo dev)
 
 $(BIN)/ko:
 	GOBIN=$(BIN) $(GO) install github.com/google/ko@$(KO_VERSION)
@@ -152,7 +155,7 @@ lint: ## gofmt, go vet, staticcheck, go mod tidy -diff
 .PHONY: golden
 golden: ## Refresh golden files and expected CLI output after an intended change
 	$(GO) test ./... -update
-	@git status --short testdata examples cmd/accelc/testdata
+	@git status --short testdata examples cmd/accelc-core/testdata
 
 .PHONY: bench
 bench: build tools registry ## Benchmarks: `accelc version` and `accelc push` beside crane's; 5,000-node render beside `cue export`; one pod through the constraints beside required-labels; accelc audit of 50,000 pods in 5,000 workloads

@@ -42,7 +42,7 @@ func TestImage(t *testing.T) {
 		t.Fatalf("pushing the empty base: %v", err)
 	}
 
-	cmd := exec.CommandContext(t.Context(), ko, "build", "./cmd/accelc", "--bare", "--platform=linux/amd64", "--sbom=none", "--tags", "e2e", "--insecure-registry")
+	cmd := exec.CommandContext(t.Context(), ko, "build", "./cmd/accelc-core", "--bare", "--platform=linux/amd64", "--sbom=none", "--tags", "e2e", "--insecure-registry")
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "KO_DOCKER_REPO="+registry+"/accelc/accelc", "KO_DEFAULTBASEIMAGE="+baseRef.String(), "KOCACHE="+t.TempDir())
 	var stderr strings.Builder
@@ -69,8 +69,8 @@ func TestImage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Join(cfg.Config.Entrypoint, " "); got != "/ko-app/accelc" {
-		t.Errorf("entrypoint %q, want /ko-app/accelc", got)
+	if got := strings.Join(cfg.Config.Entrypoint, " "); got != "/ko-app/accelc-core" {
+		t.Errorf("entrypoint %q, want /ko-app/accelc-core", got)
 	}
 	if cfg.OS != "linux" || cfg.Architecture != "amd64" {
 		t.Errorf("platform %s/%s, want linux/amd64", cfg.OS, cfg.Architecture)
@@ -91,7 +91,7 @@ func TestImage(t *testing.T) {
 		if h.Typeflag == tar.TypeReg {
 			files = append(files, h.Name)
 		}
-		if h.Name == "ko-app/accelc" || h.Name == "/ko-app/accelc" {
+		if h.Name == "ko-app/accelc-core" || h.Name == "/ko-app/accelc-core" {
 			f, err := os.OpenFile(bin, os.O_CREATE|os.O_WRONLY, 0o755)
 			if err != nil {
 				t.Fatal(err)

@@ -50,8 +50,8 @@ var rules = []rule{
 		why:  "split it into named phases, each a function that says what it does (see compile's loadUnbounded and inventory's classifyNode)",
 	},
 	{
-		name: "cobra RunE functions in cmd/accelc",
-		dirs: []string{"cmd/accelc"},
+		name: "cobra RunE functions in cmd/accelc-core and internal/cli",
+		dirs: []string{"cmd/accelc-core", "internal/cli"},
 		find: cobraRunEs,
 		max:  30,
 		why:  "a command is flags, one library call and printing: move the work into pkg/accelc (or the domain package) behind typed options and a result, and the printing into a write function",

@@ -17,8 +17,8 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/name"
 
-	"github.com/accelc/accelc/pkg/artifact"
 	"github.com/accelc/accelc/internal/errkind"
+	"github.com/accelc/accelc/pkg/artifact"
 	"github.com/accelc/accelc/pkg/rendered"
 	"github.com/accelc/accelc/pkg/safeurl"
 )

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/accelc/accelc/internal/cli"
 	"github.com/accelc/accelc/pkg/accelc"
 	"github.com/accelc/accelc/pkg/policytest"
 )
@@ -15,7 +16,7 @@ import (
 func newTestCmd(stdout, stderr io.Writer) *cobra.Command {
 	var (
 		inv      inventoryFlags
-		output   = outputFormats(formatText, formatJSON, formatYAML)
+		output   = cli.OutputFormats(cli.FormatText, cli.FormatJSON, cli.FormatYAML)
 		suiteDir string
 	)
 	cmd := &cobra.Command{
@@ -30,7 +31,7 @@ own engine, the one gator and the webhook use. Each failure prints a
 FAIL line; it exits 1 if any test fails (-o json or yaml: every test with
 whether it passed, and the counts). --write-suite writes the gator suite
 it ran, for ` + "`gator verify DIR/...`" + `.`,
-		Args:              maxArgs(1),
+		Args:              cli.MaxArgs(1),
 		ValidArgsFunction: completeClusterDir,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := dirArg(args)
@@ -42,7 +43,7 @@ it ran, for ` + "`gator verify DIR/...`" + `.`,
 			if rep == nil {
 				return libraryErr(err)
 			}
-			failed := writeTests(stdout, output.value, rep, err == nil)
+			failed := writeTests(stdout, output.Value(), rep, err == nil)
 			if err != nil {
 				return libraryErr(err)
 			}
@@ -50,13 +51,13 @@ it ran, for ` + "`gator verify DIR/...`" + `.`,
 				fmt.Fprintf(stderr, "warning: %s has no %s: only the Rego unit tests ran\n", dir, policytest.CasesFile)
 			}
 			if failed > 0 {
-				return &exitError{exitInput, errors.New("FAIL")}
+				return cli.Exit(cli.ExitInput, errors.New("FAIL"))
 			}
 			return nil
 		},
 	}
 	inv.bind(cmd, false)
-	output.register(cmd)
+	output.Register(cmd)
 	cmd.Flags().StringVar(&suiteDir, "write-suite", "", "also write the gator suite and its files into this directory")
 	return cmd
 }
@@ -73,7 +74,7 @@ type testsReport struct {
 // report once the admission fixtures ran too (ran), and says how many
 // failed.
 func writeTests(w io.Writer, format string, rep *accelc.TestReport, ran bool) int {
-	if format == formatText {
+	if format == cli.FormatText {
 		rego := policytest.Report(w, rep.Rego)
 		if !ran {
 			return rego.Failed
@@ -91,7 +92,7 @@ func writeTests(w io.Writer, format string, rep *accelc.TestReport, ran bool) in
 		}
 	}
 	if ran {
-		_ = writeReport(w, format, doc)
+		_ = cli.WriteReport(w, format, doc)
 	}
 	return doc.Failed
 }

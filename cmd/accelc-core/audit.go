@@ -6,14 +6,15 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/accelc/accelc/internal/cli"
 	"github.com/accelc/accelc/pkg/accelc"
 )
 
 func newAuditCmd(stdout, stderr io.Writer) *cobra.Command {
 	var (
 		inv    inventoryFlags
-		output = outputFormats(formatText, formatJSON, formatYAML)
-		failOn = oneOf("", "deny", "warn", "dryrun")
+		output = cli.OutputFormats(cli.FormatText, cli.FormatJSON, cli.FormatYAML)
+		failOn = cli.OneOf("", "deny", "warn", "dryrun")
 		file   string
 	)
 	cmd := &cobra.Command{
@@ -33,7 +34,7 @@ Deployment's replicas, its ReplicaSet and itself are one workload.
 --fail-on deny exits 1 when a workload would be refused, so CI can stop a
 commit that would break what runs; warn also on warnings, dryrun on any
 violation.`,
-		Args:              maxArgs(1),
+		Args:              cli.MaxArgs(1),
 		ValidArgsFunction: completeClusterDir,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := dirArg(args)
@@ -45,17 +46,17 @@ violation.`,
 			if err != nil {
 				return libraryErr(err)
 			}
-			switch output.value {
-			case formatJSON, formatYAML:
-				err = writeReport(stdout, output.value, report)
+			switch output.Value() {
+			case cli.FormatJSON, cli.FormatYAML:
+				err = cli.WriteReport(stdout, output.Value(), report)
 			default:
 				err = report.WriteText(stdout)
 			}
 			if err != nil {
 				return err
 			}
-			if report.Failed(failOn.value) {
-				return &exitError{exitInput, fmt.Errorf("audit: workloads would be %s (--fail-on %s)", map[string]string{"deny": "denied", "warn": "denied or warned about", "dryrun": "reported"}[failOn.value], failOn.value)}
+			if report.Failed(failOn.Value()) {
+				return cli.Exit(cli.ExitInput, fmt.Errorf("audit: workloads would be %s (--fail-on %s)", map[string]string{"deny": "denied", "warn": "denied or warned about", "dryrun": "reported"}[failOn.Value()], failOn.Value()))
 			}
 			return nil
 		},
@@ -63,7 +64,7 @@ violation.`,
 	inv.bind(cmd, true)
 	cmd.Flags().StringVar(&file, "workloads", "", "the workloads' snapshot `FILE`, when they are not in the --inventory file (accelc inventory snapshot --live --workloads)")
 	_ = cmd.MarkFlagFilename("workloads", "json", "yaml", "yml")
-	output.register(cmd)
-	failOn.register(cmd, "fail-on", "", "exit 1 when a workload would be: denied (deny), denied or warned about (warn), or has any violation (dryrun)")
+	output.Register(cmd)
+	failOn.Register(cmd, "fail-on", "", "exit 1 when a workload would be: denied (deny), denied or warned about (warn), or has any violation (dryrun)")
 	return cmd
 }

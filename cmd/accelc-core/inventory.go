@@ -4,6 +4,8 @@ import (
 	"io"
 
 	"github.com/spf13/cobra"
+
+	"github.com/accelc/accelc/internal/cli"
 )
 
 func newInventoryCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -11,7 +13,7 @@ func newInventoryCmd(stdout, stderr io.Writer) *cobra.Command {
 		Use:   "inventory",
 		Short: "Inspect a cluster's accelerator nodes",
 		Args:  cobra.ArbitraryArgs,
-		RunE:  runGroup,
+		RunE:  cli.RunGroup,
 	}
 	cmd.AddCommand(newInventoryShowCmd(stdout, stderr))
 	cmd.AddCommand(newInventoryNVMLCmd(stdout, stderr))

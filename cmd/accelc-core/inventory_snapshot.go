@@ -7,13 +7,14 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/accelc/accelc/internal/cli"
 	"github.com/accelc/accelc/pkg/accelc"
 )
 
 func newInventorySnapshotCmd(stdout, stderr io.Writer) *cobra.Command {
 	var (
 		inv     inventoryFlags
-		output  = outputFormats(formatJSON, formatYAML).orPath("out-file")
+		output  = cli.OutputFormats(cli.FormatJSON, cli.FormatYAML).OrPath("out-file")
 		outFile string
 		pods    bool
 		opts    accelc.SnapshotOptions
@@ -51,9 +52,9 @@ It writes the snapshot to --out-file, else standard output, as JSON (-o
 yaml: YAML, which accelc reads as well).`,
 		Example: `  accelc inventory snapshot --live --out-file clusters/prod/inventory.json
   accelc inventory snapshot --inventory nodes.json --merge reports/gpu-7.json -o yaml`,
-		Args: noArgs,
+		Args: cli.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := output.movePath(stderr, &outFile); err != nil {
+			if err := output.MovePath(stderr, &outFile); err != nil {
 				return err
 			}
 			src, err := inv.source()
@@ -73,14 +74,14 @@ yaml: YAML, which accelc reads as well).`,
 				return err
 			}
 			var buf bytes.Buffer
-			if err := writeJSONAs(&buf, output.value, data); err != nil {
+			if err := cli.WriteJSONAs(&buf, output.Value(), data); err != nil {
 				return err
 			}
 			return emit(stdout, stderr, outFile, buf.Bytes(), res.Summary(opts.Workloads))
 		},
 	}
 	inv.bind(cmd, false)
-	output.register(cmd)
+	output.Register(cmd)
 	f := cmd.Flags()
 	f.StringVar(&outFile, "out-file", "", "file to write (default: standard output)")
 	_ = cmd.MarkFlagFilename("out-file", "json", "yaml", "yml")

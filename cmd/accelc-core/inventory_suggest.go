@@ -7,13 +7,14 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/accelc/accelc/internal/cli"
 	"github.com/accelc/accelc/pkg/accelc"
 )
 
 func newInventorySuggestCmd(stdout, stderr io.Writer) *cobra.Command {
 	var (
 		inv     inventoryFlags
-		output  = outputFormats(formatText, formatJSON, formatYAML).orPath("out-file")
+		output  = cli.OutputFormats(cli.FormatText, cli.FormatJSON, cli.FormatYAML).OrPath("out-file")
 		outFile string
 		opts    accelc.SuggestOptions
 	)
@@ -36,9 +37,9 @@ It writes the CUE to --out-file, else standard output; -o json or yaml
 writes the proposal as a document instead.`,
 		Example: `  accelc inventory suggest --config clusters/prod --out-file clusters/prod/suggested.cue
   accelc inventory suggest --live --type nvidia-h200-141gb,nvidia-a100-80gb`,
-		Args: noArgs,
+		Args: cli.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := output.movePath(stderr, &outFile); err != nil {
+			if err := output.MovePath(stderr, &outFile); err != nil {
 				return err
 			}
 			src, err := inv.source()
@@ -51,9 +52,9 @@ writes the proposal as a document instead.`,
 				return err
 			}
 			data := res.CUE
-			if output.value != formatText {
+			if output.Value() != cli.FormatText {
 				var buf bytes.Buffer
-				if err := writeReport(&buf, output.value, res.Result); err != nil {
+				if err := cli.WriteReport(&buf, output.Value(), res.Result); err != nil {
 					return err
 				}
 				data = buf.Bytes()
@@ -62,7 +63,7 @@ writes the proposal as a document instead.`,
 		},
 	}
 	inv.bind(cmd, true)
-	output.register(cmd)
+	output.Register(cmd)
 	f := cmd.Flags()
 	f.StringVar(&opts.Config, "config", "", "cluster directory: its package, catalog, pins and profile names")
 	f.StringVar(&outFile, "out-file", "", "file to write (default: standard output)")

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/accelc/accelc/internal/cli"
 	"github.com/accelc/accelc/pkg/accelc"
 	"github.com/accelc/accelc/pkg/compile"
 	"github.com/accelc/accelc/pkg/policytest"
@@ -37,10 +38,10 @@ func (f *inventoryFlags) bind(cmd *cobra.Command, withAge bool) {
 // source is the bound source, once its flags agree with each other.
 func (f *inventoryFlags) source() (accelc.Source, error) {
 	if err := f.src.Check(); err != nil {
-		return f.src, usageErr("%v", err)
+		return f.src, cli.UsageErr("%v", err)
 	}
 	if !f.src.Live && (f.src.LiveOptions.Kubeconfig != "" || f.src.LiveOptions.Context != "") {
-		return f.src, usageErr("--kubeconfig and --context only apply with --live")
+		return f.src, cli.UsageErr("--kubeconfig and --context only apply with --live")
 	}
 	return f.src, nil
 }
@@ -74,16 +75,10 @@ func printDiagnostics(w io.Writer, diags []compile.Diagnostic) {
 // accelc-policytest among them), or the input is wrong (1).
 func libraryErr(err error) error {
 	var engine *policytest.EngineError
-	switch {
-	case err == nil:
-		return nil
-	case accelc.IsUsage(err):
-		return &exitError{exitUsage, err}
-	case accelc.IsOutside(err), errors.As(err, &engine):
-		return &exitError{exitOutside, err}
-	default:
-		return &exitError{exitInput, err}
+	if errors.As(err, &engine) {
+		return cli.Exit(cli.ExitOutside, err)
 	}
+	return cli.LibraryErr(err)
 }
 
 // printed prints a library result's warnings, whatever err is, and

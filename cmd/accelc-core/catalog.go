@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/accelc/accelc/internal/cli"
 	"github.com/accelc/accelc/pkg/accelc"
 	"github.com/accelc/accelc/pkg/catalogdoc"
 )
@@ -28,7 +29,7 @@ func catalogOf(cmd *cobra.Command, dir string, inv *inventoryFlags, stderr io.Wr
 func newCatalogCmd(stdout, stderr io.Writer) *cobra.Command {
 	var (
 		inv    inventoryFlags
-		output = outputFormats(formatText, formatJSON, formatYAML)
+		output = cli.OutputFormats(cli.FormatText, cli.FormatJSON, cli.FormatYAML)
 	)
 	cmd := &cobra.Command{
 		Use:   "catalog [CLUSTER_DIR]",
@@ -39,21 +40,21 @@ types, their memory, architecture, compute capability, dense FP16/BF16
 TFLOPS, memory bandwidth, hourly cost, measured model performance, and
 devices available now. -o json (or yaml) is the document model catalogs and
 estimation services read.`,
-		Args:              maxArgs(1),
+		Args:              cli.MaxArgs(1),
 		ValidArgsFunction: completeClusterDir,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			doc, err := catalogOf(cmd, dirArg(args), &inv, stderr)
 			if err != nil {
 				return err
 			}
-			if output.value != formatText {
-				return writeReport(stdout, output.value, doc)
+			if output.Value() != cli.FormatText {
+				return cli.WriteReport(stdout, output.Value(), doc)
 			}
 			return writeCatalog(stdout, doc)
 		},
 	}
 	inv.bind(cmd, true)
-	output.register(cmd)
+	output.Register(cmd)
 	return cmd
 }
 

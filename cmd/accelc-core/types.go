@@ -8,12 +8,13 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/accelc/accelc/internal/cli"
 	"github.com/accelc/accelc/pkg/accelc"
 )
 
 func newTypesCmd(stdout io.Writer) *cobra.Command {
 	var (
-		output  = outputFormats(formatText, formatJSON, formatYAML)
+		output  = cli.OutputFormats(cli.FormatText, cli.FormatJSON, cli.FormatYAML)
 		vendors []string
 	)
 	cmd := &cobra.Command{
@@ -26,22 +27,22 @@ node labels whose values name it and the PCI ids (vendor:device) that Node
 Feature Discovery reports for it. A cluster may add types of its own under
 accelerators (docs/configuration.md); docs/classification.md says in which
 order the labels are trusted.`,
-		Args: noArgs,
+		Args: cli.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			for _, v := range vendors {
 				if !strings.Contains(" nvidia amd intel google aws ", " "+v+" ") {
-					return usageErr("--vendor %s: choose among nvidia, amd, intel, google, aws", v)
+					return cli.UsageErr("--vendor %s: choose among nvidia, amd, intel, google, aws", v)
 				}
 			}
 			types, err := accelc.Types(vendors...)
 			if err != nil {
 				return err
 			}
-			if output.value != formatText {
+			if output.Value() != cli.FormatText {
 				if types == nil {
 					types = []accelc.TypeInfo{}
 				}
-				return writeReport(stdout, output.value, types)
+				return cli.WriteReport(stdout, output.Value(), types)
 			}
 			return writeTypes(stdout, types)
 		},
@@ -49,7 +50,7 @@ order the labels are trusted.`,
 	// Registered by hand, not through the helper other commands use, so
 	// the flag reads the same whichever way -o is bound there.
 	cmd.Flags().VarP(output, "output", "o", "output format: text|json|yaml")
-	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{formatText, formatJSON, formatYAML}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{cli.FormatText, cli.FormatJSON, cli.FormatYAML}, cobra.ShellCompDirectiveNoFileComp))
 	cmd.Flags().StringSliceVar(&vendors, "vendor", nil, "only these vendors' types (nvidia, amd, intel, google, aws)")
 	return cmd
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/accelc/accelc/internal/cli"
 	"github.com/accelc/accelc/pkg/accelc"
 	"github.com/accelc/accelc/pkg/compile"
 	"github.com/accelc/accelc/pkg/inventory"
@@ -15,9 +16,9 @@ import (
 func newInventoryShowCmd(stdout, stderr io.Writer) *cobra.Command {
 	var (
 		inv     inventoryFlags
-		output  = outputFormats(formatText, formatJSON, formatYAML, formatCSV)
-		groupBy = oneOf("", "type")
-		sortBy  = oneOf("name", inventory.SortKeys...)
+		output  = cli.OutputFormats(cli.FormatText, cli.FormatJSON, cli.FormatYAML, cli.FormatCSV)
+		groupBy = cli.OneOf("", "type")
+		sortBy  = cli.OneOf("name", inventory.SortKeys...)
 		opts    accelc.ViewOptions
 	)
 	cmd := &cobra.Command{
@@ -43,27 +44,27 @@ shown and counted once per type.
 --type, --sharing and --status select nodes (comma-separated values);
 --sort-by orders them. Nodes of unknown or mixed type are listed at the
 end with what to do about them.`,
-		Args: noArgs,
+		Args: cli.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			src, err := inv.source()
 			if err != nil {
 				return err
 			}
-			opts.Inventory, opts.Limits, opts.SortBy = src, limitsOf(cmd.Context()), sortBy.value
+			opts.Inventory, opts.Limits, opts.SortBy = src, limitsOf(cmd.Context()), sortBy.Value()
 			v, err := accelc.ShowNodes(cmd.Context(), opts)
 			if err := printed(stderr, v.Diagnostics, err); err != nil {
 				return err
 			}
-			if output.value == formatJSON || output.value == formatYAML {
-				return writeReport(stdout, output.value, v.Nodes.View())
+			if output.Value() == cli.FormatJSON || output.Value() == cli.FormatYAML {
+				return cli.WriteReport(stdout, output.Value(), v.Nodes.View())
 			}
-			return writeNodeView(stdout, v, inventory.ViewOptions{Format: inventory.Format(output.value), GroupByType: groupBy.value == "type"})
+			return writeNodeView(stdout, v, inventory.ViewOptions{Format: inventory.Format(output.Value()), GroupByType: groupBy.Value() == "type"})
 		},
 	}
 	inv.bind(cmd, true)
-	output.register(cmd)
-	groupBy.register(cmd, "group-by", "", "group nodes")
-	sortBy.register(cmd, "sort-by", "", "order nodes by")
+	output.Register(cmd)
+	groupBy.Register(cmd, "group-by", "", "group nodes")
+	sortBy.Register(cmd, "sort-by", "", "order nodes by")
 	f := cmd.Flags()
 	f.StringVar(&opts.Config, "config", "", "cluster directory whose catalog and pins to apply")
 	_ = cmd.MarkFlagDirname("config")
@@ -80,7 +81,7 @@ func writeNodeView(w io.Writer, v *accelc.NodeView, opts inventory.ViewOptions) 
 	if err := v.Nodes.WriteView(w, opts); err != nil {
 		return err
 	}
-	if opts.Format != formatText {
+	if opts.Format != cli.FormatText {
 		return nil
 	}
 	if len(v.Pools) > 0 {

@@ -7,13 +7,14 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/accelc/accelc/internal/cli"
 	"github.com/accelc/accelc/pkg/inventory/nvml"
 )
 
 func newInventoryNVMLCmd(stdout, stderr io.Writer) *cobra.Command {
 	var nodeName, outFile string
-	format := oneOf(string(nvml.FormatReport), nvml.Formats...)
-	output := outputFormats(formatJSON, formatYAML).orPath("out-file")
+	format := cli.OneOf(string(nvml.FormatReport), nvml.Formats...)
+	output := cli.OutputFormats(cli.FormatJSON, cli.FormatYAML).OrPath("out-file")
 	cmd := &cobra.Command{
 		Use:   "nvml",
 		Short: "Report this GPU node's GPUs through NVML",
@@ -37,9 +38,9 @@ runtime, and give it the node's name from the downward API (env NODE_NAME
 from spec.nodeName). It needs an accelc built with cgo ("make build-nvml")
 and the NVIDIA driver; without either it exits 3. It writes to --out-file,
 else standard output, as JSON (-o yaml: YAML).`,
-		Args: noArgs,
+		Args: cli.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := output.movePath(stderr, &outFile); err != nil {
+			if err := output.MovePath(stderr, &outFile); err != nil {
 				return err
 			}
 			node, err := resolveNodeName(nodeName)
@@ -48,21 +49,21 @@ else standard output, as JSON (-o yaml: YAML).`,
 			}
 			report, err := nvml.Local(node)
 			if err != nil {
-				return &exitError{exitOutside, err}
+				return cli.Exit(cli.ExitOutside, err)
 			}
 			var doc, buf bytes.Buffer
-			if err := report.Write(&doc, nvml.Format(format.value)); err != nil {
+			if err := report.Write(&doc, nvml.Format(format.Value())); err != nil {
 				return err
 			}
-			if err := writeJSONAs(&buf, output.value, doc.Bytes()); err != nil {
+			if err := cli.WriteJSONAs(&buf, output.Value(), doc.Bytes()); err != nil {
 				return err
 			}
 			return emit(stdout, stderr, outFile, buf.Bytes(), "")
 		},
 	}
 	cmd.Flags().StringVar(&nodeName, "node-name", "", "Kubernetes node name (default $NODE_NAME, else the host name)")
-	format.register(cmd, "format", "", "which document: the node report, or the Node alone")
-	output.register(cmd)
+	format.Register(cmd, "format", "", "which document: the node report, or the Node alone")
+	output.Register(cmd)
 	cmd.Flags().StringVar(&outFile, "out-file", "", "write the report to this file instead of stdout")
 	_ = cmd.MarkFlagFilename("out-file", "json", "yaml", "yml")
 	return cmd
@@ -79,10 +80,10 @@ func resolveNodeName(flag string) (string, error) {
 	}
 	host, err := os.Hostname()
 	if err != nil {
-		return "", usageErr("no node name: give --node-name or set NODE_NAME (the host name is unreadable: %v)", err)
+		return "", cli.UsageErr("no node name: give --node-name or set NODE_NAME (the host name is unreadable: %v)", err)
 	}
 	if host == "" {
-		return "", usageErr("no node name: give --node-name or set NODE_NAME")
+		return "", cli.UsageErr("no node name: give --node-name or set NODE_NAME")
 	}
 	return host, nil
 }

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -22,9 +22,9 @@ func TestOutputFlag(t *testing.T) {
 		{"out-file", "-", "text", "-", ""},
 		{"out-file", "json.json", "text", "json.json", ""},
 	} {
-		o := outputFormats(formatText, formatJSON, formatYAML)
+		o := OutputFormats(FormatText, FormatJSON, FormatYAML)
 		if c.pathFlag != "" {
-			o.orPath(c.pathFlag)
+			o.OrPath(c.pathFlag)
 		}
 		err := o.Set(c.value)
 		if (err == nil) != (c.err == "") || (err != nil && err.Error() != c.err) {
@@ -40,20 +40,20 @@ func TestOutputFlag(t *testing.T) {
 // TestOutputFlagMovesPath: a deprecated -o PATH lands in its flag with a
 // note, and is refused beside that flag.
 func TestOutputFlagMovesPath(t *testing.T) {
-	o := outputFormats(formatJSON, formatYAML).orPath("out-file")
+	o := OutputFormats(FormatJSON, FormatYAML).OrPath("out-file")
 	if err := o.Set("snap.json"); err != nil {
 		t.Fatal(err)
 	}
 	var stderr bytes.Buffer
 	var to string
-	if err := o.movePath(&stderr, &to); err != nil || to != "snap.json" {
+	if err := o.MovePath(&stderr, &to); err != nil || to != "snap.json" {
 		t.Fatalf("moved to %q, %v", to, err)
 	}
 	if want := "warning: -o PATH is deprecated: use --out-file snap.json (-o takes a format now: json, yaml)\n"; stderr.String() != want {
 		t.Errorf("note %q, want %q", stderr.String(), want)
 	}
 	to = "other.json"
-	if err := o.movePath(&stderr, &to); err == nil {
+	if err := o.MovePath(&stderr, &to); err == nil {
 		t.Error("-o PATH beside --out-file: no error")
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"errors"
@@ -16,25 +16,28 @@ import (
 // report: text for people (a table where the report is one), json and
 // yaml for programs, csv for spreadsheets.
 const (
-	formatText = "text"
-	formatJSON = "json"
-	formatYAML = "yaml"
-	formatCSV  = "csv"
+	FormatText = "text"
+	FormatJSON = "json"
+	FormatYAML = "yaml"
+	FormatCSV  = "csv"
 )
 
-// choice is a flag that takes one of a fixed set of values and refuses
+// Choice is a flag that takes one of a fixed set of values and refuses
 // any other as it is set, so a wrong value is a usage error (exit 2)
 // before the command runs, and completion offers the set.
-type choice struct {
+type Choice struct {
 	value   string
 	allowed []string
 	// aliases map names earlier versions took to their value now.
 	aliases map[string]string
 }
 
-func (c *choice) String() string { return c.value }
-func (c *choice) Type() string   { return "string" }
-func (c *choice) Set(s string) error {
+// Value is the value set, or the default.
+func (c *Choice) Value() string { return c.value }
+
+func (c *Choice) String() string { return c.value }
+func (c *Choice) Type() string   { return "string" }
+func (c *Choice) Set(s string) error {
 	if to, ok := c.aliases[s]; ok {
 		s = to
 	}
@@ -45,12 +48,12 @@ func (c *choice) Set(s string) error {
 	return nil
 }
 
-// oneOf is a choice of allowed values, def until set.
-func oneOf(def string, allowed ...string) *choice {
-	return &choice{value: def, allowed: allowed}
+// OneOf is a Choice of allowed values, def until set.
+func OneOf(def string, allowed ...string) *Choice {
+	return &Choice{value: def, allowed: allowed}
 }
 
-// outputFlag is -o/--output, the format of a command's report, on every
+// OutputFlag is -o/--output, the format of a command's report, on every
 // command: text by default, and "table", its name in earlier versions,
 // still means text.
 //
@@ -61,8 +64,8 @@ func oneOf(def string, allowed ...string) *choice {
 // csv, table), even where this command does not take it; any other value
 // is a path. A path named like a format goes to --output-dir or
 // --out-file.
-type outputFlag struct {
-	choice
+type OutputFlag struct {
+	Choice
 	// pathFlag is the flag that takes the path -o took before; empty
 	// where -o never took one.
 	pathFlag string
@@ -71,30 +74,30 @@ type outputFlag struct {
 }
 
 // formatNames are every format -o takes on some command.
-var formatNames = []string{formatText, formatJSON, formatYAML, formatCSV, "table"}
+var formatNames = []string{FormatText, FormatJSON, FormatYAML, FormatCSV, "table"}
 
-// outputFormats is -o/--output with these formats, the first the default.
-func outputFormats(formats ...string) *outputFlag {
-	o := &outputFlag{choice: *oneOf(formats[0], formats...)}
-	o.aliases = map[string]string{"table": formatText}
+// OutputFormats is -o/--output with these formats, the first the default.
+func OutputFormats(formats ...string) *OutputFlag {
+	o := &OutputFlag{Choice: *OneOf(formats[0], formats...)}
+	o.aliases = map[string]string{"table": FormatText}
 	return o
 }
 
 // orPath lets -o take the path that flag takes now, deprecated.
-func (o *outputFlag) orPath(flag string) *outputFlag {
+func (o *OutputFlag) OrPath(flag string) *OutputFlag {
 	o.pathFlag = flag
 	return o
 }
 
-func (o *outputFlag) Set(s string) error {
+func (o *OutputFlag) Set(s string) error {
 	if o.pathFlag != "" && !slices.Contains(formatNames, s) {
 		o.path = s
 		return nil
 	}
-	return o.choice.Set(s)
+	return o.Choice.Set(s)
 }
 
-func (o *outputFlag) String() string {
+func (o *OutputFlag) String() string {
 	if o.path != "" {
 		return o.path
 	}
@@ -103,12 +106,12 @@ func (o *outputFlag) String() string {
 
 // movePath moves a deprecated -o PATH to its flag, whose value is to,
 // with a note on stderr; both at once is a usage error.
-func (o *outputFlag) movePath(stderr io.Writer, to *string) error {
+func (o *OutputFlag) MovePath(stderr io.Writer, to *string) error {
 	if o.path == "" {
 		return nil
 	}
 	if *to != "" {
-		return usageErr("-o %s and --%s %s both name where to write: give --%s alone", o.path, o.pathFlag, *to, o.pathFlag)
+		return UsageErr("-o %s and --%s %s both name where to write: give --%s alone", o.path, o.pathFlag, *to, o.pathFlag)
 	}
 	fmt.Fprintf(stderr, "warning: -o PATH is deprecated: use --%s %s (-o takes a format now: %s)\n", o.pathFlag, o.path, strings.Join(o.allowed, ", "))
 	*to = o.path
@@ -116,7 +119,7 @@ func (o *outputFlag) movePath(stderr io.Writer, to *string) error {
 }
 
 // register adds -o/--output to cmd with its completion.
-func (o *outputFlag) register(cmd *cobra.Command) {
+func (o *OutputFlag) Register(cmd *cobra.Command) {
 	usage := "output format: " + strings.Join(o.allowed, "|")
 	if o.pathFlag != "" {
 		usage += " (-o PATH is deprecated: use --" + o.pathFlag + ")"
@@ -127,17 +130,17 @@ func (o *outputFlag) register(cmd *cobra.Command) {
 
 // register adds c to cmd as the flag name (shorthand short, may be empty)
 // with its completion.
-func (c *choice) register(cmd *cobra.Command, name, short, usage string) {
+func (c *Choice) Register(cmd *cobra.Command, name, short, usage string) {
 	cmd.Flags().VarP(c, name, short, usage+": "+strings.Join(c.allowed, "|"))
 	_ = cmd.RegisterFlagCompletionFunc(name, cobra.FixedCompletions(c.allowed, cobra.ShellCompDirectiveNoFileComp))
 }
 
-// byteSize is a flag that takes a size with a unit: 256MiB, 1GiB.
-type byteSize int64
+// ByteSize is a flag that takes a size with a unit: 256MiB, 1GiB.
+type ByteSize int64
 
-func (b *byteSize) String() string { return artifact.FormatSize(int64(*b)) }
-func (b *byteSize) Type() string   { return "size" }
-func (b *byteSize) Set(s string) error {
+func (b *ByteSize) String() string { return artifact.FormatSize(int64(*b)) }
+func (b *ByteSize) Type() string   { return "size" }
+func (b *ByteSize) Set(s string) error {
 	n, err := artifact.ParseSize(s)
 	if err != nil {
 		return errors.New("write a size such as 256MiB or 1GiB")
@@ -145,6 +148,6 @@ func (b *byteSize) Set(s string) error {
 	if n <= 0 {
 		return errors.New("give a size above 0")
 	}
-	*b = byteSize(n)
+	*b = ByteSize(n)
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/accelc/accelc/internal/cli"
 	"github.com/accelc/accelc/pkg/accelc"
 )
 
@@ -29,13 +30,13 @@ a DIR that holds anything is refused (exit 1). docs/first-cluster.md walks
 through the files.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
-				return usageErr("%s takes one argument, the directory to write, got %d", cmd.CommandPath(), len(args))
+				return cli.UsageErr("%s takes one argument, the directory to write, got %d", cmd.CommandPath(), len(args))
 			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !opts.Live && (opts.LiveOptions.Kubeconfig != "" || opts.LiveOptions.Context != "") {
-				return usageErr("--kubeconfig and --context only apply with --live")
+				return cli.UsageErr("--kubeconfig and --context only apply with --live")
 			}
 			res, err := accelc.Init(cmd.Context(), args[0], opts)
 			if err != nil {

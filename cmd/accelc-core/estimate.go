@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/accelc/accelc/internal/cli"
 	"github.com/accelc/accelc/internal/words"
 	"github.com/accelc/accelc/pkg/estimate"
 )
@@ -24,7 +25,7 @@ type estimateReport struct {
 func newEstimateCmd(stdout, stderr io.Writer) *cobra.Command {
 	var (
 		inv            inventoryFlags
-		output         = outputFormats(formatText, formatJSON, formatYAML)
+		output         = cli.OutputFormats(cli.FormatText, cli.FormatJSON, cli.FormatYAML)
 		params, tokens string
 		t              estimate.Training
 	)
@@ -41,7 +42,7 @@ weights, gradients and Adam state (16 bytes per parameter, sharded over
 cost. A type with no throughput figure gets "no estimate", never a guess.`,
 		Example: `  accelc estimate examples/clusters/hetero-prod --params 1.5B --tokens 2B
   accelc estimate --params 7B --tokens 20B --gpus 8 --mfu 0.45 -o json`,
-		Args:              maxArgs(1),
+		Args:              cli.MaxArgs(1),
 		ValidArgsFunction: completeClusterDir,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := parseTraining(&t, params, tokens); err != nil {
@@ -52,8 +53,8 @@ cost. A type with no throughput figure gets "no estimate", never a guess.`,
 				return err
 			}
 			es := estimate.Train(doc, t)
-			if output.value != formatText {
-				return writeReport(stdout, output.value, estimateReport{
+			if output.Value() != cli.FormatText {
+				return cli.WriteReport(stdout, output.Value(), estimateReport{
 					Params: t.Params, Tokens: t.Tokens, Precision: t.Precision, GPUs: t.GPUs, MFU: mfuOf(t),
 					MemoryPerGPUGB: t.MemoryPerGPUGB(), Estimates: es,
 				})
@@ -63,7 +64,7 @@ cost. A type with no throughput figure gets "no estimate", never a guess.`,
 		},
 	}
 	inv.bind(cmd, true)
-	output.register(cmd)
+	output.Register(cmd)
 	f := cmd.Flags()
 	f.StringVar(&params, "params", "", "model parameters: 1.5B, 70B (required)")
 	f.StringVar(&tokens, "tokens", "", "training tokens: 2B, 1T (required)")
@@ -79,20 +80,20 @@ cost. A type with no throughput figure gets "no estimate", never a guess.`,
 // --gpus.
 func parseTraining(t *estimate.Training, params, tokens string) error {
 	if params == "" || tokens == "" {
-		return usageErr("--params and --tokens are required: the model's size and the tokens it trains on, such as --params 7B --tokens 20B")
+		return cli.UsageErr("--params and --tokens are required: the model's size and the tokens it trains on, such as --params 7B --tokens 20B")
 	}
 	var err error
 	if t.Params, err = estimate.ParseCount(params); err != nil {
-		return usageErr("--params: %v", err)
+		return cli.UsageErr("--params: %v", err)
 	}
 	if t.Tokens, err = estimate.ParseCount(tokens); err != nil {
-		return usageErr("--tokens: %v", err)
+		return cli.UsageErr("--tokens: %v", err)
 	}
 	if t.MFU < 0 || t.MFU > 1 {
-		return usageErr("--mfu %g: give a share of peak between 0 and 1, such as 0.4", t.MFU)
+		return cli.UsageErr("--mfu %g: give a share of peak between 0 and 1, such as 0.4", t.MFU)
 	}
 	if t.GPUs < 1 {
-		return usageErr("--gpus %d: give at least 1", t.GPUs)
+		return cli.UsageErr("--gpus %d: give at least 1", t.GPUs)
 	}
 	return nil
 }

@@ -5,13 +5,14 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/accelc/accelc/internal/cli"
 	"github.com/accelc/accelc/pkg/accelc"
 )
 
 func newStatusCmd(stdout, stderr io.Writer) *cobra.Command {
 	var (
 		opts   accelc.StatusOptions
-		output = outputFormats(formatText, formatJSON, formatYAML)
+		output = cli.OutputFormats(cli.FormatText, cli.FormatJSON, cli.FormatYAML)
 	)
 	cmd := &cobra.Command{
 		Use:   "status",
@@ -45,7 +46,7 @@ The user needs list, cluster-wide, on what status reads; every denial is
 named with its API group and resource (exit 3). status changes nothing.`,
 		Example: `  accelc status --config clusters/hetero-prod
   accelc status --context prod -o json`,
-		Args: noArgs,
+		Args: cli.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Limits = limitsOf(cmd.Context())
 			st, err := accelc.ReadStatus(cmd.Context(), opts)
@@ -55,8 +56,8 @@ named with its API group and resource (exit 3). status changes nothing.`,
 			if err != nil {
 				return libraryErr(err)
 			}
-			if output.value != formatText {
-				return writeReport(stdout, output.value, st)
+			if output.Value() != cli.FormatText {
+				return cli.WriteReport(stdout, output.Value(), st)
 			}
 			return st.WriteText(stdout)
 		},
@@ -68,6 +69,6 @@ named with its API group and resource (exit 3). status changes nothing.`,
 	_ = cmd.MarkFlagFilename("kubeconfig")
 	_ = cmd.MarkFlagDirname("config")
 	_ = cmd.RegisterFlagCompletionFunc("context", completeContexts)
-	output.register(cmd)
+	output.Register(cmd)
 	return cmd
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/accelc/accelc/internal/cli"
 	"github.com/accelc/accelc/pkg/accelc"
 	"github.com/accelc/accelc/pkg/estimate"
 )
@@ -16,7 +17,7 @@ import (
 func newRecommendCmd(stdout, stderr io.Writer) *cobra.Command {
 	var (
 		inv    inventoryFlags
-		output = outputFormats(formatText, formatJSON, formatYAML)
+		output = cli.OutputFormats(cli.FormatText, cli.FormatJSON, cli.FormatYAML)
 		asked  estimate.Asked
 	)
 	cmd := &cobra.Command{
@@ -34,12 +35,12 @@ none qualifies it says what is needed and what exists, and exits 1.`,
 		Example: `  accelc recommend examples/clusters/hetero-prod --min-memory 80GiB --prefer-arch Hopper --model llama-3-70b --gpus 4
   accelc recommend --min-memory 24GiB --max-cost 2/h -o json
   accelc recommend examples/clusters/gpu-pools --min-memory 20GB --team data-science`,
-		Args:              maxArgs(1),
+		Args:              cli.MaxArgs(1),
 		ValidArgsFunction: completeClusterDir,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			needs, err := asked.Needs()
 			if ne := (*estimate.NeedError)(nil); errors.As(err, &ne) {
-				return usageErr("--%s: %v", ne.Field, ne.Err)
+				return cli.UsageErr("--%s: %v", ne.Field, ne.Err)
 			}
 			res, err := loadCluster(cmd.Context(), dirArg(args), &inv, accelc.Options{Stages: accelc.Checked}, stderr)
 			if err != nil {
@@ -47,27 +48,27 @@ none qualifies it says what is needed and what exists, and exits 1.`,
 			}
 			if asked.Team != "" {
 				if needs.Team, err = estimate.ForTeam(res.Model, asked.Team); err != nil {
-					return usageErr("--team: %v", err)
+					return cli.UsageErr("--team: %v", err)
 				}
 			}
 			warnNoInventory(stderr, res, "every type shows 0 available")
 			doc := res.Catalog()
 			r := estimate.Recommend(&doc, needs)
-			if output.value != formatText {
-				if err := writeReport(stdout, output.value, r); err != nil {
+			if output.Value() != cli.FormatText {
+				if err := cli.WriteReport(stdout, output.Value(), r); err != nil {
 					return err
 				}
 			} else {
 				writeRecommendation(stdout, r)
 			}
 			if r.Best == nil {
-				return &exitError{exitInput, fmt.Errorf("%s", r.Advice)}
+				return cli.Exit(cli.ExitInput, fmt.Errorf("%s", r.Advice))
 			}
 			return nil
 		},
 	}
 	inv.bind(cmd, true)
-	output.register(cmd)
+	output.Register(cmd)
 	f := cmd.Flags()
 	f.StringVar(&asked.MinMemory, "min-memory", "", "memory each GPU must have: 80GiB (binary) or 80GB (decimal, as the catalog gives it)")
 	f.StringVar(&asked.PreferArch, "prefer-arch", "", "rank this architecture first: Hopper, Ampere, Blackwell…")

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"fmt"
@@ -6,13 +6,14 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/accelc/accelc/pkg/accelc"
+	"github.com/accelc/accelc/pkg/publish"
 )
 
-func newPushCmd(stdout, stderr io.Writer) *cobra.Command {
+// NewPushCmd is `accelc push`.
+func NewPushCmd(stdout, stderr io.Writer) *cobra.Command {
 	var (
-		opts   accelc.PushOptions
-		output = outputFormats(formatText, formatJSON, formatYAML)
+		opts   publish.Options
+		output = OutputFormats(FormatText, FormatJSON, FormatYAML)
 	)
 	cmd := &cobra.Command{
 		Use:   "push OUT_DIR oci://HOST/REPOSITORY:TAG",
@@ -47,18 +48,18 @@ key; it is read before anything is pushed.`,
       --source https://github.com/acme/fleet --revision main@sha1:$(git rev-parse HEAD)`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 2 {
-				return usageErr("push takes OUT_DIR and oci://HOST/REPOSITORY:TAG, got %d argument(s)", len(args))
+				return UsageErr("push takes OUT_DIR and oci://HOST/REPOSITORY:TAG, got %d argument(s)", len(args))
 			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Dir, opts.Dest, opts.Log = args[0], args[1], stderr
-			pushed, err := accelc.Push(cmd.Context(), opts)
+			pushed, err := publish.Push(cmd.Context(), opts)
 			if err != nil {
-				return libraryErr(err)
+				return LibraryErr(err)
 			}
-			if output.value != formatText {
-				return writeReport(stdout, output.value, pushed)
+			if output.Value() != FormatText {
+				return WriteReport(stdout, output.Value(), pushed)
 			}
 			fmt.Fprintf(stdout, "pushed %s\n", pushed.Ref)
 			for _, t := range pushed.Tags {
@@ -79,6 +80,6 @@ key; it is read before anything is pushed.`,
 	f.BoolVar(&opts.Insecure, "insecure", false, "allow plain HTTP to a registry that is not on loopback")
 	f.StringVar(&opts.SignKey, "sign-key", "", "sign the artifact with this key, as cosign does: cosign's own key (its password from $COSIGN_PASSWORD) or a PEM EC P-256 key")
 	_ = cmd.MarkFlagFilename("sign-key")
-	output.register(cmd)
+	output.Register(cmd)
 	return cmd
 }

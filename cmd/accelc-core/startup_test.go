@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/accelc/accelc/internal/cli"
 )
 
 // TestDeps fences the policy engine out of accelc: Gatekeeper, OPA and
@@ -28,7 +30,7 @@ func TestDeps(t *testing.T) {
 	}
 	// The path from accelc to pkg, breadth first.
 	chain := func(pkg string) string {
-		const root = "github.com/accelc/accelc/cmd/accelc"
+		const root = "github.com/accelc/accelc/cmd/accelc-core"
 		prev := map[string]string{root: ""}
 		queue := []string{root}
 		for len(queue) > 0 {
@@ -84,7 +86,7 @@ func TestDeps(t *testing.T) {
 func TestTestWithoutEngine(t *testing.T) {
 	t.Setenv("PATH", t.TempDir())
 	code, stdout, stderr := runMain("test", "../../examples/clusters/small-lab")
-	assert.Equal(t, exitOutside, code)
+	assert.Equal(t, cli.ExitOutside, code)
 	assert.Empty(t, stdout)
 	assert.Contains(t, stderr, "accelc-policytest, which runs the policies with OPA and Gatekeeper, is neither beside ")
 }
@@ -100,7 +102,7 @@ cluster: {name: "lab", dra: classes: big: selector: "device.driver == 'gpu.nvidi
 `), 0o644))
 	t.Setenv("PATH", t.TempDir())
 	code, _, stderr := runMain("vet", dir)
-	assert.Equal(t, exitOutside, code)
+	assert.Equal(t, cli.ExitOutside, code)
 	assert.Contains(t, stderr, "checking cluster.dra.classes' selectors in Kubernetes' DRA CEL environment: ")
 	assert.Contains(t, stderr, "`make build` builds it beside accelc into bin/")
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/accelc/accelc/internal/cli"
 	"github.com/accelc/accelc/pkg/accelc"
 	"github.com/accelc/accelc/pkg/render"
 )
@@ -17,7 +18,7 @@ import (
 func newRenderCmd(stdout, stderr io.Writer) *cobra.Command {
 	var (
 		inv                     inventoryFlags
-		output                  = outputFormats(formatText, formatJSON, formatYAML).orPath("output-dir")
+		output                  = cli.OutputFormats(cli.FormatText, cli.FormatJSON, cli.FormatYAML).OrPath("output-dir")
 		outDir, revision, fleet string
 	)
 	cmd := &cobra.Command{
@@ -43,18 +44,18 @@ Every object is annotated with accelc.io/source-revision (--revision, else
 the checkout's <branch>@sha1:<commit>) and accelc.io/version, so an object
 in a cluster can be traced to the commit that made it; re-rendering the
 same commit gives the same files.`,
-		Args:              maxArgs(1),
+		Args:              cli.MaxArgs(1),
 		ValidArgsFunction: completeClusterDir,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := output.movePath(stderr, &outDir); err != nil {
+			if err := output.MovePath(stderr, &outDir); err != nil {
 				return err
 			}
-			prov := &render.Provenance{Revision: revision, Version: versionString()}
+			prov := &render.Provenance{Revision: revision, Version: cli.Version()}
 			if fleet != "" {
 				if len(args) > 0 || inv.src.File != "" || inv.src.Live {
-					return usageErr("--fleet renders each cluster folder with its own inventory.json: give no CLUSTER_DIR, --inventory or --live")
+					return cli.UsageErr("--fleet renders each cluster folder with its own inventory.json: give no CLUSTER_DIR, --inventory or --live")
 				}
-				return renderFleet(cmd.Context(), fleet, firstNonEmpty(outDir, "out"), prov, inv.src, output.value, stdout, stderr)
+				return renderFleet(cmd.Context(), fleet, firstNonEmpty(outDir, "out"), prov, inv.src, output.Value(), stdout, stderr)
 			}
 			res, err := loadCluster(cmd.Context(), dirArg(args), &inv, accelc.Options{Stages: accelc.Rendered, Provenance: prov}, stderr)
 			if err != nil {
@@ -65,11 +66,11 @@ same commit gives the same files.`,
 			if err != nil {
 				return err
 			}
-			return printRendered(stdout, output.value, rep)
+			return printRendered(stdout, output.Value(), rep)
 		},
 	}
 	inv.bind(cmd, true)
-	output.register(cmd)
+	output.Register(cmd)
 	cmd.Flags().StringVar(&outDir, "output-dir", "", "output directory (default out/<cluster name>; with --fleet, the parent of each cluster's, default out)")
 	cmd.Flags().StringVar(&revision, "revision", "", "the configuration's commit for the accelc.io/source-revision annotation, as <branch>@sha1:<commit> (default: the cluster directory's Git checkout)")
 	cmd.Flags().StringVar(&fleet, "fleet", "", "render every cluster folder of this fleet directory, in parallel")
@@ -93,8 +94,8 @@ type rendered struct {
 // printRendered prints the files written, one a line (text), or the
 // report.
 func printRendered(stdout io.Writer, format string, rep any) error {
-	if format != formatText {
-		return writeReport(stdout, format, rep)
+	if format != cli.FormatText {
+		return cli.WriteReport(stdout, format, rep)
 	}
 	reps, ok := rep.([]rendered)
 	if !ok {
@@ -133,7 +134,7 @@ func writeTree(res *accelc.Result, out string, stderr io.Writer) (rendered, erro
 func renderFleet(ctx context.Context, fleet, outDir string, prov *render.Provenance, src accelc.Source, format string, stdout, stderr io.Writer) error {
 	clusters, err := accelc.Fleet(ctx, fleet, accelc.Options{Stages: accelc.Rendered, Provenance: prov, Limits: limitsOf(ctx), Inventory: src})
 	if err != nil {
-		return &exitError{exitInput, err}
+		return cli.Exit(cli.ExitInput, err)
 	}
 	failed := 0
 	reps := make([]rendered, 0, len(clusters))
@@ -164,7 +165,7 @@ func renderFleet(ctx context.Context, fleet, outDir string, prov *render.Provena
 		return err
 	}
 	if failed > 0 {
-		return &exitError{exitInput, fmt.Errorf("%d of %d clusters failed to render", failed, len(clusters))}
+		return cli.Exit(cli.ExitInput, fmt.Errorf("%d of %d clusters failed to render", failed, len(clusters)))
 	}
 	return nil
 }

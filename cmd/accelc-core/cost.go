@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/accelc/accelc/internal/cli"
 	"github.com/accelc/accelc/pkg/accelc"
 	"github.com/accelc/accelc/pkg/cost"
 )
@@ -24,7 +25,7 @@ type costReport struct {
 func newCostCmd(stdout, stderr io.Writer) *cobra.Command {
 	var (
 		inv    inventoryFlags
-		output = outputFormats(formatText, formatJSON, formatYAML, formatCSV)
+		output = cli.OutputFormats(cli.FormatText, cli.FormatJSON, cli.FormatYAML, cli.FormatCSV)
 		hours  float64
 	)
 	cmd := &cobra.Command{
@@ -36,30 +37,30 @@ per accelerator type, and prices them at the catalog's costPerHour over
 --hours (default 730, a month): "Data Science: 24 × NVIDIA A100 80GB,
 17,520 GPU-hours ($52,560.00)". Namespaces no team claims are listed as
 "(no team)". The rendered PrometheusRule records the same figures over time.`,
-		Args:              maxArgs(1),
+		Args:              cli.MaxArgs(1),
 		ValidArgsFunction: completeClusterDir,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if hours <= 0 {
-				return usageErr("--hours %g: give a positive period", hours)
+				return cli.UsageErr("--hours %g: give a positive period", hours)
 			}
 			res, err := loadCluster(cmd.Context(), dirArg(args), &inv, accelc.Options{Stages: accelc.Checked}, stderr)
 			if err != nil {
 				return err
 			}
 			if !res.HasInventory() {
-				return usageErr("no inventory: give --live, or --inventory FILE taken with `accelc inventory snapshot --live`")
+				return cli.UsageErr("no inventory: give --live, or --inventory FILE taken with `accelc inventory snapshot --live`")
 			}
 			lines, err := cost.Chargeback(res.Model, res.Inventory, hours)
 			if errors.Is(err, cost.ErrNoUsage) {
-				return &exitError{exitInput, err}
+				return cli.Exit(cli.ExitInput, err)
 			} else if err != nil {
 				return err
 			}
-			return writeCost(stdout, output.value, hours, lines)
+			return writeCost(stdout, output.Value(), hours, lines)
 		},
 	}
 	inv.bind(cmd, true)
-	output.register(cmd)
+	output.Register(cmd)
 	cmd.Flags().Float64Var(&hours, "hours", 730, "the period to price, in hours (730: a month)")
 	return cmd
 }
@@ -68,9 +69,9 @@ per accelerator type, and prices them at the catalog's costPerHour over
 // a csv, or the report.
 func writeCost(w io.Writer, format string, hours float64, lines []cost.Line) error {
 	switch format {
-	case formatJSON, formatYAML:
-		return writeReport(w, format, costReport{Hours: hours, Lines: lines})
-	case formatCSV:
+	case cli.FormatJSON, cli.FormatYAML:
+		return cli.WriteReport(w, format, costReport{Hours: hours, Lines: lines})
+	case cli.FormatCSV:
 		cw := csv.NewWriter(w)
 		_ = cw.Write([]string{"team", "acceleratorType", "devices", "gpus", "gpuHours", "costPerHour", "cost"})
 		for _, l := range lines {

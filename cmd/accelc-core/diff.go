@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/accelc/accelc/internal/cli"
 	"github.com/accelc/accelc/pkg/accelc"
 	"github.com/accelc/accelc/pkg/artifact"
 	"github.com/accelc/accelc/pkg/render"
@@ -14,9 +15,9 @@ import (
 func newDiffCmd(stdout, stderr io.Writer) *cobra.Command {
 	var (
 		inv     inventoryFlags
-		output  = outputFormats(formatText, formatJSON, formatYAML)
+		output  = cli.OutputFormats(cli.FormatText, cli.FormatJSON, cli.FormatYAML)
 		opts    accelc.DiffOptions
-		maxSize = byteSize(artifact.DefaultMaxSize)
+		maxSize = cli.ByteSize(artifact.DefaultMaxSize)
 	)
 	cmd := &cobra.Command{
 		Use:   "diff [CLUSTER_DIR] --against OUT_DIR|oci://HOST/REPO:TAG",
@@ -34,7 +35,7 @@ excess is read. A folder is read without following links: one with a link
 in it exits 1. What the deployed side holds is printed with control
 characters and bytes that are not UTF-8 escaped.`,
 		Example:           `  accelc diff clusters/prod --against oci://ghcr.io/acme/accelc/prod:latest`,
-		Args:              maxArgs(1),
+		Args:              cli.MaxArgs(1),
 		ValidArgsFunction: completeClusterDir,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Limits.MaxSize = int64(maxSize)
@@ -42,7 +43,7 @@ characters and bytes that are not UTF-8 escaped.`,
 				return libraryErr(err)
 			}
 			if opts.Limits.MaxFiles <= 0 {
-				return usageErr("--max-artifact-files %d: give a count above 0", opts.Limits.MaxFiles)
+				return cli.UsageErr("--max-artifact-files %d: give a count above 0", opts.Limits.MaxFiles)
 			}
 			res, err := loadCluster(cmd.Context(), dirArg(args), &inv, accelc.Options{Stages: accelc.Rendered}, stderr)
 			if err != nil {
@@ -52,8 +53,8 @@ characters and bytes that are not UTF-8 escaped.`,
 			if err != nil {
 				return libraryErr(err)
 			}
-			if output.value != formatText {
-				err = writeReport(stdout, output.value, rep)
+			if output.Value() != cli.FormatText {
+				err = cli.WriteReport(stdout, output.Value(), rep)
 			} else {
 				err = render.WriteChanges(stdout, rep.Changes)
 			}
@@ -61,13 +62,13 @@ characters and bytes that are not UTF-8 escaped.`,
 				return err
 			}
 			if len(rep.Changes) > 0 {
-				return &exitError{exitInput, fmt.Errorf("%d file(s) would change against %s", len(rep.Changes), opts.Against)}
+				return cli.Exit(cli.ExitInput, fmt.Errorf("%d file(s) would change against %s", len(rep.Changes), opts.Against))
 			}
 			return nil
 		},
 	}
 	inv.bind(cmd, true)
-	output.register(cmd)
+	output.Register(cmd)
 	f := cmd.Flags()
 	f.StringVar(&opts.Against, "against", "", "previous output directory, or oci://HOST/REPO:TAG of the published artifact")
 	_ = cmd.MarkFlagDirname("against")

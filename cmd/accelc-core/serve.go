@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/accelc/accelc/internal/cli"
 	"github.com/accelc/accelc/pkg/serve"
 )
 
@@ -52,7 +53,7 @@ the admission policy that confine it to that annotation).`,
 		Example: `  accelc serve examples/clusters/hetero-prod
   accelc serve --config examples/clusters/hetero-prod --inventory snapshot.json
   accelc serve clusters/prod --live --listen 0.0.0.0:8080`,
-		Args:              maxArgs(1),
+		Args:              cli.MaxArgs(1),
 		ValidArgsFunction: completeClusterDir,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			src, err := inv.source()
@@ -62,7 +63,7 @@ the admission policy that confine it to that annotation).`,
 			opts.Dir = dirArg(args)
 			if config != "" {
 				if len(args) > 0 {
-					return usageErr("give the cluster directory once: as an argument or as --config")
+					return cli.UsageErr("give the cluster directory once: as an argument or as --config")
 				}
 				opts.Dir = config
 			}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/accelc/accelc/internal/cli"
 	"github.com/accelc/accelc/pkg/accelc"
 	"github.com/accelc/accelc/pkg/compile"
 )
@@ -14,7 +15,7 @@ import (
 func newVetCmd(stdout, stderr io.Writer) *cobra.Command {
 	var inv inventoryFlags
 	var explain bool
-	output := outputFormats(formatText, formatJSON, formatYAML)
+	output := cli.OutputFormats(cli.FormatText, cli.FormatJSON, cli.FormatYAML)
 	cmd := &cobra.Command{
 		Use:   "vet [CLUSTER_DIR]",
 		Short: "Validate a cluster's configuration and inventory",
@@ -35,7 +36,7 @@ a profile with provisioning, which of its flavors wait for the
 autoscaler's ProvisioningRequest and which NodePools the capacity comes
 from; on a MultiKueue manager, which worker clusters each team's jobs of
 each profile are dispatched to.`,
-		Args:              maxArgs(1),
+		Args:              cli.MaxArgs(1),
 		ValidArgsFunction: completeClusterDir,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			res, err := loadCluster(cmd.Context(), dirArg(args), &inv, accelc.Options{Stages: accelc.Rendered}, stderr)
@@ -47,8 +48,8 @@ each profile are dispatched to.`,
 			if explain {
 				notes = slices.Concat(res.Model.FairShareNotes(), res.Model.AdmissionFairSharingNotes(), res.Model.ProvisioningNotes(), res.Model.MultiKueueNotes())
 			}
-			if output.value != formatText {
-				return writeReport(stdout, output.value, vetReportOf(res, notes))
+			if output.Value() != cli.FormatText {
+				return cli.WriteReport(stdout, output.Value(), vetReportOf(res, notes))
 			}
 			if explain && len(notes) == 0 {
 				_, err := fmt.Fprintln(stdout, "nothing to explain: no fair sharing (teams', cohorts' or profiles' fairShare, teams' admissionFairSharing), no provisioning and no MultiKueue: Kueue admits first come, first served")
@@ -62,7 +63,7 @@ each profile are dispatched to.`,
 			return nil
 		},
 	}
-	output.register(cmd)
+	output.Register(cmd)
 	cmd.Flags().BoolVar(&explain, "explain", false, "print what the settings do to each team (fair-share weights and what each team may borrow, ProvisioningRequests before admission, MultiKueue dispatch)")
 	inv.bind(cmd, true)
 	return cmd
