@@ -23,7 +23,7 @@ package artifact
 import (
 	"archive/tar"
 	"bytes"
-	"compress/gzip"
+	"encoding/json"
 	"fmt"
 	"io"
 	"io/fs"
@@ -32,7 +32,10 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"sync"
 	"time"
+
+	"github.com/klauspost/compress/gzip"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
@@ -91,54 +94,123 @@ func (m Metadata) annotations() map[string]string {
 	return out
 }
 
+// File is one file of a tree to pack.
+type File struct {
+	// Path is the file's slash path relative to the tree's root.
+	Path string
+	// Data is what the file holds.
+	Data []byte
+	// Mode is the file's mode; only its permission bits for execution
+	// count (0755 in the tarball where any is set, 0644 where none is).
+	Mode fs.FileMode
+}
+
 // Build packs files, slash paths relative to dir, and returns the
 // artifact image and its tarball. Only the files listed are packed (with
 // the folders that hold them): what else dir holds is left out. The
 // manifest is annotated with the content digest of the files packed
-// (AnnotationContentDigest), over the bytes the tarball holds.
+// (AnnotationContentDigest), over the bytes the tarball holds. Build reads
+// the files as Tarball does and packs them as BuildFiles does.
 func Build(dir string, files []string, meta Metadata) (v1.Image, []byte, error) {
-	var buf bytes.Buffer
-	content := newContentHash()
-	if err := tarball(dir, files, &buf, content); err != nil {
-		content.sum() // no goroutine outlives Build
-		return nil, nil, fmt.Errorf("packing %s: %w", dir, err)
+	// Each file is hashed as soon as it is read.
+	content := newContentHash(len(files))
+	read, err := readFiles(dir, files, content.add)
+	if err == nil {
+		var img v1.Image
+		var tgz []byte
+		if img, tgz, err = buildFiles(read, meta, content); err == nil {
+			return img, tgz, nil
+		}
 	}
-	layer := static.NewLayer(buf.Bytes(), ContentMediaType)
+	content.sum() // no goroutine outlives Build
+	return nil, nil, fmt.Errorf("packing %s: %w", dir, err)
+}
+
+// BuildFiles packs files, already read, as Build packs them from a
+// folder, and returns the artifact image and its tarball. The files'
+// contents must not change afterwards: the content digest
+// (AnnotationContentDigest) is computed from them while the caller goes
+// on, and the image's manifest, the last thing a push sends, waits for
+// it, so the blobs are uploaded meanwhile. Paths must be slash paths
+// inside the tree, each listed once, and no file may be a folder of
+// another.
+func BuildFiles(files []File, meta Metadata) (v1.Image, []byte, error) {
+	content := newContentHash(len(files))
+	// The largest first: the workers end together.
+	order := make([]int, len(files))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return len(files[b].Data) - len(files[a].Data) })
+	for _, i := range order {
+		content.add(files[i])
+	}
+	img, tgz, err := buildFiles(files, meta, content)
+	if err != nil {
+		content.sum() // no goroutine outlives BuildFiles
+		return nil, nil, err
+	}
+	return img, tgz, nil
+}
+
+// buildFiles packs files, whose content digest content is computing.
+func buildFiles(files []File, meta Metadata, content *contentHash) (v1.Image, []byte, error) {
+	entries, err := layout(files)
+	if err != nil {
+		return nil, nil, err
+	}
+	var buf bytes.Buffer
+	if err := writeTarball(entries, &buf); err != nil {
+		return nil, nil, err
+	}
+	tgz := buf.Bytes()
+	// The config and the manifest without its annotations are what
+	// `flux push artifact` builds (go-containerregistry's mutate on an
+	// empty OCI image): the manifest's annotations, the content digest
+	// among them, are added when it is first asked for.
 	img := mutate.MediaType(empty.Image, types.OCIManifestSchema1)
 	img = mutate.ConfigMediaType(img, ConfigMediaType)
-	ann := meta.annotations()
-	ann[AnnotationContentDigest] = content.sum()
-	img = mutate.Annotations(img, ann).(v1.Image)
-	img, err := mutate.Append(img, mutate.Addendum{Layer: layer})
+	layer := static.NewLayer(tgz, ContentMediaType)
+	img, err = mutate.Append(img, mutate.Addendum{Layer: layer})
 	if err != nil {
 		return nil, nil, fmt.Errorf("building the artifact: %w", err)
 	}
-	return img, buf.Bytes(), nil
-}
-
-// Tarball writes files, slash paths relative to dir, and the folders that
-// hold them as a gzipped tar, normalized so that the same files always
-// give the same bytes: entries in the order a walk of dir meets them
-// (lexical, a folder before its content), owner 0 with no names, zero
-// times, and modes 0644 (0755 for folders and executables). Every file
-// listed must be a regular file inside dir: a link or a special file is
-// an error, for the artifact would not hold what the tree shows. Nothing
-// that is not listed is read.
-func Tarball(dir string, files []string, w io.Writer) error {
-	if err := tarball(dir, files, w, nil); err != nil {
-		return fmt.Errorf("packing %s: %w", dir, err)
+	m, err := img.Manifest()
+	if err != nil {
+		return nil, nil, fmt.Errorf("building the artifact: %w", err)
 	}
-	return nil
+	config, err := img.RawConfigFile()
+	if err != nil {
+		return nil, nil, fmt.Errorf("building the artifact: %w", err)
+	}
+	ann := meta.annotations()
+	out := &image{layer: layer, config: config, manifest: m.DeepCopy()}
+	out.raw = sync.OnceValues(func() ([]byte, error) {
+		m := out.manifest.DeepCopy()
+		m.Annotations = ann
+		m.Annotations[AnnotationContentDigest] = content.sum()
+		return json.Marshal(m)
+	})
+	return out, tgz, nil
 }
 
-// tarball writes the tarball; content, when not nil, is given every file
-// packed.
-func tarball(dir string, files []string, w io.Writer, content *contentHash) error {
+// ReadFiles reads files, slash paths relative to dir, as Tarball packs
+// them, in the order a walk of dir meets them. Every file listed must be
+// a regular file inside dir: a link or a special file is an error, for
+// the artifact would not hold what the tree shows, and so is a file under
+// a linked folder. Nothing that is not listed is read.
+func ReadFiles(dir string, files []string) ([]File, error) {
+	return readFiles(dir, files, nil)
+}
+
+// readFiles is ReadFiles; read, when not nil, is given each file as it
+// is read.
+func readFiles(dir string, files []string, read func(File)) ([]File, error) {
 	want := map[string]bool{}
 	folders := map[string]bool{}
 	for _, f := range files {
 		if !fs.ValidPath(f) || f == "." {
-			return fmt.Errorf("%q: not a path inside the tree", f)
+			return nil, fmt.Errorf("%q: not a path inside the tree", f)
 		}
 		want[f] = true
 		for d := path.Dir(f); d != "."; d = path.Dir(d) {
@@ -147,18 +219,11 @@ func tarball(dir string, files []string, w io.Writer, content *contentHash) erro
 	}
 	root, err := os.OpenRoot(dir)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer root.Close()
 	fsys := root.FS()
-	gw := gzip.NewWriter(w)
-	tw := tar.NewWriter(gw)
-	packed := 0
-	// Each file is read whole, packed and hashed from the same bytes.
-	// Without hashing, one buffer, as large as the largest file, serves
-	// every file; with it, each file has its own, for it is hashed while
-	// the next ones are packed.
-	var shared bytes.Buffer
+	out := make([]File, 0, len(want))
 	err = fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || p == "." {
 			return err
@@ -166,14 +231,11 @@ func tarball(dir string, files []string, w io.Writer, content *contentHash) erro
 		switch {
 		case d.IsDir() && !folders[p]:
 			return fs.SkipDir
-		case d.IsDir():
-			return tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: p + "/", Mode: 0o755, Format: tar.FormatPAX})
-		case !want[p]:
+		case d.IsDir(), !want[p]:
 			return nil
 		case !d.Type().IsRegular():
 			return fmt.Errorf("%s: not a regular file (%s): the artifact holds only files", p, d.Type())
 		}
-		packed++
 		f, err := fsys.Open(p)
 		if err != nil {
 			return err
@@ -186,35 +248,20 @@ func tarball(dir string, files []string, w io.Writer, content *contentHash) erro
 		if !info.Mode().IsRegular() {
 			return fmt.Errorf("%s: not a regular file (%s): the artifact holds only files", p, info.Mode().Type())
 		}
-		// Modes too are normalized: a checkout's umask must not change
-		// the digest.
-		hdr := &tar.Header{Typeflag: tar.TypeReg, Name: p, Size: info.Size(), Mode: 0o644, Format: tar.FormatPAX}
-		if info.Mode().Perm()&0o111 != 0 {
-			hdr.Mode = 0o755
-		}
-		buf := &shared
-		if content != nil {
-			buf = bytes.NewBuffer(make([]byte, 0, info.Size()+bytes.MinRead))
-		}
-		buf.Reset()
+		buf := bytes.NewBuffer(make([]byte, 0, info.Size()+bytes.MinRead))
 		if n, err := buf.ReadFrom(io.LimitReader(f, info.Size()+1)); err != nil || n != info.Size() {
 			return fmt.Errorf("%s: changed while packing (%d of %d bytes): %v", p, n, info.Size(), err)
 		}
-		if err := tw.WriteHeader(hdr); err != nil {
-			return err
-		}
-		if _, err := tw.Write(buf.Bytes()); err != nil {
-			return err
-		}
-		if content != nil {
-			content.add(p, buf.Bytes())
+		out = append(out, File{Path: p, Data: buf.Bytes(), Mode: info.Mode()})
+		if read != nil {
+			read(out[len(out)-1])
 		}
 		return nil
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if packed != len(want) {
+	if len(out) != len(want) {
 		var missing []string
 		for f := range want {
 			if _, err := fs.Lstat(fsys, f); err != nil {
@@ -222,9 +269,141 @@ func tarball(dir string, files []string, w io.Writer, content *contentHash) erro
 			}
 		}
 		slices.Sort(missing)
-		return fmt.Errorf("%d listed file(s) not found in the tree, or under a link: %s", len(want)-packed, strings.Join(missing, ", "))
+		return nil, fmt.Errorf("%d listed file(s) not found in the tree, or under a link: %s", len(want)-len(out), strings.Join(missing, ", "))
+	}
+	return out, nil
+}
+
+// Tarball writes files, slash paths relative to dir, and the folders that
+// hold them as a gzipped tar, normalized so that the same files always
+// give the same bytes: entries in the order a walk of dir meets them
+// (lexical, a folder before its content), owner 0 with no names, zero
+// times, and modes 0644 (0755 for folders and executables). Every file
+// listed must be a regular file inside dir: a link or a special file is
+// an error, for the artifact would not hold what the tree shows. Nothing
+// that is not listed is read.
+func Tarball(dir string, files []string, w io.Writer) error {
+	read, err := ReadFiles(dir, files)
+	if err == nil {
+		var entries []entry
+		if entries, err = layout(read); err == nil {
+			err = writeTarball(entries, w)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("packing %s: %w", dir, err)
+	}
+	return nil
+}
+
+// entry is one entry of the tarball: a file, or a folder (file nil).
+type entry struct {
+	path string
+	file *File
+}
+
+// layout checks files' paths and lists the tarball's entries: the files
+// and the folders that hold them, in the order a walk of the tree meets
+// them (each folder's names in lexical order, a folder before its
+// content).
+func layout(files []File) ([]entry, error) {
+	seen := make(map[string]bool, len(files))
+	folders := map[string]bool{}
+	entries := make([]entry, 0, len(files)+len(files)/4)
+	for i := range files {
+		f := &files[i]
+		if !fs.ValidPath(f.Path) || f.Path == "." {
+			return nil, fmt.Errorf("%q: not a path inside the tree", f.Path)
+		}
+		if seen[f.Path] {
+			return nil, fmt.Errorf("%q: listed twice", f.Path)
+		}
+		seen[f.Path] = true
+		entries = append(entries, entry{path: f.Path, file: f})
+		for d := path.Dir(f.Path); d != "." && !folders[d]; d = path.Dir(d) {
+			folders[d] = true
+			entries = append(entries, entry{path: d})
+		}
+	}
+	for d := range folders {
+		if seen[d] {
+			return nil, fmt.Errorf("%q: listed as a file, and it is a folder of other files listed", d)
+		}
+	}
+	slices.SortFunc(entries, func(a, b entry) int { return walkOrder(a.path, b.path) })
+	return entries, nil
+}
+
+// walkOrder compares slash paths in the order fs.WalkDir meets them: name
+// by name, a folder before what it holds.
+func walkOrder(a, b string) int {
+	for {
+		an, arest, adeeper := strings.Cut(a, "/")
+		bn, brest, bdeeper := strings.Cut(b, "/")
+		if c := strings.Compare(an, bn); c != 0 {
+			return c
+		}
+		switch {
+		case !adeeper && !bdeeper:
+			return 0
+		case !adeeper:
+			return -1
+		case !bdeeper:
+			return 1
+		}
+		a, b = arest, brest
+	}
+}
+
+// tarGzipLevel is the layer's gzip level (klauspost/compress, whose
+// level 5 packs the 385 KB tar of a 5,000-node cluster into 38.9 KB in
+// 1.5 ms where the standard library's default takes 4.4 ms for 36.8 KB).
+// The level is part of the layer's bytes, not of the content digest:
+// changing it changes the artifact's digest.
+const tarGzipLevel = 5
+
+// writeTarball writes entries as a gzipped tar, normalized: owner 0 with
+// no names, zero times, modes 0644 (0755 for folders and executables).
+// The tar is made in memory and compressed in one write.
+func writeTarball(entries []entry, w io.Writer) error {
+	size := 1024
+	for _, e := range entries {
+		size += 512
+		if e.file != nil {
+			size += (len(e.file.Data) + 511) &^ 511
+		}
+	}
+	var tarBuf bytes.Buffer
+	tarBuf.Grow(size)
+	tw := tar.NewWriter(&tarBuf)
+	for _, e := range entries {
+		if e.file == nil {
+			if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: e.path + "/", Mode: 0o755, Format: tar.FormatPAX}); err != nil {
+				return err
+			}
+			continue
+		}
+		// Modes too are normalized: a checkout's umask must not change
+		// the digest.
+		hdr := &tar.Header{Typeflag: tar.TypeReg, Name: e.path, Size: int64(len(e.file.Data)), Mode: 0o644, Format: tar.FormatPAX}
+		if e.file.Mode.Perm()&0o111 != 0 {
+			hdr.Mode = 0o755
+		}
+		if err := tw.WriteHeader(hdr); err != nil {
+			return err
+		}
+		if _, err := tw.Write(e.file.Data); err != nil {
+			return err
+		}
 	}
 	if err := tw.Close(); err != nil {
+		return err
+	}
+	gw, err := gzip.NewWriterLevel(w, tarGzipLevel)
+	if err != nil {
+		return err
+	}
+	if _, err := gw.Write(tarBuf.Bytes()); err != nil {
 		return err
 	}
 	return gw.Close()

@@ -21,7 +21,12 @@ import (
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/registry"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/static"
+	"github.com/google/go-containerregistry/pkg/v1/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -250,4 +255,110 @@ func TestPushDistribution(t *testing.T) {
 	assert.Equal(t, first.Digest, again.Digest)
 	checkPulled(t, addr+"/accelc/hetero-prod:latest", treeFiles)
 	checkPulled(t, first.Ref, nil)
+}
+
+// TestBuildFiles: files handed in already read pack as Build packs them
+// from the folder, whatever order they come in: entries in the order a
+// walk meets them (nodes/ and what it holds before nodes.yaml, which a
+// plain sort of the paths would not give),
+// executables 0755. Paths listed twice, a file that is also a folder, and
+// paths outside the tree are refused.
+func TestBuildFiles(t *testing.T) {
+	meta := artifact.Metadata{Created: created}
+	dir := tree(t, 0o644)
+	extra := map[string]string{"nodes.yaml": "kind: A\n", "nodes/z/deep.yaml": "kind: B\n", "run.sh": "#!/bin/sh\n"}
+	paths := treePaths()
+	for p, body := range extra {
+		require.NoError(t, os.MkdirAll(filepath.Join(dir, filepath.Dir(p)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, p), []byte(body), 0o644))
+		paths = append(paths, p)
+	}
+	require.NoError(t, os.Chmod(filepath.Join(dir, "run.sh"), 0o700))
+	imgDir, tarDir, err := artifact.Build(dir, paths, meta)
+	require.NoError(t, err)
+
+	read, err := artifact.ReadFiles(dir, paths)
+	require.NoError(t, err)
+	require.Len(t, read, len(paths))
+	slices.Reverse(read)
+	imgFiles, tarFiles, err := artifact.BuildFiles(read, meta)
+	require.NoError(t, err)
+	assert.Equal(t, tarDir, tarFiles)
+	d1, err := imgDir.Digest()
+	require.NoError(t, err)
+	d2, err := imgFiles.Digest()
+	require.NoError(t, err)
+	assert.Equal(t, d1, d2)
+
+	gz, err := gzip.NewReader(bytes.NewReader(tarFiles))
+	require.NoError(t, err)
+	tr := tar.NewReader(gz)
+	var names []string
+	modes := map[string]int64{}
+	for {
+		hdr, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		require.NoError(t, err)
+		names = append(names, hdr.Name)
+		modes[hdr.Name] = hdr.Mode
+	}
+	assert.Equal(t, []string{"kustomization.yaml", "nodes/", "nodes/kustomization.yaml", "nodes/rule.yaml", "nodes/z/", "nodes/z/deep.yaml", "nodes.yaml",
+		"profiles/", "profiles/hardwareprofile-a.yaml", "run.sh"}, names)
+	assert.Equal(t, int64(0o755), modes["run.sh"])
+	assert.Equal(t, int64(0o644), modes["nodes.yaml"])
+	assert.Equal(t, int64(0o755), modes["nodes/"])
+
+	for _, c := range []struct {
+		files []artifact.File
+		err   string
+	}{
+		{[]artifact.File{{Path: "a.yaml"}, {Path: "a.yaml"}}, `"a.yaml": listed twice`},
+		{[]artifact.File{{Path: "a"}, {Path: "a/b.yaml"}}, `"a": listed as a file, and it is a folder of other files listed`},
+		{[]artifact.File{{Path: "../a.yaml"}}, `"../a.yaml": not a path inside the tree`},
+		{[]artifact.File{{Path: "/a.yaml"}}, `"/a.yaml": not a path inside the tree`},
+		{[]artifact.File{{Path: "."}}, `".": not a path inside the tree`},
+	} {
+		_, _, err := artifact.BuildFiles(c.files, meta)
+		assert.EqualError(t, err, c.err)
+	}
+}
+
+// TestFluxLayout: the artifact is what `flux push artifact` builds with
+// go-containerregistry's mutate from the same layer and annotations: the
+// same config and manifest bytes.
+func TestFluxLayout(t *testing.T) {
+	meta := artifact.Metadata{Source: "https://git.example.com/fleet", Revision: "main@sha1:0123456789abcdef0123456789abcdef01234567", Created: created,
+		Annotations: map[string]string{"x": "y"}}
+	img, tgz, err := artifact.Build(tree(t, 0o644), treePaths(), meta)
+	require.NoError(t, err)
+	m, err := img.Manifest()
+	require.NoError(t, err)
+
+	want := mutate.MediaType(empty.Image, types.OCIManifestSchema1)
+	want = mutate.ConfigMediaType(want, artifact.ConfigMediaType)
+	want = mutate.Annotations(want, m.Annotations).(v1.Image)
+	want, err = mutate.Append(want, mutate.Addendum{Layer: static.NewLayer(tgz, artifact.ContentMediaType)})
+	require.NoError(t, err)
+	for _, f := range []func(v1.Image) ([]byte, error){v1.Image.RawManifest, v1.Image.RawConfigFile} {
+		got, err := f(img)
+		require.NoError(t, err)
+		exp, err := f(want)
+		require.NoError(t, err)
+		assert.Equal(t, string(exp), string(got))
+	}
+	assert.Equal(t, "y", m.Annotations["x"])
+	files := map[string][]byte{}
+	for p, body := range treeFiles {
+		files[p] = []byte(body)
+	}
+	assert.Equal(t, artifact.ContentDigest(files), m.Annotations[artifact.AnnotationContentDigest])
+	for _, want := range []v1.Hash{m.Layers[0].Digest, m.Config.Digest} {
+		l, err := img.LayerByDigest(want)
+		require.NoError(t, err)
+		got, err := l.Digest()
+		require.NoError(t, err)
+		assert.Equal(t, want, got)
+	}
 }
