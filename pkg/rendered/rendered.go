@@ -127,12 +127,21 @@ func read(dir string, content bool) (*Tree, error) {
 			continue
 		}
 		k := folder + "/" + rootKust
-		h, entries, kdata, err := readKustomization(fsys, k)
+		// The folder's files are opened from the folder: one system call
+		// each, not one per path element.
+		sub, err := root.OpenRoot(folder)
 		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: lists %s: %w", rootKust, folder, err))
+			continue
+		}
+		h, entries, kdata, err := readKustomization(sub.FS(), rootKust)
+		if err != nil {
+			sub.Close()
 			errs = append(errs, fmt.Errorf("%s: %w", k, err))
 			continue
 		}
 		if h != head {
+			sub.Close()
 			errs = append(errs, fmt.Errorf("%s: rendered for another cluster than %s", k, rootKust))
 			continue
 		}
@@ -143,13 +152,14 @@ func read(dir string, content bool) (*Tree, error) {
 				errs = append(errs, fmt.Errorf("%s: lists %q, not a file of the folder", k, e))
 				continue
 			}
-			f, err := readRendered(fsys, p, head, content)
+			f, err := readRendered(sub.FS(), path.Clean(e), head, content)
 			if err != nil {
 				errs = append(errs, fmt.Errorf("%s (listed in %s): %w", p, k, err))
 				continue
 			}
 			add(p, f)
 		}
+		sub.Close()
 	}
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("%s is not the tree accelc rendered: render it again:\n%w", dir, errors.Join(errs...))
@@ -252,12 +262,18 @@ func readRegular(fsys fs.FS, p string, limit int64) (fileRead, error) {
 		return fileRead{}, err
 	}
 	defer file.Close()
+	size := st.Size()
+	if limit >= 0 {
+		size = min(size, limit)
+	}
+	// Sized as Lstat found it, with room to see a file that grew.
+	buf := bytes.NewBuffer(make([]byte, 0, size+bytes.MinRead))
 	var r io.Reader = file
 	if limit >= 0 {
 		r = io.LimitReader(file, limit)
 	}
-	data, err := io.ReadAll(r)
-	return fileRead{data: data, mode: st.Mode()}, err
+	_, err = buf.ReadFrom(r)
+	return fileRead{data: buf.Bytes(), mode: st.Mode()}, err
 }
 
 // ReadRegular reads p if it is a regular file, and refuses anything else

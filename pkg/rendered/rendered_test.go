@@ -76,3 +76,12 @@ func TestReadRefusesAnotherHeader(t *testing.T) {
 		t.Errorf("read %d file(s), the second %s: %q", len(tree.Files), tree.Files[1].Path, tree.Files[1].Data)
 	}
 }
+
+// BenchmarkRead reads the largest golden tree, as push does.
+func BenchmarkRead(b *testing.B) {
+	for b.Loop() {
+		if _, err := rendered.Read("../../testdata/golden/hetero-prod"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

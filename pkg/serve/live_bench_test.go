@@ -182,7 +182,7 @@ func buildAccelc(b *testing.B) string {
 		return bin
 	}
 	out := filepath.Join(b.TempDir(), "accelc")
-	cmd := exec.Command("go", "build", "-trimpath", "-o", out, "../../cmd/accelc")
+	cmd := exec.Command("go", "build", "-trimpath", "-o", out, "../../cmd/accelc-core")
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if msg, err := cmd.CombinedOutput(); err != nil {
 		b.Fatalf("go build: %v\n%s", err, msg)
