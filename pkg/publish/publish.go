@@ -81,13 +81,13 @@ func Push(ctx context.Context, opts Options) (*artifact.Pushed, error) {
 		fmt.Fprintf(log, "note: %d path(s) in %s that accelc did not render are left out: %s\n", len(tree.Extra), opts.Dir, listSome(tree.Extra, 10))
 	}
 	fromCheckout(&meta, <-git, log)
-	files := make([]string, len(tree.Files))
+	files := make([]artifact.File, len(tree.Files))
 	for i, f := range tree.Files {
-		files[i] = f.Path
+		files[i] = artifact.File{Path: f.Path, Data: f.Data, Mode: f.Mode}
 	}
-	img, _, err := artifact.Build(opts.Dir, files, meta)
+	img, _, err := artifact.BuildFiles(files, meta)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("packing %s: %w", opts.Dir, err)
 	}
 	// The key is read before anything is sent: a wrong password must not
 	// leave an unsigned artifact behind.
