@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -178,12 +179,19 @@ func pushTo(t *testing.T, host string, opts artifact.PushOptions) (*artifact.Pus
 }
 
 // TestPushInProcess pushes to go-containerregistry's registry: twice
-// gives one digest; the artifact and its tags share one ping; a registry
-// that fails the manifest leaves no tag; 5xx answers are retried.
+// gives one digest; the artifact and its tags share one ping, and each
+// tag is one manifest PUT, sent after every blob is in; a registry that
+// fails the manifest or a blob leaves no tag; 5xx answers are retried,
+// a blob's upload with its content.
 func TestPushInProcess(t *testing.T) {
-	var failManifests, fail5xx, pings atomic.Int32
+	var failManifests, failBlobs, fail5xx, failBlobPut5xx, pings atomic.Int32
+	var mu sync.Mutex
+	var requests []string
 	reg := registry.New()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		requests = append(requests, r.Method+" "+r.URL.Path)
+		mu.Unlock()
 		if r.URL.Path == "/v2/" {
 			pings.Add(1)
 		}
@@ -191,6 +199,19 @@ func TestPushInProcess(t *testing.T) {
 			failManifests.Add(-1)
 			http.Error(w, "disk full", http.StatusInsufficientStorage)
 			return
+		}
+		if r.Method == http.MethodPut && strings.Contains(r.URL.Path, "/blobs/uploads/") {
+			if failBlobs.Load() > 0 {
+				failBlobs.Add(-1)
+				http.Error(w, "disk full", http.StatusInsufficientStorage)
+				return
+			}
+			if failBlobPut5xx.Load() > 0 {
+				failBlobPut5xx.Add(-1)
+				_, _ = io.Copy(io.Discard, r.Body)
+				http.Error(w, "try later", http.StatusServiceUnavailable)
+				return
+			}
 		}
 		if fail5xx.Load() > 0 {
 			fail5xx.Add(-1)
@@ -201,26 +222,82 @@ func TestPushInProcess(t *testing.T) {
 	}))
 	defer srv.Close()
 	host := strings.TrimPrefix(srv.URL, "http://")
+	sent := func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		out := requests
+		requests = nil
+		return out
+	}
 
 	first, err := pushTo(t, host, artifact.PushOptions{Tags: []string{"latest"}})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"v1", "latest"}, first.Tags)
 	assert.Equal(t, int32(1), pings.Load(), "one ping for the artifact and its two tags")
 	assert.Equal(t, host+"/accelc/hetero-prod@"+first.Digest, first.Ref)
+	reqs := sent()
+	var manifests []string
+	blobPuts := 0
+	for _, r := range reqs {
+		switch {
+		case strings.HasPrefix(r, "PUT ") && strings.Contains(r, "/manifests/"):
+			manifests = append(manifests, r)
+		case strings.HasPrefix(r, "PUT ") && strings.Contains(r, "/blobs/uploads/"):
+			assert.Empty(t, manifests, "a blob sent after the manifest: %v", reqs)
+			blobPuts++
+		}
+	}
+	assert.Equal(t, 2, blobPuts, "the layer and the config, each one PUT: %v", reqs)
+	assert.ElementsMatch(t, []string{"PUT /v2/accelc/hetero-prod/manifests/v1", "PUT /v2/accelc/hetero-prod/manifests/latest"}, manifests)
+	assert.Equal(t, "PUT /v2/accelc/hetero-prod/manifests/v1", manifests[0], "the reference's tag first")
 	second, err := pushTo(t, host, artifact.PushOptions{})
 	require.NoError(t, err)
 	assert.Equal(t, first.Digest, second.Digest, "the same tree pushed twice has the same digest")
 	checkPulled(t, host+"/accelc/hetero-prod:latest", treeFiles)
+	d, err := remote.Head(mustRef(t, first.Ref))
+	require.NoError(t, err, "the artifact is there by digest too")
+	assert.Equal(t, first.Digest, d.Digest.String())
 
 	fail5xx.Store(2)
 	_, err = pushTo(t, host, artifact.PushOptions{Tags: []string{"retried"}})
 	require.NoError(t, err, "two 503s are retried")
+
+	// A new tree, so that its blobs are uploaded.
+	ref, err := artifact.ParseURL("oci://"+host+"/accelc/other:v1", false)
+	require.NoError(t, err)
+	img, _, err := artifact.BuildFiles([]artifact.File{{Path: "a.yaml", Data: []byte("kind: A\n")}}, artifact.Metadata{Created: created})
+	require.NoError(t, err)
+	failBlobPut5xx.Store(2)
+	_, err = artifact.Push(context.Background(), img, ref, artifact.PushOptions{Keychain: authn.NewMultiKeychain()})
+	require.NoError(t, err, "a blob's PUT answered 503 is sent again, with its content")
+	pulled, err := artifact.Pull(context.Background(), ref, artifact.PushOptions{Keychain: authn.NewMultiKeychain()}, artifact.ReadOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, map[string][]byte{"a.yaml": []byte("kind: A\n")}, pulled)
 
 	failManifests.Store(100)
 	_, err = pushTo(t, host, artifact.PushOptions{Tags: []string{"broken"}})
 	require.Error(t, err)
 	_, err = remote.Head(mustRef(t, host+"/accelc/hetero-prod:broken"))
 	assert.Error(t, err, "a failed push leaves no tag")
+	failManifests.Store(0)
+
+	// The in-process registry holds blobs for every repository: a tree
+	// of its own, so that its blobs are uploaded.
+	ref, err = artifact.ParseURL("oci://"+host+"/accelc/blobfail:v1", false)
+	require.NoError(t, err)
+	img, _, err = artifact.BuildFiles([]artifact.File{{Path: "b.yaml", Data: []byte("kind: B\n")}}, artifact.Metadata{Created: created})
+	require.NoError(t, err)
+	failBlobs.Store(1)
+	sent()
+	_, err = artifact.Push(context.Background(), img, ref, artifact.PushOptions{Keychain: authn.NewMultiKeychain(), Tags: []string{"latest"}})
+	assert.ErrorContains(t, err, "disk full")
+	for _, r := range sent() {
+		assert.NotContains(t, r, "/manifests/", "no manifest is sent when a blob fails")
+	}
+	for _, tag := range []string{"v1", "latest"} {
+		_, err = remote.Head(mustRef(t, host+"/accelc/blobfail:"+tag))
+		assert.Error(t, err, "a push whose blob failed leaves no tag")
+	}
 }
 
 func mustRef(t *testing.T, s string) name.Reference {

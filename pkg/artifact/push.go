@@ -1,19 +1,27 @@
 package artifact
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
+	"github.com/google/go-containerregistry/pkg/v1/types"
+	"golang.org/x/sync/errgroup"
 )
 
 // PushOptions tune a push.
@@ -74,17 +82,25 @@ func loopback(ref string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// Push writes the artifact to the reference's repository by digest, then
-// the reference's tag and the extra tags, so that a push that fails
-// leaves no tag pointing at a partial artifact.
+// Push writes the artifact to the reference's repository: its blobs,
+// then its manifest straight to the reference's tag (by digest where the
+// reference has no tag and no extra tag is asked for), then the extra
+// tags. A registry refuses a manifest whose blobs it does not hold, and
+// the manifest is sent only once every blob is in, so a push that fails
+// leaves no tag pointing at a partial artifact: at worst blobs that no
+// manifest names, which the registry's garbage collection removes. The
+// digest returned is the manifest's, computed here.
+//
+// It speaks the distribution API itself (go-containerregistry's transport
+// for the ping and the credentials): one ping; per blob, a HEAD, and where
+// the blob is missing a POST and one PUT with the content, the blobs side
+// by side; then one manifest PUT per tag. The blobs go up before the
+// manifest is asked for, so an image from Build or BuildFiles computes
+// its content digest while they travel.
 func Push(ctx context.Context, img v1.Image, ref name.Reference, opts PushOptions) (*Pushed, error) {
 	// Every tag is checked before anything is sent: a bad one found
 	// after the upload would leave the artifact untagged.
 	if err := CheckTags(opts.Tags); err != nil {
-		return nil, err
-	}
-	digest, err := img.Digest()
-	if err != nil {
 		return nil, err
 	}
 	repo := ref.Context()
@@ -97,21 +113,283 @@ func Push(ctx context.Context, img v1.Image, ref name.Reference, opts PushOption
 			tags = append(tags, t)
 		}
 	}
-	// One pusher for the artifact and its tags: one ping and one token
-	// for the repository, not one per request.
-	pusher, err := remote.NewPusher(remoteOptions(ctx, ref, opts)...)
+	r, err := newRegistry(ctx, repo, opts)
 	if err != nil {
 		return nil, explain(repo, err)
 	}
-	if err := remote.Write(repo.Digest(digest.String()), img, remote.WithContext(ctx), remote.Reuse(pusher)); err != nil {
+	if err := r.uploadBlobs(ctx, img); err != nil {
 		return nil, explain(repo, err)
 	}
-	for _, t := range tags {
-		if err := remote.Tag(repo.Tag(t), img, remote.WithContext(ctx), remote.Reuse(pusher)); err != nil {
-			return nil, explain(repo, err)
+	raw, err := img.RawManifest()
+	if err != nil {
+		return nil, explain(repo, err)
+	}
+	mt, err := img.MediaType()
+	if err != nil {
+		return nil, explain(repo, err)
+	}
+	h, _, err := v1.SHA256(bytes.NewReader(raw))
+	if err != nil {
+		return nil, explain(repo, err)
+	}
+	digest := h.String()
+	first := digest
+	if len(tags) > 0 {
+		first = tags[0]
+	}
+	if err := r.putManifest(ctx, first, raw, mt); err != nil {
+		return nil, explain(repo, err)
+	}
+	if len(tags) > 1 {
+		g, gctx := errgroup.WithContext(ctx)
+		for _, t := range tags[1:] {
+			g.Go(func() error { return r.putManifest(gctx, t, raw, mt) })
+		}
+		if err := g.Wait(); err != nil {
+			return nil, explain(repo, fmt.Errorf("the artifact is pushed as %s:%s but not every tag: %w", repo, first, err))
 		}
 	}
-	return &Pushed{Repository: repo.String(), Digest: digest.String(), Tags: tags, Ref: repo.Digest(digest.String()).String()}, nil
+	return &Pushed{Repository: repo.String(), Digest: digest, Tags: tags, Ref: repo.Digest(digest).String()}, nil
+}
+
+// registry is one repository of a registry, pinged and logged in to.
+type registry struct {
+	repo   name.Repository
+	client *http.Client
+}
+
+// newRegistry pings the registry and gets the credentials to push to
+// repo (a token, where the registry wants one): the transport of the
+// requests that follow.
+func newRegistry(ctx context.Context, repo name.Repository, opts PushOptions) (*registry, error) {
+	kc := opts.Keychain
+	if kc == nil {
+		kc = authn.DefaultKeychain
+	}
+	auth, err := authn.Resolve(ctx, kc, repo)
+	if err != nil {
+		return nil, err
+	}
+	tr := opts.Transport
+	if tr == nil {
+		tr = http.DefaultTransport
+	}
+	retries := opts.Retries
+	if retries <= 0 {
+		retries = 3
+	}
+	var rt http.RoundTripper = &retrying{
+		next:    tlsOnly{next: tr, allowHTTP: opts.Insecure || loopback(repo.RegistryStr())},
+		retries: retries,
+		wait:    500 * time.Millisecond,
+	}
+	rt = transport.NewUserAgent(rt, "accelc")
+	rt, err = transport.NewWithContext(ctx, repo.Registry, auth, rt, []string{repo.Scope(transport.PushScope)})
+	if err != nil {
+		return nil, err
+	}
+	return &registry{repo: repo, client: &http.Client{Transport: rt, CheckRedirect: sameHostOrPublic}}, nil
+}
+
+func (r *registry) url(path string) string {
+	u := url.URL{Scheme: r.repo.Scheme(), Host: r.repo.RegistryStr(), Path: "/v2/" + r.repo.RepositoryStr() + path}
+	return u.String()
+}
+
+// do sends a request and checks its answer's status, returning the
+// answer, its body read and closed.
+func (r *registry) do(ctx context.Context, method, url string, body []byte, contentType string, want ...int) (*http.Response, error) {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, url, rd)
+	if err != nil {
+		return nil, err
+	}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	resp, err := r.client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	if err := transport.CheckError(resp, want...); err != nil {
+		resp.Body.Close()
+		return nil, err
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	resp.Body.Close()
+	return resp, nil
+}
+
+// uploadBlobs uploads the image's layers and config, side by side.
+func (r *registry) uploadBlobs(ctx context.Context, img v1.Image) error {
+	layers, err := img.Layers()
+	if err != nil {
+		return err
+	}
+	config, err := img.RawConfigFile()
+	if err != nil {
+		return err
+	}
+	configName, err := img.ConfigName()
+	if err != nil {
+		return err
+	}
+	g, ctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return r.uploadBlob(ctx, configName, config) })
+	for _, l := range layers {
+		g.Go(func() error {
+			h, err := l.Digest()
+			if err != nil {
+				return err
+			}
+			rc, err := l.Compressed()
+			if err != nil {
+				return err
+			}
+			data, err := io.ReadAll(rc)
+			rc.Close()
+			if err != nil {
+				return err
+			}
+			return r.uploadBlob(ctx, h, data)
+		})
+	}
+	return g.Wait()
+}
+
+// uploadBlob uploads a blob the repository does not hold: a POST opens
+// an upload, one PUT sends the content and closes it (the distribution
+// spec's monolithic upload, as containerd and ORAS push).
+func (r *registry) uploadBlob(ctx context.Context, h v1.Hash, data []byte) error {
+	resp, err := r.do(ctx, http.MethodHead, r.url("/blobs/"+h.String()), nil, "", http.StatusOK, http.StatusNotFound)
+	if err != nil {
+		return fmt.Errorf("blob %s: %w", h, err)
+	}
+	if resp.StatusCode == http.StatusOK {
+		return nil
+	}
+	resp, err = r.do(ctx, http.MethodPost, r.url("/blobs/uploads/"), nil, "", http.StatusAccepted)
+	if err != nil {
+		return fmt.Errorf("blob %s: starting its upload: %w", h, err)
+	}
+	loc, err := location(resp)
+	if err != nil {
+		return fmt.Errorf("blob %s: starting its upload: %w", h, err)
+	}
+	q := loc.Query()
+	q.Set("digest", h.String())
+	loc.RawQuery = q.Encode()
+	if _, err := r.do(ctx, http.MethodPut, loc.String(), data, "application/octet-stream", http.StatusCreated); err != nil {
+		return fmt.Errorf("blob %s: uploading it: %w", h, err)
+	}
+	return nil
+}
+
+// putManifest writes the manifest by tag or digest.
+func (r *registry) putManifest(ctx context.Context, tagOrDigest string, raw []byte, mt types.MediaType) error {
+	_, err := r.do(ctx, http.MethodPut, r.url("/manifests/"+tagOrDigest), raw, string(mt), http.StatusOK, http.StatusCreated, http.StatusAccepted)
+	if err != nil {
+		return fmt.Errorf("manifest %s: %w", tagOrDigest, err)
+	}
+	return nil
+}
+
+// location is an answer's Location, resolved against its request. A
+// registry may send the upload elsewhere (a storage bucket), but not from
+// another host to a private or link-local address.
+func location(resp *http.Response) (*url.URL, error) {
+	loc := resp.Header.Get("Location")
+	if loc == "" {
+		return nil, errors.New("the registry's answer has no Location")
+	}
+	u, err := url.Parse(loc)
+	if err != nil {
+		return nil, fmt.Errorf("the registry's Location %q: %w", loc, err)
+	}
+	u = resp.Request.URL.ResolveReference(u)
+	if !publicOrSameHost(resp.Request.URL.Hostname(), u.Hostname()) {
+		return nil, fmt.Errorf("the registry sends the upload from %s to the private address %s: refused", resp.Request.URL.Hostname(), u.Hostname())
+	}
+	return u, nil
+}
+
+// sameHostOrPublic refuses a redirect from one host to another's private
+// or link-local address.
+func sameHostOrPublic(req *http.Request, via []*http.Request) error {
+	if len(via) >= 10 {
+		return errors.New("stopped after 10 redirects")
+	}
+	if len(via) > 0 && !publicOrSameHost(via[0].URL.Hostname(), req.URL.Hostname()) {
+		return fmt.Errorf("the registry redirects from %s to the private address %s: refused", via[0].URL.Hostname(), req.URL.Hostname())
+	}
+	return nil
+}
+
+func publicOrSameHost(from, to string) bool {
+	if from == to {
+		return true
+	}
+	ip := net.ParseIP(strings.Trim(to, "[]"))
+	return ip == nil || !(ip.IsPrivate() || ip.IsLoopback() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() || ip.IsUnspecified())
+}
+
+// retrying retries a request that timed out, lost its connection or got
+// 408, 429 or a 5xx but 501 and 505, with exponential backoff and its
+// body sent again.
+type retrying struct {
+	next    http.RoundTripper
+	retries int
+	wait    time.Duration
+}
+
+func (t *retrying) RoundTrip(req *http.Request) (*http.Response, error) {
+	wait := t.wait
+	for try := 0; ; try++ {
+		if try > 0 {
+			select {
+			case <-req.Context().Done():
+				return nil, req.Context().Err()
+			case <-time.After(wait):
+			}
+			wait *= 2
+			if req.Body != nil && req.Body != http.NoBody {
+				if req.GetBody == nil {
+					return nil, errors.New("cannot send the request again: its body cannot be read twice")
+				}
+				body, err := req.GetBody()
+				if err != nil {
+					return nil, err
+				}
+				req = req.Clone(req.Context())
+				req.Body = body
+			}
+		}
+		resp, err := t.next.RoundTrip(req)
+		if try >= t.retries || !retryable(resp, err) || req.Context().Err() != nil {
+			return resp, err
+		}
+		if resp != nil {
+			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+			resp.Body.Close()
+		}
+	}
+}
+
+func retryable(resp *http.Response, err error) bool {
+	if err != nil {
+		var ne net.Error
+		return errors.As(err, &ne) && ne.Timeout() || errors.Is(err, syscall.ECONNRESET) ||
+			errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF)
+	}
+	switch resp.StatusCode {
+	case http.StatusRequestTimeout, http.StatusTooManyRequests, http.StatusInternalServerError,
+		http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		return true
+	}
+	return false
 }
 
 // validTag is the OCI distribution spec's tag grammar,
