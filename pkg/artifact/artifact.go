@@ -115,6 +115,7 @@ func Build(dir string, files []string, meta Metadata) (v1.Image, []byte, error) 
 	// Each file is hashed as soon as it is read.
 	content := newContentHash(len(files))
 	read, err := readFiles(dir, files, content.add)
+	content.close()
 	if err == nil {
 		var img v1.Image
 		var tgz []byte
@@ -122,7 +123,7 @@ func Build(dir string, files []string, meta Metadata) (v1.Image, []byte, error) 
 			return img, tgz, nil
 		}
 	}
-	content.sum() // no goroutine outlives Build
+	content.sum() // the files' hashing ends with Build
 	return nil, nil, fmt.Errorf("packing %s: %w", dir, err)
 }
 
@@ -145,9 +146,10 @@ func BuildFiles(files []File, meta Metadata) (v1.Image, []byte, error) {
 	for _, i := range order {
 		content.add(files[i])
 	}
+	content.close()
 	img, tgz, err := buildFiles(files, meta, content)
 	if err != nil {
-		content.sum() // no goroutine outlives BuildFiles
+		content.sum() // the files' hashing ends with BuildFiles
 		return nil, nil, err
 	}
 	return img, tgz, nil

@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -438,4 +439,28 @@ func TestFluxLayout(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, want, got)
 	}
+}
+
+// TestBuildLeavesNoGoroutine: an image built and dropped before its
+// manifest is asked for leaves no goroutine behind once its files are
+// hashed.
+func TestBuildLeavesNoGoroutine(t *testing.T) {
+	dir := tree(t, 0o644)
+	before := runtime.NumGoroutine()
+	for range 5 {
+		_, _, err := artifact.Build(dir, treePaths(), artifact.Metadata{Created: created})
+		require.NoError(t, err)
+		_, _, err = artifact.BuildFiles([]artifact.File{{Path: "a.yaml", Data: []byte("a: 1\n")}}, artifact.Metadata{Created: created})
+		require.NoError(t, err)
+	}
+	for deadline := time.Now().Add(5 * time.Second); runtime.NumGoroutine() > before; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d goroutines before, %d after:\n%s", before, runtime.NumGoroutine(), stacks())
+		}
+	}
+}
+
+func stacks() string {
+	buf := make([]byte, 1<<16)
+	return string(buf[:runtime.Stack(buf, true)])
 }

@@ -47,6 +47,7 @@ func ContentDigest(files map[string][]byte) string {
 	for p, data := range files {
 		h.add(File{Path: p, Data: data})
 	}
+	h.close()
 	return h.sum()
 }
 
@@ -54,12 +55,15 @@ func ContentDigest(files map[string][]byte) string {
 // Reading a file as YAML is most of the cost of a push (some 60 µs for
 // each of a 5,000-node tree's files), so the files added are normalized
 // by one goroutine per CPU while the caller goes on (reading the next
-// files, packing the tarball, uploading it), and sum waits for them.
+// files, packing the tarball, uploading it), and sum waits for them. The
+// workers end once close is called and the files are hashed, whether sum
+// is called or not.
 type contentHash struct {
-	queue chan File
-	wg    sync.WaitGroup
-	lines [][]string // each worker's
-	sum   func() string
+	queue     chan File
+	closeOnce sync.Once
+	wg        sync.WaitGroup
+	lines     [][]string // each worker's
+	sum       func() string
 }
 
 // newContentHash starts the workers; n is how many files are coming (a
@@ -77,7 +81,7 @@ func newContentHash(n int) *contentHash {
 		})
 	}
 	c.sum = sync.OnceValue(func() string {
-		close(c.queue)
+		c.close()
 		c.wg.Wait()
 		// One line per file, "path NUL hex-sha256 newline", in the order
 		// of the lines, which is the order of the paths (a path holds no
@@ -95,6 +99,9 @@ func newContentHash(n int) *contentHash {
 
 // add queues a file, whose contents must not change until sum returns.
 func (c *contentHash) add(f File) { c.queue <- f }
+
+// close says that every file is added.
+func (c *contentHash) close() { c.closeOnce.Do(func() { close(c.queue) }) }
 
 // normalize is a file as ContentDigest counts it: one YAML object as
 // canonical JSON (sorted keys, numbers as written) without the provenance
