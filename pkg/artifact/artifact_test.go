@@ -464,3 +464,44 @@ func stacks() string {
 	buf := make([]byte, 1<<16)
 	return string(buf[:runtime.Stack(buf, true)])
 }
+
+// staticKeychain gives one user and password for every registry.
+type staticKeychain struct{ user, password string }
+
+func (k staticKeychain) Resolve(authn.Resource) (authn.Authenticator, error) {
+	return authn.FromConfig(authn.AuthConfig{Username: k.user, Password: k.password}), nil
+}
+
+// TestPushLoopbackCredentials: a registry on loopback that asks for
+// credentials gets them on every request (the plain HTTP ping finds the
+// challenge and leaves the log-in to go-containerregistry's), and one
+// that gets wrong ones fails the push with the registry's answer.
+func TestPushLoopbackCredentials(t *testing.T) {
+	reg := registry.New()
+	var unauthorized atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if u, p, ok := r.BasicAuth(); !ok || u != "ci" || p != "s3cret" {
+			if r.URL.Path != "/v2/" {
+				unauthorized.Add(1)
+			}
+			w.Header().Set("WWW-Authenticate", `Basic realm="test"`)
+			http.Error(w, `{"errors":[{"code":"UNAUTHORIZED","message":"authentication required"}]}`, http.StatusUnauthorized)
+			return
+		}
+		reg.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	host := strings.TrimPrefix(srv.URL, "http://")
+
+	pushed, err := pushTo(t, host, artifact.PushOptions{Keychain: staticKeychain{"ci", "s3cret"}, Tags: []string{"latest"}})
+	require.NoError(t, err)
+	assert.Zero(t, unauthorized.Load(), "every request but the pings carries the credentials")
+	ref, err := name.ParseReference(host+"/accelc/hetero-prod:latest", name.Insecure)
+	require.NoError(t, err)
+	d, err := remote.Head(ref, remote.WithAuthFromKeychain(staticKeychain{"ci", "s3cret"}))
+	require.NoError(t, err)
+	assert.Equal(t, pushed.Digest, d.Digest.String())
+
+	_, err = pushTo(t, host, artifact.PushOptions{Keychain: staticKeychain{"ci", "wrong"}, Retries: 1})
+	assert.ErrorContains(t, err, "401 Unauthorized")
+}

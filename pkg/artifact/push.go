@@ -92,9 +92,10 @@ func loopback(ref string) bool {
 // digest returned is the manifest's, computed here.
 //
 // It speaks the distribution API itself (go-containerregistry's transport
-// for the ping and the credentials): one ping; per blob, a HEAD, and where
-// the blob is missing a POST and one PUT with the content, the blobs side
-// by side; then one manifest PUT per tag. The blobs go up before the
+// for the ping and the credentials, but for a registry on loopback that
+// answers a plain HTTP ping without asking for any): one ping; per blob,
+// a HEAD, and where the blob is missing a POST and one PUT with the
+// content, the blobs side by side; then one manifest PUT per tag. The blobs go up before the
 // manifest is asked for, so an image from Build or BuildFiles computes
 // its content digest while they travel.
 func Push(ctx context.Context, img v1.Image, ref name.Reference, opts PushOptions) (*Pushed, error) {
@@ -154,7 +155,12 @@ func Push(ctx context.Context, img v1.Image, ref name.Reference, opts PushOption
 
 // registry is one repository of a registry, pinged and logged in to.
 type registry struct {
-	repo   name.Repository
+	repo name.Repository
+	// scheme is http where the registry answered a plain HTTP ping, else
+	// the registry's guess (http on loopback and private networks, else
+	// https): go-containerregistry's transport sets the one its ping
+	// found.
+	scheme string
 	client *http.Client
 }
 
@@ -184,15 +190,41 @@ func newRegistry(ctx context.Context, repo name.Repository, opts PushOptions) (*
 		wait:    500 * time.Millisecond,
 	}
 	rt = transport.NewUserAgent(rt, "accelc")
+	if loopback(repo.RegistryStr()) && openOverHTTP(ctx, repo, rt) {
+		return &registry{repo: repo, scheme: "http", client: &http.Client{Transport: rt, CheckRedirect: sameHostOrPublic}}, nil
+	}
 	rt, err = transport.NewWithContext(ctx, repo.Registry, auth, rt, []string{repo.Scope(transport.PushScope)})
 	if err != nil {
 		return nil, err
 	}
-	return &registry{repo: repo, client: &http.Client{Transport: rt, CheckRedirect: sameHostOrPublic}}, nil
+	return &registry{repo: repo, scheme: repo.Scheme(), client: &http.Client{Transport: rt, CheckRedirect: sameHostOrPublic}}, nil
 }
 
+// openOverHTTP pings a registry on loopback over plain HTTP and reports
+// whether it answers without asking for credentials: then its requests
+// need neither. go-containerregistry's ping tries HTTPS first and HTTP
+// only once that fails, a round trip and a TLS handshake more for the
+// plain-HTTP registry on this machine that development and CI use. Any
+// other answer (a challenge, a TLS server, an error) leaves it to
+// go-containerregistry's ping, as for every other registry.
+func openOverHTTP(ctx context.Context, repo name.Repository, rt http.RoundTripper) bool {
+	u := url.URL{Scheme: "http", Host: repo.RegistryStr(), Path: "/v2/"}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return false
+	}
+	resp, err := rt.RoundTrip(req)
+	if err != nil {
+		return false
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}
+
+// url is the address of path under the repository.
 func (r *registry) url(path string) string {
-	u := url.URL{Scheme: r.repo.Scheme(), Host: r.repo.RegistryStr(), Path: "/v2/" + r.repo.RepositoryStr() + path}
+	u := url.URL{Scheme: r.scheme, Host: r.repo.RegistryStr(), Path: "/v2/" + r.repo.RepositoryStr() + path}
 	return u.String()
 }
 
