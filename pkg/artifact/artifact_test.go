@@ -505,3 +505,27 @@ func TestPushLoopbackCredentials(t *testing.T) {
 	_, err = pushTo(t, host, artifact.PushOptions{Keychain: staticKeychain{"ci", "wrong"}, Retries: 1})
 	assert.ErrorContains(t, err, "401 Unauthorized")
 }
+
+// TestPushByDigest: a reference by digest and no tag writes the manifest
+// by its digest alone.
+func TestPushByDigest(t *testing.T) {
+	srv := httptest.NewServer(registry.New())
+	defer srv.Close()
+	host := strings.TrimPrefix(srv.URL, "http://")
+	img, _, err := artifact.BuildFiles([]artifact.File{{Path: "a.yaml", Data: []byte("kind: A\n")}}, artifact.Metadata{Created: created})
+	require.NoError(t, err)
+	d, err := img.Digest()
+	require.NoError(t, err)
+	ref, err := artifact.ParseURL("oci://"+host+"/accelc/bydigest@"+d.String(), false)
+	require.NoError(t, err)
+	pushed, err := artifact.Push(context.Background(), img, ref, artifact.PushOptions{Keychain: authn.NewMultiKeychain()})
+	require.NoError(t, err)
+	assert.Empty(t, pushed.Tags)
+	assert.Equal(t, d.String(), pushed.Digest)
+	got, err := remote.Head(mustRef(t, pushed.Ref))
+	require.NoError(t, err)
+	assert.Equal(t, d, got.Digest)
+	tags, err := remote.List(mustRef(t, host+"/accelc/bydigest:x").Context())
+	require.NoError(t, err)
+	assert.Empty(t, tags)
+}
