@@ -19,9 +19,9 @@ func NewPushCmd(stdout, stderr io.Writer) *cobra.Command {
 		Use:   "push OUT_DIR oci://HOST/REPOSITORY:TAG",
 		Short: "Publish a rendered tree as a Flux OCI artifact",
 		Long: `push packs OUT_DIR (what render wrote) as the OCI artifact ` + "`flux push artifact`" + `
-makes, so Flux's OCIRepository consumes it unchanged, and pushes it: the
-artifact by digest first, then its tags, so a failed push leaves no tag
-behind. The artifact is reproducible: the same tree and metadata give the
+makes, so Flux's OCIRepository consumes it unchanged, and pushes it: its
+blobs first, then its manifest to the tag and each --tag, so a failed push
+leaves no tag behind. The artifact is reproducible: the same tree and metadata give the
 same digest.
 
 Only what render wrote is packed: the files the tree's kustomizations list,
