@@ -2,9 +2,11 @@ package artifact
 
 import (
 	"bytes"
+	"encoding/json"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -55,7 +57,69 @@ var normalizeCases = []string{
 	"a: " + strings.Repeat("[", 12000) + strings.Repeat("]", 12000) + "\nmetadata: {annotations: {accelc.io/version: v1}}\n",
 	"a: " + strings.Repeat("[", 1100) + strings.Repeat("]", 1100) + "\nmetadata: {annotations: {accelc.io/version: v1}}\n",
 	"a: " + strings.Repeat("{b: ", 1100) + "1" + strings.Repeat("}", 1100) + "\nmetadata: {annotations: {accelc.io/version: v1}}\n",
+	// Neighbours of what the fast reader takes, which it must leave to
+	// yaml.v2.
+	"a: b\nh: {} # x\n",
+	"a: b\nj: x # comment\n",
+	"a: \"\\/\"\n",
+	"a: b\ni: [] x\n",
+	"a: b\nh: [ ]\n",
+	"a: first line\n  second: line\nb: x\n",
+	"a: first line\n  - second line\n",
+	"a: 1 first\n  second\n",
+	"b: 'x' y\n",
+	"b: \"bad \\q\"\n",
+	"a: \"x\\ud800\"\n",
+	"e: >\n  folded\n",
+	"a: |\n  \n  x\n",
+	"a:\n  b: 1\n   c: 2\n",
+	"a:\n  b: 1\n c: 2\n",
+	"a: 1\na: 2\n",
+	"1: x\n",
+	"a: &x 1\nb: *x\nc: !!str 1\n",
+	"a:\tb\n",
+	"a: b\r\n",
+	"a: b\n---\nc: d\n",
+	"--- \na: b\n",
+	"a: b\n...\n",
+	"\ufeffa: b\n",
+	"a: \u0085b\n",
+	"a: x\u2028y\n",
+	"? a\n: b\n",
+	"a: 'unterminated\n",
+	"a: \"unterminated\n",
+	"a: b\n  c: d\n",
+	"a:\n- b\n  - c\n",
 }
+
+// fastCases are YAML the fast reader takes: yaml.v2's emitter's styles.
+var fastCases = []string{
+	"a: b\nc:\nd: ''\ne: \"\"\nf: {}\ng: []\nk: x#y\n",
+	"a: first line\n  second line\n\n  after a blank\nb: x\n",
+	"a: first line\n  > second line\n  ', '-') in ['x']\n",
+	"a: 'it''s\n  folded\n\n  twice'\n",
+	"a: \"esc \\\" \\\\ \\t \\n \\x41 \\u00e9 \\U0001F600 \\r \\0 \\a \\b \\e \\f \\v \\N \\_ \\L \\P \\' \\ \"\n",
+	"a: \"folded\n  line \\\n  joined\\\n  \\ spaced\n\n  broken\"\n",
+	"a: \"trailing   \n  spaces\"\n",
+	"a: |\n  keep\n   more\n\n  end\nb: |-\n  strip\n\n\nc: |+\n  keep\n\n\nd: |2\n    indented\nf: |\ng: x\n",
+	"a: |-\n  x\n\n\n",
+	"a: |+\n  x\n\n",
+	"a:\n  - b: 1\n    c: 2\n  - - x\n    - z\n  -\n    d: 3\n  - e\nf:\n- g\n-\n- h: []\n",
+	"\"a b\": 1\n'c''d': 2\n\"e\\u0041\": 3\n",
+	"- a: b\n",
+	"a: ãb\nb: ^a$\nc: =x\nd: (a)\ne: 'true'\nf: \"null\"\ng: ~\nh: null\ni: true\nj: false\n",
+	"metadata:\n  annotations:\n    accelc.io/version: v1\n    accelc.io/source-revision: r\n  name: x\n",
+	"metadata:\n  annotations:\n    accelc.io/version: v1\n    x: z\n",
+	"metadata:\n  annotations: {}\n",
+}
+
+// scalars are plain scalars yaml.v2 reads as strings, numbers, booleans,
+// nulls or dates: each is tried as a value, an item and a key.
+var scalars = []string{"1m", "8Gi", "738c", "738e", "0bd9", "0b101", "-0b1", "-0bx", "+0b1", "0x1F", "0o17", "017", "1e3", "1e", ".5", ".spec.team",
+	"1_000", "+1", "-1", "0", "-0", "2026-01-01", "2026-1-2x", "2026-11-20T09:30:00Z", "2026-11-20 09:30:00", "12345678901234567890",
+	"123456789012345678", "1234567890123456789", "-123456789012345678", "1.5", "1.", "+.inf", ".NaN", ".nan", "-.Inf", "0x", "1:30", "190:20:30",
+	"yes", "Yes", "yEs", "y", "n", "On", "OFF", "~", "Null", "NULL", "null", "true", "True", "tRue", "<<", "^a$", "=x", "(a)", "ã", "Inf", "NaN",
+	"infinity", "-inf", "+Infinity", "0x1p-2", "1_0.5", "0b1_0", "_1", "-", "--", "-a", "+a", "+", ".", "..", "a.b"}
 
 // renderedFiles are the rendered trees under testdata/golden*.
 func renderedFiles(t testing.TB) map[string][]byte {
@@ -98,9 +162,36 @@ func TestNormalizeFast(t *testing.T) {
 		}
 	}
 	assert.Greater(t, objects, len(files)/2, "most rendered files are objects")
+
+	// Every rendered file is read the fast way, to YAMLToJSON's very
+	// value.
+	for p, data := range files {
+		v, ok := fastYAML(data)
+		if !assert.True(t, ok, "%s: a rendered file is read the fast way", p) {
+			continue
+		}
+		want, err := yaml.YAMLToJSON(data)
+		require.NoError(t, err, p)
+		got, err := json.Marshal(v)
+		require.NoError(t, err, p)
+		assert.Equal(t, string(want), string(got), p)
+	}
 	for _, c := range normalizeCases {
 		assert.Equal(t, string(normalizeSlow([]byte(c))), string(normalize([]byte(c))), "%.200q", c)
 	}
+	for _, c := range fastCases {
+		_, ok := fastYAML([]byte(c))
+		assert.True(t, ok, "%q is read the fast way", c)
+		assert.Equal(t, string(normalizeSlow([]byte(c))), string(normalize([]byte(c))), "%q", c)
+	}
+	fast := 0
+	for _, c := range scalarCases() {
+		if _, ok := fastYAML([]byte(c)); ok {
+			fast++
+		}
+		assert.Equal(t, string(normalizeSlow([]byte(c))), string(normalize([]byte(c))), "%q", c)
+	}
+	assert.Greater(t, fast, len(scalars), "scalars read the fast way")
 	// A few cases the fast way must not take.
 	_, ok := dropProvenance([]byte(`{"a":` + strings.Repeat("[", maxFastDepth+1) + strings.Repeat("]", maxFastDepth+1) + `}`))
 	assert.False(t, ok, "deeper than maxFastDepth")
@@ -108,9 +199,19 @@ func TestNormalizeFast(t *testing.T) {
 	assert.False(t, ok, "trailing bytes")
 }
 
+// scalarCases puts each of scalars in a mapping as a value, an item and
+// a key.
+func scalarCases() []string {
+	var out []string
+	for _, s := range scalars {
+		out = append(out, "a: "+s+"\n", "a:\n- "+s+"\n- x\n", s+": x\n", "a: "+s+" and\n  more\n")
+	}
+	return out
+}
+
 // FuzzNormalize: normalize is normalizeSlow, whatever the YAML.
 func FuzzNormalize(f *testing.F) {
-	for _, c := range normalizeCases {
+	for _, c := range slices.Concat(normalizeCases, fastCases, scalarCases()) {
 		f.Add([]byte(c))
 	}
 	n := 0
@@ -125,4 +226,23 @@ func FuzzNormalize(f *testing.F) {
 			t.Fatalf("normalize(%q) = %q, want %q", data, got, want)
 		}
 	})
+}
+
+// BenchmarkNormalize normalizes every file of the rendered trees under
+// testdata, the fast way (normalize) and by the definition
+// (normalizeSlow).
+func BenchmarkNormalize(b *testing.B) {
+	files := renderedFiles(b)
+	for _, c := range []struct {
+		name string
+		f    func([]byte) []byte
+	}{{"normalize", normalize}, {"normalizeSlow", normalizeSlow}} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				for _, data := range files {
+					c.f(data)
+				}
+			}
+		})
+	}
 }
