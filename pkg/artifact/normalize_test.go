@@ -246,3 +246,33 @@ func BenchmarkNormalize(b *testing.B) {
 		})
 	}
 }
+
+// FuzzNormalizeEmitted: objects as render writes them (sigs.k8s.io/yaml's
+// Marshal, yaml.v2's emitter) of fuzzed strings and numbers normalize to
+// normalizeSlow's bytes: the ground the fast reader covers.
+func FuzzNormalizeEmitted(f *testing.F) {
+	f.Add("a", "b", int64(1), 1.5)
+	f.Add("key with spaces", "a long value with spaces that the emitter folds over more than one line, since it is longer than eighty columns", int64(-7), 0.0)
+	f.Add("x", "line one\nline two\n\n  indented\n", int64(0), 1e21)
+	f.Add("q'uote", "\"quoted\" and 'single' # not a comment: here", int64(9007199254740993), -0.5)
+	f.Add("yes", "no", int64(12345678901234567), 3.0)
+	f.Add("8Gi", "0bd9", int64(10), 1e-7)
+	f.Add("tab\there", "trailing spaces   \n  and\ttabs\t", int64(2), 2.5)
+	f.Add("ü", "…\u00a0\u2028é", int64(3), 0.1)
+	f.Fuzz(func(t *testing.T, a, b string, n int64, x float64) {
+		obj := map[string]any{
+			"apiVersion": "v1",
+			"metadata":   map[string]any{"annotations": map[string]any{"accelc.io/version": b, a: b}, "name": a},
+			a:            []any{b, n, x, true, nil, map[string]any{b: a, "list": []any{a, []any{b}}}, []any{}, map[string]any{}},
+			"text":       strings.Repeat(b+" ", 3) + a,
+			"lines":      b + "\n" + a + "\n",
+		}
+		data, err := yaml.Marshal(obj)
+		if err != nil {
+			return
+		}
+		if want, got := normalizeSlow(data), normalize(data); !bytes.Equal(want, got) {
+			t.Fatalf("normalize(%q) = %q, want %q", data, got, want)
+		}
+	})
+}
