@@ -99,6 +99,25 @@ func loopback(ref string) bool {
 // manifest is asked for, so an image from Build or BuildFiles computes
 // its content digest while they travel.
 func Push(ctx context.Context, img v1.Image, ref name.Reference, opts PushOptions) (*Pushed, error) {
+	r, err := Connect(ctx, ref, opts)
+	if err != nil {
+		return nil, err
+	}
+	return r.Push(ctx, img)
+}
+
+// Registry is the repository a reference names, pinged and logged in
+// to, with the tags to write: Connect it while the artifact is still
+// being built (the ping and the token are a round trip each to a registry
+// across the network), then Push.
+type Registry struct {
+	*registry
+	tags []string
+}
+
+// Connect checks the tags, pings the reference's registry and gets the
+// credentials to push to its repository. It sends nothing that writes.
+func Connect(ctx context.Context, ref name.Reference, opts PushOptions) (*Registry, error) {
 	// Every tag is checked before anything is sent: a bad one found
 	// after the upload would leave the artifact untagged.
 	if err := CheckTags(opts.Tags); err != nil {
@@ -118,6 +137,13 @@ func Push(ctx context.Context, img v1.Image, ref name.Reference, opts PushOption
 	if err != nil {
 		return nil, explain(repo, err)
 	}
+	return &Registry{registry: r, tags: tags}, nil
+}
+
+// Push writes img to the repository and its tags, as the package's Push
+// does.
+func (r *Registry) Push(ctx context.Context, img v1.Image) (*Pushed, error) {
+	repo, tags := r.repo, r.tags
 	if err := r.uploadBlobs(ctx, img); err != nil {
 		return nil, explain(repo, err)
 	}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/accelc/accelc/internal/errkind"
 	"github.com/accelc/accelc/pkg/artifact"
@@ -53,56 +54,44 @@ type Options struct {
 }
 
 // Push packs the rendered tree in opts.Dir as Flux's OCI artifact and
-// pushes it (by digest, then its tags), signing it where asked. Wrong
-// options are UsageErrors, a tree that is not accelc's is the input's
-// error, and a registry that fails is an OutsideError; a signature that
-// fails after the push says that the artifact is there, unsigned.
+// pushes it (its blobs, then its manifest to each tag), signing it where
+// asked. Wrong options are UsageErrors, a tree that is not accelc's is
+// the input's error, and a registry that fails is an OutsideError; a
+// signature that fails after the push says that the artifact is there,
+// unsigned.
+//
+// The registry is pinged and logged in to while the tree is read and
+// packed (a round trip or two to a registry across the network), and git
+// runs meanwhile too; nothing is sent that writes until the artifact is
+// built and the signing key read.
 func Push(ctx context.Context, opts Options) (*artifact.Pushed, error) {
 	ref, meta, err := opts.check()
 	if err != nil {
 		return nil, err
 	}
-	log := opts.Log
-	if log == nil {
-		log = io.Discard
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	popts := artifact.PushOptions{Tags: opts.Tags, Insecure: opts.Insecure}
+	type connected struct {
+		registry *artifact.Registry
+		err      error
 	}
-	if st, err := os.Stat(opts.Dir); err != nil || !st.IsDir() {
-		return nil, fmt.Errorf("%s: not a directory: give the tree `accelc render` wrote", opts.Dir)
-	}
-	// git runs while the tree is read: each git is a few milliseconds.
-	git := make(chan GitCheckout, 1)
-	go func() { git <- opts.checkout(meta) }()
-	tree, err := rendered.Read(opts.Dir)
+	conn := make(chan connected, 1)
+	go func() {
+		r, err := artifact.Connect(ctx, ref, popts)
+		conn <- connected{r, err}
+	}()
+	img, key, err := opts.pack(meta)
 	if err != nil {
-		<-git
+		cancel()
+		<-conn
 		return nil, err
 	}
-	if len(tree.Extra) > 0 {
-		fmt.Fprintf(log, "note: %d path(s) in %s that accelc did not render are left out: %s\n", len(tree.Extra), opts.Dir, listSome(tree.Extra, 10))
+	c := <-conn
+	if c.err != nil {
+		return nil, &errkind.OutsideError{Err: c.err}
 	}
-	fromCheckout(&meta, <-git, log)
-	files := make([]artifact.File, len(tree.Files))
-	for i, f := range tree.Files {
-		files[i] = artifact.File{Path: f.Path, Data: f.Data, Mode: f.Mode}
-	}
-	img, _, err := artifact.BuildFiles(files, meta)
-	if err != nil {
-		return nil, fmt.Errorf("packing %s: %w", opts.Dir, err)
-	}
-	// The key is read before anything is sent: a wrong password must not
-	// leave an unsigned artifact behind.
-	var key *ecdsa.PrivateKey
-	if opts.SignKey != "" {
-		password := opts.Password
-		if password == nil {
-			password = []byte(os.Getenv("COSIGN_PASSWORD"))
-		}
-		if key, err = artifact.LoadSigningKey(opts.SignKey, password); err != nil {
-			return nil, err
-		}
-	}
-	popts := artifact.PushOptions{Tags: opts.Tags, Insecure: opts.Insecure}
-	pushed, err := artifact.Push(ctx, img, ref, popts)
+	pushed, err := c.registry.Push(ctx, img)
 	if err != nil {
 		return nil, &errkind.OutsideError{Err: err}
 	}
@@ -112,6 +101,51 @@ func Push(ctx context.Context, opts Options) (*artifact.Pushed, error) {
 		}
 	}
 	return pushed, nil
+}
+
+// pack reads the tree (git runs meanwhile, where meta lacks what it
+// gives), builds the artifact and reads the signing key: the key is read
+// before anything is sent, for a wrong password must not leave an
+// unsigned artifact behind.
+func (o *Options) pack(meta artifact.Metadata) (v1.Image, *ecdsa.PrivateKey, error) {
+	log := o.Log
+	if log == nil {
+		log = io.Discard
+	}
+	if st, err := os.Stat(o.Dir); err != nil || !st.IsDir() {
+		return nil, nil, fmt.Errorf("%s: not a directory: give the tree `accelc render` wrote", o.Dir)
+	}
+	git := make(chan GitCheckout, 1)
+	go func() { git <- o.checkout(meta) }()
+	tree, err := rendered.Read(o.Dir)
+	if err != nil {
+		<-git
+		return nil, nil, err
+	}
+	if len(tree.Extra) > 0 {
+		fmt.Fprintf(log, "note: %d path(s) in %s that accelc did not render are left out: %s\n", len(tree.Extra), o.Dir, listSome(tree.Extra, 10))
+	}
+	fromCheckout(&meta, <-git, log)
+	files := make([]artifact.File, len(tree.Files))
+	for i, f := range tree.Files {
+		files[i] = artifact.File{Path: f.Path, Data: f.Data, Mode: f.Mode}
+	}
+	img, _, err := artifact.BuildFiles(files, meta)
+	if err != nil {
+		return nil, nil, fmt.Errorf("packing %s: %w", o.Dir, err)
+	}
+	if o.SignKey == "" {
+		return img, nil, nil
+	}
+	password := o.Password
+	if password == nil {
+		password = []byte(os.Getenv("COSIGN_PASSWORD"))
+	}
+	key, err := artifact.LoadSigningKey(o.SignKey, password)
+	if err != nil {
+		return nil, nil, err
+	}
+	return img, key, nil
 }
 
 // check reads the options that need no file or network: the destination,

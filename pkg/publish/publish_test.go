@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/accelc/accelc/internal/errkind"
 	"github.com/accelc/accelc/pkg/publish"
 )
 
@@ -29,8 +30,14 @@ func TestCheckoutOnlyWhenNeeded(t *testing.T) {
 		}
 		// An empty folder is no rendered tree: Push stops before sending
 		// anything, once git (where it runs) is done.
-		if _, err := publish.Push(context.Background(), c.opts); err == nil {
+		// The registry (nothing listens on port 1) is dialled meanwhile:
+		// the tree's error, the input's, is the one said.
+		_, err := publish.Push(context.Background(), c.opts)
+		if err == nil {
 			t.Fatalf("%s: an empty folder pushed", c.name)
+		}
+		if errkind.IsOutside(err) || errkind.IsUsage(err) {
+			t.Errorf("%s: %v: the registry's or the options' error, not the tree's", c.name, err)
 		}
 		if got := calls.Load() > 0; got != c.readGit {
 			t.Errorf("%s: git ran: %v, want %v", c.name, got, c.readGit)
