@@ -1,24 +1,26 @@
 package accelc
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/accelc/accelc/pkg/catalog"
 	"github.com/accelc/accelc/pkg/compile"
 	"github.com/accelc/accelc/pkg/inventory"
 )
 
 // readWorkerNodes reads, for a MultiKueue manager in dir, each worker's
 // nodes from the inventory snapshot in the worker's folder beside dir (a
-// worker is named by its folder in the fleet), classified with the
-// manager's catalog, into m.Cluster.MultiKueue.WorkerNodes: the capacity
-// the manager's queues dispatch to. What it cannot read it reports as
-// warnings at the worker's entry; the fleet check (checkFleetMultiKueue)
-// makes a missing worker an error.
-func readWorkerNodes(dir string, m *compile.Model) []compile.Diagnostic {
+// worker is named by its folder in the fleet), classified as the worker
+// classifies them (workerReading), into m.Cluster.MultiKueue.WorkerNodes:
+// the capacity the manager's queues dispatch to. What it cannot read it
+// reports as warnings at the worker's entry; the fleet check
+// (checkFleetMultiKueue) makes a missing worker an error.
+func readWorkerNodes(ctx context.Context, dir string, m *compile.Model, limits compile.Limits) []compile.Diagnostic {
 	if !m.IsMultiKueueManager() {
 		return nil
 	}
@@ -33,7 +35,11 @@ func readWorkerNodes(dir string, m *compile.Model) []compile.Diagnostic {
 				"no inventory snapshot in %s, the worker's folder beside the manager's: its nodes are not counted in the CPU and memory the manager's queues hold, nor checked against the profiles dispatched to it; put the worker's cluster folder, with its inventory.json, there", wdir)})
 			continue
 		}
-		inv, err := inventory.Load(file, m.Catalog, inventory.Options{TypeLabel: m.Cluster.TypeLabel()})
+		cat, opts, diag := workerReading(ctx, m, name, wdir, limits)
+		if diag != nil {
+			out = append(out, *diag)
+		}
+		inv, err := inventory.Load(file, cat, opts)
 		if err != nil {
 			out = append(out, compile.Diagnostic{Severity: compile.Warning, Path: m.WorkerPath(name), Msg: fmt.Sprintf("worker %s's inventory: %v", name, err)})
 			continue
@@ -41,6 +47,26 @@ func readWorkerNodes(dir string, m *compile.Model) []compile.Diagnostic {
 		mk.WorkerNodes[name] = inv
 	}
 	return out
+}
+
+// workerReading is how the worker in wdir classifies its nodes: with its
+// own catalog, its cluster.nodes pins and its type label, from its CUE.
+// Where that does not compile (the fleet check reports why), the
+// manager's catalog and type label stand in, without pins, with a
+// warning.
+func workerReading(ctx context.Context, m *compile.Model, name, wdir string, limits compile.Limits) (*catalog.Catalog, inventory.Options, *compile.Diagnostic) {
+	w, err := compile.LoadContext(ctx, wdir, limits)
+	if err != nil {
+		return m.Catalog, inventory.Options{TypeLabel: m.Cluster.TypeLabel()}, &compile.Diagnostic{Severity: compile.Warning, Path: m.WorkerPath(name), Msg: fmt.Sprintf(
+			"worker %s's configuration in %s does not compile, so its nodes are typed with the manager's catalog and without its pins: %v", name, wdir, firstLine(err))}
+	}
+	return w.Catalog, inventory.Options{Pins: w.Pins, TypeLabel: w.Cluster.TypeLabel()}, nil
+}
+
+// firstLine is an error's first line.
+func firstLine(err error) string {
+	line, _, _ := strings.Cut(err.Error(), "\n")
+	return line
 }
 
 // checkFleetMultiKueue checks each MultiKueue manager of a loaded fleet

@@ -108,3 +108,49 @@ func TestFleetMultiKueue(t *testing.T) {
 		})
 	}
 }
+
+// TestWorkerNodesTypedAsTheWorkerTypesThem: a worker whose nodes carry no
+// type labels, typed by its own cluster.nodes pins, has the types its
+// pins give when the manager counts its nodes, whether the manager is
+// loaded alone (vet, render) or with the fleet.
+func TestWorkerNodesTypedAsTheWorkerTypesThem(t *testing.T) {
+	fleet := mkFleet(t, func(dir string) {
+		inv := filepath.Join(dir, "gpu-east", "inventory.json")
+		data, err := os.ReadFile(inv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var list struct {
+			APIVersion string           `json:"apiVersion"`
+			Kind       string           `json:"kind"`
+			Items      []map[string]any `json:"items"`
+		}
+		if err := json.Unmarshal(data, &list); err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range list.Items {
+			labels := n["metadata"].(map[string]any)["labels"].(map[string]any)
+			for k := range labels {
+				if strings.HasPrefix(k, "nvidia.com/") || strings.HasPrefix(k, "accelerator.opendatahub.io/") || strings.HasPrefix(k, "feature.node.kubernetes.io/pci") {
+					delete(labels, k)
+				}
+			}
+		}
+		data, _ = json.Marshal(list)
+		if err := os.WriteFile(inv, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		edit(t, filepath.Join(dir, "gpu-east", "cluster.cue"), "\tenforcement: \"deny\"\n", "\tenforcement: \"deny\"\n\tnodes: {\n\t\t\"east-h200-01\": acceleratorType: \"nvidia-h200-141gb\"\n\t\t\"east-h200-02\": acceleratorType: \"nvidia-h200-141gb\"\n\t}\n")
+	})
+	if msg := managerErr(t, fleet); msg != "" {
+		t.Errorf("the fleet: %s", msg)
+	}
+	res, err := accelc.Cluster(context.Background(), filepath.Join(fleet, "manager"), accelc.Options{Stages: accelc.Checked})
+	if err != nil {
+		t.Fatalf("the manager alone: %v", err)
+	}
+	east := res.Model.Cluster.MultiKueue.WorkerNodes["gpu-east"]
+	if east == nil || len(east.Nodes) != 2 || east.Nodes[0].AcceleratorType != "nvidia-h200-141gb" {
+		t.Errorf("gpu-east's nodes as the manager counts them: %+v", east)
+	}
+}
