@@ -51,6 +51,10 @@ type Profile struct {
 	// a generic profile: of every node with the resource; for a profile
 	// over shared GPUs: the slices or replicas of its pools).
 	Available int `json:"available"`
+	// Workers are, on a MultiKueue manager, the workers the profile's
+	// jobs are dispatched to: their nodes (from the snapshots beside the
+	// manager's) count in Types and Available with the manager's own.
+	Workers []string `json:"workers,omitempty"`
 	// Sharing says what a pod of a profile over shared GPUs gets; absent
 	// for whole GPUs.
 	Sharing *Sharing `json:"sharing,omitempty"`

@@ -290,18 +290,20 @@ func catalogGrowth(m *compile.Model) map[string]*catalogdoc.Growth {
 // Catalog builds the catalog document of a cluster and its inventory:
 // what the catalog ConfigMap holds and `accelc catalog` prints.
 func Catalog(m *compile.Model, inv *inventory.Inventory) catalogdoc.Document {
-	perType := map[string]inventory.TypeSummary{}
-	for _, s := range inv.Summary() {
-		perType[s.AcceleratorType] = s
-	}
 	pooled := map[string]bool{}
 	for _, pool := range m.NodePools {
 		pooled[pool.AcceleratorType] = true
 	}
 	doc := catalogdoc.Document{SchemaVersion: catalogdoc.SchemaVersion, Cluster: m.Cluster.Name, TypeLabel: m.Cluster.TypeLabel(), Profiles: []catalogdoc.Profile{}}
 	growth := catalogGrowth(m)
+	clusterInv := inv
 	for i := range m.Profiles {
 		p := &m.Profiles[i]
+		inv, workers := profileNodes(m, p, clusterInv)
+		perType := map[string]inventory.TypeSummary{}
+		for _, s := range inv.Summary() {
+			perType[s.AcceleratorType] = s
+		}
 		cp := catalogdoc.Profile{
 			Name:         p.Name,
 			DisplayName:  p.DisplayName,
@@ -309,6 +311,7 @@ func Catalog(m *compile.Model, inv *inventory.Inventory) catalogdoc.Document {
 			ResourceName: p.ResourceName,
 			GPU:          p.GPU,
 			Types:        []catalogdoc.Type{},
+			Workers:      workers,
 		}
 		for _, c := range p.Classes {
 			s := perType[c.ID]
@@ -369,6 +372,42 @@ func Catalog(m *compile.Model, inv *inventory.Inventory) catalogdoc.Document {
 		doc.Profiles = append(doc.Profiles, cp)
 	}
 	return doc
+}
+
+// profileNodes is the inventory a profile's availability counts: the
+// cluster's own nodes and, on a MultiKueue manager, the nodes of the
+// workers its queues dispatch to (the snapshots the manager read beside
+// it), where its jobs run; and those workers, sorted. The pods on them are
+// counted only where every snapshot counted them.
+func profileNodes(m *compile.Model, p *compile.Profile, inv *inventory.Inventory) (*inventory.Inventory, []string) {
+	if !m.IsMultiKueueManager() || m.Cluster.MultiKueue.WorkerNodes == nil {
+		return inv, nil
+	}
+	var workers []string
+	for _, t := range m.QueueTeams(p) {
+		for _, w := range m.DispatchWorkers(t, p) {
+			if !slices.Contains(workers, w) {
+				workers = append(workers, w)
+			}
+		}
+	}
+	if len(workers) == 0 {
+		return inv, nil
+	}
+	slices.Sort(workers)
+	merged := &inventory.Inventory{Nodes: slices.Clone(inv.Nodes), OtherNodes: inv.OtherNodes, Source: inv.Source}
+	usage := inv.UsageKnown()
+	for _, w := range workers {
+		if wi := m.Cluster.MultiKueue.WorkerNodes[w]; wi != nil {
+			merged.Nodes = append(merged.Nodes, wi.Nodes...)
+			merged.OtherNodes += wi.OtherNodes
+			usage = usage && wi.UsageKnown()
+		}
+	}
+	if !usage {
+		merged.Source = nil
+	}
+	return merged, workers
 }
 
 // typeGPUs counts a type's GPUs: under MIG single, a node's labels count
