@@ -79,7 +79,9 @@ func (m *Model) Check(inv *inventory.Inventory) []Diagnostic {
 // checkQuotas compares the teams' quotas with what the inventory has of
 // each type: a quota for a type no node has, and quotas that add up to
 // more than the cluster's devices (legal: queues then compete, but rarely
-// what an admin meant).
+// what an admin meant). A type with Karpenter NodePools has nodes on
+// demand: no node yet is no warning, and quotas over its nodes now plus
+// what its pools may hold are checkAutoscaling's error.
 func (m *Model) checkQuotas(inv *inventory.Inventory) []Diagnostic {
 	var out []Diagnostic
 	capacity := map[string]int{}
@@ -87,6 +89,10 @@ func (m *Model) checkQuotas(inv *inventory.Inventory) []Diagnostic {
 		if n := &inv.Nodes[i]; n.Available() {
 			capacity[n.AcceleratorType] += n.Allocatable
 		}
+	}
+	grows := map[string]bool{}
+	for _, p := range m.ScalePools() {
+		grows[p.AcceleratorType] = true
 	}
 	// A pool's quota is of its devices: slices or replicas.
 	// A MIG config's quota per profile is of each profile's slices:
@@ -114,7 +120,7 @@ func (m *Model) checkQuotas(inv *inventory.Inventory) []Diagnostic {
 				q := quotas[key]
 				total[key] += q
 				parts[key] = append(parts[key], fmt.Sprintf("%s %d", t.Name, q))
-				if capacity[key] == 0 && q > 0 {
+				if capacity[key] == 0 && q > 0 && !grows[key] {
 					quota := t.path.Key("quota")
 					out = append(out, Diagnostic{Severity: Warning, Path: quota.At(quota.Key(id)), Msg: fmt.Sprintf(
 						"%d × %s, but no node in the inventory has one: the quota admits nothing until one joins", q, key)})
@@ -123,7 +129,7 @@ func (m *Model) checkQuotas(inv *inventory.Inventory) []Diagnostic {
 		}
 	}
 	for _, id := range slices.Sorted(maps.Keys(total)) {
-		if c := capacity[id]; c > 0 && total[id] > c {
+		if c := capacity[id]; c > 0 && !grows[id] && total[id] > c {
 			out = append(out, Diagnostic{Severity: Warning, Path: m.root().Key("teams"), Msg: fmt.Sprintf(
 				"quotas for %s add up to %d (%s) but the cluster has %d allocatable: teams will wait on each other for the difference",
 				id, total[id], strings.Join(parts[id], " + "), c)})

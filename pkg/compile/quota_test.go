@@ -1,6 +1,7 @@
 package compile_test
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -168,4 +169,56 @@ teams: a: {namespaces: ["a"], acceleratorTypes: ["nvidia-l4-24gb"], quota: "nvid
 	_, err := compile.Load(dir)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "teams.a.preemption.borrowWithinCohort: borrowWithinCohort LowerPriority with reclaimWithinCohort Never: Kueue rejects the ClusterQueue")
+}
+
+// TestQuotaWarningsWithNodePools: a type Karpenter launches nodes of
+// needs no node yet, and its quotas are measured once, against its nodes
+// plus the most its pools may hold (an error at the pool's limit), not
+// also against its nodes alone.
+func TestQuotaWarningsWithNodePools(t *testing.T) {
+	for _, c := range []struct {
+		l4Limit int
+		want    string
+	}{
+		{1, "the teams hold 10 nvidia-l4-24gb in quota, but the cluster has 8 and its NodePools (l4) may add at most 1: raise the limit to 2 or lower the quotas"},
+		{2, ""},
+	} {
+		dir := cluster(t, map[string]string{"c.cue": fmt.Sprintf(`package c
+
+cluster: {
+	name: "lab"
+	autoscaling: karpenter: {
+		nodeClass: name: "gpu"
+		pools: {
+			t4: {acceleratorType: "nvidia-t4-16gb", limit: 4}
+			l4: {acceleratorType: "nvidia-l4-24gb", limit: %d}
+		}
+	}
+}
+profiles: l4: {displayName: "L4", acceleratorTypes: ["nvidia-l4-24gb"]}
+profiles: t4: {displayName: "T4", acceleratorTypes: ["nvidia-t4-16gb"]}
+teams: a: {namespaces: ["a"], acceleratorTypes: ["nvidia-l4-24gb", "nvidia-t4-16gb"], quota: {"nvidia-l4-24gb": 6, "nvidia-t4-16gb": 2}}
+teams: b: {namespaces: ["b"], acceleratorTypes: ["nvidia-l4-24gb"], quota: "nvidia-l4-24gb": 4}
+`, c.l4Limit)})
+		m, err := compile.Load(dir)
+		require.NoError(t, err)
+		raw, _, err := inventory.Decode([]byte(`{"kind":"NodeList","items":[
+		  {"metadata":{"name":"l4-a","labels":{"nvidia.com/gpu.product":"NVIDIA-L4"}},"status":{"capacity":{"nvidia.com/gpu":"4"},"conditions":[{"type":"Ready","status":"True"}]}},
+		  {"metadata":{"name":"l4-b","labels":{"nvidia.com/gpu.product":"NVIDIA-L4"}},"status":{"capacity":{"nvidia.com/gpu":"4"},"conditions":[{"type":"Ready","status":"True"}]}}]}`))
+		require.NoError(t, err)
+		var msgs []string
+		for _, d := range m.Check(inventory.Classify(raw, m.Catalog, inventory.Options{})) {
+			if strings.Contains(d.Msg, "quota") {
+				msgs = append(msgs, d.Msg)
+			}
+		}
+		all := strings.Join(msgs, "\n")
+		assert.NotContains(t, all, "no node in the inventory has one", "the T4s come from their NodePool")
+		assert.NotContains(t, all, "teams will wait on each other", "limit %d: the pool's limit is the ceiling", c.l4Limit)
+		if c.want == "" {
+			assert.Empty(t, all, "limit %d", c.l4Limit)
+		} else {
+			assert.Equal(t, c.want, all, "limit %d", c.l4Limit)
+		}
+	}
 }
