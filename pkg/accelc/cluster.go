@@ -123,7 +123,7 @@ func Cluster(ctx context.Context, dir string, opts Options) (*Result, error) {
 		if read.Inventory != nil {
 			res.Inventory, res.InventoryFrom = read.Inventory, read.From
 		}
-		res.Diagnostics = append(res.Diagnostics, readWorkerNodes(ctx, dir, m, opts.Limits)...)
+		res.Diagnostics = append(res.Diagnostics, ReadWorkerNodes(ctx, dir, m, opts.Limits)...)
 	}
 	if res.HasInventory() && opts.Stages.Has(CheckConfig) {
 		if err := res.check(); err != nil {

@@ -13,14 +13,14 @@ import (
 	"github.com/accelc/accelc/pkg/inventory"
 )
 
-// readWorkerNodes reads, for a MultiKueue manager in dir, each worker's
+// ReadWorkerNodes reads, for a MultiKueue manager in dir, each worker's
 // nodes from the inventory snapshot in the worker's folder beside dir (a
 // worker is named by its folder in the fleet), classified as the worker
 // classifies them (workerReading), into m.Cluster.MultiKueue.WorkerNodes:
 // the capacity the manager's queues dispatch to. What it cannot read it
 // reports as warnings at the worker's entry; the fleet check
 // (checkFleetMultiKueue) makes a missing worker an error.
-func readWorkerNodes(ctx context.Context, dir string, m *compile.Model, limits compile.Limits) []compile.Diagnostic {
+func ReadWorkerNodes(ctx context.Context, dir string, m *compile.Model, limits compile.Limits) []compile.Diagnostic {
 	if !m.IsMultiKueueManager() {
 		return nil
 	}

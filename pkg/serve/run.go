@@ -75,6 +75,11 @@ func Run(ctx context.Context, opts RunOptions) error {
 		if err != nil {
 			return nil, err
 		}
+		// A MultiKueue manager's dispatched profiles count the nodes of
+		// the workers they go to, from the snapshots beside it.
+		for _, d := range accelc.ReadWorkerNodes(ctx, opts.Dir, res.Model, opts.Limits) {
+			fmt.Fprintln(log, d)
+		}
 		return res.Model, nil
 	}
 	m, err := load(ctx)
