@@ -126,9 +126,15 @@ func checkProfilePriority(m *Model, p *Profile) []Diagnostic {
 	if _, ok := m.Cluster.PriorityClasses[pc]; ok {
 		return nil
 	}
-	return []Diagnostic{{Path: p.path.Key("priorityClassName"), Msg: fmt.Sprintf(
-		"%s is not one of cluster.priorityClasses (%s): declare it there; the mutation sets the class's value with its name, as the Priority admission plugin requires",
-		pc, orNone(slices.Sorted(maps.Keys(m.Cluster.PriorityClasses))))}}
+	return []Diagnostic{{Path: p.path.Key("priorityClassName"), Msg: m.undeclaredPriorityClass(pc) +
+		"; the mutation sets the class's value with its name, as the Priority admission plugin requires"}}
+}
+
+// undeclaredPriorityClass says that name is not one of the cluster's
+// priority classes, and which are.
+func (m *Model) undeclaredPriorityClass(name string) string {
+	return fmt.Sprintf("%s is not one of cluster.priorityClasses (%s): declare it there",
+		name, orNone(slices.Sorted(maps.Keys(m.Cluster.PriorityClasses))))
 }
 
 // checkRanges checks that each min <= default <= max of a profile.

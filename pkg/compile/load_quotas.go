@@ -148,8 +148,7 @@ func checkTeamPriority(t *Team, m *Model) []Diagnostic {
 	if _, ok := m.Cluster.PriorityClasses[t.Priority]; ok {
 		return nil
 	}
-	return []Diagnostic{{Path: t.path.Key("priority"), Msg: fmt.Sprintf(
-		"%s is not one of cluster.priorityClasses (%s): declare it there", t.Priority, strings.Join(slices.Sorted(maps.Keys(m.Cluster.PriorityClasses)), ", "))}}
+	return []Diagnostic{{Path: t.path.Key("priority"), Msg: m.undeclaredPriorityClass(t.Priority)}}
 }
 
 // checkLimits checks a team's borrowing or lending limits: they need a

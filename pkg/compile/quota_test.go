@@ -222,3 +222,19 @@ teams: b: {namespaces: ["b"], acceleratorTypes: ["nvidia-l4-24gb"], quota: "nvid
 		}
 	}
 }
+
+// TestPriorityWithoutClasses: a team's or a profile's priority class where
+// the cluster declares none says so ("none"), not "()".
+func TestPriorityWithoutClasses(t *testing.T) {
+	dir := cluster(t, map[string]string{"c.cue": `package c
+
+cluster: name: "lab"
+profiles: l4: {displayName: "L4", acceleratorTypes: ["nvidia-l4-24gb"], priorityClassName: "batch"}
+teams: a: {namespaces: ["a"], acceleratorTypes: ["nvidia-l4-24gb"], quota: "nvidia-l4-24gb": 4, priority: "urgent"}
+`})
+	_, err := compile.Load(dir)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "teams.a.priority: urgent is not one of cluster.priorityClasses (none): declare it there")
+	assert.Contains(t, err.Error(), "profiles.l4.priorityClassName: batch is not one of cluster.priorityClasses (none): declare it there; the mutation sets")
+	assert.NotContains(t, err.Error(), "()")
+}
