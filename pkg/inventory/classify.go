@@ -837,13 +837,13 @@ func readReplicas(n *Node, labels map[string]string, count, replicas int, res re
 // notes first how the type was found.
 func gfdClass(n *Node, labels map[string]string, p GFDProduct, product, productKey string, cat *catalog.Catalog) *catalog.Class {
 	vgpu, isVGPU := parseVGPU(p.Base)
-	class, by := cat.ByLabel(lblProduct, p.Base)
+	var class *catalog.Class
+	by := false
 	why := ""
-	switch {
-	case isVGPU:
+	if isVGPU {
 		// nvidia.com/gpu.memory is the vGPU's framebuffer, not the board's.
 		class, why = vgpu.class(cat, labels[lblMemory])
-	case !by:
+	} else if class, by = cat.ByLabel(lblProduct, p.Base); !by {
 		class, why = matchByModel(cat, p.Base, labels[lblMemory], lblMemory, n.Sharing == MIGSingle)
 	}
 	var how string
