@@ -1,6 +1,8 @@
 package accelc
 
 import (
+	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -40,6 +42,15 @@ func Types(vendors ...string) ([]TypeInfo, error) {
 	cat, err := catalog.Builtin()
 	if err != nil {
 		return nil, err
+	}
+	known := map[string]bool{}
+	for _, c := range cat.Classes() {
+		known[c.Vendor] = true
+	}
+	for _, v := range vendors {
+		if !known[v] {
+			return nil, usage(fmt.Errorf("--vendor %s: choose among %s", v, strings.Join(slices.Sorted(maps.Keys(known)), ", ")))
+		}
 	}
 	var out []TypeInfo
 	for _, c := range cat.Classes() {
