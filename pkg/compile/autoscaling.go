@@ -16,6 +16,8 @@ const LabelInstanceType = "node.kubernetes.io/instance-type"
 
 // ScalePool is one Karpenter NodePool as the cluster's CUE resolves it.
 type ScalePool struct {
+	// Name is the pool's key under cluster.autoscaling.karpenter.pools;
+	// its NodePool is NodePoolName.
 	Name string
 	KarpenterPool
 	// NodeClass is the pool's node class (its own, else the cluster's).
@@ -36,6 +38,10 @@ type ScalePool struct {
 	// class, which the pool's nodes are born into; nil for none.
 	Pool *NodePool
 }
+
+// NodePoolName is the name of the pool's Karpenter NodePool:
+// accelc-<pool>.
+func (p ScalePool) NodePoolName() string { return ScalePoolPrefix + p.Name }
 
 // ScalePools are the cluster's Karpenter pools, sorted by name; nil
 // without autoscaling.

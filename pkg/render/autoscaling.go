@@ -67,7 +67,7 @@ func nodePools(m *compile.Model) []Object {
 	for _, p := range m.ScalePools() {
 		np := &nodePool{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "karpenter.sh/v1", Kind: "NodePool"},
-			ObjectMeta: metav1.ObjectMeta{Name: "accelc-" + p.Name, Labels: managedLabels(m.Cluster.Name)},
+			ObjectMeta: metav1.ObjectMeta{Name: p.NodePoolName(), Labels: managedLabels(m.Cluster.Name)},
 		}
 		labels := map[string]string{m.Cluster.TypeLabel(): p.AcceleratorType}
 		if p.Pool != nil {

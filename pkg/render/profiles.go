@@ -266,7 +266,7 @@ func catalogGrowth(m *compile.Model) map[string]*catalogdoc.Growth {
 			g = &catalogdoc.Growth{Limit: new(int)}
 			out[p.AcceleratorType] = g
 		}
-		g.NodePools = append(g.NodePools, "accelc-"+p.Name)
+		g.NodePools = append(g.NodePools, p.NodePoolName())
 		for _, c := range p.CapacityTypes {
 			if !slices.Contains(g.CapacityTypes, c) {
 				g.CapacityTypes = append(g.CapacityTypes, c)
