@@ -92,14 +92,18 @@ type rendered struct {
 }
 
 // printRendered prints the files written, one a line (text), or the
-// report.
-func printRendered(stdout io.Writer, format string, rep any) error {
+// report: one cluster's (render) or a fleet's (render --fleet), the only
+// two it takes.
+func printRendered[R rendered | []rendered](stdout io.Writer, format string, rep R) error {
 	if format != cli.FormatText {
 		return cli.WriteReport(stdout, format, rep)
 	}
-	reps, ok := rep.([]rendered)
-	if !ok {
-		reps = []rendered{rep.(rendered)}
+	var reps []rendered
+	switch r := any(rep).(type) {
+	case rendered:
+		reps = []rendered{r}
+	case []rendered:
+		reps = r
 	}
 	for _, r := range reps {
 		for _, p := range r.Files {
