@@ -35,8 +35,8 @@ through the files.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if !opts.Live && (opts.LiveOptions.Kubeconfig != "" || opts.LiveOptions.Context != "") {
-				return cli.UsageErr("--kubeconfig and --context only apply with --live")
+			if err := liveOnly(opts.Live, opts.LiveOptions); err != nil {
+				return err
 			}
 			res, err := accelc.Init(cmd.Context(), args[0], opts)
 			if err != nil {
@@ -55,9 +55,7 @@ through the files.`,
 	fs.StringVar(&opts.Name, "name", "", "the cluster's name (default: DIR's name)")
 	fs.StringVar(&opts.Team, "team", "", "the team, and its namespace (default: research)")
 	fs.BoolVar(&opts.Live, "live", false, "write the nodes of the current kubeconfig context's cluster into inventory.json instead of sample nodes")
-	fs.StringVar(&opts.LiveOptions.Kubeconfig, "kubeconfig", "", "kubeconfig file for --live (default: $KUBECONFIG, then ~/.kube/config)")
-	fs.StringVar(&opts.LiveOptions.Context, "context", "", "kubeconfig context for --live (default: the current context)")
+	bindKubeconfig(cmd, &opts.LiveOptions, " for --live")
 	_ = cmd.RegisterFlagCompletionFunc("type", completeTypes)
-	_ = cmd.RegisterFlagCompletionFunc("context", completeContexts)
 	return cmd
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/accelc/accelc/internal/cli"
 	"github.com/accelc/accelc/pkg/accelc"
 	"github.com/accelc/accelc/pkg/compile"
+	"github.com/accelc/accelc/pkg/inventory/live"
 	"github.com/accelc/accelc/pkg/policytest"
 )
 
@@ -25,14 +26,30 @@ func (f *inventoryFlags) bind(cmd *cobra.Command, withAge bool) {
 	fs := cmd.Flags()
 	fs.StringVar(&f.src.File, "inventory", "", "the nodes: a `FILE` that kubectl get nodes -o json or accelc inventory snapshot wrote (default: CLUSTER_DIR/inventory.json)")
 	fs.BoolVar(&f.src.Live, "live", false, "read the nodes (with the pods that use their accelerators and the ResourceSlices that publish them) from the cluster of the current kubeconfig context")
-	fs.StringVar(&f.src.LiveOptions.Kubeconfig, "kubeconfig", "", "kubeconfig file for --live (default: $KUBECONFIG, then ~/.kube/config)")
-	fs.StringVar(&f.src.LiveOptions.Context, "context", "", "kubeconfig context for --live (default: the current context)")
+	bindKubeconfig(cmd, &f.src.LiveOptions, " for --live")
 	_ = cmd.MarkFlagFilename("inventory", "json", "yaml", "yml")
-	_ = cmd.MarkFlagFilename("kubeconfig")
-	_ = cmd.RegisterFlagCompletionFunc("context", completeContexts)
 	if withAge {
 		fs.DurationVar(&f.src.MaxAge, "max-snapshot-age", 7*24*time.Hour, "warn when the snapshot is older than this (0: never)")
 	}
+}
+
+// bindKubeconfig adds --kubeconfig and --context, with their completion,
+// to the live read o; use says when they apply (" for --live"), if not
+// always.
+func bindKubeconfig(cmd *cobra.Command, o *live.Options, use string) {
+	fs := cmd.Flags()
+	fs.StringVar(&o.Kubeconfig, "kubeconfig", "", "kubeconfig file"+use+" (default: $KUBECONFIG, then ~/.kube/config)")
+	fs.StringVar(&o.Context, "context", "", "kubeconfig context"+use+" (default: the current context)")
+	_ = cmd.MarkFlagFilename("kubeconfig")
+	_ = cmd.RegisterFlagCompletionFunc("context", completeContexts)
+}
+
+// liveOnly refuses --kubeconfig and --context without --live.
+func liveOnly(isLive bool, o live.Options) error {
+	if !isLive && (o.Kubeconfig != "" || o.Context != "") {
+		return cli.UsageErr("--kubeconfig and --context only apply with --live")
+	}
+	return nil
 }
 
 // source is the bound source, once its flags agree with each other.
@@ -40,10 +57,7 @@ func (f *inventoryFlags) source() (accelc.Source, error) {
 	if err := f.src.Check(); err != nil {
 		return f.src, cli.UsageErr("%v", err)
 	}
-	if !f.src.Live && (f.src.LiveOptions.Kubeconfig != "" || f.src.LiveOptions.Context != "") {
-		return f.src, cli.UsageErr("--kubeconfig and --context only apply with --live")
-	}
-	return f.src, nil
+	return f.src, liveOnly(f.src.Live, f.src.LiveOptions)
 }
 
 // loadCluster loads a cluster directory through the library with the

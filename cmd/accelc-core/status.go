@@ -63,12 +63,9 @@ named with its API group and resource (exit 3). status changes nothing.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&opts.Live.Kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)")
-	f.StringVar(&opts.Live.Context, "context", "", "kubeconfig context (default: the current context)")
+	bindKubeconfig(cmd, &opts.Live, "")
 	f.StringVar(&opts.Config, "config", "", "the cluster's directory, as render takes it: teams from its CUE, and drift against its render")
-	_ = cmd.MarkFlagFilename("kubeconfig")
 	_ = cmd.MarkFlagDirname("config")
-	_ = cmd.RegisterFlagCompletionFunc("context", completeContexts)
 	output.Register(cmd)
 	return cmd
 }
