@@ -6,6 +6,11 @@ import (
 	"unicode/utf8"
 )
 
+// maxFastDepth is the deepest nesting fastYAML takes on; deeper YAML goes
+// the slow way, where yaml.v2's and encoding/json's own limits say what
+// happens.
+const maxFastDepth = 1000
+
 // fastYAML reads YAML in the style go.yaml.in/yaml/v2's emitter writes it
 // (what render writes through sigs.k8s.io/yaml): block mappings and
 // sequences, plain, quoted and literal scalars, {} and []. It returns
