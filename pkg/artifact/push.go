@@ -194,27 +194,13 @@ type registry struct {
 // repo (a token, where the registry wants one): the transport of the
 // requests that follow.
 func newRegistry(ctx context.Context, repo name.Repository, opts PushOptions) (*registry, error) {
-	kc := opts.Keychain
-	if kc == nil {
-		kc = authn.DefaultKeychain
-	}
-	auth, err := authn.Resolve(ctx, kc, repo)
+	opts = opts.withDefaults()
+	auth, err := authn.Resolve(ctx, opts.Keychain, repo)
 	if err != nil {
 		return nil, err
 	}
-	tr := opts.Transport
-	if tr == nil {
-		tr = http.DefaultTransport
-	}
-	retries := opts.Retries
-	if retries <= 0 {
-		retries = 3
-	}
-	var rt http.RoundTripper = &retrying{
-		next:    tlsOnly{next: tr, allowHTTP: opts.Insecure || loopback(repo.RegistryStr())},
-		retries: retries,
-		wait:    500 * time.Millisecond,
-	}
+	var rt http.RoundTripper = &retrying{next: opts.tlsOnly(repo), retries: opts.Retries, wait: retryWait}
+
 	rt = transport.NewUserAgent(rt, "accelc")
 	if loopback(repo.RegistryStr()) && openOverHTTP(ctx, repo, rt) {
 		return &registry{repo: repo, scheme: "http", client: &http.Client{Transport: rt, CheckRedirect: sameHostOrPublic}}, nil
@@ -442,12 +428,7 @@ func retryable(resp *http.Response, err error) bool {
 		return errors.As(err, &ne) && ne.Timeout() || errors.Is(err, syscall.ECONNRESET) ||
 			errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF)
 	}
-	switch resp.StatusCode {
-	case http.StatusRequestTimeout, http.StatusTooManyRequests, http.StatusInternalServerError,
-		http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
-		return true
-	}
-	return false
+	return slices.Contains(retryStatus, resp.StatusCode)
 }
 
 // validTag is the OCI distribution spec's tag grammar,
@@ -482,26 +463,46 @@ func CheckTags(tags []string) error {
 	return nil
 }
 
+// retryStatus are the answers a request is sent again for (with
+// exponential backoff from retryWait): a timeout, too many requests, and
+// the 5xx a registry or its proxy gives while it recovers (not 501, 505).
+var retryStatus = []int{http.StatusRequestTimeout, http.StatusTooManyRequests, http.StatusInternalServerError,
+	http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout}
+
+const retryWait = 500 * time.Millisecond
+
+// withDefaults fills what the options leave out: the Docker config's
+// credentials, http.DefaultTransport, 3 retries.
+func (o PushOptions) withDefaults() PushOptions {
+	if o.Keychain == nil {
+		o.Keychain = authn.DefaultKeychain
+	}
+	if o.Transport == nil {
+		o.Transport = http.DefaultTransport
+	}
+	if o.Retries <= 0 {
+		o.Retries = 3
+	}
+	return o
+}
+
+// tlsOnly is the options' transport, refusing plain HTTP to repo but on
+// loopback or with Insecure.
+func (o PushOptions) tlsOnly(repo name.Repository) tlsOnly {
+	return tlsOnly{next: o.Transport, allowHTTP: o.Insecure || loopback(repo.RegistryStr())}
+}
+
+// remoteOptions are go-containerregistry's options for what Push does not
+// send itself (pulls, signatures), with Push's credentials, transport and
+// retries.
 func remoteOptions(ctx context.Context, ref name.Reference, opts PushOptions) []remote.Option {
-	kc := opts.Keychain
-	if kc == nil {
-		kc = authn.DefaultKeychain
-	}
-	tr := opts.Transport
-	if tr == nil {
-		tr = http.DefaultTransport
-	}
-	retries := opts.Retries
-	if retries <= 0 {
-		retries = 3
-	}
+	opts = opts.withDefaults()
 	return []remote.Option{
 		remote.WithContext(ctx),
-		remote.WithAuthFromKeychain(kc),
-		remote.WithTransport(tlsOnly{next: tr, allowHTTP: opts.Insecure || loopback(ref.Context().RegistryStr())}),
-		remote.WithRetryBackoff(remote.Backoff{Duration: 500 * time.Millisecond, Factor: 2, Jitter: 0.1, Steps: retries + 1}),
-		remote.WithRetryStatusCodes(http.StatusRequestTimeout, http.StatusTooManyRequests, http.StatusInternalServerError,
-			http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout),
+		remote.WithAuthFromKeychain(opts.Keychain),
+		remote.WithTransport(opts.tlsOnly(ref.Context())),
+		remote.WithRetryBackoff(remote.Backoff{Duration: retryWait, Factor: 2, Jitter: 0.1, Steps: opts.Retries + 1}),
+		remote.WithRetryStatusCodes(retryStatus...),
 		remote.WithUserAgent("accelc"),
 	}
 }
