@@ -12,10 +12,9 @@ package main
 import (
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 
 	"github.com/accelc/accelc/internal/cli"
+	"github.com/accelc/accelc/internal/sibling"
 )
 
 func main() {
@@ -23,30 +22,10 @@ func main() {
 	if cli.Light(args) {
 		os.Exit(cli.LightMain(args, os.Stdout, os.Stderr))
 	}
-	core, err := findCore()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
+	core, exe, ok := sibling.Find(cli.Core)
+	if !ok {
+		fmt.Fprintf(os.Stderr, "accelc runs this command in %s, which is neither beside %s nor on PATH: %s\n", cli.Core, exe, sibling.InstallHint(cli.Core))
 		os.Exit(cli.ExitOutside)
 	}
 	os.Exit(runCore(core, args))
-}
-
-// findCore finds accelc-core beside the running executable, else on
-// PATH.
-func findCore() (string, error) {
-	name := cli.Core
-	if filepath.Ext(os.Args[0]) == ".exe" {
-		name += ".exe"
-	}
-	exe, err := os.Executable()
-	if err == nil {
-		p := filepath.Join(filepath.Dir(exe), name)
-		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
-			return p, nil
-		}
-	}
-	if p, err := exec.LookPath(name); err == nil {
-		return p, nil
-	}
-	return "", cli.CoreNotFound(exe)
 }

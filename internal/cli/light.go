@@ -60,13 +60,3 @@ func CheckFront(stderr io.Writer) {
 		fmt.Fprintf(stderr, "warning: accelc is %s but %s is %s: install both from one release\n", front, Core, Version())
 	}
 }
-
-// CoreNotFound says where accelc-core was looked for and how to get it.
-func CoreNotFound(exe string) error {
-	version := Version()
-	if !strings.HasPrefix(version, "v") {
-		version = "VERSION"
-	}
-	return Exit(ExitOutside, fmt.Errorf("accelc runs this command in %s, which is neither beside %s nor on PATH: `make build` builds both into bin/; `go install github.com/accelc/accelc/cmd/%s@%s` installs it",
-		Core, exe, Core, version))
-}

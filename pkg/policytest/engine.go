@@ -8,11 +8,10 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"runtime"
 	"runtime/debug"
 	"strings"
 
+	"github.com/accelc/accelc/internal/sibling"
 	"github.com/accelc/accelc/pkg/compile"
 )
 
@@ -187,26 +186,12 @@ func callEngine(ctx context.Context, req EngineRequest) (*EngineResponse, error)
 // enginePath finds EngineCommand beside the running executable, else on
 // PATH.
 func enginePath() (string, error) {
-	name := EngineCommand
-	if runtime.GOOS == "windows" {
-		name += ".exe"
-	}
-	exe, err := os.Executable()
-	if err == nil {
-		p := filepath.Join(filepath.Dir(exe), name)
-		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
-			return p, nil
-		}
-	}
-	if p, err := exec.LookPath(name); err == nil {
+	p, exe, ok := sibling.Find(EngineCommand)
+	if ok {
 		return p, nil
 	}
-	version := "VERSION"
-	if bi, ok := debug.ReadBuildInfo(); ok && strings.HasPrefix(bi.Main.Version, "v") {
-		version = bi.Main.Version
-	}
-	return "", &EngineError{fmt.Errorf("%s, which runs the policies with OPA and Gatekeeper, is neither beside %s nor on PATH: `make build` builds it beside accelc into bin/; `go install github.com/accelc/accelc/cmd/%s@%s` installs it",
-		EngineCommand, exe, EngineCommand, version)}
+	return "", &EngineError{fmt.Errorf("%s, which runs the policies with OPA and Gatekeeper, is neither beside %s nor on PATH: %s",
+		EngineCommand, exe, sibling.InstallHint(EngineCommand))}
 }
 
 // CheckSelectors evaluates DeviceClass selectors in Kubernetes' own DRA
