@@ -2,15 +2,14 @@ package main
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/accelc/accelc/internal/cli"
+	"github.com/accelc/accelc/internal/testutil"
 )
 
 // TestDeps fences the policy engine out of accelc: Gatekeeper, OPA and
@@ -19,40 +18,9 @@ import (
 // command some 50 ms of package initialisation and 80 MB. accelc test
 // runs them in accelc-policytest (package policytest/engine).
 func TestDeps(t *testing.T) {
-	out, err := exec.Command("go", "list", "-deps", "-f", `{{.ImportPath}}:{{join .Imports " "}}`, ".").Output()
-	require.NoError(t, err)
-	imports := map[string][]string{}
-	var order []string
-	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		pkg, deps, _ := strings.Cut(line, ":")
-		imports[pkg] = strings.Fields(deps)
-		order = append(order, pkg)
-	}
-	// The path from accelc to pkg, breadth first.
-	chain := func(pkg string) string {
-		const root = "github.com/accelc/accelc/cmd/accelc-core"
-		prev := map[string]string{root: ""}
-		queue := []string{root}
-		for len(queue) > 0 {
-			p := queue[0]
-			queue = queue[1:]
-			if p == pkg {
-				links := []string{p}
-				for q := prev[p]; q != ""; q = prev[q] {
-					links = append([]string{q}, links...)
-				}
-				return strings.Join(links, " → ")
-			}
-			for _, d := range imports[p] {
-				if _, seen := prev[d]; !seen {
-					prev[d] = p
-					queue = append(queue, d)
-				}
-			}
-		}
-		return pkg
-	}
-	banned := []string{
+	// Flux's API types register through controller-runtime's scheme
+	// builder, a few types over apimachinery's runtime: let through.
+	testutil.ForbidDeps(t, ".", []string{
 		"github.com/accelc/accelc/pkg/policytest/engine",
 		"github.com/accelc/accelc/pkg/dra",
 		"k8s.io/dynamic-resource-allocation/",
@@ -64,21 +32,7 @@ func TestDeps(t *testing.T) {
 		"k8s.io/component-base/metrics",
 		"sigs.k8s.io/controller-runtime/",
 		"oras.land/",
-	}
-	// Flux's API types register through controller-runtime's scheme
-	// builder, a few types over apimachinery's runtime.
-	allowed := map[string]bool{"sigs.k8s.io/controller-runtime/pkg/scheme": true}
-	for _, pkg := range order {
-		if allowed[pkg] {
-			continue
-		}
-		for _, b := range banned {
-			if pkg == b || strings.HasPrefix(pkg, b) {
-				t.Errorf("accelc links %s: %s", pkg, chain(pkg))
-				break
-			}
-		}
-	}
+	}, "sigs.k8s.io/controller-runtime/pkg/scheme")
 }
 
 // TestTestWithoutEngine: accelc test without accelc-policytest beside it

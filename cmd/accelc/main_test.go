@@ -16,11 +16,7 @@ import (
 // accelc-core needs: a package linked is a package initialised before
 // main, whatever the command.
 func TestLightDeps(t *testing.T) {
-	out, err := exec.Command("go", "list", "-deps", ".").Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	banned := []string{
+	testutil.ForbidDeps(t, ".", []string{
 		"cuelang.org/",
 		"k8s.io/",
 		"github.com/open-policy-agent/",
@@ -29,14 +25,7 @@ func TestLightDeps(t *testing.T) {
 		"github.com/accelc/accelc/pkg/compile",
 		"github.com/accelc/accelc/pkg/render",
 		"github.com/accelc/accelc/pkg/inventory",
-	}
-	for _, pkg := range strings.Fields(string(out)) {
-		for _, b := range banned {
-			if pkg == b || strings.HasPrefix(pkg, b) && (strings.HasSuffix(b, "/") || pkg[len(b)] == '/') {
-				t.Errorf("accelc links %s (go list -deps shows why): only accelc-core may", pkg)
-			}
-		}
-	}
+	})
 }
 
 // built is accelc, built once into a folder of its own.
