@@ -36,6 +36,30 @@ func edit(t *testing.T, file, old, new string) {
 	}
 }
 
+// editNodes rewrites the node list in file (kubectl's List) with change.
+func editNodes(t *testing.T, file string, change func(items []map[string]any) []map[string]any) {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var list struct {
+		APIVersion string           `json:"apiVersion"`
+		Kind       string           `json:"kind"`
+		Items      []map[string]any `json:"items"`
+	}
+	if err := json.Unmarshal(data, &list); err != nil {
+		t.Fatal(err)
+	}
+	list.Items = change(list.Items)
+	if data, err = json.Marshal(list); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // managerErr loads the fleet and returns the manager's error ("" for
 // none); every other cluster must load.
 func managerErr(t *testing.T, fleet string) string {
@@ -80,24 +104,9 @@ func TestFleetMultiKueue(t *testing.T) {
 			edit(t, filepath.Join(dir, "gpu-east", "cluster.cue"), `"model-serving": quota: "nvidia-h200-141gb": 8`, `"model-serving": {quota: "nvidia-h200-141gb": 8, profiles: []}`)
 		}, `cluster.multikueue.workers.gpu-east: worker gpu-east has no LocalQueue h200-train in serving-prod, where team model-serving's h200-train jobs are dispatched`},
 		{"no node of the type", func(dir string) {
-			inv := filepath.Join(dir, "gpu-west", "inventory.json")
-			data, err := os.ReadFile(inv)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var list struct {
-				APIVersion string           `json:"apiVersion"`
-				Kind       string           `json:"kind"`
-				Items      []map[string]any `json:"items"`
-			}
-			if err := json.Unmarshal(data, &list); err != nil {
-				t.Fatal(err)
-			}
-			list.Items = list.Items[:2] // the A100 nodes
-			data, _ = json.Marshal(list)
-			if err := os.WriteFile(inv, data, 0o644); err != nil {
-				t.Fatal(err)
-			}
+			editNodes(t, filepath.Join(dir, "gpu-west", "inventory.json"), func(items []map[string]any) []map[string]any {
+				return items[:2] // the A100 nodes
+			})
 		}, `manager/cluster.cue:26:16: cluster.multikueue.workers.gpu-west.profiles[0]: worker gpu-west has no node of profile h200-train's types (nvidia-h200-141gb) in its inventory (it has nvidia-a100-80gb)`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -115,31 +124,17 @@ func TestFleetMultiKueue(t *testing.T) {
 // loaded alone (vet, render) or with the fleet.
 func TestWorkerNodesTypedAsTheWorkerTypesThem(t *testing.T) {
 	fleet := mkFleet(t, func(dir string) {
-		inv := filepath.Join(dir, "gpu-east", "inventory.json")
-		data, err := os.ReadFile(inv)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var list struct {
-			APIVersion string           `json:"apiVersion"`
-			Kind       string           `json:"kind"`
-			Items      []map[string]any `json:"items"`
-		}
-		if err := json.Unmarshal(data, &list); err != nil {
-			t.Fatal(err)
-		}
-		for _, n := range list.Items {
-			labels := n["metadata"].(map[string]any)["labels"].(map[string]any)
-			for k := range labels {
-				if strings.HasPrefix(k, "nvidia.com/") || strings.HasPrefix(k, "accelerator.opendatahub.io/") || strings.HasPrefix(k, "feature.node.kubernetes.io/pci") {
-					delete(labels, k)
+		editNodes(t, filepath.Join(dir, "gpu-east", "inventory.json"), func(items []map[string]any) []map[string]any {
+			for _, n := range items {
+				labels := n["metadata"].(map[string]any)["labels"].(map[string]any)
+				for k := range labels {
+					if strings.HasPrefix(k, "nvidia.com/") || strings.HasPrefix(k, "accelerator.opendatahub.io/") || strings.HasPrefix(k, "feature.node.kubernetes.io/pci") {
+						delete(labels, k)
+					}
 				}
 			}
-		}
-		data, _ = json.Marshal(list)
-		if err := os.WriteFile(inv, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
+			return items
+		})
 		edit(t, filepath.Join(dir, "gpu-east", "cluster.cue"), "\tenforcement: \"deny\"\n", "\tenforcement: \"deny\"\n\tnodes: {\n\t\t\"east-h200-01\": acceleratorType: \"nvidia-h200-141gb\"\n\t\t\"east-h200-02\": acceleratorType: \"nvidia-h200-141gb\"\n\t}\n")
 	})
 	if msg := managerErr(t, fleet); msg != "" {

@@ -89,19 +89,26 @@ cluster: name: "lab"
 teams: a: {namespaces: ["a"], acceleratorTypes: ["nvidia-l4-24gb", "nvidia-t4-16gb"], quota: {"nvidia-l4-24gb": 6, "nvidia-t4-16gb": 2}}
 teams: b: {namespaces: ["b"], acceleratorTypes: ["nvidia-l4-24gb"], quota: "nvidia-l4-24gb": 4}
 `})
+	var msgs []string
+	for _, d := range checkOnTwoL4Nodes(t, dir) {
+		msgs = append(msgs, d.String())
+	}
+	all := strings.Join(msgs, "\n")
+	assert.Regexp(t, `c\.cue:\d+:\d+: teams: quotas for nvidia-l4-24gb add up to 10 \(a 6 \+ b 4\) but the cluster has 8 allocatable`, all, "positioned at the teams")
+	assert.Contains(t, all, "c.cue:4:116: teams.a.quota: 2 × nvidia-t4-16gb, but no node in the inventory has one")
+}
+
+// checkOnTwoL4Nodes compiles the cluster in dir and checks it against two
+// Ready nodes of 4 L4s each.
+func checkOnTwoL4Nodes(t *testing.T, dir string) []compile.Diagnostic {
+	t.Helper()
 	m, err := compile.Load(dir)
 	require.NoError(t, err)
 	raw, _, err := inventory.Decode([]byte(`{"kind":"NodeList","items":[
 	  {"metadata":{"name":"l4-a","labels":{"nvidia.com/gpu.product":"NVIDIA-L4"}},"status":{"capacity":{"nvidia.com/gpu":"4"},"conditions":[{"type":"Ready","status":"True"}]}},
 	  {"metadata":{"name":"l4-b","labels":{"nvidia.com/gpu.product":"NVIDIA-L4"}},"status":{"capacity":{"nvidia.com/gpu":"4"},"conditions":[{"type":"Ready","status":"True"}]}}]}`))
 	require.NoError(t, err)
-	var msgs []string
-	for _, d := range m.Check(inventory.Classify(raw, m.Catalog, inventory.Options{})) {
-		msgs = append(msgs, d.String())
-	}
-	all := strings.Join(msgs, "\n")
-	assert.Regexp(t, `c\.cue:\d+:\d+: teams: quotas for nvidia-l4-24gb add up to 10 \(a 6 \+ b 4\) but the cluster has 8 allocatable`, all, "positioned at the teams")
-	assert.Contains(t, all, "c.cue:4:116: teams.a.quota: 2 × nvidia-t4-16gb, but no node in the inventory has one")
+	return m.Check(inventory.Classify(raw, m.Catalog, inventory.Options{}))
 }
 
 // TestQueueCoverage: a MIG-slice profile whose team's quota is of whole
@@ -200,14 +207,8 @@ profiles: t4: {displayName: "T4", acceleratorTypes: ["nvidia-t4-16gb"]}
 teams: a: {namespaces: ["a"], acceleratorTypes: ["nvidia-l4-24gb", "nvidia-t4-16gb"], quota: {"nvidia-l4-24gb": 6, "nvidia-t4-16gb": 2}}
 teams: b: {namespaces: ["b"], acceleratorTypes: ["nvidia-l4-24gb"], quota: "nvidia-l4-24gb": 4}
 `, c.l4Limit)})
-		m, err := compile.Load(dir)
-		require.NoError(t, err)
-		raw, _, err := inventory.Decode([]byte(`{"kind":"NodeList","items":[
-		  {"metadata":{"name":"l4-a","labels":{"nvidia.com/gpu.product":"NVIDIA-L4"}},"status":{"capacity":{"nvidia.com/gpu":"4"},"conditions":[{"type":"Ready","status":"True"}]}},
-		  {"metadata":{"name":"l4-b","labels":{"nvidia.com/gpu.product":"NVIDIA-L4"}},"status":{"capacity":{"nvidia.com/gpu":"4"},"conditions":[{"type":"Ready","status":"True"}]}}]}`))
-		require.NoError(t, err)
 		var msgs []string
-		for _, d := range m.Check(inventory.Classify(raw, m.Catalog, inventory.Options{})) {
+		for _, d := range checkOnTwoL4Nodes(t, dir) {
 			if strings.Contains(d.Msg, "quota") {
 				msgs = append(msgs, d.Msg)
 			}
