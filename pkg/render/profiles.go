@@ -296,14 +296,28 @@ func Catalog(m *compile.Model, inv *inventory.Inventory) catalogdoc.Document {
 	}
 	doc := catalogdoc.Document{SchemaVersion: catalogdoc.SchemaVersion, Cluster: m.Cluster.Name, TypeLabel: m.Cluster.TypeLabel(), Profiles: []catalogdoc.Profile{}}
 	growth := catalogGrowth(m)
+	// The nodes a profile counts, and their summary by type, are the
+	// cluster's for every profile but a MultiKueue manager's dispatched
+	// ones, which add their workers': one of each per set of workers.
+	type counted struct {
+		inv     *inventory.Inventory
+		perType map[string]inventory.TypeSummary
+	}
+	bySet := map[string]counted{}
 	clusterInv := inv
 	for i := range m.Profiles {
 		p := &m.Profiles[i]
-		inv, workers := profileNodes(m, p, clusterInv)
-		perType := map[string]inventory.TypeSummary{}
-		for _, s := range inv.Summary() {
-			perType[s.AcceleratorType] = s
+		workers := profileWorkers(m, p)
+		key := strings.Join(workers, ",")
+		c, ok := bySet[key]
+		if !ok {
+			c = counted{inv: withWorkerNodes(m, clusterInv, workers), perType: map[string]inventory.TypeSummary{}}
+			for _, s := range c.inv.Summary() {
+				c.perType[s.AcceleratorType] = s
+			}
+			bySet[key] = c
 		}
+		inv, perType := c.inv, c.perType
 		cp := catalogdoc.Profile{
 			Name:         p.Name,
 			DisplayName:  p.DisplayName,
@@ -374,14 +388,12 @@ func Catalog(m *compile.Model, inv *inventory.Inventory) catalogdoc.Document {
 	return doc
 }
 
-// profileNodes is the inventory a profile's availability counts: the
-// cluster's own nodes and, on a MultiKueue manager, the nodes of the
-// workers its queues dispatch to (the snapshots the manager read beside
-// it), where its jobs run; and those workers, sorted. The pods on them are
-// counted only where every snapshot counted them.
-func profileNodes(m *compile.Model, p *compile.Profile, inv *inventory.Inventory) (*inventory.Inventory, []string) {
+// profileWorkers are, on a MultiKueue manager, the workers a profile's
+// queues dispatch to, sorted; none elsewhere, or where the manager read
+// no worker's nodes.
+func profileWorkers(m *compile.Model, p *compile.Profile) []string {
 	if !m.IsMultiKueueManager() || m.Cluster.MultiKueue.WorkerNodes == nil {
-		return inv, nil
+		return nil
 	}
 	var workers []string
 	for _, t := range m.QueueTeams(p) {
@@ -391,10 +403,18 @@ func profileNodes(m *compile.Model, p *compile.Profile, inv *inventory.Inventory
 			}
 		}
 	}
-	if len(workers) == 0 {
-		return inv, nil
-	}
 	slices.Sort(workers)
+	return workers
+}
+
+// withWorkerNodes is the cluster's nodes with the workers' (the
+// snapshots the manager read beside it), where a dispatched profile's
+// jobs run; inv itself without workers. The pods on them are counted
+// only where every snapshot counted them.
+func withWorkerNodes(m *compile.Model, inv *inventory.Inventory, workers []string) *inventory.Inventory {
+	if len(workers) == 0 {
+		return inv
+	}
 	merged := &inventory.Inventory{Nodes: slices.Clone(inv.Nodes), OtherNodes: inv.OtherNodes, Source: inv.Source}
 	usage := inv.UsageKnown()
 	for _, w := range workers {
@@ -407,7 +427,7 @@ func profileNodes(m *compile.Model, p *compile.Profile, inv *inventory.Inventory
 	if !usage {
 		merged.Source = nil
 	}
-	return merged, workers
+	return merged
 }
 
 // typeGPUs counts a type's GPUs: under MIG single, a node's labels count
