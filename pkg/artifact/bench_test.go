@@ -4,15 +4,15 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sync"
 	"testing"
 
 	"github.com/google/go-containerregistry/pkg/authn"
 
+	"github.com/accelc/accelc/internal/nodegen"
 	"github.com/accelc/accelc/internal/testutil"
-
+	"github.com/accelc/accelc/pkg/accelc"
 	"github.com/accelc/accelc/pkg/artifact"
 	"github.com/accelc/accelc/pkg/render"
 )
@@ -44,21 +44,15 @@ func benchTree(b *testing.B) (string, []string) {
 		}
 		benchDir = filepath.Join(dir, "out")
 		nodes := filepath.Join(dir, "nodes.json")
-		gen, err := exec.Command("go", "run", "../../hack/gennodes", "-n", "5000").Output()
+		if benchErr = os.WriteFile(nodes, nodegen.List(nodegen.Generated(5000)), 0o644); benchErr != nil {
+			return
+		}
+		res, err := accelc.Cluster(context.Background(), "../../examples/clusters/hetero-prod", accelc.Options{Stages: accelc.Rendered, Inventory: accelc.Source{File: nodes}})
 		if err != nil {
 			benchErr = err
 			return
 		}
-		if benchErr = os.WriteFile(nodes, gen, 0o644); benchErr != nil {
-			return
-		}
-		// The compiler is cmd/accelc-core where accelc is split in two.
-		cmd := "../../cmd/accelc"
-		if _, err := os.Stat("../../cmd/accelc-core"); err == nil {
-			cmd = "../../cmd/accelc-core"
-		}
-		if msg, err := exec.Command("go", "run", cmd, "render", "../../examples/clusters/hetero-prod", "--inventory", nodes, "-o", benchDir).CombinedOutput(); err != nil {
-			benchErr = fmt.Errorf("%v: %s", err, msg)
+		if benchErr = res.Tree.Write(benchDir); benchErr != nil {
 			return
 		}
 		benchFiles, _, benchErr = render.RenderedFiles(benchDir)
