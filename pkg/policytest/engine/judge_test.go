@@ -142,13 +142,15 @@ kind: AccelcAdmission
 metadata: {name: accelc}
 spec:
   parameters:
-    kueueControllers:
+    podControllers:
       batch/Job: [system:serviceaccount:kube-system:job-controller]
       kubeflow.org/PyTorchJob: [system:serviceaccount:kubeflow:training-operator]
-    kueueUsers: [system:serviceaccount:kueue:kueue]
+      kubeflow.org/MPIJob: null
+    kueueManagers: {system:serviceaccount:kueue:kueue: true}
 `)})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"system:serviceaccount:kubeflow:training-operator"}, ids.controllers["kubeflow.org/PyTorchJob"])
+	assert.Empty(t, ids.controllers["kubeflow.org/MPIJob"])
 	assert.Equal(t, []string{"system:serviceaccount:kueue:kueue"}, ids.users)
 
 	ids, err = readKueueIdentities(render.Tree{})

@@ -70,7 +70,7 @@ const (
 
 // kueueIdentities are who may make the pods of a Kueue-managed owner (by
 // "<group>/<Kind>") and who may admit a gated pod: the rendered admission
-// constraint's kueueControllers and kueueUsers parameters, else Kueue's
+// constraint's podControllers and kueueManagers parameters, else Kueue's
 // and kube-controller-manager's defaults.
 type kueueIdentities struct {
 	controllers map[string][]string
@@ -95,8 +95,8 @@ func readKueueIdentities(tree render.Tree) (kueueIdentities, error) {
 			APIVersion string `json:"apiVersion"`
 			Spec       struct {
 				Parameters struct {
-					KueueControllers map[string][]string `json:"kueueControllers"`
-					KueueUsers       []string            `json:"kueueUsers"`
+					PodControllers map[string][]string `json:"podControllers"`
+					KueueManagers  map[string]bool     `json:"kueueManagers"`
 				} `json:"parameters"`
 			} `json:"spec"`
 		}
@@ -106,11 +106,16 @@ func readKueueIdentities(tree render.Tree) (kueueIdentities, error) {
 		if !strings.HasPrefix(c.APIVersion, "constraints.gatekeeper.sh/") {
 			continue
 		}
-		if c.Spec.Parameters.KueueControllers != nil {
-			ids.controllers = c.Spec.Parameters.KueueControllers
+		if c.Spec.Parameters.PodControllers != nil {
+			ids.controllers = c.Spec.Parameters.PodControllers
 		}
-		if c.Spec.Parameters.KueueUsers != nil {
-			ids.users = c.Spec.Parameters.KueueUsers
+		if c.Spec.Parameters.KueueManagers != nil {
+			ids.users = nil
+			for _, u := range slices.Sorted(maps.Keys(c.Spec.Parameters.KueueManagers)) {
+				if c.Spec.Parameters.KueueManagers[u] {
+					ids.users = append(ids.users, u)
+				}
+			}
 		}
 	}
 	return ids, nil
