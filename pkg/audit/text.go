@@ -31,7 +31,11 @@ func (r *Report) WriteText(w io.Writer) error {
 		t.Denied, t.Warned, t.Reported, t.Changed, t.Waiting)
 	fmt.Fprintf(&b, "  Gatekeeper's audit will list %s as they run now\n", count(t.Audited, "workload"))
 	if r.Kueue != "" {
-		fmt.Fprintf(&b, "  Kueue (%s): %s hold accelerators in its teams' namespaces that no admitted Workload accounts for\n", r.Kueue, count(t.Unaccounted, "pod"))
+		verb := "hold"
+		if t.Unaccounted == 1 {
+			verb = "holds"
+		}
+		fmt.Fprintf(&b, "  Kueue (%s): %s %s accelerators in its teams' namespaces that no admitted Workload accounts for\n", r.Kueue, count(t.Unaccounted, "pod"), verb)
 	}
 	for _, team := range r.Teams {
 		if team.Name == "" {
