@@ -531,6 +531,9 @@ func profileOf(pod *unstructured.Unstructured, m *compile.Model) string {
 // count as accelerators: theirs and every catalog class's.
 func acceleratorPrefixes(m *compile.Model) []string {
 	prefixes := slices.Clone(policies.BaseResourcePrefixes)
+	if m.Catalog == nil {
+		return prefixes
+	}
 	for _, c := range m.Catalog.Classes() {
 		prefixes = append(prefixes, c.ResourceName)
 	}
