@@ -279,7 +279,9 @@ type StatusOptions struct {
 
 // ReadStatus loads the configuration, if one is given, and reads the
 // cluster. Parts of the cluster that are not installed (no Gatekeeper,
-// Kueue or Flux API) are reported as such, not as errors. A wrong
+// Kueue or Flux API) are reported as such, not as errors. Where Kueue is
+// served and a namespace queues through it, it also reads what runs
+// (workloads.ReadLive), for the pods Kueue does not account for. A wrong
 // configuration is compile.Errors; a cluster that cannot be reached, or
 // that refuses to let the user list what status reads (every denial
 // named, with its API group and resource), is an error IsOutside
