@@ -142,7 +142,11 @@ type admissionParameters struct {
 	TaintKeys             map[string]bool `json:"taintKeys"`
 	ExtraResourcePrefixes []string        `json:"extraResourcePrefixes"`
 	DeviceRuntimeClasses  map[string]bool `json:"deviceRuntimeClasses"`
-	Forecast              bool            `json:"forecast"`
+	// PodControllers are, by "<group>/<Kind>", the users that make the
+	// pods of the kinds Kueue admits whole; KueueManagers Kueue's own.
+	PodControllers map[string][]string `json:"podControllers"`
+	KueueManagers  map[string]bool     `json:"kueueManagers"`
+	Forecast       bool                `json:"forecast"`
 }
 
 // admissionParams are the admission constraint's parameters.
@@ -177,6 +181,14 @@ func admissionParams(m *compile.Model, inv *inventory.Inventory) admissionParame
 	for _, rc := range m.Cluster.DeviceRuntimeClasses {
 		runtimeClasses[rc] = true
 	}
+	podControllers := map[string][]string{}
+	for kind, users := range m.Cluster.KueueIdentities.PodControllers {
+		podControllers[kind] = slices.Sorted(slices.Values(users))
+	}
+	managers := map[string]bool{}
+	for _, u := range m.Cluster.KueueIdentities.Manager {
+		managers[u] = true
+	}
 	generic := map[string]bool{}
 	for _, ns := range m.Cluster.GenericGPUNamespaces {
 		generic[ns] = true
@@ -204,5 +216,7 @@ func admissionParams(m *compile.Model, inv *inventory.Inventory) admissionParame
 		TaintKeys:             taintKeys,
 		ExtraResourcePrefixes: extraList,
 		DeviceRuntimeClasses:  runtimeClasses,
+		PodControllers:        podControllers,
+		KueueManagers:         managers,
 	}
 }
