@@ -382,7 +382,8 @@ func newVocabulary(m *compile.Model, nodes []simNode) vocabulary {
 // update builds an UPDATE of an admitted object, as stored, the ways a
 // user can change one that exists. A pod: Kueue's scheduling gate removed
 // (from the pod as Kueue gates it, by Kueue or anyone else); or, bound
-// to a node it could run on as the scheduler would have bound it, its
+// to a node it could run on as the scheduler would have bound it, a
+// controller owner reference named (by a controller or anyone), its
 // profile annotation or label moved to another profile or dropped,
 // Kueue's labels, accelc's attribution annotations, a toleration added,
 // or an ephemeral container through the pods/ephemeralcontainers
@@ -421,6 +422,12 @@ func (e *EscapeCheck) update(rng *rand.Rand, i int, stored *unstructured.Unstruc
 			annotations = map[string]string{}
 		}
 		label := e.model.Cluster.LabelPrefix + "/profile"
+		if rng.IntN(8) == 0 {
+			// A controller owner named on a running pod, by its
+			// controller or anyone.
+			e.spoofOwner(rng, mapOf(obj.Object["metadata"]))
+			req.User = e.requester(rng, obj.Object)
+		}
 		switch rng.IntN(7) {
 		case 0:
 			annotations[render.ProfileAnnotation] = pick(e.vocab.profiles)

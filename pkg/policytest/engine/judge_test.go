@@ -122,6 +122,19 @@ func TestUnaccounted(t *testing.T) {
 		})
 	}
 
+	// On UPDATE: a controller owner named on a running pod.
+	orphan := &unstructured.Unstructured{Object: pod("q", "", "", false)}
+	adopted := &unstructured.Unstructured{Object: pod("q", "batch/v1", "Job", true)}
+	for user, escape := range map[string]bool{"": true, kueueCtl: true, jobCtl: false} {
+		got := e.unaccounted(Request{Object: adopted, OldObject: orphan, Operation: "UPDATE", User: user}, adopted.Object)
+		assert.Equal(t, escape, got != "", "%s names a Job the controller: %q", user, got)
+		if got != "" {
+			assert.Equal(t, "ownerReference spoof", familyOf(got))
+		}
+	}
+	kept := e.unaccounted(Request{Object: adopted, OldObject: adopted, Operation: "UPDATE"}, adopted.Object)
+	assert.Empty(t, kept, "a controller kept")
+
 	gated := &unstructured.Unstructured{Object: pod("q", "", "", false)}
 	gateAsKueue(gated)
 	for user, escape := range map[string]bool{"": true, jobCtl: true, kueueCtl: false} {

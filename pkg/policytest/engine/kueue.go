@@ -122,19 +122,19 @@ func readKueueIdentities(tree render.Tree) (kueueIdentities, error) {
 }
 
 // controllerOwner is the pod's controller owner reference as
-// "<group>/<Kind>" and its name, or "".
-func controllerOwner(md map[string]any) (string, string) {
+// "<group>/<Kind>" and its name and uid, or "".
+func controllerOwner(md map[string]any) (key, name, uid string) {
 	for _, o := range list(md["ownerReferences"]) {
 		if o["controller"] != true {
 			continue
 		}
 		gv, err := schema.ParseGroupVersion(fmt.Sprint(o["apiVersion"]))
 		if err != nil {
-			return "", ""
+			return "", "", ""
 		}
-		return gv.Group + "/" + fmt.Sprint(o["kind"]), fmt.Sprint(o["name"])
+		return gv.Group + "/" + fmt.Sprint(o["kind"]), fmt.Sprint(o["name"]), fmt.Sprint(o["uid"])
 	}
-	return "", ""
+	return "", "", ""
 }
 
 // queuedTeam reports whether Kueue shares out the team's devices: it has
@@ -149,30 +149,33 @@ func (e *EscapeCheck) queuedTeam(t *compile.Team) bool {
 }
 
 // unaccounted says why Kueue never accounts for an admitted pod that
-// reaches devices ("" when it does): on CREATE, a pod of a queued team's
-// namespace whose controller owner is of a kind Kueue manages, made by
-// someone other than that kind's controller; on UPDATE, Kueue's
-// scheduling gate removed by someone other than Kueue.
+// reaches devices ("" when it does): in a queued team's namespace, a pod
+// whose controller owner is (on CREATE) or becomes (on UPDATE) one of a
+// kind Kueue manages, by someone other than that kind's controller; or
+// Kueue's scheduling gate removed by someone other than Kueue.
 func (e *EscapeCheck) unaccounted(req Request, pod map[string]any) string {
 	md := mapOf(pod["metadata"])
 	user := req.User
 	if user == "" {
 		user = DefaultUser
 	}
-	if req.Operation == "UPDATE" {
-		if req.OldObject != nil && hasGate(req.OldObject.Object, KueueGate) && !hasGate(pod, KueueGate) && !slices.Contains(e.kueue.users, user) {
-			return fmt.Sprintf("%s removed scheduling gate %s, which only Kueue removes when it admits the pod's Workload: Kueue never accounts for its devices", user, KueueGate)
-		}
-		return ""
+	if req.Operation == "UPDATE" && req.OldObject != nil && hasGate(req.OldObject.Object, KueueGate) && !hasGate(pod, KueueGate) && !slices.Contains(e.kueue.users, user) {
+		return fmt.Sprintf("%s removed scheduling gate %s, which only Kueue removes when it admits the pod's Workload: Kueue never accounts for its devices", user, KueueGate)
 	}
 	ns, _ := md["namespace"].(string)
 	team := e.teamOf[ns]
 	if team == nil || !e.queued[team.Name] {
 		return ""
 	}
-	owner, name := controllerOwner(md)
+	owner, name, uid := controllerOwner(md)
 	if !kueueManagedKinds[owner] || slices.Contains(e.kueue.controllers[owner], user) {
 		return ""
+	}
+	if req.Operation == "UPDATE" && req.OldObject != nil {
+		if o, n, u := controllerOwner(mapOf(req.OldObject.Object["metadata"])); o == owner && n == name && u == uid {
+			return "" // its controller, kept
+		}
+		return fmt.Sprintf("%s made %s %s, a kind Kueue manages, the pod's controller owner: Kueue stops accounting for its devices in team %s's queues", user, owner, name, team.Name)
 	}
 	return fmt.Sprintf("the pod's controller owner is %s %s, a kind Kueue manages, and %s made it, not %s's controller: Kueue never accounts for its devices in team %s's queues", owner, name, user, owner, team.Name)
 }
@@ -221,7 +224,7 @@ func (e *EscapeCheck) spoofOwner(rng *rand.Rand, md map[string]any) {
 // controller owner, often that kind's controller, sometimes another
 // kind's or Kueue; otherwise an ordinary user.
 func (e *EscapeCheck) requester(rng *rand.Rand, obj map[string]any) string {
-	owner, _ := controllerOwner(mapOf(obj["metadata"]))
+	owner, _, _ := controllerOwner(mapOf(obj["metadata"]))
 	if owner == "" || obj["kind"] != "Pod" {
 		return DefaultUser
 	}
