@@ -57,6 +57,12 @@ type Cluster struct {
 	Enforcement          string   `json:"enforcement"`
 	GenericGPUNamespaces []string `json:"genericGPUNamespaces"`
 	ExcludedNamespaces   []string `json:"excludedNamespaces"`
+	// ExcludedNamespacesAbsentOK are excluded names the admins accept
+	// the cluster lacks (check_cluster.go).
+	ExcludedNamespacesAbsentOK []string `json:"excludedNamespacesAbsentOK"`
+	// NonAcceleratorResources are the extended resources, exact or
+	// prefixes ending in / or -, that are not accelerators.
+	NonAcceleratorResources []string `json:"nonAcceleratorResources"`
 	// NamespaceCreation is "anyone" or "admins-only": only under
 	// admins-only may ExcludedNamespaces hold globs.
 	NamespaceCreation string `json:"namespaceCreation"`

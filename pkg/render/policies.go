@@ -193,20 +193,36 @@ func admissionParams(m *compile.Model, inv *inventory.Inventory) admissionParame
 	for _, ns := range m.Cluster.GenericGPUNamespaces {
 		generic[ns] = true
 	}
-	extra := map[string]bool{}
+	// Accelerator resources beyond the policies' base prefixes: the
+	// catalog classes', the GPU vendors' whole domains, and every extended
+	// resource a node advertises that the CUE does not declare harmless
+	// (cluster.nonAcceleratorResources; vet asks about those it does not
+	// know), each unless a prefix already covers it.
+	var prefixes []string
+	covered := func(r string) bool {
+		return slices.ContainsFunc(policies.BaseResourcePrefixes, func(p string) bool { return strings.HasPrefix(r, p) }) ||
+			slices.ContainsFunc(prefixes, func(p string) bool { return strings.HasPrefix(r, p) })
+	}
+	var candidates []string
 	for _, c := range m.Catalog.Classes() {
-		covered := false
-		for _, p := range policies.BaseResourcePrefixes {
-			covered = covered || strings.HasPrefix(c.ResourceName, p)
-		}
-		if !covered {
-			extra[c.ResourceName] = true
+		candidates = append(candidates, c.ResourceName)
+	}
+	candidates = append(candidates, inventory.VendorPrefixes...)
+	if inv != nil {
+		for _, r := range slices.Sorted(maps.Keys(inv.Resources)) {
+			if !m.Cluster.NonAccelerator(r) {
+				candidates = append(candidates, r)
+			}
 		}
 	}
-	extraList := make([]string, 0, len(extra))
-	for r := range extra {
-		extraList = append(extraList, r)
+	// Shortest first, so that a domain covers the names under it.
+	slices.SortStableFunc(candidates, func(a, b string) int { return len(a) - len(b) })
+	for _, r := range candidates {
+		if r != "" && !covered(r) {
+			prefixes = append(prefixes, r)
+		}
 	}
+	extraList := nonNil(prefixes)
 	sort.Strings(extraList)
 	return admissionParameters{
 		TypeLabel:             m.Cluster.TypeLabel(),
