@@ -63,8 +63,12 @@ cluster: {
 		capacityNode(t, "cc-1", map[string]string{"cpu": "96", "nvidia.com/GH100_H200_141GB": "8", "vpc.amazonaws.com/efa": "4", "hugepages-1Gi": "8"}),
 		capacityNode(t, "cpu-1", map[string]string{"example.com/fpga": "2", "smarter-devices/fuse": "10", "smarter-devices/vfio": "1"}))
 	got := extraPrefixes(t, tree)
-	for _, want := range []string{"example.com/fpga", "smarter-devices/vfio", "nvidia.com/", "huawei.com/", "qualcomm.com/"} {
+	for _, want := range []string{"example.com/fpga", "smarter-devices/vfio"} {
 		assert.Contains(t, got, want)
+	}
+	// The vendors' whole domains are the policies' own.
+	for _, want := range []string{"nvidia.com/", "huawei.com/", "qualcomm.com/"} {
+		assert.Contains(t, policies.BaseResourcePrefixes, want)
 	}
 	for _, not := range []string{"smarter-devices/fuse", "vpc.amazonaws.com/efa", "nvidia.com/GH100_H200_141GB", "hugepages-1Gi", "cpu"} {
 		assert.NotContains(t, got, not)
@@ -156,5 +160,19 @@ teams: ml: namespaces: ["ml"]
 			assert.Contains(t, string(tree["tenancy/kustomization.yaml"]), "- namespace-legacy.yaml\n")
 			assert.Contains(t, tree.Paths(), "tenancy/namespace-ml.yaml", "ml once, as the team's")
 		})
+	}
+}
+
+// TestVendorDomainsAreThePolicies: every vendor domain vet and render
+// treat as known (inventory.VendorPrefixes) the policies hold as an
+// accelerator by themselves (policies.BaseResourcePrefixes), so that the
+// two lists cannot drift apart.
+func TestVendorDomainsAreThePolicies(t *testing.T) {
+	for _, v := range inventory.VendorPrefixes {
+		covered := false
+		for _, base := range policies.BaseResourcePrefixes {
+			covered = covered || strings.HasPrefix(v, base)
+		}
+		assert.True(t, covered, "vendor domain %s is not one of the policies' base prefixes", v)
 	}
 }

@@ -299,16 +299,25 @@ violation contains {"msg": msg} if {
 # therefore admitted only from that controller's identity
 # (podControllers): anyone else could name a CPU-only Job of their own and
 # hold accelerators Kueue never counts. On UPDATE, only a controller that
-# is new to the pod is judged (the controllers adopt and orphan pods).
+# is new to the pod is judged (the controllers adopt and orphan pods);
+# Gatekeeper's audit, which knows no user, judges none (accelc status and
+# accelc audit --live list the pods no admitted Workload accounts for).
 violation contains {"msg": msg} if {
 	accelc.holds_accelerators
 	o := accelc.controller_owner_of(accelc.written)
 	makers := input.parameters.podControllers[accelc.owner_key(o)]
-	not new_controller_kept(o)
+	controller_judged(o)
 	not accelc.username in makers
 	msg := sprintf("the pod names %v %v as its controller (ownerReferences), but %v made it, not the %v controller (%v): Kueue does not queue the pods of a %v it manages, so these accelerators would be outside team %v's quota; create the %v and let its controller make the pods", [
 		o.kind, object.get(o, "name", ""), user_named, o.kind, concat(", ", sort(makers)), o.kind, team_named, o.kind,
 	])
+}
+
+controller_judged(_) if accelc.operation == "CREATE"
+
+controller_judged(o) if {
+	accelc.operation == "UPDATE"
+	not new_controller_kept(o)
 }
 
 new_controller_kept(o) if {

@@ -298,3 +298,9 @@ test_gate_removed_by_kueue_admitted if {
 	p := owned_pod([])
 	count(gate_denials) == 0 with input as update_by(gated(p), p, "system:serviceaccount:kueue-system:kueue-controller-manager") with data.inventory as f.inventory
 }
+
+# Gatekeeper's audit knows no user: a Job's running pods are not listed.
+test_audit_does_not_judge_the_controller if {
+	p := object.union(owned_pod([]), {"metadata": {"ownerReferences": [job_owner]}})
+	count(owner_denials) == 0 with input as {"review": {"object": p}, "parameters": f.params} with data.inventory as f.inventory
+}
