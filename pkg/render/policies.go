@@ -183,7 +183,8 @@ func admissionParams(m *compile.Model, inv *inventory.Inventory) admissionParame
 	}
 	podControllers := map[string][]string{}
 	for kind, users := range m.Cluster.KueueIdentities.PodControllers {
-		podControllers[kind] = slices.Sorted(slices.Values(users))
+		// [] (never null) for a kind whose pods nobody makes directly.
+		podControllers[kind] = append([]string{}, slices.Sorted(slices.Values(users))...)
 	}
 	managers := map[string]bool{}
 	for _, u := range m.Cluster.KueueIdentities.Manager {

@@ -309,7 +309,7 @@ violation contains {"msg": msg} if {
 	controller_judged(o)
 	not accelc.username in makers
 	msg := sprintf("the pod names %v %v as its controller (ownerReferences), but %v made it, not the %v controller (%v): Kueue does not queue the pods of a %v it manages, so these accelerators would be outside team %v's quota; create the %v and let its controller make the pods", [
-		o.kind, object.get(o, "name", ""), user_named, o.kind, concat(", ", sort(makers)), o.kind, team_named, o.kind,
+		o.kind, object.get(o, "name", ""), user_named, o.kind, makers_named(makers), o.kind, team_named, o.kind,
 	])
 }
 
@@ -327,6 +327,9 @@ new_controller_kept(o) if {
 	old.kind == o.kind
 	old.name == o.name
 }
+
+makers_named(makers) := concat(", ", sort(makers)) if count(makers) > 0
+else := "none: it makes no pod itself"
 
 user_named := accelc.username if accelc.username != ""
 else := "(no user)"

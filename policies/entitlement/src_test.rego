@@ -304,3 +304,13 @@ test_audit_does_not_judge_the_controller if {
 	p := object.union(owned_pod([]), {"metadata": {"ownerReferences": [job_owner]}})
 	count(owner_denials) == 0 with input as {"review": {"object": p}, "parameters": f.params} with data.inventory as f.inventory
 }
+
+# A kind that makes no pod itself (a JobSet's pods are its Jobs') is
+# nobody's to name as a pod's controller.
+test_pod_owned_by_a_jobset_denied if {
+	js := {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "name": "js", "uid": "u-3", "controller": true}
+	params := object.union(f.params, {"podControllers": {"jobset.x-k8s.io/JobSet": []}})
+	inp := object.union(as_user(owned_pod([]), [js], "system:serviceaccount:kube-system:job-controller"), {"parameters": params})
+	some v in violation with input as inp with data.inventory as f.inventory
+	contains(v.msg, "not the JobSet controller (none: it makes no pod itself)")
+}
