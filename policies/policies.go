@@ -45,13 +45,13 @@ var All = []Policy{
 		Description: "The accelerator-type, types and team annotations a pod carries agree with its hardware profile and namespace.",
 		Params:      []string{"labelPrefix", "profileNamespace", "extraResourcePrefixes"}},
 	{Dir: "entitlement", Kind: "AccelcEntitlement",
-		Description: "The pod's team may use its profile and the profile's types; the pod asks for the profile's resource, within its device limits, joins its team's Kueue queue and runs at its profile's priority class or at most its team's tier.",
+		Description: "The pod's team may use its profile and the profile's types; the pod asks for the profile's resource, within its device limits, joins its team's Kueue queue and runs at its profile's priority class or at most its team's tier; only a Kueue-managed kind's controller makes pods it owns, and only Kueue lifts its admission gate.",
 		Params:      []string{"labelPrefix", "profileNamespace", "extraResourcePrefixes", "podControllers", "kueueManagers"}},
 	{Dir: "claims", Kind: "AccelcClaims",
 		Description: "A ResourceClaim or ResourceClaimTemplate asks only for DeviceClasses its namespace's team may use, never for all of a node's devices, admin access, device taints or driver configuration.",
 		Params:      []string{"labelPrefix", "profileNamespace"}},
 	{Dir: "deviceaccess", Kind: "AccelcDeviceAccess",
-		Description: "No container reaches devices outside the device plugin (visibility variables, privileged, device host paths, DRA claims); a pod that does not go through a profile neither uses the GPU runtime class nor aims at accelerator nodes.",
+		Description: "No container reaches devices outside the device plugin (visibility variables, runtime device annotations, privileged, capabilities and host namespaces beyond Pod Security baseline, device and runtime host paths, DRA claims); a pod that does not go through a profile neither uses the GPU runtime class nor aims at accelerator nodes.",
 		Params:      []string{"labelPrefix", "profileNamespace", "genericNamespaces", "taintKeys", "deviceRuntimeClasses", "extraResourcePrefixes"}},
 }
 
