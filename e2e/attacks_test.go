@@ -134,6 +134,12 @@ func (a *attacks) kueueLooksAway(t *testing.T) {
 	// made), so Kueue keeps its gate on.
 	gated := a.profilePod(t, "gated", "premium-gpu", "1")
 	gated.Labels["kueue.x-k8s.io/pod-group-name"] = "attack-group"
+	// Its LocalQueue, which the mutation would add, written so that
+	// Kueue's webhook gates it whatever order the webhooks run in.
+	if p, _ := a.profile("premium-gpu"); p.queue != "" {
+		queue = p.queue
+	}
+	gated.Labels[render.QueueNameLabel] = queue
 	gated.Annotations = map[string]string{"kueue.x-k8s.io/pod-group-total-count": "2"}
 	made2, err := c.dev.CoreV1().Pods(attackTeamNS).Create(ctx, gated, metav1.CreateOptions{})
 	if err != nil {
