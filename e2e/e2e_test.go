@@ -27,6 +27,7 @@ func TestEndToEnd(t *testing.T) {
 	s.gk = s.cp.StartGatekeeper(t)
 	t.Logf("control plane and Gatekeeper up in %s", time.Since(begin).Round(time.Millisecond))
 	s.connect(t)
+	s.ensureNamespaces(t, systemNamespaces...)
 	ver := s.mustKubectl(t, "version", "-o", "json")
 	if !strings.Contains(ver, `"gitVersion": "`+controlplane.K8sVersion+`"`) {
 		t.Fatalf("kubectl version does not name %s for client and server:\n%s", controlplane.K8sVersion, ver)

@@ -280,6 +280,13 @@ func (s *suite) ensureNamespaces(t testing.TB, names ...string) {
 	}
 }
 
+// systemNamespaces are the namespaces the examples exclude from accelc's
+// policies (cluster.excludedNamespaces' default), which a cluster where
+// Gatekeeper and the GPU Operator run has: where accelc reads the
+// cluster's namespaces (--live, a snapshot it took), vet and render refuse
+// an excluded name the cluster lacks, which a user could create.
+var systemNamespaces = []string{"gatekeeper-system", "gpu-operator", "nvidia-gpu-operator"}
+
 // poll calls check every interval until it returns true, an error, or the
 // timeout passes; the error then says what was last seen.
 func poll(ctx context.Context, timeout time.Duration, check func(context.Context) (bool, string, error)) error {

@@ -94,6 +94,7 @@ func startWholeCluster(t *testing.T) *story {
 	s.cp = controlplane.Start(t, controlplane.WithScheduler(), controlplane.WithControllerManager())
 	s.gk = s.cp.StartGatekeeper(t)
 	s.connect(t)
+	s.ensureNamespaces(t, systemNamespaces...)
 	if !t.Run("crds", s.stepCRDs) {
 		t.FailNow()
 	}

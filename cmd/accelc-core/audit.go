@@ -31,9 +31,18 @@ namespace denies ("would move off its node's type", "would be queued in
 <team>.<profile>"); and which would wait for their team's quota. A
 Deployment's replicas, its ReplicaSet and itself are one workload.
 
+With --live, where the cluster serves Kueue, it also lists the pods that
+hold accelerators (running, or bound to a node) in the namespaces of a
+team with a profile that schedules through Kueue, that no admitted Kueue
+Workload accounts for: none is for the pod or its owners (followed by
+uid: Pod → Job → JobSet), Kueue has not admitted it, an owner the pod
+names does not exist, its owner's Workload asks for fewer devices a pod
+than the pod holds, or more pods run than it admits. Kueue's quota counts
+none of their devices.
+
 --fail-on deny exits 1 when a workload would be refused, so CI can stop a
 commit that would break what runs; warn also on warnings, dryrun on any
-violation.`,
+violation. Any --fail-on exits 1 on a pod Kueue does not account for.`,
 		Args:              cli.MaxArgs(1),
 		ValidArgsFunction: completeClusterDir,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -56,6 +65,9 @@ violation.`,
 				return err
 			}
 			if report.Failed(failOn.Value()) {
+				if n := report.Totals.Unaccounted; n > 0 {
+					return cli.Exit(cli.ExitInput, fmt.Errorf("audit: %d pod(s) hold accelerators that no admitted Kueue Workload accounts for (--fail-on %s)", n, failOn.Value()))
+				}
 				return cli.Exit(cli.ExitInput, fmt.Errorf("audit: workloads would be %s (--fail-on %s)", map[string]string{"deny": "denied", "warn": "denied or warned about", "dryrun": "reported"}[failOn.Value()], failOn.Value()))
 			}
 			return nil

@@ -373,6 +373,14 @@ func cmdAPIServer(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("apiserver: this script has one already, at %s", st.cp.URL())
 	}
 	st.cp = controlplane.Start(st.t)
+	// The namespaces cluster.excludedNamespaces names by default, as a
+	// cluster where Gatekeeper and the GPU Operator run has them: a live
+	// read lists the cluster's namespaces, and vet and render refuse an
+	// excluded name the cluster lacks.
+	for _, ns := range []string{"gatekeeper-system", "gpu-operator", "nvidia-gpu-operator"} {
+		_, err := kube(ts).CoreV1().Namespaces().Create(st.t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+		ts.Check(err)
+	}
 	ts.Setenv("APISERVER", st.cp.URL())
 	ts.Setenv("ADMIN_KUBECONFIG", st.cp.Kubeconfig())
 }

@@ -27,7 +27,9 @@ app.kubernetes.io/managed-by=accelc label:
   Kueue       each team's ClusterQueues (one per profile) with admitted,
               reserving and pending workloads; the team's quota per flavor
               and resource with what is reserved and used; the workloads
-              waiting in each of accelc's LocalQueues
+              waiting in each of accelc's LocalQueues; the pods holding
+              accelerators, in namespaces that queue through Kueue, that
+              no admitted Kueue Workload accounts for, and why
   Flux        the OCIRepository's artifact and the Kustomizations' last
               applied revision, with their Ready condition
 

@@ -39,8 +39,11 @@ const (
 	KueueBinEnv = "ACCELC_KUEUE_BIN"
 
 	// KueueUser is the identity the manager uses, in system:masters: a
-	// cluster's Kueue has a ClusterRole nearly as wide.
-	KueueUser = "accelc-e2e-kueue"
+	// cluster's Kueue has a ClusterRole nearly as wide. Its name is the
+	// service account Kueue's own manifests run it as, which accelc's
+	// admission policy trusts (alone) to lift Kueue's admission gate
+	// (cluster.kueueIdentities.manager).
+	KueueUser = "system:serviceaccount:kueue-system:kueue-controller-manager"
 
 	// kueueMetricsCertDir is where Kueue's manager reads its metrics
 	// serving certificate when its internal certificate management is off,

@@ -12,9 +12,12 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/accelc/accelc/pkg/artifact"
+	"github.com/accelc/accelc/pkg/audit"
 	"github.com/accelc/accelc/pkg/compile"
 	"github.com/accelc/accelc/pkg/inventory/live"
 	"github.com/accelc/accelc/pkg/render"
+	"github.com/accelc/accelc/pkg/workloads"
+	"github.com/accelc/accelc/policies"
 )
 
 // Status is what is true now in a live cluster that accelc renders for:
@@ -114,6 +117,18 @@ type Queues struct {
 	Teams      []TeamQueues `json:"teams"`
 	// Pending are accelc's LocalQueues that have workloads not admitted.
 	Pending []PendingQueue `json:"pending"`
+	// Unaccounted are the pods holding accelerators, running or bound,
+	// in namespaces whose team schedules through Kueue, that no admitted
+	// Kueue Workload accounts for: Kueue's quota counts none of their
+	// devices (workloads.Set.Unaccounted).
+	Unaccounted []UnaccountedPod `json:"unaccounted,omitempty"`
+}
+
+// UnaccountedPod is a pod Kueue does not account for, with the team of
+// its namespace.
+type UnaccountedPod struct {
+	Team string `json:"team"`
+	workloads.Unaccounted
 }
 
 // TeamQueues are a team's ClusterQueues, one per profile it may use, and
@@ -264,7 +279,9 @@ type StatusOptions struct {
 
 // ReadStatus loads the configuration, if one is given, and reads the
 // cluster. Parts of the cluster that are not installed (no Gatekeeper,
-// Kueue or Flux API) are reported as such, not as errors. A wrong
+// Kueue or Flux API) are reported as such, not as errors. Where Kueue is
+// served and a namespace queues through it, it also reads what runs
+// (workloads.ReadLive), for the pods Kueue does not account for. A wrong
 // configuration is compile.Errors; a cluster that cannot be reached, or
 // that refuses to let the user list what status reads (every denial
 // named, with its API group and resource), is an error IsOutside
@@ -301,6 +318,12 @@ func ReadStatus(ctx context.Context, opts StatusOptions) (*Status, error) {
 	if err != nil {
 		return st, &OutsideError{Err: err}
 	}
+	if objs.kueue && len(queuedNamespaces(objs, model)) > 0 {
+		// What runs, to find the pods Kueue does not account for.
+		if objs.running, err = workloads.ReadLive(ctx, opts.Live); err != nil {
+			return st, &OutsideError{Err: err}
+		}
+	}
 	out := assemble(objs, model, checkout)
 	out.Cluster = cluster
 	out.Diagnostics = st.Diagnostics
@@ -332,6 +355,10 @@ type clusterObjects struct {
 	workloads      []workloadObject
 	sources        []ociRepositoryObject
 	kustomizations []kustomizationObject
+
+	// running is what the cluster runs, with Kueue's Workloads: read
+	// only where Kueue is served and some namespace queues through it.
+	running *workloads.Set
 }
 
 // managedBy selects the objects accelc rendered.
@@ -530,6 +557,14 @@ func assemble(objs *clusterObjects, m *compile.Model, checkout *Rendering) *Stat
 
 	st.Admission = admission(objs, team)
 	st.Queues = queues(objs, owners, team)
+	if objs.running != nil {
+		for _, u := range objs.running.Unaccounted(kueueAccounting(objs, m)) {
+			st.Queues.Unaccounted = append(st.Queues.Unaccounted, UnaccountedPod{Team: team(u.Namespace), Unaccounted: u})
+		}
+		for _, w := range objs.running.Warnings {
+			st.Notes = append(st.Notes, "pods Kueue does not account for: "+w)
+		}
+	}
 	st.Delivery = delivery(objs)
 	if checkout != nil {
 		st.Delivery.Drift = drift(st.Delivery, m.Cluster.Name, *checkout)
@@ -866,4 +901,54 @@ func readySuffix(c Condition) string {
 		}
 	}
 	return " (" + strings.Join(parts, ": ") + ")"
+}
+
+// queuedNamespaces are the namespaces whose pods schedule through Kueue,
+// each with the profiles that do: with the configuration, those of the
+// teams its profiles queue (compile.Model.QueueTeams); without it, those
+// that hold accelc's LocalQueues, which render names after the profile.
+func queuedNamespaces(objs *clusterObjects, m *compile.Model) map[string]map[string]bool {
+	out := map[string]map[string]bool{}
+	add := func(ns, profile string) {
+		if out[ns] == nil {
+			out[ns] = map[string]bool{}
+		}
+		out[ns][profile] = true
+	}
+	if m != nil {
+		for i := range m.Profiles {
+			p := &m.Profiles[i]
+			for _, t := range m.QueueTeams(p) {
+				for _, ns := range t.Namespaces {
+					add(ns, p.Name)
+				}
+			}
+		}
+		return out
+	}
+	for _, lq := range objs.localQueues {
+		add(lq.Metadata.Namespace, lq.Metadata.Name)
+	}
+	return out
+}
+
+// kueueAccounting says which pods Kueue must account for: with the
+// configuration, as audit says (audit.KueueAccounting); without it, the
+// pods holding the resources the policies count as accelerators, or DRA
+// claims, in the namespaces of accelc's LocalQueues, but for pods holding
+// only claims of a profile that has no LocalQueue there.
+func kueueAccounting(objs *clusterObjects, m *compile.Model) workloads.AccountOptions {
+	if m != nil {
+		return audit.KueueAccounting(m)
+	}
+	queued := queuedNamespaces(objs, nil)
+	return workloads.AccountOptions{
+		Queued: func(ns, profile string, claimsOnly bool) bool {
+			profiles, ok := queued[ns]
+			return ok && (!claimsOnly || profile == "" || profiles[profile])
+		},
+		Accelerator: func(r string) bool {
+			return slices.ContainsFunc(policies.BaseResourcePrefixes, func(p string) bool { return strings.HasPrefix(r, p) })
+		},
+	}
 }

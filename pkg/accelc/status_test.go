@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/accelc/accelc/pkg/compile"
+	"github.com/accelc/accelc/pkg/workloads"
 )
 
 // decode reads a test object as the API server would send it.
@@ -319,4 +320,64 @@ func TestShort(t *testing.T) {
 	} {
 		assert.Equal(t, want, short(in), in)
 	}
+}
+
+// running is what the lab runs: a pod of 4 GPUs naming as its owner a
+// CPU-only Job that Kueue admitted, a GPU pod with no owner in speech's
+// namespace, and one in a namespace of no team.
+func running(t *testing.T) *workloads.Set {
+	set, err := workloads.Decode([]byte(`{"apiVersion": "v1", "kind": "List", "items": [
+		{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "spoof", "namespace": "cv", "uid": "p1",
+			"ownerReferences": [{"apiVersion": "batch/v1", "kind": "Job", "name": "cpu-only", "uid": "j1", "controller": true}]},
+			"spec": {"nodeName": "a100-1", "containers": [{"name": "c", "resources": {"limits": {"nvidia.com/gpu": "4"}}}]}, "status": {"phase": "Running"}},
+		{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "bare", "namespace": "asr", "uid": "p2"},
+			"spec": {"nodeName": "a100-2", "containers": [{"name": "c", "resources": {"limits": {"nvidia.com/gpu": "1"}}}]}, "status": {"phase": "Running"}},
+		{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "z", "namespace": "kube-batch", "uid": "p3"},
+			"spec": {"nodeName": "a100-2", "containers": [{"name": "c", "resources": {"limits": {"nvidia.com/gpu": "1"}}}]}, "status": {"phase": "Running"}},
+		{"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "cpu-only", "namespace": "cv", "uid": "j1"}}]}`))
+	require.NoError(t, err)
+	set.Kueue = "kueue.x-k8s.io/v1beta2"
+	set.KueueWorkloads = []workloads.KueueWorkload{{
+		Namespace: "cv", Name: "job-cpu-only-1a2b3", Admitted: true,
+		Owners:  []workloads.OwnerRef{{Ref: workloads.Ref{APIVersion: "batch/v1", Kind: "Job", Namespace: "cv", Name: "cpu-only"}, UID: "j1"}},
+		PodSets: []workloads.PodSet{{Name: "main", Count: 1, PerPod: map[string]int64{"cpu": 1}}},
+	}}
+	return set
+}
+
+// TestStatusUnaccounted: the pods holding accelerators that no admitted
+// Workload accounts for, in the namespaces of teams that queue through
+// Kueue (the model's; without it, those with accelc's LocalQueues), with
+// their team, in the Kueue section.
+func TestStatusUnaccounted(t *testing.T) {
+	objs := statusObjects(t)
+	objs.running = running(t)
+	st := assemble(objs, statusModel(), nil)
+	var got []string
+	for _, u := range st.Queues.Unaccounted {
+		got = append(got, u.Team+" "+u.Namespace+"/"+u.Name+" "+u.Reason)
+	}
+	assert.Equal(t, []string{"speech asr/bare NoWorkload", "vision cv/spoof FewerDevices"}, got)
+
+	var b bytes.Buffer
+	require.NoError(t, st.WriteText(&b))
+	assert.Contains(t, b.String(), "Kueue (kueue.x-k8s.io/v1beta2): 2 ClusterQueues of 2 teams, 3 workloads pending, 2 pods holding accelerators outside it\n")
+	assert.Contains(t, b.String(), `
+  Pods holding accelerators that no admitted Kueue Workload accounts for (Kueue's quota counts none of their devices):
+  TEAM    POD       NODE    DEVICES           OWNER         WHY
+  speech  asr/bare  a100-2  1 nvidia.com/gpu  -             NoWorkload: no Workload of Kueue's is for the pod: Kueue counts none of its devices
+  vision  cv/spoof  a100-1  4 nvidia.com/gpu  Job/cpu-only  FewerDevices: Workload cv/job-cpu-only-1a2b3, admitted for the pod or its owner Job cv/cpu-only, asks for at most 0 nvidia.com/gpu a pod; the pod holds 4 nvidia.com/gpu
+`)
+	data, err := json.Marshal(st.Queues.Unaccounted[1])
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"team": "vision", "namespace": "cv", "name": "spoof", "node": "a100-1", "devices": {"nvidia.com/gpu": 4},
+		"owner": {"apiVersion": "batch/v1", "kind": "Job", "namespace": "cv", "name": "cpu-only"}, "workload": "cv/job-cpu-only-1a2b3",
+		"reason": "FewerDevices", "message": "Workload cv/job-cpu-only-1a2b3, admitted for the pod or its owner Job cv/cpu-only, asks for at most 0 nvidia.com/gpu a pod; the pod holds 4 nvidia.com/gpu"}`, string(data))
+
+	// Without the configuration: asr has none of accelc's LocalQueues.
+	objs.entitlements = map[string]string{"cv": "vision", "asr": "speech"}
+	st = assemble(objs, nil, nil)
+	require.Len(t, st.Queues.Unaccounted, 1)
+	assert.Equal(t, "vision", st.Queues.Unaccounted[0].Team)
+	assert.Equal(t, map[string]map[string]bool{"cv": {"a100": true}, "cv-dev": {"a100": true}}, queuedNamespaces(objs, nil))
 }

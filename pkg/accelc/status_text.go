@@ -136,10 +136,15 @@ func (s *Status) writeQueues(b *bytes.Buffer) {
 	}
 	if n == 0 {
 		fmt.Fprintf(b, "Kueue (%s): none of accelc's ClusterQueues (the cluster's teams have no quota, or Flux has not applied the tree's queues/)\n", q.APIVersion)
+		writeUnaccounted(b, q.Unaccounted)
 		return
 	}
-	fmt.Fprintf(b, "Kueue (%s): %s of %s, %s pending\n", q.APIVersion,
-		plural(n, "ClusterQueue", "ClusterQueues"), plural(len(q.Teams), "team", "teams"), plural(pending, "workload", "workloads"))
+	outside := ""
+	if len(q.Unaccounted) > 0 {
+		outside = ", " + plural(len(q.Unaccounted), "pod", "pods") + " holding accelerators outside it"
+	}
+	fmt.Fprintf(b, "Kueue (%s): %s of %s, %s pending%s\n", q.APIVersion,
+		plural(n, "ClusterQueue", "ClusterQueues"), plural(len(q.Teams), "team", "teams"), plural(pending, "workload", "workloads"), outside)
 	tw, row := table(b, "TEAM", "PROFILE", "CLUSTERQUEUE", "ADMITTED", "RESERVING", "PENDING")
 	for _, t := range q.Teams {
 		for _, cq := range t.ClusterQueues {
@@ -158,11 +163,30 @@ func (s *Status) writeQueues(b *bytes.Buffer) {
 	b.WriteString("\n")
 	if len(q.Pending) == 0 {
 		b.WriteString("  No workloads pending in accelc's LocalQueues.\n")
+	} else {
+		tw, row = table(b, "NAMESPACE", "LOCALQUEUE", "TEAM", "PROFILE", "PENDING")
+		for _, p := range q.Pending {
+			row(p.Namespace, p.LocalQueue, p.Team, or(p.Profile, "-"), p.Workloads)
+		}
+		_ = tw.Flush()
+	}
+	writeUnaccounted(b, q.Unaccounted)
+}
+
+// writeUnaccounted lists the pods Kueue does not account for: where they
+// run, what they hold, the owner they name, and why.
+func writeUnaccounted(b *bytes.Buffer, pods []UnaccountedPod) {
+	if len(pods) == 0 {
 		return
 	}
-	tw, row = table(b, "NAMESPACE", "LOCALQUEUE", "TEAM", "PROFILE", "PENDING")
-	for _, p := range q.Pending {
-		row(p.Namespace, p.LocalQueue, p.Team, or(p.Profile, "-"), p.Workloads)
+	b.WriteString("\n  Pods holding accelerators that no admitted Kueue Workload accounts for (Kueue's quota counts none of their devices):\n")
+	tw, row := table(b, "TEAM", "POD", "NODE", "DEVICES", "OWNER", "WHY")
+	for _, p := range pods {
+		owner := "-"
+		if p.Owner != nil {
+			owner = p.Owner.Kind + "/" + p.Owner.Name
+		}
+		row(p.Team, p.Namespace+"/"+p.Name, or(p.Node, "-"), p.DevicesText(), owner, p.Reason+": "+oneLine(p.Message))
 	}
 	_ = tw.Flush()
 }

@@ -51,8 +51,17 @@ type Report struct {
 	Totals  Totals `json:"totals"`
 	// Teams hold the workloads with findings, by team; the namespaces of
 	// no team last, as team "".
-	Teams    []Team   `json:"teams"`
-	Warnings []string `json:"warnings,omitempty"`
+	Teams []Team `json:"teams"`
+	// Kueue is the apiVersion Kueue's Workloads were read in, "" where
+	// they were not (Kueue is not served, or the workloads are a
+	// snapshot's): only then is Unaccounted known.
+	Kueue string `json:"kueue,omitempty"`
+	// Unaccounted are the running pods holding accelerators, in
+	// namespaces whose team schedules through Kueue, that no admitted
+	// Kueue Workload accounts for (workloads.Set.Unaccounted): admission
+	// let them past Kueue, and Kueue's quota does not count them.
+	Unaccounted []workloads.Unaccounted `json:"unaccounted,omitempty"`
+	Warnings    []string                `json:"warnings,omitempty"`
 }
 
 // Totals count workloads (and their pods) by finding. A workload is
@@ -71,6 +80,8 @@ type Totals struct {
 	// denies; Waiting would wait for its team's quota.
 	Changed int `json:"changed"`
 	Waiting int `json:"waiting"`
+	// Unaccounted counts the pods of Report.Unaccounted.
+	Unaccounted int `json:"unaccounted"`
 }
 
 // Team is a team's workloads with findings.
@@ -163,7 +174,46 @@ func Run(ctx context.Context, in Input) (*Report, error) {
 		a.add(o, audits[i])
 	}
 	a.quotas()
-	return a.report(in.Source, set.Warnings), nil
+	r := a.report(in.Source, set.Warnings)
+	if r.Kueue = set.Kueue; r.Kueue != "" {
+		r.Unaccounted = set.Unaccounted(KueueAccounting(m))
+		r.Totals.Unaccounted = len(r.Unaccounted)
+	}
+	return r, nil
+}
+
+// KueueAccounting says which pods Kueue must account for in m's
+// cluster: those holding accelerators (the resources the policies count,
+// acceleratorPrefixes, or DRA claims) in the namespaces of a team with a
+// profile that schedules through Kueue (compile.Model.QueueTeams), but
+// for pods holding only claims of a profile that schedules by node.
+func KueueAccounting(m *compile.Model) workloads.AccountOptions {
+	queued := map[string]map[string]bool{} // namespace → profile → queued
+	for i := range m.Profiles {
+		p := &m.Profiles[i]
+		for _, t := range m.QueueTeams(p) {
+			for _, ns := range t.Namespaces {
+				if queued[ns] == nil {
+					queued[ns] = map[string]bool{}
+				}
+				queued[ns][p.Name] = true
+			}
+		}
+	}
+	prefixes := acceleratorPrefixes(m)
+	return workloads.AccountOptions{
+		Queued: func(ns, profile string, claimsOnly bool) bool {
+			profiles, ok := queued[ns]
+			if !ok {
+				return false
+			}
+			return !claimsOnly || profiles[profile] || m.Profile(profile) == nil
+		},
+		Accelerator: func(r string) bool {
+			return slices.ContainsFunc(prefixes, func(p string) bool { return strings.HasPrefix(r, p) })
+		},
+		ProfileLabel: m.Cluster.LabelPrefix + "/profile",
+	}
 }
 
 // enforcingTree is the tree rendered with every team and the cluster at
@@ -481,6 +531,9 @@ func profileOf(pod *unstructured.Unstructured, m *compile.Model) string {
 // count as accelerators: theirs and every catalog class's.
 func acceleratorPrefixes(m *compile.Model) []string {
 	prefixes := slices.Clone(policies.BaseResourcePrefixes)
+	if m.Catalog == nil {
+		return prefixes
+	}
 	for _, c := range m.Catalog.Classes() {
 		prefixes = append(prefixes, c.ResourceName)
 	}
@@ -631,8 +684,13 @@ func (a *auditor) report(source string, warnings []string) *Report {
 
 // Failed says whether the report holds a finding at or above the stage
 // failOn names: deny (workloads that would be refused), warn (refused or
-// warned about) or dryrun (any violation); "" fails on nothing.
+// warned about) or dryrun (any violation); "" fails on nothing. A pod
+// that Kueue does not account for fails at every stage: it holds devices
+// outside its team's quota now.
 func (r *Report) Failed(failOn string) bool {
+	if failOn != "" && r.Totals.Unaccounted > 0 {
+		return true
+	}
 	switch failOn {
 	case compile.Deny:
 		return r.Totals.Denied > 0

@@ -102,6 +102,12 @@ items:
 
 func run(t *testing.T) *audit.Report {
 	t.Helper()
+	return runWith(t, nil)
+}
+
+// runWith audits running, changed by edit first.
+func runWith(t *testing.T, edit func(*workloads.Set)) *audit.Report {
+	t.Helper()
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "lab.cue"), []byte(lab), 0o644))
 	m, err := compile.Load(dir)
@@ -113,6 +119,9 @@ func run(t *testing.T) *audit.Report {
 	require.NoError(t, err)
 	set, err := workloads.Decode([]byte(running))
 	require.NoError(t, err)
+	if edit != nil {
+		edit(set)
+	}
 	r, err := audit.Run(t.Context(), audit.Input{Model: m, Inventory: inv, Tree: tree, Workloads: set, Source: "running.yaml"})
 	require.NoError(t, err)
 	return r
@@ -200,4 +209,41 @@ func TestAuditText(t *testing.T) {
 	var b strings.Builder
 	require.NoError(t, run(t).WriteText(&b))
 	testutil.Golden(t, filepath.Join("testdata", "lab.txt"), []byte(b.String()))
+}
+
+// TestAuditKueue: read live where Kueue is served, the pods holding GPUs
+// in ml's and web's namespaces (both teams queue through Kueue) that no
+// admitted Workload accounts for are listed, and fail the audit at every
+// stage. The Deployment's pods are accounted for by a Workload for their
+// ReplicaSet (the last owner the pods name: the set lacks its uid).
+func TestAuditKueue(t *testing.T) {
+	r := runWith(t, func(set *workloads.Set) {
+		set.Kueue = "kueue.x-k8s.io/v1beta2"
+		set.KueueWorkloads = []workloads.KueueWorkload{{
+			Namespace: "ml", Name: "replicaset-serve-1-1a2b3", Admitted: true,
+			Owners:  []workloads.OwnerRef{{Ref: workloads.Ref{APIVersion: "apps/v1", Kind: "ReplicaSet", Namespace: "ml", Name: "serve-1"}, UID: "u2"}},
+			PodSets: []workloads.PodSet{{Name: "main", Count: 2, PerPod: map[string]int64{"nvidia.com/gpu": 1}}},
+		}}
+	})
+	var got []string
+	for _, u := range r.Unaccounted {
+		got = append(got, u.Namespace+"/"+u.Name+" "+u.Reason+" "+u.DevicesText())
+	}
+	assert.Equal(t, []string{
+		"ml/misplaced NoWorkload 1 nvidia.com/gpu",
+		"ml/plain NoWorkload 1 nvidia.com/gpu",
+		"web/plain NoWorkload 1 nvidia.com/gpu",
+	}, got)
+	assert.Equal(t, 3, r.Totals.Unaccounted)
+	assert.True(t, r.Failed("deny"), "a pod Kueue does not count fails the audit at deny")
+	assert.False(t, r.Failed(""))
+
+	var b strings.Builder
+	require.NoError(t, r.WriteText(&b))
+	testutil.Golden(t, filepath.Join("testdata", "lab-kueue.txt"), []byte(b.String()))
+
+	// Read from a snapshot, the Workloads are not known: nothing is said
+	// of them.
+	assert.Empty(t, run(t).Unaccounted)
+	assert.Empty(t, run(t).Kueue)
 }

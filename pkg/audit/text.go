@@ -30,6 +30,13 @@ func (r *Report) WriteText(w io.Writer) error {
 	fmt.Fprintf(&b, "  made again now: %d would be denied, %d warned about, %d reported (dryrun); %d would change once their namespace denies; %d would wait for quota\n",
 		t.Denied, t.Warned, t.Reported, t.Changed, t.Waiting)
 	fmt.Fprintf(&b, "  Gatekeeper's audit will list %s as they run now\n", count(t.Audited, "workload"))
+	if r.Kueue != "" {
+		verb := "hold"
+		if t.Unaccounted == 1 {
+			verb = "holds"
+		}
+		fmt.Fprintf(&b, "  Kueue (%s): %s %s accelerators in its teams' namespaces that no admitted Workload accounts for\n", r.Kueue, count(t.Unaccounted, "pod"), verb)
+	}
 	for _, team := range r.Teams {
 		if team.Name == "" {
 			fmt.Fprintf(&b, "\nnamespaces of no team (%s)\n", team.Stage)
@@ -62,6 +69,7 @@ func (r *Report) WriteText(w io.Writer) error {
 			}
 		}
 	}
+	r.writeUnaccounted(&b)
 	for _, warning := range r.Warnings {
 		fmt.Fprintf(&b, "\nwarning: %s\n", warning)
 	}
@@ -74,4 +82,24 @@ func count(n int, noun string) string {
 		return "1 " + noun
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// writeUnaccounted lists the pods Kueue does not account for: where they
+// run, what they hold, the owner they name and why.
+func (r *Report) writeUnaccounted(b *strings.Builder) {
+	if len(r.Unaccounted) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "\npods holding accelerators that no admitted Kueue Workload accounts for (%d): Kueue's quota does not count them\n", len(r.Unaccounted))
+	for _, u := range r.Unaccounted {
+		fmt.Fprintf(b, "  Pod %s/%s", u.Namespace, u.Name)
+		if u.Node != "" {
+			fmt.Fprintf(b, " on %s", u.Node)
+		}
+		fmt.Fprintf(b, ": %s", u.DevicesText())
+		if u.Owner != nil {
+			fmt.Fprintf(b, "; owner %s %s", u.Owner.Kind, u.Owner.Name)
+		}
+		fmt.Fprintf(b, "\n    %s: %s\n", u.Reason, u.Message)
+	}
 }

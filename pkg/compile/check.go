@@ -14,8 +14,10 @@ import (
 // warnings, things that render fine but will not behave as the admin
 // likely expects, and errors: a pool or MIG config that targets no node.
 func (m *Model) Check(inv *inventory.Inventory) []Diagnostic {
+	// What the cluster's own nodes advertise and which namespaces it
+	// has are the cluster's, not its workers'.
+	out := slices.Concat(m.CheckWorkerNodes(), m.checkNodeResources(inv), m.checkExclusionsExist(inv))
 	inv = m.FleetInventory(inv) // a MultiKueue manager's capacity is its workers'
-	out := m.CheckWorkerNodes()
 	warn := func(at Path, format string, args ...any) {
 		out = append(out, Diagnostic{Severity: Warning, Path: at, Msg: fmt.Sprintf(format, args...)})
 	}

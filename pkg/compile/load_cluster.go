@@ -51,7 +51,8 @@ func (c *CatalogService) MemoryLimit() (resource.Quantity, bool) {
 func (raw *rawConfig) checkNames(m *Model) []Diagnostic {
 	root := m.root()
 	diags := checkKubernetesNames(&raw.Cluster.Cluster, slices.Sorted(maps.Keys(raw.Accelerators)), root)
-	return append(diags, checkExcludedNamespaces(&raw.Cluster.Cluster, root.Key("cluster"))...)
+	diags = append(diags, checkExcludedNamespaces(&raw.Cluster.Cluster, root.Key("cluster"))...)
+	return append(diags, checkExcludedAbsentOK(&raw.Cluster.Cluster, root.Key("cluster"))...)
 }
 
 // MatchNamespace reports the pattern that matches namespace ns, as

@@ -57,9 +57,18 @@ type Cluster struct {
 	Enforcement          string   `json:"enforcement"`
 	GenericGPUNamespaces []string `json:"genericGPUNamespaces"`
 	ExcludedNamespaces   []string `json:"excludedNamespaces"`
+	// ExcludedNamespacesAbsentOK are excluded names the admins accept
+	// the cluster lacks (check_cluster.go).
+	ExcludedNamespacesAbsentOK []string `json:"excludedNamespacesAbsentOK"`
+	// NonAcceleratorResources are the extended resources, exact or
+	// prefixes ending in / or -, that are not accelerators.
+	NonAcceleratorResources []string `json:"nonAcceleratorResources"`
 	// NamespaceCreation is "anyone" or "admins-only": only under
 	// admins-only may ExcludedNamespaces hold globs.
 	NamespaceCreation string `json:"namespaceCreation"`
+	// KueueIdentities are Kueue's and its job integrations' controllers'
+	// users, which the admission policy tells from other users.
+	KueueIdentities KueueIdentities `json:"kueueIdentities"`
 	// DeviceRuntimeClasses hand devices to containers from their
 	// environment; PodSecurity is the level team namespaces enforce.
 	DeviceRuntimeClasses []string `json:"deviceRuntimeClasses"`
@@ -91,6 +100,17 @@ type Cluster struct {
 	// AdmissionFairSharing is how Kueue counts namespaces' recent use
 	// (admission_fairshare.go); nil: Kueue's defaults as accelc writes them.
 	AdmissionFairSharing *AdmissionFairSharingSettings `json:"admissionFairSharing,omitempty"`
+}
+
+// KueueIdentities are who may act as Kueue and as the controllers of the
+// kinds Kueue admits whole.
+type KueueIdentities struct {
+	// Manager are Kueue's controller manager's users: only they may lift
+	// Kueue's admission gate from a pod.
+	Manager []string `json:"manager"`
+	// PodControllers are, by "<group>/<Kind>", the users that create the
+	// pods of a kind Kueue admits whole.
+	PodControllers map[string][]string `json:"podControllers"`
 }
 
 // DRA is the cluster's Dynamic Resource Allocation: the DeviceClasses the

@@ -165,6 +165,11 @@ type Inventory struct {
 	Problems []Problem
 	// OtherNodes counts nodes without any accelerator.
 	OtherNodes int
+	// Resources maps each extended resource (ExtendedResource) that any
+	// node, with accelerators or without, lists in its capacity or
+	// allocatable to the names of those nodes, sorted: what pods could ask
+	// for, which the policies must know to be accelerators or not.
+	Resources map[string][]string
 	// Source says where and when the nodes were read; nil for a plain
 	// kubectl snapshot.
 	Source *Source
@@ -181,7 +186,7 @@ func Classify(raw []RawNode, cat *catalog.Catalog, opts Options) *Inventory {
 // classify classifies raw nodes and the devices their ResourceSlices
 // publish.
 func classify(raw []RawNode, resourceSlices []ResourceSlice, cat *catalog.Catalog, opts Options) *Inventory {
-	inv := &Inventory{Nodes: make([]Node, 0, len(raw))}
+	inv := &Inventory{Nodes: make([]Node, 0, len(raw)), Resources: advertised(raw)}
 	var dra map[string]*draNode
 	if len(resourceSlices) > 0 {
 		names := make(map[string]bool, len(raw))

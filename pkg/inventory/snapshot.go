@@ -97,6 +97,21 @@ type Source struct {
 	// PodsCounted says the nodes carry the accelerators pods use
 	// (AnnotationInUse); without it, use is unknown.
 	PodsCounted bool `json:"podsCounted"`
+	// Namespaces are the names of the cluster's namespaces, sorted, when
+	// the reader could list them; nil when it could not (or the snapshot
+	// is older), and then nothing is checked against them.
+	Namespaces []string `json:"namespaces,omitempty"`
+}
+
+// KnownNamespaces are the cluster's namespaces and whether they are known
+// at all: a snapshot without them (plain kubectl output, an older
+// accelc's, a reader that may not list namespaces) says nothing of what
+// the cluster lacks.
+func (s *Source) KnownNamespaces() ([]string, bool) {
+	if s == nil || s.Namespaces == nil {
+		return nil, false
+	}
+	return s.Namespaces, true
 }
 
 // AnnotationInUse holds, on a node of a snapshot, the accelerator devices

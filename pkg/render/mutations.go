@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/accelc/accelc/pkg/compile"
+	"github.com/accelc/accelc/pkg/inventory"
 )
 
 // ProfileAnnotation is Open Data Hub's reference from a workload to its
@@ -157,14 +158,10 @@ func mutationObjects(m *compile.Model) []Object {
 		if len(p.AcceleratorTypes) == 1 {
 			annotate("accelc-"+p.Name+"-type", sel, prefix+"/type", p.AcceleratorTypes[0])
 		}
-		// A profile that hands out devices by claim is placed by the
-		// scheduler's allocation of its claim's classes, on whatever node
-		// holds such a device (a two-model node too): no type affinity,
-		// only its pools' (the nodes that hold its MIG slices).
-		var required []corev1.NodeSelectorRequirement
-		if p.DRA == nil {
-			required = append(required, in(m.Cluster.TypeLabel(), p.AcceleratorTypes))
-		}
+		// A profile that hands out devices by claim is confined to its
+		// types as well, and to the nodes of two models (type mixed),
+		// where the scheduler allocates its claim a device of its class.
+		required := []corev1.NodeSelectorRequirement{in(m.Cluster.TypeLabel(), confiningTypes(p, p.AcceleratorTypes))}
 		if len(p.Pools) > 0 {
 			annotate("accelc-"+p.Name+"-pools", sel, prefix+"/"+AnnotationPools, strings.Join(p.Pools, ","))
 			required = append(required, in(m.Cluster.PoolLabel(), p.Pools))
@@ -203,11 +200,11 @@ func mutationObjects(m *compile.Model) []Object {
 		// are confined to the types the team is entitled to.
 		for i := range m.Profiles {
 			p := &m.Profiles[i]
-			if !p.Enabled || !p.Generic() || p.DRA != nil || len(t.AcceleratorTypes) == 0 {
+			if !p.Enabled || !p.Generic() || len(t.AcceleratorTypes) == 0 {
 				continue
 			}
 			confine("accelc-"+p.Name+"-"+t.Name+"-affinity", match{Namespaces: t.Namespaces, LabelSelector: profileLabel(p)},
-				in(m.Cluster.TypeLabel(), t.AcceleratorTypes))
+				in(m.Cluster.TypeLabel(), confiningTypes(p, t.AcceleratorTypes)))
 		}
 		// A profile without a priority class of its own runs the team's
 		// pods at the team's tier in Kueue too.
@@ -373,3 +370,14 @@ func bindingResources(m *compile.Model) *admissionregistrationv1.MatchResources 
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// confiningTypes are the type label values a profile's pods are confined
+// to, given its types (or its team's): a profile that hands out devices by
+// claim also reaches nodes of two models (type mixed), as the admission
+// policy's confining_types allows.
+func confiningTypes(p *compile.Profile, types []string) []string {
+	if p.DRA == nil || slices.Contains(types, inventory.TypeMixed) {
+		return types
+	}
+	return append(slices.Clone(types), inventory.TypeMixed)
+}

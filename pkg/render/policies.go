@@ -142,7 +142,11 @@ type admissionParameters struct {
 	TaintKeys             map[string]bool `json:"taintKeys"`
 	ExtraResourcePrefixes []string        `json:"extraResourcePrefixes"`
 	DeviceRuntimeClasses  map[string]bool `json:"deviceRuntimeClasses"`
-	Forecast              bool            `json:"forecast"`
+	// PodControllers are, by "<group>/<Kind>", the users that make the
+	// pods of the kinds Kueue admits whole; KueueManagers Kueue's own.
+	PodControllers map[string][]string `json:"podControllers"`
+	KueueManagers  map[string]bool     `json:"kueueManagers"`
+	Forecast       bool                `json:"forecast"`
 }
 
 // admissionParams are the admission constraint's parameters.
@@ -177,24 +181,48 @@ func admissionParams(m *compile.Model, inv *inventory.Inventory) admissionParame
 	for _, rc := range m.Cluster.DeviceRuntimeClasses {
 		runtimeClasses[rc] = true
 	}
+	podControllers := map[string][]string{}
+	for kind, users := range m.Cluster.KueueIdentities.PodControllers {
+		podControllers[kind] = slices.Sorted(slices.Values(users))
+	}
+	managers := map[string]bool{}
+	for _, u := range m.Cluster.KueueIdentities.Manager {
+		managers[u] = true
+	}
 	generic := map[string]bool{}
 	for _, ns := range m.Cluster.GenericGPUNamespaces {
 		generic[ns] = true
 	}
-	extra := map[string]bool{}
+	// Accelerator resources beyond the policies' base prefixes: the
+	// catalog classes', the GPU vendors' whole domains, and every extended
+	// resource a node advertises that the CUE does not declare harmless
+	// (cluster.nonAcceleratorResources; vet asks about those it does not
+	// know), each unless a prefix already covers it.
+	var prefixes []string
+	covered := func(r string) bool {
+		return slices.ContainsFunc(policies.BaseResourcePrefixes, func(p string) bool { return strings.HasPrefix(r, p) }) ||
+			slices.ContainsFunc(prefixes, func(p string) bool { return strings.HasPrefix(r, p) })
+	}
+	var candidates []string
 	for _, c := range m.Catalog.Classes() {
-		covered := false
-		for _, p := range policies.BaseResourcePrefixes {
-			covered = covered || strings.HasPrefix(c.ResourceName, p)
-		}
-		if !covered {
-			extra[c.ResourceName] = true
+		candidates = append(candidates, c.ResourceName)
+	}
+	candidates = append(candidates, inventory.VendorPrefixes...)
+	if inv != nil {
+		for _, r := range slices.Sorted(maps.Keys(inv.Resources)) {
+			if !m.Cluster.NonAccelerator(r) {
+				candidates = append(candidates, r)
+			}
 		}
 	}
-	extraList := make([]string, 0, len(extra))
-	for r := range extra {
-		extraList = append(extraList, r)
+	// Shortest first, so that a domain covers the names under it.
+	slices.SortStableFunc(candidates, func(a, b string) int { return len(a) - len(b) })
+	for _, r := range candidates {
+		if r != "" && !covered(r) {
+			prefixes = append(prefixes, r)
+		}
 	}
+	extraList := nonNil(prefixes)
 	sort.Strings(extraList)
 	return admissionParameters{
 		TypeLabel:             m.Cluster.TypeLabel(),
@@ -204,5 +232,7 @@ func admissionParams(m *compile.Model, inv *inventory.Inventory) admissionParame
 		TaintKeys:             taintKeys,
 		ExtraResourcePrefixes: extraList,
 		DeviceRuntimeClasses:  runtimeClasses,
+		PodControllers:        podControllers,
+		KueueManagers:         managers,
 	}
 }

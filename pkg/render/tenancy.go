@@ -47,8 +47,27 @@ func tenancyObjects(m *compile.Model) []Object {
 				},
 			})
 			if m.Cluster.PodSecurity != "none" {
-				out = append(out, teamNamespace(m, &t, ns))
+				out = append(out, podSecurityNamespace(m, ns, m.TeamStage(&t, ns)))
 			}
+		}
+	}
+	return append(out, genericNamespaces(m)...)
+}
+
+// genericNamespaces are the generic GPU namespaces that are no team's,
+// with the Pod Security labels team namespaces get: their pods may ask
+// for accelerators without a profile, and what keeps them from the
+// devices a device plugin did not hand them (privileged containers, host
+// namespaces and paths, added capabilities) is the same there as in a
+// team's namespace.
+func genericNamespaces(m *compile.Model) []Object {
+	if m.Cluster.PodSecurity == "none" {
+		return nil
+	}
+	var out []Object
+	for _, ns := range sorted(m.Cluster.GenericGPUNamespaces) {
+		if m.TeamOf(ns) == nil {
+			out = append(out, podSecurityNamespace(m, ns, m.Stage(ns)))
 		}
 	}
 	return out
@@ -137,19 +156,21 @@ type tier struct {
 	Value     int    `json:"value"`
 }
 
-// teamNamespace is a team namespace with the Pod Security Admission
-// labels that enforce the cluster's level: no privileged containers or
-// host paths (the ways past the device plugin that admission would
-// otherwise be alone to stop). Flux applies it server-side, so accelc owns
-// only these labels, and never prunes it: a namespace dropped from a team
-// keeps its workloads.
+// podSecurityNamespace is a team's or a generic GPU namespace with the
+// Pod Security Admission labels that enforce the cluster's level: no
+// privileged containers or host paths (the ways past the device plugin
+// that admission would otherwise be alone to stop). Flux applies it
+// server-side, so accelc owns only these labels, and never prunes it: a
+// namespace dropped from a team, or from the generic ones, keeps its
+// workloads.
 //
-// A team not yet at deny gets the audit and warn labels only: its pods
-// are reported and warned about, never refused, as the stage says.
-func teamNamespace(m *compile.Model, t *compile.Team, ns string) Object {
+// A namespace not yet at deny (stage) gets the audit and warn labels
+// only: its pods are reported and warned about, never refused, as the
+// stage says.
+func podSecurityNamespace(m *compile.Model, ns, stage string) Object {
 	labels := managedLabels(m.Cluster.Name)
 	modes := []string{"enforce", "audit", "warn"}
-	if m.TeamStage(t, ns) != compile.Deny {
+	if stage != compile.Deny {
 		modes = modes[1:]
 	}
 	for _, mode := range modes {

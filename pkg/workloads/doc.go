@@ -6,6 +6,10 @@
 // ReadFile), so that CI audits without access to the cluster, or from
 // the API server itself (ReadLive), listing only; and it tells which
 // workload each pod belongs to by its owner references (Set.Workload).
+// Read live, a Set also holds Kueue's Workloads where Kueue is served,
+// and names the pods holding accelerators that no admitted Workload
+// accounts for (Set.Unaccounted): Kueue's quota counts only the pods
+// Kueue sees.
 //
 // Every object is trimmed as it is read (Trim): a snapshot holds no
 // secrets and no addresses, only what the policies judge. Objects stay

@@ -1,5 +1,11 @@
 package workloads
 
+import (
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
 // VisibilityEnv are the variables whose values Trim keeps.
 var VisibilityEnv = visibilityEnv
 
@@ -19,3 +25,20 @@ var Methods = []struct {
 
 // ReadLiveWith is ReadLive asking as m says.
 var ReadLiveWith = readLive
+
+// SetOf is a Set of objs as read from a live cluster that served Kueue
+// at apiVersion kueue and listed the kinds named "group/Kind".
+func SetOf(objs []*unstructured.Unstructured, kueue string, queued []*unstructured.Unstructured, listed ...string) (*Set, error) {
+	s := newSet(objs, nil)
+	s.Kueue = kueue
+	var err error
+	if s.KueueWorkloads, err = kueueWorkloads(queued); err != nil {
+		return nil, err
+	}
+	s.listed = map[objectKind]bool{}
+	for _, l := range listed {
+		group, kind, _ := strings.Cut(l, "/")
+		s.listed[objectKind{group, kind}] = true
+	}
+	return s, nil
+}

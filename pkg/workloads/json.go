@@ -226,3 +226,29 @@ func statusField(r *reader, name string) (any, bool, error) {
 	v, err := r.value()
 	return v, true, err
 }
+
+// fieldsOf is how the items of a kind's list are read: trimmed as Trim
+// trims them, but for Kueue's Workloads, whose status says whether Kueue
+// admitted them (kueueField).
+func fieldsOf(k Kind) field {
+	if k.isKueue() {
+		return kueueField
+	}
+	return itemField
+}
+
+// kueueField reads a Workload's metadata as any item's, and of its
+// status only what says whether Kueue admitted it.
+func kueueField(r *reader, name string) (any, bool, error) {
+	if name != "status" || r.d.PeekKind() != '{' {
+		return itemField(r, name)
+	}
+	st, err := r.object(func(r *reader, name string) (any, bool, error) {
+		if name != "admission" && name != "conditions" {
+			return nil, false, r.d.SkipValue()
+		}
+		v, err := r.value()
+		return v, true, err
+	})
+	return st, len(st) > 0, err
+}

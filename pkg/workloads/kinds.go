@@ -35,6 +35,19 @@ var kinds = func() []Kind {
 	)
 }()
 
+// kueueKind is Kueue's Workload, which ReadLive reads beside kinds into
+// a Set's KueueWorkloads (not its Objects: no policy judges it), in the
+// version render writes Kueue's objects in, else v1beta1.
+var kueueKind = Kind{Group: "kueue.x-k8s.io", Versions: []string{"v1beta2", "v1beta1"}, Kind: "Workload", Resource: "workloads"}
+
+// liveKinds are what ReadLive lists: kinds, then kueueKind.
+var liveKinds = append(slices.Clip(kinds), kueueKind)
+
+func (k Kind) isKueue() bool { return k.Group == kueueKind.Group && k.Kind == kueueKind.Kind }
+
+// objectKind is a kind by group and name.
+type objectKind struct{ group, kind string }
+
 // Kinds returns the kinds a Set holds, in its order.
 func Kinds() []Kind {
 	out := make([]Kind, len(kinds))

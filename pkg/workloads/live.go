@@ -39,7 +39,9 @@ const parallel = 4
 // is a Warning naming the kind and the RBAC verb, never a failure. A
 // cluster that cannot be reached, or fails otherwise, is a *live.Error
 // naming the server without its credentials. opts.SkipPods is not read:
-// a Set always holds the pods.
+// a Set always holds the pods. Where the server serves Kueue
+// (kueue.x-k8s.io), its Workloads are read too, into KueueWorkloads: what
+// Accounting needs of them, nothing else.
 func ReadLive(ctx context.Context, opts live.Options) (*Set, error) {
 	return readLive(ctx, opts, fastest)
 }
@@ -82,7 +84,7 @@ func readLive(ctx context.Context, opts live.Options, m method) (*Set, error) {
 	if l.pageSize <= 0 {
 		l.pageSize = DefaultPageSize
 	}
-	versions, warnings, err := discover(ctx, c)
+	versions, warnings, err := discover(ctx, c, liveKinds)
 	if err != nil {
 		return nil, redact(err)
 	}
@@ -90,10 +92,10 @@ func readLive(ctx context.Context, opts live.Options, m method) (*Set, error) {
 		objs    []*unstructured.Unstructured
 		warning string
 	}
-	results := make([]result, len(kinds))
+	results := make([]result, len(liveKinds))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(parallel)
-	for i, k := range kinds {
+	for i, k := range liveKinds {
 		if versions[i] == "" {
 			continue
 		}
@@ -120,13 +122,29 @@ func readLive(ctx context.Context, opts live.Options, m method) (*Set, error) {
 		n += len(r.objs)
 	}
 	objs := make([]*unstructured.Unstructured, 0, n)
-	for _, r := range results {
+	listed := map[objectKind]bool{}
+	for i, r := range results[:len(kinds)] {
 		objs = append(objs, r.objs...)
 		if r.warning != "" {
 			warnings = append(warnings, r.warning)
+		} else if versions[i] != "" {
+			listed[objectKind{kinds[i].Group, kinds[i].Kind}] = true
 		}
 	}
-	return newSet(objs, warnings), nil
+	set := newSet(objs, warnings)
+	set.listed = listed
+	// Kueue's Workloads, where Kueue is served and they may be listed.
+	kueue := results[len(kinds)]
+	switch {
+	case kueue.warning != "":
+		set.Warnings = append(set.Warnings, kueue.warning)
+	case versions[len(kinds)] != "":
+		set.Kueue = schema.GroupVersion{Group: kueueKind.Group, Version: versions[len(kinds)]}.String()
+		if set.KueueWorkloads, err = kueueWorkloads(kueue.objs); err != nil {
+			return nil, redact(fmt.Errorf("reading %s: %w", kueueKind, err))
+		}
+	}
+	return set, nil
 }
 
 // forbidden is the warning for a kind the user may not list.
@@ -172,7 +190,7 @@ func groupPath(group, version string) string {
 // resource the server serves and lets be listed: "" where there is none.
 // It reads each group version's resource list (the API discovery
 // documents), all at once.
-func discover(ctx context.Context, c *rest.RESTClient) (versions, warnings []string, err error) {
+func discover(ctx context.Context, c *rest.RESTClient, kinds []Kind) (versions, warnings []string, err error) {
 	type gv struct{ group, version string }
 	var gvs []gv
 	for _, k := range kinds {
@@ -267,7 +285,7 @@ func (l lister) pages(ctx context.Context, k Kind, version string) ([]*unstructu
 			return nil, err
 		}
 		r.reset(body)
-		err = r.list(k.Kind+"List", func(cont string) {
+		err = r.list(k.Kind+"List", fieldsOf(k), func(cont string) {
 			if cont != "" && next == nil && !l.m.serial {
 				next = l.fetch(ctx, path, cont)
 			}
@@ -277,7 +295,9 @@ func (l lister) pages(ctx context.Context, k Kind, version string) ([]*unstructu
 		}, func(obj map[string]any) {
 			obj["apiVersion"], obj["kind"] = apiVersion, k.Kind
 			u := &unstructured.Unstructured{Object: obj}
-			Trim(u)
+			if !k.isKueue() {
+				Trim(u)
+			}
 			out = append(out, u)
 		})
 		if err == nil {
@@ -336,8 +356,8 @@ func (p *page) discard() {
 }
 
 // list reads a list object, calling cont with its continue token and
-// item with each of its items, as they come.
-func (r *reader) list(kind string, cont func(string), item func(map[string]any)) error {
+// item with each of its items, as they come, each read with fields.
+func (r *reader) list(kind string, fields field, cont func(string), item func(map[string]any)) error {
 	if _, err := r.d.ReadToken(); err != nil {
 		return err
 	}
@@ -376,7 +396,7 @@ func (r *reader) list(kind string, cont func(string), item func(map[string]any))
 				if r.d.PeekKind() != '{' {
 					return errors.New("an item that is not an object")
 				}
-				obj, err := r.item()
+				obj, err := r.object(fields)
 				if err != nil {
 					return err
 				}

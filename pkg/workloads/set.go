@@ -19,6 +19,17 @@ type Set struct {
 	// set holds none of their objects. (A kind the server does not serve
 	// has no objects to hold, and no warning.)
 	Warnings []string
+	// Kueue is the apiVersion Kueue's Workloads were read in
+	// ("kueue.x-k8s.io/v1beta2"); "" where they were not read (Kueue is
+	// not served, they may not be listed, or the set is a snapshot's).
+	Kueue string
+	// KueueWorkloads are Kueue's Workloads, sorted by namespace and name.
+	KueueWorkloads []KueueWorkload
+
+	// listed are the kinds read from a live cluster (served, and allowed
+	// to be listed): an owner of such a kind that the set lacks does not
+	// exist. Nil for a snapshot.
+	listed map[objectKind]bool
 
 	once  sync.Once
 	index *index

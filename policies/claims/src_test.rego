@@ -126,3 +126,16 @@ test_unknown_devices_field_denied if {
 	some v in violation with input as f.input_for(c) with data.inventory as f.inventory
 	contains(v.msg, "field devices.extended is not one accelc's policy reads")
 }
+
+test_empty_claim_denied if {
+	some v in violation with input as f.input_for(claim("dra", [])) with data.inventory as f.inventory
+	contains(v.msg, "ResourceClaim c: it asks for no device (devices.requests is empty)")
+	some w in violation with input as f.input_for(template("dra", [])) with data.inventory as f.inventory
+	contains(w.msg, "ResourceClaimTemplate t: it asks for no device")
+}
+
+test_claim_without_devices_denied if {
+	c := {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": "bare", "namespace": "dra"}, "spec": {}}
+	some v in violation with input as f.input_for(c) with data.inventory as f.inventory
+	contains(v.msg, "ResourceClaim bare: it asks for no device")
+}

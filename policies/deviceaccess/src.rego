@@ -70,6 +70,17 @@ violation contains {"msg": msg} if {
 	some msg in accelc.claim_problem
 }
 
+# Kueue admits a pod of its pod integration only with claims made from
+# templates: a pod naming a ResourceClaim stays gated for ever. Refused
+# here, with the way that works, rather than admitted to wait.
+violation contains {"msg": msg} if {
+	accelc.dra_profile
+	accelc.profile_queue
+	some c in object.get(accelc.spec, "resourceClaims", [])
+	c.resourceClaimName
+	msg := sprintf("pod claim %v names ResourceClaim %v, but hardware profile %q schedules through Kueue, which never admits a pod with a named ResourceClaim (it would wait for ever): use the profile's ResourceClaimTemplate %v (resourceClaimTemplateName)", [c.name, c.resourceClaimName, accelc.profile_name, accelc.dra_template])
+}
+
 # One claim: several, each within the profile's count, would add up past
 # it.
 violation contains {"msg": msg} if {

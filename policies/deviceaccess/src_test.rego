@@ -207,3 +207,70 @@ test_odh_dra_field_template_allowed if {
 test_odh_dra_field_other_template_denied if {
 	some v in violation with input as f.input_for(dra_pod([{"name": "gpu", "resourceClaimTemplateName": "any-gpu"}])) with data.inventory as odh_dra_inventory
 }
+
+annotated(annotations) := f.input_for(f.pod("ml", annotations, {"containers": [cpu]}))
+
+# Annotations the container runtime reads as device requests.
+test_runtime_device_annotations_denied if {
+	every k in ["cdi.k8s.io/gpu", "nvidia.cdi.k8s.io/gpu", "io.kubernetes.cri-o.Devices"] {
+		denied(annotated({k: "nvidia.com/gpu=all"}), sprintf("annotation %v asks the container runtime for devices", [k]))
+	}
+}
+
+test_other_annotations_admitted if admitted(annotated({"example.com/cdi": "x", "prometheus.io/scrape": "true"}))
+
+with_capabilities(caps) := plain({"containers": [object.union(cpu, {"securityContext": {"capabilities": {"add": caps}}})]})
+
+# Pod Security baseline's view, in every governed namespace: generic ones
+# (which may enforce no Pod Security level) too.
+test_capabilities_beyond_baseline_denied if {
+	every cap in ["SYS_ADMIN", "CAP_SYS_ADMIN", "sys_ptrace", "ALL", "SYS_RAWIO"] {
+		denied(with_capabilities([cap]), sprintf("adds capability %v", [cap]))
+	}
+}
+
+test_baseline_capabilities_admitted if admitted(with_capabilities(["NET_BIND_SERVICE", "CAP_CHOWN", "kill"]))
+
+generic(spec) := f.input_for(f.pod("legacy", {}, object.union({"containers": [cpu]}, spec)))
+
+test_host_namespaces_denied_in_generic_namespaces if {
+	denied(generic({"hostPID": true}), "shares the node's PID namespace (spec.hostPID)")
+	denied(generic({"hostIPC": true}), "shares the node's IPC namespace")
+	denied(generic({"hostNetwork": true}), "shares the node's network namespace")
+}
+
+test_unmasked_proc_denied if {
+	denied(generic({"containers": [object.union(cpu, {"securityContext": {"procMount": "Unmasked"}})]}), "unmasks /proc")
+}
+
+test_runtime_sockets_denied if {
+	every p in ["/run/containerd/containerd.sock", "/run/crio/crio.sock", "/run/docker.sock", "/run"] {
+		denied(host_path(p), "mounts host path")
+	}
+}
+
+queued_dra_pod(claims) := f.pod("dra", f.profile("dra-queued"), {
+	"resourceClaims": claims,
+	"containers": [object.union(cpu, {"resources": {"claims": [{"name": "gpu"}]}})],
+})
+
+# Kueue never admits a pod with a named claim: refused, not left gated.
+test_named_claim_of_a_queued_profile_denied if {
+	some v in violation with input as f.input_for(queued_dra_pod([{"name": "gpu", "resourceClaimName": "made-earlier"}])) with data.inventory as synced_claim("made-earlier", a100_request)
+	contains(v.msg, "schedules through Kueue, which never admits a pod with a named ResourceClaim")
+}
+
+test_template_claim_of_a_queued_profile_admitted if {
+	count(violation) == 0 with input as f.input_for(queued_dra_pod([{"name": "gpu", "resourceClaimTemplateName": "dra-queued"}])) with data.inventory as f.inventory
+}
+
+# A named claim that asks for nothing confines nothing.
+test_named_empty_claim_denied if {
+	inv := object.union(f.inventory, {"namespace": {"dra": {"resource.k8s.io/v1": {"ResourceClaim": {"empty": {
+		"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+		"metadata": {"name": "empty", "namespace": "dra"},
+		"spec": {},
+	}}}}}})
+	some v in violation with input as f.input_for(dra_pod([{"name": "gpu", "resourceClaimName": "empty"}])) with data.inventory as inv
+	contains(v.msg, "ResourceClaim empty: it asks for no device")
+}

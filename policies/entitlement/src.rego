@@ -291,3 +291,59 @@ violation contains {"msg": msg} if {
 		workload.kind, workload.metadata.name, workload_priority_label, c, v, accelc.team, t.className, t.value, t.className,
 	])
 }
+
+# Kueue sees every pod that holds accelerators: it queues a pod itself
+# (gated until admitted) unless the pod's controller is a kind Kueue's job
+# integrations manage (a Job, a PyTorchJob, a RayCluster, …), whose
+# Workload it admitted whole. A pod that names such a controller is
+# therefore admitted only from that controller's identity
+# (podControllers): anyone else could name a CPU-only Job of their own and
+# hold accelerators Kueue never counts. On UPDATE, only a controller that
+# is new to the pod is judged (the controllers adopt and orphan pods);
+# Gatekeeper's audit, which knows no user, judges none (accelc status and
+# accelc audit --live list the pods no admitted Workload accounts for).
+violation contains {"msg": msg} if {
+	accelc.holds_accelerators
+	o := accelc.controller_owner_of(accelc.written)
+	makers := input.parameters.podControllers[accelc.owner_key(o)]
+	controller_judged(o)
+	not accelc.username in makers
+	msg := sprintf("the pod names %v %v as its controller (ownerReferences), but %v made it, not the %v controller (%v): Kueue does not queue the pods of a %v it manages, so these accelerators would be outside team %v's quota; create the %v and let its controller make the pods", [
+		o.kind, object.get(o, "name", ""), user_named, o.kind, concat(", ", sort(makers)), o.kind, team_named, o.kind,
+	])
+}
+
+controller_judged(_) if accelc.operation == "CREATE"
+
+controller_judged(o) if {
+	accelc.operation == "UPDATE"
+	not new_controller_kept(o)
+}
+
+new_controller_kept(o) if {
+	accelc.operation == "UPDATE"
+	old := accelc.controller_owner_of(input.review.oldObject)
+	object.get(old, "uid", "") == object.get(o, "uid", "")
+	old.kind == o.kind
+	old.name == o.name
+}
+
+user_named := accelc.username if accelc.username != ""
+else := "(no user)"
+
+team_named := accelc.team if accelc.team
+else := "(none)"
+
+# Kueue's scheduling gate holds a pod it queues until Kueue admits it; only
+# Kueue may lift it (kueueManagers). A user who removes it would run the
+# pod without a Workload's admission.
+kueue_gate := "kueue.x-k8s.io/admission"
+
+violation contains {"msg": msg} if {
+	accelc.operation == "UPDATE"
+	some g in object.get(input.review.oldObject, ["spec", "schedulingGates"], [])
+	g.name == kueue_gate
+	not kueue_gate in {x.name | some x in object.get(accelc.written_spec, "schedulingGates", [])}
+	not input.parameters.kueueManagers[accelc.username]
+	msg := sprintf("%v removed scheduling gate %v, which only Kueue lifts when it admits the pod's Workload: leave it; the pod starts when Kueue admits it", [user_named, kueue_gate])
+}

@@ -219,3 +219,88 @@ test_job_queue_of_another_profile_denied if {
 test_job_queue_of_its_profile_admitted if {
 	count(violation) == 0 with input as slice_job({"kueue.x-k8s.io/queue-name": "mig-slice"}) with data.inventory as queue_profile
 }
+
+job_owner := {"apiVersion": "batch/v1", "kind": "Job", "name": "cpu-job", "uid": "u-1", "controller": true}
+
+owned_pod(_) := f.pod("ml", f.profile("premium-gpu"), {
+	"containers": [f.gpu_container(1)],
+	"nodeSelector": {"accelerator.opendatahub.io/type": "nvidia-h200-141gb"},
+})
+
+as_user(pod_obj, owners, user) := {"review": {
+	"object": object.union(pod_obj, {"metadata": {"ownerReferences": owners}}),
+	"namespace": "ml", "operation": "CREATE", "userInfo": {"username": user},
+}, "parameters": f.params}
+
+kueue_msg := "Kueue does not queue the pods of a Job it manages"
+
+# A pod naming a Job as its controller is Kueue's to skip: only the Job
+# controller may make one.
+test_pod_owned_by_a_job_from_a_user_denied if {
+	some v in violation with input as as_user(owned_pod([]), [job_owner], "alice") with data.inventory as f.inventory
+	contains(v.msg, "the pod names Job cpu-job as its controller (ownerReferences), but alice made it")
+	contains(v.msg, kueue_msg)
+}
+
+owner_denials contains v.msg if {
+	some v in violation
+	contains(v.msg, "as its controller")
+}
+
+gate_denials contains v.msg if {
+	some v in violation
+	contains(v.msg, "scheduling gate")
+}
+
+test_pod_owned_by_a_job_from_its_controller_admitted if {
+	count(owner_denials) == 0 with input as as_user(owned_pod([]), [job_owner], "system:serviceaccount:kube-system:job-controller") with data.inventory as f.inventory
+}
+
+test_non_controller_owner_and_other_kinds_admitted if {
+	rs := {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "rs", "uid": "u-2", "controller": true}
+	not_controller := object.union(job_owner, {"controller": false})
+	count(owner_denials) == 0 with input as as_user(owned_pod([]), [rs], "alice") with data.inventory as f.inventory
+	count(owner_denials) == 0 with input as as_user(owned_pod([]), [not_controller], "alice") with data.inventory as f.inventory
+}
+
+test_cpu_pod_owned_by_a_job_admitted if {
+	p := object.union(f.pod("ml", {}, {"containers": [{"name": "c", "image": "app"}]}), {"metadata": {"ownerReferences": [job_owner]}})
+	count(violation) == 0 with input as {"review": {"object": p, "namespace": "ml", "operation": "CREATE", "userInfo": {"username": "alice"}}, "parameters": f.params} with data.inventory as f.inventory
+}
+
+update_by(old, new, user) := {"review": {
+	"object": new, "oldObject": old, "namespace": "ml", "operation": "UPDATE", "userInfo": {"username": user},
+}, "parameters": f.params}
+
+# On UPDATE a controller the pod already had is not judged again; one
+# the update adds is.
+test_update_keeping_the_controller_admitted if {
+	p := object.union(owned_pod([]), {"metadata": {"ownerReferences": [job_owner]}})
+	count(owner_denials) == 0 with input as update_by(p, object.union(p, {"metadata": {"labels": {"x": "y"}}}), "alice") with data.inventory as f.inventory
+}
+
+test_update_adding_a_job_controller_denied if {
+	p := owned_pod([])
+	some v in violation with input as update_by(p, object.union(p, {"metadata": {"ownerReferences": [job_owner]}}), "alice") with data.inventory as f.inventory
+	contains(v.msg, kueue_msg)
+}
+
+gated(p) := object.union(p, {"spec": {"schedulingGates": [{"name": "kueue.x-k8s.io/admission"}]}})
+
+# Only Kueue lifts its admission gate.
+test_gate_removed_by_a_user_denied if {
+	p := owned_pod([])
+	some v in violation with input as update_by(gated(p), p, "alice") with data.inventory as f.inventory
+	contains(v.msg, "alice removed scheduling gate kueue.x-k8s.io/admission, which only Kueue lifts")
+}
+
+test_gate_removed_by_kueue_admitted if {
+	p := owned_pod([])
+	count(gate_denials) == 0 with input as update_by(gated(p), p, "system:serviceaccount:kueue-system:kueue-controller-manager") with data.inventory as f.inventory
+}
+
+# Gatekeeper's audit knows no user: a Job's running pods are not listed.
+test_audit_does_not_judge_the_controller if {
+	p := object.union(owned_pod([]), {"metadata": {"ownerReferences": [job_owner]}})
+	count(owner_denials) == 0 with input as {"review": {"object": p}, "parameters": f.params} with data.inventory as f.inventory
+}

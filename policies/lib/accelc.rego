@@ -6,19 +6,36 @@ package lib.accelc
 # The workload's reference to its Open Data Hub HardwareProfile.
 profile_annotation := "opendatahub.io/hardware-profile-name"
 
-# Extended resources that are accelerators, for every vendor (Google's
-# TPU chips, and the cloud-tpus.google.com/v2, v3… of GKE's older TPU
-# nodes; AWS's Neuron devices and cores, aws.amazon.com/neuron,
-# neurondevice and neuroncore), and Dynamic Resource Allocation's
-# extended resource names (a DeviceClass's extendedResourceName defaults
-# to deviceclass.resource.kubernetes.io/…).
+# Extended resources that are accelerators, for every vendor: everything
+# under an accelerator vendor's domain (NVIDIA's device plugin's
+# nvidia.com/gpu and MIG slices, and the per-board names Confidential
+# Containers and KubeVirt advertise, nvidia.com/GH100_H200_141GB; AMD's,
+# Intel's and Habana's; Huawei's Ascend, Qualcomm's Cloud AI, Cambricon's
+# MLU, Hygon's DCU, MetaX's, Iluvatar's, Moore Threads', Enflame's,
+# Kunlunxin's, Tenstorrent's and AMD-Xilinx's device plugins), Google's
+# TPU chips (and the cloud-tpus.google.com/v2, v3… of GKE's older TPU
+# nodes), AWS's Neuron devices and cores (aws.amazon.com/neuron,
+# neurondevice and neuroncore), and Dynamic Resource Allocation's extended
+# resource names (a DeviceClass's extendedResourceName defaults to
+# deviceclass.resource.kubernetes.io/…). Whatever else a node of the
+# inventory advertises reaches the policies as extraResourcePrefixes.
 base_prefixes := [
-	"nvidia.com/gpu",
-	"nvidia.com/mig-",
+	"nvidia.com/",
 	"alpha.kubernetes.io/nvidia-gpu",
 	"amd.com/",
 	"habana.ai/",
 	"gpu.intel.com/",
+	"huawei.com/",
+	"qualcomm.com/",
+	"cambricon.com/",
+	"hygon.com/",
+	"metax-tech.com/",
+	"iluvatar.ai/",
+	"mthreads.com/",
+	"enflame.com/",
+	"kunlunxin.com/",
+	"tenstorrent.com/",
+	"xilinx.com/",
 	"google.com/tpu",
 	"cloud-tpus.google.com/",
 	"aws.amazon.com/neuron",
@@ -127,15 +144,24 @@ forecast_labels := {"kueue.x-k8s.io/queue-name": forecast_queue} if {
 	forecast_queue
 } else := {}
 
-forecast_type_values := profile_types if {
+forecast_type_values := confining_types(profile_types) if {
 	count(profile_types) > 0
-	not dra_profile
-} else := sort(entitled_types) if {
+} else := confining_types(sort(entitled_types)) if {
 	through_profile
 	count(profile_types) == 0
-	not dra_profile
 	count(entitled_types) > 0
 } else := []
+
+# The type label values a pod may be confined to, given its types: for a
+# profile that hands out devices by claim, nodes of two models too (type
+# label mixed), where the claim is allocated a device of its class.
+mixed_type := "mixed"
+
+confining_types(types) := array.concat(types, [mixed_type]) if {
+	dra_profile
+	count(types) > 0
+	not mixed_type in types
+} else := types
 
 forecast_expressions := array.concat(
 	[{"key": input.parameters.typeLabel, "operator": "In", "values": forecast_type_values} | count(forecast_type_values) > 0],
@@ -211,6 +237,27 @@ holds_claims if {
 	count(object.get(c, ["resources", "claims"], [])) > 0
 }
 
+holds_accelerators if requests_accelerators
+
+holds_accelerators if holds_claims
+
+# Who made the request (Gatekeeper passes the AdmissionRequest's
+# userInfo): controllers are told apart from users by their identity.
+username := object.get(input.review, ["userInfo", "username"], "")
+
+# The pod's controller, as its ownerReferences name it, keyed
+# "<group>/<Kind>" as the podControllers parameter is.
+controller_owner_of(obj) := o if {
+	some o in object.get(obj, ["metadata", "ownerReferences"], [])
+	object.get(o, "controller", false) == true
+}
+
+owner_key(o) := concat("/", [g, o.kind]) if {
+	parts := split(object.get(o, "apiVersion", ""), "/")
+	g := parts[0]
+	count(parts) == 2
+} else := concat("/", ["", o.kind])
+
 # Environment variables that make a container runtime hand devices to a
 # container, whatever it asked the device plugin for: the NVIDIA Container
 # Toolkit's (MIG management ones included), AMD's container toolkit's,
@@ -227,14 +274,14 @@ visibility_env := {
 harmless_visibility := {"", "void", "none"}
 
 # Host paths that hold device nodes, or the sockets and specs that hand
-# them out (CDI specs, the kubelet's device plugin sockets), as segment
-# lists; /var/run is /run on the host.
+# them out (CDI specs, the kubelet's device plugin sockets, the container
+# runtime's socket under /run: containerd's, CRI-O's, Docker's), as
+# segment lists; /var/run is /run on the host.
 device_paths := [
 	["dev"],
 	["proc"],
 	["sys"],
-	["run", "nvidia"],
-	["run", "cdi"],
+	["run"],
 	["var", "run"],
 	["etc", "cdi"],
 	["var", "lib", "kubelet"],
@@ -285,6 +332,51 @@ device_access contains sprintf("container %v is privileged (it sees every device
 device_access contains sprintf("volume %v mounts host path %v", [v.name, v.hostPath.path]) if {
 	some v in object.get(spec, "volumes", [])
 	device_host_path(v.hostPath.path)
+}
+
+# Pod annotations the container runtime reads as device requests: the
+# Container Device Interface's (cdi.k8s.io/<name>, and the vendors'
+# <vendor>.cdi.k8s.io/<name>, which containerd and CRI-O hand to the
+# runtime and the NVIDIA Container Toolkit honours) and CRI-O's device
+# annotation. The device plugin never writes them on a pod: it hands CDI
+# devices to the kubelet, not through the pod's annotations.
+runtime_device_annotation(k) if contains(k, "cdi.k8s.io/")
+
+runtime_device_annotation(k) if startswith(k, "io.kubernetes.cri-o.Devices")
+
+device_access contains sprintf("annotation %v asks the container runtime for devices", [k]) if {
+	some k, _ in annotations
+	runtime_device_annotation(k)
+}
+
+# Pod Security baseline's view of what reaches a node's devices, held in
+# every namespace accelc governs (team namespaces enforce baseline too;
+# generic and other namespaces may enforce nothing): capabilities beyond
+# baseline's set (CAP_SYS_ADMIN mounts and opens devices, CAP_SYS_PTRACE
+# with the host's PID namespace enters other containers'), the host's
+# PID, IPC and network namespaces (the last reaches the node's local
+# GPU management endpoints), and an unmasked /proc.
+baseline_capabilities := {
+	"AUDIT_WRITE", "CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "MKNOD",
+	"NET_BIND_SERVICE", "SETFCAP", "SETGID", "SETPCAP", "SETUID", "SYS_CHROOT",
+}
+
+capability_name(c) := trim_prefix(upper(c), "CAP_")
+
+device_access contains sprintf("container %v adds capability %v (Pod Security baseline allows %v)", [c.name, cap, concat(", ", sort(baseline_capabilities))]) if {
+	some c in all_containers
+	some cap in object.get(c, ["securityContext", "capabilities", "add"], [])
+	not capability_name(cap) in baseline_capabilities
+}
+
+device_access contains sprintf("container %v unmasks /proc (procMount %v)", [c.name, c.securityContext.procMount]) if {
+	some c in all_containers
+	object.get(c, ["securityContext", "procMount"], "Default") != "Default"
+}
+
+device_access contains sprintf("the pod shares the node's %v namespace (spec.%v)", [what, field]) if {
+	some field, what in {"hostPID": "PID", "hostIPC": "IPC", "hostNetwork": "network"}
+	object.get(spec, field, false) == true
 }
 
 # Devices a container gets: the limit, else the request (for extended
@@ -675,6 +767,14 @@ claim_problem contains sprintf("%v: request %v asks for %v devices of DeviceClas
 	limit := claim_limits[r.deviceClassName]
 	n := object.get(r, "count", 1)
 	n > limit
+}
+
+# A claim with no request reaches no device through DRA, and so says
+# nothing of the devices its pod may reach: it is refused, as a request
+# that names no class is.
+claim_problem contains sprintf("%v: it asks for no device (devices.requests is empty), so accelc's policy cannot tell which devices its pods may reach: ask for one device of one of the team's DeviceClasses (%v)", [what, may_claim]) if {
+	some [what, devs] in judged_claims
+	count(object.get(devs, "requests", [])) == 0
 }
 
 # One request: several, each within the count, would add up past it.

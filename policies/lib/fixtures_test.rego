@@ -50,6 +50,18 @@ inventory := {
 			}},
 			"spec": {"identifiers": [{"identifier": "cpu", "resourceType": "CPU", "minCount": 1, "defaultCount": 2}]},
 		},
+		# A claim profile that schedules through Kueue.
+		"dra-queued": {
+			"metadata": {"name": "dra-queued", "namespace": "opendatahub", "annotations": {
+				"opendatahub.io/disabled": "false",
+				"accelerator.opendatahub.io/types": "nvidia-a100-80gb",
+				"accelerator.opendatahub.io/resource-claim-template": "dra-queued",
+			}},
+			"spec": {
+				"identifiers": [{"identifier": "cpu", "resourceType": "CPU", "minCount": 1, "defaultCount": 2}],
+				"scheduling": {"type": "Queue", "kueue": {"localQueueName": "dra-queue"}},
+			},
+		},
 		# A time-sliced profile: pool a100-ts, falling back to a100-ts-b.
 		"shared-a100": object.union(
 			hwp("shared-a100", ["nvidia-a100-80gb"], "false", "nvidia.com/gpu", 1, 1, [shared]),
@@ -110,6 +122,8 @@ params := {
 	"genericNamespaces": {"legacy": true, "scratch": true},
 	"taintKeys": {"accelerator.opendatahub.io/pool": true, "nvidia.com/gpu": true},
 	"deviceRuntimeClasses": {"nvidia": true},
+	"podControllers": {"batch/Job": ["system:serviceaccount:kube-system:job-controller"]},
+	"kueueManagers": {"system:serviceaccount:kueue-system:kueue-controller-manager": true},
 }
 
 # pod builds a pod in namespace ns with the given annotations and spec.

@@ -67,3 +67,13 @@ test_profile_from_another_namespace_denied if {
 	some v in violation with input as f.input_for(f.pod("ml", ann, {"containers": [f.gpu_container(1)]})) with data.inventory as f.inventory
 	contains(v.msg, "accelc only trusts hardware profiles in opendatahub")
 }
+
+# Every resource under an accelerator vendor's domain needs a profile,
+# whatever its name: per-board names, and vendors accelc has no class for.
+test_vendor_domain_resources_denied if {
+	every r in ["nvidia.com/GH100_H200_141GB", "nvidia.com/GA102GL_A10", "huawei.com/Ascend910", "huawei.com/ascend-1980", "qualcomm.com/qaic", "cambricon.com/mlu", "tenstorrent.com/n300"] {
+		spec := {"containers": [{"name": "c", "resources": {"limits": {r: 1}}}]}
+		some v in violation with input as f.input_for(f.pod("ml", {}, spec)) with data.inventory as f.inventory
+		contains(v.msg, sprintf("pod asks for %v but names no hardware profile", [r]))
+	}
+}

@@ -17,16 +17,15 @@ type_label := input.parameters.typeLabel
 # What confines the pod, and to which types: a typed profile to its own;
 # a generic profile, or a generic namespace's pod without one, to the
 # types of the namespace's team. (who names it, for messages only.)
-# A profile that hands out devices by resource claim confines nothing by
-# node: its claim's DeviceClasses say which devices its pods get (the
-# claims policy checks them), on whatever node holds one, two-model nodes
-# included.
+# A profile that hands out devices by resource claim is confined the
+# same way: its claim's DeviceClasses say which devices its pods get (the
+# claims policy checks them), and the node says what else a pod there
+# could reach; a node holding two models (type mixed) holds the claim's
+# class too, so it is among a claim profile's types.
 scope := "profile" if {
 	count(accelc.profile_types) > 0
-	not accelc.dra_profile
 } else := "team-profile" if {
 	accelc.through_profile
-	not accelc.dra_profile
 	accelc.team
 } else := "team-namespace" if {
 	not accelc.has_profile
@@ -35,8 +34,8 @@ scope := "profile" if {
 	accelc.team
 }
 
-scope_types := accelc.profile_types if scope == "profile"
-else := sort(accelc.entitled_types) if scope
+scope_types := accelc.confining_types(accelc.profile_types) if scope == "profile"
+else := accelc.confining_types(sort(accelc.entitled_types)) if scope
 
 who := sprintf("hardware profile %q", [accelc.profile_name]) if scope == "profile"
 else := sprintf("team %v (generic hardware profile %q)", [accelc.team, accelc.profile_name]) if scope == "team-profile"

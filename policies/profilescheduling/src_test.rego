@@ -200,9 +200,26 @@ test_generic_selector_outside_mutated_affinity_denied if {
 	contains(v.msg, "but nodeSelector accelerator.opendatahub.io/type is nvidia-h200-141gb: drop it")
 }
 
-test_dra_profile_not_confined_by_type if {
-	p := f.pod("dra", f.profile("dra-large"), {"resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "dra-large"}], "containers": [{"name": "main", "image": "trainer", "resources": {"claims": [{"name": "gpu"}]}}]})
-	count(violation) == 0 with input as f.input_for(p) with data.inventory as f.inventory
+dra_spec(extra) := object.union({"resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "dra-large"}], "containers": [{"name": "main", "image": "trainer", "resources": {"claims": [{"name": "gpu"}]}}]}, extra)
+
+# A claim profile's pods are confined to its types like any profile's,
+# and may reach nodes of two models (type mixed), where the claim is
+# allocated a device of its class.
+test_dra_profile_unconfined_denied if {
+	p := f.pod("dra", f.profile("dra-large"), dra_spec({}))
+	some v in violation with input as f.input_for(p) with data.inventory as f.inventory
+	contains(v.msg, `hardware profile "dra-large" allows nvidia-h200-141gb, nvidia-a100-80gb, mixed`)
+}
+
+test_dra_profile_confined_admitted if {
+	affinity := {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{"matchExpressions": [{"key": label, "operator": "In", "values": ["nvidia-h200-141gb", "nvidia-a100-80gb", "mixed"]}]}]}}}
+	count(violation) == 0 with input as f.input_for(f.pod("dra", f.profile("dra-large"), dra_spec({"affinity": affinity}))) with data.inventory as f.inventory
+}
+
+test_dra_profile_on_other_type_denied if {
+	p := f.pod("dra", f.profile("dra-large"), dra_spec({"nodeName": "v100-01"}))
+	some v in violation with input as f.input_for(p) with data.inventory as f.inventory
+	contains(v.msg, "spec.nodeName v100-01 is a nvidia-v100-16gb node")
 }
 
 # A constraint of a stage that does not deny (parameter forecast) judges

@@ -169,6 +169,17 @@ func decodeJSONNode(d *json.Decoder) (inventory.RawNode, error) {
 	return r, nil
 }
 
+// decodeJSONNamespace reads a namespace's name as decodeNamespace does.
+func decodeJSONNamespace(d *json.Decoder) (string, error) {
+	var ns struct {
+		Metadata struct {
+			Name string `json:"name"`
+		} `json:"metadata"`
+	}
+	err := d.Decode(&ns)
+	return ns.Metadata.Name, err
+}
+
 func jsonQuantities(l map[string]resource.Quantity) map[string]string {
 	if l == nil {
 		return nil

@@ -115,6 +115,11 @@ func read(ctx context.Context, opts Options, m method) (*inventory.Snapshot, err
 		s, err := listSlices(ctx, rl)
 		resourceSlices <- sliceResult{s, err}
 	}()
+	namespaces := make(chan namespaceResult, 1)
+	go func() {
+		ns, err := listNamespaces(ctx, l)
+		namespaces <- namespaceResult{ns, err}
+	}()
 
 	// Nodes and pods are listed at once: on a large cluster the pods take
 	// longest.
@@ -133,6 +138,9 @@ func read(ctx context.Context, opts Options, m method) (*inventory.Snapshot, err
 	if err := addSlices(snap, <-resourceSlices, secrets); err != nil {
 		return nil, wrap(err)
 	}
+	if err := addNamespaces(snap, <-namespaces, secrets); err != nil {
+		return nil, wrap(err)
+	}
 	if opts.SkipPods {
 		return snap, nil
 	}
@@ -146,6 +154,12 @@ func read(ctx context.Context, opts Options, m method) (*inventory.Snapshot, err
 type sliceResult struct {
 	slices []inventory.ResourceSlice
 	err    error
+}
+
+// namespaceResult is the listing of the namespaces' names.
+type namespaceResult struct {
+	names []string
+	err   error
 }
 
 // podResult is the listing of the pods: what they use per node.
@@ -168,6 +182,22 @@ func addSlices(snap *inventory.Snapshot, sr sliceResult, secrets []string) error
 			"may not list resourceslices (RBAC: verb list on resourceslices in API group resource.k8s.io, cluster-wide): nodes are classified by their labels; %v", sr.err), secrets...))
 	default:
 		return sr.err
+	}
+	return nil
+}
+
+// addNamespaces records the cluster's namespaces in the snapshot's
+// source, against which vet checks cluster.excludedNamespaces, or a
+// warning where it may not list them; another error is the listing's.
+func addNamespaces(snap *inventory.Snapshot, nr namespaceResult, secrets []string) error {
+	switch {
+	case nr.err == nil:
+		snap.Source.Namespaces = nr.names
+	case apierrors.IsForbidden(nr.err):
+		snap.Warnings = append(snap.Warnings, safeurl.Redact(fmt.Sprintf(
+			"may not list namespaces (RBAC: verb list on namespaces, cluster-wide): cluster.excludedNamespaces are not checked against the namespaces the cluster has; %v", nr.err), secrets...))
+	default:
+		return nr.err
 	}
 	return nil
 }
@@ -310,6 +340,27 @@ func listSlices(ctx context.Context, l lister) ([]inventory.ResourceSlice, error
 		return nil, fmt.Errorf("listing resourceslices: %w", err)
 	}
 	return inventory.AcceleratorSlices(out), nil
+}
+
+// listNamespaces lists the names of the cluster's namespaces, sorted,
+// never nil: a namespace's name is all a snapshot keeps of it.
+func listNamespaces(ctx context.Context, l lister) ([]string, error) {
+	out := []string{}
+	err := l.list(ctx, "namespaces", "NamespaceList", "",
+		func(b []byte) error {
+			out = append(out, decodeNamespace(b))
+			return nil
+		},
+		func(d *json.Decoder) error {
+			name, err := decodeJSONNamespace(d)
+			out = append(out, name)
+			return err
+		})
+	if err != nil {
+		return nil, fmt.Errorf("listing namespaces: %w", err)
+	}
+	sort.Strings(out)
+	return out, nil
 }
 
 // unfinished leaves out the pods that hold nothing any more.

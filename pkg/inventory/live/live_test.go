@@ -171,8 +171,10 @@ func bind(ctx context.Context, t *testing.T, cs kubernetes.Interface, user, reso
 // resource.k8s.io/v1 (before Kubernetes 1.34, or with the group turned
 // off), or a user who may not list ResourceSlices, leaves the nodes to be
 // classified by their labels, with a warning; any other failure to list
-// them fails the read. A stand-in server on 127.0.0.1 answers the nodes and
-// pods, and the slices as each case says.
+// them fails the read. A stand-in server on 127.0.0.1 answers the nodes,
+// pods and namespaces, and the slices as each case says. A user who may
+// not list namespaces either gets a second warning, and a snapshot that
+// knows no namespaces.
 func TestReadResourceSlicesUnavailable(t *testing.T) {
 	for _, tc := range []struct {
 		name, body, warning, err string
@@ -194,6 +196,13 @@ func TestReadResourceSlicesUnavailable(t *testing.T) {
 					fmt.Fprint(w, `{"kind":"NodeList","apiVersion":"v1","metadata":{},"items":[{"metadata":{"name":"h200","labels":{"nvidia.com/gpu.product":"NVIDIA-H200","nvidia.com/gpu.count":"8"}},"status":{"capacity":{"nvidia.com/gpu":"8"}}}]}`)
 				case "/api/v1/pods":
 					fmt.Fprint(w, `{"kind":"PodList","apiVersion":"v1","metadata":{},"items":[]}`)
+				case "/api/v1/namespaces":
+					if tc.code == http.StatusForbidden {
+						w.WriteHeader(tc.code)
+						fmt.Fprint(w, `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"namespaces is forbidden: User \"viewer\" cannot list resource \"namespaces\" in API group \"\" at the cluster scope","reason":"Forbidden","details":{"kind":"namespaces"},"code":403}`)
+						return
+					}
+					fmt.Fprint(w, `{"kind":"NamespaceList","apiVersion":"v1","metadata":{},"items":[{"metadata":{"name":"kube-system"}},{"metadata":{"name":"default"}}]}`)
 				case "/apis/resource.k8s.io/v1/resourceslices":
 					if !strings.HasPrefix(tc.body, "{") {
 						w.Header().Set("Content-Type", "text/plain")
@@ -226,8 +235,15 @@ current-context: standin
 			require.NoError(t, err)
 			require.Len(t, snap.Nodes, 1)
 			assert.Empty(t, snap.Slices)
-			require.Len(t, snap.Warnings, 1)
 			assert.Contains(t, snap.Warnings[0], tc.warning)
+			if tc.code == http.StatusForbidden {
+				require.Len(t, snap.Warnings, 2)
+				assert.Contains(t, snap.Warnings[1], `may not list namespaces (RBAC: verb list on namespaces, cluster-wide): cluster.excludedNamespaces are not checked against the namespaces the cluster has; listing namespaces: namespaces is forbidden: User "viewer" cannot list`)
+				assert.Nil(t, snap.Source.Namespaces)
+			} else {
+				require.Len(t, snap.Warnings, 1)
+				assert.Equal(t, []string{"default", "kube-system"}, snap.Source.Namespaces)
+			}
 			assert.True(t, snap.Source.PodsCounted)
 			cat, err := catalog.Builtin()
 			require.NoError(t, err)

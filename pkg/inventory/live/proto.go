@@ -504,6 +504,11 @@ func decodeNode(b []byte) (inventory.RawNode, error) {
 	return r, err
 }
 
+// decodeNamespace reads a namespace's name, all a snapshot keeps of it.
+func decodeNamespace(b []byte) string {
+	return string(stringField(stringField(b, objectMeta), metaName))
+}
+
 // addQuantity adds a ResourceList entry to m in canonical form, as
 // quantities does.
 func addQuantity(m map[string]string, entry []byte) (map[string]string, error) {

@@ -259,6 +259,30 @@ func TestDecodeNodes(t *testing.T) {
 	}
 }
 
+// TestDecodeNamespaces: of each namespace only its name is read, from
+// protobuf as from JSON, with its labels and status around it.
+func TestDecodeNamespaces(t *testing.T) {
+	list := corev1.NamespaceList{Items: []corev1.Namespace{
+		{ObjectMeta: metav1.ObjectMeta{Name: "kube-system", Labels: map[string]string{"kubernetes.io/metadata.name": "kube-system"}, UID: "u1"},
+			Status: corev1.NamespaceStatus{Phase: corev1.NamespaceActive}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "gpu-operator", Annotations: map[string]string{"a": "b"}}},
+	}}
+	for _, proto := range []bool{true, false} {
+		t.Run(fmt.Sprint("protobuf=", proto), func(t *testing.T) {
+			var got []string
+			_, err := decodeList(bytes.NewReader(encodeList(t, &list, proto)), "NamespaceList",
+				func(b []byte) error { got = append(got, decodeNamespace(b)); return nil },
+				func(d *json.Decoder) error {
+					name, err := decodeJSONNamespace(d)
+					got = append(got, name)
+					return err
+				})
+			require.NoError(t, err)
+			assert.Equal(t, []string{"kube-system", "gpu-operator"}, got)
+		})
+	}
+}
+
 // TestDecodeRefuses: what is not the list asked for, or is cut short, is
 // an error, never a partial count.
 func TestDecodeRefuses(t *testing.T) {

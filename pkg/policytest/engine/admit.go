@@ -10,6 +10,7 @@ import (
 	"github.com/open-policy-agent/gatekeeper/v3/pkg/target"
 	"github.com/open-policy-agent/gatekeeper/v3/pkg/util"
 	admissionv1 "k8s.io/api/admission/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -21,13 +22,20 @@ import (
 
 // Request is one admission request: an object on CREATE, or on UPDATE
 // with the object it replaces, possibly through a subresource
-// ("ephemeralcontainers").
+// ("ephemeralcontainers"), by a user.
 type Request struct {
 	Object      *unstructured.Unstructured
 	OldObject   *unstructured.Unstructured
 	Operation   string // CREATE (default) or UPDATE
 	SubResource string
+	// User is the request's userInfo.username: who makes or changes the
+	// object (a controller's service account, Kueue's); "" is DefaultUser.
+	User string
 }
+
+// DefaultUser is the user of a Request that names none: an ordinary user,
+// neither a controller nor Kueue.
+const DefaultUser = "accelc-test"
 
 // Decision is what admission does with a Request.
 type Decision struct {
@@ -86,7 +94,7 @@ func (m *Mutator) Admit(ctx context.Context, r *Reviewer, req Request) (Decision
 			}
 		}
 	}
-	ar, err := admissionRequest(obj, req.OldObject, op, req.SubResource)
+	ar, err := admissionRequest(req, obj, op)
 	if err != nil {
 		return d, err
 	}
@@ -101,7 +109,11 @@ func (m *Mutator) Admit(ctx context.Context, r *Reviewer, req Request) (Decision
 	return d, nil
 }
 
-func admissionRequest(obj, old *unstructured.Unstructured, op, sub string) (*admissionv1.AdmissionRequest, error) {
+func admissionRequest(req Request, obj *unstructured.Unstructured, op string) (*admissionv1.AdmissionRequest, error) {
+	user := req.User
+	if user == "" {
+		user = DefaultUser
+	}
 	gvk := obj.GroupVersionKind()
 	raw, err := json.Marshal(obj.Object)
 	if err != nil {
@@ -111,14 +123,15 @@ func admissionRequest(obj, old *unstructured.Unstructured, op, sub string) (*adm
 		UID:         "accelc-test",
 		Kind:        metav1.GroupVersionKind{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind},
 		Resource:    metav1.GroupVersionResource{Group: gvk.Group, Version: gvk.Version, Resource: resourceOf(gvk)},
-		SubResource: sub,
+		SubResource: req.SubResource,
 		Name:        obj.GetName(),
 		Namespace:   obj.GetNamespace(),
 		Operation:   admissionv1.Operation(op),
+		UserInfo:    authenticationv1.UserInfo{Username: user},
 		Object:      runtime.RawExtension{Raw: raw},
 	}
-	if old != nil {
-		if ar.OldObject.Raw, err = json.Marshal(old.Object); err != nil {
+	if req.OldObject != nil {
+		if ar.OldObject.Raw, err = json.Marshal(req.OldObject.Object); err != nil {
 			return nil, err
 		}
 	}

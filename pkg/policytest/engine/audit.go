@@ -87,6 +87,10 @@ func serveAudit(ctx context.Context, req *policytest.EngineRequest) ([]policytes
 	if err != nil {
 		return nil, err
 	}
+	kueue, err := readKueueIdentities(tree)
+	if err != nil {
+		return nil, err
+	}
 	var enforce *Mutator
 	if req.EnforcingTree != nil {
 		if enforce, err = NewMutator(render.Tree(req.EnforcingTree), req.Namespaces); err != nil {
@@ -138,7 +142,7 @@ func serveAudit(ctx context.Context, req *policytest.EngineRequest) ([]policytes
 			continue
 		}
 		g.Go(func() error {
-			recreated, enforced, err := madeAgain(gctx, r, judge, enforce, objs[idx[0]])
+			recreated, enforced, err := madeAgain(gctx, r, judge, enforce, kueue, objs[idx[0]])
 			for _, i := range idx {
 				if err != nil {
 					out[i].Error = err.Error()
@@ -201,15 +205,20 @@ func onNode(vs []policytest.Violation, from, to string) []policytest.Violation {
 
 // madeAgain judges an object as if it were made now (without its status,
 // a pod without its node) through the tree's own admission, and mutates
-// a pod with enforce's mutators.
-func madeAgain(ctx context.Context, r *Reviewer, judge, enforce *Mutator, obj *unstructured.Unstructured) ([]policytest.Violation, []byte, error) {
+// a pod with enforce's mutators. A pod whose controller is a kind Kueue
+// admits whole is made again by that controller, as its own identity.
+func madeAgain(ctx context.Context, r *Reviewer, judge, enforce *Mutator, kueue kueueIdentities, obj *unstructured.Unstructured) ([]policytest.Violation, []byte, error) {
 	again := obj.DeepCopy()
 	delete(again.Object, "status")
 	isPod := obj.GetKind() == "Pod" && obj.GroupVersionKind().Group == ""
 	if isPod {
 		unstructured.RemoveNestedField(again.Object, "spec", "nodeName")
 	}
-	d, err := judge.Admit(ctx, r, Request{Object: again.DeepCopy()})
+	req := Request{Object: again.DeepCopy()}
+	if key, _, _ := controllerOwner(again.Object["metadata"].(map[string]any)); key != "" && len(kueue.controllers[key]) > 0 {
+		req.User = kueue.controllers[key][0]
+	}
+	d, err := judge.Admit(ctx, r, req)
 	if err != nil {
 		return nil, nil, err
 	}

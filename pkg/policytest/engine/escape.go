@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -49,6 +48,10 @@ type EscapeCheck struct {
 	// deviceClasses are the DeviceClasses the rendered tree makes and the
 	// NVIDIA DRA driver's own where the cluster uses DRA.
 	deviceClasses []string
+	// kueue are who may make a Kueue-managed owner's pods and remove
+	// Kueue's gate; queued are the teams whose devices Kueue shares out.
+	kueue  kueueIdentities
+	queued map[string]bool
 	// Validator, when set, keeps only what Kubernetes' own validation
 	// accepts: a generated object the API server would refuse never
 	// reaches admission, so it is counted and not judged.
@@ -137,6 +140,16 @@ func NewEscapeCheck(ctx context.Context, m *compile.Model, inv *inventory.Invent
 	cpu := simNode{name: "cpu-node", labels: map[string]string{}, offers: map[string]bool{}}
 	e.nodes = append(e.nodes, cpu)
 	data = append(data, syncedNode(cpu))
+	for _, n := range unknownVendorNodes() {
+		e.nodes = append(e.nodes, n)
+		data = append(data, syncedNode(n))
+		for r := range n.offers {
+			resources[r] = true
+		}
+		for _, t := range n.taints {
+			taints[t.Key] = true
+		}
+	}
 	if e.reviewer, err = NewReviewer(ctx, tree, data...); err != nil {
 		return nil, err
 	}
@@ -175,7 +188,30 @@ func NewEscapeCheck(ctx context.Context, m *compile.Model, inv *inventory.Invent
 	if m.Cluster.DRA != nil {
 		e.deviceClasses = append(e.deviceClasses, "gpu.nvidia.com")
 	}
+	if e.kueue, err = readKueueIdentities(tree); err != nil {
+		return nil, err
+	}
+	e.queued = map[string]bool{}
+	for i := range m.Teams {
+		e.queued[m.Teams[i].Name] = e.queuedTeam(&m.Teams[i])
+	}
 	return e, nil
+}
+
+// unknownVendorNodes are nodes of no type the catalog knows, each offering
+// one of unknownVendorResources, every other one tainted with it: nothing
+// may reach them.
+func unknownVendorNodes() []simNode {
+	var out []simNode
+	for i, r := range unknownVendorResources {
+		name := fmt.Sprintf("vendor-node-%d", i)
+		n := simNode{name: name, typ: "unknown " + r, node: &inventory.Node{Name: name, Resource: r}, labels: map[string]string{}, offers: map[string]bool{r: true}}
+		if i%2 == 1 {
+			n.taints = []inventory.Taint{{Key: r, Effect: "NoSchedule"}}
+		}
+		out = append(out, n)
+	}
+	return out
 }
 
 // syncedNode is the Node Gatekeeper would sync.
@@ -198,11 +234,38 @@ func syncedNode(n simNode) *unstructured.Unstructured {
 
 // Escape is an admitted pod that breaks the invariant.
 type Escape struct {
-	// Why says what the pod reaches and why it may not.
-	Why string
+	// Why says what the pod reaches and why it may not; Family is the
+	// kind of attack it is (familyOf).
+	Why, Family string
 	// Pod is the pod as generated (a workload for those), and Admitted
 	// as the mutators left it and the constraint admitted it, as YAML.
 	Pod, Admitted string
+}
+
+// familyOf names the kind of attack an escape's Why describes, as the
+// check's report counts them.
+func familyOf(why string) string {
+	for _, f := range []struct{ family, says string }{
+		{"ownerReference spoof", "a kind Kueue manages"},
+		{"Kueue gate removal", "scheduling gate"},
+		{"empty claim", "asks for no device"},
+		{"unconfined DRA pod", "the pod of DRA profile"},
+		{"CDI annotation", "annotation "},
+		{"capability or host namespace", "capability "},
+		{"capability or host namespace", "hostPID"},
+		{"capability or host namespace", "hostIPC"},
+		{"capability or host namespace", "hostNetwork"},
+		{"capability or host namespace", "unmasked /proc"},
+		{"host path under /run", "host path /run"},
+		{"host path under /run", "host path /var/run"},
+		{"unknown vendor's resource", "(unknown "},
+		{"unknown vendor's resource", "may not use unknown "},
+	} {
+		if strings.Contains(why, f.says) {
+			return f.family
+		}
+	}
+	return "other"
 }
 
 // EscapeReport counts what a run generated.
@@ -220,10 +283,12 @@ type EscapeReport struct {
 	// Disagreements are workloads admitted where the pod their controller
 	// makes is denied, or denied where it is admitted.
 	Disagreements []Escape
-	// Legitimate counts the legitimate pods and workloads generated;
-	// FalseDenials are those denied (at the workload or as their pod).
-	Legitimate   int
-	FalseDenials []Escape
+	// Legitimate counts the legitimate pods and workloads generated, and
+	// the controllers' UPDATEs of the admitted pods among them
+	// (ControllerUpdates); FalseDenials are those denied (at the
+	// workload or as their pod).
+	Legitimate, ControllerUpdates int
+	FalseDenials                  []Escape
 	// Refused counts the generated objects Kubernetes' own validation
 	// refuses (with a Validator), left out of the rest; InvalidLegitimate
 	// are legitimate ones it refuses, a fault of the generator.
@@ -276,11 +341,15 @@ func (e *EscapeCheck) Run(ctx context.Context, seed uint64, n int) (EscapeReport
 				if why == "" && len(v.pods) > 0 && len(v.d.Messages) == 0 {
 					why = e.kueueEscape(v.d.Stored)
 				}
+				if why == "" && admitted == v.d.Stored {
+					// The request's own pod: who made or changed it.
+					why = e.unaccounted(req, admitted.Object)
+				}
 			}
 			if why != "" {
 				raw, _ := yaml.Marshal(v.written)
 				out, _ := yaml.Marshal(admitted.Object)
-				rep.Escapes = append(rep.Escapes, Escape{Why: why, Pod: string(raw), Admitted: string(out)})
+				rep.Escapes = append(rep.Escapes, Escape{Why: why, Family: familyOf(why), Pod: string(raw), Admitted: string(out)})
 			}
 		}
 		return v, len(v.d.Messages) == 0, nil
@@ -298,13 +367,13 @@ func (e *EscapeCheck) Run(ctx context.Context, seed uint64, n int) (EscapeReport
 				rep.ClaimsAdmitted++
 				if _, why := e.judgeClaim(obj); why != "" {
 					raw, _ := yaml.Marshal(obj)
-					rep.Escapes = append(rep.Escapes, Escape{Why: why, Pod: string(raw), Admitted: string(raw)})
+					rep.Escapes = append(rep.Escapes, Escape{Why: why, Family: familyOf(why), Pod: string(raw), Admitted: string(raw)})
 				}
 			}
 			continue
 		}
 		obj := e.generate(rng, i)
-		v, admitted, err := check(i, Request{Object: &unstructured.Unstructured{Object: obj}})
+		v, admitted, err := check(i, Request{Object: &unstructured.Unstructured{Object: obj}, User: e.requester(rng, obj)})
 		if err != nil {
 			return rep, err
 		}
@@ -318,36 +387,8 @@ func (e *EscapeCheck) Run(ctx context.Context, seed uint64, n int) (EscapeReport
 		}
 	}
 	for i := 0; i < n; i++ {
-		obj, ok := e.legitimateObject(rng, i)
-		if !ok {
-			continue
-		}
-		rep.Legitimate++
-		if why, err := e.refused(obj); err != nil {
+		if err := e.legitimate(ctx, rng, i, &rep); err != nil {
 			return rep, err
-		} else if why != "" {
-			raw, _ := yaml.Marshal(obj)
-			rep.InvalidLegitimate = append(rep.InvalidLegitimate, Escape{Why: why, Pod: string(raw)})
-			continue
-		}
-		v, err := e.verdict(ctx, Request{Object: &unstructured.Unstructured{Object: obj}})
-		if err != nil {
-			return rep, fmt.Errorf("legitimate object %d: %w", i, err)
-		}
-		msgs := slices.Clone(v.d.Messages)
-		var out []byte
-		for _, p := range v.pods {
-			msgs = append(msgs, p.d.Messages...)
-			if len(p.d.Messages) > 0 && out == nil {
-				out, _ = yaml.Marshal(p.d.Stored.Object)
-			}
-		}
-		if len(msgs) > 0 {
-			raw, _ := yaml.Marshal(v.written)
-			if out == nil {
-				out, _ = yaml.Marshal(v.d.Stored.Object)
-			}
-			rep.FalseDenials = append(rep.FalseDenials, Escape{Why: strings.Join(msgs, "; "), Pod: string(raw), Admitted: string(out)})
 		}
 	}
 	return rep, nil
@@ -459,450 +500,6 @@ func (v verdict) disagreement() (Escape, bool) {
 		return Escape{Why: fmt.Sprintf("the %s is denied (%s) but every pod its controllers make is admitted", v.written["kind"], strings.Join(podLevel, "; ")), Pod: string(raw), Admitted: string(pod)}, true
 	}
 	return Escape{}, false
-}
-
-// judge says whether an admitted pod reaches devices, and why that breaks
-// the invariant ("" when it does not).
-func (e *EscapeCheck) judge(pod map[string]any) (bool, string) {
-	spec, _ := pod["spec"].(map[string]any)
-	md, _ := pod["metadata"].(map[string]any)
-	ns, _ := md["namespace"].(string)
-	team := e.teamOf[ns]
-	generic := slices.Contains(e.model.Cluster.GenericGPUNamespaces, ns)
-	profile := e.profileOf(md)
-
-	// A claim from its DRA profile's ResourceClaimTemplate reaches the
-	// devices of the template's DeviceClass, of the profile's types, on
-	// whatever node holds one: the claims policy governed the template,
-	// so what is left to check is that the team may use the profile.
-	draClaim := ownDRAClaims(spec, profile)
-	if draClaim {
-		switch {
-		case team == nil:
-			return true, fmt.Sprintf("a claim of profile %s in namespace %s, which belongs to no team", profile.Name, ns)
-		case !team.MayUse(profile):
-			return true, fmt.Sprintf("a claim of profile %s, which team %s may not use", profile.Name, team.Name)
-		}
-	}
-	reaches := draClaim
-	for _, n := range e.nodes {
-		if !e.feasible(spec, n) {
-			continue
-		}
-		what, outside := e.reach(spec, n, draClaim)
-		if what == "" {
-			continue
-		}
-		reaches = true
-		switch {
-		case outside:
-			return true, fmt.Sprintf("%s on node %s (%s) sees devices the device plugin did not hand it", what, n.name, n.typ)
-		case generic && team == nil:
-			// A generic GPU namespace of no team: the admins' declared
-			// allowance.
-		case team == nil:
-			return true, fmt.Sprintf("%s on node %s (%s), and namespace %s belongs to no team", what, n.name, n.typ, ns)
-		case !slices.Contains(team.AcceleratorTypes, n.typ):
-			return true, fmt.Sprintf("%s on node %s: team %s may not use %s", what, n.name, team.Name, n.typ)
-		case generic && profile == nil:
-			// A generic namespace's pod without a profile, on the team's types.
-		case profile == nil:
-			return true, fmt.Sprintf("%s on node %s (%s) without an enabled profile", what, n.name, n.typ)
-		case !team.MayUse(profile):
-			return true, fmt.Sprintf("%s on node %s (%s) through profile %s, which team %s may not use", what, n.name, n.typ, profile.Name, team.Name)
-		case !profile.Generic() && !slices.Contains(profile.AcceleratorTypes, n.typ):
-			return true, fmt.Sprintf("%s on node %s: profile %s does not run on %s", what, n.name, profile.Name, n.typ)
-		}
-	}
-	if reaches && team != nil && profile != nil {
-		if why := e.kueueLabels(mapOf(md["labels"]), team, []*compile.Profile{profile}); why != "" {
-			return true, "the pod " + why
-		}
-	}
-	return reaches, ""
-}
-
-// kueueLabels says how Kueue labels that reach devices through profiles
-// break the invariant ("" when they do not): the queue must be the
-// profiles' LocalQueue where they schedule through Kueue, and the
-// priority class the profile's own, or (a profile without one) a class
-// no higher than the team's tier.
-func (e *EscapeCheck) kueueLabels(labels map[string]any, team *compile.Team, profiles []*compile.Profile) string {
-	m := e.model
-	for _, p := range profiles {
-		if q, ok := labels[render.QueueNameLabel].(string); ok && len(m.QueueTeams(p)) > 0 && q != render.LocalQueueName(p) {
-			return fmt.Sprintf("is queued in %s, not profile %s's LocalQueue %s", q, p.Name, render.LocalQueueName(p))
-		}
-		c, ok := labels[render.WorkloadPriorityLabel].(string)
-		if !ok {
-			continue
-		}
-		if p.PriorityClassName != "" {
-			if c != p.PriorityClassName {
-				return fmt.Sprintf("is ranked by Kueue at %s, not profile %s's class %s", c, p.Name, p.PriorityClassName)
-			}
-			continue
-		}
-		tier, ok := m.Cluster.PriorityClasses[team.Priority]
-		if team.Priority == "" || !ok {
-			continue
-		}
-		if got, ok := m.Cluster.PriorityClasses[c]; !ok || got.Value > tier.Value {
-			return fmt.Sprintf("is ranked by Kueue at %s, above team %s's tier %s", c, team.Name, team.Priority)
-		}
-	}
-	return ""
-}
-
-// kueueWholeKinds are the kinds Kueue admits as one workload, reading
-// its queue and priority from the workload's own labels (Kueue has no
-// integration for ReplicaSets or DaemonSets: their pods are judged by
-// their own labels).
-var kueueWholeKinds = map[string]bool{"Job": true, "CronJob": true, "JobSet": true, "PyTorchJob": true, "RayCluster": true, "Deployment": true, "StatefulSet": true}
-
-// kueueEscape judges an admitted workload's own Kueue labels against the
-// profiles its templates name.
-func (e *EscapeCheck) kueueEscape(w *unstructured.Unstructured) string {
-	team := e.teamOf[w.GetNamespace()]
-	if team == nil || !kueueWholeKinds[w.GetKind()] {
-		return ""
-	}
-	labels := mapOf(mapOf(w.Object["metadata"])["labels"])
-	if w.GetKind() == "CronJob" {
-		labels, _, _ = unstructured.NestedMap(w.Object, "spec", "jobTemplate", "metadata", "labels")
-	}
-	var profiles []*compile.Profile
-	for _, p := range ControllerPods(w) {
-		if prof := e.profileOf(mapOf(p.Pod.Object["metadata"])); prof != nil {
-			profiles = append(profiles, prof)
-		}
-	}
-	if why := e.kueueLabels(labels, team, profiles); why != "" {
-		return fmt.Sprintf("the %s %s", w.GetKind(), why)
-	}
-	return ""
-}
-
-// judgeClaim says whether an admitted ResourceClaim or
-// ResourceClaimTemplate reaches devices, and why that breaks the
-// invariant ("" when it does not), read here from the object in any of
-// the versions, independently of the policy: each request (or
-// alternative) of a DeviceClass the cluster has must be of a class its
-// namespace's team may claim, within the count its profiles hand out
-// (all its requests of the class together), never all of a node's
-// devices or with admin access.
-func (e *EscapeCheck) judgeClaim(obj map[string]any) (bool, string) {
-	md := mapOf(obj["metadata"])
-	ns, _ := md["namespace"].(string)
-	spec := mapOf(obj["spec"])
-	if obj["kind"] == "ResourceClaimTemplate" {
-		spec = mapOf(spec["spec"])
-	}
-	var limits map[string]int
-	team := e.teamOf[ns]
-	if team != nil {
-		limits = e.model.TeamDeviceClasses(team)
-	}
-	reaches := false
-	counts := map[string]int{}
-	for _, r := range list(mapOf(spec["devices"])["requests"]) {
-		alternatives := list(r["firstAvailable"])
-		if exact := mapOf(r["exactly"]); exact != nil {
-			alternatives = append(alternatives, exact)
-		}
-		if class, ok := r["deviceClassName"].(string); ok && class != "" {
-			alternatives = append(alternatives, r)
-		}
-		// One alternative of firstAvailable is allocated: the request
-		// holds the most any of them asks for.
-		most := map[string]int{}
-		for _, a := range alternatives {
-			class, _ := a["deviceClassName"].(string)
-			if !slices.Contains(e.deviceClasses, class) {
-				continue // no such class: it reaches nothing
-			}
-			reaches = true
-			n := 1
-			if c, ok := a["count"].(int64); ok {
-				n = int(c)
-			}
-			most[class] = max(most[class], n)
-			limit, may := limits[class]
-			switch {
-			case team == nil:
-				return true, fmt.Sprintf("a claim of DeviceClass %s in namespace %s, which belongs to no team", class, ns)
-			case !may:
-				return true, fmt.Sprintf("a claim of DeviceClass %s, which team %s may not claim", class, team.Name)
-			case a["allocationMode"] == "All":
-				return true, fmt.Sprintf("a claim of every %s device of a node", class)
-			case a["adminAccess"] == true:
-				return true, fmt.Sprintf("a claim of %s devices with admin access", class)
-			case counts[class]+most[class] > limit:
-				return true, fmt.Sprintf("a claim of %d %s devices; team %s's profiles hand out %d", counts[class]+most[class], class, team.Name, limit)
-			}
-		}
-		for class, n := range most {
-			counts[class] += n
-		}
-	}
-	return reaches, ""
-}
-
-// profileOf is the enabled profile the pod goes through, or nil.
-func (e *EscapeCheck) profileOf(md map[string]any) *compile.Profile {
-	name := ""
-	if ann, ok := md["annotations"].(map[string]any); ok {
-		name, _ = ann[render.ProfileAnnotation].(string)
-	}
-	if name == "" {
-		if l, ok := md["labels"].(map[string]any); ok {
-			name, _ = l[e.model.Cluster.LabelPrefix+"/profile"].(string)
-		}
-	}
-	p := e.model.Profile(name)
-	if p == nil || !p.Enabled {
-		return nil
-	}
-	return p
-}
-
-// ownDRAClaims reports whether the pod goes through a DRA profile and
-// every claim it holds, and every claim its containers use, is the one
-// made from that profile's ResourceClaimTemplate.
-func ownDRAClaims(spec map[string]any, p *compile.Profile) bool {
-	if p == nil || p.DRA == nil {
-		return false
-	}
-	claims := list(spec["resourceClaims"])
-	if len(claims) == 0 {
-		return false
-	}
-	names := map[string]bool{}
-	for _, c := range claims {
-		if c["resourceClaimTemplateName"] != render.ResourceClaimTemplateName(p) || c["resourceClaimName"] != nil {
-			return false
-		}
-		names[fmt.Sprint(c["name"])] = true
-	}
-	for _, c := range containers(spec) {
-		for _, r := range list(mapOf(c["resources"])["claims"]) {
-			if !names[fmt.Sprint(r["name"])] {
-				return false
-			}
-		}
-	}
-	return true
-}
-
-// reach says what the pod's containers reach on the node ("" for
-// nothing), and whether that is outside what the device plugin allocates
-// (a container that sees every device of the node, or a DRA claim no
-// profile governs). A CPU node has no device to reach.
-func (e *EscapeCheck) reach(spec map[string]any, n simNode, draClaim bool) (string, bool) {
-	if n.node == nil {
-		return "", false
-	}
-	if claims, _ := spec["resourceClaims"].([]any); len(claims) > 0 && !draClaim {
-		return "a DRA claim", true
-	}
-	for _, v := range list(spec["volumes"]) {
-		if p, ok := mapOf(v["hostPath"])["path"].(string); ok && deviceHostPath(p) {
-			return "host path " + p, true
-		}
-	}
-	requested := ""
-	for _, c := range containers(spec) {
-		name := fmt.Sprint(c["name"])
-		if sc, ok := c["securityContext"].(map[string]any); ok && sc["privileged"] == true {
-			return "privileged container " + name, true
-		}
-		for _, env := range list(c["env"]) {
-			if slices.Contains(visibilityEnv, fmt.Sprint(env["name"])) {
-				if _, from := env["valueFrom"]; from || !slices.Contains([]string{"", "void", "none"}, fmt.Sprint(env["value"])) {
-					return fmt.Sprintf("container %s's %s", name, env["name"]), true
-				}
-			}
-		}
-		if cl := list(mapOf(c["resources"])["claims"]); len(cl) > 0 && !draClaim {
-			return "container " + name + "'s DRA claim", true
-		}
-		if r := accelRequests(c); len(r) > 0 && requested == "" {
-			requested = fmt.Sprintf("container %s's %s", name, strings.Join(r, ", "))
-		}
-	}
-	return requested, false
-}
-
-// neuronResources are the Neuron device plugin's resources: devices
-// (aws.amazon.com/neuron, older releases also aws.amazon.com/neurondevice)
-// and cores.
-var neuronResources = []string{"aws.amazon.com/neuron", "aws.amazon.com/neurondevice", "aws.amazon.com/neuroncore"}
-
-// visibilityEnv are the variables with which a container runtime hands
-// devices to a container.
-var visibilityEnv = []string{"NVIDIA_VISIBLE_DEVICES", "NVIDIA_MIG_CONFIG_DEVICES", "NVIDIA_MIG_MONITOR_DEVICES", "AMD_VISIBLE_DEVICES", "HABANA_VISIBLE_DEVICES", "AWS_NEURON_VISIBLE_DEVICES"}
-
-// deviceHostPath reports whether a host path holds device nodes or what
-// hands them out (or climbs with ".."), as the policy judges it.
-func deviceHostPath(p string) bool {
-	var segs []string
-	for _, s := range strings.Split(p, "/") {
-		if s != "" && s != "." {
-			segs = append(segs, s)
-		}
-	}
-	if slices.Contains(segs, "..") {
-		return true
-	}
-	for _, d := range [][]string{{"dev"}, {"proc"}, {"sys"}, {"run", "nvidia"}, {"run", "cdi"}, {"var", "run"}, {"etc", "cdi"}, {"var", "lib", "kubelet"}} {
-		n := min(len(segs), len(d))
-		if slices.Equal(segs[:n], d[:n]) {
-			return true
-		}
-	}
-	return false
-}
-
-// feasible reports whether kube-scheduler (or, with spec.nodeName, the
-// kubelet) could run the pod on the node: selector, required affinity,
-// taints and the accelerator resources it asks for.
-func (e *EscapeCheck) feasible(spec map[string]any, n simNode) bool {
-	for _, c := range containers(spec) {
-		for _, r := range accelRequests(c) {
-			if !n.offers[r] {
-				return false
-			}
-		}
-	}
-	if name, ok := spec["nodeName"].(string); ok && name != "" {
-		if name != n.name {
-			return false
-		}
-		// The scheduler is bypassed: only NoExecute taints evict.
-		return tolerates(spec, n.taints, "NoExecute")
-	}
-	for k, v := range mapOf(spec["nodeSelector"]) {
-		if got, ok := n.label(k); !ok || got != v {
-			return false
-		}
-	}
-	aff := mapOf(mapOf(mapOf(spec["affinity"])["nodeAffinity"])["requiredDuringSchedulingIgnoredDuringExecution"])
-	if terms := list(aff["nodeSelectorTerms"]); aff != nil && len(terms) > 0 {
-		if !slices.ContainsFunc(terms, func(t map[string]any) bool { return termMatches(t, n) }) {
-			return false
-		}
-	}
-	return tolerates(spec, n.taints, "NoSchedule") && tolerates(spec, n.taints, "NoExecute")
-}
-
-func (n simNode) label(k string) (string, bool) {
-	if v, ok := n.labels[k]; ok {
-		return v, true
-	}
-	if k == "kubernetes.io/hostname" {
-		return n.name, true
-	}
-	if n.node != nil {
-		return n.node.Label(k)
-	}
-	return "", false
-}
-
-func termMatches(t map[string]any, n simNode) bool {
-	exprs, fields := list(t["matchExpressions"]), list(t["matchFields"])
-	if len(exprs) == 0 && len(fields) == 0 {
-		return false // an empty term matches no node
-	}
-	for _, ex := range exprs {
-		v, ok := n.label(fmt.Sprint(ex["key"]))
-		if !requirement(fmt.Sprint(ex["operator"]), v, ok, stringList(ex["values"])) {
-			return false
-		}
-	}
-	for _, f := range fields {
-		if fmt.Sprint(f["key"]) != "metadata.name" || !requirement(fmt.Sprint(f["operator"]), n.name, true, stringList(f["values"])) {
-			return false
-		}
-	}
-	return true
-}
-
-func requirement(op, v string, ok bool, values []string) bool {
-	switch op {
-	case "In":
-		return ok && slices.Contains(values, v)
-	case "NotIn":
-		return !ok || !slices.Contains(values, v)
-	case "Exists":
-		return ok
-	case "DoesNotExist":
-		return !ok
-	case "Gt", "Lt":
-		if !ok || len(values) != 1 {
-			return false
-		}
-		a, err1 := strconv.Atoi(v)
-		b, err2 := strconv.Atoi(values[0])
-		return err1 == nil && err2 == nil && (op == "Gt" && a > b || op == "Lt" && a < b)
-	}
-	return false
-}
-
-// tolerates reports whether the pod tolerates every taint of the effect.
-func tolerates(spec map[string]any, taints []inventory.Taint, effect string) bool {
-	tols := list(spec["tolerations"])
-	for _, t := range taints {
-		if t.Effect != effect {
-			continue
-		}
-		if !slices.ContainsFunc(tols, func(tol map[string]any) bool {
-			key, _ := tol["key"].(string)
-			op, _ := tol["operator"].(string)
-			eff, _ := tol["effect"].(string)
-			if eff != "" && eff != t.Effect {
-				return false
-			}
-			if key == "" {
-				return op == "Exists"
-			}
-			if key != t.Key {
-				return false
-			}
-			val, _ := tol["value"].(string)
-			return op == "Exists" || val == t.Value
-		}) {
-			return false
-		}
-	}
-	return true
-}
-
-// accelRequests are the accelerator resources a container asks for, in
-// requests or limits, with a non-zero amount.
-func accelRequests(c map[string]any) []string {
-	var out []string
-	res := mapOf(c["resources"])
-	for _, section := range []string{"limits", "requests"} {
-		for r, q := range mapOf(res[section]) {
-			if isAccelerator(r) && fmt.Sprint(q) != "0" && !slices.Contains(out, r) {
-				out = append(out, r)
-			}
-		}
-	}
-	slices.Sort(out)
-	return out
-}
-
-// isAccelerator is the checker's own model of a device resource, wider on
-// purpose than the policies' prefixes (any resource of an accelerator
-// vendor's domain), so that a gap in the policy's list shows as an escape.
-func isAccelerator(r string) bool {
-	for _, p := range []string{"nvidia.com/", "amd.com/", "habana.ai/", "gpu.intel.com/", "google.com/", "cloud-tpus.google.com/", "aws.amazon.com/", "deviceclass.resource.kubernetes.io/"} {
-		if strings.HasPrefix(r, p) {
-			return true
-		}
-	}
-	return false
 }
 
 func containers(spec map[string]any) []map[string]any {

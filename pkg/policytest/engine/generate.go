@@ -119,8 +119,24 @@ func (e *EscapeCheck) generate(rng *rand.Rand, i int) map[string]any {
 		if chance(0.15) {
 			c["envFrom"] = []any{map[string]any{"configMapRef": map[string]any{"name": "gpu-env"}}}
 		}
+		sc := map[string]any{}
 		if chance(0.06) {
-			c["securityContext"] = map[string]any{"privileged": true}
+			sc["privileged"] = true
+		}
+		if chance(0.06) {
+			// Capabilities beyond Pod Security baseline's, spelled
+			// every way, and some of baseline's own.
+			var add []any
+			for j := rng.IntN(2) + 1; j > 0; j-- {
+				add = append(add, pick([]string{"SYS_ADMIN", "CAP_SYS_ADMIN", "SYS_PTRACE", "ALL", "CAP_SYS_RAWIO", "sys_module", "NET_ADMIN", "BPF", "NET_BIND_SERVICE", "CHOWN", "cap_kill"}))
+			}
+			sc["capabilities"] = map[string]any{"add": add}
+		}
+		if chance(0.02) {
+			sc["procMount"] = "Unmasked"
+		}
+		if len(sc) > 0 {
+			c["securityContext"] = sc
 		}
 		return c
 	}
@@ -168,7 +184,17 @@ func (e *EscapeCheck) generate(rng *rand.Rand, i int) map[string]any {
 	}
 	if chance(0.08) {
 		spec["volumes"] = []any{map[string]any{"name": "host", "hostPath": map[string]any{
-			"path": pick([]string{"/dev/nvidia0", "/dev", "//dev/./dri", "/", "/var/run", "/data", "/home", "/data/../dev", "/run/nvidia/driver"})}}}
+			"path": pick([]string{"/dev/nvidia0", "/dev", "//dev/./dri", "/", "/var/run", "/data", "/home", "/data/../dev", "/run/nvidia/driver",
+				"/run/containerd/containerd.sock", "/run/crio/crio.sock", "/run", "/run/docker.sock", "/var/run/containerd/containerd.sock"})}}}
+	}
+	for _, f := range []string{"hostPID", "hostIPC", "hostNetwork"} {
+		if chance(0.03) {
+			spec[f] = true
+		}
+	}
+	if chance(0.05) {
+		// Device requests the container runtime reads from the pod.
+		annotations[pick([]string{"cdi.k8s.io/gpu", "nvidia.cdi.k8s.io/all", "io.kubernetes.cri-o.Devices", "cdi.k8s.io/vfio"})] = pick([]string{"nvidia.com/gpu=all", "/dev/nvidia0"})
 	}
 	if chance(0.08) {
 		spec["runtimeClassName"] = pick(append([]string{"runc"}, m.Cluster.DeviceRuntimeClasses...))
@@ -259,7 +285,11 @@ func (e *EscapeCheck) generate(rng *rand.Rand, i int) map[string]any {
 	if chance(0.1) && len(v.priorityClasses) > 0 {
 		kueue[render.WorkloadPriorityLabel] = pick(append([]string{"unknown"}, v.priorityClasses...))
 	}
-	return e.wrap(rng, md, spec, kueue)
+	obj := e.wrap(rng, md, spec, kueue)
+	if obj["kind"] == "Pod" && rng.Float64() < 0.15 {
+		e.spoofOwner(rng, md)
+	}
+	return obj
 }
 
 // usesClaim reports whether a container of the spec uses a DRA claim.
@@ -350,11 +380,14 @@ func newVocabulary(m *compile.Model, nodes []simNode) vocabulary {
 }
 
 // update builds an UPDATE of an admitted object, as stored, the ways a
-// user can change one that exists. A pod (bound to a node it could run
-// on, as the scheduler would have bound it): its profile annotation or
-// label moved to another profile or dropped, Kueue's labels, accelc's
-// attribution annotations, a toleration added, or an ephemeral container
-// through the pods/ephemeralcontainers subresource. A workload whose
+// user can change one that exists. A pod: Kueue's scheduling gate removed
+// (from the pod as Kueue gates it, by Kueue or anyone else); or, bound
+// to a node it could run on as the scheduler would have bound it, a
+// controller owner reference named (by a controller or anyone), its
+// profile annotation or label moved to another profile or dropped,
+// Kueue's labels, accelc's attribution annotations, a toleration added,
+// or an ephemeral container through the pods/ephemeralcontainers
+// subresource. A workload whose
 // template may change: a new template, generated afresh. A Job's template
 // cannot change, and a Notebook is judged as itself on CREATE already:
 // neither gets one.
@@ -363,6 +396,11 @@ func (e *EscapeCheck) update(rng *rand.Rand, i int, stored *unstructured.Unstruc
 	old := stored.DeepCopy()
 	switch old.GetKind() {
 	case "Pod":
+		if rng.IntN(6) == 0 {
+			// Kueue's gate removed, by Kueue or by someone else.
+			users := append([]string{DefaultUser, "system:serviceaccount:" + old.GetNamespace() + ":default", jobController}, e.kueue.users...)
+			return e.ungate(rng, old, pick(users)), true
+		}
 		spec := mapOf(old.Object["spec"])
 		var bound []string
 		for _, n := range e.nodes {
@@ -384,6 +422,12 @@ func (e *EscapeCheck) update(rng *rand.Rand, i int, stored *unstructured.Unstruc
 			annotations = map[string]string{}
 		}
 		label := e.model.Cluster.LabelPrefix + "/profile"
+		if rng.IntN(8) == 0 {
+			// A controller owner named on a running pod, by its
+			// controller or anyone.
+			e.spoofOwner(rng, mapOf(obj.Object["metadata"]))
+			req.User = e.requester(rng, obj.Object)
+		}
 		switch rng.IntN(7) {
 		case 0:
 			annotations[render.ProfileAnnotation] = pick(e.vocab.profiles)
@@ -503,6 +547,13 @@ func (e *EscapeCheck) generateClaim(rng *rand.Rand, i int) map[string]any {
 		}
 	}
 	devices := map[string]any{"requests": requests}
+	switch {
+	case rng.Float64() < 0.06:
+		// A claim that asks for no device.
+		devices = map[string]any{"requests": []any{}}
+	case rng.Float64() < 0.03:
+		devices = map[string]any{}
+	}
 	if chance(0.03) {
 		devices["unknownField"] = map[string]any{"x": "y"}
 	}

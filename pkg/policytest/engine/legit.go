@@ -1,14 +1,178 @@
 package engine
 
 import (
+	"context"
 	"fmt"
+	"maps"
 	"math/rand/v2"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
 
 	"github.com/accelc/accelc/pkg/render"
 )
+
+// legitimate generates the i-th legitimate object and, for an admitted
+// pod, sometimes a controller's UPDATE of it; each must be admitted.
+// Some pods are made by the controller of a Kueue-managed owner, with
+// the owner reference and the controller's identity.
+func (e *EscapeCheck) legitimate(ctx context.Context, rng *rand.Rand, i int, rep *EscapeReport) error {
+	obj, ok := e.legitimateObject(rng, i)
+	if !ok {
+		return nil
+	}
+	req := Request{Object: &unstructured.Unstructured{Object: obj}}
+	if obj["kind"] == "Pod" && rng.IntN(5) == 0 {
+		req.User = e.ownedByController(rng, mapOf(obj["metadata"]))
+	}
+	rep.Legitimate++
+	if why, err := e.refused(obj); err != nil {
+		return err
+	} else if why != "" {
+		raw, _ := yaml.Marshal(obj)
+		rep.InvalidLegitimate = append(rep.InvalidLegitimate, Escape{Why: why, Pod: string(raw)})
+		return nil
+	}
+	v, err := e.verdict(ctx, req)
+	if err != nil {
+		return fmt.Errorf("legitimate object %d: %w", i, err)
+	}
+	if e.falseDenial(v, rep) || obj["kind"] != "Pod" || rng.IntN(2) == 0 {
+		return nil
+	}
+	upd, ok := e.controllerUpdate(rng, v.d.Stored)
+	if !ok {
+		return nil
+	}
+	rep.Legitimate++
+	rep.ControllerUpdates++
+	if v, err = e.verdict(ctx, upd); err != nil {
+		return fmt.Errorf("legitimate update %d: %w", i, err)
+	}
+	e.falseDenial(v, rep)
+	return nil
+}
+
+// falseDenial records a legitimate request denied (at the workload or as
+// a pod its controllers make) and reports whether it was.
+func (e *EscapeCheck) falseDenial(v verdict, rep *EscapeReport) bool {
+	msgs := slices.Clone(v.d.Messages)
+	var out []byte
+	for _, p := range v.pods {
+		msgs = append(msgs, p.d.Messages...)
+		if len(p.d.Messages) > 0 && out == nil {
+			out, _ = yaml.Marshal(p.d.Stored.Object)
+		}
+	}
+	if len(msgs) == 0 {
+		return false
+	}
+	raw, _ := yaml.Marshal(v.written)
+	if out == nil {
+		out, _ = yaml.Marshal(v.d.Stored.Object)
+	}
+	rep.FalseDenials = append(rep.FalseDenials, Escape{Why: strings.Join(msgs, "; "), Pod: string(raw), Admitted: string(out)})
+	return true
+}
+
+// ownedByController gives a legitimate pod the controller owner
+// reference of a Kueue-managed kind whose controller's identity is known,
+// and returns that identity, as the controller makes the pod ("" for
+// none known).
+func (e *EscapeCheck) ownedByController(rng *rand.Rand, md map[string]any) string {
+	kinds := slices.Sorted(maps.Keys(e.kueue.controllers))
+	kinds = slices.DeleteFunc(kinds, func(k string) bool { return len(e.kueue.controllers[k]) == 0 })
+	if len(kinds) == 0 {
+		return ""
+	}
+	gk := kinds[rng.IntN(len(kinds))]
+	group, kind, _ := strings.Cut(gk, "/")
+	apiVersion := group + "/v1"
+	if vs := ownerAPIVersions[group]; len(vs) > 0 {
+		apiVersion = vs[0]
+	}
+	md["ownerReferences"] = []any{map[string]any{"apiVersion": apiVersion, "kind": kind, "name": "owner", "uid": "00000000-0000-0000-0000-000000000001", "controller": true, "blockOwnerDeletion": true}}
+	ids := e.kueue.controllers[gk]
+	return ids[rng.IntN(len(ids))]
+}
+
+// Controllers' identities that change pods they did not make.
+const (
+	jobController        = "system:serviceaccount:kube-system:job-controller"
+	replicaSetController = "system:serviceaccount:kube-system:replicaset-controller"
+	garbageCollector     = "system:serviceaccount:kube-system:generic-garbage-collector"
+)
+
+// controllerUpdate is what a controller does to an admitted pod: Kueue
+// removes its gate from a queued pod (with its bookkeeping) or labels and
+// annotates one; the Job controller or Kueue removes its finalizer; a
+// controller adopts an orphan (a controller owner reference added) or the
+// garbage collector's owner is added. The pod is bound to a node it
+// could run on, as the scheduler would have bound it, except for the gate
+// removal (a gated pod is not bound).
+func (e *EscapeCheck) controllerUpdate(rng *rand.Rand, stored *unstructured.Unstructured) (Request, bool) {
+	kueueUser := DefaultUser
+	if len(e.kueue.users) > 0 {
+		kueueUser = e.kueue.users[rng.IntN(len(e.kueue.users))]
+	}
+	choice := rng.IntN(5)
+	if choice == 0 {
+		if _, queued := stored.GetLabels()[render.QueueNameLabel]; queued {
+			return e.ungate(rng, stored, kueueUser), true
+		}
+		choice = 1 + rng.IntN(4)
+	}
+	old := stored.DeepCopy()
+	spec := mapOf(old.Object["spec"])
+	var bound []string
+	for _, n := range e.nodes {
+		if e.feasible(spec, n) {
+			bound = append(bound, n.name)
+		}
+	}
+	if len(bound) == 0 {
+		return Request{}, false
+	}
+	spec["nodeName"] = bound[rng.IntN(len(bound))]
+	obj := old.DeepCopy()
+	req := Request{Object: obj, OldObject: old, Operation: "UPDATE"}
+	switch choice {
+	case 1:
+		// A finalizer removed by who put it there.
+		fin, user := "batch.kubernetes.io/job-tracking", jobController
+		if rng.IntN(2) == 0 {
+			fin, user = kueueFinalizer, kueueUser
+		}
+		old.SetFinalizers(append(old.GetFinalizers(), fin))
+		req.User = user
+	case 2:
+		// Kueue's bookkeeping.
+		obj.SetLabels(mergeString(obj.GetLabels(), kueueManagedLabel, "true"))
+		obj.SetAnnotations(mergeString(obj.GetAnnotations(), "kueue.x-k8s.io/workload", "pod-"+obj.GetName()))
+		req.User = kueueUser
+	case 3:
+		// An orphan adopted by the controller whose selector matches.
+		ref := map[string]any{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "rs", "uid": "00000000-0000-0000-0000-000000000002", "controller": true, "blockOwnerDeletion": true}
+		req.User = replicaSetController
+		if rng.IntN(2) == 0 {
+			ref["apiVersion"], ref["kind"] = "batch/v1", "Job"
+			req.User = jobController
+		}
+		refs, _ := mapOf(obj.Object["metadata"])["ownerReferences"].([]any)
+		if len(refs) > 0 {
+			return Request{}, false // it has an owner already
+		}
+		mapOf(obj.Object["metadata"])["ownerReferences"] = []any{ref}
+	default:
+		// Another owner, not the controller.
+		refs, _ := mapOf(obj.Object["metadata"])["ownerReferences"].([]any)
+		mapOf(obj.Object["metadata"])["ownerReferences"] = append(slices.Clone(refs), map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "name": "keeper", "uid": "00000000-0000-0000-0000-000000000003"})
+		req.User = garbageCollector
+	}
+	return req, true
+}
 
 // legitimateObject builds the i-th random legitimate pod or workload, written
 // the ways Open Data Hub and users write them: a namespace of a team, a
