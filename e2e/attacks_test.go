@@ -108,9 +108,14 @@ func (a *attacks) atDeny(t *testing.T) {
 // not take Kueue's admission gate off a pod Kueue has not admitted.
 func (a *attacks) kueueLooksAway(t *testing.T) {
 	st, c, ctx := a.st, a.st.c, t.Context()
+	// The LocalQueue of the profile the pods use (hetero-prod's teams
+	// queue by profile), else the team's.
 	queue := c.entitlements[attackTeamNS].queue
+	if p, _ := a.profile("premium-gpu"); p.queue != "" {
+		queue = p.queue
+	}
 	if queue == "" {
-		t.Fatalf("namespace %s has no Kueue queue in its NamespaceEntitlement", attackTeamNS)
+		t.Fatalf("neither profile premium-gpu nor namespace %s has a Kueue LocalQueue", attackTeamNS)
 	}
 	job := &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{Name: "cpu-only", Namespace: attackTeamNS,
@@ -136,9 +141,6 @@ func (a *attacks) kueueLooksAway(t *testing.T) {
 	gated.Labels["kueue.x-k8s.io/pod-group-name"] = "attack-group"
 	// Its LocalQueue, which the mutation would add, written so that
 	// Kueue's webhook gates it whatever order the webhooks run in.
-	if p, _ := a.profile("premium-gpu"); p.queue != "" {
-		queue = p.queue
-	}
 	gated.Labels[render.QueueNameLabel] = queue
 	gated.Annotations = map[string]string{"kueue.x-k8s.io/pod-group-total-count": "2"}
 	made2, err := c.dev.CoreV1().Pods(attackTeamNS).Create(ctx, gated, metav1.CreateOptions{})
