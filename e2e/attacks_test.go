@@ -80,6 +80,9 @@ type attacks struct {
 	// gated is the pod of attack 1 that Kueue gated: it exists by
 	// right (its creation is no attack) and must stay gated.
 	gated string
+	// confined are the attacks' pods admitted because accelc's mutation
+	// confined them to their profile's types, where they cannot run.
+	confined []string
 	// claims are the attacks' ResourceClaims that may exist (a valid
 	// claim the pod of attack 7 names).
 	claims []string
@@ -214,8 +217,39 @@ func (a *attacks) claimConfinesNothing(t *testing.T) {
 			MatchExpressions: []corev1.NodeSelectorRequirement{{Key: corev1.LabelHostname, Operator: corev1.NodeSelectorOpIn, Values: []string{v100}}},
 		}}},
 	}}
-	a.createPod(t, fmt.Sprintf("a pod of DRA profile %s (claim from template %s) with its own node affinity for V100 node %s", p.name, p.claimTemplate, v100), pod,
-		regexp.MustCompile(`profilescheduling: hardware profile "a100-claim" allows nvidia-a100-80gb`))
+	// accelc's mutation adds the profile's types to every term the pod
+	// writes (as for any typed profile); the validation refuses a pod
+	// whose terms still do not confine it.
+	what := fmt.Sprintf("a pod of DRA profile %s (claim from template %s) with its own node affinity for V100 node %s", p.name, p.claimTemplate, v100)
+	made, err := a.st.c.dev.CoreV1().Pods(attackTeamNS).Create(t.Context(), pod, metav1.CreateOptions{})
+	if err != nil {
+		a.refused(t, what, err, regexp.MustCompile(`profilescheduling: hardware profile "a100-claim" allows nvidia-a100-80gb`))
+		return
+	}
+	if !confinedTo(made, a.st.c.typeLabel, p.types) {
+		t.Errorf("%s: admitted under deny, and not confined to the profile's types %v: affinity %s", what, p.types, jsonString(made.Spec.Affinity))
+		return
+	}
+	a.confined = append(a.confined, made.Name)
+	t.Logf("%s: admitted, confined by accelc's mutation (every term of its required node affinity now also asks for %s In %v), so it can never be bound to %s", what, a.st.c.typeLabel, p.types, v100)
+}
+
+// confinedTo reports whether every term of the pod's required node
+// affinity asks for label key In a subset of types.
+func confinedTo(pod *corev1.Pod, key string, types []string) bool {
+	if pod.Spec.Affinity == nil || pod.Spec.Affinity.NodeAffinity == nil || pod.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
+		return false
+	}
+	terms := pod.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms
+	for _, term := range terms {
+		if !slices.ContainsFunc(term.MatchExpressions, func(e corev1.NodeSelectorRequirement) bool {
+			return e.Key == key && e.Operator == corev1.NodeSelectorOpIn && len(e.Values) > 0 &&
+				!slices.ContainsFunc(e.Values, func(v string) bool { return !slices.Contains(types, v) })
+		}) {
+			return false
+		}
+	}
+	return len(terms) > 0
 }
 
 // cdiAnnotations, finding 3: the annotations a container runtime reads
@@ -377,7 +411,7 @@ func (a *attacks) nothingRuns(t *testing.T) {
 		}
 		pods = list.Items
 		for _, p := range pods {
-			if p.Name != a.gated && p.Status.Phase != corev1.PodRunning {
+			if p.Name != a.gated && !slices.Contains(a.confined, p.Name) && p.Status.Phase != corev1.PodRunning {
 				return false, "", nil
 			}
 		}
@@ -388,6 +422,9 @@ func (a *attacks) nothingRuns(t *testing.T) {
 			if !hasGate(&p) || p.Spec.NodeName != "" {
 				t.Errorf("pod %s/%s: gates %v, node %q, phase %s: Kueue's gate is off, and Kueue never admitted a group it waits for", p.Namespace, p.Name, p.Spec.SchedulingGates, p.Spec.NodeName, p.Status.Phase)
 			}
+			continue
+		}
+		if slices.Contains(a.confined, p.Name) && p.Spec.NodeName == "" {
 			continue
 		}
 		t.Errorf("pod %s/%s of an attack exists: phase %s on node %q (gates %v)", p.Namespace, p.Name, p.Status.Phase, p.Spec.NodeName, p.Spec.SchedulingGates)
@@ -402,7 +439,7 @@ func (a *attacks) nothingRuns(t *testing.T) {
 		}
 	}
 	if !t.Failed() {
-		t.Logf("nothing of the attacks runs: of their pods only %s exists, gated by Kueue on no node; of their claims only %v", a.gated, a.claims)
+		t.Logf("nothing of the attacks runs: of their pods only %s (gated by Kueue) and %v (confined by the mutation where they fit no node) exist, on no node; of their claims only %v", a.gated, a.confined, a.claims)
 	}
 }
 
