@@ -73,7 +73,15 @@
 // gang Job, a DRA claim) are queued and run on their types, hostile
 // workloads are refused, an unsigned artifact and a commit that fails vet
 // never reach the cluster, and a node of a new type joins and gets a
-// profile. TestCluster is `make cluster`: the same cluster kept for a
-// person. BenchmarkCluster (`make bench-cluster`) runs a storm of GPU pods
-// and Jobs on 1,015 KWOK nodes with and without accelc's tree.
+// profile. TestAttacks starts the same cluster at deny and tries, as a
+// team's member, the ways past accelc that trusted another layer: a pod
+// owned by the user's own Job so that Kueue looks away, Kueue's gate taken
+// off by hand, an empty or unconfined DRA claim, CDI annotations,
+// capabilities, host namespaces and the runtime socket in a generic GPU
+// namespace, an excluded namespace nobody has (accelc vet --live), vendors'
+// resource names, a named claim on a queued profile: each is refused with
+// accelc's message (or by Pod Security admission first, which it says), and
+// nothing of them runs. TestCluster is `make cluster`: the same cluster
+// kept for a person. BenchmarkCluster (`make bench-cluster`) runs a storm
+// of GPU pods and Jobs on 1,015 KWOK nodes with and without accelc's tree.
 package e2e
