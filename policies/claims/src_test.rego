@@ -139,3 +139,13 @@ test_claim_without_devices_denied if {
 	some v in violation with input as f.input_for(c) with data.inventory as f.inventory
 	contains(v.msg, "ResourceClaim bare: it asks for no device")
 }
+
+# The API server sends a claim's empty lists as null.
+test_null_requests_denied if {
+	c := {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": "n", "namespace": "dra"}, "spec": {"devices": {"requests": null, "constraints": null, "config": null}}}
+	some v in violation with input as f.input_for(c) with data.inventory as f.inventory
+	contains(v.msg, "ResourceClaim n: it asks for no device")
+	t := {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate", "metadata": {"name": "t", "namespace": "dra"}, "spec": {"spec": {"devices": null}}}
+	some w in violation with input as f.input_for(t) with data.inventory as f.inventory
+	contains(w.msg, "ResourceClaimTemplate t: it asks for no device")
+}

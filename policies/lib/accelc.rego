@@ -663,24 +663,34 @@ reviewed_claim := input.review.object if input.review.object.kind in {"ResourceC
 synced_claims := data.inventory.namespace[namespace]["resource.k8s.io/v1"].ResourceClaim
 
 # The claims the review judges, each [what (for messages), its devices].
-judged_claims contains [what, object.get(c, ["spec", "devices"], {})] if {
+judged_claims contains [what, claim_devices(object.get(c, ["spec", "devices"], {}))] if {
 	c := reviewed_claim
 	c.kind == "ResourceClaim"
 	what := sprintf("%v %v", [c.kind, c.metadata.name])
 }
 
-judged_claims contains [what, object.get(c, ["spec", "spec", "devices"], {})] if {
+judged_claims contains [what, claim_devices(object.get(c, ["spec", "spec", "devices"], {}))] if {
 	c := reviewed_claim
 	c.kind == "ResourceClaimTemplate"
 	what := sprintf("%v %v", [c.kind, c.metadata.name])
 }
 
-judged_claims contains [what, object.get(rc, ["spec", "devices"], {})] if {
+judged_claims contains [what, claim_devices(object.get(rc, ["spec", "devices"], {}))] if {
 	dra_profile
 	some c in object.get(spec, "resourceClaims", [])
 	rc := synced_claims[c.resourceClaimName]
 	what := sprintf("pod claim %v: ResourceClaim %v", [c.name, c.resourceClaimName])
 }
+
+# A claim's requests: none where it has none, written as null too (the
+# API server sends an empty list of a ResourceClaim as null).
+device_requests(devs) := r if {
+	r := object.get(devs, "requests", [])
+	is_array(r)
+} else := []
+
+claim_devices(d) := d if is_object(d)
+else := {}
 
 # Every request of a judged claim that names a class, with its name:
 # v1's and v1beta2's exact request (exactly) or a subrequest of a
@@ -690,20 +700,20 @@ judged_claims contains [what, object.get(rc, ["spec", "devices"], {})] if {
 # written.
 claim_requests contains [what, r.name, r.exactly] if {
 	some [what, devs] in judged_claims
-	some r in object.get(devs, "requests", [])
+	some r in device_requests(devs)
 	r.exactly
 }
 
 claim_requests contains [what, r.name, r] if {
 	some [what, devs] in judged_claims
-	some r in object.get(devs, "requests", [])
+	some r in device_requests(devs)
 	not r.exactly
 	r.deviceClassName
 }
 
 claim_requests contains [what, concat("/", [r.name, sub.name]), sub] if {
 	some [what, devs] in judged_claims
-	some r in object.get(devs, "requests", [])
+	some r in device_requests(devs)
 	some sub in object.get(r, "firstAvailable", [])
 }
 
@@ -732,7 +742,7 @@ claim_problem contains sprintf("%v: field devices.%v is not one accelc's policy 
 
 claim_problem contains sprintf("%v: request %v has field %v, which accelc's policy does not read, so it cannot tell which devices the request reaches: drop it", [what, object.get(r, "name", "(unnamed)"), f]) if {
 	some [what, devs] in judged_claims
-	some r in object.get(devs, "requests", [])
+	some r in device_requests(devs)
 	some f, _ in r
 	not f in known_request_fields
 }
@@ -745,7 +755,7 @@ claim_problem contains sprintf("%v: request %v has field %v, which accelc's poli
 
 claim_problem contains sprintf("%v: request %v names no DeviceClass (no exactly.deviceClassName, firstAvailable or deviceClassName), so accelc's policy cannot tell which devices it reaches: name one of the team's DeviceClasses", [what, object.get(r, "name", "(unnamed)")]) if {
 	some [what, devs] in judged_claims
-	some r in object.get(devs, "requests", [])
+	some r in device_requests(devs)
 	not r.exactly
 	not r.deviceClassName
 	count(object.get(r, "firstAvailable", [])) == 0
@@ -774,13 +784,13 @@ claim_problem contains sprintf("%v: request %v asks for %v devices of DeviceClas
 # that names no class is.
 claim_problem contains sprintf("%v: it asks for no device (devices.requests is empty), so accelc's policy cannot tell which devices its pods may reach: ask for one device of one of the team's DeviceClasses (%v)", [what, may_claim]) if {
 	some [what, devs] in judged_claims
-	count(object.get(devs, "requests", [])) == 0
+	count(device_requests(devs)) == 0
 }
 
 # One request: several, each within the count, would add up past it.
 claim_problem contains sprintf("%v: it makes %v device requests; a claim makes one, within the count a profile hands out: merge them", [what, n]) if {
 	some [what, devs] in judged_claims
-	n := count(object.get(devs, "requests", []))
+	n := count(device_requests(devs))
 	n > 1
 }
 
