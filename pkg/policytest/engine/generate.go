@@ -402,12 +402,7 @@ func (e *EscapeCheck) update(rng *rand.Rand, i int, stored *unstructured.Unstruc
 			return e.ungate(rng, old, pick(users)), true
 		}
 		spec := mapOf(old.Object["spec"])
-		var bound []string
-		for _, n := range e.nodes {
-			if e.feasible(spec, n) {
-				bound = append(bound, n.name)
-			}
-		}
+		bound := e.feasibleNodes(spec)
 		if len(bound) == 0 {
 			return Request{}, false
 		}

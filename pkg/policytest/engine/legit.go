@@ -126,12 +126,7 @@ func (e *EscapeCheck) controllerUpdate(rng *rand.Rand, stored *unstructured.Unst
 	}
 	old := stored.DeepCopy()
 	spec := mapOf(old.Object["spec"])
-	var bound []string
-	for _, n := range e.nodes {
-		if e.feasible(spec, n) {
-			bound = append(bound, n.name)
-		}
-	}
+	bound := e.feasibleNodes(spec)
 	if len(bound) == 0 {
 		return Request{}, false
 	}

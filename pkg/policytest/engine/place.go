@@ -119,3 +119,15 @@ func tolerates(spec map[string]any, taints []inventory.Taint, effect string) boo
 	}
 	return true
 }
+
+// feasibleNodes are the names of the nodes kube-scheduler could bind a pod
+// of this spec to.
+func (e *EscapeCheck) feasibleNodes(spec map[string]any) []string {
+	var out []string
+	for _, n := range e.nodes {
+		if e.feasible(spec, n) {
+			out = append(out, n.name)
+		}
+	}
+	return out
+}
