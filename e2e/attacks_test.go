@@ -22,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 
@@ -298,6 +299,14 @@ func (a *attacks) nodePaths(t *testing.T) {
 	} {
 		x.pod.Spec.Tolerations = gpuTol
 		a.createPod(t, x.what+" in generic GPU namespace "+attackGenericNS, x.pod, regexp.MustCompile(`deviceaccess: `), podSecurity)
+		// Where no Pod Security level is set (namespace default, of no
+		// team), accelc's own rule refuses the same pod, made without a
+		// GPU, whoever makes it: the cluster's admin here.
+		bare := x.pod.DeepCopy()
+		bare.Namespace = "default"
+		bare.Spec.Containers[0].Resources = corev1.ResourceRequirements{}
+		a.createPodAs(t, a.st.s.client, strings.Replace(x.what, "a GPU pod", "a CPU pod", 1)+" in namespace default, which sets no Pod Security level", bare,
+			regexp.MustCompile(`deviceaccess: .*(adds capability|shares the node's PID namespace|mounts host path /run)`))
 	}
 }
 
@@ -450,7 +459,13 @@ func (a *attacks) nothingRuns(t *testing.T) {
 // refused); a refused pod must not exist.
 func (a *attacks) createPod(t *testing.T, what string, pod *corev1.Pod, want *regexp.Regexp, neighbours ...string) {
 	t.Helper()
-	_, err := a.st.c.dev.CoreV1().Pods(pod.Namespace).Create(t.Context(), pod, metav1.CreateOptions{})
+	a.createPodAs(t, a.st.c.dev, what, pod, want, neighbours...)
+}
+
+// createPodAs is createPod by the given client's user.
+func (a *attacks) createPodAs(t *testing.T, as kubernetes.Interface, what string, pod *corev1.Pod, want *regexp.Regexp, neighbours ...string) {
+	t.Helper()
+	_, err := as.CoreV1().Pods(pod.Namespace).Create(t.Context(), pod, metav1.CreateOptions{})
 	if a.refused(t, what, err, want, neighbours...) {
 		a.absent(t, "pod "+pod.Name, func(ctx context.Context) error {
 			_, err := a.st.s.client.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
