@@ -321,7 +321,6 @@ controller_judged(o) if {
 }
 
 new_controller_kept(o) if {
-	accelc.operation == "UPDATE"
 	old := accelc.controller_owner_of(input.review.oldObject)
 	object.get(old, "uid", "") == object.get(o, "uid", "")
 	old.kind == o.kind
