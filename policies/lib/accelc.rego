@@ -511,6 +511,11 @@ key(name) := concat("/", [input.parameters.labelPrefix, name])
 
 profile_enabled if object.get(hwp, ["metadata", "annotations", "opendatahub.io/disabled"], "false") != "true"
 
+# A retired profile (dashboard-disabled too) names the profile that
+# replaces it, "" for none: its new pods are refused, its running ones
+# finish (an UPDATE reports only what it adds).
+retired_for := hwp.metadata.annotations[key("retired-for")]
+
 # The profile's accelerator types in preference order; empty for a
 # generic profile.
 profile_types := split(t, ",") if {
