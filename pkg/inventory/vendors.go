@@ -86,8 +86,8 @@ func vendorDeviceResource(name string) string {
 }
 
 // pciChip matches the chip code the PCI name of an NVIDIA GPU starts with
-// (GH100, GA100, TU104GL, GV100GL, AD102GL).
-var pciChip = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^G[A-Z]{1,2}[0-9]{3}[A-Z]*_`) })
+// (GH100, GA100, TU104GL, GV100GL, AD102GL, GB202).
+var pciChip = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Z]{2,3}[0-9]{3}[A-Z]*_`) })
 
 // vgpuResource matches a vGPU type as KubeVirt names its resource: a
 // board and a profile ending in a letter (GRID_T4-16Q, NVIDIA_A10-24Q).
