@@ -1063,6 +1063,14 @@ func unknownDisplayName(vendor, model, resource string) string {
 	case vendor == "aws":
 		kind = "Neuron device"
 	}
+	if vendorDomain := vendorOfDomain(resource); vendorDomain != "" && vendorDomain == vendor && vendor != "nvidia" && vendor != "amd" && vendor != "intel" {
+		// A vendor accelc reads by its resource alone: the resource
+		// says what the node has.
+		if model != "" {
+			return fmt.Sprintf("%s device - type unknown (resource %s)", vendor, resource)
+		}
+		return vendor + " device - type unknown"
+	}
 	if model != "" {
 		brand := map[string]string{"nvidia": "NVIDIA ", "amd": "AMD ", "intel": "Intel ", "google": "Google ", "aws": "AWS "}[vendor]
 		return fmt.Sprintf("%s - type unknown (labels say %s%s)", kind, brand, model)
@@ -1082,6 +1090,8 @@ func unknownAdvice(vendor string, labels map[string]string) string {
 		return "no " + lblTPUAccelerator + " label names the TPU version: pin the type in cluster.nodes"
 	case vendor == "aws":
 		return "add the instance type to a class's identifiedBy " + lblInstanceType + ", or pin the type in cluster.nodes"
+	case vendor != "" && vendor != "nvidia" && vendor != "amd" && vendor != "intel":
+		return fmt.Sprintf("no label or resource names the %s model: add a class under accelerators whose resourceNames or identifiedBy name it, or pin the type in cluster.nodes", vendor)
 	default:
 		return "no label names the model: pin the type in cluster.nodes"
 	}
