@@ -99,7 +99,12 @@ violation contains {"msg": msg} if {
 
 no_profile if not accelc.through_profile
 
-why_no_profile := sprintf("hardware profile %q does not hand out accelerators here", [accelc.profile_name]) if {
+why_no_profile := sprintf("hardware profile %q is retired: use %v", [accelc.profile_name, accelc.retired_for]) if {
+	accelc.retired_for != ""
+} else := sprintf("hardware profile %q is disabled", [accelc.profile_name]) if {
+	accelc.hwp
+	not accelc.profile_enabled
+} else := sprintf("hardware profile %q does not hand out accelerators here", [accelc.profile_name]) if {
 	accelc.has_profile
 } else := "the pod names no hardware profile"
 

@@ -274,3 +274,11 @@ test_named_empty_claim_denied if {
 	some v in violation with input as f.input_for(dra_pod([{"name": "gpu", "resourceClaimName": "empty"}])) with data.inventory as inv
 	contains(v.msg, "ResourceClaim empty: it asks for no device")
 }
+
+# A pod of a retired profile that aims at accelerator nodes is told the
+# replacement, not that its profile hands out nothing.
+test_retired_profile_named_in_placement if {
+	spec := {"containers": [f.gpu_container(1)], "nodeSelector": {"accelerator.opendatahub.io/type": "nvidia-v100-16gb"}}
+	some v in violation with input as f.input_for(f.pod("ml", f.profile("retired-gpu"), spec)) with data.inventory as f.inventory
+	contains(v.msg, `hardware profile "retired-gpu" is retired: use premium-gpu`)
+}
