@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/open-policy-agent/frameworks/constraint/pkg/client/reviews"
+	mutationtypes "github.com/open-policy-agent/gatekeeper/v3/pkg/mutation/types"
 	"github.com/open-policy-agent/gatekeeper/v3/pkg/target"
 	"github.com/open-policy-agent/gatekeeper/v3/pkg/util"
 	admissionv1 "k8s.io/api/admission/v1"
@@ -56,14 +57,25 @@ type Decision struct {
 }
 
 // Admit does what the API server and Gatekeeper do with a request: the
-// MutatingAdmissionPolicies (a pod's and a Job's template's only on
-// CREATE), then
-// Gatekeeper's mutating webhook (not for a subresource, which its
-// webhook's "*" rule leaves out), then its validating webhook: the
-// request judged with its operation and old object, and each pod the
-// workload's ExpansionTemplates make judged under the same operation,
-// with no old object, as Gatekeeper's webhook judges them.
+// MutatingAdmissionPolicies the tree renders, for the operations their
+// matchConstraints name (a pod's and a Job's template's on CREATE only),
+// then Gatekeeper's mutating webhook (not for a subresource, which its
+// webhook's "*" rule leaves out), then its validating webhook (Validate).
 func (m *Mutator) Admit(ctx context.Context, r *Reviewer, req Request) (Decision, error) {
+	return m.admit(ctx, r, req, true)
+}
+
+// Validate does what Gatekeeper's validating webhook does with a request
+// whose object reaches it as written: the request judged with its
+// operation and old object, and each pod the workload's
+// ExpansionTemplates make, mutated by Gatekeeper's mutators as the
+// webhook mutates it, judged under the same operation with no old
+// object.
+func (m *Mutator) Validate(ctx context.Context, r *Reviewer, req Request) (Decision, error) {
+	return m.admit(ctx, r, req, false)
+}
+
+func (m *Mutator) admit(ctx context.Context, r *Reviewer, req Request, mutating bool) (Decision, error) {
 	op := req.Operation
 	if op == "" {
 		op = string(admissionv1.Create)
@@ -71,19 +83,25 @@ func (m *Mutator) Admit(ctx context.Context, r *Reviewer, req Request) (Decision
 	obj := req.Object
 	d := Decision{Stored: obj}
 	if req.SubResource == "" {
-		// The pod policy and a Job's template's run on CREATE only.
-		w, isWorkload := render.WorkloadKindOf(obj.GroupVersionKind().Group, obj.GetKind())
-		if op == string(admissionv1.Create) || (isWorkload && !w.CreateOnly) {
-			m.labelProfile(obj)
+		if mutating {
+			m.labelProfile(obj, op)
 		}
+		w, isWorkload := render.WorkloadKindOf(obj.GroupVersionKind().Group, obj.GetKind())
 		if !(isWorkload && w.ObjectLabels) {
-			resultants, err := m.expander.Expand(obj)
+			// The expander mutates its base with Gatekeeper's mutators
+			// before it expands it: the mutating webhook's work, which
+			// an object judged as written has not had.
+			base := obj
+			if !mutating {
+				base = obj.DeepCopy()
+			}
+			resultants, err := m.expander.Expand(base)
 			if err != nil {
 				return d, err
 			}
 			for _, res := range resultants {
 				d.Expanded = append(d.Expanded, res.Obj)
-				vs, err := r.violations(ctx, target.AugmentedUnstructured{Object: *res.Obj, Operation: admissionv1.Operation(op)})
+				vs, err := r.violations(ctx, target.AugmentedUnstructured{Object: *res.Obj, Operation: admissionv1.Operation(op), Source: mutationtypes.SourceTypeGenerated})
 				if err != nil {
 					return d, err
 				}
@@ -98,7 +116,7 @@ func (m *Mutator) Admit(ctx context.Context, r *Reviewer, req Request) (Decision
 	if err != nil {
 		return d, err
 	}
-	vs, err := r.violations(ctx, target.AugmentedReview{AdmissionRequest: ar, IsAdmission: true})
+	vs, err := r.violations(ctx, target.AugmentedReview{AdmissionRequest: ar, IsAdmission: true, Source: mutationtypes.SourceTypeOriginal})
 	if err != nil {
 		return d, err
 	}
@@ -186,7 +204,7 @@ func (r *Reviewer) judge(ctx context.Context, obj any) ([]Violation, error) {
 	}
 	var out []Violation
 	for _, v := range res.Results() {
-		out = append(out, Violation{Constraint: v.Constraint.GetName(), Action: v.EnforcementAction, Message: v.Msg})
+		out = append(out, Violation{Constraint: v.Constraint.GetName(), Kind: v.Constraint.GetKind(), Action: v.EnforcementAction, Message: v.Msg})
 	}
 	return out, nil
 }
