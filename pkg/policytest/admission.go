@@ -53,6 +53,9 @@ type Case struct {
 	Operation   string `json:"operation,omitempty"`
 	OldObject   string `json:"oldObject,omitempty"`
 	SubResource string `json:"subResource,omitempty"`
+	// User is who makes the request (its userInfo.username): a
+	// controller's service account, Kueue's; empty, an ordinary user.
+	User string `json:"user,omitempty"`
 }
 
 // ReadCases reads a cluster's cases file; a cluster without one has none.
@@ -96,8 +99,8 @@ func ReadCases(clusterDir string) (*Cases, error) {
 		switch {
 		case tc.Operation != "" && tc.Operation != "CREATE" && tc.Operation != "UPDATE":
 			return nil, fmt.Errorf("%s: case %s: operation %s: use CREATE or UPDATE", at(i), tc.Name, tc.Operation)
-		case tc.Operation != "UPDATE" && (tc.OldObject != "" || tc.SubResource != ""):
-			return nil, fmt.Errorf("%s: case %s: oldObject and subResource are an UPDATE's: add operation: UPDATE", at(i), tc.Name)
+		case tc.Operation != "UPDATE" && (tc.OldObject != "" || tc.SubResource != "" || tc.User != ""):
+			return nil, fmt.Errorf("%s: case %s: oldObject, subResource and user are an UPDATE's: add operation: UPDATE", at(i), tc.Name)
 		case tc.Operation == "UPDATE" && tc.Mutate:
 			return nil, fmt.Errorf("%s: case %s: an UPDATE is judged as written (the object as stored, changed): drop mutate", at(i), tc.Name)
 		case tc.SubResource != "" && tc.SubResource != "ephemeralcontainers":

@@ -130,7 +130,7 @@ func (j *CaseJudge) Judge(ctx context.Context, tc policytest.CaseInput) (Decisio
 	if obj, err = Encoded(obj); err != nil {
 		return Decision{}, "", fmt.Errorf("%s: %w", tc.Object, err)
 	}
-	req := Request{Object: obj, Operation: tc.Operation, SubResource: tc.SubResource}
+	req := Request{Object: obj, Operation: tc.Operation, SubResource: tc.SubResource, User: tc.User}
 	if tc.OldObjectData != nil {
 		old, err := reader.ReadUnstructured(tc.OldObjectData)
 		if err != nil {
