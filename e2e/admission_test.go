@@ -34,6 +34,7 @@ import (
 	"github.com/accelc/accelc/pkg/policytest"
 	"github.com/accelc/accelc/pkg/policytest/engine"
 	"github.com/accelc/accelc/pkg/render"
+	"github.com/accelc/accelc/policies"
 )
 
 const (
@@ -494,20 +495,28 @@ func (s *suite) waitTaken(ctx context.Context, obj *unstructured.Unstructured) e
 
 // devClient is a client for devUser, who may create pods (and put
 // ephemeral containers in them), workloads, and ResourceClaims and
-// ResourceClaimTemplates in every namespace, as a team's members may in
-// theirs.
+// ResourceClaimTemplates in every namespace, and update them, as a team's
+// members may in theirs.
 func (s *suite) devClient(t *testing.T) (kubernetes.Interface, dynamic.Interface) {
 	t.Helper()
-	s.bindUser(t, devUser, []rbacv1.PolicyRule{
+	return s.userClient(t, devUser)
+}
+
+// userClient is a client for user (an admission case's user: a
+// controller's service account, Kueue's) with devUser's rights.
+func (s *suite) userClient(t *testing.T, user string) (kubernetes.Interface, dynamic.Interface) {
+	t.Helper()
+	write := []string{"create", "get", "list", "update", "patch"}
+	s.bindUser(t, user, []rbacv1.PolicyRule{
 		{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"create", "get", "list", "watch", "update", "patch", "delete"}},
 		{APIGroups: []string{""}, Resources: []string{"pods/ephemeralcontainers"}, Verbs: []string{"update", "patch"}},
-		{APIGroups: []string{"apps", "batch"}, Resources: []string{"*"}, Verbs: []string{"create", "get", "list"}},
+		{APIGroups: []string{"apps", "batch"}, Resources: []string{"*"}, Verbs: write},
 		// Kubernetes' edit role lets namespace members claim devices.
-		{APIGroups: []string{"resource.k8s.io"}, Resources: []string{"resourceclaims", "resourceclaimtemplates"}, Verbs: []string{"create", "get", "list"}},
+		{APIGroups: []string{"resource.k8s.io"}, Resources: []string{"resourceclaims", "resourceclaimtemplates"}, Verbs: write},
 		// ODH's workbenches and Kubeflow's jobs, as their users make them.
-		{APIGroups: []string{"kubeflow.org", "ray.io", "jobset.x-k8s.io"}, Resources: []string{"*"}, Verbs: []string{"create", "get", "list"}},
+		{APIGroups: []string{"kubeflow.org", "ray.io", "jobset.x-k8s.io"}, Resources: []string{"*"}, Verbs: write},
 	})
-	cfg := s.cp.UserRESTConfig(t, devUser)
+	cfg := s.cp.UserRESTConfig(t, user)
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -850,84 +859,97 @@ func (s *suite) fixtures(t *testing.T, c *clusterUnderTest) {
 			s.setEnforcement(t, con, "deny")
 		}
 	}
-	fixtureNamespaces := []string{metav1.NamespaceDefault}
-	for _, tc := range cases.Cases {
-		if objs, err := controlplane.ReadObjects(filepath.Join(dir, filepath.Dir(policytest.CasesFile), tc.Object)); err == nil && len(objs) == 1 && objs[0].GetNamespace() != "" {
-			fixtureNamespaces = append(fixtureNamespaces, objs[0].GetNamespace())
-		}
+	inputs, err := policytest.ReadCaseInputs(dir, cases)
+	if err != nil {
+		t.Fatal(err)
 	}
-	predict := s.predictor(t, c, fixtureNamespaces)
-	denied, admitted, skipped := 0, 0, 0
-	for _, tc := range cases.Cases {
+	judge := s.offlineJudge(t, c, inputs)
+	objects := make([]*unstructured.Unstructured, len(inputs))
+	for i, tc := range inputs {
 		objs, err := controlplane.ReadObjects(filepath.Join(dir, filepath.Dir(policytest.CasesFile), tc.Object))
 		if err != nil || len(objs) != 1 {
 			t.Fatalf("case %s: %s: %v", tc.Name, tc.Object, err)
 		}
-		obj := objs[0]
-		if why := c.unreachable(s, obj, tc, predict); why != "" {
+		objects[i] = objs[0]
+	}
+	olds := s.createOldObjects(t, c, inputs, objects, constraints)
+	same, denied, admitted, skipped, asWritten, beforeAdmission := 0, 0, 0, 0, 0, 0
+	for i, tc := range inputs {
+		obj := objects[i]
+		if why := s.notServed(obj); why != "" {
 			t.Logf("case %-32s skipped: %s", tc.Name, why)
 			skipped++
 			continue
 		}
-		if obj.GetNamespace() == "" {
-			obj.SetNamespace(metav1.NamespaceDefault)
-		}
 		s.ensureNamespaces(t, obj.GetNamespace())
 		c.addNamespace(obj.GetNamespace())
 		s.ensureRuntimeClass(t, obj)
-		var up *update
-		if tc.Operation == "UPDATE" && obj.GetKind() == "Pod" {
-			// The pod as stored, bound to its node, then the UPDATE. (An
-			// UPDATE of a workload is judged as its CREATE: Gatekeeper
-			// judges its expansions with no old object.)
-			olds, err := controlplane.ReadObjects(filepath.Join(dir, filepath.Dir(policytest.CasesFile), tc.OldObject))
-			if err != nil || len(olds) != 1 {
-				t.Fatalf("case %s: %s: %v", tc.Name, tc.OldObject, err)
+		// accelc test's verdict, and the one the live request gets.
+		offline := judge(tc)
+		want := offline
+		if !tc.Mutate && tc.Operation != "UPDATE" {
+			// A CREATE accelc test judges as written; the API server
+			// runs the mutations first. Where they change the verdict,
+			// the fixture is one for accelc test alone, and the live
+			// request is judged against the offline verdict of the
+			// request as the API server sends it.
+			mutated := tc
+			mutated.Mutate = true
+			if m := judge(mutated); !slices.Equal(m, offline) {
+				t.Logf("case %-32s as written: accelc test judges it unmutated (%s); mutated, offline and live: %s", tc.Name, verdict(offline), verdict(m))
+				want = m
+				asWritten++
 			}
-			if err := s.createForReal(t.Context(), c, olds[0]); err != nil {
-				t.Errorf("case %s: creating the pod the UPDATE replaces: %v", tc.Name, err)
-				continue
-			}
-			up = &update{old: olds[0], sub: tc.SubResource}
 		}
-		if len(tc.Deny) == 0 {
-			if err := s.admitted(t.Context(), c, obj, up); err != nil {
-				t.Errorf("case %s: %s must be admitted: %v", tc.Name, tc.Object, err)
-				continue
+		if !slices.Equal(offline, slices.Sorted(slices.Values(tc.Deny))) {
+			t.Errorf("case %s: accelc test's engine judges it %s, the case wants %s", tc.Name, verdict(offline), verdict(tc.Deny))
+		}
+		var up *update
+		if tc.Operation == "UPDATE" {
+			if olds[i] == nil {
+				continue // said by createOldObjects
 			}
+			up = &update{old: olds[i], sub: tc.SubResource, cs: c.dev, dyn: c.devDyn}
+			if tc.User != "" {
+				up.cs, up.dyn = s.userClient(t, tc.User)
+			}
+		}
+		live, msg, err := s.liveVerdict(t.Context(), c, obj, up, want)
+		switch {
+		case invalidEphemeral(obj, err):
+			// Gatekeeper never sees it: the API server's own validation
+			// refuses resources on an ephemeral container.
+			beforeAdmission++
+			t.Logf("case %-32s refused by the API server before admission (offline: %s): %s", tc.Name, verdict(want), err)
+			continue
+		case err != nil:
+			t.Errorf("case %s: %s: live %s, offline %s: %v", tc.Name, tc.Object, verdict(live), verdict(want), err)
+			continue
+		}
+		same++
+		if len(live) == 0 {
 			admitted++
-			t.Logf("case %-32s admitted", tc.Name)
+			t.Logf("case %-32s admitted, live and offline", tc.Name)
 			if obj.GetKind() != "Pod" && tc.Mutate {
 				s.controllerPod(t, c, tc.Name, obj)
 			}
 			continue
 		}
+		denied++
 		re, err := regexp.Compile(tc.Message)
 		if err != nil {
 			t.Fatalf("case %s: message: %v", tc.Name, err)
 		}
-		if obj.GetKind() == "Pod" && !hasEphemeral(obj) && up == nil {
-			audited = append(audited, hostile{name: tc.Name, obj: obj, re: re})
+		if slices.Equal(want, offline) && !re.MatchString(msg) {
+			t.Errorf("case %s: denied by %s as offline, but with a message not matching %q: %s", tc.Name, verdict(live), tc.Message, msg)
 		}
-		msg, err := s.denied(t.Context(), c, obj, up, re)
-		if invalidEphemeral(obj, err) {
-			// Gatekeeper never sees it: the API server's own validation
-			// refuses resources on an ephemeral container.
-			denied++
-			t.Logf("case %-32s refused by the API server before admission: %s", tc.Name, err)
-			continue
-		}
-		if err != nil {
-			t.Errorf("case %s: %s must be denied (%v, message matching %q): %v", tc.Name, tc.Object, tc.Deny, tc.Message, err)
-			continue
-		}
-		denied++
-		t.Logf("case %-32s denied: %s", tc.Name, msg)
-		if len(audited) > 0 && audited[len(audited)-1].name == tc.Name {
-			audited[len(audited)-1].denial = msg
+		t.Logf("case %-32s denied by %s, live and offline: %s", tc.Name, verdict(live), msg)
+		if obj.GetKind() == "Pod" && !hasEphemeral(obj) && up == nil && slices.Equal(want, offline) {
+			audited = append(audited, hostile{name: tc.Name, obj: obj, re: re, denial: msg})
 		}
 	}
-	t.Logf("checked: %d fixtures denied by Gatekeeper with their messages, %d admitted, %d skipped", denied, admitted, skipped)
+	t.Logf("checked: %d of %d fixtures judged alike by the live webhook and accelc test's engine (%d denied by the same policies, %d admitted; %d of them as-written fixtures compared mutated), %d refused by the API server before admission, %d skipped",
+		same, len(inputs), denied, admitted, asWritten, beforeAdmission, skipped)
 
 	// enforcementAction dryrun: admitted, and found by the audit.
 	if len(audited) == 0 {
@@ -1112,6 +1134,156 @@ func (s *suite) predictor(t *testing.T, c *clusterUnderTest, namespaces []string
 	}
 }
 
+// notServed says why a fixture's kind cannot be made on this API server
+// (no CRD serves it), or "".
+func (s *suite) notServed(obj *unstructured.Unstructured) string {
+	gvk := obj.GroupVersionKind()
+	if gvk.Group != "" && gvk.Group != "apps" && gvk.Group != "batch" {
+		list, err := s.client.Discovery().ServerResourcesForGroupVersion(gvk.GroupVersion().String())
+		if err != nil || !slices.ContainsFunc(list.APIResources, func(r metav1.APIResource) bool { return r.Kind == gvk.Kind }) {
+			return fmt.Sprintf("%s is not served here (no CRD for it in %s)", gvk.Kind, gvk.GroupVersion())
+		}
+	}
+	return ""
+}
+
+// offlineJudge judges a case as accelc test does (engine.CaseJudge), over
+// the tree applied here with the inventory's Nodes as accelc test syncs
+// them. It returns the policies that deny the case, sorted; none:
+// admitted.
+func (s *suite) offlineJudge(t *testing.T, c *clusterUnderTest, inputs []policytest.CaseInput) func(policytest.CaseInput) []string {
+	t.Helper()
+	tree := render.Tree{}
+	for _, r := range c.objs {
+		b, err := os.ReadFile(filepath.Join(c.out, r.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tree[filepath.ToSlash(r.file)] = b
+	}
+	nodes, err := policytest.Nodes(c.typeLabel, c.nodeTypes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	judge, err := engine.NewCaseJudge(t.Context(), tree, nodes, inputs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return func(tc policytest.CaseInput) []string {
+		d, _, err := judge.Judge(t.Context(), tc)
+		if err != nil {
+			t.Fatalf("case %s: judging it offline: %v", tc.Name, err)
+		}
+		return denyingPolicies(d.Messages...)
+	}
+}
+
+// denyingPolicies are the accelc policies whose violations are among the
+// messages (each starts with its policy's name, after an expansion's
+// "[Implied by …] " or the webhook's "[<constraint>] "), sorted.
+func denyingPolicies(msgs ...string) []string {
+	var out []string
+	for _, p := range policies.All {
+		re := regexp.MustCompile(`(^|\] )` + regexp.QuoteMeta(p.Dir) + ": ")
+		if slices.ContainsFunc(msgs, re.MatchString) {
+			out = append(out, p.Dir)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// verdict says a list of denying policies in words.
+func verdict(policies []string) string {
+	if len(policies) == 0 {
+		return "admitted"
+	}
+	return "denied by " + strings.Join(policies, ", ")
+}
+
+// createOldObjects makes, for real, the object each UPDATE case replaces,
+// as it was made before the cluster enforced anything (the constraints at
+// dryrun meanwhile: a fixture's old object may be one admitted before its
+// namespace moved to deny), and returns them by case; nil for a CREATE.
+func (s *suite) createOldObjects(t *testing.T, c *clusterUnderTest, inputs []policytest.CaseInput, objects []*unstructured.Unstructured, constraints []*unstructured.Unstructured) []*unstructured.Unstructured {
+	t.Helper()
+	olds := make([]*unstructured.Unstructured, len(inputs))
+	var todo []int
+	for i, tc := range inputs {
+		if tc.Operation != "UPDATE" || s.notServed(objects[i]) != "" {
+			continue
+		}
+		if tc.OldObject == "" {
+			t.Errorf("case %s: an UPDATE without oldObject cannot be played on a live cluster: give the object as stored before it", tc.Name)
+			continue
+		}
+		todo = append(todo, i)
+	}
+	if len(todo) == 0 {
+		return olds
+	}
+	for _, con := range constraints {
+		s.setEnforcement(t, con, "dryrun")
+	}
+	for _, i := range todo {
+		tc := inputs[i]
+		objs, err := controlplane.ReadObjects(filepath.Join(s.root, "examples", "clusters", c.example, filepath.Dir(policytest.CasesFile), tc.OldObject))
+		if err != nil || len(objs) != 1 {
+			t.Fatalf("case %s: %s: %v", tc.Name, tc.OldObject, err)
+		}
+		old := objs[0]
+		s.ensureNamespaces(t, old.GetNamespace())
+		c.addNamespace(old.GetNamespace())
+		made := old.DeepCopy()
+		// What the API server sets itself.
+		for _, f := range []string{"uid", "resourceVersion", "generation", "creationTimestamp", "managedFields"} {
+			unstructured.RemoveNestedField(made.Object, "metadata", f)
+		}
+		unstructured.RemoveNestedField(made.Object, "status")
+		if err := s.createForReal(t.Context(), c, made); err != nil {
+			t.Errorf("case %s: creating the object the UPDATE replaces: %v", tc.Name, err)
+			continue
+		}
+		olds[i] = old
+	}
+	for _, con := range constraints {
+		s.setEnforcement(t, con, "deny")
+	}
+	return olds
+}
+
+// liveVerdict sends the case's request as a server-side dry run and
+// returns the policies Gatekeeper denied it by (none: admitted) and its
+// message, retrying, while Gatekeeper may still be syncing what the
+// policies read, until the verdict is want.
+func (s *suite) liveVerdict(ctx context.Context, c *clusterUnderTest, obj *unstructured.Unstructured, up *update, want []string) ([]string, string, error) {
+	var live []string
+	var msg string
+	var sent error
+	err := poll(ctx, gatekeeperTimeout, func(ctx context.Context) (bool, string, error) {
+		sent = s.sendAs(ctx, c, obj, up, true)
+		live, msg = nil, ""
+		switch {
+		case sent == nil:
+		case invalidEphemeral(obj, sent):
+			return true, "", nil
+		case !strings.Contains(sent.Error(), deniedBy):
+			return false, "refused, but not by Gatekeeper: " + sent.Error(), nil
+		default:
+			_, msg, _ = strings.Cut(sent.Error(), deniedBy+": ")
+			live = denyingPolicies(msg)
+		}
+		if !slices.Equal(live, want) {
+			return false, fmt.Sprintf("live %s: %s", verdict(live), msg), nil
+		}
+		return true, "", nil
+	})
+	if invalidEphemeral(obj, sent) {
+		return nil, "", sent
+	}
+	return live, msg, err
+}
+
 func hasEphemeral(obj *unstructured.Unstructured) bool {
 	ec, _, _ := unstructured.NestedSlice(obj.Object, "spec", "ephemeralContainers")
 	return len(ec) > 0
@@ -1177,6 +1349,9 @@ func (s *suite) createForReal(ctx context.Context, c *clusterUnderTest, obj *uns
 type update struct {
 	old *unstructured.Unstructured
 	sub string
+	// The clients of the request's user.
+	cs  kubernetes.Interface
+	dyn dynamic.Interface
 }
 
 // sendAs sends the fixture's request as devUser: a CREATE, or the UPDATE
@@ -1190,7 +1365,25 @@ func (s *suite) sendAs(ctx context.Context, c *clusterUnderTest, obj *unstructur
 	if dryRun {
 		opts.DryRun = []string{metav1.DryRunAll}
 	}
-	pods := c.dev.CoreV1().Pods(obj.GetNamespace())
+	if obj.GetKind() != "Pod" || obj.GroupVersionKind().Group != "" {
+		// A workload: what the fixture says of its labels, annotations
+		// and spec, on the object as the API server keeps it.
+		r, err := s.resource(up.dyn, obj)
+		if err != nil {
+			return err
+		}
+		live, err := r.Get(ctx, up.old.GetName(), metav1.GetOptions{})
+		if err != nil {
+			return fmt.Errorf("reading the object the UPDATE replaces: %w", err)
+		}
+		next := live.DeepCopy()
+		next.SetLabels(obj.GetLabels())
+		next.SetAnnotations(obj.GetAnnotations())
+		next.Object["spec"] = obj.Object["spec"]
+		_, err = r.Update(ctx, next, opts)
+		return err
+	}
+	pods := up.cs.CoreV1().Pods(obj.GetNamespace())
 	live, err := pods.Get(ctx, up.old.GetName(), metav1.GetOptions{})
 	if err != nil {
 		return fmt.Errorf("reading the pod the UPDATE replaces: %w", err)
