@@ -1174,6 +1174,9 @@ func (s *suite) offlineJudge(t *testing.T, c *clusterUnderTest, inputs []policyt
 		if err != nil {
 			t.Fatalf("case %s: judging it offline: %v", tc.Name, err)
 		}
+		if d.Refused != "" {
+			return []string{refusedByAPIServer}, []string{d.Refused}
+		}
 		return denyingPolicies(d.Messages...), d.Messages
 	}
 }
@@ -1193,8 +1196,16 @@ func denyingPolicies(msgs ...string) []string {
 	return out
 }
 
+// refusedByAPIServer stands, among the policies of a verdict, for the
+// API server refusing the request as invalid after the mutations, before
+// Gatekeeper validates it (engine.Decision's Refused).
+const refusedByAPIServer = "(the API server)"
+
 // verdict says a list of denying policies in words.
 func verdict(policies []string) string {
+	if slices.Equal(policies, []string{refusedByAPIServer}) {
+		return "refused as invalid by the API server before Gatekeeper validates it"
+	}
 	if len(policies) == 0 {
 		return "admitted"
 	}
@@ -1267,6 +1278,8 @@ func (s *suite) liveVerdict(ctx context.Context, c *clusterUnderTest, obj *unstr
 		case sent == nil:
 		case invalidEphemeral(obj, sent):
 			return true, "", nil
+		case apierrors.IsInvalid(sent) && !strings.Contains(sent.Error(), deniedBy):
+			live, msg = []string{refusedByAPIServer}, sent.Error()
 		case !strings.Contains(sent.Error(), deniedBy):
 			return false, "refused, but not by Gatekeeper: " + sent.Error(), nil
 		default:

@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/open-policy-agent/frameworks/constraint/pkg/client/reviews"
@@ -54,6 +57,10 @@ type Decision struct {
 	// Violations are the Messages with the constraints that found them
 	// and their enforcement actions.
 	Violations []Violation
+	// Refused, when set, says why the API server refuses the request
+	// after the mutations and before Gatekeeper validates it: a pod's
+	// UPDATE whose mutations change what a pod's UPDATE may not.
+	Refused string
 }
 
 // Admit does what the API server and Gatekeeper do with a request: the
@@ -95,9 +102,17 @@ func (m *Mutator) admit(ctx context.Context, r *Reviewer, req Request, mutating 
 			if !mutating {
 				base = obj.DeepCopy()
 			}
+			before, _, _ := unstructured.NestedMap(obj.Object, "spec")
 			resultants, err := m.expander.Expand(base)
 			if err != nil {
 				return d, err
+			}
+			if mutating && op == string(admissionv1.Update) && obj.GetKind() == "Pod" && obj.GroupVersionKind().Group == "" {
+				after, _, _ := unstructured.NestedMap(obj.Object, "spec")
+				if changed := immutableChanges(before, after); len(changed) > 0 {
+					d.Refused = fmt.Sprintf("Gatekeeper's mutators change the pod's spec.%s on this UPDATE, which a pod's UPDATE may not change: the API server refuses it as invalid", strings.Join(changed, ", spec."))
+					return d, nil
+				}
 			}
 			for _, res := range resultants {
 				d.Expanded = append(d.Expanded, res.Obj)
@@ -125,6 +140,32 @@ func (m *Mutator) admit(ctx context.Context, r *Reviewer, req Request, mutating 
 		d.Messages = append(d.Messages, v.Message)
 	}
 	return d, nil
+}
+
+// immutableChanges are the fields of a pod's spec that differ between
+// before and after, other than those a pod's UPDATE may change (its
+// tolerations, which Gatekeeper's ModifySet only adds to, its images,
+// activeDeadlineSeconds, terminationGracePeriodSeconds), sorted.
+func immutableChanges(before, after map[string]any) []string {
+	fields := map[string]bool{}
+	for k := range before {
+		fields[k] = true
+	}
+	for k := range after {
+		fields[k] = true
+	}
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(fields)) {
+		switch k {
+		case "tolerations", "activeDeadlineSeconds", "terminationGracePeriodSeconds", "containers", "initContainers":
+			// Images may change; the mutators touch neither list.
+			continue
+		}
+		if !reflect.DeepEqual(before[k], after[k]) {
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 func admissionRequest(req Request, obj *unstructured.Unstructured, op string) (*admissionv1.AdmissionRequest, error) {

@@ -36,7 +36,12 @@ func JudgeCases(ctx context.Context, tree render.Tree, nodes [][]byte, cases []p
 		d, ns, err := j.Judge(ctx, tc)
 		for _, t := range tests {
 			res := policytest.CaseResult{Test: t.Name, Case: tc.Name, Err: err}
-			if err == nil {
+			switch {
+			case err == nil && d.Refused != "":
+				// No case says this: the request never reaches
+				// Gatekeeper's validation.
+				res.Err = fmt.Errorf("refused before Gatekeeper validates it: %s", d.Refused)
+			case err == nil:
 				res.Err = check(t, tc.Case, ns, d.Violations)
 			}
 			out = append(out, res)

@@ -125,3 +125,33 @@ func TestAdmitPolicyOperations(t *testing.T) {
 		assert.Equal(t, tc.labelled, has, "%s %s", tc.op, tc.file)
 	}
 }
+
+// TestAdmitPodUpdateMutatedSpec: a pod made before its namespace moved
+// to deny, relabelled with a profile on UPDATE, meets the profile's
+// mutators, which give it node affinity; a pod's UPDATE may not change
+// that, so the API server refuses it before Gatekeeper validates it.
+func TestAdmitPodUpdateMutatedSpec(t *testing.T) {
+	dir, _, _, tree := example(t, "hetero-prod")
+	r, err := engine.NewReviewer(t.Context(), tree)
+	require.NoError(t, err)
+	m, err := engine.NewMutator(tree, []string{"ds-notebooks"})
+	require.NoError(t, err)
+	b, err := os.ReadFile(filepath.Join(dir, "admission/updates/job-pod-before-deny.yaml"))
+	require.NoError(t, err)
+	var obj map[string]any
+	require.NoError(t, yaml.Unmarshal(b, &obj))
+	old := &unstructured.Unstructured{Object: obj}
+	relabelled := old.DeepCopy()
+	require.NoError(t, unstructured.SetNestedField(relabelled.Object, "standard-gpu", "metadata", "labels", "accelerator.opendatahub.io/profile"))
+	d, err := m.Admit(t.Context(), r, engine.Request{Object: relabelled, OldObject: old, Operation: "UPDATE"})
+	require.NoError(t, err)
+	assert.Contains(t, d.Refused, "spec.affinity")
+	assert.Empty(t, d.Messages, "Gatekeeper's validation never sees it")
+
+	// The finalizer's removal changes nothing the mutators touch.
+	done := old.DeepCopy()
+	done.SetFinalizers(nil)
+	d, err = m.Admit(t.Context(), r, engine.Request{Object: done, OldObject: old, Operation: "UPDATE"})
+	require.NoError(t, err)
+	assert.Empty(t, d.Refused)
+}
