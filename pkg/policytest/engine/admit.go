@@ -59,7 +59,8 @@ type Decision struct {
 	Violations []Violation
 	// Refused, when set, says why the API server refuses the request
 	// after the mutations and before Gatekeeper validates it: a pod's
-	// UPDATE whose mutations change what a pod's UPDATE may not.
+	// UPDATE whose mutations change what a pod's UPDATE may not. It is
+	// then the one message, with no violation.
 	Refused string
 }
 
@@ -111,6 +112,9 @@ func (m *Mutator) admit(ctx context.Context, r *Reviewer, req Request, mutating 
 				after, _, _ := unstructured.NestedMap(obj.Object, "spec")
 				if changed := immutableChanges(before, after); len(changed) > 0 {
 					d.Refused = fmt.Sprintf("Gatekeeper's mutators change the pod's spec.%s on this UPDATE, which a pod's UPDATE may not change: the API server refuses it as invalid", strings.Join(changed, ", spec."))
+					// Refused, as a denial is: whoever reads only the
+					// messages sees it refused.
+					d.Messages = []string{d.Refused}
 					return d, nil
 				}
 			}

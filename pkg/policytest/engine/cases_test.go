@@ -146,7 +146,8 @@ func TestAdmitPodUpdateMutatedSpec(t *testing.T) {
 	d, err := m.Admit(t.Context(), r, engine.Request{Object: relabelled, OldObject: old, Operation: "UPDATE"})
 	require.NoError(t, err)
 	assert.Contains(t, d.Refused, "spec.affinity")
-	assert.Empty(t, d.Messages, "Gatekeeper's validation never sees it")
+	assert.Equal(t, []string{d.Refused}, d.Messages)
+	assert.Empty(t, d.Violations, "Gatekeeper's validation never sees it")
 
 	// The finalizer's removal changes nothing the mutators touch.
 	done := old.DeepCopy()
