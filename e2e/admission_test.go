@@ -1408,6 +1408,7 @@ func (s *suite) sendAs(ctx context.Context, c *clusterUnderTest, obj *unstructur
 	// server filled in, which may not change) from the live pod.
 	pod := live.DeepCopy()
 	pod.Labels, pod.Annotations = written.Labels, written.Annotations
+	pod.Finalizers, pod.OwnerReferences = written.Finalizers, written.OwnerReferences
 	pod.Spec.Tolerations = append(written.Spec.Tolerations, newTolerations(written.Spec.Tolerations, live.Spec.Tolerations)...)
 	pod.Spec.EphemeralContainers = written.Spec.EphemeralContainers
 	for i := range pod.Spec.EphemeralContainers {

@@ -125,11 +125,11 @@ update_with_old if {
 
 # Gatekeeper judges the pods a workload's ExpansionTemplates make under
 # the workload's operation but without the old workload (its review of a
-# resultant carries no user or old object, and an empty uid: the
-# AdmissionRequest's uid is never omitted), so on an UPDATE it cannot
-# tell a changed template from the one the workload had. Those reviews
-# stay silent; the workload's own review judges its templates on UPDATE
-# instead (template_pods), against the old ones.
+# resultant carries an empty uid, no user and no old object; an API
+# server's request always has a uid), so on an UPDATE it
+# cannot tell a changed template from the one the workload had. Those
+# reviews stay silent; the workload's own review judges its templates on
+# UPDATE instead (template_pods), against the old ones.
 expansion_of_update if {
 	operation == "UPDATE"
 	object.get(input.review, "uid", "") == ""
@@ -511,6 +511,11 @@ hwp := profiles[profile_name]
 key(name) := concat("/", [input.parameters.labelPrefix, name])
 
 profile_enabled if object.get(hwp, ["metadata", "annotations", "opendatahub.io/disabled"], "false") != "true"
+
+# A retired profile (dashboard-disabled too) names the profile that
+# replaces it, "" for none: its new pods are refused, its running ones
+# finish (an UPDATE reports only what it adds).
+retired_for := hwp.metadata.annotations[key("retired-for")]
 
 # The profile's accelerator types in preference order; empty for a
 # generic profile.
