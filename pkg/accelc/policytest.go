@@ -48,16 +48,24 @@ func Test(ctx context.Context, res *Result, opts TestOptions) (*TestReport, erro
 	if err != nil {
 		return rep, err
 	}
-	files, err := policytest.Suite(tree, res.Dir, cases, res.Model.Cluster.TypeLabel(), res.NodeTypes())
-	if err != nil {
-		return rep, err
-	}
 	if opts.SuiteDir != "" {
+		files, err := policytest.Suite(tree, res.Dir, cases, res.Model.Cluster.TypeLabel(), res.NodeTypes())
+		if err != nil {
+			return rep, err
+		}
 		if err := policytest.WriteFiles(opts.SuiteDir, files); err != nil {
 			return rep, err
 		}
 	}
-	rep.Cases, err = policytest.RunSuite(ctx, files)
+	inputs, err := policytest.ReadCaseInputs(res.Dir, cases)
+	if err != nil || len(inputs) == 0 {
+		return rep, err
+	}
+	nodes, err := policytest.Nodes(res.Model.Cluster.TypeLabel(), res.NodeTypes())
+	if err != nil {
+		return rep, err
+	}
+	rep.Cases, err = policytest.RunCases(ctx, tree, nodes, inputs)
 	return rep, err
 }
 

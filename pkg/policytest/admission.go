@@ -244,15 +244,11 @@ func Suite(tree render.Tree, clusterDir string, cases *Cases, typeLabel string, 
 		files["inventory/nodes.yaml"] = joinDocs(docs)
 	}
 
-	type assertion struct {
-		Violations any    `json:"violations"`
-		Message    string `json:"message,omitempty"`
-	}
 	type tcase struct {
 		Name       string      `json:"name"`
 		Object     string      `json:"object"`
 		Inventory  []string    `json:"inventory"`
-		Assertions []assertion `json:"assertions"`
+		Assertions []Assertion `json:"assertions"`
 	}
 	type test struct {
 		Name       string  `json:"name"`
@@ -261,56 +257,18 @@ func Suite(tree render.Tree, clusterDir string, cases *Cases, typeLabel string, 
 		Expansion  string  `json:"expansion,omitempty"`
 		Cases      []tcase `json:"cases"`
 	}
+	caseTests, err := CaseTests(tree)
+	if err != nil {
+		return nil, err
+	}
 	var tests []test
-	for _, p := range tree.Paths() {
-		var c struct {
-			APIVersion string `json:"apiVersion"`
-			Kind       string `json:"kind"`
-			Metadata   struct {
-				Name string `json:"name"`
-			} `json:"metadata"`
-			Spec struct {
-				Match struct {
-					Namespaces         []string `json:"namespaces"`
-					ExcludedNamespaces []string `json:"excludedNamespaces"`
-				} `json:"match"`
-			} `json:"spec"`
-		}
-		if !strings.HasPrefix(p, render.DirConstraints+"/") {
-			continue
-		}
-		if err := yaml.Unmarshal(tree[p], &c); err != nil {
-			return nil, fmt.Errorf("%s: %w", p, err)
-		}
-		if c.APIVersion != "constraints.gatekeeper.sh/v1beta1" {
-			continue
-		}
-		t := test{
-			Name:       c.Kind + "/" + c.Metadata.Name,
-			Template:   "policies/constrainttemplate-" + strings.ToLower(c.Kind) + ".yaml",
-			Constraint: p,
-			Expansion:  expansionFile,
-		}
+	for _, ct := range caseTests {
+		t := test{Name: ct.Name, Template: ct.Template, Constraint: ct.Constraint, Expansion: expansionFile}
 		if _, ok := files[t.Template]; !ok {
 			return nil, fmt.Errorf("the rendered tree has no %s", t.Template)
 		}
 		for _, tc := range cases.Cases {
-			ns := namespaces[tc.Name]
-			matches := (len(c.Spec.Match.Namespaces) == 0 || nsMatch(c.Spec.Match.Namespaces, ns)) && !nsMatch(c.Spec.Match.ExcludedNamespaces, ns)
-			// One assertion per policy, by the prefix of its messages
-			// (after the "[Implied by …] " of an expanded workload).
-			var as []assertion
-			for _, name := range policyNames() {
-				a := assertion{Violations: "no", Message: `(^|\] )` + name + ": "}
-				if matches && slices.Contains(tc.Deny, name) {
-					a.Violations = "yes"
-				}
-				as = append(as, a)
-			}
-			if tc.Message != "" && matches && len(tc.Deny) > 0 {
-				as = append(as, assertion{Violations: "yes", Message: tc.Message})
-			}
-			t.Cases = append(t.Cases, tcase{Name: tc.Name, Object: objects[tc.Name], Inventory: inventory, Assertions: as})
+			t.Cases = append(t.Cases, tcase{Name: tc.Name, Object: objects[tc.Name], Inventory: inventory, Assertions: ct.Assertions(tc, namespaces[tc.Name])})
 		}
 		tests = append(tests, t)
 	}

@@ -34,6 +34,7 @@ const (
 	OpSuite  = "suite"  // run the gator suite in Files
 	OpDRA    = "dra"    // evaluate Selectors on Devices in Kubernetes' DRA CEL environment
 	OpAudit  = "audit"  // judge stored Objects as Gatekeeper's audit does (Audit)
+	OpCases  = "cases"  // judge Cases through Tree's admission path with Data synced (RunCases)
 )
 
 // EngineRequest is what accelc writes, as JSON, to the engine's stdin.
@@ -59,6 +60,8 @@ type EngineRequest struct {
 	// enforcement would change of each pod, for OpAudit.
 	Data          [][]byte          `json:"data,omitempty"`
 	EnforcingTree map[string][]byte `json:"enforcingTree,omitempty"`
+	// Cases are OpCases' admission cases, with Data the Nodes synced.
+	Cases []CaseInput `json:"cases,omitempty"`
 }
 
 // EngineResponse is what the engine writes, as JSON, to its stdout.
@@ -77,6 +80,9 @@ type EngineResponse struct {
 // Violation is what one constraint found in a review.
 type Violation struct {
 	Constraint string `json:"constraint"`
+	// Kind is the constraint's kind (its template's), which the engine
+	// uses to tell constraints apart; not sent.
+	Kind string `json:"-"`
 	// Action is the constraint's enforcementAction: deny, warn or dryrun.
 	Action  string `json:"action"`
 	Message string `json:"message"`

@@ -4,9 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/open-policy-agent/frameworks/constraint/pkg/client/reviews"
+	mutationtypes "github.com/open-policy-agent/gatekeeper/v3/pkg/mutation/types"
 	"github.com/open-policy-agent/gatekeeper/v3/pkg/target"
 	"github.com/open-policy-agent/gatekeeper/v3/pkg/util"
 	admissionv1 "k8s.io/api/admission/v1"
@@ -53,17 +57,33 @@ type Decision struct {
 	// Violations are the Messages with the constraints that found them
 	// and their enforcement actions.
 	Violations []Violation
+	// Refused, when set, says why the API server refuses the request
+	// after the mutations and before Gatekeeper validates it: a pod's
+	// UPDATE whose mutations change what a pod's UPDATE may not. It is
+	// then the one message, with no violation.
+	Refused string
 }
 
 // Admit does what the API server and Gatekeeper do with a request: the
-// MutatingAdmissionPolicies (a pod's and a Job's template's only on
-// CREATE), then
-// Gatekeeper's mutating webhook (not for a subresource, which its
-// webhook's "*" rule leaves out), then its validating webhook: the
-// request judged with its operation and old object, and each pod the
-// workload's ExpansionTemplates make judged under the same operation,
-// with no old object, as Gatekeeper's webhook judges them.
+// MutatingAdmissionPolicies the tree renders, for the operations their
+// matchConstraints name (a pod's and a Job's template's on CREATE only),
+// then Gatekeeper's mutating webhook (not for a subresource, which its
+// webhook's "*" rule leaves out), then its validating webhook (Validate).
 func (m *Mutator) Admit(ctx context.Context, r *Reviewer, req Request) (Decision, error) {
+	return m.admit(ctx, r, req, true)
+}
+
+// Validate does what Gatekeeper's validating webhook does with a request
+// whose object reaches it as written: the request judged with its
+// operation and old object, and each pod the workload's
+// ExpansionTemplates make, mutated by Gatekeeper's mutators as the
+// webhook mutates it, judged under the same operation with no old
+// object.
+func (m *Mutator) Validate(ctx context.Context, r *Reviewer, req Request) (Decision, error) {
+	return m.admit(ctx, r, req, false)
+}
+
+func (m *Mutator) admit(ctx context.Context, r *Reviewer, req Request, mutating bool) (Decision, error) {
 	op := req.Operation
 	if op == "" {
 		op = string(admissionv1.Create)
@@ -71,19 +91,36 @@ func (m *Mutator) Admit(ctx context.Context, r *Reviewer, req Request) (Decision
 	obj := req.Object
 	d := Decision{Stored: obj}
 	if req.SubResource == "" {
-		// The pod policy and a Job's template's run on CREATE only.
-		w, isWorkload := render.WorkloadKindOf(obj.GroupVersionKind().Group, obj.GetKind())
-		if op == string(admissionv1.Create) || (isWorkload && !w.CreateOnly) {
-			m.labelProfile(obj)
+		if mutating {
+			m.labelProfile(obj, op)
 		}
+		w, isWorkload := render.WorkloadKindOf(obj.GroupVersionKind().Group, obj.GetKind())
 		if !(isWorkload && w.ObjectLabels) {
-			resultants, err := m.expander.Expand(obj)
+			// The expander mutates its base with Gatekeeper's mutators
+			// before it expands it: the mutating webhook's work, which
+			// an object judged as written has not had.
+			base := obj
+			if !mutating {
+				base = obj.DeepCopy()
+			}
+			before, _, _ := unstructured.NestedMap(obj.Object, "spec")
+			resultants, err := m.expander.Expand(base)
 			if err != nil {
 				return d, err
 			}
+			if mutating && op == string(admissionv1.Update) && obj.GetKind() == "Pod" && obj.GroupVersionKind().Group == "" {
+				after, _, _ := unstructured.NestedMap(obj.Object, "spec")
+				if changed := immutableChanges(before, after); len(changed) > 0 {
+					d.Refused = fmt.Sprintf("Gatekeeper's mutators change the pod's spec.%s on this UPDATE, which a pod's UPDATE may not change: the API server refuses it as invalid", strings.Join(changed, ", spec."))
+					// Refused, as a denial is: whoever reads only the
+					// messages sees it refused.
+					d.Messages = []string{d.Refused}
+					return d, nil
+				}
+			}
 			for _, res := range resultants {
 				d.Expanded = append(d.Expanded, res.Obj)
-				vs, err := r.violations(ctx, target.AugmentedUnstructured{Object: *res.Obj, Operation: admissionv1.Operation(op)})
+				vs, err := r.violations(ctx, target.AugmentedUnstructured{Object: *res.Obj, Operation: admissionv1.Operation(op), Source: mutationtypes.SourceTypeGenerated})
 				if err != nil {
 					return d, err
 				}
@@ -98,7 +135,7 @@ func (m *Mutator) Admit(ctx context.Context, r *Reviewer, req Request) (Decision
 	if err != nil {
 		return d, err
 	}
-	vs, err := r.violations(ctx, target.AugmentedReview{AdmissionRequest: ar, IsAdmission: true})
+	vs, err := r.violations(ctx, target.AugmentedReview{AdmissionRequest: ar, IsAdmission: true, Source: mutationtypes.SourceTypeOriginal})
 	if err != nil {
 		return d, err
 	}
@@ -107,6 +144,32 @@ func (m *Mutator) Admit(ctx context.Context, r *Reviewer, req Request) (Decision
 		d.Messages = append(d.Messages, v.Message)
 	}
 	return d, nil
+}
+
+// immutableChanges are the fields of a pod's spec that differ between
+// before and after, other than those a pod's UPDATE may change (its
+// tolerations, which Gatekeeper's ModifySet only adds to, its images,
+// activeDeadlineSeconds, terminationGracePeriodSeconds), sorted.
+func immutableChanges(before, after map[string]any) []string {
+	fields := map[string]bool{}
+	for k := range before {
+		fields[k] = true
+	}
+	for k := range after {
+		fields[k] = true
+	}
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(fields)) {
+		switch k {
+		case "tolerations", "activeDeadlineSeconds", "terminationGracePeriodSeconds", "containers", "initContainers":
+			// Images may change; the mutators touch neither list.
+			continue
+		}
+		if !reflect.DeepEqual(before[k], after[k]) {
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 func admissionRequest(req Request, obj *unstructured.Unstructured, op string) (*admissionv1.AdmissionRequest, error) {
@@ -186,7 +249,7 @@ func (r *Reviewer) judge(ctx context.Context, obj any) ([]Violation, error) {
 	}
 	var out []Violation
 	for _, v := range res.Results() {
-		out = append(out, Violation{Constraint: v.Constraint.GetName(), Action: v.EnforcementAction, Message: v.Msg})
+		out = append(out, Violation{Constraint: v.Constraint.GetName(), Kind: v.Constraint.GetKind(), Action: v.EnforcementAction, Message: v.Msg})
 	}
 	return out, nil
 }

@@ -77,6 +77,8 @@ func Serve(ctx context.Context, req *policytest.EngineRequest) *policytest.Engin
 		}
 	case policytest.OpSuite:
 		resp.Cases, err = RunSuite(ctx, req.Files)
+	case policytest.OpCases:
+		resp.Cases, err = JudgeCases(ctx, render.Tree(req.Tree), req.Data, req.Cases)
 	case policytest.OpAudit:
 		resp.Audits, err = serveAudit(ctx, req)
 	case policytest.OpDRA:

@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 
 	"github.com/accelc/accelc/pkg/render"
@@ -29,6 +30,10 @@ type Mutator struct {
 	// policyNamespaces selects, by the namespace's name label, where the
 	// policies' bindings apply (the namespaces that deny).
 	policyNamespaces labels.Selector
+	// policyOperations are, by resource, the operations the
+	// MutatingAdmissionPolicies' matchConstraints name: a pod's and a
+	// Job's template are labelled on CREATE only, as they cannot change.
+	policyOperations map[schema.GroupResource][]string
 }
 
 // NewMutator loads the tree's mutators and ExpansionTemplates once.
@@ -64,7 +69,48 @@ func NewMutator(tree render.Tree, namespaces []string) (*Mutator, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Mutator{expander: er, profileLabel: profileLabel(tree), policyNamespaces: scope}, nil
+	ops, err := policyOperations(tree)
+	if err != nil {
+		return nil, err
+	}
+	return &Mutator{expander: er, profileLabel: profileLabel(tree), policyNamespaces: scope, policyOperations: ops}, nil
+}
+
+// policyOperations are the operations of the tree's
+// MutatingAdmissionPolicies' resource rules, by the resources they name.
+func policyOperations(tree render.Tree) (map[schema.GroupResource][]string, error) {
+	ops := map[schema.GroupResource][]string{}
+	for _, p := range tree.Paths() {
+		if !strings.HasPrefix(p, "mutations/mutatingadmissionpolicy-") {
+			continue
+		}
+		var mp admissionregistrationv1.MutatingAdmissionPolicy
+		if err := yaml.Unmarshal(tree[p], &mp); err != nil {
+			return nil, fmt.Errorf("%s: %w", p, err)
+		}
+		if mp.Spec.MatchConstraints == nil {
+			continue
+		}
+		for _, rule := range mp.Spec.MatchConstraints.ResourceRules {
+			for _, g := range rule.APIGroups {
+				for _, res := range rule.Resources {
+					gr := schema.GroupResource{Group: g, Resource: res}
+					for _, op := range rule.Operations {
+						ops[gr] = append(ops[gr], string(op))
+					}
+				}
+			}
+		}
+	}
+	return ops, nil
+}
+
+// policyApplies reports whether a MutatingAdmissionPolicy of the tree
+// matches obj's resource under operation op.
+func (m *Mutator) policyApplies(obj *unstructured.Unstructured, op string) bool {
+	gvk := obj.GroupVersionKind()
+	ops := m.policyOperations[schema.GroupResource{Group: gvk.Group, Resource: resourceOf(gvk)}]
+	return slices.Contains(ops, op) || slices.Contains(ops, string(admissionregistrationv1.OperationAll))
 }
 
 // policyNamespaces is the namespaceSelector of the tree's
@@ -113,7 +159,7 @@ func (m *Mutator) Mutate(object []byte) ([]byte, error) {
 // the workload with its expansions judges the pods its controllers make.
 // A Notebook is labelled itself; list templates are left as written.
 func (m *Mutator) MutateObject(obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-	m.labelProfile(obj)
+	m.labelProfile(obj, string(admissionregistrationv1.Create))
 	w, isWorkload := render.WorkloadKindOf(obj.GroupVersionKind().Group, obj.GetKind())
 	if isWorkload && w.ObjectLabels {
 		return obj, nil
@@ -173,14 +219,15 @@ func profileLabel(tree render.Tree) string {
 	return prefix + "/profile"
 }
 
-// labelProfile does what accelc's MutatingAdmissionPolicies do: on a
-// pod, and on each pod template of a workload kind at the paths the
-// workload policy patches (render.WorkloadKinds), the profile annotation,
-// where there is no profile label, becomes the label; a kind whose
-// controller copies its own labels to its pods (a Notebook) is labelled
-// from its own annotation.
-func (m *Mutator) labelProfile(obj *unstructured.Unstructured) {
-	if m.profileLabel == "" || !m.policyNamespaces.Matches(labels.Set{corev1.LabelMetadataName: obj.GetNamespace()}) {
+// labelProfile does what accelc's MutatingAdmissionPolicies do under
+// operation op, where one matches it: on a pod, and on each pod template
+// of a workload kind at the paths the workload policy patches
+// (render.WorkloadKinds), the profile annotation, where there is no
+// profile label, becomes the label; a kind whose controller copies its
+// own labels to its pods (a Notebook) is labelled from its own
+// annotation.
+func (m *Mutator) labelProfile(obj *unstructured.Unstructured, op string) {
+	if m.profileLabel == "" || !m.policyApplies(obj, op) || !m.policyNamespaces.Matches(labels.Set{corev1.LabelMetadataName: obj.GetNamespace()}) {
 		return
 	}
 	if obj.GetKind() == "Pod" && obj.GroupVersionKind().Group == "" {
