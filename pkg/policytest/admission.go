@@ -102,7 +102,7 @@ func ReadCases(clusterDir string) (*Cases, error) {
 		case tc.Operation != "UPDATE" && (tc.OldObject != "" || tc.SubResource != "" || tc.User != ""):
 			return nil, fmt.Errorf("%s: case %s: oldObject, subResource and user are an UPDATE's: add operation: UPDATE", at(i), tc.Name)
 		case tc.Operation == "UPDATE" && tc.Mutate:
-			return nil, fmt.Errorf("%s: case %s: an UPDATE is judged as written (the object as stored, changed): drop mutate", at(i), tc.Name)
+			return nil, fmt.Errorf("%s: case %s: an UPDATE always goes through the mutations, as a live API server sends it (the object written as stored, changed): drop mutate", at(i), tc.Name)
 		case tc.SubResource != "" && tc.SubResource != "ephemeralcontainers":
 			return nil, fmt.Errorf("%s: case %s: subResource %s: accelc's policies judge pods/ephemeralcontainers only", at(i), tc.Name, tc.SubResource)
 		}
