@@ -218,9 +218,9 @@ func (gk *Gatekeeper) registerWebhooks(ctx context.Context, client kubernetes.In
 		{Key: "admission.gatekeeper.sh/ignore", Operator: metav1.LabelSelectorOpDoesNotExist},
 		{Key: "kubernetes.io/metadata.name", Operator: metav1.LabelSelectorOpNotIn, Values: []string{GatekeeperNamespace}},
 	}}
-	rule := func(resources ...string) []admissionv1.RuleWithOperations {
+	rule := func(ops []admissionv1.OperationType, resources ...string) []admissionv1.RuleWithOperations {
 		return []admissionv1.RuleWithOperations{{
-			Operations: []admissionv1.OperationType{admissionv1.Create, admissionv1.Update},
+			Operations: ops,
 			Rule: admissionv1.Rule{
 				APIGroups:   []string{"*"},
 				APIVersions: []string{"*"},
@@ -237,9 +237,12 @@ func (gk *Gatekeeper) registerWebhooks(ctx context.Context, client kubernetes.In
 	_, err := client.AdmissionregistrationV1().MutatingWebhookConfigurations().Create(ctx, &admissionv1.MutatingWebhookConfiguration{
 		ObjectMeta: metav1.ObjectMeta{Name: MutatingWebhookName, Labels: map[string]string{"gatekeeper.sh/system": "yes"}},
 		Webhooks: []admissionv1.MutatingWebhook{{
-			Name:                    "mutation.gatekeeper.sh",
-			ClientConfig:            cfg("/v1/mutate"),
-			Rules:                   rule("*"),
+			Name:         "mutation.gatekeeper.sh",
+			ClientConfig: cfg("/v1/mutate"),
+			// CREATE only, as accelc installs Gatekeeper (docs/scale.md):
+			// its mutators would change a running pod's spec on its
+			// controllers' UPDATEs, which the API server refuses.
+			Rules:                   rule([]admissionv1.OperationType{admissionv1.Create}, "*"),
 			FailurePolicy:           &fail,
 			MatchPolicy:             &exact,
 			NamespaceSelector:       nsSelector,
@@ -258,7 +261,7 @@ func (gk *Gatekeeper) registerWebhooks(ctx context.Context, client kubernetes.In
 			ClientConfig: cfg("/v1/admit"),
 			// "*" matches no subresource: ephemeral containers are added
 			// through one.
-			Rules:                   rule("*", "pods/ephemeralcontainers"),
+			Rules:                   rule([]admissionv1.OperationType{admissionv1.Create, admissionv1.Update}, "*", "pods/ephemeralcontainers"),
 			FailurePolicy:           &fail,
 			MatchPolicy:             &exact,
 			NamespaceSelector:       nsSelector,

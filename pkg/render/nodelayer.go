@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/accelc/accelc/pkg/compile"
@@ -56,4 +57,45 @@ type gpuOperatorHelmValues struct {
 // componentValues are a component's values: its containers' environment.
 type componentValues struct {
 	Env []corev1.EnvVar `json:"env"`
+}
+
+// GatekeeperValuesName is the ConfigMap of Gatekeeper Helm values accelc
+// renders, in Gatekeeper's namespace: its HelmRelease takes it with
+// valuesFrom (kind ConfigMap, valuesKey values.yaml).
+const GatekeeperValuesName = "accelc-gatekeeper-values"
+
+// gatekeeperNamespace is where Gatekeeper's chart installs it.
+const gatekeeperNamespace = "gatekeeper-system"
+
+// gatekeeperValues renders how Gatekeeper must be installed for accelc's
+// mutators: its mutating webhook on CREATE only. The mutators give a new
+// pod what its profile needs (node affinity, tolerations, queue,
+// priority); on an UPDATE of a running pod that lacks them — one made
+// before its namespace moved to deny — they would change its spec, which
+// a pod's UPDATE may not, and the API server would refuse its
+// controllers' updates (a finalizer removed): its Job would never
+// complete. The validating webhook keeps judging UPDATEs, and Gatekeeper
+// mutates the pods it expands from workloads itself.
+func gatekeeperValues(m *compile.Model) (Object, bool, error) {
+	values, err := yaml.Marshal(map[string]any{
+		"mutatingWebhookCustomRules": []map[string]any{{
+			"apiGroups":   []string{"*"},
+			"apiVersions": []string{"*"},
+			"operations":  []string{"CREATE"},
+			"resources":   []string{"*"},
+		}},
+	})
+	if err != nil {
+		return Object{}, false, err
+	}
+	return Object{
+		Dir: "mutations",
+		Body: &corev1.ConfigMap{
+			TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+			ObjectMeta: metav1.ObjectMeta{Name: GatekeeperValuesName, Namespace: gatekeeperNamespace, Labels: managedLabels(m.Cluster.Name), Annotations: map[string]string{
+				"accelc.io/usage": "Gatekeeper Helm values: HelmRelease spec.valuesFrom [{kind: ConfigMap, name: " + GatekeeperValuesName + ", valuesKey: values.yaml}]",
+			}},
+			Data: map[string]string{"values.yaml": string(values)},
+		},
+	}, true, nil
 }

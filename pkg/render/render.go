@@ -33,7 +33,7 @@ func Render(m *compile.Model, inv *inventory.Inventory) ([]Object, error) {
 	objs = append(objs, quotas...)
 	objs = append(objs, costRules(m)...)
 	objs = append(objs, draObjects(m)...)
-	for _, build := range []func(*compile.Model) (Object, bool, error){migParted, devicePluginConfig, gpuOperatorValues} {
+	for _, build := range []func(*compile.Model) (Object, bool, error){migParted, devicePluginConfig, gpuOperatorValues, gatekeeperValues} {
 		if cm, ok, err := build(m); err != nil {
 			return nil, err
 		} else if ok {

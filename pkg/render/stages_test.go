@@ -87,7 +87,7 @@ func TestStages(t *testing.T) {
 		}
 		require.NoError(t, yaml.Unmarshal(tree[p], &obj), p)
 		switch obj.Kind {
-		case "MutatingAdmissionPolicy":
+		case "MutatingAdmissionPolicy", "ConfigMap": // the policy, Gatekeeper's installation values
 		case "MutatingAdmissionPolicyBinding":
 			sel := obj.Spec.MatchResources.NamespaceSelector.MatchExpressions
 			require.Len(t, sel, 1, p)

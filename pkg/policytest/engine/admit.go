@@ -67,8 +67,9 @@ type Decision struct {
 // Admit does what the API server and Gatekeeper do with a request: the
 // MutatingAdmissionPolicies the tree renders, for the operations their
 // matchConstraints name (a pod's and a Job's template's on CREATE only),
-// then Gatekeeper's mutating webhook (not for a subresource, which its
-// webhook's "*" rule leaves out), then its validating webhook (Validate).
+// then Gatekeeper's mutating webhook (on CREATE, as accelc installs it,
+// unless MutateUpdates; not for a subresource, which its webhook's "*"
+// rule leaves out), then its validating webhook (Validate).
 func (m *Mutator) Admit(ctx context.Context, r *Reviewer, req Request) (Decision, error) {
 	return m.admit(ctx, r, req, true)
 }
@@ -100,7 +101,7 @@ func (m *Mutator) admit(ctx context.Context, r *Reviewer, req Request, mutating 
 			// before it expands it: the mutating webhook's work, which
 			// an object judged as written has not had.
 			base := obj
-			if !mutating {
+			if !mutating || (op == string(admissionv1.Update) && !m.MutateUpdates) {
 				base = obj.DeepCopy()
 			}
 			before, _, _ := unstructured.NestedMap(obj.Object, "spec")

@@ -126,16 +126,20 @@ func TestAdmitPolicyOperations(t *testing.T) {
 	}
 }
 
-// TestAdmitPodUpdateMutatedSpec: a pod made before its namespace moved
-// to deny, relabelled with a profile on UPDATE, meets the profile's
-// mutators, which give it node affinity; a pod's UPDATE may not change
-// that, so the API server refuses it before Gatekeeper validates it.
+// TestAdmitPodUpdateMutatedSpec: where Gatekeeper's mutating webhook
+// receives UPDATEs (its default installation, MutateUpdates), a pod made
+// before its namespace moved to deny, relabelled with a profile on
+// UPDATE, meets the profile's mutators, which give it node affinity; a
+// pod's UPDATE may not change that, so the API server refuses it before
+// Gatekeeper validates it. As accelc installs Gatekeeper (mutation on
+// CREATE only), the UPDATE reaches the validation unchanged.
 func TestAdmitPodUpdateMutatedSpec(t *testing.T) {
 	dir, _, _, tree := example(t, "hetero-prod")
 	r, err := engine.NewReviewer(t.Context(), tree)
 	require.NoError(t, err)
 	m, err := engine.NewMutator(tree, []string{"ds-notebooks"})
 	require.NoError(t, err)
+	m.MutateUpdates = true
 	b, err := os.ReadFile(filepath.Join(dir, "admission/updates/job-pod-before-deny.yaml"))
 	require.NoError(t, err)
 	var obj map[string]any
@@ -155,4 +159,10 @@ func TestAdmitPodUpdateMutatedSpec(t *testing.T) {
 	d, err = m.Admit(t.Context(), r, engine.Request{Object: done, OldObject: old, Operation: "UPDATE"})
 	require.NoError(t, err)
 	assert.Empty(t, d.Refused)
+
+	m.MutateUpdates = false
+	d, err = m.Admit(t.Context(), r, engine.Request{Object: relabelled, OldObject: old, Operation: "UPDATE"})
+	require.NoError(t, err)
+	assert.Empty(t, d.Refused, "mutation on CREATE only: the relabel reaches the validation")
+	assert.NotEmpty(t, d.Violations, "and is judged there")
 }

@@ -34,6 +34,15 @@ type Mutator struct {
 	// MutatingAdmissionPolicies' matchConstraints name: a pod's and a
 	// Job's template are labelled on CREATE only, as they cannot change.
 	policyOperations map[schema.GroupResource][]string
+	// MutateUpdates says that Gatekeeper's mutating webhook receives
+	// UPDATEs too (its default installation). accelc's installation
+	// (docs/scale.md) registers it for CREATE only: its mutators give a
+	// new pod what its profile needs, and on the UPDATE of a running pod
+	// made before deny they would change what a pod's UPDATE may not (its
+	// node affinity), so the API server would refuse its controllers'
+	// updates. Expansions are mutated either way: Gatekeeper's validating
+	// webhook mutates them itself.
+	MutateUpdates bool
 }
 
 // NewMutator loads the tree's mutators and ExpansionTemplates once.
