@@ -37,6 +37,10 @@ type NodeChange struct {
 	Changes []LabelChange `json:"changes"`
 	// Evicted are the running pods the change would evict.
 	Evicted []EvictedPod `json:"evicted,omitempty"`
+	// AlreadyCut says the node's GPUs already have the MIG config's
+	// layout (GPU Feature Discovery's MIG devices say so): the MIG
+	// manager finds nothing to repartition and evicts no pod for it.
+	AlreadyCut bool `json:"alreadyCut,omitempty"`
 }
 
 // LabelChange is one label or taint of a node, from what it is to what
@@ -120,11 +124,12 @@ func (a *auditor) nodeChanges(inv *inventory.Inventory) []NodeChange {
 		if len(c.Changes) == 0 {
 			continue
 		}
+		c.AlreadyCut = pool.Sharing == compile.ShareMIG && a.alreadyCut(n, pool)
 		for _, pod := range running[n.Name] {
 			held := podDevices(pod, a.accelerators)
 			reason := ""
 			switch {
-			case selectorChanges && len(held) > 0 && pool.Sharing == compile.ShareMIG:
+			case selectorChanges && len(held) > 0 && pool.Sharing == compile.ShareMIG && !c.AlreadyCut:
 				reason = EvictRepartition
 			case selectorChanges && len(held) > 0:
 				reason = EvictSharing
@@ -144,6 +149,22 @@ func (a *auditor) nodeChanges(inv *inventory.Inventory) []NodeChange {
 		return cmp.Or(cmp.Compare(x.Pool, y.Pool), cmp.Compare(x.Node, y.Node))
 	})
 	return out
+}
+
+// alreadyCut says whether a node's MIG devices are its MIG config's
+// layout on each of its GPUs.
+func (a *auditor) alreadyCut(n *inventory.Node, pool *compile.NodePool) bool {
+	gpus, ok := a.m.NodeGPUs(n)
+	if !ok || gpus == 0 || len(n.MIGDevices) == 0 {
+		return false
+	}
+	want := map[string]int{}
+	for prof, k := range pool.Layout {
+		if k > 0 {
+			want[prof] = k * gpus
+		}
+	}
+	return maps.Equal(want, n.MIGDevices)
 }
 
 // podDevices are the accelerators a pod's containers hold, per resource

@@ -139,6 +139,9 @@ func (r *Report) writeNodes(b *strings.Builder) {
 		for _, ch := range c.Changes {
 			fmt.Fprintf(b, "    %s %s: %s → %s\n", ch.Kind, ch.Key, none(ch.From), ch.To)
 		}
+		if c.AlreadyCut {
+			b.WriteString("    its GPUs already have this layout: the MIG manager repartitions nothing\n")
+		}
 		if len(c.Evicted) == 0 {
 			b.WriteString("    evicts no running pod\n")
 			continue
