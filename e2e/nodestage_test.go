@@ -51,7 +51,7 @@ func TestNodeStageDryRun(t *testing.T) {
 	s.connect(t)
 	s.installCRDs(t)
 	s.nfd = s.cp.StartNFDMaster(t)
-	s.ensureNamespaces(t, "gpu-operator", "serving")
+	s.ensureNamespaces(t, append(systemNamespaces, "serving")...)
 	ctx := t.Context()
 
 	dir := filepath.Join(s.work, "lab")
