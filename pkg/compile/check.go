@@ -193,15 +193,16 @@ func appendOnce(list []string, s string) []string {
 	return append(list, s)
 }
 
-// checkNodeStages warns about the enabled profiles whose every pool or
-// MIG config is held back at dryrun or warn: their nodes are not labelled,
-// cut or shared for them yet, so the profile's pods (which select the
-// pool label) find no node until one of them moves to deny.
+// checkNodeStages warns about the offered profiles (enabled, not
+// retired) whose every pool or MIG config is held back at dryrun or warn:
+// their nodes are not labelled, cut or shared for them yet, so the
+// profile's pods (which select the pool label) find no node until one of
+// them moves to deny.
 func (m *Model) checkNodeStages() []Diagnostic {
 	var out []Diagnostic
 	for i := range m.Profiles {
 		p := &m.Profiles[i]
-		if !p.Enabled || len(p.Pools) == 0 {
+		if !p.Offered() || len(p.Pools) == 0 {
 			continue
 		}
 		var held []*NodePool
