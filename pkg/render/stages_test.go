@@ -235,3 +235,17 @@ func TestNodeStages(t *testing.T) {
 	// at deny.
 	assert.Equal(t, nodeLayer(nodeStagesTree(t, "deny", ""))[pluginCM], held[pluginCM])
 }
+
+// TestNodeStagesKarpenter: a Karpenter NodePool of a pool's type gives
+// its new nodes the pool's label and taint only where the pool's node
+// stage is deny; held back, they are born as the type's other nodes.
+func TestNodeStagesKarpenter(t *testing.T) {
+	scale := `cluster: autoscaling: karpenter: {nodeClass: name: "gpu", pools: l4: {acceleratorType: "nvidia-l4-24gb", limit: 8}}`
+	for stage, want := range map[string]bool{"dryrun": false, "warn": false, "deny": true} {
+		np := string(nodeStagesTree(t, stage, scale)["autoscaling/nodepool-accelc-l4.yaml"])
+		require.NotEmpty(t, np, stage)
+		assert.Contains(t, np, "accelerator.opendatahub.io/type: nvidia-l4-24gb", stage)
+		assert.Equal(t, want, strings.Contains(np, "accelerator.opendatahub.io/pool: l4-shared"), "%s: the pool label\n%s", stage, np)
+		assert.Equal(t, want, strings.Contains(np, "value: l4-shared"), "%s: the pool taint\n%s", stage, np)
+	}
+}
