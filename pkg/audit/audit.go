@@ -61,7 +61,12 @@ type Report struct {
 	// Kueue Workload accounts for (workloads.Set.Unaccounted): admission
 	// let them past Kueue, and Kueue's quota does not count them.
 	Unaccounted []workloads.Unaccounted `json:"unaccounted,omitempty"`
-	Warnings    []string                `json:"warnings,omitempty"`
+	// Nodes are the nodes the node layer would reconfigure (labels and
+	// taints of their pool or MIG config) and the pods that would evict:
+	// by this tree where the pool's node stage is deny, else (withheld)
+	// once it moves there.
+	Nodes    []NodeChange `json:"nodes,omitempty"`
+	Warnings []string     `json:"warnings,omitempty"`
 }
 
 // Totals count workloads (and their pods) by finding. A workload is
@@ -82,6 +87,11 @@ type Totals struct {
 	Waiting int `json:"waiting"`
 	// Unaccounted counts the pods of Report.Unaccounted.
 	Unaccounted int `json:"unaccounted"`
+	// Reconfigured counts the nodes this tree reconfigures, Withheld
+	// those it would at deny; Evicted the pods either would evict.
+	Reconfigured int `json:"reconfigured"`
+	Withheld     int `json:"withheld"`
+	Evicted      int `json:"evicted"`
 	// Stranded counts the workloads running accelerators now whose pods
 	// would be denied if made again (a profile retired, an entitlement or
 	// type taken away, a namespace moved to deny): they keep running and
@@ -185,6 +195,15 @@ func Run(ctx context.Context, in Input) (*Report, error) {
 	}
 	a.quotas()
 	r := a.report(in.Source, set.Warnings)
+	r.Nodes = a.nodeChanges(in.Inventory)
+	for _, c := range r.Nodes {
+		if c.Applied {
+			r.Totals.Reconfigured++
+		} else {
+			r.Totals.Withheld++
+		}
+		r.Totals.Evicted += len(c.Evicted)
+	}
 	if r.Kueue = set.Kueue; r.Kueue != "" {
 		r.Unaccounted = set.Unaccounted(KueueAccounting(m))
 		r.Totals.Unaccounted = len(r.Unaccounted)
@@ -238,7 +257,8 @@ func enforcingTree(m *compile.Model, inv *inventory.Inventory) (render.Tree, err
 
 // syncedNodes are the inventory's nodes as the policies will read them
 // once Gatekeeper syncs them after the tree is applied: accelc's type and
-// pool labels (the tree's NodeFeatureRules put them on) and the
+// pool labels (the tree's NodeFeatureRules put them on; a pool's only at
+// its node stage deny, or where the node has it already) and the
 // accelerator capacity — all the policies read of a Node (policies/lib:
 // nodes). Nothing else of a node is sent, so that the replicas of a
 // workload on nodes alike share one judgement.
@@ -254,7 +274,9 @@ func syncedNodes(m *compile.Model, inv *inventory.Inventory) map[string]map[stri
 			labels[m.Cluster.TypeLabel()] = n.AcceleratorType
 		}
 		if pool := m.PoolOf(n.Name, n.AcceleratorType); pool != nil {
-			labels[m.Cluster.PoolLabel()] = pool.Name
+			if has, _ := n.Label(m.Cluster.PoolLabel()); pool.Reconfigured() || has == pool.Name {
+				labels[m.Cluster.PoolLabel()] = pool.Name
+			}
 		}
 		node := map[string]any{
 			"apiVersion": "v1", "kind": "Node",

@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"strings"
@@ -41,6 +42,10 @@ func (r *Report) WriteText(w io.Writer) error {
 		}
 		fmt.Fprintf(&b, "  Kueue (%s): %s %s accelerators in its teams' namespaces that no admitted Workload accounts for\n", r.Kueue, count(t.Unaccounted, "pod"), verb)
 	}
+	if len(r.Nodes) > 0 {
+		fmt.Fprintf(&b, "  node layer: this tree reconfigures %s; %d more held back at dryrun or warn would be at deny; the changes evict %s\n",
+			count(t.Reconfigured, "node"), t.Withheld, count(t.Evicted, "pod"))
+	}
 	for _, team := range r.Teams {
 		if team.Name == "" {
 			fmt.Fprintf(&b, "\nnamespaces of no team (%s)\n", team.Stage)
@@ -77,6 +82,7 @@ func (r *Report) WriteText(w io.Writer) error {
 			}
 		}
 	}
+	r.writeNodes(&b)
 	r.writeUnaccounted(&b)
 	for _, warning := range r.Warnings {
 		fmt.Fprintf(&b, "\nwarning: %s\n", warning)
@@ -109,5 +115,52 @@ func (r *Report) writeUnaccounted(b *strings.Builder) {
 			fmt.Fprintf(b, "; owner %s %s", u.Owner.Kind, u.Owner.Name)
 		}
 		fmt.Fprintf(b, "\n    %s: %s\n", u.Reason, u.Message)
+	}
+}
+
+// evictions say who evicts a pod, by EvictedPod.Reason.
+var evictions = map[string]string{
+	EvictRepartition: "the MIG manager evicts it to repartition the node's GPUs",
+	EvictSharing:     "the device plugin restarts under the pool's sharing config",
+	EvictTaint:       "the pool's NoExecute taint, which it does not tolerate",
+}
+
+// writeNodes lists each node the node layer would reconfigure: its pool,
+// the pool's node stage, each label and taint from what it is to what it
+// becomes, and the pods the change would evict.
+func (r *Report) writeNodes(b *strings.Builder) {
+	if len(r.Nodes) == 0 {
+		return
+	}
+	b.WriteString("\nnodes to reconfigure (MIG configs; sharing pools' labels, taints and device-plugin configs)\n")
+	none := func(s string) string { return cmp.Or(s, "(none)") }
+	for _, c := range r.Nodes {
+		what := "pool"
+		if c.Sharing == compile.ShareMIG {
+			what = "MIG config"
+		}
+		state := "withheld until " + c.Setting + `.enforcement is "deny"`
+		if c.Applied {
+			state = "this tree applies it"
+		}
+		fmt.Fprintf(b, "  node %s: %s %s at %s (%s): %s\n", c.Node, what, c.Pool, c.Stage, c.StageFrom, state)
+		for _, ch := range c.Changes {
+			fmt.Fprintf(b, "    %s %s: %s → %s\n", ch.Kind, ch.Key, none(ch.From), ch.To)
+		}
+		if c.AlreadyCut {
+			b.WriteString("    its GPUs already have this layout: the MIG manager repartitions nothing\n")
+		}
+		if len(c.Evicted) == 0 {
+			b.WriteString("    evicts no running pod\n")
+			continue
+		}
+		fmt.Fprintf(b, "    would evict %s:\n", count(len(c.Evicted), "pod"))
+		for _, p := range c.Evicted {
+			held := ""
+			if len(p.Devices) > 0 {
+				held = " (" + devicesText(p.Devices) + ")"
+			}
+			fmt.Fprintf(b, "    - Pod %s/%s%s: %s\n", p.Namespace, p.Name, held, evictions[p.Reason])
+		}
 	}
 }

@@ -35,7 +35,8 @@ type ScalePool struct {
 	// the nodes keep other pods off and let those profiles' pods on.
 	Taints []Taint
 	// Pool is the sharing pool or MIG config that takes every node of the
-	// class, which the pool's nodes are born into; nil for none.
+	// class, which the pool's nodes are born into; nil for none, or for
+	// one whose node stage holds it back.
 	Pool *NodePool
 }
 
@@ -83,6 +84,16 @@ func (m *Model) ScalePools() []ScalePool {
 		}
 		sp.Taints = m.tolerated(kp.AcceleratorType)
 		sp.Pool = m.wholeTypePool(kp.AcceleratorType)
+		if sp.Pool != nil && !sp.Pool.Reconfigured() {
+			// Its pool is held back at dryrun or warn: a new node is born
+			// as NFD leaves the type's others, without the pool's label
+			// and taint (labelled as the pool's before it is cut for it,
+			// it would hand the pool's pods whole GPUs).
+			if t := sp.Pool.Taint; t != nil {
+				sp.Taints = slices.DeleteFunc(sp.Taints, func(x Taint) bool { return x == *t })
+			}
+			sp.Pool = nil
+		}
 		if sp.Pool != nil && sp.Pool.Taint != nil && !slices.Contains(sp.Taints, *sp.Pool.Taint) {
 			sp.Taints = append(sp.Taints, *sp.Pool.Taint)
 		}

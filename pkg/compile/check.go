@@ -50,6 +50,7 @@ func (m *Model) Check(inv *inventory.Inventory) []Diagnostic {
 	out = append(out, m.checkQuotas(inv)...)
 	out = append(out, m.checkPoolNodes(inv)...)
 	out = append(out, m.checkWholeGPUProfiles(inv)...)
+	out = append(out, m.checkNodeStages()...)
 	out = append(out, m.checkScaling(inv)...)
 	known := map[string]bool{}
 	for i := range inv.Nodes {
@@ -190,4 +191,41 @@ func appendOnce(list []string, s string) []string {
 		return list
 	}
 	return append(list, s)
+}
+
+// checkNodeStages warns about the offered profiles (enabled, not
+// retired) whose every pool or MIG config is held back at dryrun or warn:
+// their nodes are not labelled, cut or shared for them yet, so the
+// profile's pods (which select the pool label) find no node until one of
+// them moves to deny.
+func (m *Model) checkNodeStages() []Diagnostic {
+	var out []Diagnostic
+	for i := range m.Profiles {
+		p := &m.Profiles[i]
+		if !p.Offered() || len(p.Pools) == 0 {
+			continue
+		}
+		var held []*NodePool
+		for _, name := range p.Pools {
+			if pool, ok := m.Pool(name); ok && !pool.Reconfigured() {
+				held = append(held, pool)
+			}
+		}
+		if len(held) < len(p.Pools) {
+			continue
+		}
+		pool := held[0]
+		what, state := "pool", "its nodes do not share their GPUs yet"
+		if pool.Sharing == ShareMIG {
+			what, state = "MIG config", "its nodes are not cut into "+p.MIG+" slices yet"
+		}
+		msg := fmt.Sprintf("its %s %s is at node stage %s (%s): %s, so the profile's pods find no node; `accelc audit` lists the nodes the change would reconfigure and the pods it would evict, then set %s.enforcement: \"deny\"",
+			what, pool.Name, pool.Stage, pool.StageFrom, state, pool.Setting())
+		if len(held) > 1 {
+			msg = fmt.Sprintf("none of its pools (%s) is at node stage deny: their nodes are not reconfigured yet, so the profile's pods find no node; `accelc audit` lists the nodes the change would reconfigure and the pods it would evict, then set a pool's enforcement: \"deny\"",
+				strings.Join(p.Pools, ", "))
+		}
+		out = append(out, Diagnostic{Severity: Warning, Path: p.path, Msg: msg})
+	}
+	return out
 }

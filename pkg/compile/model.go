@@ -54,7 +54,11 @@ type Cluster struct {
 	ProfileNamespace string `json:"profileNamespace"`
 	// Enforcement is the constraints' enforcementAction: dryrun, warn or
 	// deny.
-	Enforcement          string   `json:"enforcement"`
+	Enforcement string `json:"enforcement"`
+	// NodeEnforcement is the stage of the node layer (MIG configs,
+	// sharing pools' taints and device-plugin configs) where a pool sets
+	// none; "" follows Enforcement. Only at deny are nodes reconfigured.
+	NodeEnforcement      string   `json:"nodeEnforcement,omitempty"`
 	GenericGPUNamespaces []string `json:"genericGPUNamespaces"`
 	ExcludedNamespaces   []string `json:"excludedNamespaces"`
 	// ExcludedNamespacesAbsentOK are excluded names the admins accept
@@ -145,6 +149,9 @@ type MIGConfig struct {
 	Nodes           []string       `json:"nodes"`
 	Layout          map[string]int `json:"layout"`
 	Taint           TaintField     `json:"taint"`
+	// Enforcement is the config's own node stage; "" follows the
+	// cluster's.
+	Enforcement string `json:"enforcement,omitempty"`
 }
 
 // SharingPool is a time-slicing or MPS pool.
@@ -156,6 +163,9 @@ type SharingPool struct {
 	RenameByDefault            bool       `json:"renameByDefault"`
 	FailRequestsGreaterThanOne *bool      `json:"failRequestsGreaterThanOne,omitempty"`
 	Taint                      TaintField `json:"taint"`
+	// Enforcement is the pool's own node stage; "" follows the
+	// cluster's.
+	Enforcement string `json:"enforcement,omitempty"`
 }
 
 // Delivery is where the cluster's artifact is published and how Flux

@@ -43,9 +43,39 @@ type NodePool struct {
 	OneReplicaPerPod bool
 	// Layout is the MIG profile → instances on each GPU (MIG).
 	Layout map[string]int
+	// Stage is the pool's node stage: its own enforcement, else
+	// cluster.nodeEnforcement, else cluster.enforcement. Only at deny
+	// does the rendered tree reconfigure its nodes (Reconfigured).
+	Stage string
+	// StageFrom is the setting Stage comes from, as the CUE writes it
+	// (cluster.mig.configs.a100-3g.enforcement, cluster.nodeEnforcement,
+	// cluster.enforcement).
+	StageFrom string
 
 	// path is cluster.sharing.<name> or cluster.mig.configs.<name>.
 	path Path
+}
+
+// Reconfigured says whether the rendered tree reconfigures the pool's
+// nodes: labels them for the GPU Operator's MIG manager or device plugin,
+// taints them and carries their config. Under dryrun and warn the pool's
+// node layer is withheld, and accelc audit lists what it would do.
+func (p *NodePool) Reconfigured() bool { return p.Stage == Deny }
+
+// Setting is where the CUE declares the pool: cluster.sharing.<name> or
+// cluster.mig.configs.<name>.
+func (p *NodePool) Setting() string { return p.path.String() }
+
+// nodeStage resolves a pool's node stage: its own, else the cluster's
+// node stage, else the cluster's stage.
+func nodeStage(c Cluster, own string, at Path) (stage, from string) {
+	switch {
+	case own != "":
+		return own, at.Key("enforcement").String()
+	case c.NodeEnforcement != "":
+		return c.NodeEnforcement, "cluster.nodeEnforcement"
+	}
+	return c.Enforcement, "cluster.enforcement"
 }
 
 // Taint is a node taint.
@@ -204,10 +234,11 @@ func buildNodePools(m *Model) []Diagnostic {
 			one = *s.FailRequestsGreaterThanOne
 		}
 		out = append(out, checkTaintKey(s.Taint, path.Key("taint"))...)
+		stage, from := nodeStage(c, s.Enforcement, path)
 		m.NodePools = append(m.NodePools, &NodePool{
 			Name: name, Sharing: sharing, AcceleratorType: s.AcceleratorType, Nodes: s.Nodes,
 			Taint: s.Taint.resolve(c, name), Replicas: s.Replicas, Renamed: s.RenameByDefault, OneReplicaPerPod: one,
-			path: path,
+			Stage: stage, StageFrom: from, path: path,
 		})
 	}
 	if c.MIG != nil {
@@ -220,10 +251,11 @@ func buildNodePools(m *Model) []Diagnostic {
 				continue
 			}
 			out = append(out, checkTaintKey(cfg.Taint, path.Key("taint"))...)
+			stage, from := nodeStage(c, cfg.Enforcement, path)
 			m.NodePools = append(m.NodePools, &NodePool{
 				Name: name, Sharing: ShareMIG, AcceleratorType: cfg.AcceleratorType, Nodes: cfg.Nodes,
 				Taint: cfg.Taint.resolve(c, name), Layout: cfg.Layout,
-				path: path,
+				Stage: stage, StageFrom: from, path: path,
 			})
 		}
 	}

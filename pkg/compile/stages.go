@@ -79,16 +79,23 @@ func (m *Model) Mutating() (only, except []string, none bool) {
 	return only, nil, len(only) == 0
 }
 
-// Enforced is the model with the cluster and every team at deny: what
-// the policies and mutations are once the rollout is done. Admission
-// fixtures are judged against it whatever the stage, and accelc audit
-// takes from its mutations what enforcement would change.
+// Enforced is the model with the cluster, every team and every node
+// pool at deny: what the policies, mutations and node layer are once the
+// rollout is done. Admission fixtures are judged against it whatever the
+// stage, and accelc audit takes from its mutations what enforcement
+// would change.
 func (m *Model) Enforced() *Model {
 	e := *m
-	e.Cluster.Enforcement = Deny
+	e.Cluster.Enforcement, e.Cluster.NodeEnforcement = Deny, ""
 	e.Teams = slices.Clone(m.Teams)
 	for i := range e.Teams {
 		e.Teams[i].Enforcement, e.Teams[i].NamespaceEnforcement = Deny, nil
+	}
+	e.NodePools = make([]*NodePool, len(m.NodePools))
+	for i, p := range m.NodePools {
+		c := *p
+		c.Stage = Deny
+		e.NodePools[i] = &c
 	}
 	return &e
 }

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"slices"
 	"sort"
 	"strings"
 
@@ -22,22 +23,25 @@ const MIGConfigLabel = "nvidia.com/mig.config"
 
 // migParted renders the mig-parted config (version v1, key config.yaml) the
 // GPU Operator's MIG manager applies: all-disabled, and one named config
-// per cluster.mig config, filtered to its type's PCI ids.
+// per cluster.mig config whose nodes are reconfigured (its node stage is
+// deny), filtered to its type's PCI ids. With none at deny there is no
+// config at all: nothing for the MIG manager to apply.
 func migParted(m *compile.Model) (Object, bool, error) {
-	if m.Cluster.MIG == nil || len(m.Cluster.MIG.Configs) == 0 {
-		return Object{}, false, nil
-	}
-	configs := map[string][]migDevices{"all-disabled": {{Devices: "all", MIGEnabled: false}}}
-	for name, c := range m.Cluster.MIG.Configs {
-		class, _ := m.Catalog.Get(c.AcceleratorType)
+	configs := map[string][]migDevices{}
+	for _, pool := range reconfigured(m, compile.ShareMIG) {
+		class, _ := m.Catalog.Get(pool.AcceleratorType)
 		layout := map[string]int{}
-		for p, n := range c.Layout {
+		for p, n := range pool.Layout {
 			if n > 0 {
 				layout[p] = n
 			}
 		}
-		configs[name] = []migDevices{{DeviceFilter: deviceFilter(class), Devices: "all", MIGEnabled: true, MIGDevices: layout}}
+		configs[pool.Name] = []migDevices{{DeviceFilter: deviceFilter(class), Devices: "all", MIGEnabled: true, MIGDevices: layout}}
 	}
+	if len(configs) == 0 {
+		return Object{}, false, nil
+	}
+	configs["all-disabled"] = []migDevices{{Devices: "all", MIGEnabled: false}}
 	data, err := yaml.Marshal(migPartedConfig{Version: "v1", MIGConfigs: configs})
 	if err != nil {
 		return Object{}, false, err
@@ -85,6 +89,18 @@ func deviceFilter(c *catalog.Class) []string {
 	return out
 }
 
+// reconfigured are the node pools of the given sharing (all, for "")
+// whose node stage is deny: the only ones whose node layer is rendered.
+func reconfigured(m *compile.Model, sharing string) []*compile.NodePool {
+	var out []*compile.NodePool
+	for _, pool := range m.NodePools {
+		if pool.Reconfigured() && (sharing == "" || pool.Sharing == sharing) {
+			out = append(out, pool)
+		}
+	}
+	return out
+}
+
 // poolRules label each sharing pool's and MIG config's nodes: the GPU
 // Operator's selector (nvidia.com/device-plugin.config or
 // nvidia.com/mig.config = the pool's name), accelc's pool label, which
@@ -93,14 +109,21 @@ func deviceFilter(c *catalog.Class) []string {
 //
 // A pool that lists nodes matches them by name. One that does not takes
 // every node whose GPUs are of its type (by PCI id), less the nodes that
-// other pools and configs of the type list.
+// other pools and configs of the type list (whatever their stage: those
+// nodes are theirs).
+//
+// Only the pools whose node stage is deny have a rule: the MIG manager
+// repartitions a node, evicting its GPU pods, as soon as its label
+// changes, so under dryrun and warn the rule, pool label and taint
+// included, is withheld. A node labelled as a pool's before it is cut
+// for it would hand the pool's pods whole GPUs.
 func poolRules(m *compile.Model) []nfrRule {
 	listed := map[string][]string{} // type → nodes some pool lists
 	for _, pool := range m.NodePools {
 		listed[pool.AcceleratorType] = append(listed[pool.AcceleratorType], pool.Nodes...)
 	}
 	var rules []nfrRule
-	for _, pool := range m.NodePools {
+	for _, pool := range reconfigured(m, "") {
 		prefix, selector := "accelc sharing ", DevicePluginConfigLabel
 		if pool.Sharing == compile.ShareMIG {
 			prefix, selector = "accelc mig ", MIGConfigLabel
@@ -149,9 +172,11 @@ const DevicePluginConfigLabel = "nvidia.com/device-plugin.config"
 
 // devicePluginConfig renders the device plugin's sharing configs: a
 // "default" key with no sharing (for every node not in a pool), and one key
-// per pool with its time-slicing or MPS replicas.
+// per pool whose node stage is deny, with its time-slicing or MPS
+// replicas. With no pool at deny there is none.
 func devicePluginConfig(m *compile.Model) (Object, bool, error) {
-	if len(m.Cluster.Sharing) == 0 {
+	pools := slices.DeleteFunc(reconfigured(m, ""), func(p *compile.NodePool) bool { return p.Sharing == compile.ShareMIG })
+	if len(pools) == 0 {
 		return Object{}, false, nil
 	}
 	flags := devicePluginFlags{MIGStrategy: m.Cluster.MIGStrategy()}
@@ -161,7 +186,8 @@ func devicePluginConfig(m *compile.Model) (Object, bool, error) {
 		return Object{}, false, err
 	}
 	data["default"] = string(def)
-	for name, p := range m.Cluster.Sharing {
+	for _, pool := range pools {
+		name, p := pool.Name, m.Cluster.Sharing[pool.Name]
 		class, _ := m.Catalog.Get(p.AcceleratorType)
 		replicas := &replicatedResources{
 			RenameByDefault:            p.RenameByDefault,

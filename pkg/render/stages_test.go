@@ -1,6 +1,7 @@
 package render_test
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -156,4 +157,95 @@ func TestNamespaceStage(t *testing.T) {
 	assert.Contains(t, string(tree["tenancy/namespace-ml-dev.yaml"]), "pod-security.kubernetes.io/enforce")
 	assert.NotContains(t, string(tree["tenancy/namespace-ml.yaml"]), "pod-security.kubernetes.io/enforce")
 	assert.Contains(t, string(tree["mutations/assignmetadata-accelc-l4-profile.yaml"]), "- ml-dev")
+}
+
+// nodeStagesCluster has a MIG config on one listed A100 node and a
+// time-slicing pool over every L4, each with its profile; STAGE is
+// replaced by the cluster's stage, POOLS by more CUE.
+const nodeStagesCluster = `package c
+
+cluster: {
+	name: "nodes"
+	enforcement: "STAGE"
+	mig: configs: "a100-3g": {acceleratorType: "nvidia-a100-80gb", nodes: ["a100-mig-1"], layout: "3g.40gb": 2}
+	sharing: "l4-shared": {acceleratorType: "nvidia-l4-24gb", replicas: 4}
+}
+profiles: {
+	"a100-3g": {displayName: "A100 3g.40gb", acceleratorTypes: ["nvidia-a100-80gb"], mig: "3g.40gb"}
+	"l4-shared": {displayName: "Shared L4", pool: "l4-shared"}
+}
+teams: ml: {namespaces: ["ml"], profiles: ["a100-3g", "l4-shared"]}
+POOLS
+`
+
+func nodeStagesTree(t *testing.T, stage, more string) render.Tree {
+	t.Helper()
+	src := strings.Replace(strings.Replace(nodeStagesCluster, "STAGE", stage, 1), "POOLS", more, 1)
+	return renderTree(t, src)
+}
+
+// nodeLayer is the part of a tree that reconfigures nodes and says what
+// they are: the NodeFeatureRule and the GPU Operator's ConfigMaps.
+func nodeLayer(tree render.Tree) render.Tree {
+	out := render.Tree{}
+	for p, b := range tree {
+		if strings.HasPrefix(p, "nodes/") || strings.HasPrefix(p, "sharing/") {
+			out[p] = b
+		}
+	}
+	return out
+}
+
+// TestNodeStages: a MIG config's label, a pool's label, taint and
+// device-plugin config reach the nodes only at deny; under dryrun and
+// warn only the type label does. The goldens hold the node layer at each
+// stage (testdata/golden-nodestages).
+func TestNodeStages(t *testing.T) {
+	nfr := "nodes/nodefeaturerule-" + render.NodeFeatureRuleName + ".yaml"
+	migCM := "sharing/configmap-" + render.MIGConfigMapName + ".yaml"
+	pluginCM := "sharing/configmap-" + render.DevicePluginConfigMapName + ".yaml"
+	for _, stage := range []string{"dryrun", "warn", "deny"} {
+		tree := nodeStagesTree(t, stage, "")
+		rule := string(tree[nfr])
+		assert.Contains(t, rule, "accelerator.opendatahub.io/type: nvidia-a100-80gb", "%s: the type label only describes: every stage", stage)
+		reconfigures := stage == "deny"
+		assert.Equal(t, reconfigures, strings.Contains(rule, render.MIGConfigLabel+": a100-3g"), stage)
+		assert.Equal(t, reconfigures, strings.Contains(rule, render.DevicePluginConfigLabel+": l4-shared"), stage)
+		assert.Equal(t, reconfigures, strings.Contains(rule, "accelerator.opendatahub.io/pool"), stage)
+		assert.Equal(t, reconfigures, strings.Contains(rule, "taints:"), stage)
+		assert.Equal(t, reconfigures, tree[migCM] != nil, stage)
+		assert.Equal(t, reconfigures, tree[pluginCM] != nil, stage)
+		goldenTree(t, filepath.Join("../../testdata/golden-nodestages", stage), nodeLayer(tree))
+	}
+
+	// The node layer ahead of the policies: the cluster reports only,
+	// its nodes are reconfigured.
+	ahead := nodeStagesTree(t, "dryrun", `cluster: nodeEnforcement: "deny"`)
+	assert.Contains(t, string(ahead[nfr]), render.MIGConfigLabel+": a100-3g")
+	assert.Contains(t, string(ahead[nfr]), render.DevicePluginConfigLabel+": l4-shared")
+
+	// One MIG config held back at a cluster that denies: the pool goes
+	// on, the repartition waits.
+	held := nodeStagesTree(t, "deny", `cluster: mig: configs: "a100-3g": enforcement: "dryrun"`)
+	assert.NotContains(t, string(held[nfr]), render.MIGConfigLabel)
+	assert.NotContains(t, held, migCM, "no config at deny: nothing for the MIG manager")
+	assert.Contains(t, string(held[nfr]), render.DevicePluginConfigLabel+": l4-shared")
+	assert.Contains(t, held, pluginCM)
+	// The pool's device-plugin config is the one it has with every pool
+	// at deny.
+	assert.Equal(t, nodeLayer(nodeStagesTree(t, "deny", ""))[pluginCM], held[pluginCM])
+}
+
+// TestNodeStagesKarpenter: a Karpenter NodePool of a pool's type gives
+// its new nodes the pool's label and taint only where the pool's node
+// stage is deny; held back, they are born as the type's other nodes.
+func TestNodeStagesKarpenter(t *testing.T) {
+	scale := `cluster: autoscaling: karpenter: {nodeClass: name: "gpu", pools: l4: {acceleratorType: "nvidia-l4-24gb", limit: 8}}`
+	for stage, want := range map[string]bool{"dryrun": false, "warn": false, "deny": true} {
+		np := string(nodeStagesTree(t, stage, scale)["autoscaling/nodepool-accelc-l4.yaml"])
+		require.NotEmpty(t, np, stage)
+		assert.Contains(t, np, "accelerator.opendatahub.io/type: nvidia-l4-24gb", stage)
+		assert.Equal(t, want, strings.Contains(np, "accelerator.opendatahub.io/pool: l4-shared"), "%s: the pool label\n%s", stage, np)
+		assert.Equal(t, want, strings.Contains(np, "value: l4-shared"), "%s: the pool taint\n%s", stage, np)
+	}
 }
