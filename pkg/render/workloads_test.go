@@ -23,15 +23,19 @@ func TestWorkloadKindsInRego(t *testing.T) {
 		require.Len(t, rs, 1, q)
 		return rs[0].Expressions[0].Value
 	}
-	paths, lists := map[string]any{}, map[string]any{}
+	paths, own, lists := map[string]any{}, map[string]any{}, map[string]any{}
 	for _, w := range render.WorkloadKinds {
 		if w.ObjectLabels || w.Composed {
 			continue
 		}
 		key := w.Group + "/" + w.Kind
 		for _, tmpl := range w.Templates {
-			ps, _ := paths[key].([]any)
-			paths[key] = append(ps, anys(tmpl.Path))
+			in := paths
+			if tmpl.Expansion == "" {
+				in = own
+			}
+			ps, _ := in[key].([]any)
+			in[key] = append(ps, anys(tmpl.Path))
 		}
 		for _, l := range w.Lists {
 			ls, _ := lists[key].([]any)
@@ -39,6 +43,7 @@ func TestWorkloadKindsInRego(t *testing.T) {
 		}
 	}
 	assert.Equal(t, paths, eval("data.lib.accelc.template_paths"))
+	assert.Equal(t, own, eval("data.lib.accelc.constraint_paths"))
 	assert.Equal(t, lists, eval("data.lib.accelc.template_lists"))
 }
 
@@ -51,11 +56,13 @@ func anys(s []string) []any {
 }
 
 // TestWorkloadKindsMatched: the admission constraint matches every kind
-// whose templates no ExpansionTemplate reaches (in lists, or composed by
-// the library), else nothing would judge them before their pods.
+// whose templates no ExpansionTemplate reaches (in lists, optional, or
+// composed by the library), else nothing would judge them before their
+// pods.
 func TestWorkloadKindsMatched(t *testing.T) {
 	for _, w := range render.WorkloadKinds {
-		if len(w.Lists) == 0 && !w.Composed && !w.ObjectLabels {
+		own := slices.ContainsFunc(w.Templates, func(t render.PodTemplate) bool { return t.Expansion == "" })
+		if len(w.Lists) == 0 && !w.Composed && !own {
 			continue
 		}
 		matched := slices.ContainsFunc(policies.AdmissionKinds, func(k policies.MatchKind) bool {

@@ -497,3 +497,22 @@ test_inferenceservice_of_entitled_profile_admitted if {
 	w := isvc("ml", {}, {"annotations": f.profile("premium-gpu"), "model": {"modelFormat": {"name": "vllm"}, "resources": {"limits": {"nvidia.com/gpu": 1}}}})
 	count(template_msgs(w)) == 0
 }
+
+# A RayJob's head may be absent (a RayJob that selects a running cluster):
+# the constraint judges it where it is there.
+test_rayjob_head_of_unentitled_profile_denied if {
+	some [where, msg] in template_msgs(rayjob("serving", {}, gpu_template("premium-gpu"), cpu_template))
+	where == "spec.rayClusterSpec.headGroupSpec.template"
+	contains(msg, "team model-serving may not use")
+}
+
+test_rayjob_on_a_running_cluster_has_no_pods if {
+	w := {"apiVersion": "ray.io/v1", "kind": "RayJob", "metadata": {"name": "rj", "namespace": "serving"}, "spec": {"entrypoint": "python x.py", "clusterSelector": {"ray.io/cluster": "shared"}}}
+	count(accelc.list_template_pods) == 0 with input as f.input_for(w)
+}
+
+test_lws_leader_of_unentitled_profile_denied if {
+	some [where, msg] in template_msgs(lws("serving", {}, gpu_template("premium-gpu"), cpu_template))
+	where == "spec.leaderWorkerTemplate.leaderTemplate"
+	contains(msg, "team model-serving may not use")
+}

@@ -113,9 +113,26 @@ template_paths := {
 	"batch/CronJob": [["spec", "jobTemplate", "spec", "template"]],
 	"kubeflow.org/PyTorchJob": [["spec", "pytorchReplicaSpecs", "Master", "template"], ["spec", "pytorchReplicaSpecs", "Worker", "template"]],
 	"ray.io/RayCluster": [["spec", "headGroupSpec", "template"]],
+	"leaderworkerset.x-k8s.io/LeaderWorkerSet": [["spec", "leaderWorkerTemplate", "workerTemplate"]],
+	"kubeflow.org/MPIJob": [["spec", "mpiReplicaSpecs", "Launcher", "template"]],
+}
+
+# The templates at fixed paths an object may leave out, which the
+# admission entry judges as the pods they make where they are there:
+# Gatekeeper's webhook fails a request whose object lacks an
+# ExpansionTemplate's source.
+constraint_paths := {
 	"ray.io/RayJob": [["spec", "rayClusterSpec", "headGroupSpec", "template"], ["spec", "submitterPodTemplate"]],
-	"leaderworkerset.x-k8s.io/LeaderWorkerSet": [["spec", "leaderWorkerTemplate", "leaderTemplate"], ["spec", "leaderWorkerTemplate", "workerTemplate"]],
-	"kubeflow.org/MPIJob": [["spec", "mpiReplicaSpecs", "Launcher", "template"], ["spec", "mpiReplicaSpecs", "Worker", "template"]],
+	"leaderworkerset.x-k8s.io/LeaderWorkerSet": [["spec", "leaderWorkerTemplate", "leaderTemplate"]],
+	"kubeflow.org/MPIJob": [["spec", "mpiReplicaSpecs", "Worker", "template"]],
+}
+
+list_template_pods[where] := template_pod(t) if {
+	w := input.review.object
+	some p in object.get(constraint_paths, group_kind(w), [])
+	t := object.get(w, p, null)
+	is_object(t)
+	where := concat(".", p)
 }
 
 template_lists := {
@@ -136,7 +153,7 @@ group_kind(o) := concat("/", [g, object.get(o, "kind", "")]) if {
 # as [path, template] (the path as object.get takes it); a bare Pod is its
 # own template.
 object_templates(o) := ({[p, t] |
-	some p in object.get(template_paths, group_kind(o), [])
+	some p in array.concat(object.get(template_paths, group_kind(o), []), object.get(constraint_paths, group_kind(o), []))
 	t := object.get(o, p, null)
 	is_object(t)
 } | {[p, t] |
