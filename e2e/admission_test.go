@@ -505,7 +505,7 @@ func (s *suite) devClient(t *testing.T) (kubernetes.Interface, dynamic.Interface
 		// Kubernetes' edit role lets namespace members claim devices.
 		{APIGroups: []string{"resource.k8s.io"}, Resources: []string{"resourceclaims", "resourceclaimtemplates"}, Verbs: []string{"create", "get", "list"}},
 		// ODH's workbenches and Kubeflow's jobs, as their users make them.
-		{APIGroups: []string{"kubeflow.org", "ray.io", "jobset.x-k8s.io"}, Resources: []string{"*"}, Verbs: []string{"create", "get", "list"}},
+		{APIGroups: []string{"kubeflow.org", "ray.io", "jobset.x-k8s.io", "leaderworkerset.x-k8s.io", "workload.codeflare.dev", "trainer.kubeflow.org"}, Resources: []string{"*"}, Verbs: []string{"create", "get", "list"}},
 	})
 	cfg := s.cp.UserRESTConfig(t, devUser)
 	cs, err := kubernetes.NewForConfig(cfg)
