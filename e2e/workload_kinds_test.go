@@ -6,6 +6,7 @@ import (
 	"context"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -43,7 +44,7 @@ func TestWorkloadKinds(t *testing.T) {
 	c.objs = readTree(t, c.out)
 	c.applied = appliedFolders(t, c.out)
 	c.read(t)
-	fragment, namespaces := kueueConfig(t, c.objs)
+	fragment, teamNamespaces := kueueConfig(t, c.objs)
 	// Kueue's RayJob and LeaderWorkerSet integrations, beside the
 	// rendered batch/job and pod: Kueue then reads these kinds' queue and
 	// priority labels itself.
@@ -56,9 +57,25 @@ func TestWorkloadKinds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	kq := s.cp.StartKueue(t, controlplane.KueueOptions{Namespaces: namespaces, Fragment: withKinds})
+	kq := s.cp.StartKueue(t, controlplane.KueueOptions{Namespaces: teamNamespaces, Fragment: withKinds})
 	t.Logf("control plane, Gatekeeper and Kueue up in %s; Kueue's log: %s", time.Since(begin).Round(time.Millisecond), kq.LogPath())
 
+	// What the dry-run step of TestEndToEnd makes first: the namespaces
+	// the tree's objects live in, and the tree's own CRDs.
+	var namespaces []string
+	var crds []string
+	for _, r := range c.objs {
+		if ns := r.obj.GetNamespace(); ns != "" && !slices.Contains(namespaces, ns) {
+			namespaces = append(namespaces, ns)
+		}
+		if r.obj.GetKind() == "CustomResourceDefinition" {
+			crds = append(crds, filepath.Join(c.out, r.file))
+		}
+	}
+	s.ensureNamespaces(t, namespaces...)
+	if _, err := controlplane.ApplyCRDs(t.Context(), s.dyn, crds...); err != nil {
+		t.Fatalf("applying the tree's CRDs: %v", err)
+	}
 	s.apply(t, c)
 	s.waitGatekeeper(t, c)
 	for _, r := range c.objs {

@@ -61,7 +61,12 @@ type Report struct {
 	// Kueue Workload accounts for (workloads.Set.Unaccounted): admission
 	// let them past Kueue, and Kueue's quota does not count them.
 	Unaccounted []workloads.Unaccounted `json:"unaccounted,omitempty"`
-	Warnings    []string                `json:"warnings,omitempty"`
+	// UnjudgedKinds are the kinds a live cluster serves whose schemas
+	// embed pod templates that accelc does not judge at the workload
+	// (workloads.ReadUnjudgedKinds): their pods are judged only when made,
+	// after the workload was accepted. Read only with --live.
+	UnjudgedKinds []workloads.UnjudgedKind `json:"unjudgedKinds,omitempty"`
+	Warnings      []string                 `json:"warnings,omitempty"`
 }
 
 // Totals count workloads (and their pods) by finding. A workload is
