@@ -76,7 +76,10 @@ var AdmissionKinds = []MatchKind{
 	{APIGroups: []string{"kubeflow.org"}, Kinds: []string{"Notebook", "PyTorchJob", "MPIJob"}},
 	// Kueue reads a workload's queue and priority from the workload's own
 	// labels: the entitlement policy judges them on the workload.
-	{APIGroups: []string{"apps"}, Kinds: []string{"Deployment", "StatefulSet"}},
+	// On an UPDATE, the admission entry judges the templates of every kind
+	// Gatekeeper expands itself, against the old ones (a ReplicaSet's and a
+	// DaemonSet's too, whose own labels no policy reads).
+	{APIGroups: []string{"apps"}, Kinds: []string{"Deployment", "StatefulSet", "ReplicaSet", "DaemonSet"}},
 	{APIGroups: []string{"batch"}, Kinds: []string{"Job", "CronJob"}},
 	{APIGroups: []string{"jobset.x-k8s.io"}, Kinds: []string{"JobSet"}},
 	{APIGroups: []string{"ray.io"}, Kinds: []string{"RayCluster", "RayJob"}},
@@ -131,7 +134,7 @@ var Admission = struct{ Name, Kind string }{Name: "accelcadmission", Kind: "Acce
 // AdmissionTemplate returns the combined ConstraintTemplate.
 func AdmissionTemplate() map[string]any {
 	libs := []string{Lib()}
-	entry := "# Every accelc policy; a violation's message starts with its policy.\n# The pod templates a workload holds in lists, which Gatekeeper's\n# expansion cannot reach, are judged here as the pods they make.\npackage " + Admission.Name + "\n\nimport data.lib.accelc\n"
+	entry := "# Every accelc policy; a violation's message starts with its policy.\n# The pod templates a workload holds in lists, which Gatekeeper's\n# expansion cannot reach, are judged here as the pods they make, and on\n# an UPDATE only what the update changes.\npackage " + Admission.Name + "\n\nimport data.lib.accelc\n"
 	for _, p := range All {
 		// Gatekeeper rewrites library references through imports.
 		entry += "import data.lib.accelc_" + p.Dir + "\n"
@@ -140,12 +143,47 @@ func AdmissionTemplate() map[string]any {
 	for _, p := range All {
 		pkg := "lib.accelc_" + p.Dir
 		libs = append(libs, strings.Replace(p.Rego(), "package accelc"+p.Dir, "package "+pkg, 1))
-		entry += fmt.Sprintf("\nviolation contains {\"msg\": concat(\": \", [%q, v.msg]), \"details\": {\"policy\": %q}} if {\n\tsome v in accelc_%s.violation\n}\n", p.Dir, p.Dir, p.Dir)
-		entry += fmt.Sprintf("\nviolation contains {\"msg\": concat(\": \", [%q, sprintf(\"[%%v] %%v\", [where, v.msg])]), \"details\": {\"policy\": %q}} if {\n\tsome where, pod in accelc.list_template_pods\n\tsome v in accelc_%s.violation with input.review.object as pod with input.review.operation as \"CREATE\" with input.review.fromTemplate as true\n}\n", p.Dir, p.Dir, p.Dir)
+		entry += strings.NewReplacer("POLICY", p.Dir).Replace(entryRules)
 		descriptions = append(descriptions, p.Dir+": "+p.Description)
 	}
 	return template(Admission.Name, Admission.Kind, strings.Join(descriptions, "\n"), entry, libs, AdmissionParams())
 }
+
+// entryRules are one policy's rules in the admission entry (POLICY its
+// folder). An UPDATE reports only the violations the object as it was,
+// judged as made now, did not have; a workload's pod templates are
+// judged as the pods they make where the update changed them (all of
+// them on CREATE, lists only: Gatekeeper's expansion judges the rest),
+// and where Kueue changed them (its flavour's node selector in a
+// suspended Job's template) only for what the change adds. See
+// update_with_old in the library.
+const entryRules = `
+violation contains {"msg": concat(": ", ["POLICY", v.msg]), "details": {"policy": "POLICY"}} if {
+	not accelc.expansion_of_update
+	some v in accelc_POLICY.violation
+	not kept_POLICY(v.msg)
+}
+
+kept_POLICY(msg) if {
+	accelc.update_with_old
+	some v in accelc_POLICY.violation with input.review.object as input.review.oldObject with input.review.operation as "CREATE"
+	v.msg == msg
+}
+
+violation contains {"msg": concat(": ", ["POLICY", sprintf("[%v] %v", [where, v.msg])]), "details": {"policy": "POLICY"}} if {
+	some where, pod in accelc.template_pods
+	not accelc.template_kept(where, pod)
+	some v in accelc_POLICY.violation with input.review.object as pod with input.review.operation as "CREATE" with input.review.fromTemplate as true
+	not template_kept_POLICY(where, v.msg)
+}
+
+template_kept_POLICY(where, msg) if {
+	accelc.kueue_update
+	old := accelc.template_pods[where] with input.review.object as input.review.oldObject
+	some v in accelc_POLICY.violation with input.review.object as old with input.review.operation as "CREATE" with input.review.fromTemplate as true
+	v.msg == msg
+}
+`
 
 // AdmissionParams are the admission constraint's parameters: every
 // policy's, each once, in policy order, then forecast (true on the

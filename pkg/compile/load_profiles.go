@@ -27,7 +27,30 @@ func (raw *rawConfig) checkProfiles(m *Model) []Diagnostic {
 		diags = append(diags, checkRanges(&p)...)
 		m.Profiles = append(m.Profiles, p)
 	}
+	for i := range m.Profiles {
+		diags = append(diags, checkRetirement(m, &m.Profiles[i])...)
+	}
 	return diags
+}
+
+// checkRetirement checks that a retired profile's replacement is a
+// profile new pods may use.
+func checkRetirement(m *Model, p *Profile) []Diagnostic {
+	if p.Retired == nil || p.Retired.Replacement == "" {
+		return nil
+	}
+	at := p.path.Key("retired").Key("replacement")
+	name := p.Retired.Replacement
+	r := m.Profile(name)
+	switch {
+	case name == p.Name:
+		return []Diagnostic{{Path: at, Msg: "a profile cannot replace itself: name the profile its users move to"}}
+	case r == nil:
+		return []Diagnostic{{Path: at, Msg: fmt.Sprintf("%s is not a profile (%s): name the one its users move to", name, strings.Join(profileNames(m), ", "))}}
+	case !r.Offered():
+		return []Diagnostic{{Path: at, Msg: fmt.Sprintf("%s takes no new pods itself (disabled or retired): name a profile in service", name)}}
+	}
+	return nil
 }
 
 // resolveProfileTypes looks up a profile's types in the catalog, in order

@@ -269,6 +269,9 @@ type Profile struct {
 	DisplayName      string            `json:"displayName"`
 	Description      string            `json:"description"`
 	Enabled          bool              `json:"enabled"`
+	// Retired is set for a profile that takes no new pods while its
+	// running ones finish; nil for one in service.
+	Retired          *Retirement       `json:"retired,omitempty"`
 	AcceleratorTypes []string          `json:"acceleratorTypes"`
 	ResourceName     string            `json:"resourceName"`
 	GPU              GPURange          `json:"gpu"`
@@ -320,6 +323,17 @@ type Profile struct {
 	path  Path
 	types []Path
 }
+
+// Retirement is how a profile is retired: the profile its users move to
+// ("" for none).
+type Retirement struct {
+	Replacement string `json:"replacement,omitempty"`
+}
+
+// Offered reports whether new pods may use the profile: enabled and not
+// retired. A retired profile keeps everything its running pods need
+// (queues, NodePools, its HardwareProfile); only new pods are refused.
+func (p *Profile) Offered() bool { return p.Enabled && p.Retired == nil }
 
 // Generic reports whether the profile names no accelerator type.
 func (p *Profile) Generic() bool { return len(p.AcceleratorTypes) == 0 }

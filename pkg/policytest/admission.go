@@ -53,6 +53,9 @@ type Case struct {
 	Operation   string `json:"operation,omitempty"`
 	OldObject   string `json:"oldObject,omitempty"`
 	SubResource string `json:"subResource,omitempty"`
+	// User is who makes the request (its userInfo.username): a
+	// controller's service account, Kueue's; empty, an ordinary user.
+	User string `json:"user,omitempty"`
 }
 
 // ReadCases reads a cluster's cases file; a cluster without one has none.
@@ -96,8 +99,8 @@ func ReadCases(clusterDir string) (*Cases, error) {
 		switch {
 		case tc.Operation != "" && tc.Operation != "CREATE" && tc.Operation != "UPDATE":
 			return nil, fmt.Errorf("%s: case %s: operation %s: use CREATE or UPDATE", at(i), tc.Name, tc.Operation)
-		case tc.Operation != "UPDATE" && (tc.OldObject != "" || tc.SubResource != ""):
-			return nil, fmt.Errorf("%s: case %s: oldObject and subResource are an UPDATE's: add operation: UPDATE", at(i), tc.Name)
+		case tc.Operation != "UPDATE" && (tc.OldObject != "" || tc.SubResource != "" || tc.User != ""):
+			return nil, fmt.Errorf("%s: case %s: oldObject, subResource and user are an UPDATE's: add operation: UPDATE", at(i), tc.Name)
 		case tc.Operation == "UPDATE" && tc.Mutate:
 			return nil, fmt.Errorf("%s: case %s: an UPDATE is judged as written (the object as stored, changed): drop mutate", at(i), tc.Name)
 		case tc.SubResource != "" && tc.SubResource != "ephemeralcontainers":
@@ -324,31 +327,43 @@ func Suite(tree render.Tree, clusterDir string, cases *Cases, typeLabel string, 
 	return files, nil
 }
 
-// updateReview is an UPDATE case's object in the suite: for a pod, the
-// AdmissionReview the API server sends Gatekeeper (gator verify judges
-// one as the webhook would); for a workload, the object itself, which
-// Gatekeeper judges with its expansions exactly as on CREATE (the pods it
-// expands have no old object, and no rule reads a workload's).
+// updateReview is an UPDATE case's object in the suite: the
+// AdmissionReview the API server sends Gatekeeper, with the old object
+// and the user (gator verify judges one as the webhook would). A
+// workload's own review judges its changed templates then; the pods
+// Gatekeeper expands of an UPDATE, which carry no old object, say
+// nothing.
 func updateReview(clusterDir string, tc Case, data []byte) (string, []byte, error) {
 	var obj map[string]any
 	if err := yaml.Unmarshal(data, &obj); err != nil {
 		return "", nil, err
 	}
-	if obj["kind"] != "Pod" || obj["apiVersion"] != "v1" {
-		if tc.SubResource != "" {
-			return "", nil, fmt.Errorf("case %s: subResource %s is a pod's", tc.Name, tc.SubResource)
-		}
-		return "cases/" + path.Clean(tc.Object), data, nil
+	kind, _ := obj["kind"].(string)
+	apiVersion, _ := obj["apiVersion"].(string)
+	group, version, found := strings.Cut(apiVersion, "/")
+	if !found {
+		group, version = "", apiVersion
+	}
+	if (kind != "Pod" || apiVersion != "v1") && tc.SubResource != "" {
+		return "", nil, fmt.Errorf("case %s: subResource %s is a pod's", tc.Name, tc.SubResource)
+	}
+	resource := strings.ToLower(kind) + "s"
+	if w, ok := render.WorkloadKindOf(group, kind); ok {
+		resource = w.Resource
+	}
+	user := tc.User
+	if user == "" {
+		user = "accelc-test"
 	}
 	md, _ := obj["metadata"].(map[string]any)
 	req := map[string]any{
 		"uid":         "accelc-test-" + tc.Name,
-		"kind":        map[string]any{"group": "", "version": "v1", "kind": "Pod"},
-		"resource":    map[string]any{"group": "", "version": "v1", "resource": "pods"},
+		"kind":        map[string]any{"group": group, "version": version, "kind": kind},
+		"resource":    map[string]any{"group": group, "version": version, "resource": resource},
 		"name":        md["name"],
 		"namespace":   md["namespace"],
 		"operation":   "UPDATE",
-		"userInfo":    map[string]any{"username": "accelc-test"},
+		"userInfo":    map[string]any{"username": user},
 		"object":      obj,
 		"subResource": tc.SubResource,
 	}

@@ -18,7 +18,7 @@ var caseFields = []struct {
 	kind string // "string", "list", "bool"
 }{
 	{"name", "string"}, {"object", "string"}, {"deny", "list"}, {"message", "string"},
-	{"mutate", "bool"}, {"operation", "string"}, {"oldObject", "string"}, {"subResource", "string"},
+	{"mutate", "bool"}, {"operation", "string"}, {"oldObject", "string"}, {"subResource", "string"}, {"user", "string"},
 }
 
 const casesShape = `a mapping whose one key, cases, holds a list of cases:

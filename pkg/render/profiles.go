@@ -80,6 +80,10 @@ const (
 	// AnnotationPriorityClass is the priority class the profile's pods
 	// run at (the mutation sets it; the policy checks it).
 	AnnotationPriorityClass = "priority-class"
+	// AnnotationRetired is, on a retired profile, the profile that
+	// replaces it ("" for none): the policy refuses new pods of it,
+	// naming the replacement, and lets the running ones finish.
+	AnnotationRetired = "retired-for"
 	// AnnotationTolerations is, on a profile that schedules through
 	// Kueue, its tolerations as a JSON list (the mutation adds them; the
 	// policy allows them).
@@ -112,7 +116,7 @@ func hardwareProfiles(m *compile.Model) ([]Object, error) {
 		}
 		ann := map[string]string{
 			"opendatahub.io/display-name":                 p.DisplayName,
-			"opendatahub.io/disabled":                     strconv.FormatBool(!p.Enabled),
+			"opendatahub.io/disabled":                     strconv.FormatBool(!p.Offered()),
 			"opendatahub.io/dashboard-feature-visibility": string(visibility),
 		}
 		if p.Description != "" {
@@ -126,6 +130,9 @@ func hardwareProfiles(m *compile.Model) ([]Object, error) {
 		}
 		if p.PriorityClassName != "" {
 			ann[m.Cluster.LabelPrefix+"/"+AnnotationPriorityClass] = p.PriorityClassName
+		}
+		if p.Retired != nil {
+			ann[m.Cluster.LabelPrefix+"/"+AnnotationRetired] = p.Retired.Replacement
 		}
 
 		var dra *draSpec
@@ -321,7 +328,7 @@ func Catalog(m *compile.Model, inv *inventory.Inventory) catalogdoc.Document {
 		cp := catalogdoc.Profile{
 			Name:         p.Name,
 			DisplayName:  p.DisplayName,
-			Enabled:      p.Enabled,
+			Enabled:      p.Offered(),
 			ResourceName: p.ResourceName,
 			GPU:          p.GPU,
 			Types:        []catalogdoc.Type{},

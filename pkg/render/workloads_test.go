@@ -13,8 +13,8 @@ import (
 	"github.com/accelc/accelc/policies"
 )
 
-// TestWorkloadKindsInRego keeps the Rego library's template_paths and
-// template_lists, through which it reads the templates of the objects an
+// TestWorkloadKindsInRego keeps the Rego library's fixed_templates,
+// constraint_paths and template_lists, through which it reads the templates of the objects an
 // AppWrapper wraps and a workload's lists, equal to WorkloadKinds.
 func TestWorkloadKindsInRego(t *testing.T) {
 	eval := func(q string) any {
@@ -42,7 +42,7 @@ func TestWorkloadKindsInRego(t *testing.T) {
 			lists[key] = append(ls, map[string]any{"path": anys(l.Path), "template": anys(l.Template), "name": l.Name})
 		}
 	}
-	assert.Equal(t, paths, eval("data.lib.accelc.template_paths"))
+	assert.Equal(t, paths, eval("data.lib.accelc.fixed_templates"))
 	assert.Equal(t, own, eval("data.lib.accelc.constraint_paths"))
 	assert.Equal(t, lists, eval("data.lib.accelc.template_lists"))
 }

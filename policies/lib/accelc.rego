@@ -99,24 +99,12 @@ list_template_pods[where] := template_pod(t) if {
 	t := object.get(e, l.template, {})
 }
 
-# The pod templates of the workload kinds accelc judges, by group/kind
-# (render.WorkloadKinds; a test keeps the two equal): at fixed paths, which
-# ExpansionTemplates reach, and in lists (the list, an element's template,
-# and the element's field that names it). An AppWrapper's wrapped objects
-# are read through them.
-template_paths := {
-	"apps/Deployment": [["spec", "template"]],
-	"apps/StatefulSet": [["spec", "template"]],
-	"apps/ReplicaSet": [["spec", "template"]],
-	"apps/DaemonSet": [["spec", "template"]],
-	"batch/Job": [["spec", "template"]],
-	"batch/CronJob": [["spec", "jobTemplate", "spec", "template"]],
-	"kubeflow.org/PyTorchJob": [["spec", "pytorchReplicaSpecs", "Master", "template"], ["spec", "pytorchReplicaSpecs", "Worker", "template"]],
-	"ray.io/RayCluster": [["spec", "headGroupSpec", "template"]],
-	"leaderworkerset.x-k8s.io/LeaderWorkerSet": [["spec", "leaderWorkerTemplate", "workerTemplate"]],
-	"kubeflow.org/MPIJob": [["spec", "mpiReplicaSpecs", "Launcher", "template"]],
-}
-
+# The pod templates of the workload kinds accelc judges that no
+# ExpansionTemplate reaches, by group/kind (render.WorkloadKinds; a test
+# keeps these and fixed_templates equal to it): at fixed paths an object
+# may leave out, and in lists (the list, an element's template, and the
+# element's field that names it). An AppWrapper's wrapped objects are read
+# through them and fixed_templates.
 # The templates at fixed paths an object may leave out, which the
 # admission entry judges as the pods they make where they are there:
 # Gatekeeper's webhook fails a request whose object lacks an
@@ -141,19 +129,11 @@ template_lists := {
 	"jobset.x-k8s.io/JobSet": [{"path": ["spec", "replicatedJobs"], "template": ["template", "spec", "template"], "name": "name"}],
 }
 
-# group_kind is an object's API group and kind, as "group/Kind" ("/Pod"
-# for the core group).
-group_kind(o) := concat("/", [g, object.get(o, "kind", "")]) if {
-	parts := split(object.get(o, "apiVersion", ""), "/")
-	count(parts) == 2
-	g := parts[0]
-} else := concat("/", ["", object.get(o, "kind", "")])
-
 # object_templates are the pod templates an object of a judged kind holds,
 # as [path, template] (the path as object.get takes it); a bare Pod is its
 # own template.
 object_templates(o) := ({[p, t] |
-	some p in array.concat(object.get(template_paths, group_kind(o), []), object.get(constraint_paths, group_kind(o), []))
+	some p in array.concat(object.get(fixed_templates, group_kind(o), []), object.get(constraint_paths, group_kind(o), []))
 	t := object.get(o, p, null)
 	is_object(t)
 } | {[p, t] |
@@ -290,6 +270,81 @@ isvc_template(w, s, component) := {
 		object.get(s, "containers", []),
 		[object.union(s[k], {"name": "kserve-container"}) | some k in isvc_containers; is_object(s[k])],
 	)}),
+}
+
+# An UPDATE is judged by what it changes, not as if the object were made
+# now: what the object had when it was admitted (or before enforcement
+# reached its namespace) stays, so that its controllers can finish it
+# (the Job controller's and Kueue's finalizers, owner references,
+# Flux's re-apply, a Deployment's revision) and a profile retired under
+# it does not strand it. The admission entry reports on an UPDATE only
+# the violations the object as it was, judged as made now, did not have
+# (kept_violation), and judges a workload's pod templates only where
+# the update changed them (template_pods).
+update_with_old if {
+	operation == "UPDATE"
+	is_object(input.review.oldObject)
+}
+
+# Gatekeeper judges the pods a workload's ExpansionTemplates make under
+# the workload's operation but without the old workload (its review of a
+# resultant carries no uid, user or old object), so on an UPDATE it
+# cannot tell a changed template from the one the workload had. Those
+# reviews stay silent; the workload's own review judges its templates on
+# UPDATE instead (template_pods), against the old ones.
+expansion_of_update if {
+	operation == "UPDATE"
+	not input.review.uid
+}
+
+# The fixed places of the pod templates of the kinds Gatekeeper expands
+# (pkg/render's WorkloadKinds with an ExpansionTemplate), by
+# "<group>/<Kind>".
+fixed_templates := {
+	"apps/Deployment": [["spec", "template"]],
+	"apps/StatefulSet": [["spec", "template"]],
+	"apps/ReplicaSet": [["spec", "template"]],
+	"apps/DaemonSet": [["spec", "template"]],
+	"batch/Job": [["spec", "template"]],
+	"batch/CronJob": [["spec", "jobTemplate", "spec", "template"]],
+	"kubeflow.org/PyTorchJob": [
+		["spec", "pytorchReplicaSpecs", "Master", "template"],
+		["spec", "pytorchReplicaSpecs", "Worker", "template"],
+	],
+	"ray.io/RayCluster": [["spec", "headGroupSpec", "template"]],
+	"leaderworkerset.x-k8s.io/LeaderWorkerSet": [["spec", "leaderWorkerTemplate", "workerTemplate"]],
+	"kubeflow.org/MPIJob": [["spec", "mpiReplicaSpecs", "Launcher", "template"]],
+}
+
+# group_kind is an object's API group and kind, as "group/Kind" ("/Pod"
+# for the core group).
+group_kind(o) := sprintf("%v/%v", [group_of(object.get(o, "apiVersion", "")), object.get(o, "kind", "")])
+
+group_of(api) := g if {
+	contains(api, "/")
+	g := split(api, "/")[0]
+} else := ""
+
+# The pods a workload's templates make that its own review judges: those
+# in lists (which no ExpansionTemplate reaches) always, and on an UPDATE
+# those at fixed places too, whose expansions stay silent then.
+template_pods[where] := p if {
+	some where, p in list_template_pods
+}
+
+template_pods[where] := template_pod(t) if {
+	operation == "UPDATE"
+	some path in fixed_templates[group_kind(input.review.object)]
+	t := object.get(input.review.object, path, null)
+	is_object(t)
+	where := concat(".", path)
+}
+
+# A template the UPDATE left as it was is not judged again.
+template_kept(where, p) if {
+	update_with_old
+	old := template_pods[where] with input.review.object as input.review.oldObject
+	old == p
 }
 
 template_pod(t) := {
@@ -622,6 +677,11 @@ hwp := profiles[profile_name]
 key(name) := concat("/", [input.parameters.labelPrefix, name])
 
 profile_enabled if object.get(hwp, ["metadata", "annotations", "opendatahub.io/disabled"], "false") != "true"
+
+# A retired profile (dashboard-disabled too) names the profile that
+# replaces it, "" for none: its new pods are refused, its running ones
+# finish (an UPDATE reports only what it adds).
+retired_for := hwp.metadata.annotations[key("retired-for")]
 
 # The profile's accelerator types in preference order; empty for a
 # generic profile.
@@ -995,4 +1055,12 @@ claim_problem contains sprintf("%v: request %v tolerates device taints, which ke
 claim_problem contains sprintf("%v: it configures the driver (devices.config), which can change how devices are shared; the admins' DeviceClass holds configuration: drop it", [what]) if {
 	some [what, devs] in judged_claims
 	count(object.get(devs, "config", [])) > 0
+}
+
+# An UPDATE by Kueue (kueueManagers): its admission writes the flavour's
+# node selector into a suspended Job's template, and takes it out again
+# when it suspends the Job.
+kueue_update if {
+	update_with_old
+	input.parameters.kueueManagers[username]
 }

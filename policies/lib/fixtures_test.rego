@@ -38,6 +38,15 @@ inventory := {
 		"premium-gpu": hwp("premium-gpu", ["nvidia-h200-141gb"], "false", "nvidia.com/gpu", 1, 8, [pool]),
 		"large-memory": hwp("large-memory", ["nvidia-h200-141gb", "nvidia-a100-80gb"], "false", "nvidia.com/gpu", 1, 8, [gpu_taint]),
 		"old-gpu": hwp("old-gpu", ["nvidia-v100-16gb"], "true", "nvidia.com/gpu", 1, 1, []),
+		# Retired profiles, with and without a replacement.
+		"retired-gpu": object.union(
+			hwp("retired-gpu", ["nvidia-v100-16gb"], "true", "nvidia.com/gpu", 1, 1, []),
+			{"metadata": {"annotations": {"accelerator.opendatahub.io/retired-for": "premium-gpu"}}},
+		),
+		"retired-orphan": object.union(
+			hwp("retired-orphan", ["nvidia-v100-16gb"], "true", "nvidia.com/gpu", 1, 1, []),
+			{"metadata": {"annotations": {"accelerator.opendatahub.io/retired-for": ""}}},
+		),
 		"gpu": hwp("gpu", [], "false", "nvidia.com/gpu", 1, 4, []),
 		"mig-slice": hwp("mig-slice", ["nvidia-a100-40gb"], "false", "nvidia.com/mig-1g.5gb", 1, 2, []),
 		# A profile that hands out devices by resource claim: no

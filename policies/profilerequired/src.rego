@@ -32,7 +32,21 @@ violation contains {"msg": msg} if {
 	accelc.requests_accelerators
 	accelc.hwp
 	not accelc.profile_enabled
+	not accelc.retired_for
 	msg := sprintf("hardware profile %q is disabled: pick an enabled one (%v)", [accelc.profile_name, known])
+}
+
+violation contains {"msg": msg} if {
+	accelc.requests_accelerators
+	r := accelc.retired_for
+	r != ""
+	msg := sprintf("hardware profile %q is retired: use %v (its running pods finish; new ones are refused)", [accelc.profile_name, r])
+}
+
+violation contains {"msg": msg} if {
+	accelc.requests_accelerators
+	accelc.retired_for == ""
+	msg := sprintf("hardware profile %q is retired and names no replacement: pick one of: %v (its running pods finish; new ones are refused)", [accelc.profile_name, known])
 }
 
 violation contains {"msg": msg} if {

@@ -51,6 +51,18 @@ test_disabled_profile_denied if {
 	contains(v.msg, "is disabled")
 }
 
+test_retired_profile_names_replacement if {
+	vs := violation with input as f.input_for(f.pod("ml", f.profile("retired-gpu"), {"containers": [f.gpu_container(1)]})) with data.inventory as f.inventory
+	count(vs) == 1
+	some v in vs
+	contains(v.msg, `hardware profile "retired-gpu" is retired: use premium-gpu`)
+}
+
+test_retired_profile_without_replacement_lists_profiles if {
+	some v in violation with input as f.input_for(f.pod("ml", f.profile("retired-orphan"), {"containers": [f.gpu_container(1)]})) with data.inventory as f.inventory
+	contains(v.msg, "is retired and names no replacement: pick one of:")
+}
+
 test_label_reference_allowed if {
 	p := object.union(f.pod("ml", {}, {"containers": [f.gpu_container(1)]}), {"metadata": {"labels": {"accelerator.opendatahub.io/profile": "premium-gpu"}}})
 	count(violation) == 0 with input as f.input_for(p) with data.inventory as f.inventory

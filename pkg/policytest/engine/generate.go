@@ -335,7 +335,7 @@ func (e *EscapeCheck) teamProfiles(rng *rand.Rand) (string, []*compile.Profile) 
 	}
 	var usable []*compile.Profile
 	for i := range m.Profiles {
-		if p := &m.Profiles[i]; p.Enabled && t.MayUse(p) {
+		if p := &m.Profiles[i]; p.Offered() && t.MayUse(p) {
 			usable = append(usable, p)
 		}
 	}

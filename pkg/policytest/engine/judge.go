@@ -225,7 +225,7 @@ func (e *EscapeCheck) profileOf(md map[string]any) *compile.Profile {
 		}
 	}
 	p := e.model.Profile(name)
-	if p == nil || !p.Enabled {
+	if p == nil || !p.Offered() {
 		return nil
 	}
 	return p

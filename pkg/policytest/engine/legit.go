@@ -196,7 +196,7 @@ func (e *EscapeCheck) legitimateObject(rng *rand.Rand, i int) (map[string]any, b
 		container["resources"] = map[string]any{"limits": map[string]any{"nvidia.com/gpu": int64(1)}}
 		if chance(0.5) {
 			for _, p := range m.Profiles {
-				if p.Enabled && p.Generic() && p.DRA == nil {
+				if p.Offered() && p.Generic() && p.DRA == nil {
 					annotations[render.ProfileAnnotation] = p.Name
 					container["resources"] = map[string]any{"limits": map[string]any{p.ResourceName: int64(p.GPU.Min)}}
 					break
