@@ -115,7 +115,7 @@ func TestWorkloadKinds(t *testing.T) {
 		if _, err := s.get(t.Context(), obj); err == nil {
 			t.Errorf("%s %s was refused, yet it exists", obj.GetKind(), obj.GetName())
 		}
-		t.Logf("%-26s %s %s refused: %s", r.fixture, obj.GetKind(), obj.GetName(), firstLine(msg))
+		t.Logf("%-26s %s %s refused: …%s…", r.fixture, obj.GetKind(), obj.GetName(), r.re.FindString(msg))
 	}
 
 	for _, name := range []string{"rayjob-odh", "lws-odh"} {
