@@ -115,7 +115,7 @@ func Cluster(ctx context.Context, dir string, opts Options) (*Result, error) {
 	}
 	res := &Result{Dir: dir, Model: m, Inventory: &inventory.Inventory{}}
 	if opts.Stages.Has(ReadNodes) {
-		read, err := opts.Inventory.Load(ctx, dir, m.Catalog, inventory.Options{Pins: m.Pins, TypeLabel: m.Cluster.TypeLabel()})
+		read, err := opts.Inventory.Load(ctx, dir, m.Catalog, inventory.Options{Pins: m.Pins, TypeLabel: m.Cluster.TypeLabel(), NonAccelerator: m.Cluster.NonAccelerator})
 		res.Diagnostics = read.Diagnostics
 		if err != nil {
 			return res, err

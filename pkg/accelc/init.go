@@ -269,6 +269,14 @@ func identifyingLabel(class *catalog.Class) (key, value string, ok bool) {
 // accelc classifies them as class.
 func sampleSnapshot(cat *catalog.Catalog, class *catalog.Class, perNode int) (*inventory.Snapshot, error) {
 	key, value, ok := identifyingLabel(class)
+	resource := class.ResourceName
+	if !ok {
+		// A class its resource names (tenstorrent.com/n300) needs no
+		// label: the sample nodes advertise that resource.
+		if rs := namingResources(cat, class); len(rs) > 0 {
+			resource, ok = rs[0], true
+		}
+	}
 	if !ok {
 		return nil, optionErr("--type %s: the catalog gives no label that identifies it, so init cannot write sample nodes: use --live, or another type", class.ID)
 	}
@@ -278,15 +286,17 @@ func sampleSnapshot(cat *catalog.Catalog, class *catalog.Class, perNode int) (*i
 		n.Metadata.Labels = map[string]string{"kubernetes.io/hostname": name, "kubernetes.io/os": "linux"}
 		n.Status.Capacity = map[string]string{"cpu": "32", "memory": "256Gi", "pods": "110"}
 		if gpus {
-			n.Metadata.Labels[key] = value
+			if key != "" {
+				n.Metadata.Labels[key] = value
+			}
 			count := strconv.Itoa(perNode)
 			if class.Vendor == "nvidia" {
 				n.Metadata.Labels["nvidia.com/gpu.count"] = count
 				// GPU Feature Discovery gives memory in MiB.
 				n.Metadata.Labels["nvidia.com/gpu.memory"] = strconv.Itoa(int(math.Floor(float64(class.MemoryGB) * 1e9 / (1 << 20))))
 			}
-			n.Status.Capacity[class.ResourceName] = count
-			n.Spec.Taints = []inventory.Taint{{Key: class.ResourceName, Effect: "NoSchedule"}}
+			n.Status.Capacity[resource] = count
+			n.Spec.Taints = []inventory.Taint{{Key: resource, Effect: "NoSchedule"}}
 		}
 		n.Status.Allocatable = n.Status.Capacity
 		n.Status.Conditions = []inventory.Condition{{Type: "Ready", Status: "True"}}

@@ -24,6 +24,9 @@ type TypeInfo struct {
 	Resource string `json:"resource"`
 	// Labels are the node labels, and their values, that name the class.
 	Labels []TypeLabel `json:"labels"`
+	// Resources are the extended resources whose name alone names the
+	// class (catalog.ByResource).
+	Resources []string `json:"resources,omitempty"`
 	// PCI is the vendor:device ids Node Feature Discovery reports, which
 	// the rendered NodeFeatureRule matches; NoPCI says why there are none.
 	PCI   []string `json:"pci,omitempty"`
@@ -70,6 +73,7 @@ func Types(vendors ...string) ([]TypeInfo, error) {
 		}) {
 			t.Labels = append(t.Labels, TypeLabel{Key: k, Values: slices.Clone(c.IdentifiedBy[k])})
 		}
+		t.Resources = namingResources(cat, c)
 		for _, id := range c.PCIDeviceIDs {
 			t.PCI = append(t.PCI, c.PCIVendor()+":"+strings.ToLower(id))
 		}
@@ -77,4 +81,16 @@ func Types(vendors ...string) ([]TypeInfo, error) {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out, nil
+}
+
+// namingResources are the resources whose name alone names the class:
+// its resourceNames, and its resourceName when no other class has it.
+func namingResources(cat *catalog.Catalog, c *catalog.Class) []string {
+	var out []string
+	for _, r := range append([]string{c.ResourceName}, c.ResourceNames...) {
+		if got, ok := cat.ByResource(r); ok && got.ID == c.ID && !slices.Contains(out, r) {
+			out = append(out, r)
+		}
+	}
+	return out
 }

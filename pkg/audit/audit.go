@@ -87,6 +87,14 @@ type Totals struct {
 	Waiting int `json:"waiting"`
 	// Unaccounted counts the pods of Report.Unaccounted.
 	Unaccounted int `json:"unaccounted"`
+	// Stranded counts the workloads running accelerators now whose pods
+	// would be denied if made again (a profile retired, an entitlement or
+	// type taken away, a namespace moved to deny): they keep running and
+	// finish, since an UPDATE is judged only for what it adds, but a pod
+	// that ends is not replaced. StrandedDevices are the accelerators
+	// they hold.
+	Stranded        int `json:"stranded"`
+	StrandedDevices int `json:"strandedDevices"`
 }
 
 // Team is a team's workloads with findings.
@@ -109,6 +117,8 @@ type Finding struct {
 	Kind string `json:"kind"`
 	Name string `json:"name"`
 	Pods int    `json:"pods"`
+	// Devices are the accelerators its running pods hold.
+	Devices int `json:"devices,omitempty"`
 	// Action is what admission would do, at its namespace's stage, with
 	// the Violations its pods meet when they are made again: deny, warn
 	// or dryrun; "" when they meet none.
@@ -268,6 +278,8 @@ func syncedNodes(m *compile.Model, inv *inventory.Inventory) map[string]map[stri
 type workload struct {
 	ref  workloads.Ref
 	pods int
+	// devices are the accelerators its running pods hold.
+	devices int
 	// violations are met when its pods are made again, audit by its
 	// objects as stored: message → action.
 	violations, audit map[string]string
@@ -315,7 +327,11 @@ func (a *auditor) add(o *unstructured.Unstructured, oa policytest.ObjectAudit) {
 		return
 	}
 	w.pods++
-	if finished(o) || oa.Enforced == nil {
+	if finished(o) {
+		return
+	}
+	w.devices += devices(o, a.accelerators)
+	if oa.Enforced == nil {
 		return
 	}
 	gather(w.violations, oa.Recreated)
@@ -622,7 +638,7 @@ func (a *auditor) report(source string, warnings []string) *Report {
 		w := a.byWorkload[ref]
 		r.Totals.Workloads++
 		r.Totals.Pods += w.pods
-		f := Finding{Kind: ref.Kind, Name: ref.Name, Pods: w.pods, Waits: w.waits, Audited: len(w.audit) > 0}
+		f := Finding{Kind: ref.Kind, Name: ref.Name, Pods: w.pods, Devices: w.devices, Waits: w.waits, Audited: len(w.audit) > 0}
 		for msg, action := range w.violations {
 			f.Action = strongest(f.Action, action)
 			f.Violations = append(f.Violations, msg)
@@ -641,6 +657,10 @@ func (a *auditor) report(source string, warnings []string) *Report {
 		switch f.Action {
 		case compile.Deny:
 			r.Totals.Denied++
+			if f.Devices > 0 {
+				r.Totals.Stranded++
+				r.Totals.StrandedDevices += f.Devices
+			}
 		case compile.Warn:
 			r.Totals.Warned++
 		case compile.DryRun:

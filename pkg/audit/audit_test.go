@@ -108,8 +108,14 @@ func run(t *testing.T) *audit.Report {
 // runWith audits running, changed by edit first.
 func runWith(t *testing.T, edit func(*workloads.Set)) *audit.Report {
 	t.Helper()
+	return runLab(t, lab, edit)
+}
+
+// runLab audits running on the cluster src declares.
+func runLab(t *testing.T, src string, edit func(*workloads.Set)) *audit.Report {
+	t.Helper()
 	dir := t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "lab.cue"), []byte(lab), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "lab.cue"), []byte(src), 0o644))
 	m, err := compile.Load(dir)
 	require.NoError(t, err)
 	snap, err := inventory.DecodeSnapshot([]byte(nodes))
@@ -192,7 +198,8 @@ func TestAudit(t *testing.T) {
 		}
 	}
 
-	assert.Equal(t, audit.Totals{Workloads: 6, Pods: 6, Audited: 5, Denied: 1, Reported: 2, Changed: 2, Waiting: 1}, r.Totals)
+	// ml's plain pod runs a GPU and could not be made again: stranded.
+	assert.Equal(t, audit.Totals{Workloads: 6, Pods: 6, Audited: 5, Denied: 1, Reported: 2, Changed: 2, Waiting: 1, Stranded: 1, StrandedDevices: 1}, r.Totals)
 	assert.True(t, r.Failed("deny"))
 	assert.True(t, r.Failed("dryrun"))
 	assert.False(t, r.Failed(""))
@@ -246,4 +253,27 @@ func TestAuditKueue(t *testing.T) {
 	// of them.
 	assert.Empty(t, run(t).Unaccounted)
 	assert.Empty(t, run(t).Kueue)
+}
+
+// TestAuditRetiredProfile: a commit that retires the profile ml's
+// workloads run on says which it strands and how many accelerators they
+// hold; each denial names the replacement.
+func TestAuditRetiredProfile(t *testing.T) {
+	retired := strings.Replace(lab, `profiles: l4: {displayName: "L4", acceleratorTypes: ["nvidia-l4-24gb"]}`,
+		`profiles: l4: {displayName: "L4", acceleratorTypes: ["nvidia-l4-24gb"], retired: replacement: "l4-next"}
+profiles: "l4-next": {displayName: "L4", acceleratorTypes: ["nvidia-l4-24gb"]}`, 1)
+	require.NotEqual(t, lab, retired)
+	r := runLab(t, retired, nil)
+	serve := finding(t, r, "ml", "Deployment", "serve")
+	assert.Equal(t, "deny", serve.Action)
+	assert.Equal(t, 2, serve.Devices)
+	assert.Contains(t, strings.Join(serve.Violations, "\n"), `hardware profile "l4" is retired: use l4-next`)
+	misplaced := finding(t, r, "ml", "Pod", "misplaced")
+	assert.Equal(t, "deny", misplaced.Action)
+	// plain (no profile), serve's two pods and misplaced, all in ml.
+	assert.Equal(t, 3, r.Totals.Stranded)
+	assert.Equal(t, 4, r.Totals.StrandedDevices)
+	var b strings.Builder
+	require.NoError(t, r.WriteText(&b))
+	assert.Contains(t, b.String(), "stranded: 3 workloads running 4 accelerators would be denied if their pods were made again")
 }

@@ -30,6 +30,10 @@ func (r *Report) WriteText(w io.Writer) error {
 	fmt.Fprintf(&b, "  made again now: %d would be denied, %d warned about, %d reported (dryrun); %d would change once their namespace denies; %d would wait for quota\n",
 		t.Denied, t.Warned, t.Reported, t.Changed, t.Waiting)
 	fmt.Fprintf(&b, "  Gatekeeper's audit will list %s as they run now\n", count(t.Audited, "workload"))
+	if t.Stranded > 0 {
+		fmt.Fprintf(&b, "  stranded: %s running %s would be denied if their pods were made again; they keep running and finish, but a pod that ends is not replaced\n",
+			count(t.Stranded, "workload"), count(t.StrandedDevices, "accelerator"))
+	}
 	if r.Kueue != "" {
 		verb := "hold"
 		if t.Unaccounted == 1 {
@@ -46,7 +50,11 @@ func (r *Report) WriteText(w io.Writer) error {
 		for _, ns := range team.Namespaces {
 			fmt.Fprintf(&b, "  namespace %s\n", ns.Name)
 			for _, f := range ns.Workloads {
-				fmt.Fprintf(&b, "    %s %s (%s)", f.Kind, f.Name, count(f.Pods, "pod"))
+				fmt.Fprintf(&b, "    %s %s (%s", f.Kind, f.Name, count(f.Pods, "pod"))
+				if f.Devices > 0 {
+					fmt.Fprintf(&b, ", %s", count(f.Devices, "accelerator"))
+				}
+				b.WriteString(")")
 				if f.Action != "" {
 					fmt.Fprintf(&b, ": %s", verdicts[f.Action])
 				}

@@ -23,11 +23,15 @@ type Class struct {
 	NoPCIDeviceIDs string `json:"noPCIDeviceIDs,omitempty"`
 	// PCIVendorID is the class's PCI vendor id when it is not its vendor's
 	// usual one (Intel's data-centre GPUs are 8086, its Gaudi line 1da3).
-	PCIVendorID         string  `json:"pciVendorID,omitempty"`
-	ResourceName        string  `json:"resourceName"`
-	FP16TFLOPS          float64 `json:"fp16TFLOPS,omitempty"`
-	BF16TFLOPS          float64 `json:"bf16TFLOPS,omitempty"`
-	MemoryBandwidthGBps float64 `json:"memoryBandwidthGBps,omitempty"`
+	PCIVendorID  string `json:"pciVendorID,omitempty"`
+	ResourceName string `json:"resourceName"`
+	// ResourceNames are extended resources whose name alone names this
+	// class (HAMi's huawei.com/Ascend910B3, Tenstorrent's
+	// tenstorrent.com/n150): a node that advertises one is of the class.
+	ResourceNames       []string `json:"resourceNames,omitempty"`
+	FP16TFLOPS          float64  `json:"fp16TFLOPS,omitempty"`
+	BF16TFLOPS          float64  `json:"bf16TFLOPS,omitempty"`
+	MemoryBandwidthGBps float64  `json:"memoryBandwidthGBps,omitempty"`
 	// CostPerHour is one device's hourly cost; nil when the admin gave none.
 	CostPerHour *float64 `json:"costPerHour,omitempty"`
 	// Performance holds what models measured on this type, by model name.
@@ -72,6 +76,8 @@ type Catalog struct {
 	byModel map[string][]string
 	// byPCI maps vendor/PCI device id → class ids.
 	byPCI map[string][]string
+	// byResource maps an extended resource → the class it names.
+	byResource map[string]string
 	// labelKeys are byLabel's keys, sorted once: classification asks for
 	// them for every node.
 	labelKeys []string
@@ -85,6 +91,8 @@ func New(classes []Class) (*Catalog, error) {
 		byLabel: map[string]map[string]string{},
 		byModel: map[string][]string{},
 		byPCI:   map[string][]string{},
+
+		byResource: map[string]string{},
 	}
 	for i := range classes {
 		cl := classes[i]
@@ -125,6 +133,7 @@ func New(classes []Class) (*Catalog, error) {
 			}
 		}
 	}
+	errs = append(errs, c.indexResources()...)
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("%s", strings.Join(errs, "\n"))
 	}
@@ -133,6 +142,44 @@ func New(classes []Class) (*Catalog, error) {
 	}
 	sort.Strings(c.labelKeys)
 	return c, nil
+}
+
+// indexResources maps each class's resourceNames, and each resourceName
+// no other class shares, to the class.
+func (c *Catalog) indexResources() []string {
+	var errs []string
+	shared := map[string]int{}
+	for _, id := range c.ids {
+		shared[c.classes[id].ResourceName]++
+	}
+	for _, id := range c.ids {
+		cl := c.classes[id]
+		for _, r := range cl.ResourceNames {
+			if other, ok := c.byResource[r]; ok && other != id {
+				errs = append(errs, fmt.Sprintf("resource %s names both %s and %s: keep it on one class", r, other, id))
+				continue
+			}
+			c.byResource[r] = id
+		}
+	}
+	for _, id := range c.ids {
+		if r := c.classes[id].ResourceName; r != "" && shared[r] == 1 {
+			if _, ok := c.byResource[r]; !ok {
+				c.byResource[r] = id
+			}
+		}
+	}
+	return errs
+}
+
+// ByResource returns the class an extended resource names: one of its
+// resourceNames, or a resourceName no other class has.
+func (c *Catalog) ByResource(name string) (*Class, bool) {
+	id, ok := c.byResource[name]
+	if !ok {
+		return nil, false
+	}
+	return c.classes[id], true
 }
 
 // Get returns the class with the given id.

@@ -79,3 +79,24 @@ cluster: {
 	assert.Contains(t, err.Error(), "cluster.sharing.b: pool a already takes every nvidia-t4-16gb node: list nodes in one of them")
 	assert.Contains(t, err.Error(), "cluster.sharing.c: MIG config m already takes every nvidia-a100-80gb node: a node is either MIG-partitioned or shared")
 }
+
+// TestMIGOnA800: the A800 has MIG, as the A100 it is cut from (NVIDIA's
+// A800 datasheets: up to 7 MIG instances, 10GB each on the 80GB part, 5GB
+// on the 40GB): vet takes a MIG config on either.
+func TestMIGOnA800(t *testing.T) {
+	dir := cluster(t, map[string]string{"c.cue": `package c
+
+cluster: {
+	name: "lab"
+	mig: {
+		strategy: "mixed"
+		configs: {
+			big: {acceleratorType: "nvidia-a800-80gb", layout: {"3g.40gb": 1, "2g.20gb": 1, "1g.10gb": 2}}
+			small: {acceleratorType: "nvidia-a800-40gb", layout: "1g.5gb": 7}
+		}
+	}
+}
+`})
+	_, err := compile.Load(dir)
+	require.NoError(t, err)
+}

@@ -265,10 +265,10 @@ func (c Cluster) TypeLabel() string { return c.LabelPrefix + "/type" }
 
 // Profile is a hardware profile.
 type Profile struct {
-	Name             string            `json:"name"`
-	DisplayName      string            `json:"displayName"`
-	Description      string            `json:"description"`
-	Enabled          bool              `json:"enabled"`
+	Name        string `json:"name"`
+	DisplayName string `json:"displayName"`
+	Description string `json:"description"`
+	Enabled     bool   `json:"enabled"`
 	// Retired is set for a profile that takes no new pods while its
 	// running ones finish; nil for one in service.
 	Retired          *Retirement       `json:"retired,omitempty"`

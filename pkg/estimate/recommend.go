@@ -134,11 +134,16 @@ func Recommend(doc *catalogdoc.Document, n Needs) Recommendation {
 		if len(types) == 0 {
 			types = genericTypes(doc, &p, n.Team)
 		}
+		choices := make([]Choice, 0, len(types))
 		for i := range types {
 			c := judge(&p, &types[i], n)
 			c.typeIndex, c.types, c.generic = i, len(types), len(p.Types) == 0
-			all = append(all, c)
+			choices = append(choices, c)
 		}
+		if len(p.Types) == 0 {
+			smallestDecides(&p, choices, n)
+		}
+		all = append(all, choices...)
 	}
 	slices.SortStableFunc(all, func(a, b Choice) int {
 		return cmp.Or(
@@ -182,6 +187,53 @@ func Recommend(doc *catalogdoc.Document, n Needs) Recommendation {
 		r.Advice = "use " + label(r.Best)
 	}
 	return r
+}
+
+// smallestDecides judges a generic profile by the least of its types: a
+// pod of it cannot choose, the scheduler (or the team's queue, in its
+// flavors' order) picks the type, so the profile meets a memory need only
+// where every type it may land on does. Recommending it "on an A100"
+// while its queue tries the V100 16GB first sends a 40GB model to a 16GB
+// card.
+func smallestDecides(p *catalogdoc.Profile, choices []Choice, n Needs) {
+	if n.MinMemory.Bytes <= 0 {
+		return
+	}
+	var short *Choice
+	for i := range choices {
+		c := &choices[i]
+		if float64(c.MemoryGB)*1e9 < n.MinMemory.Bytes && (short == nil || c.MemoryGB < short.MemoryGB) {
+			short = c
+		}
+	}
+	if short == nil {
+		return
+	}
+	why := fmt.Sprintf("a generic profile: its pods may get %s (%dGB < %s needed)", short.TypeName, short.MemoryGB, n.MinMemory)
+	if first := firstFlavor(p, n.Team); first != "" {
+		why += fmt.Sprintf(", and its queue tries %s first", first)
+	}
+	why += "; a profile that names the types that fit gets them"
+	for i := range choices {
+		if c := &choices[i]; c != short && c.Qualifies {
+			c.Qualifies = false
+			c.Why = append(c.Why, why)
+		}
+	}
+}
+
+// firstFlavor is the flavor the profile's queue tries first for the
+// team (any team's, without one); empty when it schedules without Kueue.
+func firstFlavor(p *catalogdoc.Profile, team *Entitlement) string {
+	if p.Queue == nil {
+		return ""
+	}
+	for _, q := range p.Queue.Teams {
+		if (team == nil || q.Team == team.Team) && len(q.Flavors) > 0 {
+			return q.Flavors[0].Flavor
+		}
+	}
+	return ""
 }
 
 // genericTypes are the types a generic profile reaches: the whole-GPU

@@ -157,9 +157,10 @@ func TestRecommendTeamTypes(t *testing.T) {
 }
 
 // TestRecommendGenericProfile: a generic profile names no type but runs
-// on its team's: data-science, whose only A100 profile is the generic
-// one, gets it on an A100 80GB for a model that needs 40GB (before, "no
-// profile qualifies").
+// on its team's, and its pods cannot choose which: data-science's generic
+// profile reaches the A100 80GB and the V100 16GB, which its queue tries
+// first, so it does not qualify for a model that needs 40GB (before, it
+// was recommended "on an A100"); for 16GB it does, on either.
 func TestRecommendGenericProfile(t *testing.T) {
 	res, err := accelc.Cluster(context.Background(), "../../examples/clusters/hetero-prod", accelc.Options{Stages: accelc.Checked})
 	require.NoError(t, err)
@@ -169,20 +170,34 @@ func TestRecommendGenericProfile(t *testing.T) {
 	team, err := estimate.ForTeam(res.Model, "data-science")
 	require.NoError(t, err)
 	r := estimate.Recommend(&doc, estimate.Needs{MinMemory: need, Team: team})
-	require.NotNil(t, r.Best)
-	assert.Equal(t, "gpu", r.Best.Profile)
-	assert.Equal(t, "nvidia-a100-80gb", r.Best.Type)
+	assert.Nil(t, r.Best, "advice: %s", r.Advice)
+	var generic []string
 	for _, c := range r.Choices {
 		if c.Profile == "gpu" {
-			assert.Contains(t, []string{"nvidia-a100-80gb", "nvidia-v100-16gb"}, c.Type, "only the team's types")
+			generic = append(generic, c.Type)
+			assert.False(t, c.Qualifies, c.Type)
+		}
+		if c.Profile == "gpu" && c.Type == "nvidia-a100-80gb" {
+			assert.Contains(t, c.Why, "a generic profile: its pods may get NVIDIA V100 16GB (16GB < 40GB needed), and its queue tries nvidia-v100-16gb first; a profile that names the types that fit gets them")
 		}
 	}
-	// Without a team it reaches every whole-GPU type its resource has,
-	// after the profiles that name one.
+	assert.ElementsMatch(t, []string{"nvidia-a100-80gb", "nvidia-v100-16gb"}, generic, "only the team's types")
+
+	small, err := estimate.ParseSize("16GB")
+	require.NoError(t, err)
+	r = estimate.Recommend(&doc, estimate.Needs{MinMemory: small, Team: team})
+	require.NotNil(t, r.Best)
+	for _, c := range r.Choices {
+		if c.Profile == "gpu" {
+			assert.True(t, c.Qualifies, c.Type)
+		}
+	}
+
+	// Without a team it reaches every whole-GPU type its resource has.
 	anyone := estimate.Recommend(&doc, estimate.Needs{MinMemory: need})
 	require.NotNil(t, anyone.Best)
 	assert.NotEqual(t, "gpu", anyone.Best.Profile)
-	var generic []string
+	generic = nil
 	for _, c := range anyone.Choices {
 		if c.Profile == "gpu" {
 			generic = append(generic, c.Type)

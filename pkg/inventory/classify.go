@@ -154,6 +154,28 @@ type Options struct {
 	// classifies, is of that class: accelc's Karpenter NodePools give it
 	// to the nodes they launch, before any feature discovery has run.
 	TypeLabel string
+	// NonAccelerator reports the extended resources the cluster declares
+	// not accelerators (cluster.nonAcceleratorResources); nil, the
+	// default's (DefaultNonAccelerator). Every other extended resource a
+	// node advertises makes it an accelerator node.
+	NonAccelerator func(name string) bool
+}
+
+// DefaultNonAcceleratorResources are cluster.nonAcceleratorResources'
+// default (schemas/schema.cue): EKS's network resources and EFA adapters,
+// KubeVirt's devices, the RDMA shared device plugin's HCAs and SGX's
+// enclave memory.
+var DefaultNonAcceleratorResources = []string{"vpc.amazonaws.com/", "devices.kubevirt.io/", "rdma/", "sgx.intel.com/"}
+
+// DefaultNonAccelerator reports whether DefaultNonAcceleratorResources
+// declares the resource not an accelerator.
+func DefaultNonAccelerator(name string) bool {
+	for _, p := range DefaultNonAcceleratorResources {
+		if name == p || strings.HasSuffix(p, "/") && strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // Inventory is the classified node list of one cluster.
@@ -195,8 +217,12 @@ func classify(raw []RawNode, resourceSlices []ResourceSlice, cat *catalog.Catalo
 		}
 		dra, inv.Problems = readSlices(resourceSlices, names, cat)
 	}
+	if opts.NonAccelerator == nil {
+		opts.NonAccelerator = DefaultNonAccelerator
+	}
+	sliced := nodesWithSlices(resourceSlices)
 	for i := range raw {
-		c := classifyNode(&raw[i], dra[raw[i].Metadata.Name], cat, opts)
+		c := classifyNode(&raw[i], dra[raw[i].Metadata.Name], sliced[raw[i].Metadata.Name], cat, opts)
 		if !c.accelerated {
 			inv.OtherNodes++
 			continue
@@ -300,7 +326,28 @@ type resources struct {
 	bad []string
 }
 
-func readResources(n *RawNode) resources {
+// otherVendor stands for the vendor of an extended resource no vendor's
+// domain names and that cluster.nonAcceleratorResources does not declare:
+// a device all the same, of a vendor accelc does not know.
+const otherVendor = "other"
+
+// deviceVendor is the vendor of a device-count resource: the known
+// accelerators', a vendor domain's, or otherVendor for any other extended
+// resource not declared a non-accelerator; "" for the rest.
+func deviceVendor(name string, nonAccel func(string) bool) string {
+	if v := VendorOfResource(name); v != "" {
+		return v
+	}
+	if v := vendorDeviceResource(name); v != "" {
+		return v
+	}
+	if ExtendedResource(name) && vendorOfDomain(name) == "" && !nonAccel(name) && !notADeviceCount().MatchString(name) {
+		return otherVendor
+	}
+	return ""
+}
+
+func readResources(n *RawNode, nonAccel func(string) bool) resources {
 	r := resources{allocatable: -1}
 	keys := make([]string, 0, len(n.Status.Capacity))
 	for k := range n.Status.Capacity {
@@ -308,7 +355,7 @@ func readResources(n *RawNode) resources {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		v := VendorOfResource(k)
+		v := deviceVendor(k, nonAccel)
 		if v == "" || neuronAlias(k, n.Status.Capacity) {
 			continue
 		}
@@ -347,7 +394,7 @@ func readResources(n *RawNode) resources {
 	if n.Status.Allocatable != nil {
 		r.allocatable = 0
 		for _, k := range slices.Sorted(maps.Keys(n.Status.Allocatable)) {
-			if VendorOfResource(k) != "" && !neuronAlias(k, n.Status.Allocatable) {
+			if deviceVendor(k, nonAccel) != "" && !neuronAlias(k, n.Status.Allocatable) {
 				q, ok := quantity(n.Status.Allocatable[k])
 				if !ok {
 					r.bad = append(r.bad, fmt.Sprintf("allocatable %s %q", k, n.Status.Allocatable[k]))
@@ -419,12 +466,24 @@ type classified struct {
 // catalog's), what its ResourceSlices say, the pin in CUE over both; then
 // the type's description, the device counts, what pods use, and notes on
 // what to do.
-func classifyNode(raw *RawNode, dra *draNode, cat *catalog.Catalog, opts Options) classified {
-	r := newNodeReading(raw, cat)
+func classifyNode(raw *RawNode, dra *draNode, sliceDrivers []string, cat *catalog.Catalog, opts Options) classified {
+	if opts.NonAccelerator == nil {
+		opts.NonAccelerator = DefaultNonAccelerator
+	}
+	r := newNodeReading(raw, cat, opts.NonAccelerator)
 	r.detectType(opts)
+	if r.n.Sharing == Exclusive {
+		r.n.readHAMi(raw.Metadata.Annotations)
+	}
 	r.readDRA(dra)
-	if _, pinned := opts.Pins[r.n.Name]; !pinned && r.class == nil && r.n.Vendor == "" && r.res.capacity == 0 {
+	_, pinned := opts.Pins[r.n.Name]
+	if !pinned && r.class == nil && r.n.Vendor == "" && r.res.capacity == 0 && len(sliceDrivers) == 0 {
 		return classified{}
+	}
+	if r.class == nil && r.devices == nil && len(sliceDrivers) > 0 && r.res.capacity == 0 {
+		// No one node is invisible: its devices are in slices accelc
+		// does not read.
+		r.n.Notes = append(r.n.Notes, fmt.Sprintf("publishes ResourceSlices of %s, whose devices accelc does not read: pin the type in cluster.nodes", strings.Join(sliceDrivers, ", ")))
 	}
 	r.applyPin(opts.Pins)
 	r.describeType()
@@ -454,9 +513,9 @@ type nodeReading struct {
 
 // newNodeReading starts a node: its name, status, resources, and the
 // taints that say something about its devices.
-func newNodeReading(raw *RawNode, cat *catalog.Catalog) nodeReading {
+func newNodeReading(raw *RawNode, cat *catalog.Catalog, nonAccel func(string) bool) nodeReading {
 	labels := raw.Metadata.Labels
-	res := readResources(raw)
+	res := readResources(raw, nonAccel)
 	r := nodeReading{raw: raw, labels: labels, res: res, cat: cat, derivedAlloc: -1, from: "labels",
 		n: Node{Name: raw.Metadata.Name, Status: nodeStatus(raw), Sharing: Exclusive, Resource: res.resource, labels: labels}}
 	r.n.cpuMilli, r.n.memBytes = nodeResources(raw)
@@ -483,6 +542,12 @@ func (r *nodeReading) detectType(opts Options) {
 	}
 	n, res := &r.n, r.res
 	d := detectByLabels(r.labels, r.cat)
+	vgpu := false
+	if !d.found() {
+		if rd, isVGPU := resourceDetection(res, r.raw.Status.Capacity, r.cat); rd.found() || (rd.why != "" && d.why == "") {
+			d, vgpu = rd, isVGPU
+		}
+	}
 	if d.class == nil && opts.TypeLabel != "" {
 		if c, ok := r.cat.Get(r.labels[opts.TypeLabel]); ok {
 			d.class, d.model, d.types = c, "", nil
@@ -512,10 +577,17 @@ func (r *nodeReading) detectType(opts Options) {
 		n.Notes = append(n.Notes, d.why)
 	}
 	r.readMIGWithoutGFD(mig)
+	if vgpu && n.Sharing == Exclusive {
+		n.Sharing = VGPU
+	}
 	if n.Sharing == Exclusive {
 		// Sharing that no GFD label states: the provider's labels,
 		// AMD's partitions, a shared resource.
 		n.readSharing(r.labels, res, r.class)
+	}
+	if n.Vendor == otherVendor {
+		n.Vendor = ""
+		n.Notes = append(n.Notes, fmt.Sprintf("advertises %s, an extended resource of no vendor accelc knows: a device to the policies; if it is not an accelerator, list it in cluster.nonAcceleratorResources", res.resource))
 	}
 }
 
@@ -991,6 +1063,14 @@ func unknownDisplayName(vendor, model, resource string) string {
 	case vendor == "aws":
 		kind = "Neuron device"
 	}
+	if vendorDomain := vendorOfDomain(resource); vendorDomain != "" && vendorDomain == vendor && vendor != "nvidia" && vendor != "amd" && vendor != "intel" {
+		// A vendor accelc reads by its resource alone: the resource
+		// says what the node has.
+		if model != "" {
+			return fmt.Sprintf("%s device - type unknown (resource %s)", vendor, resource)
+		}
+		return vendor + " device - type unknown"
+	}
 	if model != "" {
 		brand := map[string]string{"nvidia": "NVIDIA ", "amd": "AMD ", "intel": "Intel ", "google": "Google ", "aws": "AWS "}[vendor]
 		return fmt.Sprintf("%s - type unknown (labels say %s%s)", kind, brand, model)
@@ -1010,6 +1090,8 @@ func unknownAdvice(vendor string, labels map[string]string) string {
 		return "no " + lblTPUAccelerator + " label names the TPU version: pin the type in cluster.nodes"
 	case vendor == "aws":
 		return "add the instance type to a class's identifiedBy " + lblInstanceType + ", or pin the type in cluster.nodes"
+	case vendor != "" && vendor != "nvidia" && vendor != "amd" && vendor != "intel":
+		return fmt.Sprintf("no label or resource names the %s model: add a class under accelerators whose resourceNames or identifiedBy name it, or pin the type in cluster.nodes", vendor)
 	default:
 		return "no label names the model: pin the type in cluster.nodes"
 	}
@@ -1023,9 +1105,16 @@ func unknownAdvice(vendor string, labels map[string]string) string {
 // any, stands.
 func (n *Node) applyDRA(d *draNode, labelClass *catalog.Class) *catalog.Class {
 	n.DRA = d.groups
+	// A vGPU guest's devices are vGPUs whoever publishes them: a vGPU
+	// type's ResourceSlice does not make it a whole GPU.
+	wasVGPU := n.Sharing == VGPU
 	n.Notes = nil // what the labels said of sharing and counts no longer holds
 	n.Vendor = d.vendor
 	n.Sharing, n.Replicas, n.MIGDevices, n.Types, n.Model = Exclusive, 0, nil, nil, ""
+	if wasVGPU {
+		n.Sharing = VGPU
+		n.Notes = append(n.Notes, "vGPU guest (its labels name a vGPU type): the ResourceSlices' devices are vGPUs")
+	}
 	gpus := 0
 	var known []*catalog.Class
 	var parts []string

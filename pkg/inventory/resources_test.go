@@ -2,6 +2,7 @@ package inventory_test
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 	"time"
 
@@ -48,7 +49,18 @@ func TestResourcesOfEveryNode(t *testing.T) {
 	fpga := node(t, "cpu-2", nil, m{"cpu": "32", "example.com/fpga": "2"}, m{"cpu": "31", "example.com/fpga": "2", "smarter-devices/fuse": "10"})
 	plain := node(t, "cpu-1", nil, m{"cpu": "8", "pods": "110"}, nil)
 	inv := inventory.Classify([]inventory.RawNode{gpu, fpga, plain}, builtin(t), inventory.Options{})
-	assert.Len(t, inv.Nodes, 1)
+	// The FPGA node is an accelerator node: its device is one to the
+	// policies, and no node that has one is invisible (issue 48).
+	require.Len(t, inv.Nodes, 2)
+	assert.Equal(t, "cpu-2", inv.Nodes[0].Name)
+	assert.Equal(t, inventory.TypeUnknown, inv.Nodes[0].AcceleratorType)
+	assert.Contains(t, strings.Join(inv.Nodes[0].Notes, "\n"), "advertises example.com/fpga, an extended resource of no vendor accelc knows")
+	assert.Equal(t, 1, inv.OtherNodes)
+	// Declared not an accelerator, it leaves the node a plain one.
+	declared := inventory.Classify([]inventory.RawNode{gpu, fpga, plain}, builtin(t), inventory.Options{NonAccelerator: func(r string) bool {
+		return r == "example.com/fpga" || strings.HasPrefix(r, "smarter-devices/")
+	}})
+	assert.Len(t, declared.Nodes, 1)
 	assert.Equal(t, map[string][]string{
 		"nvidia.com/gpu":        {"gpu-1"},
 		"vpc.amazonaws.com/efa": {"gpu-1"},

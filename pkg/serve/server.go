@@ -268,7 +268,7 @@ func (s *Server) Update() {
 	begin := time.Now()
 	m := s.model.Load()
 	snap, since := s.src.Snapshot()
-	inv := snap.Classify(m.Catalog, inventory.Options{Pins: m.Pins, TypeLabel: m.Cluster.TypeLabel()})
+	inv := snap.Classify(m.Catalog, inventory.Options{Pins: m.Pins, TypeLabel: m.Cluster.TypeLabel(), NonAccelerator: m.Cluster.NonAccelerator})
 	v := &view{inv: inv, doc: render.Catalog(m, inv), updated: time.Now().UTC(), warnings: s.src.Warnings()}
 	for _, p := range inv.Problems {
 		v.warnings = append(v.warnings, p.String()+"; "+p.Effect())

@@ -73,7 +73,7 @@ type Result struct {
 type group struct {
 	typ     string
 	sharing inventory.Sharing
-	mig     string // MIG profile for a MIG mixed group
+	mig     string // MIG profile of a MIG mixed or single group
 	nodes   []*inventory.Node
 }
 
@@ -161,7 +161,13 @@ func groupNodes(nodes []*inventory.Node) []*group {
 			}
 			continue
 		}
-		add(byKey, n, "")
+		mig := ""
+		if n.Sharing == inventory.MIGSingle {
+			// A MIG single node offers one profile: nodes cut into
+			// different profiles are different profiles' nodes.
+			mig = singleProfile(n)
+		}
+		add(byKey, n, mig)
 	}
 	return slices.SortedFunc(maps.Values(byKey), func(a, b *group) int {
 		return strings.Compare(a.key(), b.key())
@@ -340,24 +346,35 @@ func (g *group) perPodMax() int {
 	return max(best, 1)
 }
 
-func (g *group) singleMIGProfile() string {
-	for _, n := range g.nodes {
-		for p := range n.MIGDevices {
-			return p
-		}
-	}
-	return ""
+func (g *group) singleMIGProfile() string { return g.mig }
+
+// singleProfile is the profile a MIG single node's devices are (it has
+// one: selectNodes left out those with none).
+func singleProfile(n *inventory.Node) string {
+	return slices.Sorted(maps.Keys(n.MIGDevices))[0]
 }
 
 // sharingSelector keeps a shared group's profile off the same type's
 // exclusive nodes (and the reverse) through the labels GPU Feature
 // Discovery sets, when every node of the group carries them.
 func sharingSelector(g *group, all []*group) (map[string]string, []string) {
-	others := false
+	others, otherSlices := false, false
 	for _, o := range all {
 		if o.typ == g.typ && o.sharing != g.sharing {
 			others = true
 		}
+		if o.typ == g.typ && o.sharing == g.sharing && o.mig != g.mig {
+			otherSlices = true
+		}
+	}
+	if g.sharing == inventory.MIGSingle && otherSlices {
+		// Under the single strategy GPU Feature Discovery names the
+		// profile in the product ("…-MIG-1g.10gb"): it tells the
+		// profiles' nodes apart, and the shared and whole ones too.
+		if v, ok := commonLabel(g.nodes, catalog.LabelGFDProduct); ok {
+			return map[string]string{catalog.LabelGFDProduct: v}, nil
+		}
+		return nil, []string{fmt.Sprintf("Other %s nodes are cut into other MIG profiles and these nodes carry no common %s label: add a nodeSelector that tells them apart.", g.typ, catalog.LabelGFDProduct)}
 	}
 	if !others {
 		return nil, nil

@@ -92,3 +92,30 @@ func TestSuggestSelection(t *testing.T) {
 	assert.Contains(t, string(data), `resourceName: "nvidia.com/mig-1g.10gb"`)
 	assert.True(t, strings.Contains(string(data), `nodeSelector: "nvidia.com/mig.strategy": "mixed"`))
 }
+
+// TestSuggestMIGSingleProfiles: MIG single nodes cut into different
+// profiles are a group each, told apart by GPU Feature Discovery's product
+// (which names the profile under the single strategy), never folded into
+// one profile named after the first node's slice.
+func TestSuggestMIGSingleProfiles(t *testing.T) {
+	cat, err := catalog.Builtin()
+	require.NoError(t, err)
+	raw, _, err := inventory.Decode([]byte(`{"kind": "List", "items": [
+	  {"kind": "Node", "metadata": {"name": "a", "labels": {"nvidia.com/gpu.product": "NVIDIA-A100-SXM4-80GB-MIG-1g.10gb", "nvidia.com/gpu.count": "56", "nvidia.com/mig.strategy": "single"}}, "status": {"capacity": {"nvidia.com/gpu": "56"}}},
+	  {"kind": "Node", "metadata": {"name": "b", "labels": {"nvidia.com/gpu.product": "NVIDIA-A100-SXM4-80GB-MIG-2g.20gb", "nvidia.com/gpu.count": "24", "nvidia.com/mig.strategy": "single"}}, "status": {"capacity": {"nvidia.com/gpu": "24"}}},
+	  {"kind": "Node", "metadata": {"name": "c", "labels": {"nvidia.com/gpu.product": "NVIDIA-A100-SXM4-80GB-MIG-3g.40gb", "nvidia.com/gpu.count": "16", "nvidia.com/mig.strategy": "single"}}, "status": {"capacity": {"nvidia.com/gpu": "16"}}}
+	]}`))
+	require.NoError(t, err)
+	inv := inventory.Classify(raw, cat, inventory.Options{})
+	res, err := suggest.Suggest(inv, cat, suggest.Options{})
+	require.NoError(t, err)
+	require.Len(t, res.Profiles, 3)
+	want := map[string]string{"a": "1g.10gb", "b": "2g.20gb", "c": "3g.40gb"}
+	for _, p := range res.Profiles {
+		require.Len(t, p.Nodes, 1, p.Name)
+		prof := want[p.Nodes[0]]
+		assert.Contains(t, p.DisplayName, "MIG "+prof, p.Name)
+		assert.Equal(t, "a100-80gb-mig-"+strings.ReplaceAll(prof, ".", "-"), p.Name)
+		assert.Equal(t, map[string]string{"nvidia.com/gpu.product": "NVIDIA-A100-SXM4-80GB-MIG-" + prof}, p.NodeSelector, p.Name)
+	}
+}

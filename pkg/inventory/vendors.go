@@ -1,0 +1,278 @@
+package inventory
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/accelc/accelc/pkg/catalog"
+)
+
+// This file reads the accelerators of the vendors past NVIDIA, AMD, Intel,
+// Google and AWS, whose device plugins advertise their devices under their
+// own domains (VendorPrefixes), and the resources named per device:
+//
+//   - Huawei's Ascend device plugin offers huawei.com/Ascend910,
+//     Ascend310P, Ascend310 (Ascend/ascend-device-plugin); HAMi's offers
+//     one resource per chip, huawei.com/Ascend910B3, Ascend910C… with
+//     -memory and -core beside it (Project-HAMi/HAMi charts/hami
+//     values.yaml, devices.ascend.customresources); Huawei Cloud's CCE
+//     offers huawei.com/ascend-1980 for its 910-series nodes.
+//   - HAMi's other vendors (the same values.yaml): cambricon.com/vmlu,
+//     hygon.com/dcunum, metax-tech.com/sgpu, iluvatar.ai/<chip>-vgpu,
+//     mthreads.com/vgpu, enflame.com/drs-gcu, kunlunxin.com/xpu and vxpu,
+//     each with memory and core resources that are not device counts;
+//     vastaitech.com/va and birentech.com/gpu.
+//   - Qualcomm's Cloud AI 100 as qualcomm.com/qaic, one per SoC;
+//     Tenstorrent's boards as tenstorrent.com/<board> (n150, n300…).
+//   - KubeVirt's and Confidential Containers' NVIDIA device plugin names a
+//     passed-through GPU by its PCI name (nvidia.com/GH100_H200_141GB,
+//     nvidia.com/TU104GL_Tesla_T4) and a vGPU by its type
+//     (nvidia.com/GRID_T4-16Q, nvidia.com/NVIDIA_A10-24Q).
+
+// vendorDomains maps a resource domain a vendor's device plugin uses to
+// the vendor; VendorPrefixes' other entries are named in VendorOfResource.
+var resourceDomains = map[string]string{
+	"nvidia.com/": "nvidia", "amd.com/": "amd", "habana.ai/": "intel", "gpu.intel.com/": "intel",
+	"huawei.com/": "huawei", "qualcomm.com/": "qualcomm", "cambricon.com/": "cambricon",
+	"hygon.com/": "hygon", "metax-tech.com/": "metax", "iluvatar.ai/": "iluvatar",
+	"mthreads.com/": "mthreads", "enflame.com/": "enflame", "kunlunxin.com/": "kunlunxin",
+	"tenstorrent.com/": "tenstorrent",
+}
+
+// vendorOfDomain is the vendor whose domain the resource is under, or "".
+func vendorOfDomain(name string) string {
+	for d, v := range resourceDomains {
+		if strings.HasPrefix(name, d) {
+			return v
+		}
+	}
+	return ""
+}
+
+// notADeviceCount matches the resources sharing device plugins offer
+// beside a device count: memory, cores, a percentage or a priority
+// (nvidia.com/gpumem, huawei.com/Ascend910B3-memory, hygon.com/dcucores,
+// iluvatar.ai/BI-V150.vMem, cambricon.com/mlu.smlu.vcore).
+var notADeviceCount = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)(mem|memory|core|cores|percentage|priority)$`)
+})
+
+// vendorDeviceResource is the vendor of a device-count resource under a
+// vendor's domain (VendorPrefixes) that VendorOfResource does not name:
+// empty for the memory and core resources of sharing plugins.
+func vendorDeviceResource(name string) string {
+	v := vendorOfDomain(name)
+	if v == "" {
+		return ""
+	}
+	_, rest, _ := strings.Cut(name, "/")
+	if rest == "" || notADeviceCount().MatchString(rest) {
+		return ""
+	}
+	switch v {
+	case "nvidia", "amd", "intel":
+		// Their usual resources are VendorOfResource's; a name of their
+		// domain past those is a device named by its board (KubeVirt).
+		if _, ok := perDeviceNVIDIA(name); v == "nvidia" && ok {
+			return v
+		}
+		return ""
+	}
+	return v
+}
+
+// pciChip matches the chip code the PCI name of an NVIDIA GPU starts with
+// (GH100, GA100, TU104GL, GV100GL, AD102GL, GB202).
+var pciChip = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Z]{2,3}[0-9]{3}[A-Z]*_`) })
+
+// vgpuResource matches a vGPU type as KubeVirt names its resource: a
+// board and a profile ending in a letter (GRID_T4-16Q, NVIDIA_A10-24Q).
+var vgpuResource = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_]+-[0-9]+[A-Z]$`) })
+
+// perDeviceNVIDIA reads a per-device NVIDIA resource as the product GPU
+// Feature Discovery would name ("H200-141GB" of nvidia.com/GH100_H200_141GB,
+// "GRID-T4-16Q" of nvidia.com/GRID_T4-16Q); ok is false for every other
+// nvidia.com resource.
+func perDeviceNVIDIA(name string) (string, bool) {
+	rest, ok := strings.CutPrefix(name, "nvidia.com/")
+	if !ok || rest == "" {
+		return "", false
+	}
+	switch {
+	case pciChip().MatchString(rest):
+		rest = pciChip().ReplaceAllString(rest, "")
+	case vgpuResource().MatchString(rest):
+	default:
+		return "", false
+	}
+	if strings.Contains(strings.ToUpper(rest), "NVSWITCH") {
+		// The NVSwitches of an HGX board, passed through beside its GPUs.
+		return "", false
+	}
+	return strings.ReplaceAll(rest, "_", "-"), true
+}
+
+// resourceDetection types a node by the names of its device resources:
+// a catalog class's resourceNames, or an NVIDIA resource named per
+// device. It tells the vendor where it finds no class.
+func resourceDetection(res resources, capacity map[string]string, cat *catalog.Catalog) (d detection, vgpu bool) {
+	names := make([]string, 0, len(capacity))
+	for k := range capacity {
+		if q, ok := quantity(capacity[k]); ok && q > 0 && (VendorOfResource(k) != "" || vendorDeviceResource(k) != "") {
+			names = append(names, k)
+		}
+	}
+	slices.Sort(names)
+	for _, k := range names {
+		if c, ok := cat.ByResource(k); ok {
+			return detection{class: c, why: fmt.Sprintf("type from the resource %s, which only %s's device plugin names", k, c.DisplayName)}, false
+		}
+	}
+	for _, k := range names {
+		product, ok := perDeviceNVIDIA(k)
+		if !ok {
+			continue
+		}
+		if v, isVGPU := parseVGPU(product); isVGPU {
+			c, why := v.class(cat, "")
+			if c != nil {
+				return detection{class: c, why: fmt.Sprintf("type from the resource %s, a vGPU type of that board (%s); %s", k, why, v.note(c))}, true
+			}
+			return detection{vendor: "nvidia", model: v.board, why: fmt.Sprintf("the resource %s is a vGPU type of a board the catalog does not name (%s)", k, why)}, true
+		}
+		if c, ok := cat.ByLabel(lblProduct, product); ok {
+			return detection{class: c, why: fmt.Sprintf("type from the resource %s, the GPU's PCI name (KubeVirt, Confidential Containers)", k)}, false
+		}
+		if c, why := matchByModel(cat, product, "", lblMemory, false); c != nil {
+			return detection{class: c, why: fmt.Sprintf("type from the resource %s, the GPU's PCI name, by %s", k, why)}, false
+		}
+		return detection{vendor: "nvidia", model: product, why: fmt.Sprintf("the resource %s names a GPU the catalog does not: add %s to a class's identifiedBy %s, or pin the type in cluster.nodes", k, product, lblProduct)}, false
+	}
+	if res.vendor != "" && res.vendor != otherVendor && res.vendor != "nvidia" && res.vendor != "amd" && res.vendor != "intel" && res.vendor != "google" && res.vendor != "aws" {
+		return detection{vendor: res.vendor, model: modelOfResource(res.resource), why: fmt.Sprintf("the resource %s is a %s device the catalog does not name by itself", res.resource, res.vendor)}, false
+	}
+	return detection{}, false
+}
+
+// modelOfResource is the chip a per-chip resource names (Ascend910B3 of
+// huawei.com/Ascend910B3, BI-V150 of iluvatar.ai/BI-V150-vgpu), or "".
+func modelOfResource(name string) string {
+	_, rest, _ := strings.Cut(name, "/")
+	rest = strings.TrimSuffix(strings.TrimSuffix(rest, "-vgpu"), "-1")
+	switch strings.ToLower(rest) {
+	case "gpu", "vgpu", "sgpu", "npu", "xpu", "vxpu", "dcunum", "vmlu", "mlu", "gcu", "drs-gcu", "va", "qaic":
+		return ""
+	}
+	return rest
+}
+
+// HAMi's device plugin registers a node's devices in an annotation,
+// hami.io/node-<vendor>-register (hami.io/node-nvidia-register,
+// hami.io/node-dcu-register, hami.io/node-register-Ascend910B3…): per
+// device its id, how many containers may share it (deviceSplitCount, 10
+// by default), its memory and cores, its type… as JSON in current
+// releases, as "id,count,mem,core,type,numa,health[,index,mode]:" in
+// older ones (Project-HAMi/HAMi pkg/device/devices.go, EncodeNodeDevices
+// and MarshalNodeDevices). The device plugin then advertises each device
+// count times.
+const hamiAnnotationPrefix = "hami.io/node-"
+
+// hamiDevice is what accelc reads of one registered device.
+type hamiDevice struct {
+	Count int    `json:"count"`
+	Type  string `json:"type"`
+}
+
+// hamiDevices reads the devices a node's HAMi register annotations list,
+// and the annotation read; none when it has no such annotation.
+func hamiDevices(annotations map[string]string) ([]hamiDevice, string) {
+	keys := make([]string, 0, len(annotations))
+	for k := range annotations {
+		if strings.HasPrefix(k, hamiAnnotationPrefix) && strings.Contains(k, "register") {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		v := strings.TrimSpace(annotations[k])
+		var devs []hamiDevice
+		if strings.HasPrefix(v, "[") {
+			if json.Unmarshal([]byte(v), &devs) == nil && len(devs) > 0 {
+				return devs, k
+			}
+			continue
+		}
+		for _, seg := range strings.Split(v, ":") {
+			f := strings.Split(seg, ",")
+			if len(f) != 7 && len(f) != 9 {
+				continue
+			}
+			n, ok := atoi(f[1])
+			if !ok {
+				continue
+			}
+			devs = append(devs, hamiDevice{Count: n, Type: f[4]})
+		}
+		if len(devs) > 0 {
+			return devs, k
+		}
+	}
+	return nil, ""
+}
+
+// readHAMi reads a node whose devices HAMi shares: each offered count
+// times, to containers that each get a share of its memory and cores.
+// It returns the device type HAMi names ("NVIDIA-NVIDIA A100-SXM4-40GB"),
+// for a node no label types.
+func (n *Node) readHAMi(annotations map[string]string) string {
+	devs, key := hamiDevices(annotations)
+	if len(devs) == 0 {
+		return ""
+	}
+	split := devs[0].Count
+	for _, d := range devs {
+		split = min(split, d.Count)
+	}
+	if split > 1 {
+		n.Sharing = TimeSliced
+		n.Replicas = split
+		n.Count = len(devs)
+		n.Notes = append(n.Notes, fmt.Sprintf("shared by HAMi: %s registers %d devices, each offered to up to %d containers (deviceSplitCount), memory and cores split among them", key, len(devs), split))
+	}
+	return devs[0].Type
+}
+
+// nodesWithSlices lists per node the drivers of the ResourceSlices it
+// publishes that accelc does not read but that are an accelerator
+// vendor's (a driver under a vendor's domain: tenstorrent.com,
+// neuron.aws.com is not one), sorted.
+func nodesWithSlices(all []ResourceSlice) map[string][]string {
+	out := map[string][]string{}
+	for i := range all {
+		s := &all[i]
+		if s.Spec.NodeName == "" || IsAcceleratorDriver(s.Spec.Driver) || !vendorDriver(s.Spec.Driver) {
+			continue
+		}
+		if !slices.Contains(out[s.Spec.NodeName], s.Spec.Driver) {
+			out[s.Spec.NodeName] = append(out[s.Spec.NodeName], s.Spec.Driver)
+			slices.Sort(out[s.Spec.NodeName])
+		}
+	}
+	return out
+}
+
+// vendorDriver reports whether a DRA driver's name is under an
+// accelerator vendor's domain (gpu.intel.com, tenstorrent.com).
+func vendorDriver(driver string) bool {
+	for d := range resourceDomains {
+		d = strings.TrimSuffix(d, "/")
+		if driver == d || strings.HasSuffix(driver, "."+d) {
+			return true
+		}
+	}
+	return false
+}

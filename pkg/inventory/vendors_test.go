@@ -1,0 +1,147 @@
+package inventory_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/accelc/accelc/pkg/inventory"
+)
+
+// Issue 48's corpus: nodes of every vendor a Kubernetes node carries and
+// of the providers' labels, each case citing where its labels and
+// resources were seen. Every one is an accelerator node.
+
+// TestEveryVendor: the vendors past NVIDIA, AMD, Intel, Google and AWS.
+func TestEveryVendor(t *testing.T) {
+	mindx := m{"accelerator": "huawei-Ascend910", "host-arch": "huawei-arm", "workerselector": "dls-worker-node", "nodeDEnable": "on"}
+	with := func(base m, kv ...string) m {
+		out := m{}
+		for k, v := range base {
+			out[k] = v
+		}
+		for i := 0; i+1 < len(kv); i += 2 {
+			out[kv[i]] = kv[i+1]
+		}
+		return out
+	}
+	runFamilies(t, []family{
+		{name: "ascend-800t-a2", source: "MindX DL's deployment guide (kubectl label nodes accelerator=huawei-Ascend910 accelerator-type=module-910b-8 host-arch=huawei-arm) and Ascend/ascend-device-plugin's huawei.com/Ascend910",
+			labels: with(mindx, "accelerator-type", "module-910b-8"), cap: m{"huawei.com/Ascend910": "8"},
+			typ: "huawei-ascend-910b-64gb", vendor: "huawei", sharing: inventory.Exclusive, count: 8, allocN: 8, why: "type from accelerator-type=module-910b-8"},
+		{name: "ascend-a3", source: "MindX DL's A3 deployment guide (accelerator-type=module-a3-16)",
+			labels: with(mindx, "accelerator-type", "module-a3-16"), cap: m{"huawei.com/Ascend910": "16"},
+			typ: "huawei-ascend-910c-64gb", vendor: "huawei", sharing: inventory.Exclusive, count: 16, allocN: 16, why: "module-a3-16"},
+		{name: "ascend-hami-910b3", source: "Project-HAMi/HAMi charts/hami values.yaml (devices.ascend: nodeSelector ascend=on, huawei.com/Ascend910B3 with -memory and -core)",
+			labels: m{"ascend": "on", "accelerator": "huawei-Ascend910"}, cap: m{"huawei.com/Ascend910B3": "8", "huawei.com/Ascend910B3-memory": "524288", "huawei.com/Ascend910B3-core": "160"},
+			typ: "huawei-ascend-910b-64gb", vendor: "huawei", sharing: inventory.Exclusive, count: 8, allocN: 8, why: "type from the resource huawei.com/Ascend910B3"},
+		{name: "ascend-cce-1980", source: "Huawei Cloud CCE nodes as Volcano's and vllm-ascend's manifests request them (huawei.com/ascend-1980: 8)",
+			cap: m{"huawei.com/ascend-1980": "8"},
+			typ: inventory.TypeUnknown, vendor: "huawei", sharing: inventory.Exclusive, count: 8, allocN: 8, model: "ascend-1980", why: "huawei.com/ascend-1980"},
+		{name: "ascend-310p", source: "MindX DL's device-plugin installer (accelerator=huawei-Ascend310P for device d500) and huawei.com/Ascend310P",
+			labels: m{"accelerator": "huawei-Ascend310P"}, cap: m{"huawei.com/Ascend310P": "4"},
+			typ: "huawei-ascend-310p-24gb", vendor: "huawei", sharing: inventory.Exclusive, count: 4, allocN: 4, why: "huawei-Ascend310P"},
+		{name: "cambricon-hami", source: "HAMi values.yaml (mluResourceName cambricon.com/vmlu, cambricon.com/mlu.smlu.vmemory, vcore)",
+			cap: m{"cambricon.com/vmlu": "8", "cambricon.com/mlu.smlu.vmemory": "393216", "cambricon.com/mlu.smlu.vcore": "800"},
+			typ: inventory.TypeUnknown, vendor: "cambricon", sharing: inventory.Exclusive, count: 8, allocN: 8, why: "cambricon.com/vmlu"},
+		{name: "hygon-dcu", source: "HAMi values.yaml (dcuResourceName hygon.com/dcunum, dcumem, dcucores)",
+			cap: m{"hygon.com/dcunum": "8", "hygon.com/dcumem": "524288", "hygon.com/dcucores": "800"},
+			typ: inventory.TypeUnknown, vendor: "hygon", sharing: inventory.Exclusive, count: 8, allocN: 8, why: "hygon.com/dcunum"},
+		{name: "metax-sgpu", source: "HAMi's device config (metax-tech.com/gpu, sGPU metax-tech.com/sgpu with vcore and vmemory)",
+			cap: m{"metax-tech.com/gpu": "8"},
+			typ: inventory.TypeUnknown, vendor: "metax", sharing: inventory.Exclusive, count: 8, allocN: 8, why: "metax-tech.com/gpu"},
+		{name: "iluvatar-bi-v150", source: "HAMi's device config (iluvatar.ai/BI-V150-vgpu, .vMem, .vCore)",
+			cap: m{"iluvatar.ai/BI-V150-vgpu": "8", "iluvatar.ai/BI-V150.vMem": "512", "iluvatar.ai/BI-V150.vCore": "800"},
+			typ: inventory.TypeUnknown, vendor: "iluvatar", sharing: inventory.Exclusive, count: 8, allocN: 8, model: "BI-V150", why: "iluvatar.ai/BI-V150-vgpu"},
+		{name: "mthreads", source: "HAMi values.yaml (mthreads.com/vgpu)", cap: m{"mthreads.com/vgpu": "8"},
+			typ: inventory.TypeUnknown, vendor: "mthreads", sharing: inventory.Exclusive, count: 8, allocN: 8, why: "mthreads.com/vgpu"},
+		{name: "enflame", source: "HAMi values.yaml (enflame.com/gcu, drs-gcu, gcu-memory, gcu-core)", cap: m{"enflame.com/gcu": "8", "enflame.com/gcu-memory": "384"},
+			typ: inventory.TypeUnknown, vendor: "enflame", sharing: inventory.Exclusive, count: 8, allocN: 8, why: "enflame.com/gcu"},
+		{name: "kunlunxin", source: "HAMi values.yaml (kunlunxin.com/xpu, vxpu, vxpu-memory)", cap: m{"kunlunxin.com/xpu": "8"},
+			typ: inventory.TypeUnknown, vendor: "kunlunxin", sharing: inventory.Exclusive, count: 8, allocN: 8, why: "kunlunxin.com/xpu"},
+		{name: "qualcomm-ultra", source: "NRP's Qualcomm Cloud AI 100 docs (8 cards, 32 devices, qualcomm.com/qaic) and the AIC operator's node selector qualcomm.com/qaic=true",
+			labels: m{"qualcomm.com/qaic": "true"}, cap: m{"qualcomm.com/qaic": "32"},
+			typ: "qualcomm-cloud-ai-100-32gb", vendor: "qualcomm", sharing: inventory.Exclusive, count: 32, allocN: 32, why: "type from the resource qualcomm.com/qaic"},
+		{name: "tenstorrent-n300", source: "goshlanguage/k8s-device-plugin (tenstorrent.com/<board>: n150 or n300)", cap: m{"tenstorrent.com/n300": "4"},
+			typ: "tenstorrent-wormhole-n300-24gb", vendor: "tenstorrent", sharing: inventory.Exclusive, count: 4, allocN: 4, why: "tenstorrent.com/n300"},
+		{name: "tenstorrent-p150a", source: "tt-system-firmware's Blackhole boards (P150A) under the device plugin's tenstorrent.com/<board>", cap: m{"tenstorrent.com/p150a": "4"},
+			typ: "tenstorrent-blackhole-p150-32gb", vendor: "tenstorrent", sharing: inventory.Exclusive, count: 4, allocN: 4, why: "tenstorrent.com/p150a"},
+		{name: "unknown-vendor", source: "HAMi values.yaml (birentech.com/gpu): a vendor accelc has no domain for",
+			cap: m{"birentech.com/gpu": "8"},
+			typ: inventory.TypeUnknown, vendor: "", sharing: inventory.Exclusive, count: 8, allocN: 8, why: "advertises birentech.com/gpu, an extended resource of no vendor accelc knows"},
+	})
+}
+
+// TestPerDeviceResources: a GPU advertised by its PCI name or its vGPU
+// type, as KubeVirt's and Confidential Containers' device plugin does.
+func TestPerDeviceResources(t *testing.T) {
+	runFamilies(t, []family{
+		{name: "coco-h200", source: "NVIDIA's Confidential Containers deployment (nvidia.com/GH100_H200_141GB, the sandbox device plugin's PCI-name resource)",
+			labels: m{"nvidia.com/gpu.workload.config": "vm-passthrough"}, cap: m{"nvidia.com/GH100_H200_141GB": "8", "devices.kubevirt.io/kvm": "1k"},
+			typ: "nvidia-h200-141gb", vendor: "nvidia", sharing: inventory.Exclusive, count: 8, allocN: 8, why: "nvidia.com/GH100_H200_141GB"},
+		{name: "kubevirt-h100", source: "a KubeVirt VM's gpus deviceName nvidia.com/GH100_H100_SXM5_80GB (beside the NVSwitch nvidia.com/GH100_H100_NVSwitch)",
+			cap: m{"nvidia.com/GH100_H100_SXM5_80GB": "8", "nvidia.com/GH100_H100_NVSwitch": "4"},
+			typ: "nvidia-h100-80gb", vendor: "nvidia", sharing: inventory.Exclusive, count: 8, allocN: 8, why: "nvidia.com/GH100_H100_SXM5_80GB"},
+		{name: "openshift-t4", source: "OpenShift Virtualization's HyperConverged permittedHostDevices (resourceName nvidia.com/TU104GL_Tesla_T4)",
+			cap: m{"nvidia.com/TU104GL_Tesla_T4": "2"},
+			typ: "nvidia-t4-16gb", vendor: "nvidia", sharing: inventory.Exclusive, count: 2, allocN: 2, why: "nvidia.com/TU104GL_Tesla_T4"},
+		{name: "kubevirt-vgpu", source: "KubeVirt's mediated devices (NVIDIA vGPU type GRID T4-16Q as the device plugin names it, nvidia.com/GRID_T4-16Q)",
+			cap: m{"nvidia.com/GRID_T4-16Q": "4"},
+			typ: "nvidia-t4-16gb", vendor: "nvidia", sharing: inventory.VGPU, count: 4, allocN: 4, why: "a vGPU type of that board"},
+	})
+}
+
+// TestProviderLabels: the providers' own labels.
+func TestProviderLabels(t *testing.T) {
+	runFamilies(t, []family{
+		{name: "crusoe-h100", source: "Crusoe's KServe example (crusoe.ai/accelerator node selector) and the cluster autoscaler's Crusoe provider (nvidia-h100-80gb-sxm-ib)",
+			labels: m{"crusoe.ai/accelerator": "nvidia-h100-80gb-sxm-ib"}, cap: m{"nvidia.com/gpu": "8"},
+			typ: "nvidia-h100-80gb", vendor: "nvidia", sharing: inventory.Exclusive, count: 8, allocN: 8, why: "crusoe.ai/accelerator=nvidia-h100-80gb-sxm-ib"},
+		{name: "crusoe-mi355x", source: "MLPerf runs on Crusoe (SEL='crusoe.ai/accelerator=amd-mi355x-288gb-roce')",
+			labels: m{"crusoe.ai/accelerator": "amd-mi355x-288gb-roce"}, cap: m{"amd.com/gpu": "8"},
+			typ: "amd-mi355x-288gb", vendor: "amd", sharing: inventory.Exclusive, count: 8, allocN: 8, why: "amd-mi355x-288gb-roce"},
+		{name: "coreweave-model", source: "llm-d benchmark scenarios (gpu.nvidia.com/model:H200 on CoreWeave's Kubernetes)",
+			labels: m{"gpu.nvidia.com/model": "H200"}, cap: m{"nvidia.com/gpu": "8"},
+			typ: "nvidia-h200-141gb", vendor: "nvidia", sharing: inventory.Exclusive, count: 8, allocN: 8, why: "gpu.nvidia.com/model=H200"},
+		{name: "azure-gb200", source: "Azure's ND GB200 v6 size (Standard_ND128isr_NDR_GB200_v6, 4 GPUs)",
+			labels: m{"node.kubernetes.io/instance-type": "Standard_ND128isr_NDR_GB200_v6"}, cap: m{"nvidia.com/gpu": "4"},
+			typ: "nvidia-gb200-186gb", vendor: "nvidia", sharing: inventory.Exclusive, count: 4, allocN: 4, why: "Standard_ND128isr_NDR_GB200_v6"},
+	})
+}
+
+// TestHAMiSharing: HAMi registers each GPU with how many containers may
+// share it; the device plugin offers it that many times.
+func TestHAMiSharing(t *testing.T) {
+	for _, anno := range []string{
+		// Older releases: id,count,mem,core,type,numa,health separated by ':'.
+		"GPU-0,10,40960,100,NVIDIA-NVIDIA A100-SXM4-40GB,0,true:GPU-1,10,40960,100,NVIDIA-NVIDIA A100-SXM4-40GB,0,true:",
+		// Current ones: JSON.
+		`[{"id":"GPU-0","count":10,"devmem":40960,"devcore":100,"type":"NVIDIA-NVIDIA A100-SXM4-40GB","health":true},{"id":"GPU-1","count":10,"devmem":40960,"devcore":100,"type":"NVIDIA-NVIDIA A100-SXM4-40GB","health":true}]`,
+	} {
+		n := node(t, "hami", m{"gpu": "on", "nvidia.com/gpu.product": "NVIDIA-A100-SXM4-40GB", "nvidia.com/gpu.count": "2"}, m{"nvidia.com/gpu": "20"}, nil)
+		n.Metadata.Annotations = map[string]string{"hami.io/node-nvidia-register": anno}
+		inv := inventory.Classify([]inventory.RawNode{n}, builtin(t), inventory.Options{})
+		require.Len(t, inv.Nodes, 1)
+		got := inv.Nodes[0]
+		assert.Equal(t, "nvidia-a100-40gb", got.AcceleratorType)
+		assert.Equal(t, inventory.TimeSliced, got.Sharing, "notes: %q", got.Notes)
+		assert.Equal(t, 10, got.Replicas)
+		assert.Equal(t, 2, got.Count)
+		assert.Equal(t, 20, got.Allocatable)
+	}
+}
+
+// TestSliceOnlyNode: a node whose devices only a vendor's DRA driver
+// publishes is listed.
+func TestSliceOnlyNode(t *testing.T) {
+	var s inventory.ResourceSlice
+	s.Spec.Driver = "tenstorrent.com"
+	s.Spec.NodeName = "tt-1"
+	raw := []inventory.RawNode{node(t, "tt-1", nil, m{"cpu": "64"}, nil)}
+	snap := &inventory.Snapshot{Nodes: raw, Slices: []inventory.ResourceSlice{s}}
+	inv := snap.Classify(builtin(t), inventory.Options{})
+	require.Len(t, inv.Nodes, 1)
+	assert.Equal(t, inventory.TypeUnknown, inv.Nodes[0].AcceleratorType)
+	assert.Contains(t, inv.Nodes[0].Notes[0], "publishes ResourceSlices of tenstorrent.com")
+}
