@@ -515,7 +515,7 @@ func (s *suite) userClient(t *testing.T, user string) (kubernetes.Interface, dyn
 		// Kubernetes' edit role lets namespace members claim devices.
 		{APIGroups: []string{"resource.k8s.io"}, Resources: []string{"resourceclaims", "resourceclaimtemplates"}, Verbs: write},
 		// ODH's workbenches and Kubeflow's jobs, as their users make them.
-		{APIGroups: []string{"kubeflow.org", "ray.io", "jobset.x-k8s.io"}, Resources: []string{"*"}, Verbs: write},
+		{APIGroups: []string{"kubeflow.org", "ray.io", "jobset.x-k8s.io", "leaderworkerset.x-k8s.io", "workload.codeflare.dev", "trainer.kubeflow.org"}, Resources: []string{"*"}, Verbs: write},
 	})
 	cfg := s.cp.UserRESTConfig(t, user)
 	cs, err := kubernetes.NewForConfig(cfg)

@@ -42,8 +42,12 @@ export GOTOOLCHAIN=local
 # versions. Of the Open Data Hub operator it serves only v2.35.0, which
 # predates the v1 HardwareProfile accelc renders, so that CRD is accelc's
 # own (tools/e2e/crds/), checked against v2.35.0's by tools/upstream.
-# JobSet's, KubeRay's RayCluster and the training operator's PyTorchJob
-# are the ML workloads whose templates accelc's policies judge.
+# JobSet's, KubeRay's RayCluster and RayJob, the training operator's
+# PyTorchJob, LeaderWorkerSet's, AppWrapper's, the MPI operator's v2beta1
+# MPIJob and Kubeflow Trainer's TrainJob are the ML workloads whose
+# templates accelc's policies judge at the workload. (KServe's
+# InferenceService is judged too, but its CRD with a schema is over a
+# megabyte beyond these, and no end-to-end test makes one.)
 CRD_MODULES=(
 	"sigs.k8s.io/kueue@$KUEUE_VERSION config/components/crd/bases/kueue.x-k8s.io_resourceflavors.yaml config/components/crd/bases/kueue.x-k8s.io_clusterqueues.yaml config/components/crd/bases/kueue.x-k8s.io_localqueues.yaml config/components/crd/bases/kueue.x-k8s.io_workloadpriorityclasses.yaml config/components/crd/bases/kueue.x-k8s.io_cohorts.yaml"
 	"sigs.k8s.io/node-feature-discovery@$NFD_VERSION deployment/base/nfd-crds/nfd-api-crds.yaml"
@@ -52,8 +56,12 @@ CRD_MODULES=(
 	"github.com/prometheus-operator/prometheus-operator@v0.85.0 example/prometheus-operator-crd/monitoring.coreos.com_prometheusrules.yaml"
 	"sigs.k8s.io/karpenter@$KARPENTER_VERSION pkg/apis/crds/karpenter.sh_nodepools.yaml"
 	"sigs.k8s.io/jobset@v0.10.1 config/components/crd/bases/jobset.x-k8s.io_jobsets.yaml"
-	"github.com/ray-project/kuberay/ray-operator@v1.4.0 config/crd/bases/ray.io_rayclusters.yaml"
+	"github.com/ray-project/kuberay/ray-operator@v1.4.0 config/crd/bases/ray.io_rayclusters.yaml config/crd/bases/ray.io_rayjobs.yaml"
 	"github.com/kubeflow/training-operator@v1.8.1 manifests/base/crds/kubeflow.org_pytorchjobs.yaml"
+	"sigs.k8s.io/lws@v0.7.0 config/crd/bases/leaderworkerset.x-k8s.io_leaderworkersets.yaml"
+	"github.com/project-codeflare/appwrapper@v1.1.2 config/crd/bases/workload.codeflare.dev_appwrappers.yaml"
+	"github.com/kubeflow/mpi-operator@v0.6.0 manifests/base/kubeflow.org_mpijobs.yaml"
+	"github.com/kubeflow/trainer/v2@v2.1.0 manifests/base/crds/trainer.kubeflow.org_trainjobs.yaml"
 )
 
 # check_pin fails when a tools module requires another version than asked.

@@ -73,7 +73,7 @@ var AdmissionKinds = []MatchKind{
 	// A Notebook's pod takes the Notebook's labels and its template's
 	// spec, which Gatekeeper's expansion cannot put together: the
 	// library judges a Notebook as that pod itself.
-	{APIGroups: []string{"kubeflow.org"}, Kinds: []string{"Notebook", "PyTorchJob"}},
+	{APIGroups: []string{"kubeflow.org"}, Kinds: []string{"Notebook", "PyTorchJob", "MPIJob"}},
 	// Kueue reads a workload's queue and priority from the workload's own
 	// labels: the entitlement policy judges them on the workload.
 	// On an UPDATE, the admission entry judges the templates of every kind
@@ -82,7 +82,14 @@ var AdmissionKinds = []MatchKind{
 	{APIGroups: []string{"apps"}, Kinds: []string{"Deployment", "StatefulSet", "ReplicaSet", "DaemonSet"}},
 	{APIGroups: []string{"batch"}, Kinds: []string{"Job", "CronJob"}},
 	{APIGroups: []string{"jobset.x-k8s.io"}, Kinds: []string{"JobSet"}},
-	{APIGroups: []string{"ray.io"}, Kinds: []string{"RayCluster"}},
+	{APIGroups: []string{"ray.io"}, Kinds: []string{"RayCluster", "RayJob"}},
+	{APIGroups: []string{"leaderworkerset.x-k8s.io"}, Kinds: []string{"LeaderWorkerSet"}},
+	// Kinds whose pods the library composes from the object itself (an
+	// AppWrapper's wrapped objects, a TrainJob's trainer, an
+	// InferenceService's components): no ExpansionTemplate reaches them.
+	{APIGroups: []string{"workload.codeflare.dev"}, Kinds: []string{"AppWrapper"}},
+	{APIGroups: []string{"trainer.kubeflow.org"}, Kinds: []string{"TrainJob"}},
+	{APIGroups: []string{"serving.kserve.io"}, Kinds: []string{"InferenceService"}},
 }
 
 // Name is the template's metadata.name: the kind, lower-cased.

@@ -20,12 +20,19 @@ func Audit(ctx context.Context, res *Result, src Source, file string) (*audit.Re
 		return nil, fmt.Errorf("audit: %s was not rendered", res.Dir)
 	}
 	var (
-		set  *workloads.Set
-		from string
-		err  error
+		set      *workloads.Set
+		from     string
+		err      error
+		unjudged []workloads.UnjudgedKind
+		warnings []string
 	)
 	if src.Live && file == "" {
 		if set, err = workloads.ReadLive(ctx, src.LiveOptions); err != nil {
+			return nil, &OutsideError{Err: err}
+		}
+		// The kinds the cluster serves whose pod templates accelc would
+		// judge only at their pods: an operator installed since.
+		if unjudged, warnings, err = workloads.ReadUnjudgedKinds(ctx, src.LiveOptions); err != nil {
 			return nil, &OutsideError{Err: err}
 		}
 		from = "live"
@@ -44,5 +51,11 @@ func Audit(ctx context.Context, res *Result, src Source, file string) (*audit.Re
 			return nil, fmt.Errorf("%s holds no workloads: take the snapshot with `accelc inventory snapshot --live --workloads --out-file %s`, or audit the cluster with --live", from, from)
 		}
 	}
-	return audit.Run(ctx, audit.Input{Model: res.Model, Inventory: res.Inventory, Tree: res.Tree, Workloads: set, Source: from})
+	r, err := audit.Run(ctx, audit.Input{Model: res.Model, Inventory: res.Inventory, Tree: res.Tree, Workloads: set, Source: from})
+	if err != nil {
+		return nil, err
+	}
+	r.UnjudgedKinds = unjudged
+	r.Warnings = append(r.Warnings, warnings...)
+	return r, nil
 }

@@ -65,8 +65,13 @@ type Report struct {
 	// taints of their pool or MIG config) and the pods that would evict:
 	// by this tree where the pool's node stage is deny, else (withheld)
 	// once it moves there.
-	Nodes    []NodeChange `json:"nodes,omitempty"`
-	Warnings []string     `json:"warnings,omitempty"`
+	Nodes []NodeChange `json:"nodes,omitempty"`
+	// UnjudgedKinds are the kinds a live cluster serves whose schemas
+	// embed pod templates that accelc does not judge at the workload
+	// (workloads.ReadUnjudgedKinds): their pods are judged only when made,
+	// after the workload was accepted. Read only with --live.
+	UnjudgedKinds []workloads.UnjudgedKind `json:"unjudgedKinds,omitempty"`
+	Warnings      []string                 `json:"warnings,omitempty"`
 }
 
 // Totals count workloads (and their pods) by finding. A workload is

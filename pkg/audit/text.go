@@ -84,6 +84,12 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	r.writeNodes(&b)
 	r.writeUnaccounted(&b)
+	if len(r.UnjudgedKinds) > 0 {
+		fmt.Fprintf(&b, "\nkinds served whose pod templates accelc does not judge at the workload (%d): their pods are judged only when their controller makes them, after the workload (and Kueue's admission of it) was accepted\n", len(r.UnjudgedKinds))
+		for _, k := range r.UnjudgedKinds {
+			fmt.Fprintf(&b, "  %s: %s\n", k, strings.Join(k.Paths, ", "))
+		}
+	}
 	for _, warning := range r.Warnings {
 		fmt.Fprintf(&b, "\nwarning: %s\n", warning)
 	}

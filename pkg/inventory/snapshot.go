@@ -63,6 +63,7 @@ type Condition struct {
 var workloadKinds = map[string]bool{
 	"Pod": true, "Deployment": true, "StatefulSet": true, "ReplicaSet": true, "DaemonSet": true,
 	"Job": true, "CronJob": true, "Notebook": true, "PyTorchJob": true, "RayCluster": true, "JobSet": true,
+	"RayJob": true, "LeaderWorkerSet": true, "MPIJob": true, "AppWrapper": true, "TrainJob": true, "InferenceService": true,
 	"ResourceClaim": true, "ResourceClaimTemplate": true,
 }
 

@@ -41,6 +41,13 @@ type WorkloadKind struct {
 	// (list_template_pods in the Rego library), and the pods are
 	// labelled when they are made.
 	Lists []TemplateList
+	// Composed: the kind's pods are not made from pod templates of one
+	// shape but composed by its controller (an AppWrapper's wrapped
+	// objects, a TrainJob's trainer and overrides, an InferenceService's
+	// PodSpec-like components): the admission constraint builds each pod
+	// the object says, as far as it says it (list_template_pods in the
+	// Rego library), and the pods are labelled when they are made.
+	Composed bool
 }
 
 // TemplateList is a list of a workload's pod templates.
@@ -57,7 +64,12 @@ type PodTemplate struct {
 	Path []string
 	// Expansion names the Gatekeeper ExpansionTemplate that checks the
 	// template as the pod it makes; "" for a kind the constraint judges
-	// itself (ObjectLabels).
+	// itself (ObjectLabels), and for a template the object may leave out
+	// (a RayJob's cluster, a LeaderWorkerSet's leader): Gatekeeper's
+	// webhook fails a request whose object lacks an ExpansionTemplate's
+	// source, so the admission constraint judges such a template as the
+	// pod it makes where it is there (constraint_paths in the Rego
+	// library).
 	Expansion string
 }
 
@@ -88,6 +100,36 @@ var WorkloadKinds = []WorkloadKind{
 	}, Lists: []TemplateList{{Path: []string{"spec", "workerGroupSpecs"}, Template: []string{"template"}, Name: "groupName"}}},
 	{Group: "jobset.x-k8s.io", Versions: []string{"v1alpha2"}, Kind: "JobSet", Resource: "jobsets",
 		Lists: []TemplateList{{Path: []string{"spec", "replicatedJobs"}, Template: []string{"template", "spec", "template"}, Name: "name"}}},
+	// KubeRay's RayJob holds a whole RayCluster spec (none where it
+	// selects a running cluster), and the pod template of the Job that
+	// submits its entrypoint, if it sets one: every template may be
+	// absent, so the constraint judges each itself.
+	{Policy: "rayjobs", Group: "ray.io", Versions: v1, Kind: "RayJob", Resource: "rayjobs", Templates: []PodTemplate{
+		{Path: []string{"spec", "rayClusterSpec", "headGroupSpec", "template"}},
+		{Path: []string{"spec", "submitterPodTemplate"}},
+	}, Lists: []TemplateList{{Path: []string{"spec", "rayClusterSpec", "workerGroupSpecs"}, Template: []string{"template"}, Name: "groupName"}}},
+	// A LeaderWorkerSet's leader template is optional: without it the
+	// leader is made from the worker template.
+	{Policy: "leaderworkersets", Group: "leaderworkerset.x-k8s.io", Versions: v1, Kind: "LeaderWorkerSet", Resource: "leaderworkersets", Templates: []PodTemplate{
+		{Path: []string{"spec", "leaderWorkerTemplate", "leaderTemplate"}},
+		{Path: []string{"spec", "leaderWorkerTemplate", "workerTemplate"}, Expansion: "accelc-leaderworkerset-worker"},
+	}},
+	// The MPI operator's v2beta1 MPIJob (Kueue's MPIJob integration):
+	// the operator requires the launcher; a job may have no workers.
+	{Policy: "mpijobs", Group: "kubeflow.org", Versions: []string{"v2beta1"}, Kind: "MPIJob", Resource: "mpijobs", Templates: []PodTemplate{
+		{Path: []string{"spec", "mpiReplicaSpecs", "Launcher", "template"}, Expansion: "accelc-mpijob-launcher"},
+		{Path: []string{"spec", "mpiReplicaSpecs", "Worker", "template"}},
+	}},
+	// An AppWrapper wraps whole objects (spec.components[].template),
+	// whose pod templates are where their own kinds hold them or where
+	// the component's podSets paths say.
+	{Group: "workload.codeflare.dev", Versions: []string{"v1beta2"}, Kind: "AppWrapper", Resource: "appwrappers", Composed: true},
+	// Kubeflow Trainer's TrainJob: its pods come from the runtime it
+	// references; what the TrainJob itself says of them is judged.
+	{Group: "trainer.kubeflow.org", Versions: []string{"v1alpha1"}, Kind: "TrainJob", Resource: "trainjobs", Composed: true},
+	// KServe's InferenceService: its predictor, transformer and explainer
+	// are PodSpecs with the component's fields inline.
+	{Group: "serving.kserve.io", Versions: []string{"v1beta1"}, Kind: "InferenceService", Resource: "inferenceservices", Composed: true},
 }
 
 var (

@@ -121,5 +121,6 @@ func TestOrder(t *testing.T) {
 		kinds = append(kinds, k.Kind)
 	}
 	assert.Equal(t, []string{"Pod", "Deployment", "StatefulSet", "ReplicaSet", "DaemonSet", "Job", "CronJob",
-		"Notebook", "PyTorchJob", "RayCluster", "JobSet", "ResourceClaim", "ResourceClaimTemplate"}, kinds)
+		"Notebook", "PyTorchJob", "RayCluster", "JobSet", "RayJob", "LeaderWorkerSet", "MPIJob", "AppWrapper", "TrainJob", "InferenceService",
+		"ResourceClaim", "ResourceClaimTemplate"}, kinds)
 }

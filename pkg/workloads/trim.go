@@ -50,7 +50,8 @@ var visibilityEnv = []string{
 // kubectl's last-applied copy; its status but for status.phase (a pod's
 // other status holds its addresses); and in every pod spec it holds (a
 // Pod's own, and every pod template, however deep: any object with a
-// containers list is a pod spec) the image pull secrets, host aliases
+// containers list is a pod spec, and any other with an env list a
+// container, as a TrainJob's trainer) the image pull secrets, host aliases
 // and DNS configuration, and each container's args, command, envFrom
 // and environment values (value and valueFrom; the device visibility
 // variables' values are kept). What policies judge stays: names,
@@ -113,6 +114,10 @@ func trimPodSpecs(v any) {
 	case map[string]any:
 		if _, ok := v["containers"].([]any); ok {
 			trimPodSpec(v)
+		} else if _, ok := v["env"].([]any); ok {
+			// A container written inline outside a pod spec (a
+			// TrainJob's trainer, an InferenceService's model).
+			trimContainer(v)
 		}
 		for _, e := range v {
 			trimPodSpecs(e)
@@ -131,24 +136,28 @@ func trimPodSpec(spec map[string]any) {
 	for _, list := range containerLists {
 		cs, _ := spec[list].([]any)
 		for _, c := range cs {
-			c, ok := c.(map[string]any)
-			if !ok {
-				continue
+			if c, ok := c.(map[string]any); ok {
+				trimContainer(c)
 			}
-			for _, f := range droppedContainer {
-				delete(c, f)
-			}
-			env, _ := c["env"].([]any)
-			for _, e := range env {
-				e, ok := e.(map[string]any)
-				if !ok {
-					continue
-				}
-				if name, _ := e["name"].(string); !slices.Contains(visibilityEnv, name) {
-					delete(e, "value")
-					delete(e, "valueFrom")
-				}
-			}
+		}
+	}
+}
+
+// trimContainer drops what a container passes its process, and its
+// environment's values but the device visibility variables'.
+func trimContainer(c map[string]any) {
+	for _, f := range droppedContainer {
+		delete(c, f)
+	}
+	env, _ := c["env"].([]any)
+	for _, e := range env {
+		e, ok := e.(map[string]any)
+		if !ok {
+			continue
+		}
+		if name, _ := e["name"].(string); !slices.Contains(visibilityEnv, name) {
+			delete(e, "value")
+			delete(e, "valueFrom")
 		}
 	}
 }

@@ -204,6 +204,37 @@ spec:
       template: {spec: {containers: [{name: r, image: r:1}]}}
 `,
 	}, {
+		name: "trainjob and inferenceservice: containers written inline",
+		in: `
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: tj, namespace: team-a}
+spec:
+  runtimeRef: {name: torch-distributed}
+  trainer:
+    image: t:1
+    command: [torchrun, --token=s3cret]
+    env: [{name: TOKEN, value: s3cret}, {name: NVIDIA_VISIBLE_DEVICES, value: all}]
+    resourcesPerNode: {limits: {nvidia.com/gpu: "8"}}
+  kserveLike:
+    predictor:
+      model: {modelFormat: {name: vllm}, args: [--api-key=s3cret], env: [{name: KEY, valueFrom: {secretKeyRef: {name: creds, key: k}}}]}
+`,
+		want: `
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: tj, namespace: team-a}
+spec:
+  runtimeRef: {name: torch-distributed}
+  trainer:
+    image: t:1
+    env: [{name: TOKEN}, {name: NVIDIA_VISIBLE_DEVICES, value: all}]
+    resourcesPerNode: {limits: {nvidia.com/gpu: "8"}}
+  kserveLike:
+    predictor:
+      model: {modelFormat: {name: vllm}, env: [{name: KEY}]}
+`,
+	}, {
 		name: "what is not a pod spec is left alone",
 		in: `
 apiVersion: resource.k8s.io/v1

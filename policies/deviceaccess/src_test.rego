@@ -1,6 +1,7 @@
 package accelcdeviceaccess_test
 
 import data.accelcdeviceaccess.violation
+import data.lib.accelc
 import data.lib.fixtures as f
 
 label := "accelerator.opendatahub.io/type"
@@ -281,4 +282,57 @@ test_retired_profile_named_in_placement if {
 	spec := {"containers": [f.gpu_container(1)], "nodeSelector": {"accelerator.opendatahub.io/type": "nvidia-v100-16gb"}}
 	some v in violation with input as f.input_for(f.pod("ml", f.profile("retired-gpu"), spec)) with data.inventory as f.inventory
 	contains(v.msg, `hardware profile "retired-gpu" is retired: use premium-gpu`)
+}
+
+# The pods the admission entry composes from a workload, as it judges them.
+composed_msgs(w) := {[where, v.msg] |
+	inp := f.input_for(w)
+	pods := accelc.list_template_pods with input as inp
+	some where, pod in pods
+	some v in violation with input as object.union(inp, {"review": {"object": pod, "fromTemplate": true}}) with data.inventory as f.inventory
+}
+
+# A TrainJob's override reaches the pods of the jobs it targets: a
+# container's environment that names every GPU is judged there.
+test_trainjob_override_visible_devices_denied if {
+	w := {
+		"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
+		"metadata": {"name": "tj", "namespace": "ml"},
+		"spec": {"runtimeRef": {"name": "torch-distributed"}, "podTemplateOverrides": [{
+			"targetJobs": [{"name": "dataset-initializer"}],
+			"spec": {"containers": [{"name": "dataset-initializer", "env": [{"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"}]}]},
+		}]},
+	}
+	some [where, msg] in composed_msgs(w)
+	where == "podTemplateOverrides[0] dataset-initializer"
+	contains(msg, "sets NVIDIA_VISIBLE_DEVICES=all")
+}
+
+# An InferenceService's transformer mounts what a pod would.
+test_inferenceservice_transformer_host_path_denied if {
+	w := {
+		"apiVersion": "serving.kserve.io/v1beta1", "kind": "InferenceService",
+		"metadata": {"name": "isvc", "namespace": "ml"},
+		"spec": {
+			"predictor": {"model": {"modelFormat": {"name": "sklearn"}, "storageUri": "s3://models/x"}},
+			"transformer": {"containers": [cpu], "volumes": [{"name": "h", "hostPath": {"path": "/dev"}}]},
+		},
+	}
+	some [where, msg] in composed_msgs(w)
+	where == "transformer"
+	contains(msg, "mounts host path")
+}
+
+# A component of a wrapped object the AppWrapper controller creates.
+test_appwrapper_privileged_component_denied if {
+	w := {
+		"apiVersion": "workload.codeflare.dev/v1beta2", "kind": "AppWrapper",
+		"metadata": {"name": "aw", "namespace": "ml"},
+		"spec": {"components": [{"template": {
+			"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
+			"spec": {"template": {"spec": {"containers": [object.union(cpu, {"securityContext": {"privileged": true}})]}}},
+		}}]},
+	}
+	some [where, _] in composed_msgs(w)
+	where == "components[0] Deployment template.spec.template"
 }

@@ -188,12 +188,13 @@ violation contains {"msg": msg} if {
 	])
 }
 
-# Kueue admits a Job (and a JobSet, a PyTorchJob, a RayCluster, the pods
-# of a Deployment or StatefulSet) as one workload, and reads its queue and
+# Kueue admits a Job (and a JobSet, a PyTorchJob, an MPIJob, a RayCluster,
+# a RayJob, a LeaderWorkerSet, an AppWrapper, a TrainJob, the pods of a
+# Deployment or StatefulSet) as one workload, and reads its queue and
 # WorkloadPriorityClass from the workload's own labels (a CronJob's from
 # its Jobs' template), not from its pods'. So the workload's labels are
 # held to what its templates' profiles allow, like a pod's.
-workload_kinds := {"Job", "CronJob", "JobSet", "PyTorchJob", "RayCluster", "Deployment", "StatefulSet"}
+workload_kinds := {"Job", "CronJob", "JobSet", "PyTorchJob", "MPIJob", "RayCluster", "RayJob", "LeaderWorkerSet", "AppWrapper", "TrainJob", "Deployment", "StatefulSet"}
 
 workload := input.review.object if input.review.object.kind in workload_kinds
 
@@ -231,6 +232,17 @@ workload_templates contains t if {
 	workload.kind == "RayCluster"
 	some g in workload.spec.workerGroupSpecs
 	t := g.template
+}
+
+workload_templates contains t if {
+	workload.kind in {"RayJob", "LeaderWorkerSet", "MPIJob"}
+	some [_, t] in accelc.object_templates(workload)
+}
+
+# An AppWrapper's wrapped templates, a TrainJob's pods as it says them.
+workload_templates contains t if {
+	workload.kind in {"AppWrapper", "TrainJob"}
+	some t in accelc.list_template_pods
 }
 
 template_profile(t) := n if {

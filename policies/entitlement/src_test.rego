@@ -1,6 +1,7 @@
 package accelcentitlement_test
 
 import data.accelcentitlement.violation
+import data.lib.accelc
 import data.lib.fixtures as f
 
 pod_in(ns, profile, containers) := f.input_for(f.pod(ns, f.profile(profile), {"containers": containers}))
@@ -313,4 +314,205 @@ test_pod_owned_by_a_jobset_denied if {
 	inp := object.union(as_user(owned_pod([]), [js], "system:serviceaccount:kube-system:job-controller"), {"parameters": params})
 	some v in violation with input as inp with data.inventory as f.inventory
 	contains(v.msg, "not the JobSet controller (none: it makes no pod itself)")
+}
+
+# The kinds whose pod templates the admission entry judges as the pods
+# they make (accelc.list_template_pods: templates in lists, wrapped
+# objects, composed pods): the entry's judgement, where by where.
+template_msgs(w) := {[where, v.msg] |
+	inp := f.input_for(w)
+	pods := accelc.list_template_pods with input as inp
+	some where, pod in pods
+	some v in violation with input as object.union(inp, {"review": {"object": pod, "fromTemplate": true}}) with data.inventory as f.inventory
+}
+
+gpu_template(profile) := {"metadata": {"annotations": f.profile(profile)}, "spec": {"containers": [f.gpu_container(1)]}}
+
+cpu_template := {"spec": {"containers": [{"name": "main", "image": "x"}]}}
+
+rayjob(ns, labels, head, worker) := {
+	"apiVersion": "ray.io/v1",
+	"kind": "RayJob",
+	"metadata": {"name": "rj", "namespace": ns, "labels": labels},
+	"spec": {"entrypoint": "python train.py", "rayClusterSpec": {
+		"headGroupSpec": {"rayStartParams": {}, "template": head},
+		"workerGroupSpecs": [{"groupName": "gpu", "replicas": 1, "rayStartParams": {}, "template": worker}],
+	}},
+}
+
+test_rayjob_worker_of_unentitled_profile_denied if {
+	some [where, msg] in template_msgs(rayjob("serving", {}, cpu_template, gpu_template("premium-gpu")))
+	where == "workerGroupSpecs[0] gpu"
+	contains(msg, "team model-serving may not use")
+}
+
+test_rayjob_worker_of_entitled_profile_admitted if {
+	count(template_msgs(rayjob("ml", {}, cpu_template, gpu_template("premium-gpu")))) == 0
+}
+
+# Kueue ranks a RayJob by its own label.
+test_rayjob_priority_label_above_tier_denied if {
+	w := rayjob("slices", {"kueue.x-k8s.io/priority-class": "production-inference"}, cpu_template, {
+		"metadata": {"annotations": f.profile("mig-slice")},
+		"spec": {"containers": [{"name": "main", "image": "x", "resources": {"limits": {"nvidia.com/mig-1g.5gb": 1}}}]},
+	})
+	some v in violation with input as f.input_for(w) with data.inventory as f.inventory
+	contains(v.msg, "RayJob rj: label kueue.x-k8s.io/priority-class=production-inference (1000) outranks team mig-team's tier research (100) in Kueue")
+}
+
+test_rayjob_head_profile_holds_its_label if {
+	w := rayjob("slices", {"kueue.x-k8s.io/priority-class": "research"}, {
+		"metadata": {"annotations": f.profile("mig-slice")},
+		"spec": {"containers": [{"name": "main", "image": "x", "resources": {"limits": {"nvidia.com/mig-1g.5gb": 1}}}]},
+	}, cpu_template)
+	count(violation) == 0 with input as f.input_for(w) with data.inventory as f.inventory
+}
+
+lws(ns, labels, leader, worker) := {
+	"apiVersion": "leaderworkerset.x-k8s.io/v1",
+	"kind": "LeaderWorkerSet",
+	"metadata": {"name": "lws", "namespace": ns, "labels": labels},
+	"spec": {"replicas": 1, "leaderWorkerTemplate": {"size": 2, "leaderTemplate": leader, "workerTemplate": worker}},
+}
+
+test_lws_queue_label_of_another_profile_denied if {
+	w := lws("slices", {"kueue.x-k8s.io/queue-name": "premium"}, cpu_template, {
+		"metadata": {"annotations": f.profile("mig-slice")},
+		"spec": {"containers": [{"name": "main", "image": "x", "resources": {"limits": {"nvidia.com/mig-1g.5gb": 1}}}]},
+	})
+	some v in violation with input as f.input_for(w) with data.inventory as queue_profile
+	contains(v.msg, `LeaderWorkerSet lws: Kueue queues it by its label kueue.x-k8s.io/queue-name=premium, but hardware profile "mig-slice" schedules through LocalQueue mig-slice`)
+}
+
+mpijob(labels, worker) := {
+	"apiVersion": "kubeflow.org/v2beta1",
+	"kind": "MPIJob",
+	"metadata": {"name": "mpi", "namespace": "slices", "labels": labels},
+	"spec": {"mpiReplicaSpecs": {"Launcher": {"replicas": 1, "template": cpu_template}, "Worker": {"replicas": 2, "template": worker}}},
+}
+
+test_mpijob_priority_label_above_tier_denied if {
+	w := mpijob({"kueue.x-k8s.io/priority-class": "production-inference"}, {
+		"metadata": {"annotations": f.profile("mig-slice")},
+		"spec": {"containers": [{"name": "main", "image": "x", "resources": {"limits": {"nvidia.com/mig-1g.5gb": 1}}}]},
+	})
+	some v in violation with input as f.input_for(w) with data.inventory as f.inventory
+	contains(v.msg, "MPIJob mpi: label kueue.x-k8s.io/priority-class=production-inference (1000) outranks")
+}
+
+appwrapper(ns, labels, components) := {
+	"apiVersion": "workload.codeflare.dev/v1beta2",
+	"kind": "AppWrapper",
+	"metadata": {"name": "aw", "namespace": ns, "labels": labels},
+	"spec": {"components": components},
+}
+
+wrapped_job(t) := {"template": {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j"}, "spec": {"template": t}}}
+
+# A wrapped Job's template is where a Job holds it.
+test_appwrapper_job_of_unentitled_profile_denied if {
+	some [where, msg] in template_msgs(appwrapper("serving", {}, [wrapped_job(gpu_template("premium-gpu"))]))
+	where == "components[0] Job template.spec.template"
+	contains(msg, "team model-serving may not use")
+}
+
+test_appwrapper_job_of_entitled_profile_admitted if {
+	count(template_msgs(appwrapper("ml", {}, [wrapped_job(gpu_template("premium-gpu"))]))) == 0
+}
+
+# A wrapped kind accelc does not know is read where its podSets say,
+# through lists too.
+test_appwrapper_declared_pod_set_denied if {
+	c := {
+		"podSets": [{"replicas": 2, "path": "template.spec.groups[1].podTemplate"}],
+		"template": {"apiVersion": "example.com/v1", "kind": "Trainer", "metadata": {"name": "t"}, "spec": {"groups": [
+			{"podTemplate": cpu_template},
+			{"podTemplate": gpu_template("premium-gpu")},
+		]}},
+	}
+	some [where, msg] in template_msgs(appwrapper("serving", {}, [c]))
+	where == "components[0] Trainer template.spec.groups[1].podTemplate"
+	contains(msg, "team model-serving may not use")
+}
+
+test_appwrapper_wrapped_rayjob_workers_judged if {
+	some [where, _] in template_msgs(appwrapper("serving", {}, [{"template": rayjob("serving", {}, cpu_template, gpu_template("premium-gpu"))}]))
+	where == "components[0] RayJob template.spec.rayClusterSpec.workerGroupSpecs[0].template"
+}
+
+test_appwrapper_priority_label_above_tier_denied if {
+	w := appwrapper("slices", {"kueue.x-k8s.io/priority-class": "production-inference"}, [wrapped_job({
+		"metadata": {"annotations": f.profile("mig-slice")},
+		"spec": {"containers": [{"name": "main", "image": "x", "resources": {"limits": {"nvidia.com/mig-1g.5gb": 1}}}]},
+	})])
+	some v in violation with input as f.input_for(w) with data.inventory as f.inventory
+	contains(v.msg, "AppWrapper aw: label kueue.x-k8s.io/priority-class=production-inference (1000) outranks")
+}
+
+trainjob(ns, annotations, spec) := {
+	"apiVersion": "trainer.kubeflow.org/v1alpha1",
+	"kind": "TrainJob",
+	"metadata": {"name": "tj", "namespace": ns, "annotations": annotations},
+	"spec": object.union({"runtimeRef": {"name": "torch-distributed"}}, spec),
+}
+
+# A TrainJob's trainer asks for GPUs per node under the profile it names.
+test_trainjob_of_unentitled_profile_denied if {
+	w := trainjob("serving", f.profile("premium-gpu"), {"trainer": {"numNodes": 2, "resourcesPerNode": {"limits": {"nvidia.com/gpu": 1}}}})
+	some [where, msg] in template_msgs(w)
+	where == "trainer node"
+	contains(msg, "team model-serving may not use")
+}
+
+test_trainjob_of_entitled_profile_admitted if {
+	w := trainjob("ml", f.profile("premium-gpu"), {"trainer": {"numNodes": 2, "resourcesPerNode": {"limits": {"nvidia.com/gpu": 1}}}})
+	count(template_msgs(w)) == 0
+}
+
+# The profile may be named in an override's metadata (Trainer v2.1), and
+# an override of another job is judged as that job's pods.
+test_trainjob_override_profile_denied if {
+	w := trainjob("serving", {}, {"podTemplateOverrides": [{"targetJobs": [{"name": "node"}], "metadata": {"annotations": f.profile("premium-gpu")}}]})
+	some [where, msg] in template_msgs(w)
+	where == "trainer node"
+	contains(msg, "team model-serving may not use")
+}
+
+isvc(ns, labels, predictor) := {
+	"apiVersion": "serving.kserve.io/v1beta1",
+	"kind": "InferenceService",
+	"metadata": {"name": "isvc", "namespace": ns, "labels": labels},
+	"spec": {"predictor": predictor},
+}
+
+# A predictor's model container is the kserve-container of its pods.
+test_inferenceservice_model_of_unentitled_profile_denied if {
+	w := isvc("serving", {}, {"annotations": f.profile("premium-gpu"), "model": {"modelFormat": {"name": "vllm"}, "resources": {"limits": {"nvidia.com/gpu": 1}}}})
+	some [where, msg] in template_msgs(w)
+	where == "predictor"
+	contains(msg, "team model-serving may not use")
+}
+
+test_inferenceservice_of_entitled_profile_admitted if {
+	w := isvc("ml", {}, {"annotations": f.profile("premium-gpu"), "model": {"modelFormat": {"name": "vllm"}, "resources": {"limits": {"nvidia.com/gpu": 1}}}})
+	count(template_msgs(w)) == 0
+}
+
+# A RayJob's head may be absent (a RayJob that selects a running cluster):
+# the constraint judges it where it is there.
+test_rayjob_head_of_unentitled_profile_denied if {
+	some [where, msg] in template_msgs(rayjob("serving", {}, gpu_template("premium-gpu"), cpu_template))
+	where == "spec.rayClusterSpec.headGroupSpec.template"
+	contains(msg, "team model-serving may not use")
+}
+
+test_rayjob_on_a_running_cluster_has_no_pods if {
+	w := {"apiVersion": "ray.io/v1", "kind": "RayJob", "metadata": {"name": "rj", "namespace": "serving"}, "spec": {"entrypoint": "python x.py", "clusterSelector": {"ray.io/cluster": "shared"}}}
+	count(accelc.list_template_pods) == 0 with input as f.input_for(w)
+}
+
+test_lws_leader_of_unentitled_profile_denied if {
+	some [where, msg] in template_msgs(lws("serving", {}, gpu_template("premium-gpu"), cpu_template))
+	where == "spec.leaderWorkerTemplate.leaderTemplate"
+	contains(msg, "team model-serving may not use")
 }

@@ -93,20 +93,183 @@ forecast if input.parameters.forecast == true
 # the pod from ODH's annotation when it is made) and its spec.
 list_template_pods[where] := template_pod(t) if {
 	w := input.review.object
-	w.kind == "JobSet"
-	startswith(object.get(w, "apiVersion", ""), "jobset.x-k8s.io/")
-	some i, rj in object.get(w, ["spec", "replicatedJobs"], [])
-	where := sprintf("replicatedJobs[%d] %v", [i, object.get(rj, "name", "")])
-	t := object.get(rj, ["template", "spec", "template"], {})
+	some l in object.get(template_lists, group_kind(w), [])
+	some i, e in object.get(w, l.path, [])
+	where := sprintf("%v[%d] %v", [l.path[count(l.path) - 1], i, object.get(e, l.name, "")])
+	t := object.get(e, l.template, {})
+}
+
+# The pod templates of the workload kinds accelc judges that no
+# ExpansionTemplate reaches, by group/kind (render.WorkloadKinds; a test
+# keeps these and fixed_templates equal to it): at fixed paths an object
+# may leave out, and in lists (the list, an element's template, and the
+# element's field that names it). An AppWrapper's wrapped objects are read
+# through them and fixed_templates.
+# The templates at fixed paths an object may leave out, which the
+# admission entry judges as the pods they make where they are there:
+# Gatekeeper's webhook fails a request whose object lacks an
+# ExpansionTemplate's source.
+constraint_paths := {
+	"ray.io/RayJob": [["spec", "rayClusterSpec", "headGroupSpec", "template"], ["spec", "submitterPodTemplate"]],
+	"leaderworkerset.x-k8s.io/LeaderWorkerSet": [["spec", "leaderWorkerTemplate", "leaderTemplate"]],
+	"kubeflow.org/MPIJob": [["spec", "mpiReplicaSpecs", "Worker", "template"]],
 }
 
 list_template_pods[where] := template_pod(t) if {
 	w := input.review.object
-	w.kind == "RayCluster"
-	startswith(object.get(w, "apiVersion", ""), "ray.io/")
-	some i, g in object.get(w, ["spec", "workerGroupSpecs"], [])
-	where := sprintf("workerGroupSpecs[%d] %v", [i, object.get(g, "groupName", "")])
-	t := object.get(g, "template", {})
+	some p in object.get(constraint_paths, group_kind(w), [])
+	t := object.get(w, p, null)
+	is_object(t)
+	where := concat(".", p)
+}
+
+template_lists := {
+	"ray.io/RayCluster": [{"path": ["spec", "workerGroupSpecs"], "template": ["template"], "name": "groupName"}],
+	"ray.io/RayJob": [{"path": ["spec", "rayClusterSpec", "workerGroupSpecs"], "template": ["template"], "name": "groupName"}],
+	"jobset.x-k8s.io/JobSet": [{"path": ["spec", "replicatedJobs"], "template": ["template", "spec", "template"], "name": "name"}],
+}
+
+# object_templates are the pod templates an object of a judged kind holds,
+# as [path, template] (the path as object.get takes it); a bare Pod is its
+# own template.
+object_templates(o) := ({[p, t] |
+	some p in array.concat(object.get(fixed_templates, group_kind(o), []), object.get(constraint_paths, group_kind(o), []))
+	t := object.get(o, p, null)
+	is_object(t)
+} | {[p, t] |
+	some l in object.get(template_lists, group_kind(o), [])
+	some i, e in object.get(o, l.path, [])
+	t := object.get(e, l.template, null)
+	is_object(t)
+	p := array.concat(array.concat(l.path, [i]), l.template)
+}) | {[[], o] | group_kind(o) == "/Pod"}
+
+# An AppWrapper's components each wrap a whole object (a Job, a
+# PyTorchJob, a RayJob, …), which the AppWrapper controller creates once
+# Kueue admits the AppWrapper: the pod templates are where the wrapped
+# object's kind holds them and where the component's podSets paths say
+# ("template.spec.template": "template" is the wrapped object). Kueue's
+# podSetInfos, which the controller merges into the templates, are
+# Kueue's, written on its admission, and not judged here; the pods
+# themselves are.
+list_template_pods[where] := template_pod(t) if {
+	w := input.review.object
+	group_kind(w) == "workload.codeflare.dev/AppWrapper"
+	some i, c in object.get(w, ["spec", "components"], [])
+	o := object.get(c, "template", {})
+	some [p, t] in wrapped_templates(o, c)
+	where := sprintf("components[%d] %v %v", [i, object.get(o, "kind", ""), wrapped_path(p)])
+}
+
+wrapped_templates(o, c) := object_templates(o) | {[p, t] |
+	some ps in object.get(c, "podSets", [])
+	startswith(object.get(ps, "path", ""), "template")
+	p := [k | some x in split(replace(replace(trim_prefix(ps.path, "template"), "[", ".["), "]", ""), "."); x != ""; k := path_key(x)]
+	t := object.get(o, p, null)
+	is_object(t)
+}
+
+path_key(x) := to_number(substring(x, 1, -1)) if startswith(x, "[")
+else := x
+
+# wrapped_path writes a path as an AppWrapper's podSets do.
+wrapped_path(p) := concat("", array.concat(["template"], [s |
+	some x in p
+	s := path_step(x)
+]))
+
+path_step(x) := sprintf("[%d]", [x]) if is_number(x)
+else := concat("", [".", x])
+
+# A TrainJob's pods come from the training runtime it references (a
+# ClusterTrainingRuntime's JobSet), which the TrainJob does not hold; what
+# the TrainJob says of them is judged: the trainer's container (its image,
+# env and resourcesPerNode, on the runtime's "node" job) and each override
+# of its jobs' pods (podTemplateOverrides, Trainer v2.1 on;
+# podSpecOverrides before), with the labels and annotations the TrainJob
+# gives them (spec.labels and spec.annotations, an override's metadata)
+# and the profile it names on itself.
+list_template_pods[where] := template_pod(trainjob_template(w, [o | some [_, o] in trainjob_overrides(w); "node" in o.targets], trainer_containers(w))) if {
+	w := input.review.object
+	group_kind(w) == "trainer.kubeflow.org/TrainJob"
+	where := "trainer node"
+}
+
+list_template_pods[where] := template_pod(trainjob_template(w, [o], [])) if {
+	w := input.review.object
+	group_kind(w) == "trainer.kubeflow.org/TrainJob"
+	some [at, o] in trainjob_overrides(w)
+	not "node" in o.targets
+	where := sprintf("%v %v", [at, concat(",", o.targets)])
+}
+
+trainjob_overrides(w) := {[sprintf("podTemplateOverrides[%d]", [i]), o] |
+	some i, x in object.get(w, ["spec", "podTemplateOverrides"], [])
+	o := {
+		"targets": [n | some j in object.get(x, "targetJobs", []); n := object.get(j, "name", "")],
+		"metadata": object.get(x, "metadata", {}),
+		"spec": object.get(x, "spec", {}),
+	}
+} | {[sprintf("podSpecOverrides[%d]", [i]), o] |
+	some i, x in object.get(w, ["spec", "podSpecOverrides"], [])
+	o := {
+		"targets": [n | some j in object.get(x, "targetJobs", []); n := object.get(j, "name", "")],
+		"metadata": {},
+		"spec": object.remove(x, ["targetJobs"]),
+	}
+}
+
+trainjob_template(w, overrides, containers) := {
+	"metadata": {
+		"labels": object.union_n(array.concat([own_profile(w, "labels", profile_label), object.get(w, ["spec", "labels"], {})], [object.get(o.metadata, "labels", {}) | some o in overrides])),
+		"annotations": object.union_n(array.concat([own_profile(w, "annotations", profile_annotation), object.get(w, ["spec", "annotations"], {})], [object.get(o.metadata, "annotations", {}) | some o in overrides])),
+	},
+	"spec": object.union(object.union_n([o.spec | some o in overrides]), {"containers": array.concat(containers, [c | some o in overrides; some c in object.get(o.spec, "containers", [])])}),
+}
+
+# The trainer's container, where the TrainJob says anything of it: on the
+# pods of the runtime's "node" job.
+trainer_containers(w) := [object.union(object.filter(trainer, ["image", "command", "args", "env"]), {"name": "node", "resources": object.get(trainer, "resourcesPerNode", {})})] if {
+	trainer := object.get(w, ["spec", "trainer"], {})
+	count(trainer) > 0
+} else := []
+
+# The profile an object names on itself, as a map of its one key.
+own_profile(w, field, k) := {k: v} if {
+	v := w.metadata[field][k]
+} else := {}
+
+# An InferenceService's predictor, transformer and explainer are each a
+# PodSpec with the component's fields inline (replicas, labels and
+# annotations for its pods, …) and, for a predictor, a model framework's
+# container (sklearn, model, …; an explainer's art), which KServe makes
+# the kserve-container; a multi-node predictor's workerSpec is another
+# PodSpec. KServe gives the pods the InferenceService's labels and
+# annotations and the component's.
+list_template_pods[c] := template_pod(isvc_template(w, w.spec[c], w.spec[c])) if {
+	w := input.review.object
+	group_kind(w) == "serving.kserve.io/InferenceService"
+	some c in ["predictor", "transformer", "explainer"]
+	is_object(w.spec[c])
+}
+
+list_template_pods["predictor workerSpec"] := template_pod(isvc_template(w, w.spec.predictor.workerSpec, w.spec.predictor)) if {
+	w := input.review.object
+	group_kind(w) == "serving.kserve.io/InferenceService"
+	is_object(w.spec.predictor.workerSpec)
+}
+
+isvc_containers := ["sklearn", "xgboost", "tensorflow", "pytorch", "triton", "onnx", "huggingface", "pmml", "lightgbm", "paddle", "model", "art"]
+
+isvc_template(w, s, component) := {
+	"metadata": {
+		"labels": object.union(object.get(w, ["metadata", "labels"], {}), object.get(component, "labels", {})),
+		"annotations": object.union(object.get(w, ["metadata", "annotations"], {}), object.get(component, "annotations", {})),
+	},
+	"spec": object.union(object.remove(s, array.concat(isvc_containers, ["labels", "annotations", "workerSpec"])), {"containers": array.concat(
+		object.get(s, "containers", []),
+		[object.union(s[k], {"name": "kserve-container"}) | some k in isvc_containers; is_object(s[k])],
+	)}),
 }
 
 # An UPDATE is judged by what it changes, not as if the object were made
@@ -150,8 +313,12 @@ fixed_templates := {
 		["spec", "pytorchReplicaSpecs", "Worker", "template"],
 	],
 	"ray.io/RayCluster": [["spec", "headGroupSpec", "template"]],
+	"leaderworkerset.x-k8s.io/LeaderWorkerSet": [["spec", "leaderWorkerTemplate", "workerTemplate"]],
+	"kubeflow.org/MPIJob": [["spec", "mpiReplicaSpecs", "Launcher", "template"]],
 }
 
+# group_kind is an object's API group and kind, as "group/Kind" ("/Pod"
+# for the core group).
 group_kind(o) := sprintf("%v/%v", [group_of(object.get(o, "apiVersion", "")), object.get(o, "kind", "")])
 
 group_of(api) := g if {

@@ -114,7 +114,8 @@ func (e *EscapeCheck) kueueLabels(labels map[string]any, team *compile.Team, pro
 // its queue and priority from the workload's own labels (Kueue has no
 // integration for ReplicaSets or DaemonSets: their pods are judged by
 // their own labels).
-var kueueWholeKinds = map[string]bool{"Job": true, "CronJob": true, "JobSet": true, "PyTorchJob": true, "RayCluster": true, "Deployment": true, "StatefulSet": true}
+var kueueWholeKinds = map[string]bool{"Job": true, "CronJob": true, "JobSet": true, "PyTorchJob": true, "MPIJob": true, "RayCluster": true, "RayJob": true,
+	"LeaderWorkerSet": true, "AppWrapper": true, "TrainJob": true, "Deployment": true, "StatefulSet": true}
 
 // kueueEscape judges an admitted workload's own Kueue labels against the
 // profiles its templates name.

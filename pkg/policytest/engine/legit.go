@@ -336,8 +336,8 @@ func (e *EscapeCheck) wrap(rng *rand.Rand, md, spec, own map[string]any) map[str
 	replicated := func(md map[string]any) map[string]any {
 		return map[string]any{"selector": map[string]any{"matchLabels": map[string]any{"app": "x"}}, "template": tmpl(withLabel(md, "app", "x"))}
 	}
-	kind := rng.IntN(18)
-	if kind <= 9 {
+	kind := rng.IntN(20)
+	if kind <= 11 {
 		delete(spec, "ephemeralContainers")
 	}
 	switch kind {
@@ -400,6 +400,17 @@ func (e *EscapeCheck) wrap(rng *rand.Rand, md, spec, own map[string]any) map[str
 		}
 		return map[string]any{"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "metadata": meta(),
 			"spec": map[string]any{"replicatedJobs": []any{job("driver", driver), job("workers", workers)}}}
+	case 10:
+		head, worker := either(tmpl(md), plain)
+		return map[string]any{"apiVersion": "ray.io/v1", "kind": "RayJob", "metadata": meta(),
+			"spec": map[string]any{"entrypoint": "python train.py", "shutdownAfterJobFinishes": true, "rayClusterSpec": map[string]any{
+				"headGroupSpec":    map[string]any{"rayStartParams": map[string]any{}, "template": head},
+				"workerGroupSpecs": []any{map[string]any{"groupName": "gpu", "replicas": int64(1), "minReplicas": int64(0), "maxReplicas": int64(2), "rayStartParams": map[string]any{}, "template": worker}},
+			}}}
+	case 11:
+		leader, worker := either(tmpl(md), plain)
+		return map[string]any{"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet", "metadata": meta(),
+			"spec": map[string]any{"replicas": int64(1), "leaderWorkerTemplate": map[string]any{"size": int64(2), "leaderTemplate": leader, "workerTemplate": worker}}}
 	}
 	return map[string]any{"apiVersion": "v1", "kind": "Pod", "metadata": md, "spec": spec}
 }
