@@ -330,3 +330,40 @@ func DefaultResourceName(vendor string) string {
 	}
 	return "nvidia.com/gpu"
 }
+
+// TypedByPCI reports whether the rendered NodeFeatureRule gives the
+// class's nodes the type label: it matches the class's PCI ids. Nodes of
+// a class it does not type get the label only from a pin in
+// cluster.nodes, from their node pool, or from a Karpenter pool of the
+// class (see Labelling).
+func (c *Class) TypedByPCI() bool { return len(c.PCIDeviceIDs) > 0 && c.PCIVendor() != "" }
+
+// Labelling says, for a class no NodeFeatureRule types, why none does
+// and what gives its nodes typeLabel=<id>, which every profile naming it
+// selects; "" for a class the rule types. The provider labels the catalog
+// knows the class by, where it has one, name the node pool to label.
+func (c *Class) Labelling(typeLabel string) string {
+	if c.TypedByPCI() {
+		return ""
+	}
+	why := c.NoPCIDeviceIDs
+	if why == "" {
+		why = "its class lists no PCI id"
+	}
+	var pool []string
+	for _, k := range []string{"cloud.google.com/gke-tpu-accelerator", "cloud.google.com/gke-accelerator", "crusoe.ai/accelerator", "karpenter.k8s.aws/instance-accelerator-name"} {
+		if vs := c.IdentifiedBy[k]; len(vs) > 0 {
+			pool = append(pool, k+"="+strings.Join(vs, "|"))
+		}
+	}
+	where := "the node pool's labels: GKE's --node-labels, an EKS node group's or AKS node pool's labels"
+	if len(pool) > 0 {
+		where = "the labels of the node pool whose nodes carry " + strings.Join(pool, " or ") + " (GKE's --node-labels, an EKS node group's labels)"
+	}
+	karpenter := ""
+	if len(c.IdentifiedBy["node.kubernetes.io/instance-type"]) > 0 {
+		karpenter = ", or a Karpenter pool of the type (cluster.autoscaling.karpenter.pools), whose nodes are born labelled"
+	}
+	return fmt.Sprintf("no NodeFeatureRule labels %s nodes %s=%s, which its profiles select (no PCI id: %s): pin its nodes in cluster.nodes, or set the label through %s%s",
+		c.ID, typeLabel, c.ID, why, where, karpenter)
+}
