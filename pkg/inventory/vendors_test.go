@@ -145,3 +145,31 @@ func TestSliceOnlyNode(t *testing.T) {
 	assert.Equal(t, inventory.TypeUnknown, inv.Nodes[0].AcceleratorType)
 	assert.Contains(t, inv.Nodes[0].Notes[0], "publishes ResourceSlices of tenstorrent.com")
 }
+
+// TestSharingTheNodeStates: sharing read from what the node says, whoever
+// shares it: Intel's GPU plugin offering each GPU -shared-dev-num times,
+// GKE's time-sharing labels.
+func TestSharingTheNodeStates(t *testing.T) {
+	runFamilies(t, []family{
+		{name: "intel-max-1100-shared-10", source: "canonical/checkbox checkbox-dss-validation (intel GPU plugin with -shared-dev-num=10: capacity gpu.intel.com/i915 is the sum of gpu.intel.com/device-id.*.count times 10) on a Max 1100 node as its NFD rules label it (labels.md)",
+			labels: m{"gpu.intel.com/device-id.0380-0bda.count": "1", "gpu.intel.com/device-id.0380-0bda.present": "true", "gpu.intel.com/product": "Max_1100", "intel.feature.node.kubernetes.io/gpu": "true"},
+			cap: m{"gpu.intel.com/i915": "10"},
+			typ: "intel-max-1100-48gb", vendor: "intel", sharing: inventory.TimeSliced, count: 1, allocN: 10, why: "gpu.intel.com/i915 10 over 1 GPUs (gpu.intel.com/device-id.0380-0bda.count), each offered to up to 10 containers"},
+		{name: "intel-max-1550-shared-4", source: "intel-device-plugins-gpu Helm values sharedDevNum: 4 (ar3s3ru/homelabs) on labels.md's Max 1550 labels (device.count=2)",
+			labels: m{"gpu.intel.com/device.count": "2", "gpu.intel.com/family": "Max_Series", "gpu.intel.com/product": "Max_1550"},
+			cap: m{"gpu.intel.com/i915": "8"},
+			typ: "intel-max-1550-128gb", vendor: "intel", sharing: inventory.TimeSliced, count: 2, allocN: 8, why: "each offered to up to 4 containers (-shared-dev-num)"},
+		{name: "intel-xe-millicores", source: "the GPU plugin's xe resource (README: gpu.intel.com/xe for GPUs on the xe kernel driver) with its labeller's gpu.intel.com/millicores (labels.md: GPU count * 1000), GpuDevicePlugin sharedDevNum: 2 (jleight/homelab)",
+			labels: m{"gpu.intel.com/millicores": "2000", "gpu.intel.com/memory.max": "103079215104", "gpu.intel.com/tiles": "2", "gpu.intel.com/gpu-numbers": "0.1"},
+			cap: m{"gpu.intel.com/xe": "4"},
+			typ: inventory.TypeUnknown, vendor: "intel", sharing: inventory.TimeSliced, count: 2, allocN: 4, why: "gpu.intel.com/xe 4 over 2 GPUs (gpu.intel.com/millicores)"},
+		{name: "intel-not-shared", source: "labels.md's Max 1550 labels with the plugin's default -shared-dev-num=1",
+			labels: m{"gpu.intel.com/device.count": "2", "gpu.intel.com/product": "Max_1550"},
+			cap: m{"gpu.intel.com/i915": "2"},
+			typ: "intel-max-1550-128gb", vendor: "intel", sharing: inventory.Exclusive, count: 2, allocN: 2, why: "gpu.intel.com/product=Max_1550"},
+		{name: "gke-a100-time-sharing", source: "cloud.google.com/kubernetes-engine/docs/how-to/timesharing-gpus (gcloud container node-pools create … --accelerator=type=nvidia-tesla-a100,count=1,gpu-sharing-strategy=time-sharing,max-shared-clients-per-gpu=2; nodes labelled cloud.google.com/gke-gpu-sharing-strategy=time-sharing, cloud.google.com/gke-max-shared-clients-per-gpu=2)",
+			labels: m{"cloud.google.com/gke-accelerator": "nvidia-tesla-a100", "cloud.google.com/gke-gpu": "true", "cloud.google.com/gke-gpu-sharing-strategy": "time-sharing", "cloud.google.com/gke-max-shared-clients-per-gpu": "2"},
+			cap: m{"nvidia.com/gpu": "2"},
+			typ: "nvidia-a100-40gb", vendor: "nvidia", sharing: inventory.TimeSliced, count: 1, allocN: 2, why: "up to 2 containers a GPU"},
+	})
+}
