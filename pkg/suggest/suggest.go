@@ -52,9 +52,9 @@ type Profile struct {
 	ResourceName     string   `json:"resourceName,omitempty"` // empty: the type's own
 	// Pool is the sharing pool the profile targets; MIG the MIG slice of
 	// the cluster's MIG configs. Empty for neither.
-	Pool string `json:"pool,omitempty"`
-	MIG  string `json:"mig,omitempty"`
-	GPUMax           int      `json:"gpuMax"`
+	Pool   string `json:"pool,omitempty"`
+	MIG    string `json:"mig,omitempty"`
+	GPUMax int    `json:"gpuMax"`
 	// CPU and Memory are the ranges from the nodes' allocatable: a pod
 	// with the most GPUs may take the smallest node whole, and the default
 	// is a GPU's share of it. Nil when the nodes list no CPU or memory.
