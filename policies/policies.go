@@ -214,6 +214,8 @@ var BaseResourcePrefixes = []string{
 	"enflame.com/",
 	"kunlunxin.com/",
 	"tenstorrent.com/",
+	"birentech.com/",
+	"vastaitech.com/",
 	"xilinx.com/",
 	"google.com/tpu",
 	"cloud-tpus.google.com/",
