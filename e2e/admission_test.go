@@ -501,7 +501,7 @@ func (s *suite) devClient(t *testing.T) (kubernetes.Interface, dynamic.Interface
 	s.bindUser(t, devUser, []rbacv1.PolicyRule{
 		{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"create", "get", "list", "watch", "update", "patch", "delete"}},
 		{APIGroups: []string{""}, Resources: []string{"pods/ephemeralcontainers"}, Verbs: []string{"update", "patch"}},
-		{APIGroups: []string{"apps", "batch"}, Resources: []string{"*"}, Verbs: []string{"create", "get", "list"}},
+		{APIGroups: []string{"apps", "batch"}, Resources: []string{"*"}, Verbs: []string{"create", "get", "list", "update"}},
 		// Kubernetes' edit role lets namespace members claim devices.
 		{APIGroups: []string{"resource.k8s.io"}, Resources: []string{"resourceclaims", "resourceclaimtemplates"}, Verbs: []string{"create", "get", "list"}},
 		// ODH's workbenches and Kubeflow's jobs, as their users make them.
@@ -857,6 +857,7 @@ func (s *suite) fixtures(t *testing.T, c *clusterUnderTest) {
 		}
 	}
 	predict := s.predictor(t, c, fixtureNamespaces)
+	s.createBeforeDeny(t, c, dir, cases, constraints, predict)
 	denied, admitted, skipped := 0, 0, 0
 	for _, tc := range cases.Cases {
 		objs, err := controlplane.ReadObjects(filepath.Join(dir, filepath.Dir(policytest.CasesFile), tc.Object))
@@ -876,19 +877,26 @@ func (s *suite) fixtures(t *testing.T, c *clusterUnderTest) {
 		c.addNamespace(obj.GetNamespace())
 		s.ensureRuntimeClass(t, obj)
 		var up *update
-		if tc.Operation == "UPDATE" && obj.GetKind() == "Pod" {
-			// The pod as stored, bound to its node, then the UPDATE. (An
-			// UPDATE of a workload is judged as its CREATE: Gatekeeper
-			// judges its expansions with no old object.)
+		if tc.Operation == "UPDATE" && tc.OldObject != "" {
+			// The object as stored (a pod bound to its node), then the
+			// UPDATE, sent by the case's user. An old object the policies
+			// refuse now was made before deny (createBeforeDeny).
 			olds, err := controlplane.ReadObjects(filepath.Join(dir, filepath.Dir(policytest.CasesFile), tc.OldObject))
 			if err != nil || len(olds) != 1 {
 				t.Fatalf("case %s: %s: %v", tc.Name, tc.OldObject, err)
 			}
-			if err := s.createForReal(t.Context(), c, olds[0]); err != nil {
-				t.Errorf("case %s: creating the pod the UPDATE replaces: %v", tc.Name, err)
-				continue
+			// Made already (before deny, or by an earlier case): the API
+			// server would judge a second create before finding it exists.
+			if _, err := s.get(t.Context(), olds[0]); err != nil {
+				if err := s.createForReal(t.Context(), c, olds[0]); err != nil {
+					t.Errorf("case %s: creating the %s the UPDATE replaces: %v", tc.Name, olds[0].GetKind(), err)
+					continue
+				}
 			}
 			up = &update{old: olds[0], sub: tc.SubResource}
+			if tc.User != "" {
+				up.cs, up.dyn = s.userClients(t, tc.User)
+			}
 		}
 		if len(tc.Deny) == 0 {
 			if err := s.admitted(t.Context(), c, obj, up); err != nil {
@@ -1177,6 +1185,10 @@ func (s *suite) createForReal(ctx context.Context, c *clusterUnderTest, obj *uns
 type update struct {
 	old *unstructured.Unstructured
 	sub string
+	// cs and dyn send it as the case's user (a controller's identity);
+	// nil for devUser.
+	cs  kubernetes.Interface
+	dyn dynamic.Interface
 }
 
 // sendAs sends the fixture's request as devUser: a CREATE, or the UPDATE
@@ -1190,7 +1202,14 @@ func (s *suite) sendAs(ctx context.Context, c *clusterUnderTest, obj *unstructur
 	if dryRun {
 		opts.DryRun = []string{metav1.DryRunAll}
 	}
-	pods := c.dev.CoreV1().Pods(obj.GetNamespace())
+	cs, dyn := c.dev, c.devDyn
+	if up.cs != nil {
+		cs, dyn = up.cs, up.dyn
+	}
+	if obj.GetKind() != "Pod" {
+		return s.updateWorkload(ctx, dyn, obj, opts)
+	}
+	pods := cs.CoreV1().Pods(obj.GetNamespace())
 	live, err := pods.Get(ctx, up.old.GetName(), metav1.GetOptions{})
 	if err != nil {
 		return fmt.Errorf("reading the pod the UPDATE replaces: %w", err)
@@ -1203,6 +1222,7 @@ func (s *suite) sendAs(ctx context.Context, c *clusterUnderTest, obj *unstructur
 	// server filled in, which may not change) from the live pod.
 	pod := live.DeepCopy()
 	pod.Labels, pod.Annotations = written.Labels, written.Annotations
+	pod.Finalizers, pod.OwnerReferences = written.Finalizers, written.OwnerReferences
 	pod.Spec.Tolerations = append(written.Spec.Tolerations, newTolerations(written.Spec.Tolerations, live.Spec.Tolerations)...)
 	pod.Spec.EphemeralContainers = written.Spec.EphemeralContainers
 	for i := range pod.Spec.EphemeralContainers {
@@ -1215,6 +1235,93 @@ func (s *suite) sendAs(ctx context.Context, c *clusterUnderTest, obj *unstructur
 	}
 	_, err = pods.Update(ctx, pod, opts)
 	return err
+}
+
+// updateWorkload sends the UPDATE of a workload to obj, on the live
+// object: what the API server generated and may not change (a Job's
+// selector and its template's controller labels) from the live one.
+func (s *suite) updateWorkload(ctx context.Context, dyn dynamic.Interface, obj *unstructured.Unstructured, opts metav1.UpdateOptions) error {
+	r, err := s.resource(dyn, obj)
+	if err != nil {
+		return err
+	}
+	live, err := r.Get(ctx, obj.GetName(), metav1.GetOptions{})
+	if err != nil {
+		return fmt.Errorf("reading the %s the UPDATE replaces: %w", obj.GetKind(), err)
+	}
+	next := obj.DeepCopy()
+	next.SetResourceVersion(live.GetResourceVersion())
+	next.SetUID(live.GetUID())
+	if obj.GetKind() == "Job" {
+		if sel, ok, _ := unstructured.NestedFieldCopy(live.Object, "spec", "selector"); ok {
+			_ = unstructured.SetNestedField(next.Object, sel, "spec", "selector")
+		}
+		labels, _, _ := unstructured.NestedStringMap(live.Object, "spec", "template", "metadata", "labels")
+		written, _, _ := unstructured.NestedStringMap(next.Object, "spec", "template", "metadata", "labels")
+		maps.Copy(labels, written)
+		_ = unstructured.SetNestedStringMap(next.Object, labels, "spec", "template", "metadata", "labels")
+	}
+	_, err = r.Update(ctx, next, opts)
+	return err
+}
+
+// userClients are clients for a controller's identity (a case's user),
+// bound to update what the cases change.
+func (s *suite) userClients(t *testing.T, user string) (kubernetes.Interface, dynamic.Interface) {
+	t.Helper()
+	s.bindUser(t, user, []rbacv1.PolicyRule{
+		{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list", "update", "patch"}},
+		{APIGroups: []string{"apps", "batch"}, Resources: []string{"*"}, Verbs: []string{"get", "list", "update", "patch"}},
+	})
+	cfg := s.cp.UserRESTConfig(t, user)
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cs, dyn
+}
+
+// createBeforeDeny makes, under dryrun, the old objects of UPDATE cases
+// that the policies refuse now (objects made before enforcement reached
+// their namespace), then returns the constraints to deny.
+func (s *suite) createBeforeDeny(t *testing.T, c *clusterUnderTest, dir string, cases *policytest.Cases, constraints []*unstructured.Unstructured, predict func(engine.Request) []string) {
+	t.Helper()
+	var olds []*unstructured.Unstructured
+	for _, tc := range cases.Cases {
+		if tc.Operation != "UPDATE" || tc.OldObject == "" {
+			continue
+		}
+		objs, err := controlplane.ReadObjects(filepath.Join(dir, filepath.Dir(policytest.CasesFile), tc.OldObject))
+		if err != nil || len(objs) != 1 {
+			t.Fatalf("case %s: %s: %v", tc.Name, tc.OldObject, err)
+		}
+		dup := slices.ContainsFunc(olds, func(o *unstructured.Unstructured) bool {
+			return o.GetKind() == objs[0].GetKind() && o.GetNamespace() == objs[0].GetNamespace() && o.GetName() == objs[0].GetName()
+		})
+		if !dup && len(predict(engine.Request{Object: objs[0].DeepCopy()})) > 0 {
+			olds = append(olds, objs[0])
+		}
+	}
+	if len(olds) == 0 {
+		return
+	}
+	for _, con := range constraints {
+		s.setEnforcement(t, con, "dryrun")
+	}
+	for _, old := range olds {
+		s.ensureNamespaces(t, old.GetNamespace())
+		if err := s.createForReal(t.Context(), c, old); err != nil {
+			t.Fatalf("creating %s %s before deny: %v", old.GetKind(), old.GetName(), err)
+		}
+		t.Logf("made before deny: %s %s/%s", old.GetKind(), old.GetNamespace(), old.GetName())
+	}
+	for _, con := range constraints {
+		s.setEnforcement(t, con, "deny")
+	}
 }
 
 // newTolerations are the tolerations the API server added to the live

@@ -223,6 +223,9 @@ func (st *story) stagesPerTeam(t *testing.T) {
 	}
 	t.Logf("serving-prod (dryrun): the same pod admitted, and reported by Gatekeeper's audit")
 	st.deletePod(t, "serving-prod", "plain-staged")
+	// Moving ml-research to deny touched no other team's running pods
+	// (serving-prod's Deployment from before accelc), nor its own.
+	st.legacyUntouched(t)
 	st.setTeamEnforcement(t, "ml-research", "")
 }
 

@@ -73,9 +73,11 @@ func TestStory(t *testing.T) {
 	step("3-commit-warn", st.commitWarn)
 	step("3-stages-per-team", st.stagesPerTeam)
 	step("3-commit-deny", st.commitDeny)
+	step("3-finish-across-deny", st.finishAcrossDeny)
 	step("4-odh-workloads", st.odhWorkloads)
 	step("4-quota-and-gang", st.quotaAndGang)
 	step("4-dra-claim", st.draClaim)
+	step("4-retire-profile", st.retireProfile)
 	step("5-hostile-workloads", st.hostile)
 	step("6-bad-commits", st.badCommits)
 	step("7-new-type", st.newType)
@@ -167,6 +169,7 @@ profiles: "a100-claim": {
 `)
 	// Bound to its rules by devClient, at the first commit.
 	st.devKube = s.cp.UserKubeconfig(t, devUser)
+	st.handOver(t)
 	return st
 }
 
@@ -222,6 +225,8 @@ func (st *story) ci(t *testing.T) (out, tag, digest string, err error) {
 func (st *story) commit(t *testing.T, what string) string {
 	t.Helper()
 	s := st.s
+	st.git(t, "add", "-A")
+	st.git(t, "commit", "-q", "--allow-empty", "-m", what)
 	out, tag, digest, err := st.ci(t)
 	if err != nil {
 		t.Fatalf("CI on %q: %v", what, err)
@@ -304,6 +309,7 @@ func (st *story) beforeAccelc(t *testing.T) {
 	}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	st.startFinishing(t)
 	for _, w := range []struct{ ns, selector string }{{"ml-research", "app=legacy"}, {"serving-prod", "app=legacy-serve"}, {"ml-research", "app=legacy-train"}} {
 		for _, p := range st.waitRunning(t, w.ns, w.selector, -1) {
 			st.legacy[p.Namespace+"/"+p.Name] = placed{uid: string(p.UID), node: p.Spec.NodeName}

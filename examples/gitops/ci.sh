@@ -11,7 +11,12 @@
 #   REGISTRY  where artifacts go: oci://HOST/PREFIX (each cluster is PREFIX/<cluster>)
 #   FLEET     the folder of cluster folders (default: clusters)
 #   BRANCH    the branch being built (default: $GITHUB_REF_NAME, else the checkout's)
-#   TAG       the artifact tag (default: the commit, else "dev"); "latest" is added on main
+#   TAG       the artifact's version (default: 1.0.<commits on the branch>): a
+#             semantic version, which the clusters' OCIRepository follows
+#             (delivery ref semver); "latest" is added on main
+#   SIGN_KEY  a cosign private key to sign each artifact with (accelc push
+#             --sign-key); without it, sign keyless afterwards (the GitHub
+#             workflow does), or the clusters' verify refuses the artifact
 #   ACCELC    the accelc binary (default: accelc on PATH)
 set -euo pipefail
 
@@ -19,7 +24,7 @@ set -euo pipefail
 FLEET=${FLEET:-clusters}
 ACCELC=${ACCELC:-accelc}
 BRANCH=${BRANCH:-${GITHUB_REF_NAME:-$(git rev-parse --abbrev-ref HEAD 2>/dev/null || echo dev)}}
-TAG=${TAG:-$(git rev-parse --short=12 HEAD 2>/dev/null || echo dev)}
+TAG=${TAG:-1.0.$(git rev-list --count HEAD 2>/dev/null || echo 0)}
 OUT=${OUT:-out}
 
 clusters=()
@@ -65,8 +70,16 @@ if [ "$BRANCH" != "main" ]; then
 	echo "== not main ($BRANCH): nothing pushed"
 	exit 0
 fi
-echo "== push"
+# The clusters follow semantic versions (delivery ref semver): a tag of
+# another shape would be pushed and never applied.
+[[ $TAG =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] || {
+	echo "ci: TAG=$TAG is not a version (MAJOR.MINOR.PATCH): the clusters' OCIRepository follows semver and would never apply it" >&2
+	exit 1
+}
+sign=()
+[ -n "${SIGN_KEY:-}" ] && sign=(--sign-key "$SIGN_KEY")
+echo "== push $TAG"
 for tree in "$OUT"/*/; do
 	name=$(basename "$tree")
-	"$ACCELC" push "$tree" "$REGISTRY/$name:$TAG" --tag latest
+	"$ACCELC" push "$tree" "$REGISTRY/$name:$TAG" --tag latest "${sign[@]}"
 done

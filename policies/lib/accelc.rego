@@ -127,13 +127,14 @@ update_with_old if {
 
 # Gatekeeper judges the pods a workload's ExpansionTemplates make under
 # the workload's operation but without the old workload (its review of a
-# resultant carries no uid, user or old object), so on an UPDATE it
+# resultant carries an empty uid, no user and no old object; an API
+# server's request always has a uid), so on an UPDATE it
 # cannot tell a changed template from the one the workload had. Those
 # reviews stay silent; the workload's own review judges its templates on
 # UPDATE instead (template_pods), against the old ones.
 expansion_of_update if {
 	operation == "UPDATE"
-	not input.review.uid
+	object.get(input.review, "uid", "") == ""
 }
 
 # The fixed places of the pod templates of the kinds Gatekeeper expands

@@ -288,6 +288,10 @@ type EscapeReport struct {
 	// (ControllerUpdates); FalseDenials are those denied (at the
 	// workload or as their pod).
 	Legitimate, ControllerUpdates int
+	// BeforeEnforcement counts the controllers' UPDATEs, among
+	// ControllerUpdates, of pods that ran before enforcement reached their
+	// namespace (refused if made now).
+	BeforeEnforcement int
 	FalseDenials                  []Escape
 	// Refused counts the generated objects Kubernetes' own validation
 	// refuses (with a Validator), left out of the rest; InvalidLegitimate
@@ -388,6 +392,11 @@ func (e *EscapeCheck) Run(ctx context.Context, seed uint64, n int) (EscapeReport
 	}
 	for i := 0; i < n; i++ {
 		if err := e.legitimate(ctx, rng, i, &rep); err != nil {
+			return rep, err
+		}
+	}
+	for i := 0; i < n/4; i++ {
+		if err := e.beforeEnforcement(ctx, rng, i, &rep); err != nil {
 			return rep, err
 		}
 	}

@@ -42,8 +42,8 @@ func TestEscapes(t *testing.T) {
 			for _, e := range rep.InvalidLegitimate {
 				t.Errorf("a legitimate object Kubernetes refuses: %s\n%s", e.Why, e.Pod)
 			}
-			t.Logf("%s: seed %d: %d pods and workloads (%d workloads, each also as its controllers' pods; %d UPDATEs; %d claims, %d admitted), %d admitted pods, %d of them reaching devices, %d escapes, %d workload/pod disagreements; %d legitimate (%d of them controllers' UPDATEs), %d false denials; in %s",
-				name, *escapeSeed, rep.Pods, rep.Workloads, rep.Updates, rep.Claims, rep.ClaimsAdmitted, rep.Admitted, rep.Reaching, len(rep.Escapes), len(rep.Disagreements), rep.Legitimate, rep.ControllerUpdates, len(rep.FalseDenials), time.Since(start).Round(time.Millisecond))
+			t.Logf("%s: seed %d: %d pods and workloads (%d workloads, each also as its controllers' pods; %d UPDATEs; %d claims, %d admitted), %d admitted pods, %d of them reaching devices, %d escapes, %d workload/pod disagreements; %d legitimate (%d of them controllers' UPDATEs, %d of pods from before enforcement), %d false denials; in %s",
+				name, *escapeSeed, rep.Pods, rep.Workloads, rep.Updates, rep.Claims, rep.ClaimsAdmitted, rep.Admitted, rep.Reaching, len(rep.Escapes), len(rep.Disagreements), rep.Legitimate, rep.ControllerUpdates, rep.BeforeEnforcement, len(rep.FalseDenials), time.Since(start).Round(time.Millisecond))
 			families := map[string]int{}
 			for _, e := range rep.Escapes {
 				families[e.Family]++

@@ -55,6 +55,43 @@ func (e *EscapeCheck) legitimate(ctx context.Context, rng *rand.Rand, i int, rep
 	return nil
 }
 
+// beforeEnforcement generates the i-th pod that ran before enforcement
+// reached its namespace: a generated pod the policies refuse now, stored
+// as written (no mutator ran) and bound to a node it could run on. Its
+// controllers' bookkeeping (a finalizer removed, Kueue's labels, an
+// adoption, another owner; not Kueue's gate lifted, which starts a pod
+// that has not run) adds nothing the policies judge: each must be
+// admitted, so that such work finishes.
+func (e *EscapeCheck) beforeEnforcement(ctx context.Context, rng *rand.Rand, i int, rep *EscapeReport) error {
+	obj := e.generate(rng, i)
+	u := &unstructured.Unstructured{Object: obj}
+	if u.GetKind() != "Pod" {
+		return nil
+	}
+	if why, err := e.refused(obj); err != nil || why != "" {
+		return err
+	}
+	v, err := e.verdict(ctx, Request{Object: u, User: e.requester(rng, obj)})
+	if err != nil {
+		return fmt.Errorf("pod before enforcement %d: %w", i, err)
+	}
+	if len(v.d.Messages) == 0 {
+		return nil // admitted now: nothing before enforcement about it
+	}
+	upd, ok := e.bookkeeping(rng, u, 1+rng.IntN(4))
+	if !ok {
+		return nil
+	}
+	rep.Legitimate++
+	rep.ControllerUpdates++
+	rep.BeforeEnforcement++
+	if v, err = e.verdict(ctx, upd); err != nil {
+		return fmt.Errorf("update of pod before enforcement %d: %w", i, err)
+	}
+	e.falseDenial(v, rep)
+	return nil
+}
+
 // falseDenial records a legitimate request denied (at the workload or as
 // a pod its controllers make) and reports whether it was.
 func (e *EscapeCheck) falseDenial(v verdict, rep *EscapeReport) bool {
@@ -113,11 +150,17 @@ const (
 // could run on, as the scheduler would have bound it, except for the gate
 // removal (a gated pod is not bound).
 func (e *EscapeCheck) controllerUpdate(rng *rand.Rand, stored *unstructured.Unstructured) (Request, bool) {
+	return e.bookkeeping(rng, stored, rng.IntN(5))
+}
+
+// bookkeeping is controllerUpdate's choice'th kind of update (0: Kueue
+// lifts its gate, where the pod is queued; else a finalizer, Kueue's
+// labels, an adoption, an owner that is not the controller).
+func (e *EscapeCheck) bookkeeping(rng *rand.Rand, stored *unstructured.Unstructured, choice int) (Request, bool) {
 	kueueUser := DefaultUser
 	if len(e.kueue.users) > 0 {
 		kueueUser = e.kueue.users[rng.IntN(len(e.kueue.users))]
 	}
-	choice := rng.IntN(5)
 	if choice == 0 {
 		if _, queued := stored.GetLabels()[render.QueueNameLabel]; queued {
 			return e.ungate(rng, stored, kueueUser), true
