@@ -306,7 +306,7 @@ type EscapeReport struct {
 	// ControllerUpdates, of pods that ran before enforcement reached their
 	// namespace (refused if made now).
 	BeforeEnforcement int
-	FalseDenials                  []Escape
+	FalseDenials      []Escape
 	// Refused counts the generated objects Kubernetes' own validation
 	// refuses (with a Validator), left out of the rest; InvalidLegitimate
 	// are legitimate ones it refuses, a fault of the generator.
