@@ -350,18 +350,32 @@ func (c *Class) Labelling(typeLabel string) string {
 	if why == "" {
 		why = "its class lists no PCI id"
 	}
-	var pool []string
-	for _, k := range []string{"cloud.google.com/gke-tpu-accelerator", "cloud.google.com/gke-accelerator", "crusoe.ai/accelerator", "karpenter.k8s.aws/instance-accelerator-name"} {
-		if vs := c.IdentifiedBy[k]; len(vs) > 0 {
-			pool = append(pool, k+"="+strings.Join(vs, "|"))
+	// The provider labels that name the class name the node pool to
+	// label, and how that provider sets a pool's labels.
+	var pool, how []string
+	for _, k := range []struct{ key, how string }{
+		{"cloud.google.com/gke-tpu-accelerator", "GKE's --node-labels"},
+		{"cloud.google.com/gke-accelerator", "GKE's --node-labels"},
+		{"crusoe.ai/accelerator", "the node pool's labels"},
+		{"karpenter.k8s.aws/instance-accelerator-name", "an EKS node group's labels"},
+	} {
+		if vs := c.IdentifiedBy[k.key]; len(vs) > 0 {
+			pool = append(pool, k.key+"="+strings.Join(vs, "|"))
+			if !slices.Contains(how, k.how) {
+				how = append(how, k.how)
+			}
 		}
 	}
 	where := "the node pool's labels: GKE's --node-labels, an EKS node group's or AKS node pool's labels"
 	if len(pool) > 0 {
-		where = "the labels of the node pool whose nodes carry " + strings.Join(pool, " or ") + " (GKE's --node-labels, an EKS node group's labels)"
+		where = "the labels of the node pool whose nodes carry " + strings.Join(pool, " or ") + " (" + strings.Join(how, ", ") + ")"
 	}
+	// Karpenter launches AWS's and Azure's instance types (EC2's
+	// family.size, Azure's Standard_…).
 	karpenter := ""
-	if len(c.IdentifiedBy["node.kubernetes.io/instance-type"]) > 0 {
+	if slices.ContainsFunc(c.IdentifiedBy["node.kubernetes.io/instance-type"], func(t string) bool {
+		return strings.HasPrefix(t, "Standard_") || (strings.Contains(t, ".") && !strings.HasPrefix(t, "BM.") && !strings.HasPrefix(t, "VM."))
+	}) {
 		karpenter = ", or a Karpenter pool of the type (cluster.autoscaling.karpenter.pools), whose nodes are born labelled"
 	}
 	return fmt.Sprintf("no NodeFeatureRule labels %s nodes %s=%s, which its profiles select (no PCI id: %s): pin its nodes in cluster.nodes, or set the label through %s%s",
