@@ -221,6 +221,8 @@ var BaseResourcePrefixes = []string{
 	"enflame.com/",
 	"kunlunxin.com/",
 	"tenstorrent.com/",
+	"birentech.com/",
+	"vastaitech.com/",
 	"xilinx.com/",
 	"google.com/tpu",
 	"cloud-tpus.google.com/",

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -47,6 +48,9 @@ through the files.`,
 			}
 			fmt.Fprintf(stderr, "wrote cluster %s: profile %s on %s for team %s; %d of %d accelerator nodes (%s) of that type.\nNext: accelc vet %s && accelc render %s && accelc test %s\n",
 				res.Name, res.Profile, res.Type, res.Team, res.Typed, res.Nodes, res.From, res.Dir, res.Dir, res.Dir)
+			if res.Labelling != "" {
+				fmt.Fprintf(stderr, "note: %s; init pinned %s in cluster.nodes.\n", res.Labelling, strings.Join(res.Pinned, ", "))
+			}
 			return nil
 		},
 	}

@@ -53,6 +53,12 @@ type InitResult struct {
 	// those of Type; From says where they came from.
 	Nodes, Typed int
 	From         string
+	// Labelling says, for a type no NodeFeatureRule labels (it has no PCI
+	// id to match), how its nodes get the type label its profile selects
+	// (catalog.Class.Labelling); Pinned are the nodes of the type init
+	// pinned in cluster.nodes for that reason. Both empty for other types.
+	Labelling string
+	Pinned    []string
 	// Files are the files written, relative to Dir, in order.
 	Files []string
 }
@@ -169,6 +175,17 @@ func Init(ctx context.Context, dir string, opts InitOptions) (*InitResult, error
 		res.Nodes, res.Typed = 2, 2
 	}
 	class, _ := cat.Get(res.Type)
+	if res.Labelling = class.Labelling(defaultTypeLabel); res.Labelling != "" {
+		// Nothing rendered would give the nodes the type label: pin them,
+		// so that what init writes schedules, and say what a real
+		// cluster's nodes need.
+		for _, n := range snap.Classify(cat, inventory.Options{}).Nodes {
+			if v, _ := n.Label(defaultTypeLabel); n.AcceleratorType == res.Type && v != res.Type {
+				res.Pinned = append(res.Pinned, n.Name)
+			}
+		}
+		sort.Strings(res.Pinned)
+	}
 	res.Profile = label(class.Model)
 	if res.Profile == "" {
 		res.Profile = res.Type
@@ -337,6 +354,18 @@ cluster: {
 	// Move to "warn", then "deny", once ` + "`accelc audit`" + ` shows what
 	// would be refused (docs/rollout.md).
 	enforcement: "dryrun"
+{{- if .Pinned}}
+	// {{.Type}} has no PCI id a NodeFeatureRule can match, so nothing
+	// accelc renders gives its nodes the type label the profile selects:
+	// they are pinned here. On a real cluster pin yours, or set
+	// accelerator.opendatahub.io/type={{.Type}} through their node pool
+	// (` + "`accelc vet`" + ` warns about nodes that have neither).
+	nodes: {
+{{- range .Pinned}}
+		"{{.}}": acceleratorType: "{{$.Type}}"
+{{- end}}
+	}
+{{- end}}
 }
 
 // The one hardware profile: what a pod asks for with the label
@@ -393,8 +422,14 @@ spec:
         {{.Resource}}: 1
 `))
 
+// defaultTypeLabel is the type label of a cluster init writes, which
+// leaves cluster.labelPrefix at its default.
+const defaultTypeLabel = "accelerator.opendatahub.io/type"
+
 func initFiles(res *InitResult, class *catalog.Class, snap *inventory.Snapshot, perNode int) ([]initFile, error) {
 	data := map[string]any{
+		"Pinned":      res.Pinned,
+		"Labelling":   res.Labelling,
 		"Name":        res.Name,
 		"Dir":         filepath.ToSlash(res.Dir),
 		"Profile":     res.Profile,

@@ -5,14 +5,17 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"sigs.k8s.io/yaml"
 
 	"github.com/accelc/accelc/pkg/accelc"
 	"github.com/accelc/accelc/pkg/compile"
 	"github.com/accelc/accelc/pkg/policytest"
+	"github.com/accelc/accelc/pkg/render"
 )
 
 // TestInitEveryType: for every built-in accelerator type, init either
@@ -89,4 +92,111 @@ func TestInitRefuses(t *testing.T) {
 		_, err := accelc.Init(context.Background(), filepath.Join(t.TempDir(), "x"), bad)
 		assert.True(t, accelc.IsUsage(err), "%+v: %v", bad, err)
 	}
+}
+
+// TestEveryTypeReachesItsNodes: profiles select nodes by the type label,
+// so every built-in type either has a rule in the rendered
+// NodeFeatureRule that gives its nodes that label (by PCI id), or init
+// and vet say how its nodes get it: init pins its sample nodes and says
+// why, and vet warns about a profile naming it whose nodes carry no
+// label and no pin, or, with no node yet, about what its nodes will need.
+func TestEveryTypeReachesItsNodes(t *testing.T) {
+	types, err := accelc.Types()
+	require.NoError(t, err)
+	const label = "accelerator.opendatahub.io/type"
+	byRule := 0
+	for _, ty := range types {
+		t.Run(ty.ID, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "c")
+			res, err := accelc.Init(context.Background(), dir, accelc.InitOptions{Type: ty.ID})
+			refused := accelc.IsUsage(err)
+			if refused {
+				// No sample node can be written: a cluster whose profile
+				// names the type, with nodes of another.
+				_, err = accelc.Init(context.Background(), dir, accelc.InitOptions{})
+				require.NoError(t, err)
+				cue := readFile(t, filepath.Join(dir, "cluster.cue"))
+				writeFile(t, filepath.Join(dir, "cluster.cue"), strings.ReplaceAll(cue, `"`+accelc.DefaultInitType+`"`, `"`+ty.ID+`"`))
+			} else {
+				require.NoError(t, err)
+			}
+			r, err := accelc.Cluster(context.Background(), dir, accelc.Options{Stages: accelc.Rendered})
+			require.NoError(t, err)
+			if typedByRule(t, r.Tree, label, ty.ID) {
+				byRule++
+				if !refused {
+					assert.Empty(t, res.Labelling)
+					assert.Empty(t, res.Pinned)
+				}
+				return
+			}
+			var warned []string
+			if refused {
+				for _, d := range r.Diagnostics {
+					if d.Severity == compile.Warning && strings.Contains(d.Msg, "when "+ty.ID+" nodes join") {
+						warned = append(warned, d.Msg)
+					}
+				}
+			} else {
+				assert.Contains(t, res.Labelling, "cluster.nodes")
+				assert.Equal(t, []string{"gpu-node-01", "gpu-node-02"}, res.Pinned, "init pins the sample nodes no rule labels")
+				// Without init's pins, vet says what the nodes need.
+				cue := readFile(t, filepath.Join(dir, "cluster.cue"))
+				i, j := strings.Index(cue, "\tnodes: {"), strings.Index(cue, "\t}\n}")
+				require.True(t, i > 0 && j > i, "init's pins in cluster.cue:\n%s", cue)
+				writeFile(t, filepath.Join(dir, "cluster.cue"), cue[:i]+cue[j+len("\t}\n"):])
+				r, err = accelc.Cluster(context.Background(), dir, accelc.Options{Stages: accelc.Checked})
+				require.NoError(t, err)
+				for _, d := range r.Diagnostics {
+					if d.Severity == compile.Warning && strings.Contains(d.Msg, "2 of 2 "+ty.ID+" nodes (gpu-node-01, gpu-node-02) carry no "+label) {
+						warned = append(warned, d.Msg)
+					}
+				}
+			}
+			require.Len(t, warned, 1, "no rule labels %s nodes, and vet must say so: %v", ty.ID, r.Diagnostics)
+			assert.Contains(t, warned[0], "pin its nodes in cluster.nodes")
+			assert.Contains(t, warned[0], label+"="+ty.ID)
+		})
+	}
+	assert.Greater(t, byRule, len(types)/2, "most types are labelled by PCI id")
+}
+
+// typedByRule reports whether the rendered NodeFeatureRule has a rule
+// matching PCI devices that sets label to id.
+func typedByRule(t *testing.T, tree render.Tree, label, id string) bool {
+	t.Helper()
+	for _, p := range tree.Paths() {
+		if !strings.Contains(p, "nodefeaturerule") {
+			continue
+		}
+		var nfr struct {
+			Spec struct {
+				Rules []struct {
+					Labels        map[string]string `json:"labels"`
+					MatchFeatures []struct {
+						Feature string `json:"feature"`
+					} `json:"matchFeatures"`
+				} `json:"rules"`
+			} `json:"spec"`
+		}
+		require.NoError(t, yaml.Unmarshal(tree[p], &nfr), p)
+		for _, r := range nfr.Spec.Rules {
+			if r.Labels[label] != id {
+				continue
+			}
+			for _, f := range r.MatchFeatures {
+				if f.Feature == "pci.device" {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	return string(b)
 }

@@ -104,6 +104,13 @@ func (o *SuggestOptions) nodes(ctx context.Context, out *Suggestion) (suggestInp
 	for _, p := range res.Model.Profiles {
 		o.Select.Taken[p.Name] = true
 	}
+	o.Select.Pools = map[string]suggest.Pool{}
+	for i := range res.Inventory.Nodes {
+		n := &res.Inventory.Nodes[i]
+		if pool := res.Model.PoolOf(n.Name, n.AcceleratorType); pool != nil {
+			o.Select.Pools[n.Name] = suggest.Pool{Name: pool.Name, MIG: pool.Sharing == compile.ShareMIG}
+		}
+	}
 	if o.Select.Package, err = CUEPackage(os.DirFS(o.Config)); err != nil {
 		return suggestInput{}, fmt.Errorf("%s: %w", o.Config, err)
 	}

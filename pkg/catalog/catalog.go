@@ -330,3 +330,54 @@ func DefaultResourceName(vendor string) string {
 	}
 	return "nvidia.com/gpu"
 }
+
+// TypedByPCI reports whether the rendered NodeFeatureRule gives the
+// class's nodes the type label: it matches the class's PCI ids. Nodes of
+// a class it does not type get the label only from a pin in
+// cluster.nodes, from their node pool, or from a Karpenter pool of the
+// class (see Labelling).
+func (c *Class) TypedByPCI() bool { return len(c.PCIDeviceIDs) > 0 && c.PCIVendor() != "" }
+
+// Labelling says, for a class no NodeFeatureRule types, why none does
+// and what gives its nodes typeLabel=<id>, which every profile naming it
+// selects; "" for a class the rule types. The provider labels the catalog
+// knows the class by, where it has one, name the node pool to label.
+func (c *Class) Labelling(typeLabel string) string {
+	if c.TypedByPCI() {
+		return ""
+	}
+	why := c.NoPCIDeviceIDs
+	if why == "" {
+		why = "its class lists no PCI id"
+	}
+	// The provider labels that name the class name the node pool to
+	// label, and how that provider sets a pool's labels.
+	var pool, how []string
+	for _, k := range []struct{ key, how string }{
+		{"cloud.google.com/gke-tpu-accelerator", "GKE's --node-labels"},
+		{"cloud.google.com/gke-accelerator", "GKE's --node-labels"},
+		{"crusoe.ai/accelerator", "the node pool's labels"},
+		{"karpenter.k8s.aws/instance-accelerator-name", "an EKS node group's labels"},
+	} {
+		if vs := c.IdentifiedBy[k.key]; len(vs) > 0 {
+			pool = append(pool, k.key+"="+strings.Join(vs, "|"))
+			if !slices.Contains(how, k.how) {
+				how = append(how, k.how)
+			}
+		}
+	}
+	where := "the node pool's labels: GKE's --node-labels, an EKS node group's or AKS node pool's labels"
+	if len(pool) > 0 {
+		where = "the labels of the node pool whose nodes carry " + strings.Join(pool, " or ") + " (" + strings.Join(how, ", ") + ")"
+	}
+	// Karpenter launches AWS's and Azure's instance types (EC2's
+	// family.size, Azure's Standard_…).
+	karpenter := ""
+	if slices.ContainsFunc(c.IdentifiedBy["node.kubernetes.io/instance-type"], func(t string) bool {
+		return strings.HasPrefix(t, "Standard_") || (strings.Contains(t, ".") && !strings.HasPrefix(t, "BM.") && !strings.HasPrefix(t, "VM."))
+	}) {
+		karpenter = ", or a Karpenter pool of the type (cluster.autoscaling.karpenter.pools), whose nodes are born labelled"
+	}
+	return fmt.Sprintf("no NodeFeatureRule labels %s nodes %s=%s, which its profiles select (no PCI id: %s): pin its nodes in cluster.nodes, or set the label through %s%s",
+		c.ID, typeLabel, c.ID, why, where, karpenter)
+}

@@ -130,8 +130,9 @@ func nodeClassCloud(nc NodeClassRef) string {
 
 // instanceCloud says whose an instance type name is: Azure's are
 // Standard_…, OCI's shapes BM.… and VM.… (BM.GPU.H100.8), IBM Cloud's VPC
-// profiles gx3d-… (gx3d-160x1792x8gaudi3), AWS's family.size
-// (p5.48xlarge), GCP's family-shape-n (a3-highgpu-8g).
+// profiles gx3d-… (gx3d-160x1792x8gaudi3), Nebius's platforms gpu-…
+// (gpu-h100-sxm), AWS's family.size (p5.48xlarge), GCP's family-shape-n
+// (a3-highgpu-8g).
 func instanceCloud(name string) string {
 	switch {
 	case strings.HasPrefix(name, "Standard_"):
@@ -140,6 +141,8 @@ func instanceCloud(name string) string {
 		return "oci"
 	case strings.HasPrefix(name, "gx3d-"):
 		return "ibm"
+	case strings.HasPrefix(name, "gpu-"):
+		return "nebius"
 	case strings.Contains(name, "."):
 		return "aws"
 	}

@@ -47,6 +47,7 @@ func (m *Model) Check(inv *inventory.Inventory) []Diagnostic {
 			}
 		}
 	}
+	out = append(out, m.checkTypeLabelling(inv)...)
 	out = append(out, m.checkQuotas(inv)...)
 	out = append(out, m.checkPoolNodes(inv)...)
 	out = append(out, m.checkWholeGPUProfiles(inv)...)

@@ -190,3 +190,13 @@ cluster: {
 `)
 	assert.Equal(t, []string{`c.cue:6:54: cluster.excludedNamespacesAbsentOK[1]: monitoring is not one of cluster.excludedNamespaces: list here only the excluded names the cluster may lack`}, got)
 }
+
+// TestDefaultNonAcceleratorResources keeps the inventory's default, which
+// classifies nodes read without a cluster (inventory show, init --live),
+// equal to the schema's default for cluster.nonAcceleratorResources.
+func TestDefaultNonAcceleratorResources(t *testing.T) {
+	dir := cluster(t, map[string]string{"c.cue": "package c\n\ncluster: name: \"lab\"\n"})
+	m, err := compile.Load(dir)
+	require.NoError(t, err)
+	assert.Equal(t, inventory.DefaultNonAcceleratorResources, m.Cluster.NonAcceleratorResources)
+}

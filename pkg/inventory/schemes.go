@@ -46,7 +46,33 @@ var labelPriority = []string{
 // schemes are the detectors in order of trust.
 var schemes = []func(map[string]string, *catalog.Catalog) detection{
 	detectAMD, detectTPU, detectCatalogKeys(labelPriority), detectKarpenter, detectAlibaba, detectNFDPCI,
-	detectIntelGPU, detectCatalogKeys(nil), detectNeuron, detectEKSAccelerator,
+	detectIntelGPU, detectCatalogKeys(nil), detectSageMaker, detectNeuron, detectEKSAccelerator,
+}
+
+// SageMaker HyperPod's EKS nodes carry the cluster's instance group type
+// as node.kubernetes.io/instance-type: the EC2 instance type with "ml."
+// before it (ml.p5.48xlarge, ml.g5.8xlarge, ml.trn1.32xlarge: the
+// awsome-distributed-training HyperPod EKS examples select them so). The
+// EC2 type types the node as it would an EKS node.
+func detectSageMaker(labels map[string]string, cat *catalog.Catalog) detection {
+	key := lblInstanceType
+	it := strings.TrimSpace(labels[key])
+	if it == "" {
+		key = lblInstanceTypeBeta
+		it = strings.TrimSpace(labels[key])
+	}
+	ec2, ok := strings.CutPrefix(it, "ml.")
+	if !ok || ec2 == "" {
+		return detection{}
+	}
+	if c, ok := cat.ByLabel(lblInstanceType, ec2); ok {
+		return detection{class: c, why: fmt.Sprintf("type from %s=%s, SageMaker HyperPod's name for the EC2 instance type %s", key, it, ec2)}
+	}
+	d := detectNeuron(map[string]string{lblInstanceType: ec2}, cat)
+	if d.why != "" {
+		d.why = fmt.Sprintf("SageMaker HyperPod's %s=%s: %s", key, it, d.why)
+	}
+	return d
 }
 
 // detectByLabels runs the schemes in order of trust and returns the first

@@ -61,6 +61,8 @@ func (n *Node) readSharing(labels map[string]string, res resources, class *catal
 		n.readPartitions(map[string]int{mode: res.whole}, 0, class, fmt.Sprintf("%s=%s, each partition offered as %s", lblAMDPartition, mode, n.Resource))
 	case strings.TrimSpace(labels[lblGKEPartition]) != "" || strings.TrimSpace(labels[lblGKESharing]) != "":
 		n.readGKE(labels, res)
+	case res.resource == resIntelI915 || res.resource == resIntelXe:
+		n.readIntelShared(labels, res)
 	case res.shared > 0 && res.shared == res.capacity:
 		n.Sharing = TimeSliced
 		n.Count = 0
@@ -142,4 +144,56 @@ func (n *Node) readGKE(labels map[string]string, res resources) {
 		}
 	}
 	n.Notes = append(n.Notes, note)
+}
+
+// Intel's GPU plugin offers each GPU -shared-dev-num times (its default 1)
+// as gpu.intel.com/i915 or gpu.intel.com/xe, for that many containers to
+// share it (intel-device-plugins-for-kubernetes cmd/gpu_plugin/README.md,
+// "Modes and Configuration Options"); the GPUs themselves are counted by
+// its NFD rules' gpu.intel.com/device.count and
+// gpu.intel.com/device-id.<class>-<id>.count, and by its labeller's
+// gpu.intel.com/millicores, 1000 a GPU (cmd/gpu_plugin/labels.md).
+const (
+	lblIntelMillicores = "gpu.intel.com/millicores"
+	intelCountSuffix   = ".count"
+)
+
+// intelGPUs is how many GPUs the node's Intel labels count, and the label
+// that says so; 0 when none does.
+func intelGPUs(labels map[string]string) (int, string) {
+	if n, ok := atoi(labels[lblIntelCount]); ok && n > 0 {
+		return n, lblIntelCount
+	}
+	sum, from := 0, ""
+	for _, k := range slices.Sorted(maps.Keys(labels)) {
+		if strings.HasPrefix(k, intelDevicePfx) && strings.HasSuffix(k, intelCountSuffix) {
+			if n, ok := atoi(labels[k]); ok && n > 0 {
+				sum += n
+				if from == "" {
+					from = k
+				}
+			}
+		}
+	}
+	if sum > 0 {
+		return sum, from
+	}
+	if m, ok := atoi(labels[lblIntelMillicores]); ok && m >= 1000 && m%1000 == 0 {
+		return m / 1000, lblIntelMillicores
+	}
+	return 0, ""
+}
+
+// readIntelShared reads an Intel node whose plugin offers each GPU to
+// several containers: more of its resource than its labels count GPUs.
+func (n *Node) readIntelShared(labels map[string]string, res resources) {
+	gpus, from := intelGPUs(labels)
+	if gpus == 0 || res.resourceQty <= gpus || res.resourceQty%gpus != 0 {
+		return
+	}
+	n.Sharing = TimeSliced
+	n.Replicas = res.resourceQty / gpus
+	n.Count = gpus
+	n.Notes = append(n.Notes, fmt.Sprintf("shared by Intel's GPU plugin: %s %d over %d GPUs (%s), each offered to up to %d containers (-shared-dev-num)",
+		res.resource, res.resourceQty, gpus, from, n.Replicas))
 }

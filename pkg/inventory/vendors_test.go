@@ -45,6 +45,15 @@ func TestEveryVendor(t *testing.T) {
 		{name: "cambricon-hami", source: "HAMi values.yaml (mluResourceName cambricon.com/vmlu, cambricon.com/mlu.smlu.vmemory, vcore)",
 			cap: m{"cambricon.com/vmlu": "8", "cambricon.com/mlu.smlu.vmemory": "393216", "cambricon.com/mlu.smlu.vcore": "800"},
 			typ: inventory.TypeUnknown, vendor: "cambricon", sharing: inventory.Exclusive, count: 8, allocN: 8, why: "cambricon.com/vmlu"},
+		{name: "cambricon-mlu370-x8", source: "Cambricon/cambricon-k8s-device-plugin: its plugin's cambricon.com/mlu (pkg/mlu const.go) and its node labeller's Model=MLU370-X8, CPUType, DriverVersion, MCUVersion (pkg/nodeLabel and its test)",
+			labels: m{"Model": "MLU370-X8", "CPUType": "Intel_R_Xeon_R_Gold_5118_CPU_2.30GHz", "DriverVersion": "v4.20.6", "MCUVersion": "v1.1.4"}, cap: m{"cambricon.com/mlu": "8"},
+			typ: "cambricon-mlu370-x8-48gb", vendor: "cambricon", sharing: inventory.Exclusive, count: 8, allocN: 8, why: "type from Model=MLU370-X8"},
+		{name: "cambricon-plugin-no-label", source: "Cambricon's device plugin without its labeller: cambricon.com/mlu names no card (the MLU370-X8 and MLU290-M5 share it)",
+			cap: m{"cambricon.com/mlu": "8"},
+			typ: inventory.TypeUnknown, vendor: "cambricon", sharing: inventory.Exclusive, count: 8, allocN: 8, why: "cambricon.com/mlu"},
+		{name: "iluvatar-bi-v100", source: "HAMi's device config (iluvatar.ai/BI-V100-vgpu, .vMem, .vCore)",
+			cap: m{"iluvatar.ai/BI-V100-vgpu": "8", "iluvatar.ai/BI-V100.vMem": "256", "iluvatar.ai/BI-V100.vCore": "800"},
+			typ: "iluvatar-bi-v100-32gb", vendor: "iluvatar", sharing: inventory.Exclusive, count: 8, allocN: 8, why: "type from the resource iluvatar.ai/BI-V100-vgpu"},
 		{name: "hygon-dcu", source: "HAMi values.yaml (dcuResourceName hygon.com/dcunum, dcumem, dcucores)",
 			cap: m{"hygon.com/dcunum": "8", "hygon.com/dcumem": "524288", "hygon.com/dcucores": "800"},
 			typ: inventory.TypeUnknown, vendor: "hygon", sharing: inventory.Exclusive, count: 8, allocN: 8, why: "hygon.com/dcunum"},
@@ -107,6 +116,24 @@ func TestProviderLabels(t *testing.T) {
 		{name: "azure-gb200", source: "Azure's ND GB200 v6 size (Standard_ND128isr_NDR_GB200_v6, 4 GPUs)",
 			labels: m{"node.kubernetes.io/instance-type": "Standard_ND128isr_NDR_GB200_v6"}, cap: m{"nvidia.com/gpu": "4"},
 			typ: "nvidia-gb200-186gb", vendor: "nvidia", sharing: inventory.Exclusive, count: 4, allocN: 4, why: "Standard_ND128isr_NDR_GB200_v6"},
+		{name: "nebius-h100", source: "a Nebius mk8s node as a test fixture records it (node.kubernetes.io/instance-type=gpu-h100-sxm, nebius.com/resource-preset=1gpu-16vcpu-200gb); vLLM's CI selects gpu-h100-sxm nodes",
+			labels: m{"node.kubernetes.io/instance-type": "gpu-h100-sxm", "nebius.com/resource-preset": "1gpu-16vcpu-200gb", "topology.kubernetes.io/region": "eu-north1"}, cap: m{"nvidia.com/gpu": "1"},
+			typ: "nvidia-h100-80gb", vendor: "nvidia", sharing: inventory.Exclusive, count: 1, allocN: 1, why: "instance-type=gpu-h100-sxm"},
+		{name: "nebius-b200-a", source: "the Nebius platform gpu-b200-sxm-a (me-west1's B200) with preset 8gpu-160vcpu-1792gb, as Nebius node groups in public e2e configs launch it",
+			labels: m{"node.kubernetes.io/instance-type": "gpu-b200-sxm-a", "nebius.com/resource-preset": "8gpu-160vcpu-1792gb"}, cap: m{"nvidia.com/gpu": "8"},
+			typ: "nvidia-b200-180gb", vendor: "nvidia", sharing: inventory.Exclusive, count: 8, allocN: 8, why: "gpu-b200-sxm-a"},
+		{name: "nebius-gpu-name", source: "a Nebius node's labels checked by a public deployment script (nebius.com/gpu-name=H100, nebius.com/resource-preset=1gpu-16vcpu-200gb, nebius.com/preemptible=true)",
+			labels: m{"nebius.com/gpu-name": "H100", "nebius.com/resource-preset": "1gpu-16vcpu-200gb", "nebius.com/preemptible": "true"}, cap: m{"nvidia.com/gpu": "1"},
+			typ: "nvidia-h100-80gb", vendor: "nvidia", sharing: inventory.Exclusive, count: 1, allocN: 1, why: "nebius.com/gpu-name=H100"},
+		{name: "hyperpod-p5", source: "SageMaker HyperPod EKS jobs selecting node.kubernetes.io/instance-type: ml.p5.48xlarge (awsome-distributed-training; its Ray example also sagemaker.amazonaws.com/node-health-status: Schedulable)",
+			labels: m{"node.kubernetes.io/instance-type": "ml.p5.48xlarge", "sagemaker.amazonaws.com/node-health-status": "Schedulable"}, cap: m{"nvidia.com/gpu": "8"},
+			typ: "nvidia-h100-80gb", vendor: "nvidia", sharing: inventory.Exclusive, count: 8, allocN: 8, why: "SageMaker HyperPod's name for the EC2 instance type p5.48xlarge"},
+		{name: "hyperpod-g5", source: "HyperPod Slurm-on-EKS node sets with nodeSelector node.kubernetes.io/instance-type: ml.g5.8xlarge",
+			labels: m{"node.kubernetes.io/instance-type": "ml.g5.8xlarge"}, cap: m{"nvidia.com/gpu": "1"},
+			typ: "nvidia-a10g-24gb", vendor: "nvidia", sharing: inventory.Exclusive, count: 1, allocN: 1, why: "ml.g5.8xlarge"},
+		{name: "hyperpod-trn1", source: "HyperPod instance group ml.trn1.32xlarge (16 Trainium devices) with the Neuron device plugin's aws.amazon.com/neuron",
+			labels: m{"node.kubernetes.io/instance-type": "ml.trn1.32xlarge"}, cap: m{"aws.amazon.com/neuron": "16"},
+			typ: "aws-trainium-32gb", vendor: "aws", sharing: inventory.Exclusive, count: 16, allocN: 16, why: "ml.trn1.32xlarge"},
 	})
 }
 
@@ -144,4 +171,32 @@ func TestSliceOnlyNode(t *testing.T) {
 	require.Len(t, inv.Nodes, 1)
 	assert.Equal(t, inventory.TypeUnknown, inv.Nodes[0].AcceleratorType)
 	assert.Contains(t, inv.Nodes[0].Notes[0], "publishes ResourceSlices of tenstorrent.com")
+}
+
+// TestSharingTheNodeStates: sharing read from what the node says, whoever
+// shares it: Intel's GPU plugin offering each GPU -shared-dev-num times,
+// GKE's time-sharing labels.
+func TestSharingTheNodeStates(t *testing.T) {
+	runFamilies(t, []family{
+		{name: "intel-max-1100-shared-10", source: "canonical/checkbox checkbox-dss-validation (intel GPU plugin with -shared-dev-num=10: capacity gpu.intel.com/i915 is the sum of gpu.intel.com/device-id.*.count times 10) on a Max 1100 node as its NFD rules label it (labels.md)",
+			labels: m{"gpu.intel.com/device-id.0380-0bda.count": "1", "gpu.intel.com/device-id.0380-0bda.present": "true", "gpu.intel.com/product": "Max_1100", "intel.feature.node.kubernetes.io/gpu": "true"},
+			cap:    m{"gpu.intel.com/i915": "10"},
+			typ:    "intel-max-1100-48gb", vendor: "intel", sharing: inventory.TimeSliced, count: 1, allocN: 10, why: "gpu.intel.com/i915 10 over 1 GPUs (gpu.intel.com/device-id.0380-0bda.count), each offered to up to 10 containers"},
+		{name: "intel-max-1550-shared-4", source: "intel-device-plugins-gpu Helm values sharedDevNum: 4 (ar3s3ru/homelabs) on labels.md's Max 1550 labels (device.count=2)",
+			labels: m{"gpu.intel.com/device.count": "2", "gpu.intel.com/family": "Max_Series", "gpu.intel.com/product": "Max_1550"},
+			cap:    m{"gpu.intel.com/i915": "8"},
+			typ:    "intel-max-1550-128gb", vendor: "intel", sharing: inventory.TimeSliced, count: 2, allocN: 8, why: "each offered to up to 4 containers (-shared-dev-num)"},
+		{name: "intel-xe-millicores", source: "the GPU plugin's xe resource (README: gpu.intel.com/xe for GPUs on the xe kernel driver) with its labeller's gpu.intel.com/millicores (labels.md: GPU count * 1000), GpuDevicePlugin sharedDevNum: 2 (jleight/homelab)",
+			labels: m{"gpu.intel.com/millicores": "2000", "gpu.intel.com/memory.max": "103079215104", "gpu.intel.com/tiles": "2", "gpu.intel.com/gpu-numbers": "0.1"},
+			cap:    m{"gpu.intel.com/xe": "4"},
+			typ:    inventory.TypeUnknown, vendor: "intel", sharing: inventory.TimeSliced, count: 2, allocN: 4, why: "gpu.intel.com/xe 4 over 2 GPUs (gpu.intel.com/millicores)"},
+		{name: "intel-not-shared", source: "labels.md's Max 1550 labels with the plugin's default -shared-dev-num=1",
+			labels: m{"gpu.intel.com/device.count": "2", "gpu.intel.com/product": "Max_1550"},
+			cap:    m{"gpu.intel.com/i915": "2"},
+			typ:    "intel-max-1550-128gb", vendor: "intel", sharing: inventory.Exclusive, count: 2, allocN: 2, why: "gpu.intel.com/product=Max_1550"},
+		{name: "gke-a100-time-sharing", source: "cloud.google.com/kubernetes-engine/docs/how-to/timesharing-gpus (gcloud container node-pools create … --accelerator=type=nvidia-tesla-a100,count=1,gpu-sharing-strategy=time-sharing,max-shared-clients-per-gpu=2; nodes labelled cloud.google.com/gke-gpu-sharing-strategy=time-sharing, cloud.google.com/gke-max-shared-clients-per-gpu=2)",
+			labels: m{"cloud.google.com/gke-accelerator": "nvidia-tesla-a100", "cloud.google.com/gke-gpu": "true", "cloud.google.com/gke-gpu-sharing-strategy": "time-sharing", "cloud.google.com/gke-max-shared-clients-per-gpu": "2"},
+			cap:    m{"nvidia.com/gpu": "2"},
+			typ:    "nvidia-a100-40gb", vendor: "nvidia", sharing: inventory.TimeSliced, count: 1, allocN: 2, why: "up to 2 containers a GPU"},
+	})
 }

@@ -30,6 +30,17 @@ type Options struct {
 	Taken map[string]bool
 	// Source names where the nodes came from, for the file's header.
 	Source string
+	// Pools are the cluster's sharing pools and MIG configs by the nodes
+	// they take (compile.Model.PoolOf); nil without a cluster. A node of
+	// a time-slicing or MPS pool gets a profile of the pool (pool:), one
+	// of a MIG config a profile of its slice (mig:).
+	Pools map[string]Pool
+}
+
+// Pool is the sharing pool or MIG config a node is in.
+type Pool struct {
+	Name string
+	MIG  bool
 }
 
 // Profile is one proposed hardware profile.
@@ -39,7 +50,11 @@ type Profile struct {
 	Description      string   `json:"description,omitempty"`
 	AcceleratorTypes []string `json:"acceleratorTypes"`
 	ResourceName     string   `json:"resourceName,omitempty"` // empty: the type's own
-	GPUMax           int      `json:"gpuMax"`
+	// Pool is the sharing pool the profile targets; MIG the MIG slice of
+	// the cluster's MIG configs. Empty for neither.
+	Pool   string `json:"pool,omitempty"`
+	MIG    string `json:"mig,omitempty"`
+	GPUMax int    `json:"gpuMax"`
 	// CPU and Memory are the ranges from the nodes' allocatable: a pod
 	// with the most GPUs may take the smallest node whole, and the default
 	// is a GPU's share of it. Nil when the nodes list no CPU or memory.
@@ -74,7 +89,11 @@ type group struct {
 	typ     string
 	sharing inventory.Sharing
 	mig     string // MIG profile of a MIG mixed or single group
-	nodes   []*inventory.Node
+	// pool is the time-slicing or MPS pool of the group's nodes; migConfig
+	// is set where the nodes are a MIG config's.
+	pool      string
+	migConfig bool
+	nodes     []*inventory.Node
 }
 
 // Suggest groups the selected nodes by type and sharing mode and proposes
@@ -88,7 +107,7 @@ func Suggest(inv *inventory.Inventory, cat *catalog.Catalog, opts Options) (*Res
 	if len(sel) == 0 {
 		return res, nil
 	}
-	groups := groupNodes(sel)
+	groups := groupNodes(sel, opts.Pools)
 	multi := (len(opts.Nodes) > 0 || len(opts.Types) > 0) && len(typesOf(groups)) > 1
 	taken := maps.Clone(opts.Taken)
 	if taken == nil {
@@ -152,12 +171,20 @@ func selectNodes(inv *inventory.Inventory, opts Options) ([]*inventory.Node, *Re
 	return out, res, nil
 }
 
-func groupNodes(nodes []*inventory.Node) []*group {
+func groupNodes(nodes []*inventory.Node, pools map[string]Pool) []*group {
 	byKey := map[string]*group{}
 	for _, n := range nodes {
+		pool := pools[n.Name]
+		if pool.Name != "" && !pool.MIG {
+			// A node of a time-slicing or MPS pool hands out the pool's
+			// replicas, whatever the inventory read it as (a node just
+			// put in the pool still offers whole GPUs).
+			add(byKey, &group{typ: n.AcceleratorType, sharing: inventory.TimeSliced, pool: pool.Name}, n)
+			continue
+		}
 		if n.Sharing == inventory.MIGMixed {
 			for _, p := range slices.Sorted(maps.Keys(n.MIGDevices)) {
-				add(byKey, n, p)
+				add(byKey, &group{typ: n.AcceleratorType, sharing: n.Sharing, mig: p, migConfig: pool.MIG}, n)
 			}
 			continue
 		}
@@ -167,15 +194,14 @@ func groupNodes(nodes []*inventory.Node) []*group {
 			// different profiles are different profiles' nodes.
 			mig = singleProfile(n)
 		}
-		add(byKey, n, mig)
+		add(byKey, &group{typ: n.AcceleratorType, sharing: n.Sharing, mig: mig, migConfig: pool.MIG && mig != ""}, n)
 	}
 	return slices.SortedFunc(maps.Values(byKey), func(a, b *group) int {
 		return strings.Compare(a.key(), b.key())
 	})
 }
 
-func add(byKey map[string]*group, n *inventory.Node, mig string) {
-	g := &group{typ: n.AcceleratorType, sharing: n.Sharing, mig: mig}
+func add(byKey map[string]*group, g *group, n *inventory.Node) {
 	if old, ok := byKey[g.key()]; ok {
 		g = old
 	} else {
@@ -184,7 +210,9 @@ func add(byKey map[string]*group, n *inventory.Node, mig string) {
 	g.nodes = append(g.nodes, n)
 }
 
-func (g *group) key() string { return g.typ + "/" + string(g.sharing) + "/" + g.mig }
+func (g *group) key() string {
+	return g.typ + "/" + string(g.sharing) + "/" + g.mig + "/" + g.pool + "/" + strconv.FormatBool(g.migConfig)
+}
 
 func typesOf(groups []*group) []string {
 	var ts []string
@@ -207,6 +235,29 @@ func single(g *group, all []*group, cat *catalog.Catalog, taken map[string]bool)
 		GPUMax:           g.perPodMax(),
 	}
 	base := strings.TrimPrefix(g.typ, c.Vendor+"-")
+	switch {
+	case g.pool != "":
+		// The pool settles the resource, the taint to tolerate and the
+		// nodes (its label): the profile names it.
+		p.Pool = g.pool
+		p.DisplayName += " (shared, pool " + g.pool + ")"
+		p.Description = fmt.Sprintf("A shared replica of an %s in pool %s.", c.DisplayName, g.pool)
+		p.GPUMax = 1
+		p.CPU, p.Memory = ranges(g.nodes)
+		p.Comments = []string{fmt.Sprintf("From %s of pool %s: %s.", words.Plural(len(g.nodes), "node"), g.pool, strings.Join(abbreviate(p.Nodes, 5), ", "))}
+		p.Name = freeName(g.pool, taken)
+		return p
+	case g.migConfig:
+		// The cluster's MIG configs cut the slice: the profile names it,
+		// and its nodes and resource follow.
+		p.MIG = g.mig
+		p.DisplayName += " MIG " + g.mig
+		p.Description = fmt.Sprintf("A %s MIG slice of an %s.", g.mig, c.DisplayName)
+		p.CPU, p.Memory = ranges(g.nodes)
+		p.Comments = []string{fmt.Sprintf("From %s cut by the cluster's MIG configs: %s.", words.Plural(len(g.nodes), "node"), strings.Join(abbreviate(p.Nodes, 5), ", "))}
+		p.Name = freeName(base+"-mig-"+strings.ReplaceAll(g.mig, ".", "-"), taken)
+		return p
+	}
 	switch g.sharing {
 	case inventory.TimeSliced, inventory.MPS:
 		p.DisplayName += " (shared, " + string(g.sharing) + ")"
@@ -503,6 +554,12 @@ func (r *Result) CUE(opts Options) ([]byte, error) {
 		fmt.Fprintf(&b, "acceleratorTypes: [%s]\n", quoteAll(p.AcceleratorTypes))
 		if p.ResourceName != "" {
 			fmt.Fprintf(&b, "resourceName: %q\n", p.ResourceName)
+		}
+		if p.Pool != "" {
+			fmt.Fprintf(&b, "pool: %q\n", p.Pool)
+		}
+		if p.MIG != "" {
+			fmt.Fprintf(&b, "mig: %q\n", p.MIG)
 		}
 		fmt.Fprintf(&b, "gpu: {min: 1, default: 1, max: %d}\n", p.GPUMax)
 		if p.CPU != nil {

@@ -28,7 +28,7 @@ func copyDir(t *testing.T, from, to string) {
 // real node sample, adds the file to the cluster and compiles it: accelc
 // vet must accept the proposal unchanged, and its output is golden.
 func TestSuggestVets(t *testing.T) {
-	for _, cluster := range []string{"hetero-prod", "small-lab"} {
+	for _, cluster := range []string{"hetero-prod", "small-lab", "gpu-pools"} {
 		t.Run(cluster, func(t *testing.T) {
 			root := t.TempDir()
 			copyDir(t, "../../examples/clusters", root)
@@ -36,7 +36,12 @@ func TestSuggestVets(t *testing.T) {
 			loaded, err := accelc.Cluster(context.Background(), dir, accelc.Options{Stages: accelc.ReadNodes})
 			require.NoError(t, err)
 			m, inv := loaded.Model, loaded.Inventory
-			opts := suggest.Options{Package: "cluster", Taken: map[string]bool{}, Source: "inventory.json"}
+			opts := suggest.Options{Package: "cluster", Taken: map[string]bool{}, Source: "inventory.json", Pools: map[string]suggest.Pool{}}
+			for i := range inv.Nodes {
+				if pool := m.PoolOf(inv.Nodes[i].Name, inv.Nodes[i].AcceleratorType); pool != nil {
+					opts.Pools[inv.Nodes[i].Name] = suggest.Pool{Name: pool.Name, MIG: pool.Sharing == compile.ShareMIG}
+				}
+			}
 			for _, p := range m.Profiles {
 				opts.Taken[p.Name] = true
 			}
@@ -118,4 +123,31 @@ func TestSuggestMIGSingleProfiles(t *testing.T) {
 		assert.Equal(t, "a100-80gb-mig-"+strings.ReplaceAll(prof, ".", "-"), p.Name)
 		assert.Equal(t, map[string]string{"nvidia.com/gpu.product": "NVIDIA-A100-SXM4-80GB-MIG-" + prof}, p.NodeSelector, p.Name)
 	}
+}
+
+// TestSuggestSharingPool: a node of a time-slicing pool gets a profile of
+// the pool, not of whole GPUs, even before its device plugin shares it;
+// the type's other nodes keep their whole-GPU profile.
+func TestSuggestSharingPool(t *testing.T) {
+	cat, err := catalog.Builtin()
+	require.NoError(t, err)
+	raw, _, err := inventory.Decode([]byte(`{"kind": "List", "items": [
+	  {"kind": "Node", "metadata": {"name": "ts", "labels": {"nvidia.com/gpu.product": "NVIDIA-L4", "nvidia.com/gpu.count": "1"}}, "status": {"capacity": {"nvidia.com/gpu": "1"}}},
+	  {"kind": "Node", "metadata": {"name": "whole", "labels": {"nvidia.com/gpu.product": "NVIDIA-L4", "nvidia.com/gpu.count": "1"}}, "status": {"capacity": {"nvidia.com/gpu": "1"}}}
+	]}`))
+	require.NoError(t, err)
+	inv := inventory.Classify(raw, cat, inventory.Options{})
+	res, err := suggest.Suggest(inv, cat, suggest.Options{Pools: map[string]suggest.Pool{"ts": {Name: "l4-notebooks"}}})
+	require.NoError(t, err)
+	require.Len(t, res.Profiles, 2)
+	byNode := map[string]suggest.Profile{}
+	for _, p := range res.Profiles {
+		byNode[p.Nodes[0]] = p
+	}
+	assert.Equal(t, "l4-notebooks", byNode["ts"].Pool)
+	assert.Equal(t, 1, byNode["ts"].GPUMax)
+	assert.Empty(t, byNode["whole"].Pool)
+	data, err := res.CUE(suggest.Options{})
+	require.NoError(t, err)
+	assert.Contains(t, string(data), `pool: "l4-notebooks"`)
 }

@@ -35,6 +35,8 @@ base_prefixes := [
 	"enflame.com/",
 	"kunlunxin.com/",
 	"tenstorrent.com/",
+	"birentech.com/",
+	"vastaitech.com/",
 	"xilinx.com/",
 	"google.com/tpu",
 	"cloud-tpus.google.com/",

@@ -175,6 +175,20 @@ func NewEscapeCheck(ctx context.Context, m *compile.Model, inv *inventory.Invent
 			}
 		}
 	}
+	// And the devices of every other vendor, as the simulated vendor
+	// nodes offer them, and every resource a class of the catalog is
+	// requested by or named by (huawei.com/Ascend910B3,
+	// iluvatar.ai/BI-V100-vgpu): a pod that reaches one without a
+	// profile is an escape.
+	for _, r := range unknownVendorResources {
+		resources[r] = true
+	}
+	for _, c := range m.Catalog.Classes() {
+		resources[c.ResourceName] = true
+		for _, r := range c.ResourceNames {
+			resources[r] = true
+		}
+	}
 	for r := range resources {
 		e.resources = append(e.resources, r)
 	}

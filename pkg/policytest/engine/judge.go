@@ -395,9 +395,17 @@ func isAccelerator(r string) bool {
 // acceleratorDomains are the accelerator vendors' resource domains: every
 // resource under one is a device.
 var acceleratorDomains = []string{"nvidia.com", "amd.com", "habana.ai", "gpu.intel.com", "google.com", "cloud-tpus.google.com", "aws.amazon.com", "deviceclass.resource.kubernetes.io",
-	"huawei.com", "qualcomm.com", "cambricon.com", "hygon.com", "metax-tech.com", "iluvatar.ai", "mthreads.com", "enflame.com", "kunlunxin.com", "tenstorrent.com", "xilinx.com"}
+	"huawei.com", "qualcomm.com", "cambricon.com", "hygon.com", "metax-tech.com", "iluvatar.ai", "mthreads.com", "enflame.com", "kunlunxin.com", "tenstorrent.com", "xilinx.com",
+	"birentech.com", "vastaitech.com"}
 
-// unknownVendorResources are other vendors' device plugin resources, and
-// NVIDIA's whole-GPU names (Confidential Containers, KubeVirt), that the
-// check's simulated nodes offer beside the inventory's.
-var unknownVendorResources = []string{"huawei.com/Ascend910", "qualcomm.com/qaic", "nvidia.com/GH100_H200_141GB", "cambricon.com/mlu", "hygon.com/dcu", "metax-tech.com/gpu", "iluvatar.ai/gpu", "mthreads.com/vgpu", "enflame.com/gcu", "kunlunxin.com/xpu", "tenstorrent.com/n300", "xilinx.com/fpga-xilinx_u250"}
+// unknownVendorResources are other vendors' device plugin resources,
+// HAMi's per-chip and shared ones (huawei.com/Ascend910B3,
+// iluvatar.ai/BI-V150-vgpu, birentech.com/gpu, vastaitech.com/va…),
+// Intel's xe, and NVIDIA's whole-GPU and vGPU names (Confidential
+// Containers, KubeVirt), that the check's simulated nodes offer beside the
+// inventory's.
+var unknownVendorResources = []string{"huawei.com/Ascend910", "huawei.com/Ascend910B3", "huawei.com/ascend-1980", "qualcomm.com/qaic",
+	"nvidia.com/GH100_H200_141GB", "nvidia.com/GRID_T4-16Q", "cambricon.com/mlu", "cambricon.com/vmlu", "hygon.com/dcu", "hygon.com/dcunum",
+	"metax-tech.com/gpu", "metax-tech.com/sgpu", "iluvatar.ai/gpu", "iluvatar.ai/BI-V150-vgpu", "mthreads.com/vgpu", "enflame.com/gcu",
+	"enflame.com/drs-gcu", "kunlunxin.com/xpu", "kunlunxin.com/vxpu", "tenstorrent.com/n300", "tenstorrent.com/p150a", "xilinx.com/fpga-xilinx_u250",
+	"gpu.intel.com/xe", "birentech.com/gpu", "vastaitech.com/va"}
