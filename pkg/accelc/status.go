@@ -345,6 +345,9 @@ type clusterObjects struct {
 
 	constraints []constraintObject
 	mutators    map[string]int // kind → count
+	// mutatesPodUpdates: Gatekeeper's mutating webhook receives pod
+	// UPDATEs (its default rules), which accelc's installation leaves out.
+	mutatesPodUpdates bool
 	// entitlements map namespaces to teams (read only without a
 	// configuration).
 	entitlements map[string]string
@@ -564,6 +567,9 @@ func assemble(objs *clusterObjects, m *compile.Model, checkout *Rendering) *Stat
 		for _, w := range objs.running.Warnings {
 			st.Notes = append(st.Notes, "pods Kueue does not account for: "+w)
 		}
+	}
+	if objs.mutatesPodUpdates && len(objs.mutators) > 0 {
+		st.Notes = append(st.Notes, "Gatekeeper's mutating webhook ("+gatekeeperMutatingWebhook+") receives pod UPDATEs: on a running pod made before its namespace denied, accelc's mutators would change its spec on its controllers' updates, which the API server refuses (a finalizer is never removed, a Job never completes); install Gatekeeper with the values of mutations/configmap-"+render.GatekeeperValuesName+".yaml (its mutating webhook on CREATE only)")
 	}
 	st.Delivery = delivery(objs)
 	if checkout != nil {

@@ -295,7 +295,43 @@ func (k *kube) readGatekeeper(ctx context.Context, objs *clusterObjects) error {
 			return err
 		}
 	}
+	// How Gatekeeper's mutating webhook is registered; a reader who may
+	// not read webhook configurations learns nothing of it, and nothing
+	// is said.
+	var hook mutatingWebhookConfiguration
+	if err := k.get(ctx, "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/"+gatekeeperMutatingWebhook, &hook); err == nil {
+		objs.mutatesPodUpdates = hook.mutatesPodUpdates()
+	}
 	return nil
+}
+
+// gatekeeperMutatingWebhook is the MutatingWebhookConfiguration
+// Gatekeeper's chart installs.
+const gatekeeperMutatingWebhook = "gatekeeper-mutating-webhook-configuration"
+
+// mutatingWebhookConfiguration is what status reads of one: its rules.
+type mutatingWebhookConfiguration struct {
+	Webhooks []struct {
+		Rules []struct {
+			Operations []string `json:"operations"`
+			APIGroups  []string `json:"apiGroups"`
+			Resources  []string `json:"resources"`
+		} `json:"rules"`
+	} `json:"webhooks"`
+}
+
+// mutatesPodUpdates says whether a rule sends pod UPDATEs to the webhook.
+func (h mutatingWebhookConfiguration) mutatesPodUpdates() bool {
+	for _, w := range h.Webhooks {
+		for _, r := range w.Rules {
+			if (slices.Contains(r.Operations, "UPDATE") || slices.Contains(r.Operations, "*")) &&
+				(slices.Contains(r.APIGroups, "") || slices.Contains(r.APIGroups, "*")) &&
+				(slices.Contains(r.Resources, "pods") || slices.Contains(r.Resources, "*")) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // readKueue reads accelc's ClusterQueues, Cohorts and LocalQueues, and

@@ -381,3 +381,29 @@ func TestStatusUnaccounted(t *testing.T) {
 	assert.Equal(t, "vision", st.Queues.Unaccounted[0].Team)
 	assert.Equal(t, map[string]map[string]bool{"cv": {"a100": true}, "cv-dev": {"a100": true}}, queuedNamespaces(objs, nil))
 }
+
+// TestStatusGatekeeperMutatesUpdates: Gatekeeper's default mutating rules
+// (CREATE and UPDATE of everything) send running pods' UPDATEs through
+// accelc's mutators: status says so, and how to install it; accelc's
+// installation (CREATE only) and a rule for other kinds say nothing.
+func TestStatusGatekeeperMutatesUpdates(t *testing.T) {
+	hook := func(doc string) mutatingWebhookConfiguration {
+		return decode[mutatingWebhookConfiguration](t, doc)
+	}
+	chart := hook(`{"webhooks": [{"rules": [{"operations": ["CREATE", "UPDATE"], "apiGroups": ["*"], "apiVersions": ["*"], "resources": ["*"]}]}]}`)
+	accelcs := hook(`{"webhooks": [{"rules": [{"operations": ["CREATE"], "apiGroups": ["*"], "apiVersions": ["*"], "resources": ["*"]}]}]}`)
+	others := hook(`{"webhooks": [{"rules": [{"operations": ["*"], "apiGroups": ["apps"], "apiVersions": ["*"], "resources": ["deployments"]}]}]}`)
+	assert.True(t, chart.mutatesPodUpdates())
+	assert.False(t, accelcs.mutatesPodUpdates())
+	assert.False(t, others.mutatesPodUpdates())
+
+	objs := statusObjects(t)
+	objs.mutatesPodUpdates = true
+	st := assemble(objs, nil, nil)
+	require.NotEmpty(t, objs.mutators, "the fixture has accelc's mutators")
+	require.Len(t, st.Notes, 1)
+	assert.Contains(t, st.Notes[0], "receives pod UPDATEs")
+	assert.Contains(t, st.Notes[0], "mutations/configmap-accelc-gatekeeper-values.yaml")
+	objs.mutatesPodUpdates = false
+	assert.Empty(t, assemble(objs, nil, nil).Notes)
+}
