@@ -1404,10 +1404,18 @@ func (s *suite) sendAs(ctx context.Context, c *clusterUnderTest, obj *unstructur
 	if err := convert(obj.Object, &written); err != nil {
 		return err
 	}
+	var was corev1.Pod
+	if err := convert(up.old.Object, &was); err != nil {
+		return err
+	}
 	// What an UPDATE can change, from the fixture; the rest (what the API
-	// server filled in, which may not change) from the live pod.
+	// server filled in, which may not change) from the live pod. Labels
+	// and annotations change as the fixture changes them: what admission
+	// added to the live pod when it was made stays, as it would for the
+	// controller that sends the UPDATE.
 	pod := live.DeepCopy()
-	pod.Labels, pod.Annotations = written.Labels, written.Annotations
+	pod.Labels = changed(live.Labels, was.Labels, written.Labels)
+	pod.Annotations = changed(live.Annotations, was.Annotations, written.Annotations)
 	pod.Finalizers, pod.OwnerReferences = written.Finalizers, written.OwnerReferences
 	pod.Spec.Tolerations = append(written.Spec.Tolerations, newTolerations(written.Spec.Tolerations, live.Spec.Tolerations)...)
 	pod.Spec.EphemeralContainers = written.Spec.EphemeralContainers
@@ -1447,6 +1455,26 @@ func mergePatch(from, to map[string]any) map[string]any {
 func isMap(v any) bool {
 	_, ok := v.(map[string]any)
 	return ok
+}
+
+// changed applies to live what the fixture's UPDATE changes from was to
+// now: keys it drops, adds or sets to another value.
+func changed(live, was, now map[string]string) map[string]string {
+	out := maps.Clone(live)
+	if out == nil {
+		out = map[string]string{}
+	}
+	for k := range was {
+		if _, ok := now[k]; !ok {
+			delete(out, k)
+		}
+	}
+	for k, v := range now {
+		if was[k] != v || out[k] == "" {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // newTolerations are the tolerations the API server added to the live
