@@ -306,6 +306,8 @@ type EscapeReport struct {
 	// ControllerUpdates, of pods that ran before enforcement reached their
 	// namespace (refused if made now).
 	BeforeEnforcement int
+	// OfRetiredProfiles counts those of pods that name a retired profile.
+	OfRetiredProfiles int
 	FalseDenials      []Escape
 	// Refused counts the generated objects Kubernetes' own validation
 	// refuses (with a Validator), left out of the rest; InvalidLegitimate

@@ -11,7 +11,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/accelc/accelc/pkg/compile"
+	"github.com/accelc/accelc/pkg/inventory"
 	"github.com/accelc/accelc/pkg/policytest/engine"
+	"github.com/accelc/accelc/pkg/render"
 )
 
 var (
@@ -25,10 +28,18 @@ var (
 // on and the devices it could reach there. No pod may reach a device its
 // team may not use, or reach one outside a profile its team may use.
 func TestEscapes(t *testing.T) {
-	for _, name := range []string{"gpu-pools", "hetero-prod", "small-lab", "tpu-trainium"} {
+	// hetero-prod-retired retires a profile: pods of it are refused when
+	// made, and its running pods' controllers' updates must pass.
+	for _, name := range []string{"gpu-pools", "hetero-prod", "small-lab", "tpu-trainium", retiredExample} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			_, m, inv, tree := example(t, name)
+			load := example
+			if name == retiredExample {
+				load = func(t *testing.T, _ string) (string, *compile.Model, *inventory.Inventory, render.Tree) {
+					return exampleRetired(t)
+				}
+			}
+			_, m, inv, tree := load(t, name)
 			ctx := context.Background()
 			check, err := engine.NewEscapeCheck(ctx, m, inv, tree)
 			require.NoError(t, err)
@@ -42,8 +53,8 @@ func TestEscapes(t *testing.T) {
 			for _, e := range rep.InvalidLegitimate {
 				t.Errorf("a legitimate object Kubernetes refuses: %s\n%s", e.Why, e.Pod)
 			}
-			t.Logf("%s: seed %d: %d pods and workloads (%d workloads, each also as its controllers' pods; %d UPDATEs; %d claims, %d admitted), %d admitted pods, %d of them reaching devices, %d escapes, %d workload/pod disagreements; %d legitimate (%d of them controllers' UPDATEs, %d of pods from before enforcement), %d false denials; in %s",
-				name, *escapeSeed, rep.Pods, rep.Workloads, rep.Updates, rep.Claims, rep.ClaimsAdmitted, rep.Admitted, rep.Reaching, len(rep.Escapes), len(rep.Disagreements), rep.Legitimate, rep.ControllerUpdates, rep.BeforeEnforcement, len(rep.FalseDenials), time.Since(start).Round(time.Millisecond))
+			t.Logf("%s: seed %d: %d pods and workloads (%d workloads, each also as its controllers' pods; %d UPDATEs; %d claims, %d admitted), %d admitted pods, %d of them reaching devices, %d escapes, %d workload/pod disagreements; %d legitimate (%d of them controllers' UPDATEs, %d of pods from before enforcement, %d of them of retired profiles), %d false denials; in %s",
+				name, *escapeSeed, rep.Pods, rep.Workloads, rep.Updates, rep.Claims, rep.ClaimsAdmitted, rep.Admitted, rep.Reaching, len(rep.Escapes), len(rep.Disagreements), rep.Legitimate, rep.ControllerUpdates, rep.BeforeEnforcement, rep.OfRetiredProfiles, len(rep.FalseDenials), time.Since(start).Round(time.Millisecond))
 			families := map[string]int{}
 			for _, e := range rep.Escapes {
 				families[e.Family]++
@@ -78,6 +89,9 @@ func TestEscapes(t *testing.T) {
 			assert.Positive(t, rep.Updates, "no UPDATEs generated")
 			assert.Positive(t, rep.Claims, "no claims generated")
 			assert.Positive(t, rep.Legitimate, "no legitimate pods generated")
+			if name == retiredExample {
+				assert.Positive(t, rep.OfRetiredProfiles, "no running pod of the retired profile updated by its controllers")
+			}
 		})
 	}
 }

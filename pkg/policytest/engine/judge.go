@@ -215,20 +215,26 @@ func (e *EscapeCheck) judgeClaim(obj map[string]any) (bool, string) {
 
 // profileOf is the enabled profile the pod goes through, or nil.
 func (e *EscapeCheck) profileOf(md map[string]any) *compile.Profile {
+	p := e.model.Profile(profileName(e.model, md))
+	if p == nil || !p.Offered() {
+		return nil
+	}
+	return p
+}
+
+// profileName is the profile a pod names, by ODH's annotation or
+// accelc's label; "" for none.
+func profileName(m *compile.Model, md map[string]any) string {
 	name := ""
 	if ann, ok := md["annotations"].(map[string]any); ok {
 		name, _ = ann[render.ProfileAnnotation].(string)
 	}
 	if name == "" {
 		if l, ok := md["labels"].(map[string]any); ok {
-			name, _ = l[e.model.Cluster.LabelPrefix+"/profile"].(string)
+			name, _ = l[m.Cluster.LabelPrefix+"/profile"].(string)
 		}
 	}
-	p := e.model.Profile(name)
-	if p == nil || !p.Offered() {
-		return nil
-	}
-	return p
+	return name
 }
 
 // ownDRAClaims reports whether the pod goes through a DRA profile and

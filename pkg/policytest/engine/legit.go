@@ -68,6 +68,12 @@ func (e *EscapeCheck) beforeEnforcement(ctx context.Context, rng *rand.Rand, i i
 	if u.GetKind() != "Pod" {
 		return nil
 	}
+	if retired := e.retiredProfiles(); len(retired) > 0 && rng.IntN(2) == 0 {
+		// Made before its profile was retired.
+		p := retired[rng.IntN(len(retired))]
+		u.SetAnnotations(mergeString(u.GetAnnotations(), render.ProfileAnnotation, p))
+		u.SetLabels(mergeString(u.GetLabels(), e.model.Cluster.LabelPrefix+"/profile", p))
+	}
 	if why, err := e.refused(obj); err != nil || why != "" {
 		return err
 	}
@@ -85,6 +91,9 @@ func (e *EscapeCheck) beforeEnforcement(ctx context.Context, rng *rand.Rand, i i
 	rep.Legitimate++
 	rep.ControllerUpdates++
 	rep.BeforeEnforcement++
+	if p := e.model.Profile(profileName(e.model, mapOf(obj["metadata"]))); p != nil && p.Retired != nil {
+		rep.OfRetiredProfiles++
+	}
 	if v, err = e.verdict(ctx, upd); err != nil {
 		return fmt.Errorf("update of pod before enforcement %d: %w", i, err)
 	}
@@ -472,6 +481,17 @@ func ControllerPods(obj *unstructured.Unstructured) []PodAt {
 			if tmpl, ok, _ := unstructured.NestedMap(item, l.Template...); ok {
 				add(fmt.Sprintf("%s[%d]", strings.Join(l.Path, "."), i), tmpl)
 			}
+		}
+	}
+	return out
+}
+
+// retiredProfiles are the names of the model's retired profiles.
+func (e *EscapeCheck) retiredProfiles() []string {
+	var out []string
+	for i := range e.model.Profiles {
+		if e.model.Profiles[i].Retired != nil {
+			out = append(out, e.model.Profiles[i].Name)
 		}
 	}
 	return out
