@@ -109,11 +109,12 @@ func mutationObjects(m *compile.Model) []Object {
 	}
 	for i := range m.Profiles {
 		p := &m.Profiles[i]
-		if !p.Enabled {
-			// A disabled profile hands out nothing: its pods get nothing
-			// from the mutators (no affinity or tolerations aiming them at
-			// accelerator nodes), and the validation denies any that ask
-			// for an accelerator.
+		if !p.Offered() {
+			// A disabled or retired profile hands out nothing new: its
+			// pods get nothing from the mutators (no affinity or
+			// tolerations aiming them at accelerator nodes), and the
+			// validation denies any that ask for an accelerator. A retired
+			// profile's running pods were mutated when they were made.
 			continue
 		}
 		sel := match{LabelSelector: profileLabel(p)}
@@ -200,7 +201,7 @@ func mutationObjects(m *compile.Model) []Object {
 		// are confined to the types the team is entitled to.
 		for i := range m.Profiles {
 			p := &m.Profiles[i]
-			if !p.Enabled || !p.Generic() || len(t.AcceleratorTypes) == 0 {
+			if !p.Offered() || !p.Generic() || len(t.AcceleratorTypes) == 0 {
 				continue
 			}
 			confine("accelc-"+p.Name+"-"+t.Name+"-affinity", match{Namespaces: t.Namespaces, LabelSelector: profileLabel(p)},
@@ -237,7 +238,7 @@ func mutationObjects(m *compile.Model) []Object {
 	for i := range m.Profiles {
 		p := &m.Profiles[i]
 		teams := m.QueueTeams(p)
-		if len(teams) == 0 || !p.Enabled {
+		if len(teams) == 0 || !p.Offered() {
 			continue
 		}
 		var namespaces []string
