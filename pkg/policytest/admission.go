@@ -152,35 +152,16 @@ func Suite(tree render.Tree, clusterDir string, cases *Cases, typeLabel string, 
 
 	// Read every fixture first: the mutator needs the namespaces of the
 	// objects it mutates.
-	type fixture struct {
-		src, ns, nodeName string
-		data              []byte
-	}
-	fixtures := make([]fixture, len(cases.Cases))
+	fixtures := make([]caseObject, len(cases.Cases))
 	var mutateNamespaces []string
 	for i, tc := range cases.Cases {
-		src := filepath.Join(clusterDir, filepath.FromSlash(path.Dir(CasesFile)), filepath.FromSlash(tc.Object))
-		b, err := os.ReadFile(src)
+		f, err := readCaseObject(clusterDir, tc)
 		if err != nil {
-			return nil, fmt.Errorf("case %s: %w", tc.Name, err)
+			return nil, err
 		}
-		var obj struct {
-			Metadata struct {
-				Namespace string `json:"namespace"`
-			} `json:"metadata"`
-			Spec struct {
-				NodeName string `json:"nodeName"`
-			} `json:"spec"`
-		}
-		if err := yaml.Unmarshal(b, &obj); err != nil {
-			return nil, fmt.Errorf("%s: %w", src, err)
-		}
-		if obj.Metadata.Namespace == "" {
-			return nil, fmt.Errorf("%s: give metadata.namespace: constraints match by namespace", src)
-		}
-		fixtures[i] = fixture{src: src, ns: obj.Metadata.Namespace, nodeName: obj.Spec.NodeName, data: b}
-		if tc.Mutate && !slices.Contains(mutateNamespaces, obj.Metadata.Namespace) {
-			mutateNamespaces = append(mutateNamespaces, obj.Metadata.Namespace)
+		fixtures[i] = f
+		if tc.Mutate && !slices.Contains(mutateNamespaces, f.ns) {
+			mutateNamespaces = append(mutateNamespaces, f.ns)
 		}
 	}
 	// The fixtures to mutate, through the rendered mutators in the engine.

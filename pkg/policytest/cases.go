@@ -109,23 +109,11 @@ func ReadCaseInputs(clusterDir string, cases *Cases) ([]CaseInput, error) {
 	var out []CaseInput
 	for _, tc := range cases.Cases {
 		in := CaseInput{Case: tc}
-		src := filepath.Join(dir, filepath.FromSlash(tc.Object))
-		b, err := os.ReadFile(src)
+		f, err := readCaseObject(clusterDir, tc)
 		if err != nil {
-			return nil, fmt.Errorf("case %s: %w", tc.Name, err)
+			return nil, err
 		}
-		var obj struct {
-			Metadata struct {
-				Namespace string `json:"namespace"`
-			} `json:"metadata"`
-		}
-		if err := yaml.Unmarshal(b, &obj); err != nil {
-			return nil, fmt.Errorf("%s: %w", src, err)
-		}
-		if obj.Metadata.Namespace == "" {
-			return nil, fmt.Errorf("%s: give metadata.namespace: constraints match by namespace", src)
-		}
-		in.ObjectData = b
+		in.ObjectData = f.data
 		if tc.OldObject != "" {
 			if in.OldObjectData, err = os.ReadFile(filepath.Join(dir, filepath.FromSlash(tc.OldObject))); err != nil {
 				return nil, fmt.Errorf("case %s: %w", tc.Name, err)
@@ -162,4 +150,37 @@ func RunCases(ctx context.Context, tree render.Tree, nodes [][]byte, cases []Cas
 		return nil, err
 	}
 	return resp.Cases, nil
+}
+
+// caseObject is a case's object file as read: where it is, its bytes,
+// and the namespace and node it names.
+type caseObject struct {
+	src, ns, nodeName string
+	data              []byte
+}
+
+// readCaseObject reads a case's object, which must name its namespace:
+// constraints, mutators and the MutatingAdmissionPolicies' bindings match
+// by it.
+func readCaseObject(clusterDir string, tc Case) (caseObject, error) {
+	src := filepath.Join(clusterDir, filepath.FromSlash(path.Dir(CasesFile)), filepath.FromSlash(tc.Object))
+	b, err := os.ReadFile(src)
+	if err != nil {
+		return caseObject{}, fmt.Errorf("case %s: %w", tc.Name, err)
+	}
+	var obj struct {
+		Metadata struct {
+			Namespace string `json:"namespace"`
+		} `json:"metadata"`
+		Spec struct {
+			NodeName string `json:"nodeName"`
+		} `json:"spec"`
+	}
+	if err := yaml.Unmarshal(b, &obj); err != nil {
+		return caseObject{}, fmt.Errorf("%s: %w", src, err)
+	}
+	if obj.Metadata.Namespace == "" {
+		return caseObject{}, fmt.Errorf("%s: give metadata.namespace: constraints match by namespace", src)
+	}
+	return caseObject{src: src, ns: obj.Metadata.Namespace, nodeName: obj.Spec.NodeName, data: b}, nil
 }
