@@ -15,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
@@ -409,35 +408,92 @@ func (a *attacks) namedClaim(t *testing.T) {
 		regexp.MustCompile(`deviceaccess: .*never admits a pod with a named ResourceClaim`))
 }
 
-// kueueWebhookSkipped: accelc trusts Kueue's pod webhook to gate every
-// pod that names a LocalQueue. Where it does not run (a cluster's Kueue
-// configured apart from accelc's fragment, its webhook failing open),
-// such a pod would run at once, counted by no Workload. The step makes
-// Kueue's pod webhook skip pods of a label (its objectSelector, as a
-// cluster admin could), then the user's pod of premium-gpu, which names
-// its LocalQueue, carries that label: it reaches Gatekeeper ungated and
-// must be refused. The webhook is restored afterwards.
+// kueueWebhookSkipped: accelc trusts Kueue's webhooks to gate every pod
+// and suspend every Job that names a LocalQueue. Where they do not run (a
+// cluster's Kueue configured apart from accelc's fragment, a webhook
+// failing open), such a pod or Job would run at once, counted by no
+// Workload. The step makes Kueue's pod and job webhooks skip objects of a
+// label (their objectSelector, as a cluster admin could); then the user's
+// pod and Job of premium-gpu, which name its LocalQueue, carry that label:
+// they reach Gatekeeper ungated and running and must be refused. The
+// webhooks are restored afterwards.
 func (a *attacks) kueueWebhookSkipped(t *testing.T) {
-	s, ctx := a.st.s, t.Context()
+	s := a.st.s
 	const skip = "accelc-e2e/kueue-skips"
-	hooks := s.client.AdmissionregistrationV1().MutatingWebhookConfigurations()
+	a.skipKueueWebhook(t, "mpod.kb.io", skip)
+	a.skipKueueWebhook(t, "mjob.kb.io", skip)
+	p, _ := a.profile("premium-gpu")
+
+	pod := a.profilePod(t, "kueue-skipped", "premium-gpu", "1")
+	pod.Labels[skip] = "true"
+	pod.Labels[render.QueueNameLabel] = p.queue
+	a.refused(t, fmt.Sprintf("a pod of profile premium-gpu naming LocalQueue %s that Kueue's pod webhook skipped", p.queue),
+		a.createSkipped(t, func(ctx context.Context) (bool, error) {
+			made, err := a.st.c.dev.CoreV1().Pods(attackTeamNS).Create(ctx, pod, metav1.CreateOptions{})
+			if err != nil {
+				return false, err
+			}
+			if !hasGate(made) {
+				return false, fmt.Errorf("pod %s was admitted without Kueue's gate (gates %v): Kueue will never count it", made.Name, made.Spec.SchedulingGates)
+			}
+			return true, s.client.CoreV1().Pods(attackTeamNS).Delete(ctx, made.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)})
+		}),
+		regexp.MustCompile(`entitlement: .*reached admission without Kueue's scheduling gate`))
+	a.absent(t, "pod "+pod.Name, func(ctx context.Context) error {
+		_, err := s.client.CoreV1().Pods(attackTeamNS).Get(ctx, pod.Name, metav1.GetOptions{})
+		return err
+	})
+
+	tmpl := a.profilePod(t, "kueue-skipped-job", "premium-gpu", "1")
+	job := &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Name: "kueue-skipped-job", Namespace: attackTeamNS,
+			Labels: map[string]string{render.QueueNameLabel: p.queue, skip: "true", attackLabel: "kueue-skipped-job"}},
+		Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{
+			ObjectMeta: metav1.ObjectMeta{Labels: tmpl.Labels},
+			Spec:       corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: tmpl.Spec.Containers},
+		}},
+	}
+	a.refused(t, fmt.Sprintf("a Job of profile premium-gpu naming LocalQueue %s that Kueue's job webhook skipped", p.queue),
+		a.createSkipped(t, func(ctx context.Context) (bool, error) {
+			made, err := a.st.c.dev.BatchV1().Jobs(attackTeamNS).Create(ctx, job, metav1.CreateOptions{})
+			if err != nil {
+				return false, err
+			}
+			if made.Spec.Suspend == nil || !*made.Spec.Suspend {
+				return false, fmt.Errorf("job %s was admitted running: Kueue will never count its pods", made.Name)
+			}
+			return true, s.client.BatchV1().Jobs(attackTeamNS).Delete(ctx, made.Name, metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationForeground)})
+		}),
+		regexp.MustCompile(`entitlement: .*reached admission not suspended`))
+	a.absent(t, "job "+job.Name, func(ctx context.Context) error {
+		_, err := s.client.BatchV1().Jobs(attackTeamNS).Get(ctx, job.Name, metav1.GetOptions{})
+		return err
+	})
+}
+
+// skipKueueWebhook makes Kueue's webhook of that name skip objects with
+// the label, until the test ends.
+func (a *attacks) skipKueueWebhook(t *testing.T, webhook, label string) {
+	t.Helper()
+	ctx := t.Context()
+	hooks := a.st.s.client.AdmissionregistrationV1().MutatingWebhookConfigurations()
 	list, err := hooks.List(ctx, metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var name string
-	var at int
+	name, at := "", -1
+	var orig *metav1.LabelSelector
 	for _, cfg := range list.Items {
 		for i, h := range cfg.Webhooks {
-			if h.Name == "mpod.kb.io" {
-				name, at = cfg.Name, i
+			if h.Name == webhook {
+				name, at, orig = cfg.Name, i, h.ObjectSelector
 			}
 		}
 	}
 	if name == "" {
-		t.Fatal("no MutatingWebhookConfiguration has Kueue's pod webhook mpod.kb.io")
+		t.Fatalf("no MutatingWebhookConfiguration has Kueue's webhook %s", webhook)
 	}
-	setSelector := func(sel *metav1.LabelSelector) error {
+	set := func(ctx context.Context, sel *metav1.LabelSelector) error {
 		return retry.RetryOnConflict(retry.DefaultRetry, func() error {
 			cfg, err := hooks.Get(ctx, name, metav1.GetOptions{})
 			if err != nil {
@@ -448,50 +504,40 @@ func (a *attacks) kueueWebhookSkipped(t *testing.T) {
 			return err
 		})
 	}
-	orig := list.Items[slices.IndexFunc(list.Items, func(c admissionregistrationv1.MutatingWebhookConfiguration) bool { return c.Name == name })].Webhooks[at].ObjectSelector
-	if err := setSelector(&metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: skip, Operator: metav1.LabelSelectorOpDoesNotExist}}}); err != nil {
-		t.Fatalf("making Kueue's pod webhook skip label %s: %v", skip, err)
+	if err := set(ctx, &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: label, Operator: metav1.LabelSelectorOpDoesNotExist}}}); err != nil {
+		t.Fatalf("making Kueue's webhook %s skip label %s: %v", webhook, label, err)
 	}
 	t.Cleanup(func() {
-		if err := setSelector(orig); err != nil {
-			t.Errorf("restoring Kueue's pod webhook: %v", err)
+		if err := set(context.Background(), orig); err != nil {
+			t.Errorf("restoring Kueue's webhook %s: %v", webhook, err)
 		}
 	})
-	p, _ := a.profile("premium-gpu")
-	pod := a.profilePod(t, "kueue-skipped", "premium-gpu", "1")
-	pod.Labels[skip] = "true"
-	// The API server's webhook configuration cache takes a moment to
-	// see the change: until then Kueue gates the pod, which is admitted
-	// (and deleted for the next try).
-	var refusal error
-	_ = poll(ctx, 30*time.Second, func(ctx context.Context) (bool, string, error) {
-		made, err := a.st.c.dev.CoreV1().Pods(attackTeamNS).Create(ctx, pod, metav1.CreateOptions{})
+}
+
+// createSkipped tries create until the API server's webhook configuration
+// cache sees the change: until then Kueue's webhook runs, and create
+// (which deletes what it made) says so. It returns the refusal, or an
+// error saying what was admitted.
+func (a *attacks) createSkipped(t *testing.T, create func(context.Context) (kueueRan bool, err error)) error {
+	t.Helper()
+	var got error
+	_ = poll(t.Context(), 60*time.Second, func(ctx context.Context) (bool, string, error) {
+		ran, err := create(ctx)
+		if !ran {
+			got = err
+			return true, "", nil
+		}
 		if err != nil {
-			refusal = err
-			return true, "", nil
-		}
-		if !hasGate(made) {
-			refusal = fmt.Errorf("pod %s was admitted without Kueue's gate (gates %v): Kueue will never count it", made.Name, made.Spec.SchedulingGates)
-			return true, "", nil
-		}
-		if err := s.client.CoreV1().Pods(attackTeamNS).Delete(ctx, made.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}); err != nil {
 			return false, err.Error(), nil
 		}
-		_ = poll(ctx, 20*time.Second, func(ctx context.Context) (bool, string, error) {
-			_, err := s.client.CoreV1().Pods(attackTeamNS).Get(ctx, made.Name, metav1.GetOptions{})
-			return apierrors.IsNotFound(err), "", nil
-		})
-		return false, "Kueue's webhook still gates the pod", nil
+		// The name is free again before the next try.
+		time.Sleep(2 * time.Second)
+		return false, "Kueue's webhook still runs", nil
 	})
-	if refusal == nil {
-		t.Fatal("Kueue's pod webhook kept gating the labelled pod: the webhook change never took effect")
+	if got == nil {
+		t.Fatal("Kueue's webhook kept running on the labelled object: the webhook change never took effect")
 	}
-	a.refused(t, fmt.Sprintf("a pod of profile premium-gpu naming LocalQueue %s that Kueue's pod webhook skipped", p.queue), refusal,
-		regexp.MustCompile(`entitlement: .*reached admission without Kueue's scheduling gate`))
-	a.absent(t, "pod "+pod.Name, func(ctx context.Context) error {
-		_, err := s.client.CoreV1().Pods(attackTeamNS).Get(ctx, pod.Name, metav1.GetOptions{})
-		return err
-	})
+	return got
 }
 
 // nothingRuns: of everything the attacks made, only the user's CPU-only

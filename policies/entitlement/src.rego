@@ -276,6 +276,28 @@ violation contains {"msg": msg} if {
 	])
 }
 
+# Kueue's job webhook suspends a Job that joins a LocalQueue until Kueue
+# admits the Job's Workload, and its pods are that Workload's (Kueue's pod
+# webhook skips them). A Job of a profile Kueue shares out that reaches
+# admission not suspended was skipped by Kueue's job webhook (its
+# namespace outside Kueue's managedJobsNamespaceSelector, the batch/job
+# integration off, the webhook failing open): its pods would run at once,
+# counted by no Workload. Judged on an API server's CREATE only: a Job
+# Kueue admitted is unsuspended by Kueue on UPDATE.
+violation contains {"msg": msg} if {
+	accelc.operation == "CREATE"
+	object.get(input.review, "uid", "") != ""
+	workload.kind == "Job"
+	accelc.group_of(object.get(workload, "apiVersion", "")) == "batch"
+	q := workload_labels[queue_label]
+	some [name, p] in workload_profiles
+	p.spec.scheduling.kueue.localQueueName
+	object.get(workload, ["spec", "suspend"], false) != true
+	msg := sprintf("Job %v joins Kueue's LocalQueue %v (profile %q) but reached admission not suspended, so Kueue's job webhook skipped it and its pods would run without Kueue counting them in team %v's quota: check that Kueue's batch/job integration is on, that its managedJobsNamespaceSelector selects namespace %v (accelc renders it in ConfigMap accelc-kueue-configuration), and that its webhook is reachable; then create the Job again", [
+		workload.metadata.name, q, name, team_named, object.get(workload.metadata, "namespace", object.get(input.review, "namespace", "")),
+	])
+}
+
 # Profiles of the workload without a priority class of their own: its
 # label is held to the team's tier.
 tier_bound_workload if {

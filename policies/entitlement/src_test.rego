@@ -563,3 +563,31 @@ test_cpu_pod_with_a_queue_label_not_held_to_the_gate if {
 test_queue_label_where_kueue_shares_nothing_not_held_to_the_gate if {
 	count(ungated_denials) == 0 with input as request(queued_pod([]), "alice") with data.inventory as f.inventory
 }
+
+# Kueue's job webhook suspends the Jobs it queues before Gatekeeper
+# validates them: one that arrives running was skipped by it.
+job_request(suspend) := {"review": {
+	"uid": "r-3", "operation": "CREATE", "namespace": "slices", "userInfo": {"username": "alice"},
+	"object": object.union(slice_job({"kueue.x-k8s.io/queue-name": "mig-slice"}).review.object, {"spec": {"suspend": suspend}}),
+}, "parameters": f.params}
+
+unsuspended_denials contains v.msg if {
+	some v in violation
+	contains(v.msg, "reached admission not suspended")
+}
+
+test_job_skipped_by_kueue_denied if {
+	some v in violation with input as job_request(false) with data.inventory as queue_profile
+	contains(v.msg, `Job j joins Kueue's LocalQueue mig-slice (profile "mig-slice") but reached admission not suspended`)
+}
+
+test_job_suspended_by_kueue_admitted if {
+	count(unsuspended_denials) == 0 with input as job_request(true) with data.inventory as queue_profile
+}
+
+# An unqueued profile's Job, and the audit's view of a Job Kueue admitted
+# (and unsuspended), are not held to it.
+test_job_not_held_to_suspension_where_kueue_queues_nothing if {
+	count(unsuspended_denials) == 0 with input as job_request(false) with data.inventory as f.inventory
+	count(unsuspended_denials) == 0 with input as {"review": {"object": job_request(false).review.object}, "parameters": f.params} with data.inventory as queue_profile
+}

@@ -319,6 +319,16 @@ func (m *Mutator) queuedByKueue(obj *unstructured.Unstructured) bool {
 	return !kueueManagedKinds[owner]
 }
 
+// jobQueuedByKueue reports whether Kueue's job webhook suspends a new
+// batch Job: one with a LocalQueue label in a namespace Kueue manages.
+// (Its pods are then the Job's Workload's.)
+func (m *Mutator) jobQueuedByKueue(obj *unstructured.Unstructured) bool {
+	if m.kueue == nil || obj.GetKind() != "Job" || obj.GroupVersionKind().Group != "batch" {
+		return false
+	}
+	return m.kueue.Matches(labels.Set{corev1.LabelMetadataName: obj.GetNamespace()}) && obj.GetLabels()[render.QueueNameLabel] != ""
+}
+
 // kueueNamespaces reads the managedJobsNamespaceSelector of the tree's
 // Kueue Configuration fragment (render's KueueConfigMapName); nil when
 // the tree has none.
