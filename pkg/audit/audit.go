@@ -729,13 +729,27 @@ func (a *auditor) report(source string, warnings []string) *Report {
 	return r
 }
 
+// EvictsNow counts the running pods the node layer's changes at their
+// pools' current stage (not those withheld until deny) would evict.
+func (r *Report) EvictsNow() int {
+	n := 0
+	for _, c := range r.Nodes {
+		if c.Applied {
+			n += len(c.Evicted)
+		}
+	}
+	return n
+}
+
 // Failed says whether the report holds a finding at or above the stage
 // failOn names: deny (workloads that would be refused), warn (refused or
 // warned about) or dryrun (any violation); "" fails on nothing. A pod
-// that Kueue does not account for fails at every stage: it holds devices
-// outside its team's quota now.
+// that Kueue does not account for, and a running pod the node layer's
+// applied changes would evict, fail at every stage: the first holds
+// devices outside its team's quota now, the second would stop when the
+// commit lands.
 func (r *Report) Failed(failOn string) bool {
-	if failOn != "" && r.Totals.Unaccounted > 0 {
+	if failOn != "" && (r.Totals.Unaccounted > 0 || r.EvictsNow() > 0) {
 		return true
 	}
 	switch failOn {
