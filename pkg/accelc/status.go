@@ -307,7 +307,7 @@ func ReadStatus(ctx context.Context, opts StatusOptions) (*Status, error) {
 		}
 		model = res.Model
 		git := Checkout(opts.Config)
-		checkout = &Rendering{Revision: git.Revision, ContentDigest: artifact.ContentDigest(res.Tree)}
+		checkout = &Rendering{Revision: git.Revision, ContentDigest: res.ContentDigest}
 		checkout.Uncommitted = git.Revision != "" && uncommitted(opts.Config)
 	}
 	k, cluster, err := connect(opts.Live)

@@ -58,16 +58,29 @@ func Render(m *compile.Model, inv *inventory.Inventory) ([]Object, error) {
 // Cluster renders a cluster's whole tree: Render, Validate, then
 // BuildTree. The provenance, when given, annotates every object.
 func Cluster(m *compile.Model, inv *inventory.Inventory, prov ...Provenance) (Tree, error) {
-	objs, err := Render(m, inv)
-	if err != nil {
-		return nil, err
-	}
-	if err := Validate(m, objs); err != nil {
-		return nil, err
-	}
 	var p Provenance
 	if len(prov) > 0 {
 		p = prov[0]
 	}
-	return BuildTree(m.Cluster.Name, objs, p)
+	t, _, err := cluster(m, inv, p, false)
+	return t, err
+}
+
+// ClusterContent is Cluster with the tree's content digest, computed from
+// the objects as they are written (BuildTreeContent): what `accelc
+// render` records beside the tree for push, and `accelc status` compares
+// with what the cluster runs.
+func ClusterContent(m *compile.Model, inv *inventory.Inventory, prov Provenance) (Tree, string, error) {
+	return cluster(m, inv, prov, true)
+}
+
+func cluster(m *compile.Model, inv *inventory.Inventory, prov Provenance, content bool) (Tree, string, error) {
+	objs, err := Render(m, inv)
+	if err != nil {
+		return nil, "", err
+	}
+	if err := Validate(m, objs); err != nil {
+		return nil, "", err
+	}
+	return buildTree(m.Cluster.Name, objs, prov, content)
 }
