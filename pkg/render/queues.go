@@ -14,7 +14,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/accelc/accelc/pkg/compile"
-	"github.com/accelc/accelc/pkg/inventory"
 )
 
 // Kueue's API, v1beta2 (the storage version since Kueue 0.16).
@@ -41,7 +40,8 @@ func TeamCohortName(t *compile.Team) string { return t.Name }
 // limits, and an explicit namespace selector; a LocalQueue in each team
 // namespace. Without Kueue: a ResourceQuota per team namespace capping the
 // accelerator resources in total. PriorityClasses come either way.
-func quotaObjects(m *compile.Model, inv *inventory.Inventory) ([]Object, error) {
+func quotaObjects(pl *compile.Placed) ([]Object, error) {
+	m := pl.Model
 	out := priorityClasses(m)
 	var teams []*compile.Team
 	for i := range m.Teams {
@@ -69,12 +69,12 @@ func quotaObjects(m *compile.Model, inv *inventory.Inventory) ([]Object, error) 
 	out = append(out, provisioningObjects(m)...)
 	out = append(out, multiKueueObjects(m)...)
 	flavors := map[string]bool{}
-	fleet := m.FleetInventory(inv) // a manager's workers' nodes too, read once
+	fleet := pl.Fleet() // a manager's workers' nodes too, placed once
 	for _, t := range teams {
 		for id := range t.Quota {
 			flavors[id] = true
 		}
-		out = append(out, teamCohort(m, fleet, t))
+		out = append(out, teamCohort(fleet, t))
 	}
 	// What every pod admitted to a flavor tolerates: the tolerations all
 	// the profiles whose queues list it share. Kueue adds a flavor's
@@ -166,8 +166,9 @@ const DefaultFlavor = "accelc-default"
 // and memory that come with them. A team in a cohort has its Cohort under
 // that one (spec.parentName): the teams lend each other what they do not
 // use, within the team's borrowing and lending limits.
-func teamCohort(m *compile.Model, inv *inventory.Inventory, t *compile.Team) Object {
-	spec := cohortSpec{ParentName: t.Cohort, ResourceGroups: teamQuotaGroups(m, inv, t), FairSharing: fairSharing(t.FairShare)}
+func teamCohort(pl *compile.Placed, t *compile.Team) Object {
+	m := pl.Model
+	spec := cohortSpec{ParentName: t.Cohort, ResourceGroups: teamQuotaGroups(pl, t), FairSharing: fairSharing(t.FairShare)}
 	return Object{
 		Dir: "queues", Source: []string{"teams", t.Name},
 		Body: &cohort{
@@ -188,7 +189,8 @@ func teamCohort(m *compile.Model, inv *inventory.Inventory, t *compile.Team) Obj
 // accelerators: for each quota, as many devices' worth as its nodes have
 // per device. Borrowing and lending limits are only for a team in a
 // cohort (Kueue's webhook rejects them on a root Cohort).
-func teamQuotaGroups(m *compile.Model, inv *inventory.Inventory, t *compile.Team) []resourceGroup {
+func teamQuotaGroups(pl *compile.Placed, t *compile.Team) []resourceGroup {
+	m := pl.Model
 	var keys []string
 	for _, pool := range m.NodePools {
 		if _, ok := t.Quota[pool.Name]; ok {
@@ -268,7 +270,7 @@ func teamQuotaGroups(m *compile.Model, inv *inventory.Inventory, t *compile.Team
 			f := flavorQuotas{Name: id}
 			host := map[string]compile.Quantity{}
 			if slices.Contains(keyResources(id), "cpu") {
-				cpuMilli, memBytes := hostShare(m, inv, t, id)
+				cpuMilli, memBytes := hostShare(pl, t, id)
 				host["cpu"] = textQ(resource.NewMilliQuantity(cpuMilli, resource.DecimalSI).String())
 				host["memory"] = textQ(resource.NewQuantity(memBytes, resource.BinarySI).String())
 			}
@@ -376,13 +378,14 @@ func profileClusterQueue(m *compile.Model, t *compile.Team, p *compile.Profile) 
 // Whole-GPU quotas count the type's nodes outside pools. For key, a quota
 // key, that quota's; for DefaultFlavor, those of the quotas whose flavor
 // has no topology (a flavor with one holds its own).
-func hostShare(m *compile.Model, inv *inventory.Inventory, t *compile.Team, key string) (cpuMilli, memBytes int64) {
+func hostShare(pl *compile.Placed, t *compile.Team, key string) (cpuMilli, memBytes int64) {
+	m := pl.Model
 	for _, id := range slices.Sorted(maps.Keys(t.Quota)) {
 		if _, topo := m.KeyTopology(id); (key == DefaultFlavor) != (topo == nil) || (key != DefaultFlavor && key != id) {
 			continue
 		}
 		var devices, cpu, mem int64
-		for _, n := range flavorNodes(m, inv, id) {
+		for _, n := range pl.FlavorNodes(id) {
 			if !n.Available() || n.Allocatable == 0 {
 				continue
 			}
@@ -400,21 +403,6 @@ func hostShare(m *compile.Model, inv *inventory.Inventory, t *compile.Team, key 
 	}
 	// Whole cores and GiB, rounded down: quotas read as people write them.
 	return cpuMilli / 1000 * 1000, memBytes / (1 << 30) * (1 << 30)
-}
-
-// flavorNodes are the nodes of a quota key's flavor: a pool's (or MIG
-// config's) nodes, or a type's nodes outside pools.
-func flavorNodes(m *compile.Model, inv *inventory.Inventory, id string) []*inventory.Node {
-	if pool, ok := m.Pool(id); ok {
-		return m.PoolNodes(pool, inv)
-	}
-	var nodes []*inventory.Node
-	for _, n := range inv.ByType(id) {
-		if m.PoolOf(n.Name, id) == nil {
-			nodes = append(nodes, n)
-		}
-	}
-	return nodes
 }
 
 // sameToleration compares two tolerations by value.

@@ -7,6 +7,9 @@ import (
 
 // Render computes every object of a cluster's tree.
 func Render(m *compile.Model, inv *inventory.Inventory) ([]Object, error) {
+	// The model laid over the nodes once: every object that counts nodes
+	// reads it.
+	pl := m.Place(inv)
 	var objs []Object
 	objs = append(objs, nodeFeatureRule(m))
 	profiles, err := hardwareProfiles(m)
@@ -14,7 +17,7 @@ func Render(m *compile.Model, inv *inventory.Inventory) ([]Object, error) {
 		return nil, err
 	}
 	objs = append(objs, profiles...)
-	cms, err := catalogConfigMaps(m, inv)
+	cms, err := catalogConfigMaps(pl)
 	if err != nil {
 		return nil, err
 	}
@@ -26,7 +29,7 @@ func Render(m *compile.Model, inv *inventory.Inventory) ([]Object, error) {
 	objs = append(objs, policyObjs...)
 	objs = append(objs, tenancyObjects(m)...)
 	objs = append(objs, mutationObjects(m)...)
-	quotas, err := quotaObjects(m, inv)
+	quotas, err := quotaObjects(pl)
 	if err != nil {
 		return nil, err
 	}
