@@ -25,11 +25,14 @@ func classifyGFD(n *Node, labels map[string]string, mig migSignals, res resource
 		// A per-profile product names its MIG profile: the node is mixed.
 		p.MIGProfile, p.MIGInvalid = "", false
 	}
-	derived := readGFDSharing(n, labels, p, mig, res)
+	// GFD's GPU count, read once: the sharing reads it, and a node whose
+	// label is missing or 0 takes its device plugin's capacity.
+	count, _ := atoi(labels[lblCount])
+	derived := readGFDSharing(n, labels, count, p, mig, res)
 	if mig.config != "" && !mig.configEnabled() && mig.config != "all-disabled" {
 		n.Notes = append(n.Notes, fmt.Sprintf("%s=%s failed to apply (%s=%s): the GPUs' MIG state is not known; see the MIG manager's log", lblMIGConfig, mig.config, lblMIGConfigState, mig.state))
 	}
-	if count, _ := atoi(labels[lblCount]); count == 0 && n.Sharing == Exclusive && res.capacity > 0 {
+	if count == 0 && n.Sharing == Exclusive && res.capacity > 0 {
 		n.Count = res.capacity
 	}
 	if product == "" {
@@ -56,11 +59,10 @@ func gfdProduct(labels map[string]string, mig migSignals) (product, key string) 
 	return product, key
 }
 
-// readGFDSharing reads the node's GPU count and how its GPUs are shared
-// (MIG single or mixed, time-slicing, MPS) from GFD's labels, and returns
-// the allocatable count they imply.
-func readGFDSharing(n *Node, labels map[string]string, p GFDProduct, mig migSignals, res resources) int {
-	count, _ := atoi(labels[lblCount])
+// readGFDSharing sets the node's GPU count, GFD's count label, and reads
+// how its GPUs are shared (MIG single or mixed, time-slicing, MPS) from
+// GFD's labels, and returns the allocatable count they imply.
+func readGFDSharing(n *Node, labels map[string]string, count int, p GFDProduct, mig migSignals, res resources) int {
 	replicas, _ := atoi(labels[lblReplicas])
 	n.Count = count
 	derived := count
