@@ -152,7 +152,7 @@ func (a *attacks) kueueLooksAway(t *testing.T) {
 		t.Fatalf("a pod of profile premium-gpu in a pod group: %v", err)
 	}
 	a.gated = made2.Name
-	if !hasGate(made2) {
+	if !gated(made2) {
 		t.Fatalf("Kueue's webhook did not gate pod %s (gates %v): nothing to take off", made2.Name, made2.Spec.SchedulingGates)
 	}
 	errUngated := errors.New("Kueue has taken its gate off already")
@@ -161,7 +161,7 @@ func (a *attacks) kueueLooksAway(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		if !hasGate(live) {
+		if !gated(live) {
 			return errUngated
 		}
 		live.Spec.SchedulingGates = slices.DeleteFunc(live.Spec.SchedulingGates, func(g corev1.PodSchedulingGate) bool { return g.Name == kueueGate })
@@ -177,7 +177,7 @@ func (a *attacks) kueueLooksAway(t *testing.T) {
 	if gerr != nil {
 		t.Fatal(gerr)
 	}
-	if !hasGate(live) || live.Spec.NodeName != "" {
+	if !gated(live) || live.Spec.NodeName != "" {
 		t.Errorf("pod %s after the attempt: gates %v, node %q; want Kueue's gate on and no node", live.Name, live.Spec.SchedulingGates, live.Spec.NodeName)
 	}
 }
@@ -431,7 +431,7 @@ func (a *attacks) nothingRuns(t *testing.T) {
 	})
 	for _, p := range pods {
 		if p.Name == a.gated {
-			if !hasGate(&p) || p.Spec.NodeName != "" {
+			if !gated(&p) || p.Spec.NodeName != "" {
 				t.Errorf("pod %s/%s: gates %v, node %q, phase %s: Kueue's gate is off, and Kueue never admitted a group it waits for", p.Namespace, p.Name, p.Spec.SchedulingGates, p.Spec.NodeName, p.Status.Phase)
 			}
 			continue
@@ -570,10 +570,6 @@ func (a *attacks) nodeOfType(t *testing.T, typ string) string {
 	}
 	sort.Strings(names)
 	return names[0]
-}
-
-func hasGate(p *corev1.Pod) bool {
-	return slices.ContainsFunc(p.Spec.SchedulingGates, func(g corev1.PodSchedulingGate) bool { return g.Name == kueueGate })
 }
 
 // vendorNodeJSON is a node list of one untainted node advertising 8 of
