@@ -297,11 +297,11 @@ func catalogGrowth(m *compile.Model) map[string]*catalogdoc.Growth {
 // Catalog builds the catalog document of a cluster and its inventory:
 // what the catalog ConfigMap holds and `accelc catalog` prints.
 func Catalog(m *compile.Model, inv *inventory.Inventory) catalogdoc.Document {
-	return placedCatalog(m.Place(inv))
+	return CatalogOf(m.Place(inv))
 }
 
-// placedCatalog is the catalog document of a placed cluster.
-func placedCatalog(cluster *compile.Placed) catalogdoc.Document {
+// CatalogOf is Catalog of a placed cluster, for a caller that holds one.
+func CatalogOf(cluster *compile.Placed) catalogdoc.Document {
 	m := cluster.Model
 	pooled := map[string]bool{}
 	for _, pool := range m.NodePools {
@@ -547,7 +547,7 @@ const CatalogPartLabel = "accelc.io/catalog-part"
 // (by profile, in order) when one would pass the API server's 1 MiB.
 func catalogConfigMaps(pl *compile.Placed) ([]Object, error) {
 	m := pl.Model
-	doc := placedCatalog(pl)
+	doc := CatalogOf(pl)
 	data, err := json.MarshalIndent(doc, "", "  ")
 	if err != nil {
 		return nil, err
