@@ -142,13 +142,13 @@ func (a *attacks) kueueLooksAway(t *testing.T) {
 
 	// A pod of the group of two that Kueue waits for (only one is ever
 	// made), so Kueue keeps its gate on.
-	gated := a.profilePod(t, "gated", "premium-gpu", "1")
-	gated.Labels["kueue.x-k8s.io/pod-group-name"] = "attack-group"
+	grouped := a.profilePod(t, "gated", "premium-gpu", "1")
+	grouped.Labels["kueue.x-k8s.io/pod-group-name"] = "attack-group"
 	// Its LocalQueue, which the mutation would add, written so that
 	// Kueue's webhook gates it whatever order the webhooks run in.
-	gated.Labels[render.QueueNameLabel] = queue
-	gated.Annotations = map[string]string{"kueue.x-k8s.io/pod-group-total-count": "2"}
-	made2, err := c.dev.CoreV1().Pods(attackTeamNS).Create(ctx, gated, metav1.CreateOptions{})
+	grouped.Labels[render.QueueNameLabel] = queue
+	grouped.Annotations = map[string]string{"kueue.x-k8s.io/pod-group-total-count": "2"}
+	made2, err := c.dev.CoreV1().Pods(attackTeamNS).Create(ctx, grouped, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatalf("a pod of profile premium-gpu in a pod group: %v", err)
 	}
@@ -433,7 +433,7 @@ func (a *attacks) kueueWebhookSkipped(t *testing.T) {
 			if err != nil {
 				return false, err
 			}
-			if !hasGate(made) {
+			if !gated(made) {
 				return false, fmt.Errorf("pod %s was admitted without Kueue's gate (gates %v): Kueue will never count it", made.Name, made.Spec.SchedulingGates)
 			}
 			return true, s.client.CoreV1().Pods(attackTeamNS).Delete(ctx, made.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)})
