@@ -142,18 +142,18 @@ func (a *attacks) kueueLooksAway(t *testing.T) {
 
 	// A pod of the group of two that Kueue waits for (only one is ever
 	// made), so Kueue keeps its gate on.
-	gated := a.profilePod(t, "gated", "premium-gpu", "1")
-	gated.Labels["kueue.x-k8s.io/pod-group-name"] = "attack-group"
+	grouped := a.profilePod(t, "gated", "premium-gpu", "1")
+	grouped.Labels["kueue.x-k8s.io/pod-group-name"] = "attack-group"
 	// Its LocalQueue, which the mutation would add, written so that
 	// Kueue's webhook gates it whatever order the webhooks run in.
-	gated.Labels[render.QueueNameLabel] = queue
-	gated.Annotations = map[string]string{"kueue.x-k8s.io/pod-group-total-count": "2"}
-	made2, err := c.dev.CoreV1().Pods(attackTeamNS).Create(ctx, gated, metav1.CreateOptions{})
+	grouped.Labels[render.QueueNameLabel] = queue
+	grouped.Annotations = map[string]string{"kueue.x-k8s.io/pod-group-total-count": "2"}
+	made2, err := c.dev.CoreV1().Pods(attackTeamNS).Create(ctx, grouped, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatalf("a pod of profile premium-gpu in a pod group: %v", err)
 	}
 	a.gated = made2.Name
-	if !hasGate(made2) {
+	if !gated(made2) {
 		t.Fatalf("Kueue's webhook did not gate pod %s (gates %v): nothing to take off", made2.Name, made2.Spec.SchedulingGates)
 	}
 	errUngated := errors.New("Kueue has taken its gate off already")
@@ -162,7 +162,7 @@ func (a *attacks) kueueLooksAway(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		if !hasGate(live) {
+		if !gated(live) {
 			return errUngated
 		}
 		live.Spec.SchedulingGates = slices.DeleteFunc(live.Spec.SchedulingGates, func(g corev1.PodSchedulingGate) bool { return g.Name == kueueGate })
@@ -178,7 +178,7 @@ func (a *attacks) kueueLooksAway(t *testing.T) {
 	if gerr != nil {
 		t.Fatal(gerr)
 	}
-	if !hasGate(live) || live.Spec.NodeName != "" {
+	if !gated(live) || live.Spec.NodeName != "" {
 		t.Errorf("pod %s after the attempt: gates %v, node %q; want Kueue's gate on and no node", live.Name, live.Spec.SchedulingGates, live.Spec.NodeName)
 	}
 }
@@ -433,7 +433,7 @@ func (a *attacks) kueueWebhookSkipped(t *testing.T) {
 			if err != nil {
 				return false, err
 			}
-			if !hasGate(made) {
+			if !gated(made) {
 				return false, fmt.Errorf("pod %s was admitted without Kueue's gate (gates %v): Kueue will never count it", made.Name, made.Spec.SchedulingGates)
 			}
 			return true, s.client.CoreV1().Pods(attackTeamNS).Delete(ctx, made.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)})
@@ -564,7 +564,7 @@ func (a *attacks) nothingRuns(t *testing.T) {
 	})
 	for _, p := range pods {
 		if p.Name == a.gated {
-			if !hasGate(&p) || p.Spec.NodeName != "" {
+			if !gated(&p) || p.Spec.NodeName != "" {
 				t.Errorf("pod %s/%s: gates %v, node %q, phase %s: Kueue's gate is off, and Kueue never admitted a group it waits for", p.Namespace, p.Name, p.Spec.SchedulingGates, p.Spec.NodeName, p.Status.Phase)
 			}
 			continue
@@ -703,10 +703,6 @@ func (a *attacks) nodeOfType(t *testing.T, typ string) string {
 	}
 	sort.Strings(names)
 	return names[0]
-}
-
-func hasGate(p *corev1.Pod) bool {
-	return slices.ContainsFunc(p.Spec.SchedulingGates, func(g corev1.PodSchedulingGate) bool { return g.Name == kueueGate })
 }
 
 // vendorNodeJSON is a node list of one untainted node advertising 8 of

@@ -1,5 +1,8 @@
 package accelc
 
+// Reading what status shows from the API server: discovery, then lists
+// decoded into status_objects.go's few fields, without API types.
+
 import (
 	"context"
 	"encoding/json"
