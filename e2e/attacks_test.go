@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
@@ -71,6 +72,7 @@ func TestAttacks(t *testing.T) {
 	t.Run("5-excluded-names-nobody-uses", a.unusedExclusions)
 	t.Run("6-unknown-vendors", a.unknownVendors)
 	t.Run("7-named-claim-on-a-queued-profile", a.namedClaim)
+	t.Run("8-kueue-webhook-skipped", a.kueueWebhookSkipped)
 	t.Run("nothing-runs", a.nothingRuns)
 	t.Logf("TestAttacks: %s in all, the cluster's start included", time.Since(begin).Round(time.Second))
 }
@@ -405,6 +407,91 @@ func (a *attacks) namedClaim(t *testing.T) {
 	}
 	a.createPod(t, fmt.Sprintf("a pod of queued DRA profile %s (LocalQueue %s) naming ResourceClaim %s", p.name, p.queue, claim.Name), pod,
 		regexp.MustCompile(`deviceaccess: .*never admits a pod with a named ResourceClaim`))
+}
+
+// kueueWebhookSkipped: accelc trusts Kueue's pod webhook to gate every
+// pod that names a LocalQueue. Where it does not run (a cluster's Kueue
+// configured apart from accelc's fragment, its webhook failing open),
+// such a pod would run at once, counted by no Workload. The step makes
+// Kueue's pod webhook skip pods of a label (its objectSelector, as a
+// cluster admin could), then the user's pod of premium-gpu, which names
+// its LocalQueue, carries that label: it reaches Gatekeeper ungated and
+// must be refused. The webhook is restored afterwards.
+func (a *attacks) kueueWebhookSkipped(t *testing.T) {
+	s, ctx := a.st.s, t.Context()
+	const skip = "accelc-e2e/kueue-skips"
+	hooks := s.client.AdmissionregistrationV1().MutatingWebhookConfigurations()
+	list, err := hooks.List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var name string
+	var at int
+	for _, cfg := range list.Items {
+		for i, h := range cfg.Webhooks {
+			if h.Name == "mpod.kb.io" {
+				name, at = cfg.Name, i
+			}
+		}
+	}
+	if name == "" {
+		t.Fatal("no MutatingWebhookConfiguration has Kueue's pod webhook mpod.kb.io")
+	}
+	setSelector := func(sel *metav1.LabelSelector) error {
+		return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			cfg, err := hooks.Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			cfg.Webhooks[at].ObjectSelector = sel
+			_, err = hooks.Update(ctx, cfg, metav1.UpdateOptions{})
+			return err
+		})
+	}
+	orig := list.Items[slices.IndexFunc(list.Items, func(c admissionregistrationv1.MutatingWebhookConfiguration) bool { return c.Name == name })].Webhooks[at].ObjectSelector
+	if err := setSelector(&metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: skip, Operator: metav1.LabelSelectorOpDoesNotExist}}}); err != nil {
+		t.Fatalf("making Kueue's pod webhook skip label %s: %v", skip, err)
+	}
+	t.Cleanup(func() {
+		if err := setSelector(orig); err != nil {
+			t.Errorf("restoring Kueue's pod webhook: %v", err)
+		}
+	})
+	p, _ := a.profile("premium-gpu")
+	pod := a.profilePod(t, "kueue-skipped", "premium-gpu", "1")
+	pod.Labels[skip] = "true"
+	// The API server's webhook configuration cache takes a moment to
+	// see the change: until then Kueue gates the pod, which is admitted
+	// (and deleted for the next try).
+	var refusal error
+	_ = poll(ctx, 30*time.Second, func(ctx context.Context) (bool, string, error) {
+		made, err := a.st.c.dev.CoreV1().Pods(attackTeamNS).Create(ctx, pod, metav1.CreateOptions{})
+		if err != nil {
+			refusal = err
+			return true, "", nil
+		}
+		if !hasGate(made) {
+			refusal = fmt.Errorf("pod %s was admitted without Kueue's gate (gates %v): Kueue will never count it", made.Name, made.Spec.SchedulingGates)
+			return true, "", nil
+		}
+		if err := s.client.CoreV1().Pods(attackTeamNS).Delete(ctx, made.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}); err != nil {
+			return false, err.Error(), nil
+		}
+		_ = poll(ctx, 20*time.Second, func(ctx context.Context) (bool, string, error) {
+			_, err := s.client.CoreV1().Pods(attackTeamNS).Get(ctx, made.Name, metav1.GetOptions{})
+			return apierrors.IsNotFound(err), "", nil
+		})
+		return false, "Kueue's webhook still gates the pod", nil
+	})
+	if refusal == nil {
+		t.Fatal("Kueue's pod webhook kept gating the labelled pod: the webhook change never took effect")
+	}
+	a.refused(t, fmt.Sprintf("a pod of profile premium-gpu naming LocalQueue %s that Kueue's pod webhook skipped", p.queue), refusal,
+		regexp.MustCompile(`entitlement: .*reached admission without Kueue's scheduling gate`))
+	a.absent(t, "pod "+pod.Name, func(ctx context.Context) error {
+		_, err := s.client.CoreV1().Pods(attackTeamNS).Get(ctx, pod.Name, metav1.GetOptions{})
+		return err
+	})
 }
 
 // nothingRuns: of everything the attacks made, only the user's CPU-only

@@ -35,6 +35,10 @@ type Request struct {
 	// User is the request's userInfo.username: who makes or changes the
 	// object (a controller's service account, Kueue's); "" is DefaultUser.
 	User string
+	// KueueSkipped says that Kueue's pod webhook did not run on the
+	// request though Kueue queues its namespace: the webhook failed open,
+	// or the cluster's Kueue selects other namespaces than accelc renders.
+	KueueSkipped bool
 }
 
 // DefaultUser is the user of a Request that names none: an ordinary user,
@@ -69,7 +73,9 @@ type Decision struct {
 // matchConstraints name (a pod's and a Job's template's on CREATE only),
 // then Gatekeeper's mutating webhook (on CREATE, as accelc installs it,
 // unless MutateUpdates; not for a subresource, which its webhook's "*"
-// rule leaves out), then its validating webhook (Validate).
+// rule leaves out), then Kueue's pod webhook (a new pod it queues is
+// gated, unless the request says Kueue skipped it), then Gatekeeper's
+// validating webhook (Validate).
 func (m *Mutator) Admit(ctx context.Context, r *Reviewer, req Request) (Decision, error) {
 	return m.admit(ctx, r, req, true)
 }
@@ -118,6 +124,11 @@ func (m *Mutator) admit(ctx context.Context, r *Reviewer, req Request, mutating 
 					d.Messages = []string{d.Refused}
 					return d, nil
 				}
+			}
+			// Kueue's pod webhook runs on every new pod, whether or not
+			// accelc's mutators did.
+			if op == string(admissionv1.Create) && !req.KueueSkipped && m.queuedByKueue(obj) {
+				gateAsKueue(obj)
 			}
 			for _, res := range resultants {
 				d.Expanded = append(d.Expanded, res.Obj)
