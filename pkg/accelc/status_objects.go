@@ -22,6 +22,9 @@ type clusterObjects struct {
 	// mutatesPodUpdates: Gatekeeper's mutating webhook receives pod
 	// UPDATEs (its default rules), which accelc's installation leaves out.
 	mutatesPodUpdates bool
+	// validatesEverything: Gatekeeper's validating webhook receives every
+	// resource (its default rules), not only the kinds accelc judges.
+	validatesEverything bool
 	// entitlements map namespaces to teams (read only without a
 	// configuration).
 	entitlements map[string]string

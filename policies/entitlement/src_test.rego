@@ -221,6 +221,13 @@ test_job_queue_of_its_profile_admitted if {
 	count(violation) == 0 with input as slice_job({"kueue.x-k8s.io/queue-name": "mig-slice"}) with data.inventory as queue_profile
 }
 
+# A Job whose template names a queued profile, as the accelc-job-queue
+# MutatingAdmissionPolicy leaves it: the profile's LocalQueue and the
+# team's tier on the Job itself (Kueue admits it whole).
+test_job_labelled_as_a_gang_admitted if {
+	count(violation) == 0 with input as slice_job({"kueue.x-k8s.io/queue-name": "mig-slice", "kueue.x-k8s.io/priority-class": "research"}) with data.inventory as queue_profile
+}
+
 job_owner := {"apiVersion": "batch/v1", "kind": "Job", "name": "cpu-job", "uid": "u-1", "controller": true}
 
 owned_pod(_) := f.pod("ml", f.profile("premium-gpu"), {

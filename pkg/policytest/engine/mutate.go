@@ -24,6 +24,17 @@ import (
 // webhook: a pod that names its profile only by Open Data Hub's annotation
 // gets accelc's profile label. (The end-to-end test runs the policy
 // itself on a real API server.)
+//
+// The Job queue policy (accelc-job-queue) is not modelled: it gives a Job
+// whose template names a queued profile only labels the entitlement
+// policy admits on it (the profile's LocalQueue, in the namespaces of the
+// teams that may use the profile; its class, or the team's tier), and
+// keeps any the Job has, so no verdict depends on it; a Job is judged with
+// the labels it was written with (TestJobGang runs the policy on a real
+// API server). Nor are the matchConditions of Gatekeeper's installation
+// (render.GatekeeperInstallValues): every request here is judged,
+// Kueue's manager's pod UPDATEs and UPDATEs that change nothing the
+// policies read included, which the installed webhook does not receive.
 type Mutator struct {
 	expander     *expand.Expander
 	profileLabel string
