@@ -65,6 +65,7 @@ func TestGatekeeperValuesCoverConstraints(t *testing.T) {
 				}
 			}
 			assert.True(t, ruleCovers(v.ValidatingWebhookCustomRules, admissionregistrationv1.Update, "", "pods/ephemeralcontainers"))
+			assert.Equal(t, admissionregistrationv1.Fail, v.ValidatingWebhookFailurePolicy, "a Gatekeeper that does not answer must not admit")
 			for _, r := range v.ValidatingWebhookCustomRules {
 				for _, res := range r.Resources {
 					if res == "*" {

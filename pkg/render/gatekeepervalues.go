@@ -25,6 +25,14 @@ type GatekeeperHelmValues struct {
 	// ValidatingWebhookCustomRules replace the validating webhook's rules
 	// (every resource, by default) with these.
 	ValidatingWebhookCustomRules []admissionregistrationv1.RuleWithOperations `json:"validatingWebhookCustomRules"`
+	// ValidatingWebhookFailurePolicy is what the API server does when
+	// Gatekeeper does not answer: the chart's Ignore admits the request
+	// unjudged, so a Gatekeeper restarting, overloaded or unreachable
+	// would let every pod through. accelc installs Fail: the webhook
+	// receives only the kinds accelc judges in the namespaces it
+	// governs, so what waits for Gatekeeper to come back is the work
+	// it must judge, never the cluster's own components.
+	ValidatingWebhookFailurePolicy admissionregistrationv1.FailurePolicyType `json:"validatingWebhookFailurePolicy"`
 	// ValidatingWebhookMatchConditions: a request matched by the rules is
 	// sent only where every condition holds.
 	ValidatingWebhookMatchConditions []admissionregistrationv1.MatchCondition `json:"validatingWebhookMatchConditions,omitempty"`
@@ -97,7 +105,7 @@ func kindResource(group, kind string) (string, error) {
 // gets no mutating webhook.) Both webhooks skip the namespaces the
 // cluster excludes by name (a glob is left to the constraint's match).
 func GatekeeperInstallValues(m *compile.Model) (GatekeeperHelmValues, error) {
-	v := GatekeeperHelmValues{AuditInterval: GatekeeperAuditInterval, AuditMatchKindOnly: true}
+	v := GatekeeperHelmValues{AuditInterval: GatekeeperAuditInterval, AuditMatchKindOnly: true, ValidatingWebhookFailurePolicy: admissionregistrationv1.Fail}
 	var err error
 	if v.ValidatingWebhookCustomRules, err = validatingRules(); err != nil {
 		return v, err
