@@ -587,8 +587,8 @@ func storm(b *testing.B, s *suite, v variant, w stormWriter, n int, types map[st
 		r.rss[name] = peakRSS(pids[name])
 	}
 	r.api = scrapeAPIMetrics(b, s).minus(api0)
+	cancel() // the informers stop: their factories' Shutdown waits for them
 	r.admitted, r.workloads = workloads()
-	cancel()
 	factory.Shutdown()
 
 	mu.Lock()
