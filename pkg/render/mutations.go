@@ -42,6 +42,7 @@ func mutationObjects(m *compile.Model) []Object {
 	}
 	out := append(profileLabelPolicy(m), workloadLabelPolicies(m)...)
 	out = append(out, jobTopologyPolicy(m)...)
+	out = append(out, jobQueuePolicy(m)...)
 	prefix := m.Cluster.LabelPrefix
 	pods := []applyTo{{Groups: []string{""}, Kinds: []string{"Pod"}, Versions: []string{"v1"}}}
 	// matchPods matches the pods that sel selects (by namespace, by

@@ -424,7 +424,7 @@ func kueueConfiguration(m *compile.Model) (Object, error) {
 		ManagedJobsNamespaceSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
 			Key: "kubernetes.io/metadata.name", Operator: metav1.LabelSelectorOpIn, Values: namespaces,
 		}}}}
-	fragment.Integrations.Frameworks = []string{"batch/job", "pod"}
+	fragment.Integrations.Frameworks = kueueFrameworks()
 	fragment.MultiKueue = multiKueueConfiguration(m)
 	if mappings := m.KueueDeviceClassMappings(); len(mappings) > 0 {
 		fragment.Resources = &resources{}
