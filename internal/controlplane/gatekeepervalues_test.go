@@ -1,10 +1,12 @@
 package controlplane
 
 import (
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // The audit's values become the manager's flags; the webhooks' are read
@@ -44,4 +46,21 @@ func TestParseGatekeeperValuesUnknownKey(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `unknown field "replicas"`)
 	assert.Contains(t, err.Error(), "internal/controlplane/gatekeepervalues.go")
+}
+
+// Every values file accelc renders (the goldens) is one the harness can
+// install, so the benchmark measures Gatekeeper as the docs install it.
+func TestParseGatekeeperValuesRendered(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("..", "..", "testdata", "golden*", "*", "mutations", "configmap-accelc-gatekeeper-values.yaml"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files, "no rendered Gatekeeper values under testdata/golden*/")
+	for _, f := range files {
+		objs, err := ReadObjects(f)
+		require.NoError(t, err, f)
+		require.Len(t, objs, 1, f)
+		values, _, _ := unstructured.NestedString(objs[0].Object, "data", "values.yaml")
+		require.NotEmpty(t, values, "%s: no data.values.yaml", f)
+		_, err = ParseGatekeeperValues([]byte(values))
+		assert.NoError(t, err, f)
+	}
 }
