@@ -284,9 +284,9 @@ const gatekeeperChartDefaults = "auditInterval: 60\n"
 // which docs/scale.md installs it with.
 func startBenchGatekeeper(b *testing.B, s *suite, v variant, c *clusterUnderTest) *controlplane.Gatekeeper {
 	if !v.accelc {
-		return s.cp.StartGatekeeperWithValues(b, []byte(gatekeeperChartDefaults))
+		return s.cp.StartGatekeeper(b, controlplane.WithGatekeeperValues([]byte(gatekeeperChartDefaults)))
 	}
-	return s.cp.StartGatekeeperWithValues(b, []byte(gatekeeperValues(b, c)))
+	return s.cp.StartGatekeeper(b, controlplane.WithGatekeeperValues([]byte(gatekeeperValues(b, c))))
 }
 
 // gatekeeperValues is the values.yaml of the tree's

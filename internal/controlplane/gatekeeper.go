@@ -101,8 +101,7 @@ func (cp *ControlPlane) StartGatekeeper(t testing.TB) *Gatekeeper {
 	return gk
 }
 
-// extraFlags go after the harness's own flags (StartGatekeeperWithValues').
-func (cp *ControlPlane) startGatekeeper(ctx context.Context, dir string, extraFlags ...string) (*Gatekeeper, error) {
+func (cp *ControlPlane) startGatekeeper(ctx context.Context, dir string) (*Gatekeeper, error) {
 	cfg := cp.RESTConfig()
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
@@ -190,7 +189,6 @@ func (cp *ControlPlane) startGatekeeper(ctx context.Context, dir string, extraFl
 	if _, err := client.CoreV1().Pods(GatekeeperNamespace).Create(ctx, pod, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return nil, fmt.Errorf("creating the pod Gatekeeper runs as: %w", err)
 	}
-	args = append(args, extraFlags...)
 	p, err := cp.runEnv("gatekeeper", filepath.Join(dir, "manager"), []string{"POD_NAMESPACE=" + GatekeeperNamespace, "POD_NAME=" + gatekeeperPod}, args...)
 	if err != nil {
 		return nil, err
