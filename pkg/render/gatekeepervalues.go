@@ -54,8 +54,8 @@ var gatekeeperGroups = []string{"config.gatekeeper.sh", "constraints.gatekeeper.
 // kindResources are the resources of the kinds accelc's constraints and
 // mutators match that are not WorkloadKinds.
 var kindResources = map[[2]string]string{
-	{"", "Pod"}:                                   "pods",
-	{"resource.k8s.io", "ResourceClaim"}:          "resourceclaims",
+	{"", "Pod"}:                                  "pods",
+	{"resource.k8s.io", "ResourceClaim"}:         "resourceclaims",
 	{"resource.k8s.io", "ResourceClaimTemplate"}: "resourceclaimtemplates",
 }
 

@@ -416,6 +416,8 @@ func kueueConfiguration(m *compile.Model) (Object, error) {
 		Integrations                 struct {
 			Frameworks []string `json:"frameworks"`
 		} `json:"integrations"`
+		Controller           kueueController                 `json:"controller"`
+		ClientConnection     kueueClientConnection           `json:"clientConnection"`
 		Resources            *resources                      `json:"resources,omitempty"`
 		MultiKueue           *multiKueueConfigurationSection `json:"multiKueue,omitempty"`
 		FairSharing          *fairSharing                    `json:"fairSharing,omitempty"`
@@ -425,6 +427,7 @@ func kueueConfiguration(m *compile.Model) (Object, error) {
 			Key: "kubernetes.io/metadata.name", Operator: metav1.LabelSelectorOpIn, Values: namespaces,
 		}}}}
 	fragment.Integrations.Frameworks = kueueFrameworks()
+	fragment.Controller, fragment.ClientConnection = kueueSizing(m)
 	fragment.MultiKueue = multiKueueConfiguration(m)
 	if mappings := m.KueueDeviceClassMappings(); len(mappings) > 0 {
 		fragment.Resources = &resources{}
@@ -457,6 +460,58 @@ func kueueConfiguration(m *compile.Model) (Object, error) {
 		Data: map[string]string{"configuration.yaml": string(b)},
 	}
 	return Object{Dir: "queues", Body: body, Source: []string{"teams"}}, nil
+}
+
+// kueueController is the controller section of Kueue's Configuration:
+// how many objects of each kind its reconcilers work on at once.
+type kueueController struct {
+	GroupKindConcurrency map[string]int `json:"groupKindConcurrency"`
+}
+
+// kueueClientConnection is Kueue's client's rate limit on the API server.
+type kueueClientConnection struct {
+	QPS   int `json:"qps"`
+	Burst int `json:"burst"`
+}
+
+// kueueSizing sizes Kueue's controllers and client for the devices its
+// queues hold: D, the sum of every team's quota. Kueue writes about five
+// times for each pod it queues alone (the Workload, its quota
+// reservation and admission, the gate lifted, the finalizer), fewer per
+// pod of a Job admitted whole. Its client gets a request a second for
+// every 16 devices, in steps of 50, and never less than Kueue's default
+// of 300 (burst 5/3 of it, Kueue's own 300:500): about D/80 pods of one
+// device admitted a second, the whole quota turned over in 80 s; the
+// default serves D up to 4,800. The Pod and Job reconcilers get a worker
+// for every 400 devices, 5 (Kueue's default) to 20, and Workloads twice
+// as many (Kueue's ratio); past 20 the API server, not Kueue's workers,
+// is the limit. The queues' own reconcilers keep Kueue's defaults: they
+// see a change per queue, not per pod. The numbers depend on the CUE
+// alone, so a render is reproducible.
+func kueueSizing(m *compile.Model) (kueueController, kueueClientConnection) {
+	devices := 0
+	for _, t := range m.Teams {
+		for _, n := range t.Quota {
+			devices += n
+		}
+	}
+	qps := 300
+	if steps := (devices/16 + 49) / 50; steps*50 > qps {
+		qps = steps * 50
+	}
+	workers := min(max(5, (devices+399)/400), 20)
+	return kueueController{GroupKindConcurrency: map[string]int{
+			"Job.batch":                     workers,
+			"Pod":                           workers,
+			"Workload.kueue.x-k8s.io":       2 * workers,
+			"LocalQueue.kueue.x-k8s.io":     5,
+			"ClusterQueue.kueue.x-k8s.io":   5,
+			"Cohort.kueue.x-k8s.io":         1,
+			"ResourceFlavor.kueue.x-k8s.io": 1,
+		}}, kueueClientConnection{
+			QPS:   qps,
+			Burst: qps * 5 / 3,
+		}
 }
 
 // workloadPriorityClasses are Kueue's tiers, one per PriorityClass of the
