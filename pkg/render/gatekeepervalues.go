@@ -216,7 +216,7 @@ func validatingMatchConditions(m *compile.Model) []admissionregistrationv1.Match
 		}
 		out = append(out, admissionregistrationv1.MatchCondition{
 			Name: "not-kueue-admitting-a-pod",
-			Expression: fmt.Sprintf(`!(request.operation == "UPDATE" && request.resource.group == "" && request.resource.resource == "pods" && (!has(request.subResource) || request.subResource == "") && request.userInfo.username in [%s])`,
+			Expression: fmt.Sprintf(`!(request.operation == "UPDATE" && request.resource.group == "" && request.resource.resource == "pods" && request.subResource == "" && request.userInfo.username in [%s])`,
 				strings.Join(quoted, ", ")),
 		})
 	}
@@ -225,7 +225,7 @@ func validatingMatchConditions(m *compile.Model) []admissionregistrationv1.Match
 	}
 	out = append(out, admissionregistrationv1.MatchCondition{
 		Name: "changes-what-policies-read",
-		Expression: fmt.Sprintf(`!(request.operation == "UPDATE" && (!has(request.subResource) || request.subResource == "") && has(object.spec) && has(oldObject.spec) && object.spec == oldObject.spec && %s && %s && %s)`,
+		Expression: fmt.Sprintf(`!(request.operation == "UPDATE" && request.subResource == "" && has(object.spec) && has(oldObject.spec) && object.spec == oldObject.spec && %s && %s && %s)`,
 			same("labels", "{}"), same("annotations", "{}"), same("ownerReferences", "[]")),
 	})
 	return out
