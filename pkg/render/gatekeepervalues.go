@@ -204,6 +204,15 @@ func mutatingRules(m *compile.Model) ([]admissionregistrationv1.RuleWithOperatio
 	return out, nil
 }
 
+// The request's API group and subresource, as matchConditions read them:
+// the admission request leaves out an empty one (the core group, no
+// subresource), and reading a field it lacks is an error, which fails the
+// request.
+const (
+	requestGroup       = `(has(request.resource.group) ? request.resource.group : "")`
+	requestSubResource = `(has(request.subResource) ? request.subResource : "")`
+)
+
 // validatingMatchConditions are the CEL conditions a request the
 // validating webhook's rules match must meet to be sent to Gatekeeper
 // (docs/policies.md says why each skip is safe).
@@ -216,8 +225,8 @@ func validatingMatchConditions(m *compile.Model) []admissionregistrationv1.Match
 		}
 		out = append(out, admissionregistrationv1.MatchCondition{
 			Name: "not-kueue-admitting-a-pod",
-			Expression: fmt.Sprintf(`!(request.operation == "UPDATE" && request.resource.group == "" && request.resource.resource == "pods" && request.subResource == "" && request.userInfo.username in [%s])`,
-				strings.Join(quoted, ", ")),
+			Expression: fmt.Sprintf(`!(request.operation == "UPDATE" && %s == "" && request.resource.resource == "pods" && %s == "" && request.userInfo.username in [%s])`,
+				requestGroup, requestSubResource, strings.Join(quoted, ", ")),
 		})
 	}
 	same := func(field, empty string) string {
@@ -225,8 +234,8 @@ func validatingMatchConditions(m *compile.Model) []admissionregistrationv1.Match
 	}
 	out = append(out, admissionregistrationv1.MatchCondition{
 		Name: "changes-what-policies-read",
-		Expression: fmt.Sprintf(`!(request.operation == "UPDATE" && request.subResource == "" && has(object.spec) && has(oldObject.spec) && object.spec == oldObject.spec && %s && %s && %s)`,
-			same("labels", "{}"), same("annotations", "{}"), same("ownerReferences", "[]")),
+		Expression: fmt.Sprintf(`!(request.operation == "UPDATE" && %s == "" && has(object.spec) && has(oldObject.spec) && object.spec == oldObject.spec && %s && %s && %s)`,
+			requestSubResource, same("labels", "{}"), same("annotations", "{}"), same("ownerReferences", "[]")),
 	})
 	return out
 }

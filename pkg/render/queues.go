@@ -496,7 +496,8 @@ func kueueSizing(m *compile.Model) (kueueController, kueueClientConnection) {
 		}
 	}
 	qps := 300
-	if steps := (devices/16 + 49) / 50; steps*50 > qps {
+	// D/16 rounded up to a multiple of 50: 50 requests/s per 800 devices.
+	if steps := (devices + 799) / 800; steps*50 > qps {
 		qps = steps * 50
 	}
 	workers := min(max(5, (devices+399)/400), 20)
