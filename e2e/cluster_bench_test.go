@@ -27,6 +27,7 @@ import (
 
 	"github.com/accelc/accelc/internal/controlplane"
 	"github.com/accelc/accelc/internal/nodegen"
+	"github.com/accelc/accelc/pkg/render"
 )
 
 // The cluster benchmark's size and shape: $ACCELC_BENCH_SCALE times the
@@ -293,15 +294,15 @@ func startBenchGatekeeper(b *testing.B, s *suite, v variant, c *clusterUnderTest
 // accelc-gatekeeper-values ConfigMap.
 func gatekeeperValues(b *testing.B, c *clusterUnderTest) string {
 	for _, r := range c.objs {
-		if r.obj.GetKind() == "ConfigMap" && r.obj.GetName() == "accelc-gatekeeper-values" {
+		if r.obj.GetKind() == "ConfigMap" && r.obj.GetName() == render.GatekeeperValuesName {
 			values, _, _ := unstructured.NestedString(r.obj.Object, "data", "values.yaml")
 			if values == "" {
-				b.Fatalf("%s: ConfigMap accelc-gatekeeper-values has no data.values.yaml", r)
+				b.Fatalf("%s: ConfigMap %s has no data.values.yaml", r, render.GatekeeperValuesName)
 			}
 			return values
 		}
 	}
-	b.Fatalf("the tree %s has no ConfigMap accelc-gatekeeper-values, the values Gatekeeper is installed with", c.out)
+	b.Fatalf("the tree %s has no ConfigMap %s, the values Gatekeeper is installed with", c.out, render.GatekeeperValuesName)
 	return ""
 }
 
