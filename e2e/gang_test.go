@@ -75,10 +75,14 @@ func TestJobGang(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The type label nfd-master would stamp, set on the nodes as they
+	// are made.
 	types := map[string]map[string]string{}
+	c.nodeTypes = map[string]string{}
 	for _, n := range view.Nodes {
 		if known(n.AcceleratorType) {
 			types[n.Name] = map[string]string{c.typeLabel: n.AcceleratorType}
+			c.nodeTypes[n.Name] = n.AcceleratorType
 		}
 	}
 	nodes := s.createNodes(t, filepath.Join(s.root, clusterDir(storyExample), "inventory.json"), types)
@@ -147,9 +151,11 @@ func TestJobGang(t *testing.T) {
 	st := &story{s: s, c: c}
 	pods := st.waitRunning(t, ns, "job-name=gang", 4)
 	st.onType(t, pods, "nvidia-v100-16gb")
+	// Kueue's pod integration labels, gates and holds (a finalizer) each
+	// pod it queues.
 	for _, p := range pods {
-		if p.Labels["kueue.x-k8s.io/managed"] != "" || len(p.Spec.SchedulingGates) > 0 || p.Annotations["kueue.x-k8s.io/workload"] != "" {
-			t.Errorf("pod %s was queued by Kueue's pod integration: labels %v, gates %v", p.Name, p.Labels, p.Spec.SchedulingGates)
+		if p.Labels["kueue.x-k8s.io/managed"] != "" || slices.Contains(p.Finalizers, "kueue.x-k8s.io/managed") || len(p.Spec.SchedulingGates) > 0 {
+			t.Errorf("pod %s was queued by Kueue's pod integration: labels %v, finalizers %v, gates %v", p.Name, p.Labels, p.Finalizers, p.Spec.SchedulingGates)
 		}
 	}
 	// 16 + 20 > 32: the second Job waits whole.

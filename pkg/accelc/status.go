@@ -348,6 +348,9 @@ type clusterObjects struct {
 	// mutatesPodUpdates: Gatekeeper's mutating webhook receives pod
 	// UPDATEs (its default rules), which accelc's installation leaves out.
 	mutatesPodUpdates bool
+	// validatesEverything: Gatekeeper's validating webhook receives every
+	// resource (its default rules), not only the kinds accelc judges.
+	validatesEverything bool
 	// entitlements map namespaces to teams (read only without a
 	// configuration).
 	entitlements map[string]string
@@ -570,6 +573,9 @@ func assemble(objs *clusterObjects, m *compile.Model, checkout *Rendering) *Stat
 	}
 	if objs.mutatesPodUpdates && len(objs.mutators) > 0 {
 		st.Notes = append(st.Notes, "Gatekeeper's mutating webhook ("+gatekeeperMutatingWebhook+") receives pod UPDATEs: on a running pod made before its namespace denied, accelc's mutators would change its spec on its controllers' updates, which the API server refuses (a finalizer is never removed, a Job never completes); install Gatekeeper with the values of mutations/configmap-"+render.GatekeeperValuesName+".yaml (its mutating webhook on CREATE only)")
+	}
+	if objs.validatesEverything && len(objs.constraints) > 0 {
+		st.Notes = append(st.Notes, "Gatekeeper's validating webhook ("+gatekeeperValidatingWebhook+") receives every resource: every write to the cluster (Kueue's Workloads, Events, node Leases, pods' bookkeeping) waits for a webhook call no accelc policy needs; install Gatekeeper with the values of mutations/configmap-"+render.GatekeeperValuesName+".yaml (docs/scale.md)")
 	}
 	st.Delivery = delivery(objs)
 	if checkout != nil {
