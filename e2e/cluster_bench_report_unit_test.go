@@ -1,0 +1,56 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The benchmark's API figures: writes by verb and resource, webhook calls
+// by webhook and operation, their latency, what the counters grew by.
+func TestParseAPIMetrics(t *testing.T) {
+	before, err := parseAPIMetrics(strings.NewReader(`# TYPE apiserver_request_total counter
+apiserver_request_total{code="201",component="apiserver",dry_run="",group="",resource="pods",scope="resource",subresource="",verb="POST",version="v1"} 10
+apiserver_request_total{code="200",component="apiserver",dry_run="",group="",resource="pods",scope="resource",subresource="",verb="LIST",version="v1"} 3
+# TYPE apiserver_admission_webhook_admission_duration_seconds histogram
+apiserver_admission_webhook_admission_duration_seconds_bucket{name="validation.gatekeeper.sh",operation="CREATE",rejected="false",type="validating",le="0.005"} 0
+apiserver_admission_webhook_admission_duration_seconds_bucket{name="validation.gatekeeper.sh",operation="CREATE",rejected="false",type="validating",le="0.025"} 1
+apiserver_admission_webhook_admission_duration_seconds_bucket{name="validation.gatekeeper.sh",operation="CREATE",rejected="false",type="validating",le="+Inf"} 1
+apiserver_admission_webhook_admission_duration_seconds_sum{name="validation.gatekeeper.sh",operation="CREATE",rejected="false",type="validating"} 0.01
+apiserver_admission_webhook_admission_duration_seconds_count{name="validation.gatekeeper.sh",operation="CREATE",rejected="false",type="validating"} 1
+`))
+	require.NoError(t, err)
+	after, err := parseAPIMetrics(strings.NewReader(`# TYPE apiserver_request_total counter
+apiserver_request_total{code="201",component="apiserver",dry_run="",group="",resource="pods",scope="resource",subresource="",verb="POST",version="v1"} 110
+apiserver_request_total{code="201",component="apiserver",dry_run="",group="",resource="pods",scope="resource",subresource="binding",verb="POST",version="v1"} 100
+apiserver_request_total{code="200",component="apiserver",dry_run="",group="kueue.x-k8s.io",resource="workloads",scope="resource",subresource="status",verb="APPLY",version="v1beta2"} 40
+apiserver_request_total{code="200",component="apiserver",dry_run="",group="",resource="pods",scope="resource",subresource="",verb="LIST",version="v1"} 9
+apiserver_request_total{code="200",component="apiserver",dry_run="",group="",resource="",scope="",subresource="",verb="GET",version=""} 9
+# TYPE apiserver_admission_webhook_admission_duration_seconds histogram
+apiserver_admission_webhook_admission_duration_seconds_bucket{name="validation.gatekeeper.sh",operation="CREATE",rejected="false",type="validating",le="0.005"} 0
+apiserver_admission_webhook_admission_duration_seconds_bucket{name="validation.gatekeeper.sh",operation="CREATE",rejected="false",type="validating",le="0.025"} 100
+apiserver_admission_webhook_admission_duration_seconds_bucket{name="validation.gatekeeper.sh",operation="CREATE",rejected="false",type="validating",le="+Inf"} 101
+apiserver_admission_webhook_admission_duration_seconds_sum{name="validation.gatekeeper.sh",operation="CREATE",rejected="false",type="validating"} 1.51
+apiserver_admission_webhook_admission_duration_seconds_count{name="validation.gatekeeper.sh",operation="CREATE",rejected="false",type="validating"} 101
+apiserver_admission_webhook_admission_duration_seconds_bucket{name="validation.gatekeeper.sh",operation="UPDATE",rejected="false",type="validating",le="0.005"} 50
+apiserver_admission_webhook_admission_duration_seconds_bucket{name="validation.gatekeeper.sh",operation="UPDATE",rejected="false",type="validating",le="0.025"} 50
+apiserver_admission_webhook_admission_duration_seconds_bucket{name="validation.gatekeeper.sh",operation="UPDATE",rejected="false",type="validating",le="+Inf"} 50
+apiserver_admission_webhook_admission_duration_seconds_sum{name="validation.gatekeeper.sh",operation="UPDATE",rejected="false",type="validating"} 0
+apiserver_admission_webhook_admission_duration_seconds_count{name="validation.gatekeeper.sh",operation="UPDATE",rejected="false",type="validating"} 50
+# TYPE apiserver_admission_match_condition_exclusions_total counter
+apiserver_admission_match_condition_exclusions_total{kind="webhook",name="validation.gatekeeper.sh",operation="UPDATE",type="validating"} 7
+`))
+	require.NoError(t, err)
+	d := after.minus(before)
+	assert.Equal(t, map[string]float64{"POST pods": 100, "POST pods/binding": 100, "APPLY workloads.kueue.x-k8s.io/status": 40}, d.writes())
+	assert.Equal(t, map[string]float64{"validation.gatekeeper.sh CREATE": 100, "validation.gatekeeper.sh UPDATE": 50}, d.webhooks)
+	assert.Equal(t, map[string]float64{"validation.gatekeeper.sh UPDATE": 7}, d.excluded)
+	assert.InDelta(t, 150, d.webhookCalls("validation.gatekeeper.sh"), 1e-9)
+	assert.InDelta(t, 1.5, d.webhookSeconds["validation.gatekeeper.sh"], 1e-9)
+	// 150 calls: 50 within 5 ms, 149 within 25 ms, one past it.
+	assert.InDelta(t, 0.025, d.webhookP99("validation.gatekeeper.sh"), 1e-9)
+}
