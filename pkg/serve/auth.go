@@ -219,7 +219,9 @@ var (
 	metricsRight = right{verb: "get", path: "/metrics"}
 )
 
-func podsRight(namespace string) right { return right{verb: "list", resource: "pods", namespace: namespace} }
+func podsRight(namespace string) right {
+	return right{verb: "list", resource: "pods", namespace: namespace}
+}
 
 // userKey is what makes two requests the same user to the authorizer:
 // name, uid, groups and extra (OpenShift's scopes are extra).
