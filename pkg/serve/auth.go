@@ -167,9 +167,11 @@ func (a *Access) authenticate(r *http.Request) (user.Info, error) {
 		r = r.Clone(r.Context())
 		r.Header.Set("Authorization", "Bearer "+t)
 	}
+	// As Kubernetes' servers do, a token that could not be reviewed is
+	// refused as one the cluster does not know: the review says why.
 	resp, ok, err := a.authn.AuthenticateRequest(r)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: %v", errUnknownToken, err)
 	}
 	if !ok {
 		return nil, errUnknownToken
@@ -353,8 +355,8 @@ func requesterOf(r *http.Request) *requester {
 
 // authenticated lets a request in once its token is the cluster's: with
 // no credentials, 401 (the page's shell, for a browser asking for the
-// page, which asks for a token); a token the cluster does not know,
-// 401; the cluster not answering, 503.
+// page, which asks for a token); a token the cluster does not know, or
+// could not review, 401.
 func (s *Server) authenticated(next http.Handler, shell http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		u, err := s.opts.Access.authenticate(r)
@@ -367,13 +369,9 @@ func (s *Server) authenticated(next http.Handler, shell http.Handler) http.Handl
 			w.Header().Set("WWW-Authenticate", `Bearer realm="accelc"`)
 			writeError(w, http.StatusUnauthorized, Error{Error: "no credentials: send a Kubernetes bearer token (Authorization: Bearer $(kubectl create token …) or the token of `oc whoami -t`)"})
 			return
-		case errors.Is(err, errUnknownToken):
-			w.Header().Set("WWW-Authenticate", `Bearer realm="accelc", error="invalid_token"`)
-			writeError(w, http.StatusUnauthorized, Error{Error: "the cluster does not accept this token (Authorization: Bearer TOKEN): it is unknown or expired; get a new one"})
-			return
 		case err != nil:
-			w.Header().Set("Retry-After", "1")
-			writeError(w, http.StatusServiceUnavailable, Error{Error: "the cluster could not review the token: " + err.Error()})
+			w.Header().Set("WWW-Authenticate", `Bearer realm="accelc", error="invalid_token"`)
+			writeError(w, http.StatusUnauthorized, Error{Error: "the cluster does not accept this token (Authorization: Bearer TOKEN): it is unknown or expired, or could not be reviewed; get a new one (" + err.Error() + ")"})
 			return
 		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requesterKey{}, &requester{user: u})))
