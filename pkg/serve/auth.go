@@ -2,8 +2,10 @@ package serve
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -11,16 +13,12 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/apiserver/pkg/authentication/authenticator"
-	"k8s.io/apiserver/pkg/authentication/group"
-	"k8s.io/apiserver/pkg/authentication/request/bearertoken"
-	tokencache "k8s.io/apiserver/pkg/authentication/token/cache"
-	"k8s.io/apiserver/pkg/authentication/user"
-	"k8s.io/apiserver/pkg/authorization/authorizer"
-	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
-	webhooktoken "k8s.io/apiserver/plugin/pkg/authenticator/token/webhook"
-	"k8s.io/client-go/kubernetes"
+	"golang.org/x/sync/singleflight"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/client-go/rest"
 )
 
@@ -38,22 +36,30 @@ const (
 	forwardedToken = "X-Forwarded-Access-Token"
 )
 
-// Access asks the cluster who a request's bearer token is (TokenReview)
-// and what that user may read (SubjectAccessReview), as Kubernetes'
-// aggregated API servers do, with the same library (k8s.io/apiserver's
-// token webhook authenticator behind its cache, and its delegating
-// authorizer with its own). Answers are kept: a token's user for
-// CacheTTL, an allowed review for CacheTTL and a denied one for
-// DenyCacheTTL; on top, each user's decisions for this server's few
-// questions are kept for DenyCacheTTL, so that a request that asks what
-// was asked a moment ago costs a map lookup.
+// Access asks the cluster who a request's bearer token is (a TokenReview)
+// and what that user may read (SubjectAccessReviews), as Kubernetes'
+// aggregated API servers do, and keeps the answers as they do
+// (k8s.io/apiserver's delegating authenticator and authorizer): a token's
+// user for CacheTTL, a token the cluster refused for DenyCacheTTL, keyed
+// by the token's SHA-256, never the token; an allowed review for
+// CacheTTL, a denied one for DenyCacheTTL; an answer that failed is not
+// kept. The same reviews, through client-go's clients for
+// authentication.k8s.io/v1 and authorization.k8s.io/v1, without
+// k8s.io/apiserver itself: linking its authenticator and authorizer
+// costs every accelc command some 18 ms of CPU and 20 MB of memory at
+// start (cmd/accelc-core TestDeps), for two API calls and two maps.
+// Concurrent requests with the same new token share one review.
+// Both reviews go through rest clients of their groups alone (restClient).
 type Access struct {
-	authn authenticator.Request
-	authz authorizer.Authorizer
-	ttl   time.Duration
+	authn, authz *rest.RESTClient
+	ttl          time.Duration // CacheTTL
+	deny         time.Duration // DenyCacheTTL
 
-	mu    sync.Mutex
-	users map[string]*userRights
+	reviewing singleflight.Group
+
+	mu     sync.Mutex
+	byHash map[[sha256.Size]byte]*tokenAnswer
+	users  map[string]*userRights
 
 	reviews *prometheus.CounterVec
 	latency *prometheus.HistogramVec
@@ -69,18 +75,39 @@ type AccessOptions struct {
 	DenyCacheTTL time.Duration
 }
 
-// accessUsersMax bounds the users whose decisions are kept at once.
-const accessUsersMax = 4096
+// accessKeptMax bounds the tokens, and the users, whose answers are kept
+// at once: past it, the expired go, and if none has, all.
+const accessKeptMax = 4096
 
-// userRights are one user's decisions, until expires.
-type userRights struct {
+// tokenAnswer is what the cluster said of a token, until expires.
+type tokenAnswer struct {
+	user    *User
 	expires time.Time
+}
+
+// userRights are one user's decisions.
+type userRights struct {
 	mu      sync.Mutex
-	allowed map[string]bool // by question (rightKey)
+	expires time.Time // of the entry: the longest a decision is kept
+	allowed map[string]decision
+}
+
+type decision struct {
+	ok      bool
+	expires time.Time
+}
+
+// User is who the cluster says a token is.
+type User struct {
+	Name   string
+	UID    string
+	Groups []string
+	Extra  map[string][]string
 }
 
 // NewAccess asks the cluster cfg reaches, with cfg's credentials (which
-// need create on tokenreviews and subjectaccessreviews).
+// need create on tokenreviews and subjectaccessreviews: the
+// system:auth-delegator ClusterRole).
 func NewAccess(cfg *rest.Config, opts AccessOptions) (*Access, error) {
 	if opts.CacheTTL <= 0 {
 		opts.CacheTTL = time.Minute
@@ -88,51 +115,47 @@ func NewAccess(cfg *rest.Config, opts AccessOptions) (*Access, error) {
 	if opts.DenyCacheTTL <= 0 {
 		opts.DenyCacheTTL = 10 * time.Second
 	}
-	c := rest.CopyConfig(cfg)
 	// Reviews are small and many users may come at once.
-	c.QPS, c.Burst = max(c.QPS, 50), max(c.Burst, 100)
-	cs, err := kubernetes.NewForConfig(c)
+	authn, err := restClient(cfg, authenticationv1.SchemeGroupVersion, authenticationv1.AddToScheme, 50, 100)
 	if err != nil {
 		return nil, err
 	}
-	a := &Access{
-		ttl:   opts.DenyCacheTTL,
-		users: map[string]*userRights{},
+	authz, err := restClient(cfg, authorizationv1.SchemeGroupVersion, authorizationv1.AddToScheme, 50, 100)
+	if err != nil {
+		return nil, err
+	}
+	return &Access{
+		authn:  authn,
+		authz:  authz,
+		ttl:    opts.CacheTTL,
+		deny:   opts.DenyCacheTTL,
+		byHash: map[[sha256.Size]byte]*tokenAnswer{},
+		users:  map[string]*userRights{},
 		reviews: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "accelc_serve_token_reviews_total",
-			Help: "TokenReviews sent to the API server (a token's user is kept for a while), by HTTP code.",
-		}, []string{"code"}),
+			Name: "accelc_serve_access_reviews_total",
+			Help: "TokenReviews and SubjectAccessReviews sent to the API server (answers are kept a while), by kind and result: allowed, denied, unknown (a token the cluster does not know), error.",
+		}, []string{"kind", "result"}),
 		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "accelc_serve_token_review_duration_seconds", Help: "Time the API server took to review a token.",
+			Name: "accelc_serve_access_review_duration_seconds", Help: "Time the API server took to answer a review, by kind.",
 			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5},
-		}, []string{"code"}),
-	}
-	// The backoff Kubernetes' API servers use for their webhooks
-	// (k8s.io/apiserver/pkg/server/options.DefaultAuthWebhookRetryBackoff).
-	backoff := wait.Backoff{Duration: 500 * time.Millisecond, Factor: 1.5, Jitter: 0.2, Steps: 5}
-	tokens, err := webhooktoken.NewFromInterface(cs.AuthenticationV1(), nil, backoff, 10*time.Second, webhooktoken.AuthenticatorMetrics{
-		RecordRequestTotal: func(_ context.Context, code string) { a.reviews.WithLabelValues(code).Inc() },
-		RecordRequestLatency: func(_ context.Context, code string, latency float64) {
-			a.latency.WithLabelValues(code).Observe(latency)
-		},
-	})
-	if err != nil {
+		}, []string{"kind"}),
+	}, nil
+}
+
+// restClient is a client of one API group's version, with its types
+// alone (client-go's clientset would link every group's, and its
+// scheme's start-up cost, into every accelc command), at most qps
+// requests a second.
+func restClient(cfg *rest.Config, gv schema.GroupVersion, add func(*runtime.Scheme) error, qps float32, burst int) (*rest.RESTClient, error) {
+	scheme := runtime.NewScheme()
+	if err := add(scheme); err != nil {
 		return nil, err
 	}
-	// As authenticatorfactory.DelegatingAuthenticatorConfig puts it
-	// together: bearer tokens, reviewed, kept, and every user found in
-	// system:authenticated.
-	a.authn = group.NewAuthenticatedGroupAdder(bearertoken.New(tokencache.New(tokens, false, opts.CacheTTL, opts.DenyCacheTTL)))
-	a.authz, err = authorizerfactory.DelegatingAuthorizerConfig{
-		SubjectAccessReviewClient: cs.AuthorizationV1(),
-		AllowCacheTTL:             opts.CacheTTL,
-		DenyCacheTTL:              opts.DenyCacheTTL,
-		WebhookRetryBackoff:       &backoff,
-	}.New()
-	if err != nil {
-		return nil, err
-	}
-	return a, nil
+	c := rest.CopyConfig(cfg)
+	c.APIPath, c.GroupVersion = "/apis", &gv
+	c.NegotiatedSerializer = serializer.NewCodecFactory(scheme).WithoutConversion()
+	c.QPS, c.Burst = max(c.QPS, qps), max(c.Burst, burst)
+	return rest.RESTClientFor(c)
 }
 
 // Collectors are the reviews' metrics, for the server's /metrics.
@@ -149,34 +172,90 @@ var (
 
 // authenticate is the request's user: from its Authorization header, else
 // from X-Forwarded-Access-Token (oauth-proxy). errNoCredentials when it
-// carries neither; another error when the token is not the cluster's or
-// the cluster could not be asked.
-func (a *Access) authenticate(r *http.Request) (user.Info, error) {
+// carries neither; errUnknownToken, wrapped, when the cluster does not
+// accept the token or could not review it (as Kubernetes' servers refuse
+// a token they could not review).
+func (a *Access) authenticate(r *http.Request) (*User, error) {
+	var token string
 	if h := r.Header.Get("Authorization"); h != "" {
-		scheme, token, _ := strings.Cut(strings.TrimSpace(h), " ")
-		if !strings.EqualFold(scheme, "bearer") || strings.TrimSpace(token) == "" {
+		scheme, t, _ := strings.Cut(strings.TrimSpace(h), " ")
+		if !strings.EqualFold(scheme, "bearer") || strings.TrimSpace(t) == "" {
 			return nil, errUnknownToken
 		}
-	} else {
-		t := strings.TrimSpace(r.Header.Get(forwardedToken))
-		if t == "" {
-			return nil, errNoCredentials
-		}
-		// A copy: the authenticator takes the header off the request it
-		// reads, and the handler's request keeps its own.
-		r = r.Clone(r.Context())
-		r.Header.Set("Authorization", "Bearer "+t)
+		token = strings.TrimSpace(t)
+	} else if token = strings.TrimSpace(r.Header.Get(forwardedToken)); token == "" {
+		return nil, errNoCredentials
 	}
-	// As Kubernetes' servers do, a token that could not be reviewed is
-	// refused as one the cluster does not know: the review says why.
-	resp, ok, err := a.authn.AuthenticateRequest(r)
+	hash := sha256.Sum256([]byte(token))
+	now := time.Now()
+	a.mu.Lock()
+	kept, ok := a.byHash[hash]
+	a.mu.Unlock()
+	if ok && now.Before(kept.expires) {
+		if kept.user == nil {
+			return nil, errUnknownToken
+		}
+		return kept.user, nil
+	}
+	v, err, _ := a.reviewing.Do(string(hash[:]), func() (any, error) { return a.review(r.Context(), token, hash) })
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", errUnknownToken, err)
 	}
-	if !ok {
-		return nil, errUnknownToken
+	if u := v.(*User); u != nil {
+		return u, nil
 	}
-	return resp.User, nil
+	return nil, errUnknownToken
+}
+
+// review asks the cluster who token is and keeps the answer: a nil user
+// is a token the cluster does not know.
+func (a *Access) review(ctx context.Context, token string, hash [sha256.Size]byte) (*User, error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	begin := time.Now()
+	tr := &authenticationv1.TokenReview{}
+	err := a.authn.Post().Resource("tokenreviews").Body(&authenticationv1.TokenReview{Spec: authenticationv1.TokenReviewSpec{Token: token}}).Do(ctx).Into(tr)
+	a.latency.WithLabelValues("TokenReview").Observe(time.Since(begin).Seconds())
+	if err != nil {
+		a.reviews.WithLabelValues("TokenReview", "error").Inc()
+		return nil, err
+	}
+	var u *User
+	ttl := a.deny
+	if tr.Status.Authenticated {
+		a.reviews.WithLabelValues("TokenReview", "allowed").Inc()
+		info := tr.Status.User
+		u = &User{Name: info.Username, UID: info.UID, Groups: info.Groups}
+		// Every user the cluster knows is authenticated, as Kubernetes'
+		// servers add.
+		if !slices.Contains(u.Groups, "system:authenticated") {
+			u.Groups = append(slices.Clone(u.Groups), "system:authenticated")
+		}
+		if len(info.Extra) > 0 {
+			u.Extra = make(map[string][]string, len(info.Extra))
+			for k, v := range info.Extra {
+				u.Extra[k] = v
+			}
+		}
+		ttl = a.ttl
+	} else {
+		a.reviews.WithLabelValues("TokenReview", "unknown").Inc()
+	}
+	now := time.Now()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if len(a.byHash) >= accessKeptMax {
+		for k, t := range a.byHash {
+			if !now.Before(t.expires) {
+				delete(a.byHash, k)
+			}
+		}
+		if len(a.byHash) >= accessKeptMax {
+			clear(a.byHash)
+		}
+	}
+	a.byHash[hash] = &tokenAnswer{user: u, expires: now.Add(ttl)}
+	return u, nil
 }
 
 // right is one question this server asks about a user.
@@ -227,36 +306,28 @@ func podsRight(namespace string) right {
 
 // userKey is what makes two requests the same user to the authorizer:
 // name, uid, groups and extra (OpenShift's scopes are extra).
-func userKey(u user.Info) string {
+func userKey(u *User) string {
 	var b strings.Builder
-	b.WriteString(u.GetName())
+	b.WriteString(u.Name)
 	b.WriteByte(0)
-	b.WriteString(u.GetUID())
-	for _, g := range u.GetGroups() {
+	b.WriteString(u.UID)
+	for _, g := range u.Groups {
 		b.WriteByte(0)
 		b.WriteString(g)
 	}
-	extra := u.GetExtra()
-	if len(extra) > 0 {
-		keys := make([]string, 0, len(extra))
-		for k := range extra {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		for _, k := range keys {
-			b.WriteByte(1)
-			b.WriteString(k)
-			for _, v := range extra[k] {
-				b.WriteByte(0)
-				b.WriteString(v)
-			}
+	for _, k := range slices.Sorted(maps.Keys(u.Extra)) {
+		b.WriteByte(1)
+		b.WriteString(k)
+		for _, v := range u.Extra[k] {
+			b.WriteByte(0)
+			b.WriteString(v)
 		}
 	}
 	return b.String()
 }
 
-// rights are u's kept decisions, made anew once they expire.
-func (a *Access) rights(u user.Info) *userRights {
+// rights are u's kept decisions.
+func (a *Access) rights(u *User) *userRights {
 	key := userKey(u)
 	now := time.Now()
 	a.mu.Lock()
@@ -264,47 +335,62 @@ func (a *Access) rights(u user.Info) *userRights {
 	if r, ok := a.users[key]; ok && now.Before(r.expires) {
 		return r
 	}
-	if len(a.users) >= accessUsersMax {
+	if len(a.users) >= accessKeptMax {
 		for k, r := range a.users {
 			if !now.Before(r.expires) {
 				delete(a.users, k)
 			}
 		}
-		if len(a.users) >= accessUsersMax {
+		if len(a.users) >= accessKeptMax {
 			clear(a.users)
 		}
 	}
-	r := &userRights{expires: now.Add(a.ttl), allowed: map[string]bool{}}
+	r := &userRights{expires: now.Add(max(a.ttl, a.deny)), allowed: map[string]decision{}}
 	a.users[key] = r
 	return r
 }
 
-// may says whether u may do q. An error is the cluster not answering:
-// nothing is kept, and the request is refused.
-func (a *Access) may(ctx context.Context, u user.Info, q right) (bool, error) {
+// may says whether u may do q: a SubjectAccessReview, kept. An error is
+// the cluster not answering: nothing is kept, and the request is refused.
+func (a *Access) may(ctx context.Context, u *User, q right) (bool, error) {
 	r := a.rights(u)
 	k := q.key()
+	now := time.Now()
 	r.mu.Lock()
-	ok, known := r.allowed[k]
+	d, known := r.allowed[k]
 	r.mu.Unlock()
-	if known {
-		return ok, nil
+	if known && now.Before(d.expires) {
+		return d.ok, nil
 	}
-	attrs := authorizer.AttributesRecord{User: u, Verb: q.verb}
+	spec := authorizationv1.SubjectAccessReviewSpec{User: u.Name, UID: u.UID, Groups: u.Groups}
+	if len(u.Extra) > 0 {
+		spec.Extra = make(map[string]authorizationv1.ExtraValue, len(u.Extra))
+		for k, v := range u.Extra {
+			spec.Extra[k] = v
+		}
+	}
 	if q.path != "" {
-		attrs.Path = q.path
+		spec.NonResourceAttributes = &authorizationv1.NonResourceAttributes{Path: q.path, Verb: q.verb}
 	} else {
-		attrs.ResourceRequest = true
-		attrs.APIGroup, attrs.Resource, attrs.Namespace = q.group, q.resource, q.namespace
-		attrs.APIVersion = "*"
+		spec.ResourceAttributes = &authorizationv1.ResourceAttributes{Namespace: q.namespace, Verb: q.verb, Group: q.group, Resource: q.resource}
 	}
-	d, _, err := a.authz.Authorize(ctx, attrs)
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	begin := time.Now()
+	sar := &authorizationv1.SubjectAccessReview{}
+	err := a.authz.Post().Resource("subjectaccessreviews").Body(&authorizationv1.SubjectAccessReview{Spec: spec}).Do(ctx).Into(sar)
+	a.latency.WithLabelValues("SubjectAccessReview").Observe(time.Since(begin).Seconds())
 	if err != nil {
+		a.reviews.WithLabelValues("SubjectAccessReview", "error").Inc()
 		return false, err
 	}
-	ok = d == authorizer.DecisionAllow
+	ok, ttl, result := sar.Status.Allowed, a.ttl, "allowed"
+	if !ok {
+		ttl, result = a.deny, "denied"
+	}
+	a.reviews.WithLabelValues("SubjectAccessReview", result).Inc()
 	r.mu.Lock()
-	r.allowed[k] = ok
+	r.allowed[k] = decision{ok: ok, expires: time.Now().Add(ttl)}
 	r.mu.Unlock()
 	return ok, nil
 }
@@ -313,7 +399,7 @@ func (a *Access) may(ctx context.Context, u user.Info, q right) (bool, error) {
 // all of them when u may list pods in every namespace, else each asked
 // (at most accessParallel reviews at once). A namespace the cluster did
 // not answer for is left out.
-func (a *Access) podsIn(ctx context.Context, u user.Info, namespaces []string) (allowed []string, all bool) {
+func (a *Access) podsIn(ctx context.Context, u *User, namespaces []string) (allowed []string, all bool) {
 	if ok, err := a.may(ctx, u, allPodsRight); err == nil && ok {
 		return namespaces, true
 	}
@@ -343,7 +429,7 @@ const accessParallel = 8
 // requester is who made a request, once Access let it in: nil when the
 // server asks no one (no Access).
 type requester struct {
-	user user.Info
+	user *User
 }
 
 type requesterKey struct{}
@@ -395,7 +481,7 @@ func (s *Server) allowed(q func() right, h http.HandlerFunc) http.HandlerFunc {
 			return
 		}
 		if !ok {
-			writeError(w, http.StatusForbidden, Error{Error: fmt.Sprintf("%s may not read this: it needs %s (RBAC)", who.user.GetName(), want)})
+			writeError(w, http.StatusForbidden, Error{Error: fmt.Sprintf("%s may not read this: it needs %s (RBAC)", who.user.Name, want)})
 			return
 		}
 		h(w, r)

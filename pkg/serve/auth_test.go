@@ -253,5 +253,5 @@ func TestAccess(t *testing.T) {
 	}
 	code, body = as("ops", "/metrics")
 	require.Equal(t, http.StatusOK, code)
-	assert.Contains(t, body, "accelc_serve_token_reviews_total")
+	assert.Contains(t, body, "accelc_serve_access_reviews_total")
 }

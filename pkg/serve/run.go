@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"crypto/tls"
@@ -16,7 +17,6 @@ import (
 	"time"
 
 	"golang.org/x/sync/errgroup"
-	"k8s.io/apiserver/pkg/server/dynamiccertificates"
 
 	"github.com/accelc/accelc/pkg/accelc"
 	"github.com/accelc/accelc/pkg/compile"
@@ -113,7 +113,7 @@ func Run(ctx context.Context, opts RunOptions) error {
 		fmt.Fprintln(log, msg)
 	}
 	r := &running{opts: opts, log: log}
-	var certs *dynamiccertificates.DynamicCertKeyPairContent
+	var certs func(context.Context)
 	if opts.TLSCertFile != "" {
 		if r.opts.TLS, certs, err = servingTLS(opts.TLSCertFile, opts.TLSKeyFile, log); err != nil {
 			return err
@@ -124,7 +124,7 @@ func Run(ctx context.Context, opts RunOptions) error {
 	}
 	g, gctx := errgroup.WithContext(ctx)
 	if certs != nil {
-		g.Go(func() error { certs.Run(gctx, 1); return nil })
+		g.Go(func() error { certs(gctx); return nil })
 	}
 	r.start(g, gctx)
 	if opts.Reload > 0 {
@@ -293,42 +293,59 @@ func ConfigDigest(fsys fs.FS) string {
 	return hex.EncodeToString(sum.Sum(nil))
 }
 
-// servingTLS is a TLS configuration that serves the certificate and key in
-// certFile and keyFile, and the content that reads them again when they
-// change (run it): a mounted Secret's files are swapped when cert-manager
-// or OpenShift's service CA renews the certificate.
-func servingTLS(certFile, keyFile string, log io.Writer) (*tls.Config, *dynamiccertificates.DynamicCertKeyPairContent, error) {
-	content, err := dynamiccertificates.NewDynamicServingContentFromFiles("serving", certFile, keyFile)
-	if err != nil {
-		return nil, nil, &accelc.UsageError{Err: fmt.Errorf("--tls-cert-file %s, --tls-key-file %s: %w", certFile, keyFile, err)}
-	}
+// servingTLS is a TLS configuration that serves the certificate and key
+// in certFile and keyFile, and a function that reads them again every
+// certReload until ctx ends, serving a new pair once it loads: a mounted
+// Secret's files are swapped at once (the kubelet moves a link) when
+// cert-manager or OpenShift's service CA renews the certificate.
+func servingTLS(certFile, keyFile string, log io.Writer) (*tls.Config, func(context.Context), error) {
 	var cur atomic.Pointer[tls.Certificate]
-	load := func() error {
-		cert, key := content.CurrentCertKeyContent()
-		pair, err := tls.X509KeyPair(cert, key)
+	var certPEM, keyPEM []byte
+	load := func() (bool, error) {
+		c, err := os.ReadFile(certFile)
 		if err != nil {
-			return err
+			return false, err
+		}
+		k, err := os.ReadFile(keyFile)
+		if err != nil {
+			return false, err
+		}
+		if bytes.Equal(c, certPEM) && bytes.Equal(k, keyPEM) {
+			return false, nil
+		}
+		pair, err := tls.X509KeyPair(c, k)
+		if err != nil {
+			return false, err
 		}
 		cur.Store(&pair)
-		return nil
+		certPEM, keyPEM = c, k
+		return true, nil
 	}
-	if err := load(); err != nil {
+	if _, err := load(); err != nil {
 		return nil, nil, &accelc.UsageError{Err: fmt.Errorf("--tls-cert-file %s, --tls-key-file %s: %w", certFile, keyFile, err)}
 	}
-	content.AddListener(reloadFunc(func() {
-		if err := load(); err != nil {
-			fmt.Fprintf(log, "the certificate in %s changed and does not load: still serving the previous one: %v\n", certFile, err)
-			return
+	watch := func(ctx context.Context) {
+		tick := time.NewTicker(certReload)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			switch changed, err := load(); {
+			case err != nil:
+				fmt.Fprintf(log, "the certificate in %s and its key in %s do not load: still serving the previous one: %v\n", certFile, keyFile, err)
+			case changed:
+				fmt.Fprintf(log, "the certificate in %s changed: serving it\n", certFile)
+			}
 		}
-		fmt.Fprintf(log, "the certificate in %s changed: serving it\n", certFile)
-	}))
+	}
 	return &tls.Config{
 		MinVersion:     tls.VersionTLS12,
 		GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return cur.Load(), nil },
-	}, content, nil
+	}, watch, nil
 }
 
-// reloadFunc is a dynamiccertificates.Listener.
-type reloadFunc func()
-
-func (f reloadFunc) Enqueue() { f() }
+// certReload is how often the certificate's files are read again.
+const certReload = 30 * time.Second
