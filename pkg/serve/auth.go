@@ -55,7 +55,7 @@ type Access struct {
 	ttl          time.Duration // CacheTTL
 	deny         time.Duration // DenyCacheTTL
 
-	reviewing singleflight.Group
+	reviewing, asking singleflight.Group
 
 	mu     sync.Mutex
 	byHash map[[sha256.Size]byte]*tokenAnswer
@@ -197,7 +197,7 @@ func (a *Access) authenticate(r *http.Request) (*User, error) {
 		}
 		return kept.user, nil
 	}
-	v, err, _ := a.reviewing.Do(string(hash[:]), func() (any, error) { return a.review(r.Context(), token, hash) })
+	v, err, _ := a.reviewing.Do(string(hash[:]), func() (any, error) { return a.reviewToken(r.Context(), token, hash) })
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", errUnknownToken, err)
 	}
@@ -207,9 +207,9 @@ func (a *Access) authenticate(r *http.Request) (*User, error) {
 	return nil, errUnknownToken
 }
 
-// review asks the cluster who token is and keeps the answer: a nil user
+// reviewToken asks the cluster who token is and keeps the answer: a nil user
 // is a token the cluster does not know.
-func (a *Access) review(ctx context.Context, token string, hash [sha256.Size]byte) (*User, error) {
+func (a *Access) reviewToken(ctx context.Context, token string, hash [sha256.Size]byte) (*User, error) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	begin := time.Now()
@@ -326,6 +326,38 @@ func userKey(u *User) string {
 	return b.String()
 }
 
+// review asks the cluster whether u may do q (a SubjectAccessReview).
+func (a *Access) review(ctx context.Context, u *User, q right) (bool, error) {
+	spec := authorizationv1.SubjectAccessReviewSpec{User: u.Name, UID: u.UID, Groups: u.Groups}
+	if len(u.Extra) > 0 {
+		spec.Extra = make(map[string]authorizationv1.ExtraValue, len(u.Extra))
+		for k, v := range u.Extra {
+			spec.Extra[k] = v
+		}
+	}
+	if q.path != "" {
+		spec.NonResourceAttributes = &authorizationv1.NonResourceAttributes{Path: q.path, Verb: q.verb}
+	} else {
+		spec.ResourceAttributes = &authorizationv1.ResourceAttributes{Namespace: q.namespace, Verb: q.verb, Group: q.group, Resource: q.resource}
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	begin := time.Now()
+	sar := &authorizationv1.SubjectAccessReview{}
+	err := a.authz.Post().Resource("subjectaccessreviews").Body(&authorizationv1.SubjectAccessReview{Spec: spec}).Do(ctx).Into(sar)
+	a.latency.WithLabelValues("SubjectAccessReview").Observe(time.Since(begin).Seconds())
+	if err != nil {
+		a.reviews.WithLabelValues("SubjectAccessReview", "error").Inc()
+		return false, err
+	}
+	result := "allowed"
+	if !sar.Status.Allowed {
+		result = "denied"
+	}
+	a.reviews.WithLabelValues("SubjectAccessReview", result).Inc()
+	return sar.Status.Allowed, nil
+}
+
 // rights are u's kept decisions.
 func (a *Access) rights(u *User) *userRights {
 	key := userKey(u)
@@ -362,33 +394,17 @@ func (a *Access) may(ctx context.Context, u *User, q right) (bool, error) {
 	if known && now.Before(d.expires) {
 		return d.ok, nil
 	}
-	spec := authorizationv1.SubjectAccessReviewSpec{User: u.Name, UID: u.UID, Groups: u.Groups}
-	if len(u.Extra) > 0 {
-		spec.Extra = make(map[string]authorizationv1.ExtraValue, len(u.Extra))
-		for k, v := range u.Extra {
-			spec.Extra[k] = v
-		}
-	}
-	if q.path != "" {
-		spec.NonResourceAttributes = &authorizationv1.NonResourceAttributes{Path: q.path, Verb: q.verb}
-	} else {
-		spec.ResourceAttributes = &authorizationv1.ResourceAttributes{Namespace: q.namespace, Verb: q.verb, Group: q.group, Resource: q.resource}
-	}
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	begin := time.Now()
-	sar := &authorizationv1.SubjectAccessReview{}
-	err := a.authz.Post().Resource("subjectaccessreviews").Body(&authorizationv1.SubjectAccessReview{Spec: spec}).Do(ctx).Into(sar)
-	a.latency.WithLabelValues("SubjectAccessReview").Observe(time.Since(begin).Seconds())
+	// Requests of the same user that come at once (a page's many
+	// clients, a cold cache, a denial expired) share one review.
+	v, err, _ := a.asking.Do(userKey(u)+"\x00"+k, func() (any, error) { return a.review(ctx, u, q) })
 	if err != nil {
-		a.reviews.WithLabelValues("SubjectAccessReview", "error").Inc()
 		return false, err
 	}
-	ok, ttl, result := sar.Status.Allowed, a.ttl, "allowed"
+	ok := v.(bool)
+	ttl := a.ttl
 	if !ok {
-		ttl, result = a.deny, "denied"
+		ttl = a.deny
 	}
-	a.reviews.WithLabelValues("SubjectAccessReview", result).Inc()
 	r.mu.Lock()
 	r.allowed[k] = decision{ok: ok, expires: time.Now().Add(ttl)}
 	r.mu.Unlock()
