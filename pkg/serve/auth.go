@@ -87,6 +87,7 @@ type tokenAnswer struct {
 
 // userRights are one user's decisions.
 type userRights struct {
+	key     string // userKey
 	mu      sync.Mutex
 	expires time.Time // of the entry: the longest a decision is kept
 	allowed map[string]decision
@@ -377,7 +378,7 @@ func (a *Access) rights(u *User) *userRights {
 			clear(a.users)
 		}
 	}
-	r := &userRights{expires: now.Add(max(a.ttl, a.deny)), allowed: map[string]decision{}}
+	r := &userRights{key: key, expires: now.Add(max(a.ttl, a.deny)), allowed: map[string]decision{}}
 	a.users[key] = r
 	return r
 }
@@ -385,7 +386,11 @@ func (a *Access) rights(u *User) *userRights {
 // may says whether u may do q: a SubjectAccessReview, kept. An error is
 // the cluster not answering: nothing is kept, and the request is refused.
 func (a *Access) may(ctx context.Context, u *User, q right) (bool, error) {
-	r := a.rights(u)
+	return a.decide(ctx, u, a.rights(u), q)
+}
+
+// decide is may with u's kept decisions found.
+func (a *Access) decide(ctx context.Context, u *User, r *userRights, q right) (bool, error) {
 	k := q.key()
 	now := time.Now()
 	r.mu.Lock()
@@ -396,7 +401,7 @@ func (a *Access) may(ctx context.Context, u *User, q right) (bool, error) {
 	}
 	// Requests of the same user that come at once (a page's many
 	// clients, a cold cache, a denial expired) share one review.
-	v, err, _ := a.asking.Do(userKey(u)+"\x00"+k, func() (any, error) { return a.review(ctx, u, q) })
+	v, err, _ := a.asking.Do(r.key+"\x00"+k, func() (any, error) { return a.review(ctx, u, q) })
 	if err != nil {
 		return false, err
 	}
@@ -416,17 +421,31 @@ func (a *Access) may(ctx context.Context, u *User, q right) (bool, error) {
 // (at most accessParallel reviews at once). A namespace the cluster did
 // not answer for is left out.
 func (a *Access) podsIn(ctx context.Context, u *User, namespaces []string) (allowed []string, all bool) {
-	if ok, err := a.may(ctx, u, allPodsRight); err == nil && ok {
+	r := a.rights(u)
+	if ok, err := a.decide(ctx, u, r, allPodsRight); err == nil && ok {
 		return namespaces, true
 	}
+	// The decisions kept, without a goroutine each: most requests have
+	// them all.
 	may := make([]bool, len(namespaces))
+	var ask []int
+	now := time.Now()
+	r.mu.Lock()
+	for i, ns := range namespaces {
+		if d, ok := r.allowed[podsRight(ns).key()]; ok && now.Before(d.expires) {
+			may[i] = d.ok
+		} else {
+			ask = append(ask, i)
+		}
+	}
+	r.mu.Unlock()
 	sem := make(chan struct{}, accessParallel)
 	var wg sync.WaitGroup
-	for i, ns := range namespaces {
+	for _, i := range ask {
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			ok, err := a.may(ctx, u, podsRight(ns))
+			ok, err := a.decide(ctx, u, r, podsRight(namespaces[i]))
 			may[i] = err == nil && ok
 		})
 	}
