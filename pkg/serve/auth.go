@@ -87,9 +87,9 @@ type tokenAnswer struct {
 
 // userRights are one user's decisions.
 type userRights struct {
-	key     string // userKey
+	key     string    // userKey
+	used    time.Time // under Access.mu
 	mu      sync.Mutex
-	expires time.Time // of the entry: the longest a decision is kept
 	allowed map[string]decision
 }
 
@@ -198,7 +198,17 @@ func (a *Access) authenticate(r *http.Request) (*User, error) {
 		}
 		return kept.user, nil
 	}
-	v, err, _ := a.reviewing.Do(string(hash[:]), func() (any, error) { return a.reviewToken(r.Context(), token, hash) })
+	review := func(ctx context.Context) (any, error) {
+		v, err, _ := a.reviewing.Do(string(hash[:]), func() (any, error) { return a.reviewToken(ctx, token, hash) })
+		return v, err
+	}
+	// A user just past its time is still the answer while the token is
+	// reviewed again in the background, as decisions are (decide).
+	if ok && kept.user != nil && now.Before(kept.expires.Add(a.deny)) {
+		go func() { _, _ = review(context.WithoutCancel(r.Context())) }()
+		return kept.user, nil
+	}
+	v, err := review(r.Context())
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", errUnknownToken, err)
 	}
@@ -359,18 +369,20 @@ func (a *Access) review(ctx context.Context, u *User, q right) (bool, error) {
 	return sar.Status.Allowed, nil
 }
 
-// rights are u's kept decisions.
+// rights are u's kept decisions: each expires on its own; the user's
+// entry goes once it has not been used for a while and room is needed.
 func (a *Access) rights(u *User) *userRights {
 	key := userKey(u)
 	now := time.Now()
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if r, ok := a.users[key]; ok && now.Before(r.expires) {
+	if r, ok := a.users[key]; ok {
+		r.used = now
 		return r
 	}
 	if len(a.users) >= accessKeptMax {
 		for k, r := range a.users {
-			if !now.Before(r.expires) {
+			if now.Sub(r.used) > a.ttl+a.deny {
 				delete(a.users, k)
 			}
 		}
@@ -378,7 +390,7 @@ func (a *Access) rights(u *User) *userRights {
 			clear(a.users)
 		}
 	}
-	r := &userRights{key: key, expires: now.Add(max(a.ttl, a.deny)), allowed: map[string]decision{}}
+	r := &userRights{key: key, used: now, allowed: map[string]decision{}}
 	a.users[key] = r
 	return r
 }
@@ -399,21 +411,36 @@ func (a *Access) decide(ctx context.Context, u *User, r *userRights, q right) (b
 	if known && now.Before(d.expires) {
 		return d.ok, nil
 	}
-	// Requests of the same user that come at once (a page's many
-	// clients, a cold cache, a denial expired) share one review.
-	v, err, _ := a.asking.Do(r.key+"\x00"+k, func() (any, error) { return a.review(ctx, u, q) })
-	if err != nil {
-		return false, err
+	ask := func(ctx context.Context) (bool, error) {
+		// Requests of the same user that come at once (a page's many
+		// clients, a cold cache) share one review.
+		v, err, _ := a.asking.Do(r.key+"\x00"+k, func() (any, error) {
+			ok, err := a.review(ctx, u, q)
+			if err == nil {
+				ttl := a.ttl
+				if !ok {
+					ttl = a.deny
+				}
+				r.mu.Lock()
+				r.allowed[k] = decision{ok: ok, expires: time.Now().Add(ttl)}
+				r.mu.Unlock()
+			}
+			return ok, err
+		})
+		if err != nil {
+			return false, err
+		}
+		return v.(bool), nil
 	}
-	ok := v.(bool)
-	ttl := a.ttl
-	if !ok {
-		ttl = a.deny
+	// A decision just past its time is still the answer while it is
+	// asked again, in the background: a user's requests do not wait for
+	// the review each time a decision expires (a right taken away is
+	// seen one review later).
+	if known && now.Before(d.expires.Add(a.deny)) {
+		go func() { _, _ = ask(context.WithoutCancel(ctx)) }()
+		return d.ok, nil
 	}
-	r.mu.Lock()
-	r.allowed[k] = decision{ok: ok, expires: time.Now().Add(ttl)}
-	r.mu.Unlock()
-	return ok, nil
+	return ask(ctx)
 }
 
 // podsIn is which of namespaces (sorted, no repeats) u may list pods in:
