@@ -63,7 +63,9 @@ func TestServePage(t *testing.T) {
 	s.createNodes(t, filepath.Join(root, "examples", "clusters", "small-lab", "inventory.json"), nil)
 	s.ensureNamespaces(t, "lab")
 
-	base := s.serve(t, "examples/clusters/small-lab", "--live", "--kubeconfig", s.cp.Kubeconfig(), "--refresh", "300ms")
+	// Signing in is TestAccess's (the API and the page's shell, against a
+	// real API server); here the page is read as anyone.
+	base := s.serve(t, "examples/clusters/small-lab", "--live", "--auth=false", "--kubeconfig", s.cp.Kubeconfig(), "--refresh", "300ms")
 
 	actx, cancel := chromedp.NewExecAllocator(t.Context(), append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(chromium), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.WindowSize(1280, 1600),

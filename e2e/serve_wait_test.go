@@ -94,7 +94,8 @@ func TestServeWait(t *testing.T) {
 	other := c.otherNamespace(t, q)
 	t.Logf("ClusterQueue %s (Cohort %s) for %s in %s and %s; nodes of %s: %v", q.cq.GetName(), q.cohort.GetName(), waitProfile, q.namespace, other, flavor, nodes)
 
-	base := s.serve(t, "examples/clusters/hetero-prod", "--live", "--kubeconfig", s.cp.Kubeconfig(), "--refresh", "300ms")
+	// Who may read the page is TestServePage's: here anyone may.
+	base := s.serve(t, "examples/clusters/hetero-prod", "--live", "--auth=false", "--kubeconfig", s.cp.Kubeconfig(), "--refresh", "300ms")
 	actx, cancel := chromedp.NewExecAllocator(ctx, append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(chromium), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.WindowSize(1280, 1600),
 		chromedp.Flag("headless", "new"))...)

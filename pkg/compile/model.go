@@ -237,6 +237,16 @@ type CatalogService struct {
 	// RecordTypes runs it with --record-types: it writes the type each
 	// bound pod of a multi-type or generic profile got on the pod.
 	RecordTypes bool `json:"recordTypes"`
+	// TLS serves HTTPS with the certificate in a Secret; nil: HTTP.
+	TLS *CatalogServiceTLS `json:"tls,omitempty"`
+}
+
+// CatalogServiceTLS is where the catalog service's certificate comes from.
+type CatalogServiceTLS struct {
+	// SecretName is a kubernetes.io/tls Secret in the service's namespace.
+	SecretName string `json:"secretName"`
+	// OpenShiftServiceCA has OpenShift's service CA write it.
+	OpenShiftServiceCA bool `json:"openshiftServiceCA"`
 }
 
 // Configuration is the cluster's configuration as CUE evaluated it, with

@@ -7,6 +7,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -22,16 +23,28 @@ const DirCatalogService = "catalog-service"
 // CatalogServiceName names every object of the catalog service.
 const CatalogServiceName = "accelc-catalog"
 
-// catalogServicePort is the port accelc serve listens on in its pod.
-const catalogServicePort = 8080
+// catalogServicePort is the port accelc serve listens on in its pod;
+// catalogServiceTLSPort with tls.
+const (
+	catalogServicePort    = 8080
+	catalogServiceTLSPort = 8443
+)
+
+// serviceCAAnnotation has OpenShift's service CA write a serving
+// certificate for the Service into the Secret it names.
+const serviceCAAnnotation = "service.beta.openshift.io/serving-cert-secret-name"
 
 // catalogServiceObjects renders accelc serve --live in the cluster: its
 // namespace (Pod Security restricted, enforced), the evaluated
 // configuration it compiles (compile.Model.Configuration, in a
 // ConfigMap, reloaded when it changes), a ServiceAccount whose
 // ClusterRole may only get, list and watch nodes, pods and ResourceSlices,
-// a Deployment that runs as no one with a read-only root, probes on
-// /healthz and /readyz, a Service, and a NetworkPolicy that lets in only
+// bound as well to system:auth-delegator (create TokenReviews and
+// SubjectAccessReviews: it asks the cluster who each request is and what
+// it may read, as aggregated API servers do), a Deployment that runs as
+// no one with a read-only root, probes on /healthz and /readyz, with
+// several replicas a PodDisruptionBudget that keeps one up, a Service
+// (HTTPS from a Secret with tls), and a NetworkPolicy that lets in only
 // the profile namespace's pods and those of allowFrom.
 func catalogServiceObjects(m *compile.Model, inv *inventory.Inventory) ([]Object, error) {
 	cs := m.Cluster.CatalogService
@@ -91,9 +104,21 @@ func catalogServiceObjects(m *compile.Model, inv *inventory.Inventory) ([]Object
 		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: name},
 		Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: name, Namespace: ns}},
 	}
+	// The reviews of each request's token and rights, as aggregated API
+	// servers are let make them: the built-in role.
+	delegator := &rbacv1.ClusterRoleBinding{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRoleBinding"},
+		ObjectMeta: metav1.ObjectMeta{Name: name + "-auth-delegator", Labels: labels},
+		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "system:auth-delegator"},
+		Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: name, Namespace: ns}},
+	}
+	port, portName, scheme, servicePort := int32(catalogServicePort), "http", corev1.URIScheme(""), int32(80)
+	if cs.TLS != nil {
+		port, portName, scheme, servicePort = catalogServiceTLSPort, "https", corev1.URISchemeHTTPS, 443
+	}
 	probe := func(path string, period int32) *corev1.Probe {
 		return &corev1.Probe{
-			ProbeHandler:  corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: path, Port: intstr.FromString("http")}},
+			ProbeHandler:  corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: path, Port: intstr.FromString(portName), Scheme: scheme}},
 			PeriodSeconds: period, TimeoutSeconds: 2, FailureThreshold: 3,
 		}
 	}
@@ -117,9 +142,9 @@ func catalogServiceObjects(m *compile.Model, inv *inventory.Inventory) ([]Object
 					Containers: []corev1.Container{{
 						Name:  "serve",
 						Image: cs.Image,
-						Args: []string{"serve", configDir, "--live", "--listen", fmt.Sprintf("0.0.0.0:%d", catalogServicePort),
+						Args: []string{"serve", configDir, "--live", "--listen", fmt.Sprintf("0.0.0.0:%d", port),
 							"--reload", "10s"},
-						Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: catalogServicePort, Protocol: corev1.ProtocolTCP}},
+						Ports: []corev1.ContainerPort{{Name: portName, ContainerPort: port, Protocol: corev1.ProtocolTCP}},
 						Resources: corev1.ResourceRequirements{
 							Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: memory},
 							Limits:   corev1.ResourceList{corev1.ResourceMemory: memory},
@@ -145,7 +170,7 @@ func catalogServiceObjects(m *compile.Model, inv *inventory.Inventory) ([]Object
 		ObjectMeta: meta(name),
 		Spec: corev1.ServiceSpec{
 			Selector: selector,
-			Ports:    []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromString("http"), Protocol: corev1.ProtocolTCP}},
+			Ports:    []corev1.ServicePort{{Name: portName, Port: servicePort, TargetPort: intstr.FromString(portName), Protocol: corev1.ProtocolTCP}},
 		},
 	}
 	allowed := slices.Compact(sorted(append([]string{m.Cluster.ProfileNamespace}, cs.AllowFrom...)))
@@ -159,21 +184,79 @@ func catalogServiceObjects(m *compile.Model, inv *inventory.Inventory) ([]Object
 				From: []networkingv1.NetworkPolicyPeer{{NamespaceSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
 					Key: "kubernetes.io/metadata.name", Operator: metav1.LabelSelectorOpIn, Values: allowed,
 				}}}}},
-				Ports: []networkingv1.NetworkPolicyPort{{Protocol: ref(corev1.ProtocolTCP), Port: ref(intstr.FromInt32(catalogServicePort))}},
+				Ports: []networkingv1.NetworkPolicyPort{{Protocol: ref(corev1.ProtocolTCP), Port: ref(intstr.FromInt32(port))}},
 			}},
 		},
 	}
-	bodies := []Body{namespace, configMap, sa, role, binding, deploy, service, policy}
+	bodies := []Body{namespace, configMap, sa, role, binding, delegator, deploy, service, policy}
+	c := &deploy.Spec.Template.Spec.Containers[0]
+	if t := cs.TLS; t != nil {
+		const tlsDir = "/etc/accelc/tls"
+		c.Args = append(c.Args, "--tls-cert-file", tlsDir+"/tls.crt", "--tls-key-file", tlsDir+"/tls.key")
+		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: "tls", MountPath: tlsDir, ReadOnly: true})
+		deploy.Spec.Template.Spec.Volumes = append(deploy.Spec.Template.Spec.Volumes, corev1.Volume{Name: "tls", VolumeSource: corev1.VolumeSource{
+			Secret: &corev1.SecretVolumeSource{SecretName: t.SecretName},
+		}})
+		if t.OpenShiftServiceCA {
+			service.Annotations = map[string]string{serviceCAAnnotation: t.SecretName}
+		}
+	}
+	if cs.Replicas > 1 {
+		// A drain or a node's upgrade takes one replica at a time.
+		bodies = append(bodies, &podDisruptionBudget{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "policy/v1", Kind: "PodDisruptionBudget"},
+			ObjectMeta: meta(name),
+			Spec: policyv1.PodDisruptionBudgetSpec{
+				MinAvailable: ref(intstr.FromInt32(1)),
+				Selector:     &metav1.LabelSelector{MatchLabels: selector},
+			},
+		})
+	}
 	if cs.RecordTypes {
-		c := &deploy.Spec.Template.Spec.Containers[0]
-		c.Args = append(c.Args, "--record-types")
+		// The replicas elect the one that writes; the others serve.
+		c.Args = append(c.Args, "--record-types", "--leader-elect")
 		bodies = append(bodies, recordTypesObjects(m, labels)...)
+		bodies = append(bodies, leaderElectionObjects(ns, labels)...)
 	}
 	var out []Object
 	for _, body := range bodies {
 		out = append(out, Object{Dir: DirCatalogService, Body: body, Source: src})
 	}
 	return out, nil
+}
+
+// podDisruptionBudget is a policy/v1 PodDisruptionBudget without the
+// status Kubernetes' type always writes.
+type podDisruptionBudget struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata"`
+	Spec              policyv1.PodDisruptionBudgetSpec `json:"spec"`
+}
+
+// leaderElectionName names the Lease the catalog service's replicas elect
+// the writer on (serve.DefaultLeaseName), and the Role that lets them.
+const leaderElectionName = CatalogServiceName + "-writer"
+
+// leaderElectionObjects let the catalog service's replicas elect the one
+// that writes: a Role in its namespace that may create Leases and get and
+// update its own (RBAC cannot name the object a create makes), and its
+// binding.
+func leaderElectionObjects(ns string, labels map[string]string) []Body {
+	role := &rbacv1.Role{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "Role"},
+		ObjectMeta: metav1.ObjectMeta{Name: leaderElectionName, Namespace: ns, Labels: labels},
+		Rules: []rbacv1.PolicyRule{
+			{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"create"}},
+			{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, ResourceNames: []string{leaderElectionName}, Verbs: []string{"get", "update"}},
+		},
+	}
+	binding := &rbacv1.RoleBinding{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "RoleBinding"},
+		ObjectMeta: metav1.ObjectMeta{Name: leaderElectionName, Namespace: ns, Labels: labels},
+		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: leaderElectionName},
+		Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: CatalogServiceName, Namespace: ns}},
+	}
+	return []Body{role, binding}
 }
 
 // The catalog service's memory, as BenchmarkServeLive measured accelc

@@ -2,6 +2,7 @@ package render_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/pod-security-admission/api"
 	"k8s.io/pod-security-admission/policy"
@@ -18,6 +20,7 @@ import (
 
 	"github.com/accelc/accelc/pkg/accelc"
 	"github.com/accelc/accelc/pkg/compile"
+	"github.com/accelc/accelc/pkg/inventory"
 	"github.com/accelc/accelc/pkg/render"
 )
 
@@ -93,9 +96,72 @@ func TestCatalogService(t *testing.T) {
 	assert.Equal(t, "hetero-prod", m.Cluster.Name)
 	assert.Len(t, m.Profiles, 5)
 
+	// Two replicas, one kept up through drains.
+	assert.Equal(t, int32(2), *deploy.Spec.Replicas)
+	var pdb policyv1.PodDisruptionBudget
+	read("poddisruptionbudget-accelc-catalog.yaml", &pdb)
+	assert.Equal(t, 1, pdb.Spec.MinAvailable.IntValue())
+	assert.Equal(t, deploy.Spec.Selector.MatchLabels, pdb.Spec.Selector.MatchLabels)
+	// It asks the cluster who each request is and what it may read, as
+	// aggregated API servers do: the built-in role that lets them.
+	var delegator rbacv1.ClusterRoleBinding
+	read("clusterrolebinding-accelc-catalog-auth-delegator.yaml", &delegator)
+	assert.Equal(t, rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "system:auth-delegator"}, delegator.RoleRef)
+	assert.Equal(t, []rbacv1.Subject{{Kind: "ServiceAccount", Name: "accelc-catalog", Namespace: "accelc-system"}}, delegator.Subjects)
+
 	// No catalog service, no folder.
 	for path := range renderExample(t, "small-lab") {
 		assert.NotContains(t, path, "catalog-service/")
+	}
+}
+
+// TestCatalogServiceTLS: with tls, the service serves HTTPS from the
+// Secret's certificate (mounted, read again when renewed) on the
+// Service's port 443, probed over HTTPS; with openshiftServiceCA the
+// Service asks OpenShift's service CA to write the Secret. One replica
+// gets no PodDisruptionBudget, which would block every drain.
+func TestCatalogServiceTLS(t *testing.T) {
+	const src = `package c
+
+cluster: {
+	name: "lab"
+	catalogService: {image: "registry.example/accelc:v1", replicas: 1, tls: openshiftServiceCA: %v}
+}
+`
+	for _, openshift := range []bool{false, true} {
+		m := loadCUE(t, fmt.Sprintf(src, openshift))
+		objs, err := render.Render(m, &inventory.Inventory{})
+		require.NoError(t, err)
+		require.NoError(t, render.Validate(m, objs))
+		tree, err := render.BuildTree("lab", objs, render.Provenance{})
+		require.NoError(t, err)
+		read := func(file string, v any) {
+			t.Helper()
+			b, ok := tree["catalog-service/"+file]
+			require.True(t, ok, "catalog-service/%s is rendered", file)
+			require.NoError(t, yaml.UnmarshalStrict(b, v))
+		}
+		var deploy appsv1.Deployment
+		read("deployment-accelc-catalog.yaml", &deploy)
+		c := deploy.Spec.Template.Spec.Containers[0]
+		assert.Equal(t, []string{"serve", "/etc/accelc/cluster", "--live", "--listen", "0.0.0.0:8443", "--reload", "10s",
+			"--tls-cert-file", "/etc/accelc/tls/tls.crt", "--tls-key-file", "/etc/accelc/tls/tls.key"}, c.Args)
+		assert.Equal(t, []corev1.ContainerPort{{Name: "https", ContainerPort: 8443, Protocol: corev1.ProtocolTCP}}, c.Ports)
+		assert.Equal(t, corev1.URISchemeHTTPS, c.ReadinessProbe.HTTPGet.Scheme)
+		assert.Contains(t, c.VolumeMounts, corev1.VolumeMount{Name: "tls", MountPath: "/etc/accelc/tls", ReadOnly: true})
+		assert.Contains(t, deploy.Spec.Template.Spec.Volumes, corev1.Volume{Name: "tls", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "accelc-catalog-tls"}}})
+		var svc corev1.Service
+		read("service-accelc-catalog.yaml", &svc)
+		assert.Equal(t, int32(443), svc.Spec.Ports[0].Port)
+		if openshift {
+			assert.Equal(t, map[string]string{"service.beta.openshift.io/serving-cert-secret-name": "accelc-catalog-tls"}, svc.Annotations)
+		} else {
+			assert.Empty(t, svc.Annotations, "the Secret is the admins' (cert-manager or their own)")
+		}
+		var np networkingv1.NetworkPolicy
+		read("networkpolicy-accelc-catalog.yaml", &np)
+		assert.Equal(t, 8443, np.Spec.Ingress[0].Ports[0].Port.IntValue())
+		assert.NotContains(t, tree, "catalog-service/poddisruptionbudget-accelc-catalog.yaml", "one replica")
 	}
 }
 

@@ -44,6 +44,19 @@ teams: ml: {namespaces: ["ml"], acceleratorTypes: ["nvidia-h100-80gb", "nvidia-a
 	var deploy appsv1.Deployment
 	read("deployment-accelc-catalog.yaml", &deploy)
 	assert.Contains(t, deploy.Spec.Template.Spec.Containers[0].Args, "--record-types")
+	// Two replicas elect the one that writes on a Lease of their
+	// namespace, which a Role of their own lets them hold.
+	assert.Contains(t, deploy.Spec.Template.Spec.Containers[0].Args, "--leader-elect")
+	var leases rbacv1.Role
+	read("role-accelc-catalog-writer.yaml", &leases)
+	assert.Equal(t, "accelc-system", leases.Namespace)
+	assert.Equal(t, []rbacv1.PolicyRule{
+		{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"create"}},
+		{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, ResourceNames: []string{"accelc-catalog-writer"}, Verbs: []string{"get", "update"}},
+	}, leases.Rules)
+	var leaseBinding rbacv1.RoleBinding
+	read("rolebinding-accelc-catalog-writer.yaml", &leaseBinding)
+	assert.Equal(t, []rbacv1.Subject{{Kind: "ServiceAccount", Name: "accelc-catalog", Namespace: "accelc-system"}}, leaseBinding.Subjects)
 
 	var reader rbacv1.ClusterRole
 	read("clusterrole-accelc-catalog.yaml", &reader)

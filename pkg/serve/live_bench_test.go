@@ -17,7 +17,9 @@ import (
 	"testing"
 	"time"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -102,6 +104,14 @@ func BenchmarkServeLive(b *testing.B) {
 	begin = time.Now()
 	p := startServe(b, accelcBin, limit.Value(), dir, "--live", "--kubeconfig", cp.Kubeconfig())
 	ready := time.Since(begin)
+	// The clients are a team member, as the cluster knows them: the
+	// catalog and the node view, and the pods of ml-research alone
+	// (not those of "load", which hold the devices), so that every
+	// answer is the cut one (ACCELC_BENCH_AUTH=false: the server asks
+	// no one, to compare).
+	if os.Getenv("ACCELC_BENCH_AUTH") != "false" {
+		p.token = teamMember(b, cs, cm.Namespace)
+	}
 	readyRSS, startPeak := p.status(b, "VmRSS"), p.status(b, "VmHWM")
 	p.resetPeak(b)
 
@@ -195,6 +205,72 @@ type served struct {
 	pid  int
 	url  string
 	http *http.Client
+	// token, when set, is sent with every request but /readyz.
+	token string
+}
+
+// do is one GET of path, with the token.
+func (p *served) do(path string) (*http.Response, error) {
+	req, err := http.NewRequest(http.MethodGet, p.url+path, nil)
+	if err != nil {
+		return nil, err
+	}
+	if p.token != "" {
+		req.Header.Set("Authorization", "Bearer "+p.token)
+	}
+	return p.http.Do(req)
+}
+
+// teamMember is the token of a service account that may list the
+// HardwareProfiles (in profileNamespace), the nodes, and the pods of
+// ml-research alone.
+func teamMember(b *testing.B, cs kubernetes.Interface, profileNamespace string) string {
+	ctx := b.Context()
+	for _, ns := range []string{"ml-research", "bench-users"} {
+		if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	who := []rbacv1.Subject{{Kind: "ServiceAccount", Name: "member", Namespace: "bench-users"}}
+	for _, step := range []func() error{
+		func() error {
+			_, err := cs.CoreV1().ServiceAccounts("bench-users").Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "member"}}, metav1.CreateOptions{})
+			return err
+		},
+		func() error {
+			_, err := cs.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "bench-member"}, Rules: []rbacv1.PolicyRule{
+				{APIGroups: []string{"infrastructure.opendatahub.io"}, Resources: []string{"hardwareprofiles"}, Verbs: []string{"list"}},
+				{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"list"}},
+			}}, metav1.CreateOptions{})
+			return err
+		},
+	} {
+		if err := step(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	// Nodes everywhere; the profiles and pods only where a RoleBinding
+	// says.
+	if _, err := cs.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "bench-nodes"}, Rules: []rbacv1.PolicyRule{
+		{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"list"}},
+	}}, metav1.CreateOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := cs.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "bench-nodes"},
+		RoleRef: rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "bench-nodes"}, Subjects: who}, metav1.CreateOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	for _, ns := range []string{profileNamespace, "ml-research"} {
+		if _, err := cs.RbacV1().RoleBindings(ns).Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "bench-member"},
+			RoleRef: rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "bench-member"}, Subjects: who}, metav1.CreateOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	tr, err := cs.CoreV1().ServiceAccounts("bench-users").CreateToken(ctx, "member", &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return tr.Status.Token
 }
 
 // startServe runs accelc serve with args on a free port, with the Go
@@ -204,6 +280,9 @@ type served struct {
 func startServe(b *testing.B, bin string, limit int64, args ...string) *served {
 	b.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
+	if os.Getenv("ACCELC_BENCH_AUTH") == "false" && slices.Contains(args, "--live") {
+		args = append(args, "--auth=false")
+	}
 	cmd := exec.CommandContext(ctx, bin, append([]string{"serve", "--listen", "127.0.0.1:0"}, args...)...)
 	cmd.Env = os.Environ()
 	if os.Getenv("GOMEMLIMIT") == "" {
@@ -258,7 +337,7 @@ func startServe(b *testing.B, bin string, limit int64, args ...string) *served {
 // get is one GET of path, read to its end; a status other than 200 fails.
 func (p *served) get(path string) func() error {
 	return func() error {
-		resp, err := p.http.Get(p.url + path)
+		resp, err := p.do(path)
 		if err != nil {
 			return err
 		}
@@ -277,7 +356,7 @@ func (p *served) get(path string) func() error {
 func (p *served) updateLag(b *testing.B, cs kubernetes.Interface) time.Duration {
 	ctx := b.Context()
 	avail := func() int {
-		resp, err := p.http.Get(p.url + "/api/v1/nodes")
+		resp, err := p.do("/api/v1/nodes")
 		if err != nil {
 			b.Fatal(err)
 		}

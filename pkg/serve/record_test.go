@@ -71,7 +71,7 @@ func TestRecorder(t *testing.T) {
 		require.NoError(t, err, "%s %s", o.Kind(), o.Name())
 		applied++
 	}
-	require.Equal(t, 6, applied, "two ClusterRoles and their bindings, the policy and its binding")
+	require.Equal(t, 7, applied, "two ClusterRoles and their bindings, the binding to system:auth-delegator, the policy and its binding")
 	typeLabel := m.Cluster.TypeLabel()
 	for name, typ := range map[string]string{"a100-01": "nvidia-a100-80gb", "h200-01": "nvidia-h200-141gb", "plain-01": ""} {
 		n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{}}}

@@ -1,8 +1,10 @@
 package serve
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
+	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -11,6 +13,7 @@ import (
 	"net"
 	"os"
 	"path"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -42,6 +45,20 @@ type RunOptions struct {
 	// Log gets what the server says (where it listens, reloads, the
 	// Go memory limit); nil discards it.
 	Log io.Writer
+	// NoAuth, with Live, serves anyone who reaches the server; otherwise
+	// Live asks the cluster who each request is and what it may read
+	// (Access). A snapshot is served to anyone: there is no cluster to
+	// ask.
+	NoAuth bool
+	// AccessOptions bound how long the cluster's answers are kept.
+	AccessOptions AccessOptions
+	// TLSCertFile and TLSKeyFile, both or neither, serve HTTPS with the
+	// certificate and key in them (PEM), read again when they change.
+	TLSCertFile, TLSKeyFile string
+	// LeaderElect, with Live, has the replicas elect the one that writes
+	// (RecordTypes) on a Lease (Leader); the others serve reads and wait.
+	LeaderElect bool
+	Leader      LeaderOptions
 }
 
 // check refuses options that cannot work together, before anything is
@@ -52,6 +69,12 @@ func (o *RunOptions) check() error {
 	}
 	if o.RecordTypes && !o.Inventory.Live {
 		return &accelc.UsageError{Err: errors.New("--record-types writes on the cluster's pods: give --live")}
+	}
+	if o.LeaderElect && !o.Inventory.Live {
+		return &accelc.UsageError{Err: errors.New("--leader-elect elects on a Lease in the cluster: give --live")}
+	}
+	if (o.TLSCertFile == "") != (o.TLSKeyFile == "") {
+		return &accelc.UsageError{Err: errors.New("give --tls-cert-file and --tls-key-file together: the certificate and its key")}
 	}
 	return nil
 }
@@ -90,10 +113,19 @@ func Run(ctx context.Context, opts RunOptions) error {
 		fmt.Fprintln(log, msg)
 	}
 	r := &running{opts: opts, log: log}
+	var certs func(context.Context)
+	if opts.TLSCertFile != "" {
+		if r.opts.TLS, certs, err = servingTLS(opts.TLSCertFile, opts.TLSKeyFile, log); err != nil {
+			return err
+		}
+	}
 	if err := r.nodes(ctx, m); err != nil {
 		return err
 	}
 	g, gctx := errgroup.WithContext(ctx)
+	if certs != nil {
+		g.Go(func() error { certs(gctx); return nil })
+	}
 	r.start(g, gctx)
 	if opts.Reload > 0 {
 		g.Go(func() error {
@@ -102,8 +134,12 @@ func Run(ctx context.Context, opts RunOptions) error {
 		})
 	}
 	g.Go(func() error {
+		scheme := "http"
+		if r.opts.TLS != nil {
+			scheme = "https"
+		}
 		err := r.srv.ListenAndServe(gctx, opts.Listen, opts.Grace, func(a net.Addr) {
-			fmt.Fprintf(log, "serving %s on http://%s/ (API under /api/%s/)\n", m.Cluster.Name, a, APIVersion)
+			fmt.Fprintf(log, "serving %s on %s://%s/ (API under /api/%s/)\n", m.Cluster.Name, scheme, a, APIVersion)
 		})
 		if err != nil {
 			return &accelc.OutsideError{Err: fmt.Errorf("--listen %s: %w", opts.Listen, err)}
@@ -126,6 +162,8 @@ type running struct {
 	srv      *Server
 	watcher  *Watcher
 	recorder *Recorder
+	// leader is the replicas' election, with LeaderElect.
+	leader *Leader
 }
 
 // nodes sets up where the nodes come from and the server over them.
@@ -137,10 +175,21 @@ func (r *running) nodes(ctx context.Context, m *compile.Model) error {
 			return &accelc.OutsideError{Err: err}
 		}
 		r.watcher, src = w, w
+		if r.opts.LeaderElect {
+			if err := r.opts.Leader.defaults(); err != nil {
+				return &accelc.UsageError{Err: err}
+			}
+			r.leader = newLeader(false)
+		}
 		if r.opts.RecordTypes {
-			if r.recorder, err = NewRecorder(w, m, RecordOptions{Log: r.log}); err != nil {
+			if r.recorder, err = NewRecorder(w, m, RecordOptions{Log: r.log, Leader: r.leader}); err != nil {
 				return &accelc.OutsideError{Err: err}
 			}
+		}
+		if r.opts.NoAuth {
+			fmt.Fprintln(r.log, "--auth=false: serving anyone who reaches this address, node names and what each namespace's pods hold included")
+		} else if r.opts.Access, err = NewAccess(w.cfg, r.opts.AccessOptions); err != nil {
+			return &accelc.OutsideError{Err: w.redact(err)}
 		}
 	} else {
 		read, err := r.opts.Inventory.Snapshot(ctx, r.opts.Dir)
@@ -157,6 +206,11 @@ func (r *running) nodes(ctx context.Context, m *compile.Model) error {
 		src = Static{Snap: read.Snapshot}
 	}
 	r.srv = New(m, src, r.opts.Options)
+	if r.leader != nil {
+		if err := r.srv.Register(r.leader.gauge); err != nil {
+			return err
+		}
+	}
 	if r.recorder != nil {
 		return r.srv.Register(r.recorder.Collectors()...)
 	}
@@ -174,6 +228,14 @@ func (r *running) start(g *errgroup.Group, ctx context.Context) {
 		})
 	}
 	g.Go(func() error { r.srv.Run(ctx); return nil })
+	if r.leader != nil {
+		g.Go(func() error {
+			if err := r.leader.elect(ctx, r.watcher.cfg, r.opts.Leader, r.log); err != nil {
+				return &accelc.OutsideError{Err: fmt.Errorf("--leader-elect: %w", r.watcher.redact(err))}
+			}
+			return nil
+		})
+	}
 	if r.recorder != nil {
 		g.Go(func() error { r.recorder.Run(ctx); return nil })
 	}
@@ -230,3 +292,60 @@ func ConfigDigest(fsys fs.FS) string {
 	}
 	return hex.EncodeToString(sum.Sum(nil))
 }
+
+// servingTLS is a TLS configuration that serves the certificate and key
+// in certFile and keyFile, and a function that reads them again every
+// certReload until ctx ends, serving a new pair once it loads: a mounted
+// Secret's files are swapped at once (the kubelet moves a link) when
+// cert-manager or OpenShift's service CA renews the certificate.
+func servingTLS(certFile, keyFile string, log io.Writer) (*tls.Config, func(context.Context), error) {
+	var cur atomic.Pointer[tls.Certificate]
+	var certPEM, keyPEM []byte
+	load := func() (bool, error) {
+		c, err := os.ReadFile(certFile)
+		if err != nil {
+			return false, err
+		}
+		k, err := os.ReadFile(keyFile)
+		if err != nil {
+			return false, err
+		}
+		if bytes.Equal(c, certPEM) && bytes.Equal(k, keyPEM) {
+			return false, nil
+		}
+		pair, err := tls.X509KeyPair(c, k)
+		if err != nil {
+			return false, err
+		}
+		cur.Store(&pair)
+		certPEM, keyPEM = c, k
+		return true, nil
+	}
+	if _, err := load(); err != nil {
+		return nil, nil, &accelc.UsageError{Err: fmt.Errorf("--tls-cert-file %s, --tls-key-file %s: %w", certFile, keyFile, err)}
+	}
+	watch := func(ctx context.Context) {
+		tick := time.NewTicker(certReload)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			switch changed, err := load(); {
+			case err != nil:
+				fmt.Fprintf(log, "the certificate in %s and its key in %s do not load: still serving the previous one: %v\n", certFile, keyFile, err)
+			case changed:
+				fmt.Fprintf(log, "the certificate in %s changed: serving it\n", certFile)
+			}
+		}
+	}
+	return &tls.Config{
+		MinVersion:     tls.VersionTLS12,
+		GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return cur.Load(), nil },
+	}, watch, nil
+}
+
+// certReload is how often the certificate's files are read again.
+const certReload = 30 * time.Second
