@@ -49,7 +49,16 @@ With --live --record-types it writes one thing: on each pod of a
 multi-type or generic profile in a team's namespace, once bound, its
 node's type in the <labelPrefix>/type annotation, for cost attribution
 (it needs patch on pods; catalogService.recordTypes renders the RBAC and
-the admission policy that confine it to that annotation).`,
+the admission policy that confine it to that annotation).
+
+With --live --live-descriptions it keeps each HardwareProfile's
+opendatahub.io/description, which Open Data Hub's profile picker shows,
+current with the page's figures: "NVIDIA H100 80GB · 32 available ·
+2 pending · about 15 min wait" after the profile's own description, by
+server-side apply under field manager accelc-serve, at most once per
+profile per --describe-interval (catalogService.liveDescriptions renders
+the RBAC and the admission policy, and leaves the annotation out of the
+rendered profiles so that Flux does not take it back).`,
 		Example: `  accelc serve examples/clusters/hetero-prod
   accelc serve --config examples/clusters/hetero-prod --inventory snapshot.json
   accelc serve clusters/prod --live --listen 0.0.0.0:8080`,
@@ -87,6 +96,8 @@ the admission policy that confine it to that annotation).`,
 	f.StringVar(&config, "config", "", "cluster directory (as inventory show names it; or give it as the argument)")
 	_ = cmd.MarkFlagDirname("config")
 	f.BoolVar(&opts.RecordTypes, "record-types", false, "with --live: write each bound pod's node type on pods of multi-type and generic profiles (<labelPrefix>/type annotation; needs patch on pods)")
+	f.BoolVar(&opts.LiveDescriptions, "live-descriptions", false, "with --live: keep each HardwareProfile's opendatahub.io/description current with its availability and wait (needs patch on hardwareprofiles)")
+	f.DurationVar(&opts.DescribeInterval, "describe-interval", 30*time.Second, "with --live-descriptions: the least time between two writes of one profile's description")
 	f.DurationVar(&opts.Reload, "reload", 0, "look this often for a changed configuration in CLUSTER_DIR (its .cue files) and serve it (0: never)")
 	f.IntVar(&opts.MaxInFlight, "max-in-flight", 256, "requests served at once; more get 503 with Retry-After")
 	f.DurationVar(&opts.RequestTimeout, "request-timeout", 10*time.Second, "the most one request may take")

@@ -237,6 +237,11 @@ type CatalogService struct {
 	// RecordTypes runs it with --record-types: it writes the type each
 	// bound pod of a multi-type or generic profile got on the pod.
 	RecordTypes bool `json:"recordTypes"`
+	// LiveDescriptions runs it with --live-descriptions: it keeps each
+	// HardwareProfile's opendatahub.io/description current with the
+	// profile's availability and wait, and render leaves that annotation
+	// out of the HardwareProfiles.
+	LiveDescriptions bool `json:"liveDescriptions"`
 }
 
 // Configuration is the cluster's configuration as CUE evaluated it, with

@@ -169,6 +169,11 @@ func catalogServiceObjects(m *compile.Model, inv *inventory.Inventory) ([]Object
 		c.Args = append(c.Args, "--record-types")
 		bodies = append(bodies, recordTypesObjects(m, labels)...)
 	}
+	if cs.LiveDescriptions {
+		c := &deploy.Spec.Template.Spec.Containers[0]
+		c.Args = append(c.Args, "--live-descriptions")
+		bodies = append(bodies, liveDescriptionsObjects(m, labels)...)
+	}
 	var out []Object
 	for _, body := range bodies {
 		out = append(out, Object{Dir: DirCatalogService, Body: body, Source: src})

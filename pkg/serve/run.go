@@ -36,6 +36,11 @@ type RunOptions struct {
 	// RecordTypes writes, with Live, each bound pod's node type on the
 	// pods of multi-type and generic profiles.
 	RecordTypes bool
+	// LiveDescriptions keeps, with Live, each HardwareProfile's
+	// description current with its availability and wait (describe.go),
+	// writing one profile at most once per DescribeInterval.
+	LiveDescriptions bool
+	DescribeInterval time.Duration
 	// Reload, when positive, is how often Dir's .cue files are looked at:
 	// a changed configuration that compiles is served.
 	Reload time.Duration
@@ -52,6 +57,9 @@ func (o *RunOptions) check() error {
 	}
 	if o.RecordTypes && !o.Inventory.Live {
 		return &accelc.UsageError{Err: errors.New("--record-types writes on the cluster's pods: give --live")}
+	}
+	if o.LiveDescriptions && !o.Inventory.Live {
+		return &accelc.UsageError{Err: errors.New("--live-descriptions writes the cluster's availability on its HardwareProfiles: give --live")}
 	}
 	return nil
 }
@@ -126,6 +134,9 @@ type running struct {
 	srv      *Server
 	watcher  *Watcher
 	recorder *Recorder
+	// describer writes the profiles' descriptions; it is the writer
+	// that must run on one replica only (the leader, once there is one).
+	describer *Describer
 }
 
 // nodes sets up where the nodes come from and the server over them.
@@ -158,7 +169,17 @@ func (r *running) nodes(ctx context.Context, m *compile.Model) error {
 	}
 	r.srv = New(m, src, r.opts.Options)
 	if r.recorder != nil {
-		return r.srv.Register(r.recorder.Collectors()...)
+		if err := r.srv.Register(r.recorder.Collectors()...); err != nil {
+			return err
+		}
+	}
+	if r.opts.LiveDescriptions {
+		d, err := NewDescriber(r.watcher, r.srv, m, DescribeOptions{Interval: r.opts.DescribeInterval, Log: r.log})
+		if err != nil {
+			return &accelc.OutsideError{Err: err}
+		}
+		r.describer = d
+		return r.srv.Register(d.Collectors()...)
 	}
 	return nil
 }
@@ -176,6 +197,9 @@ func (r *running) start(g *errgroup.Group, ctx context.Context) {
 	g.Go(func() error { r.srv.Run(ctx); return nil })
 	if r.recorder != nil {
 		g.Go(func() error { r.recorder.Run(ctx); return nil })
+	}
+	if r.describer != nil {
+		g.Go(func() error { r.describer.Run(ctx); return nil })
 	}
 }
 
