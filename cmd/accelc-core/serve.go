@@ -17,6 +17,7 @@ func newServeCmd(stdout, stderr io.Writer) *cobra.Command {
 	var (
 		inv    inventoryFlags
 		config string
+		auth   bool
 		opts   serve.RunOptions
 	)
 	cmd := &cobra.Command{
@@ -45,20 +46,35 @@ Responses carry an ETag and answer If-None-Match with 304. It is
 read-only, listens on 127.0.0.1 unless --listen says otherwise, and stops
 gracefully on SIGTERM or SIGINT.
 
+With --live it serves only requests whose bearer token the cluster knows
+(TokenReview), and each user only what the cluster lets it read
+(SubjectAccessReview): the catalog to whoever may list hardwareprofiles
+(infrastructure.opendatahub.io) in the profile namespace, the node view
+to whoever may list nodes, /metrics to whoever may get /metrics, and what
+a namespace's pods hold to whoever may list its pods; /healthz and /readyz
+to anyone. A browser without a token gets a page that asks for one.
+--auth=false serves anyone who reaches it (for a laptop, behind
+kubectl port-forward). A snapshot (no --live) is served to anyone.
+--tls-cert-file and --tls-key-file serve HTTPS, reading the files again
+when they change.
+
 With --live --record-types it writes one thing: on each pod of a
 multi-type or generic profile in a team's namespace, once bound, its
 node's type in the <labelPrefix>/type annotation, for cost attribution
 (it needs patch on pods; catalogService.recordTypes renders the RBAC and
-the admission policy that confine it to that annotation).
+the admission policy that confine it to that annotation). With several
+replicas, --leader-elect has them elect the one that writes on a Lease
+(coordination.k8s.io): the others serve reads and wait.
 
 With --live --live-descriptions it keeps each HardwareProfile's
 opendatahub.io/description, which Open Data Hub's profile picker shows,
 current with the page's figures: "NVIDIA H100 80GB · 32 available ·
 2 pending · about 15 min wait" after the profile's own description, by
 server-side apply under field manager accelc-serve, at most once per
-profile per --describe-interval (catalogService.liveDescriptions renders
-the RBAC and the admission policy, and leaves the annotation out of the
-rendered profiles so that Flux does not take it back).`,
+profile per --describe-interval, from the leader alone with --leader-elect
+(catalogService.liveDescriptions renders the RBAC and the admission
+policy, and leaves the annotation out of the rendered profiles so that
+Flux does not take it back).`,
 		Example: `  accelc serve examples/clusters/hetero-prod
   accelc serve --config examples/clusters/hetero-prod --inventory snapshot.json
   accelc serve clusters/prod --live --listen 0.0.0.0:8080`,
@@ -76,7 +92,7 @@ rendered profiles so that Flux does not take it back).`,
 				}
 				opts.Dir = config
 			}
-			opts.Inventory, opts.Limits, opts.Log = src, limitsOf(cmd.Context()), stderr
+			opts.Inventory, opts.Limits, opts.Log, opts.NoAuth = src, limitsOf(cmd.Context()), stderr, !auth
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGINT)
 			defer stop()
 			if err := serve.Run(ctx, opts); err != nil {
@@ -101,5 +117,12 @@ rendered profiles so that Flux does not take it back).`,
 	f.DurationVar(&opts.Reload, "reload", 0, "look this often for a changed configuration in CLUSTER_DIR (its .cue files) and serve it (0: never)")
 	f.IntVar(&opts.MaxInFlight, "max-in-flight", 256, "requests served at once; more get 503 with Retry-After")
 	f.DurationVar(&opts.RequestTimeout, "request-timeout", 10*time.Second, "the most one request may take")
+	f.BoolVar(&auth, "auth", true, "with --live: serve only requests whose bearer token the cluster knows, each user what the cluster lets it read (false: anyone who reaches the address)")
+	f.StringVar(&opts.TLSCertFile, "tls-cert-file", "", "serve HTTPS with the certificate in this PEM file (with --tls-key-file; read again when it changes)")
+	f.StringVar(&opts.TLSKeyFile, "tls-key-file", "", "the private key of --tls-cert-file (PEM)")
+	f.BoolVar(&opts.LeaderElect, "leader-elect", false, "with --live: replicas elect the one that writes (--record-types, --live-descriptions) on a Lease; the others serve reads and wait")
+	f.StringVar(&opts.Leader.Namespace, "leader-elect-namespace", "", "the Lease's namespace (default: the pod's)")
+	f.StringVar(&opts.Leader.Name, "leader-elect-name", serve.DefaultLeaseName, "the Lease's name")
+
 	return cmd
 }

@@ -103,6 +103,10 @@ type DescribeOptions struct {
 	Log io.Writer
 	// Now is the clock the interval is measured by (default time.Now).
 	Now func() time.Time
+	// Leader, when set, is the replicas' election: the describer writes
+	// only while this replica leads, and otherwise keeps following the
+	// profiles for the moment it takes over. Nil: it always writes.
+	Leader *Leader
 }
 
 // Describer keeps each HardwareProfile accelc renders described with its
@@ -302,7 +306,7 @@ type described struct {
 // and whose profile's interval is over.
 func (d *Describer) pass(ctx context.Context) {
 	v := d.srv.cur.Load()
-	if v == nil {
+	if v == nil || !d.opts.Leader.Leading() {
 		return
 	}
 	m := d.srv.model.Load()

@@ -43,6 +43,12 @@ type pageData struct {
 	Warnings  []string
 	CSS       template.CSS
 	JS        template.JS
+	// Login is the page's shell: no catalog, a form that asks for a
+	// token (served to a browser without credentials, with Access).
+	Login bool
+	// NodesHidden leaves the nodes out, for a user who may not list
+	// them.
+	NodesHidden bool
 }
 
 type pageProfile struct {
@@ -74,17 +80,34 @@ type pageNode struct {
 	Why string
 }
 
+// pageOptions say what of the page a user is shown.
+type pageOptions struct {
+	withoutNodes bool
+}
+
+// renderShell is the page without the catalog, which asks for a token
+// and then fetches its main part with it.
+func renderShell(refresh time.Duration) []byte {
+	var b bytes.Buffer
+	d := pageData{Refresh: int(refresh.Milliseconds()), CSS: pageCSS, JS: template.JS(pageJS), Login: true}
+	if err := pageTemplate.ExecuteTemplate(&b, "page", d); err != nil {
+		panic(fmt.Errorf("the page's template: %w", err))
+	}
+	return b.Bytes()
+}
+
 // renderPage is the whole page and its main part, which the page fetches
 // to refresh itself.
-func renderPage(v *view, refresh time.Duration) (page, fragment []byte) {
+func renderPage(v *view, refresh time.Duration, opts pageOptions) (page, fragment []byte) {
 	d := pageData{
-		Cluster:  v.doc.Cluster,
-		Updated:  v.updated.Format(time.RFC3339),
-		Refresh:  int(refresh.Milliseconds()),
-		Counted:  v.inv.UsageKnown(),
-		Warnings: v.warnings,
-		CSS:      pageCSS,
-		JS:       template.JS(pageJS),
+		Cluster:     v.doc.Cluster,
+		Updated:     v.updated.Format(time.RFC3339),
+		Refresh:     int(refresh.Milliseconds()),
+		Counted:     v.inv.UsageKnown(),
+		Warnings:    v.warnings,
+		CSS:         pageCSS,
+		JS:          template.JS(pageJS),
+		NodesHidden: opts.withoutNodes,
 	}
 	for _, p := range v.doc.Profiles {
 		pp := pageProfile{Profile: p, Cost: "—"}
@@ -102,6 +125,9 @@ func renderPage(v *view, refresh time.Duration) (page, fragment []byte) {
 		d.Profiles = append(d.Profiles, pp)
 	}
 	for _, s := range v.inv.Summary() {
+		if opts.withoutNodes {
+			break
+		}
 		nodes := v.inv.ByType(s.AcceleratorType)
 		t := pageType{TypeSummary: s, Available: s.Allocatable, Nodes: nodes, All: len(nodes)}
 		if s.Available != nil {

@@ -84,6 +84,10 @@ type RecordOptions struct {
 	// Log receives a line per pod the recorder cannot record or finds
 	// recorded with another type than its node's.
 	Log io.Writer
+	// Leader, when set, is the replicas' election: the recorder patches
+	// only while this replica leads, and otherwise keeps following the
+	// pods, queued, for the moment it takes over. Nil: it always writes.
+	Leader *Leader
 }
 
 // NewRecorder records the types of the pods w watches, for the profiles,
@@ -260,13 +264,23 @@ func (w *Watcher) nodeType(node, label string) string {
 	return w.nodes[node].Metadata.Labels[label]
 }
 
-// next records one queued pod; false once the queue is shut down.
+// next records one queued pod, once this replica leads; false once the
+// queue is shut down.
 func (r *Recorder) next(ctx context.Context) bool {
+	if !r.opts.Leader.Wait(ctx) {
+		return false
+	}
 	key, quit := r.queue.Get()
 	if quit {
 		return false
 	}
 	defer r.queue.Done(key)
+	if !r.opts.Leader.Leading() {
+		// Lost the lease while waiting for a pod: the pod waits for the
+		// next leader, which follows it from its own informer.
+		r.queue.Add(key)
+		return true
+	}
 	if err := r.record(ctx, key); err != nil {
 		if r.queue.NumRequeues(key) < r.opts.Retries {
 			r.queue.AddRateLimited(key)

@@ -3,6 +3,7 @@ package serve
 import (
 	"context"
 	"crypto/sha256"
+	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -11,9 +12,11 @@ import (
 	"net"
 	"os"
 	"path"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/errgroup"
+	"k8s.io/apiserver/pkg/server/dynamiccertificates"
 
 	"github.com/accelc/accelc/pkg/accelc"
 	"github.com/accelc/accelc/pkg/compile"
@@ -47,6 +50,20 @@ type RunOptions struct {
 	// Log gets what the server says (where it listens, reloads, the
 	// Go memory limit); nil discards it.
 	Log io.Writer
+	// NoAuth, with Live, serves anyone who reaches the server; otherwise
+	// Live asks the cluster who each request is and what it may read
+	// (Access). A snapshot is served to anyone: there is no cluster to
+	// ask.
+	NoAuth bool
+	// AccessOptions bound how long the cluster's answers are kept.
+	AccessOptions AccessOptions
+	// TLSCertFile and TLSKeyFile, both or neither, serve HTTPS with the
+	// certificate and key in them (PEM), read again when they change.
+	TLSCertFile, TLSKeyFile string
+	// LeaderElect, with Live, has the replicas elect the one that writes
+	// (RecordTypes) on a Lease (Leader); the others serve reads and wait.
+	LeaderElect bool
+	Leader      LeaderOptions
 }
 
 // check refuses options that cannot work together, before anything is
@@ -60,6 +77,12 @@ func (o *RunOptions) check() error {
 	}
 	if o.LiveDescriptions && !o.Inventory.Live {
 		return &accelc.UsageError{Err: errors.New("--live-descriptions writes the cluster's availability on its HardwareProfiles: give --live")}
+	}
+	if o.LeaderElect && !o.Inventory.Live {
+		return &accelc.UsageError{Err: errors.New("--leader-elect elects on a Lease in the cluster: give --live")}
+	}
+	if (o.TLSCertFile == "") != (o.TLSKeyFile == "") {
+		return &accelc.UsageError{Err: errors.New("give --tls-cert-file and --tls-key-file together: the certificate and its key")}
 	}
 	return nil
 }
@@ -98,10 +121,19 @@ func Run(ctx context.Context, opts RunOptions) error {
 		fmt.Fprintln(log, msg)
 	}
 	r := &running{opts: opts, log: log}
+	var certs *dynamiccertificates.DynamicCertKeyPairContent
+	if opts.TLSCertFile != "" {
+		if r.opts.TLS, certs, err = servingTLS(opts.TLSCertFile, opts.TLSKeyFile, log); err != nil {
+			return err
+		}
+	}
 	if err := r.nodes(ctx, m); err != nil {
 		return err
 	}
 	g, gctx := errgroup.WithContext(ctx)
+	if certs != nil {
+		g.Go(func() error { certs.Run(gctx, 1); return nil })
+	}
 	r.start(g, gctx)
 	if opts.Reload > 0 {
 		g.Go(func() error {
@@ -110,8 +142,12 @@ func Run(ctx context.Context, opts RunOptions) error {
 		})
 	}
 	g.Go(func() error {
+		scheme := "http"
+		if r.opts.TLS != nil {
+			scheme = "https"
+		}
 		err := r.srv.ListenAndServe(gctx, opts.Listen, opts.Grace, func(a net.Addr) {
-			fmt.Fprintf(log, "serving %s on http://%s/ (API under /api/%s/)\n", m.Cluster.Name, a, APIVersion)
+			fmt.Fprintf(log, "serving %s on %s://%s/ (API under /api/%s/)\n", m.Cluster.Name, scheme, a, APIVersion)
 		})
 		if err != nil {
 			return &accelc.OutsideError{Err: fmt.Errorf("--listen %s: %w", opts.Listen, err)}
@@ -134,9 +170,11 @@ type running struct {
 	srv      *Server
 	watcher  *Watcher
 	recorder *Recorder
-	// describer writes the profiles' descriptions; it is the writer
-	// that must run on one replica only (the leader, once there is one).
+	// describer writes the profiles' descriptions, while this replica
+	// leads.
 	describer *Describer
+	// leader is the replicas' election, with LeaderElect.
+	leader *Leader
 }
 
 // nodes sets up where the nodes come from and the server over them.
@@ -148,10 +186,21 @@ func (r *running) nodes(ctx context.Context, m *compile.Model) error {
 			return &accelc.OutsideError{Err: err}
 		}
 		r.watcher, src = w, w
+		if r.opts.LeaderElect {
+			if err := r.opts.Leader.defaults(); err != nil {
+				return &accelc.UsageError{Err: err}
+			}
+			r.leader = newLeader(false)
+		}
 		if r.opts.RecordTypes {
-			if r.recorder, err = NewRecorder(w, m, RecordOptions{Log: r.log}); err != nil {
+			if r.recorder, err = NewRecorder(w, m, RecordOptions{Log: r.log, Leader: r.leader}); err != nil {
 				return &accelc.OutsideError{Err: err}
 			}
+		}
+		if r.opts.NoAuth {
+			fmt.Fprintln(r.log, "--auth=false: serving anyone who reaches this address, node names and what each namespace's pods hold included")
+		} else if r.opts.Access, err = NewAccess(w.cfg, r.opts.AccessOptions); err != nil {
+			return &accelc.OutsideError{Err: w.redact(err)}
 		}
 	} else {
 		read, err := r.opts.Inventory.Snapshot(ctx, r.opts.Dir)
@@ -168,13 +217,18 @@ func (r *running) nodes(ctx context.Context, m *compile.Model) error {
 		src = Static{Snap: read.Snapshot}
 	}
 	r.srv = New(m, src, r.opts.Options)
+	if r.leader != nil {
+		if err := r.srv.Register(r.leader.gauge); err != nil {
+			return err
+		}
+	}
 	if r.recorder != nil {
 		if err := r.srv.Register(r.recorder.Collectors()...); err != nil {
 			return err
 		}
 	}
 	if r.opts.LiveDescriptions {
-		d, err := NewDescriber(r.watcher, r.srv, m, DescribeOptions{Interval: r.opts.DescribeInterval, Log: r.log})
+		d, err := NewDescriber(r.watcher, r.srv, m, DescribeOptions{Interval: r.opts.DescribeInterval, Log: r.log, Leader: r.leader})
 		if err != nil {
 			return &accelc.OutsideError{Err: err}
 		}
@@ -195,6 +249,14 @@ func (r *running) start(g *errgroup.Group, ctx context.Context) {
 		})
 	}
 	g.Go(func() error { r.srv.Run(ctx); return nil })
+	if r.leader != nil {
+		g.Go(func() error {
+			if err := r.leader.elect(ctx, r.watcher.cfg, r.opts.Leader, r.log); err != nil {
+				return &accelc.OutsideError{Err: fmt.Errorf("--leader-elect: %w", r.watcher.redact(err))}
+			}
+			return nil
+		})
+	}
 	if r.recorder != nil {
 		g.Go(func() error { r.recorder.Run(ctx); return nil })
 	}
@@ -254,3 +316,43 @@ func ConfigDigest(fsys fs.FS) string {
 	}
 	return hex.EncodeToString(sum.Sum(nil))
 }
+
+// servingTLS is a TLS configuration that serves the certificate and key in
+// certFile and keyFile, and the content that reads them again when they
+// change (run it): a mounted Secret's files are swapped when cert-manager
+// or OpenShift's service CA renews the certificate.
+func servingTLS(certFile, keyFile string, log io.Writer) (*tls.Config, *dynamiccertificates.DynamicCertKeyPairContent, error) {
+	content, err := dynamiccertificates.NewDynamicServingContentFromFiles("serving", certFile, keyFile)
+	if err != nil {
+		return nil, nil, &accelc.UsageError{Err: fmt.Errorf("--tls-cert-file %s, --tls-key-file %s: %w", certFile, keyFile, err)}
+	}
+	var cur atomic.Pointer[tls.Certificate]
+	load := func() error {
+		cert, key := content.CurrentCertKeyContent()
+		pair, err := tls.X509KeyPair(cert, key)
+		if err != nil {
+			return err
+		}
+		cur.Store(&pair)
+		return nil
+	}
+	if err := load(); err != nil {
+		return nil, nil, &accelc.UsageError{Err: fmt.Errorf("--tls-cert-file %s, --tls-key-file %s: %w", certFile, keyFile, err)}
+	}
+	content.AddListener(reloadFunc(func() {
+		if err := load(); err != nil {
+			fmt.Fprintf(log, "the certificate in %s changed and does not load: still serving the previous one: %v\n", certFile, err)
+			return
+		}
+		fmt.Fprintf(log, "the certificate in %s changed: serving it\n", certFile)
+	}))
+	return &tls.Config{
+		MinVersion:     tls.VersionTLS12,
+		GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return cur.Load(), nil },
+	}, content, nil
+}
+
+// reloadFunc is a dynamiccertificates.Listener.
+type reloadFunc func()
+
+func (f reloadFunc) Enqueue() { f() }

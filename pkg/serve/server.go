@@ -14,6 +14,7 @@ import (
 	"compress/gzip"
 	"context"
 	"crypto/sha256"
+	"crypto/tls"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -88,6 +89,12 @@ type Options struct {
 	// though nothing changed, so that running workloads' ages, and the
 	// waits, move on (default a minute).
 	Recount time.Duration
+	// Access, when set, lets in only requests whose bearer token the
+	// cluster knows, and gives each user what the cluster lets it read
+	// (auth.go); nil serves anyone who reaches the server.
+	Access *Access
+	// TLS, when set, serves HTTPS with it.
+	TLS *tls.Config
 }
 
 // Server serves one cluster's catalog.
@@ -102,6 +109,9 @@ type Server struct {
 	metrics *metrics
 	ready   atomic.Bool
 	reload  chan struct{}
+	// shell is the page without the catalog, for a browser that has yet
+	// to give a token (with Access).
+	shell encoded
 }
 
 // view is everything a count gives, ready to serve: the documents are
@@ -125,6 +135,13 @@ type view struct {
 	// Kueue; live is the catalog's profiles with it.
 	waiting map[string]*Waiting
 	live    []liveProfile
+	// figures are, for each team whose quota use the catalog counts, its
+	// namespaces; podNamespaces are the namespaces whose pods hold
+	// devices on a node (inUseByNamespace). Both sorted: who may not list
+	// pods in one is not told what it holds (scoped.go).
+	figures       map[string][]string
+	teamNS        []string
+	podNamespaces []string
 }
 
 // liveProfile is a catalog profile as the API serves it: with what
@@ -212,6 +229,10 @@ func New(m *compile.Model, src Source, opts Options) *Server {
 	s := &Server{src: src, opts: opts, sem: make(chan struct{}, opts.MaxInFlight), build: make(chan struct{}, max(2, runtime.GOMAXPROCS(0))),
 		metrics: newMetrics(), reload: make(chan struct{}, 1)}
 	s.model.Store(m)
+	if opts.Access != nil {
+		s.shell = encode(renderShell(opts.Refresh))
+		s.metrics.reg.MustRegister(opts.Access.Collectors()...)
+	}
 	return s
 }
 
@@ -285,19 +306,20 @@ func (s *Server) Update() {
 	for i, p := range v.doc.Profiles {
 		v.live[i] = liveProfile{Profile: p, Waiting: v.waiting[p.Name]}
 	}
+	v.noteFigures(m)
 	v.profiles = encode(mustJSON(profilesResponse{Meta: v.meta(), Document: v.doc, Profiles: v.live}))
 	v.byProfile = make(map[string]encoded, len(v.doc.Profiles))
 	for _, p := range v.live {
 		v.byProfile[p.Name] = encode(mustJSON(profileResponse{Meta: v.meta(), Profile: p}))
 	}
-	body, rows := nodesJSON(v, inv, nil)
+	body, rows := nodesJSON(v, inv, nil, nil)
 	v.nodes, v.rows = encode(body), rows
 	v.rowIndex = make(map[string]int, len(inv.Nodes))
 	for i := range inv.Nodes {
 		v.rowIndex[inv.Nodes[i].Name] = i
 	}
 	v.filtered = newNodeViews(2*len(body) + 1<<20)
-	page, fragment := renderPage(v, s.opts.Refresh)
+	page, fragment := renderPage(v, s.opts.Refresh, pageOptions{})
 	v.page, v.fragment = encode(page), encode(fragment)
 	s.cur.Store(v)
 	s.ready.Store(true)
@@ -349,8 +371,9 @@ func nodesResponse(v *view, inv *inventory.Inventory) nodesBody {
 // so that each node's row can be cut from it (rows, by inv.Nodes' index)
 // and a filtered view put together from the rows without encoding a node
 // again. With rows given, inv's nodes are a selection of v.inv's and
-// their rows are taken from there.
-func nodesJSON(v *view, inv *inventory.Inventory, from [][]byte) (body []byte, rows [][]byte) {
+// their rows are taken from there. With shown, a node's inUseByNamespace
+// keeps only those namespaces: a node with another is encoded again.
+func nodesJSON(v *view, inv *inventory.Inventory, from [][]byte, shown map[string]bool) (body []byte, rows [][]byte) {
 	resp := nodesResponse(v, inv)
 	var b bytes.Buffer
 	b.WriteString(`{"meta":`)
@@ -361,7 +384,9 @@ func nodesJSON(v *view, inv *inventory.Inventory, from [][]byte) (body []byte, r
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		if from != nil {
+		if n := &resp.Nodes[i]; shown != nil && hidesSome(n.InUseBy, shown) {
+			b.Write(mustJSON(scopedNode(n, shown)))
+		} else if from != nil {
 			b.Write(from[v.rowIndex[resp.Nodes[i].Name]])
 		} else {
 			b.Write(mustJSON(&resp.Nodes[i]))
@@ -421,34 +446,22 @@ func mustJSON(v any) []byte {
 }
 
 // Handler is the server's HTTP handler: every route, with the
-// concurrency cap, the request timeout and metrics.
+// concurrency cap, the request timeout and metrics, and with Access, who
+// may read what (docs/serve.md, Who sees what): /healthz and /readyz
+// answer anyone.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("ok\n")) })
 	mux.HandleFunc("GET /readyz", s.readyz)
-	mux.Handle("GET /metrics", promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{}))
+	catalog := func() right { return catalogRight(s.model.Load().Cluster.ProfileNamespace) }
+	mux.Handle("GET /metrics", s.allowed(func() right { return metricsRight }, promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{}).ServeHTTP))
 	api := "/api/" + APIVersion
-	mux.HandleFunc("GET "+api+"/profiles", s.withView(func(w http.ResponseWriter, r *http.Request, v *view) {
-		serveEncoded(w, r, v.profiles, "application/json")
-	}))
-	mux.HandleFunc("GET "+api+"/profiles/{name}", s.withView(func(w http.ResponseWriter, r *http.Request, v *view) {
-		e, ok := v.byProfile[r.PathValue("name")]
-		if !ok {
-			writeError(w, http.StatusNotFound, Error{Error: fmt.Sprintf("no profile %q: GET %s/profiles lists them", r.PathValue("name"), api)})
-			return
-		}
-		serveEncoded(w, r, e, "application/json")
-	}))
-	mux.HandleFunc("GET "+api+"/nodes", s.withView(s.nodes))
-	mux.HandleFunc("GET "+api+"/recommend", s.withView(s.recommend))
-	mux.HandleFunc("GET "+api+"/estimate", s.withView(s.estimate))
-	mux.HandleFunc("GET /{$}", s.withView(func(w http.ResponseWriter, r *http.Request, v *view) {
-		if r.URL.Query().Get("part") == "main" {
-			serveEncoded(w, r, v.fragment, "text/html; charset=utf-8")
-			return
-		}
-		serveEncoded(w, r, v.page, "text/html; charset=utf-8")
-	}))
+	mux.HandleFunc("GET "+api+"/profiles", s.allowed(catalog, s.withView(s.profiles)))
+	mux.HandleFunc("GET "+api+"/profiles/{name}", s.allowed(catalog, s.withView(s.profile)))
+	mux.HandleFunc("GET "+api+"/nodes", s.allowed(func() right { return nodesRight }, s.withView(s.nodes)))
+	mux.HandleFunc("GET "+api+"/recommend", s.allowed(catalog, s.withView(s.recommend)))
+	mux.HandleFunc("GET "+api+"/estimate", s.allowed(catalog, s.withView(s.estimate)))
+	mux.HandleFunc("GET /{$}", s.allowed(catalog, s.withView(s.page)))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")
@@ -457,7 +470,10 @@ func (s *Server) Handler() http.Handler {
 		}
 		writeError(w, http.StatusNotFound, Error{Error: "no such path: " + api + "/profiles, /profiles/{name}, /nodes, /recommend, /estimate; /, /healthz, /readyz, /metrics"})
 	})
-	return s.guard(mux)
+	if s.opts.Access == nil {
+		return s.guard(mux)
+	}
+	return s.guard(s.gate(mux))
 }
 
 // statusClientGone is the code metrics give a request whose client hung
@@ -603,7 +619,9 @@ func serveEncoded(w http.ResponseWriter, r *http.Request, e encoded, contentType
 		}
 	}
 	h.Set("ETag", etag)
-	h.Set("Cache-Control", "no-cache")
+	if h.Get("Cache-Control") == "" {
+		h.Set("Cache-Control", "no-cache")
+	}
 	if match := r.Header.Get("If-None-Match"); match != "" && etagMatches(match, etag) {
 		h.Del("Content-Encoding")
 		w.WriteHeader(http.StatusNotModified)
@@ -658,15 +676,16 @@ func (s *Server) nodes(w http.ResponseWriter, r *http.Request, v *view) {
 		writeError(w, http.StatusBadRequest, Error{Error: fmt.Sprintf("unknown sort key %q: use one of %s", q.Get("sort-by"), strings.Join(inventory.SortKeys, ", ")), Field: "sort-by"})
 		return
 	}
-	if len(f.Types)+len(f.Sharing)+len(f.Status) == 0 && sortBy == "name" {
+	shown, scope := s.podScope(r, v)
+	if len(f.Types)+len(f.Sharing)+len(f.Status) == 0 && sortBy == "name" && shown == nil {
 		serveEncoded(w, r, v.nodes, "application/json")
 		return
 	}
-	key := filterKey(f, sortBy)
+	key := filterKey(f, sortBy) + scope
 	e, err := v.filtered.get(r.Context(), key, s.build, func() *cachedView {
 		inv := v.inv.Select(f)
 		_ = inv.Sort(sortBy)
-		body, _ := nodesJSON(v, inv, v.rows)
+		body, _ := nodesJSON(v, inv, v.rows, shown)
 		sum := sha256.Sum256([]byte(key))
 		return &cachedView{encoded: encoded{body: body,
 			etag: strings.TrimSuffix(v.nodes.etag, `"`) + "-" + hex.EncodeToString(sum[:6]) + `"`}}
@@ -813,6 +832,9 @@ func (s *Server) ListenAndServe(ctx context.Context, addr string, grace time.Dur
 		MaxHeaderBytes:    16 << 10,
 	}
 	l = limitConns(l, srv, s.opts.MaxConnections)
+	if s.opts.TLS != nil {
+		l = tls.NewListener(l, s.opts.TLS)
+	}
 	if ready != nil {
 		ready(l.Addr())
 	}
