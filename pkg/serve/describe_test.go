@@ -67,7 +67,8 @@ const describerSA = "system:serviceaccount:accelc-system:accelc-catalog"
 // burst of changes within the interval is at most two writes a profile,
 // the last the latest text; a profile whose rendered description Flux
 // owns is reported and left to Flux until the rendered profile leaves it
-// out; the policy refuses the service any other change.
+// out; the policy refuses the service any other change; a replica that
+// does not lead writes nothing.
 func TestDescriber(t *testing.T) {
 	cp := controlplane.Start(t)
 	ctx := t.Context()
@@ -143,11 +144,25 @@ func TestDescriber(t *testing.T) {
 	require.NoError(t, err)
 	var log syncBuffer
 	const interval = 1500 * time.Millisecond
-	d, err := NewDescriber(w, srv, m, DescribeOptions{Interval: interval, Tick: 20 * time.Millisecond, Log: &log})
-	require.NoError(t, err)
 	dctx, stop := context.WithCancel(ctx)
 	served, described := make(chan struct{}), make(chan struct{})
 	go func() { srv.Run(dctx); close(served) }()
+
+	// A replica that does not lead follows the profiles and writes
+	// nothing.
+	follower, err := NewDescriber(w, srv, m, DescribeOptions{Interval: interval, Tick: 20 * time.Millisecond, Leader: newLeader(false)})
+	require.NoError(t, err)
+	fctx, fstop := context.WithCancel(dctx)
+	followed := make(chan struct{})
+	go func() { follower.Run(fctx); close(followed) }()
+	require.Eventually(t, func() bool { return srv.cur.Load() != nil }, 10*time.Second, 20*time.Millisecond)
+	time.Sleep(time.Second)
+	fstop()
+	<-followed
+	assert.Zero(t, testutil.ToFloat64(follower.writes), "a replica that does not lead writes nothing")
+
+	d, err := NewDescriber(w, srv, m, DescribeOptions{Interval: interval, Tick: 20 * time.Millisecond, Log: &log})
+	require.NoError(t, err)
 	go func() { d.Run(dctx); close(described) }()
 	t.Cleanup(func() { stop(); <-served; <-described })
 
