@@ -51,6 +51,8 @@ const (
 //   - pods come and go: two of 4 GPUs fill the node, a third waits in
 //     Kueue's queue, the first succeeds (Kueue marks its Workload Finished
 //     and admits the third), then all go;
+//   - for 40 s a pod of one GPU comes and goes every 400 ms: the
+//     description is written at most once per --describe-interval;
 //   - Flux reconciles the tree again and again (requestedAt), and a new
 //     version that renames the profile is applied to the same
 //     HardwareProfile.
@@ -192,12 +194,39 @@ func TestServeDescriptions(t *testing.T) {
 		}
 	}
 	agree("every pod gone", has("8 available · 0 pending · no wait"))
+
+	// Churn: a pod of one GPU bound to the A100 node comes and goes every
+	// 400 ms for 40 s (a namespace Kueue does not manage), while Flux
+	// reconciles: availability flips between 8 and 7 a hundred times, and
+	// the description is written at most once per interval.
+	a100Node := ""
+	for _, n := range view.Nodes {
+		if n.AcceleratorType == "nvidia-a100-80gb" {
+			a100Node = n.Name
+		}
+	}
+	s.ensureNamespaces(t, "churn")
+	churnFrom := time.Now()
+	churnErr := make(chan error, 1)
+	go func() { churnErr <- s.churnPods(ctx, a100Node, 40*time.Second, 200*time.Millisecond) }()
+	for range 3 {
+		time.Sleep(8 * time.Second)
+		f.reconcileTree(t)
+	}
+	if err := <-churnErr; err != nil {
+		t.Fatal(err)
+	}
+	churnTo := time.Now()
+	agree("after the churn", has("8 available · 0 pending · no wait"))
 	f.reconcileTree(t)
 	agree("after Flux's last reconcile", has("8 available · 0 pending · no wait"))
 	elapsed := time.Since(churn)
 
 	// What the watch saw, version by version.
 	versions := rec.stop()
+	if len(rec.notes) > 0 {
+		t.Logf("the HardwareProfile's watch: %s", strings.Join(rec.notes, "; "))
+	}
 	var texts []string
 	var writes []time.Time
 	written := false
@@ -237,6 +266,18 @@ func TestServeDescriptions(t *testing.T) {
 	}
 	t.Logf("over %s of churn: %d versions of the HardwareProfile, %d of them the description's writes (%.1f a minute), %d others (Flux's applies): the texts, in order:\n  %s",
 		elapsed.Round(time.Second), len(versions), len(texts), float64(len(texts))/elapsed.Minutes(), fluxVersions, strings.Join(texts, "\n  "))
+	churnWrites := 0
+	for _, at := range writes {
+		if !at.Before(churnFrom) && !at.After(churnTo.Add(describeInterval)) {
+			churnWrites++
+		}
+	}
+	window := churnTo.Add(describeInterval).Sub(churnFrom)
+	if most := int(window/describeInterval) + 1; churnWrites > most {
+		t.Errorf("%d writes of the description in the %s of churn and its last interval, want at most %d (one per %s)", churnWrites, window.Round(time.Second), most, describeInterval)
+	}
+	t.Logf("churn: 100 changes of availability in %s: %d writes of the description in %s (%.1f a minute; at most one per %s)",
+		churnTo.Sub(churnFrom).Round(time.Second), churnWrites, window.Round(time.Second), float64(churnWrites)/window.Minutes(), describeInterval)
 	metrics := httpGet(t, base+"/metrics")
 	for _, line := range strings.Split(metrics, "\n") {
 		if strings.HasPrefix(line, "accelc_profile_description_") {
@@ -325,6 +366,34 @@ func (s *suite) pickerPod(t *testing.T, name string, gpus int64) *corev1.Pod {
 	return created
 }
 
+// churnPods makes a pod of one GPU bound to node, waits half of every,
+// deletes it, waits the other half, and again, for d.
+func (s *suite) churnPods(ctx context.Context, node string, d, every time.Duration) error {
+	one := resource.MustParse("1")
+	end := time.Now().Add(d)
+	for i := 0; time.Now().Before(end); i++ {
+		pod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("churn-%d", i), Namespace: "churn"},
+			Spec: corev1.PodSpec{
+				NodeName:    node,
+				Tolerations: []corev1.Toleration{{Key: "nvidia.com/gpu", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}},
+				Containers: []corev1.Container{{Name: "c", Image: "registry.example/train:1", Resources: corev1.ResourceRequirements{
+					Requests: corev1.ResourceList{gpu: one}, Limits: corev1.ResourceList{gpu: one},
+				}}},
+			},
+		}
+		if _, err := s.client.CoreV1().Pods("churn").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+			return fmt.Errorf("churn: creating pod %s: %w", pod.Name, err)
+		}
+		time.Sleep(every / 2)
+		if err := s.client.CoreV1().Pods("churn").Delete(ctx, pod.Name, metav1.DeleteOptions{GracePeriodSeconds: new(int64)}); err != nil {
+			return fmt.Errorf("churn: deleting pod %s: %w", pod.Name, err)
+		}
+		time.Sleep(every / 2)
+	}
+	return nil
+}
+
 // succeedPod marks the pod Succeeded through the status subresource, as
 // its kubelet would.
 func (s *suite) succeedPod(t *testing.T, p *corev1.Pod) {
@@ -357,6 +426,7 @@ type profileVersion struct {
 type profileRecorder struct {
 	mu       sync.Mutex
 	versions []profileVersion
+	notes    []string
 	cancel   context.CancelFunc
 	done     chan struct{}
 }
@@ -370,52 +440,73 @@ func (r *profileRecorder) stop() []profileVersion {
 }
 
 // recordProfile watches the A100 profile's HardwareProfile and keeps
-// every version it sees until stopped.
+// every version it sees until stopped, watching again from the last
+// version it saw whenever the API server ends a watch.
 func (s *suite) recordProfile(t *testing.T) *profileRecorder {
 	t.Helper()
 	ctx, cancel := context.WithCancel(t.Context())
 	r := &profileRecorder{cancel: cancel, done: make(chan struct{})}
-	w, err := s.dyn.Resource(hardwareProfile).Namespace("opendatahub").Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + pickerProfile})
+	res := s.dyn.Resource(hardwareProfile).Namespace("opendatahub")
+	first, err := res.Get(ctx, pickerProfile, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	r.add(first)
 	go func() {
 		defer close(r.done)
-		defer w.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case ev, ok := <-w.ResultChan():
-				if !ok {
-					return
-				}
-				u, isObj := ev.Object.(*unstructured.Unstructured)
-				if !isObj || (ev.Type != watch.Added && ev.Type != watch.Modified) {
-					continue
-				}
-				v := profileVersion{at: time.Now(), rv: u.GetResourceVersion(), description: u.GetAnnotations()[render.DescriptionAnnotation]}
-				var owners []string
-				for _, mf := range u.GetManagedFields() {
-					raw := ""
-					if mf.FieldsV1 != nil {
-						raw = string(mf.FieldsV1.Raw)
-					}
-					if strings.Contains(raw, `"f:`+render.DescriptionAnnotation+`"`) {
-						owners = append(owners, mf.Manager)
-					}
-					if mf.Manager == "kustomize-controller" && strings.Contains(raw, `"f:opendatahub.io/display-name"`) {
-						v.fluxOwnsRest = true
-					}
-				}
-				v.owners = strings.Join(owners, ",")
-				r.mu.Lock()
-				r.versions = append(r.versions, v)
-				r.mu.Unlock()
+		rv := first.GetResourceVersion()
+		for ctx.Err() == nil {
+			w, err := res.Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + pickerProfile, ResourceVersion: rv})
+			if err != nil {
+				r.note(fmt.Sprintf("watching from %s: %v", rv, err))
+				time.Sleep(200 * time.Millisecond)
+				continue
 			}
+			for ev := range w.ResultChan() {
+				switch u, ok := ev.Object.(*unstructured.Unstructured); {
+				case ok && (ev.Type == watch.Added || ev.Type == watch.Modified):
+					r.add(u)
+					rv = u.GetResourceVersion()
+				default:
+					r.note(fmt.Sprintf("watch event %s: %v", ev.Type, ev.Object))
+				}
+			}
+			w.Stop()
 		}
 	}()
 	return r
+}
+
+// add keeps a version, once.
+func (r *profileRecorder) add(u *unstructured.Unstructured) {
+	v := profileVersion{at: time.Now(), rv: u.GetResourceVersion(), description: u.GetAnnotations()[render.DescriptionAnnotation]}
+	var owners []string
+	for _, mf := range u.GetManagedFields() {
+		raw := ""
+		if mf.FieldsV1 != nil {
+			raw = string(mf.FieldsV1.Raw)
+		}
+		if strings.Contains(raw, `"f:`+render.DescriptionAnnotation+`"`) {
+			owners = append(owners, mf.Manager)
+		}
+		if mf.Manager == "kustomize-controller" && strings.Contains(raw, `"f:opendatahub.io/display-name"`) {
+			v.fluxOwnsRest = true
+		}
+	}
+	v.owners = strings.Join(owners, ",")
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if n := len(r.versions); n > 0 && r.versions[n-1].rv == v.rv {
+		return
+	}
+	r.versions = append(r.versions, v)
+}
+
+// note keeps what the watch said besides versions.
+func (r *profileRecorder) note(msg string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.notes = append(r.notes, msg)
 }
 
 // apiProfile is the A100 profile as /api/v1/profiles/a100 serves it.
