@@ -208,7 +208,7 @@ func TestServeDescriptions(t *testing.T) {
 	s.ensureNamespaces(t, "churn")
 	churnFrom := time.Now()
 	churnErr := make(chan error, 1)
-	go func() { churnErr <- s.churnPods(ctx, a100Node, 40*time.Second, 200*time.Millisecond) }()
+	go func() { churnErr <- s.churnPods(ctx, a100Node, 40*time.Second, 400*time.Millisecond) }()
 	for range 3 {
 		time.Sleep(8 * time.Second)
 		f.reconcileTree(t)
@@ -458,7 +458,9 @@ func (s *suite) recordProfile(t *testing.T) *profileRecorder {
 		for ctx.Err() == nil {
 			w, err := res.Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + pickerProfile, ResourceVersion: rv})
 			if err != nil {
-				r.note(fmt.Sprintf("watching from %s: %v", rv, err))
+				if ctx.Err() == nil {
+					r.note(fmt.Sprintf("watching from %s: %v", rv, err))
+				}
 				time.Sleep(200 * time.Millisecond)
 				continue
 			}
@@ -467,7 +469,7 @@ func (s *suite) recordProfile(t *testing.T) *profileRecorder {
 				case ok && (ev.Type == watch.Added || ev.Type == watch.Modified):
 					r.add(u)
 					rv = u.GetResourceVersion()
-				default:
+				case ctx.Err() == nil:
 					r.note(fmt.Sprintf("watch event %s: %v", ev.Type, ev.Object))
 				}
 			}
