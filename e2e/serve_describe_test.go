@@ -486,7 +486,7 @@ func (r *profileRecorder) add(u *unstructured.Unstructured) {
 	for _, mf := range u.GetManagedFields() {
 		raw := ""
 		if mf.FieldsV1 != nil {
-			raw = string(mf.FieldsV1.Raw)
+			raw = mf.FieldsV1.GetRawString()
 		}
 		if strings.Contains(raw, `"f:`+render.DescriptionAnnotation+`"`) {
 			owners = append(owners, mf.Manager)

@@ -212,7 +212,7 @@ func TestDescriber(t *testing.T) {
 		require.NoError(t, err)
 		out := map[string]string{}
 		for _, mf := range u.GetManagedFields() {
-			out[mf.Manager+"/"+string(mf.Operation)] = string(mf.FieldsV1.Raw)
+			out[mf.Manager+"/"+string(mf.Operation)] = mf.FieldsV1.GetRawString()
 		}
 		return out
 	}
