@@ -69,7 +69,7 @@ replicas, --leader-elect has them elect the one that writes on a Lease
 With --live --live-descriptions it keeps each HardwareProfile's
 opendatahub.io/description, which Open Data Hub's profile picker shows,
 current with the page's figures: "NVIDIA H100 80GB · 32 available ·
-2 pending · about 15 min wait" after the profile's own description, by
+2 pending · about 15 min wait", then the profile's own description, by
 server-side apply under field manager accelc-serve, at most once per
 profile per --describe-interval, from the leader alone with --leader-elect
 (catalogService.liveDescriptions renders the RBAC and the admission

@@ -37,13 +37,15 @@ var hardwareProfilesGVR = schema.GroupVersionResource{Group: "infrastructure.ope
 const managedByLabel = "app.kubernetes.io/managed-by"
 
 // Description is the text a profile's HardwareProfile shows in Open Data
-// Hub's profile picker (its opendatahub.io/description): the profile's own
-// description from the CUE, then its devices, what it has available and,
-// for a profile that schedules through Kueue, what is pending in its queue
-// and about how long a workload queued now waits: "Eight H200s for
-// training. NVIDIA H200 141GB · 32 available · 2 pending · about 15 min
-// wait". The figures are the page's and the API's, from the same count.
-// It holds no time, so it changes only when a figure does.
+// Hub's profile picker (its opendatahub.io/description): its devices, what
+// it has available and, for a profile that schedules through Kueue, what
+// is pending in its queue and about how long a workload queued now waits,
+// then the profile's own description from the CUE: "NVIDIA H200 141GB ·
+// 32 available · 2 pending · about 15 min wait — Eight H200s for
+// training". The figures come first: the picker shows one line of it,
+// cut, and the whole in a tooltip. They are the page's and the API's,
+// from the same count. It holds no time, so it changes only when a figure
+// does.
 func Description(static string, p catalogdoc.Profile, w *Waiting) string {
 	var parts []string
 	if what := devicesText(p); what != "" {
@@ -65,14 +67,10 @@ func Description(static string, p catalogdoc.Profile, w *Waiting) string {
 		}
 	}
 	live := strings.Join(parts, " · ")
-	static = strings.TrimSpace(static)
-	if static == "" {
-		return live
+	if static = strings.TrimSpace(static); static != "" {
+		live += " — " + static
 	}
-	if !strings.HasSuffix(static, ".") && !strings.HasSuffix(static, "!") && !strings.HasSuffix(static, "?") {
-		static += "."
-	}
-	return static + " " + live
+	return live
 }
 
 // devicesText names what a pod of the profile gets: its types in order

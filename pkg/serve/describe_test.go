@@ -41,8 +41,8 @@ func TestDescription(t *testing.T) {
 		{"a wait", "", h100, &Waiting{Pending: new(2), Estimate: WaitEstimate{Minutes: new(15)}}, "NVIDIA H100 80GB · 32 available · 2 pending · about 15 min wait"},
 		{"unknown", "", h100, &Waiting{Pending: new(2), Estimate: WaitEstimate{Unknown: "no finished run"}}, "NVIDIA H100 80GB · 32 available · 2 pending · wait unknown"},
 		{"workloads unreadable", "", h100, &Waiting{Estimate: WaitEstimate{Unknown: "may not list"}}, "NVIDIA H100 80GB · 32 available · wait unknown"},
-		{"static first", "For pretraining", h100, nil, "For pretraining. NVIDIA H100 80GB · 32 available"},
-		{"static ends a sentence", "Big GPUs.", h100, nil, "Big GPUs. NVIDIA H100 80GB · 32 available"},
+		{"static after", "For pretraining", h100, nil, "NVIDIA H100 80GB · 32 available — For pretraining"},
+		{"static trimmed", " Big GPUs.\n", h100, nil, "NVIDIA H100 80GB · 32 available — Big GPUs."},
 		{"two types", "", catalogdoc.Profile{Available: 3, Types: []catalogdoc.Type{{DisplayName: "NVIDIA H200 141GB"}, {DisplayName: "NVIDIA A100 80GB"}}}, nil, "NVIDIA H200 141GB or NVIDIA A100 80GB · 3 available"},
 		{"shared", "", catalogdoc.Profile{Available: 14, Sharing: &catalogdoc.Sharing{Mode: "mig"}, Types: []catalogdoc.Type{{DisplayName: "NVIDIA A100 80GB", Device: &catalogdoc.Device{Name: "3g.40gb slice"}}}}, nil, "NVIDIA A100 80GB, 3g.40gb slice · 14 available"},
 		{"generic", "", catalogdoc.Profile{Available: 5}, nil, "5 available"},
@@ -203,7 +203,7 @@ func TestDescriber(t *testing.T) {
 	agree("every rendered profile described by the count, nothing else")
 	assert.Equal(t, float64(len(profiles)), testutil.ToFloat64(d.writes), "one write a profile")
 	premium := want()["premium-gpu"]
-	assert.Equal(t, "NVIDIA H200 141GB for large-model training and serving. NVIDIA H200 141GB · 32 available · wait unknown", premium)
+	assert.Equal(t, "NVIDIA H200 141GB · 32 available · wait unknown — NVIDIA H200 141GB for large-model training and serving.", premium)
 
 	// The service's field manager owns the annotation and nothing else;
 	// Flux's owns none of it.
