@@ -65,7 +65,7 @@ const describerSA = "system:serviceaccount:accelc-system:accelc-catalog"
 // description becomes the count's; the service's field manager owns that
 // annotation alone; Flux's apply again leaves it and causes no write; a
 // burst of changes within the interval is at most two writes a profile,
-// the last the latest text; a profile whose rendered description Flux
+// the last the latest text (one more per interval the burst outlasts); a profile whose rendered description Flux
 // owns is reported and left to Flux until the rendered profile leaves it
 // out; the policy refuses the service any other change; a replica that
 // does not lead writes nothing.
@@ -232,16 +232,24 @@ func TestDescriber(t *testing.T) {
 	// A burst of changes within the interval: each profile written at
 	// most twice (the first change, then the latest text once the
 	// interval is over).
+	burstFrom := time.Now()
 	for hold := 1; hold <= 6; hold++ {
+		// set waits for the server to take the change: on a loaded
+		// machine the burst outlasts its sleeps, and the bound below
+		// counts with the burst as it was.
 		src.set(counted(snap, hold))
 		time.Sleep(40 * time.Millisecond)
 	}
+	took := time.Since(burstFrom)
 	agree("the descriptions after a burst of changes")
 	time.Sleep(2 * interval)
 	burst := testutil.ToFloat64(d.writes) - writes
-	assert.LessOrEqual(t, burst, float64(2*len(profiles)), "six changes within %s", interval)
+	// A profile is written at the first change, then at most once an
+	// interval until its latest text is.
+	most := len(profiles) * (2 + int(took/interval))
+	assert.LessOrEqual(t, burst, float64(most), "six changes in %s, interval %s", took, interval)
 	assert.Positive(t, burst)
-	t.Logf("six changes in 240 ms: %.0f writes over %d profiles (interval %s)", burst, len(profiles), interval)
+	t.Logf("six changes in %s: %.0f writes over %d profiles (interval %s; at most %d)", took.Round(time.Millisecond), burst, len(profiles), interval, most)
 	agree("the descriptions, settled")
 
 	// A rendered profile that carries its description (liveDescriptions
