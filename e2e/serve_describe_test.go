@@ -3,16 +3,21 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -55,7 +60,9 @@ const (
 //     description is written at most once per --describe-interval;
 //   - Flux reconciles the tree again and again (requestedAt), and a new
 //     version that renames the profile is applied to the same
-//     HardwareProfile.
+//     HardwareProfile;
+//   - then two replicas with --leader-elect: only the leader writes, and
+//     when it stops the other takes over and writes.
 //
 // At each step the HardwareProfile's opendatahub.io/description, the API's
 // /api/v1/profiles/a100 and the page's wait line agree (the description
@@ -115,7 +122,7 @@ func TestServeDescriptions(t *testing.T) {
 	s.createNodes(t, filepath.Join(dir, "inventory.json"), extra)
 
 	rec := s.recordProfile(t)
-	base := s.serve(t, dir, "--live", "--kubeconfig", s.cp.UserKubeconfig(t, catalogSA), "--auth=false",
+	base, stopFirst := s.serveProc(t, dir, "--live", "--kubeconfig", s.cp.UserKubeconfig(t, catalogSA), "--auth=false",
 		"--live-descriptions", "--describe-interval", describeInterval.String(), "--refresh", "300ms")
 	churn := time.Now()
 
@@ -221,6 +228,61 @@ func TestServeDescriptions(t *testing.T) {
 	f.reconcileTree(t)
 	agree("after Flux's last reconcile", has("8 available · 0 pending · no wait"))
 	elapsed := time.Since(churn)
+	firstWrites := metricValue(t, base, "accelc_profile_description_writes_total")
+
+	// Two replicas that elect a leader (--leader-elect, on a Lease in
+	// accelc-system; as the admin: the Lease's RBAC is the replicas'
+	// rendering's): only the leader writes; when it stops, it gives the
+	// Lease up and the other takes over and writes.
+	stopFirst()
+	firstStopped := time.Now()
+	replica := func() (string, func()) {
+		return s.serveProc(t, dir, "--live", "--kubeconfig", s.cp.Kubeconfig(), "--auth=false", "--live-descriptions",
+			"--describe-interval", describeInterval.String(), "--leader-elect", "--leader-elect-namespace", "accelc-system")
+	}
+	baseA, stopA := replica()
+	baseB, stopB := replica()
+	leader := func() (lead, other string, stopLead func()) {
+		t.Helper()
+		err := poll(ctx, time.Minute, func(ctx context.Context) (bool, string, error) {
+			a, b := metricValue(t, baseA, "accelc_serve_leader"), metricValue(t, baseB, "accelc_serve_leader")
+			switch {
+			case a == 1 && b == 0:
+				lead, other, stopLead = baseA, baseB, stopA
+			case b == 1 && a == 0:
+				lead, other, stopLead = baseB, baseA, stopB
+			default:
+				return false, fmt.Sprintf("accelc_serve_leader %v and %v", a, b), nil
+			}
+			return true, "", nil
+		})
+		if err != nil {
+			t.Fatalf("no one leader of two replicas: %v", err)
+		}
+		return lead, other, stopLead
+	}
+	lead, other, stopLead := leader()
+	held := s.churnPod(t, a100Node, "held")
+	base = other
+	agree("two replicas, a pod of one GPU held", has("7 available · 0 pending · no wait"))
+	if w := metricValue(t, other, "accelc_profile_description_writes_total"); w != 0 {
+		t.Errorf("the replica that does not lead wrote %v descriptions", w)
+	}
+	if w := metricValue(t, lead, "accelc_profile_description_writes_total"); w < 1 {
+		t.Errorf("the leader wrote %v descriptions, want the new text", w)
+	}
+	stopLead()
+	if err := s.client.CoreV1().Pods("churn").Delete(ctx, held.Name, metav1.DeleteOptions{GracePeriodSeconds: new(int64)}); err != nil {
+		t.Fatal(err)
+	}
+	agree("the leader stopped, the pod gone", has("8 available · 0 pending · no wait"))
+	if v := metricValue(t, other, "accelc_serve_leader"); v != 1 {
+		t.Errorf("the remaining replica's accelc_serve_leader is %v, want 1", v)
+	}
+	if w := metricValue(t, other, "accelc_profile_description_writes_total"); w < 1 {
+		t.Errorf("the replica that took over wrote %v descriptions, want the new text", w)
+	}
+	t.Logf("two replicas: the leader wrote, the other none until the leader stopped, then it wrote")
 
 	// What the watch saw, version by version.
 	versions := rec.stop()
@@ -249,7 +311,11 @@ func TestServeDescriptions(t *testing.T) {
 			t.Errorf("version %d (resourceVersion %s): kustomize-controller owns no display name: Flux's apply was displaced", i, v.rv)
 		}
 	}
-	for i := 1; i < len(writes); i++ {
+	first := 0 // the first server's writes, before the replicas'
+	for first < len(writes) && writes[first].Before(firstStopped) {
+		first++
+	}
+	for i := 1; i < first; i++ {
 		// The watch's clock, not the writer's: allow it a second.
 		if gap := writes[i].Sub(writes[i-1]); gap < describeInterval-time.Second {
 			t.Errorf("writes %d and %d of the description %s apart, under --describe-interval %s", i, i+1, gap.Round(time.Millisecond), describeInterval)
@@ -264,8 +330,8 @@ func TestServeDescriptions(t *testing.T) {
 	if len(texts) < 4 {
 		t.Errorf("the description took %d texts as pods came and went, want at least 4: %q", len(texts), texts)
 	}
-	t.Logf("over %s of churn: %d versions of the HardwareProfile, %d of them the description's writes (%.1f a minute), %d others (Flux's applies): the texts, in order:\n  %s",
-		elapsed.Round(time.Second), len(versions), len(texts), float64(len(texts))/elapsed.Minutes(), fluxVersions, strings.Join(texts, "\n  "))
+	t.Logf("over %s with one server: %d of the description's writes (%.1f a minute); in all %d versions of the HardwareProfile, %d of them not the description's (Flux's applies); the texts, in order:\n  %s",
+		elapsed.Round(time.Second), first, float64(first)/elapsed.Minutes(), len(versions), fluxVersions, strings.Join(texts, "\n  "))
 	churnWrites := 0
 	for _, at := range writes {
 		if !at.Before(churnFrom) && !at.After(churnTo.Add(describeInterval)) {
@@ -278,14 +344,8 @@ func TestServeDescriptions(t *testing.T) {
 	}
 	t.Logf("churn: 100 changes of availability in %s: %d writes of the description in %s (%.1f a minute; at most one per %s)",
 		churnTo.Sub(churnFrom).Round(time.Second), churnWrites, window.Round(time.Second), float64(churnWrites)/window.Minutes(), describeInterval)
-	metrics := httpGet(t, base+"/metrics")
-	for _, line := range strings.Split(metrics, "\n") {
-		if strings.HasPrefix(line, "accelc_profile_description_") {
-			t.Logf("metric %s", line)
-		}
-	}
-	if !strings.Contains(metrics, "accelc_profile_description_writes_total") {
-		t.Error("/metrics has no accelc_profile_description_writes_total")
+	if firstWrites != float64(first) {
+		t.Errorf("accelc serve counted %v writes (accelc_profile_description_writes_total), the watch saw %d", firstWrites, first)
 	}
 }
 
@@ -392,6 +452,106 @@ func (s *suite) churnPods(ctx context.Context, node string, d, every time.Durati
 		time.Sleep(every / 2)
 	}
 	return nil
+}
+
+// churnPod makes a pod of one GPU bound to node in namespace churn.
+func (s *suite) churnPod(t *testing.T, node, name string) *corev1.Pod {
+	t.Helper()
+	one := resource.MustParse("1")
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "churn"},
+		Spec: corev1.PodSpec{
+			NodeName:    node,
+			Tolerations: []corev1.Toleration{{Key: "nvidia.com/gpu", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}},
+			Containers: []corev1.Container{{Name: "c", Image: "registry.example/train:1", Resources: corev1.ResourceRequirements{
+				Requests: corev1.ResourceList{gpu: one}, Limits: corev1.ResourceList{gpu: one},
+			}}},
+		},
+	}
+	created, err := s.client.CoreV1().Pods("churn").Create(t.Context(), pod, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("creating pod churn/%s: %v", name, err)
+	}
+	return created
+}
+
+// serveProc is suite.serve, with a function that stops the server
+// (SIGTERM to its process group) and waits for it.
+func (s *suite) serveProc(t *testing.T, cluster string, args ...string) (string, func()) {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	_ = l.Close()
+	cmd := exec.Command(s.accelc, append([]string{"serve", cluster, "--listen", addr}, args...)...)
+	cmd.Dir = s.root
+	var logs syncLog
+	cmd.Stdout, cmd.Stderr = &logs, &logs
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+			_ = cmd.Wait()
+		})
+	}
+	t.Cleanup(func() {
+		stop()
+		if t.Failed() {
+			t.Logf("accelc serve on %s:\n%s", addr, logs.String())
+		}
+	})
+	base := "http://" + addr
+	if err := poll(t.Context(), 60*time.Second, func(ctx context.Context) (bool, string, error) {
+		resp, err := http.Get(base + "/readyz")
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		_ = resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, resp.Status, nil
+	}); err != nil {
+		t.Fatalf("accelc serve not ready: %v\n%s", err, logs.String())
+	}
+	return base, stop
+}
+
+// syncLog is a buffer a process writes to while the test reads it.
+type syncLog struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *syncLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *syncLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+// metricValue is the value of an unlabelled metric on the server's
+// /metrics (-1 when it has none).
+func metricValue(t *testing.T, base, name string) float64 {
+	t.Helper()
+	for _, line := range strings.Split(httpGet(t, base+"/metrics"), "\n") {
+		if v, ok := strings.CutPrefix(line, name+" "); ok {
+			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			if err != nil {
+				t.Fatalf("metric %s: %v", line, err)
+			}
+			return f
+		}
+	}
+	return -1
 }
 
 // succeedPod marks the pod Succeeded through the status subresource, as
