@@ -204,8 +204,8 @@ func TestServeDescriptions(t *testing.T) {
 
 	// Churn: a pod of one GPU bound to the A100 node comes and goes every
 	// 400 ms for 40 s (a namespace Kueue does not manage), while Flux
-	// reconciles: availability flips between 8 and 7 a hundred times, and
-	// the description is written at most once per interval.
+	// reconciles: availability goes from 8 to 7 and back a hundred times,
+	// and the description is written at most once per interval.
 	a100Node := ""
 	for _, n := range view.Nodes {
 		if n.AcceleratorType == "nvidia-a100-80gb" {
@@ -342,7 +342,7 @@ func TestServeDescriptions(t *testing.T) {
 	if most := int(window/describeInterval) + 1; churnWrites > most {
 		t.Errorf("%d writes of the description in the %s of churn and its last interval, want at most %d (one per %s)", churnWrites, window.Round(time.Second), most, describeInterval)
 	}
-	t.Logf("churn: 100 changes of availability in %s: %d writes of the description in %s (%.1f a minute; at most one per %s)",
+	t.Logf("churn: a pod of one GPU came and went 100 times in %s: %d writes of the description in %s (%.1f a minute; at most one per %s)",
 		churnTo.Sub(churnFrom).Round(time.Second), churnWrites, window.Round(time.Second), float64(churnWrites)/window.Minutes(), describeInterval)
 	if firstWrites != float64(first) {
 		t.Errorf("accelc serve counted %v writes (accelc_profile_description_writes_total), the watch saw %d", firstWrites, first)
