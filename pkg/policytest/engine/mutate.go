@@ -43,6 +43,10 @@ type Mutator struct {
 	// updates. Expansions are mutated either way: Gatekeeper's validating
 	// webhook mutates them itself.
 	MutateUpdates bool
+	// kueue selects the namespaces whose pods Kueue's pod webhook
+	// queues: the managedJobsNamespaceSelector of the tree's Kueue
+	// Configuration fragment; nil when the tree queues nothing.
+	kueue labels.Selector
 }
 
 // NewMutator loads the tree's mutators and ExpansionTemplates once.
@@ -82,7 +86,11 @@ func NewMutator(tree render.Tree, namespaces []string) (*Mutator, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Mutator{expander: er, profileLabel: profileLabel(tree), policyNamespaces: scope, policyOperations: ops}, nil
+	kueue, err := kueueNamespaces(tree)
+	if err != nil {
+		return nil, err
+	}
+	return &Mutator{expander: er, profileLabel: profileLabel(tree), policyNamespaces: scope, policyOperations: ops, kueue: kueue}, nil
 }
 
 // policyOperations are the operations of the tree's
