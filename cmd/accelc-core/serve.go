@@ -64,7 +64,17 @@ node's type in the <labelPrefix>/type annotation, for cost attribution
 (it needs patch on pods; catalogService.recordTypes renders the RBAC and
 the admission policy that confine it to that annotation). With several
 replicas, --leader-elect has them elect the one that writes on a Lease
-(coordination.k8s.io): the others serve reads and wait.`,
+(coordination.k8s.io): the others serve reads and wait.
+
+With --live --live-descriptions it keeps each HardwareProfile's
+opendatahub.io/description, which Open Data Hub's profile picker shows,
+current with the page's figures: "NVIDIA H100 80GB · 32 available ·
+2 pending · about 15 min wait", then the profile's own description, by
+server-side apply under field manager accelc-serve, at most once per
+profile per --describe-interval, from the leader alone with --leader-elect
+(catalogService.liveDescriptions renders the RBAC and the admission
+policy, and leaves the annotation out of the rendered profiles so that
+Flux does not take it back).`,
 		Example: `  accelc serve examples/clusters/hetero-prod
   accelc serve --config examples/clusters/hetero-prod --inventory snapshot.json
   accelc serve clusters/prod --live --listen 0.0.0.0:8080`,
@@ -102,13 +112,15 @@ replicas, --leader-elect has them elect the one that writes on a Lease
 	f.StringVar(&config, "config", "", "cluster directory (as inventory show names it; or give it as the argument)")
 	_ = cmd.MarkFlagDirname("config")
 	f.BoolVar(&opts.RecordTypes, "record-types", false, "with --live: write each bound pod's node type on pods of multi-type and generic profiles (<labelPrefix>/type annotation; needs patch on pods)")
+	f.BoolVar(&opts.LiveDescriptions, "live-descriptions", false, "with --live: keep each HardwareProfile's opendatahub.io/description current with its availability and wait (needs patch on hardwareprofiles)")
+	f.DurationVar(&opts.DescribeInterval, "describe-interval", 30*time.Second, "with --live-descriptions: the least time between two writes of one profile's description")
 	f.DurationVar(&opts.Reload, "reload", 0, "look this often for a changed configuration in CLUSTER_DIR (its .cue files) and serve it (0: never)")
 	f.IntVar(&opts.MaxInFlight, "max-in-flight", 256, "requests served at once; more get 503 with Retry-After")
 	f.DurationVar(&opts.RequestTimeout, "request-timeout", 10*time.Second, "the most one request may take")
 	f.BoolVar(&auth, "auth", true, "with --live: serve only requests whose bearer token the cluster knows, each user what the cluster lets it read (false: anyone who reaches the address)")
 	f.StringVar(&opts.TLSCertFile, "tls-cert-file", "", "serve HTTPS with the certificate in this PEM file (with --tls-key-file; read again when it changes)")
 	f.StringVar(&opts.TLSKeyFile, "tls-key-file", "", "the private key of --tls-cert-file (PEM)")
-	f.BoolVar(&opts.LeaderElect, "leader-elect", false, "with --live: replicas elect the one that writes (--record-types) on a Lease; the others serve reads and wait")
+	f.BoolVar(&opts.LeaderElect, "leader-elect", false, "with --live: replicas elect the one that writes (--record-types, --live-descriptions) on a Lease; the others serve reads and wait")
 	f.StringVar(&opts.Leader.Namespace, "leader-elect-namespace", "", "the Lease's namespace (default: the pod's)")
 	f.StringVar(&opts.Leader.Name, "leader-elect-name", serve.DefaultLeaseName, "the Lease's name")
 

@@ -45,6 +45,13 @@ func (c *CatalogService) MemoryLimit() (resource.Quantity, bool) {
 	return q, err == nil
 }
 
+// LiveDescriptions says whether the catalog service keeps the
+// HardwareProfiles' descriptions (cluster.catalogService.liveDescriptions),
+// so that render leaves them out.
+func (m *Model) LiveDescriptions() bool {
+	return m.Cluster.CatalogService != nil && m.Cluster.CatalogService.LiveDescriptions
+}
+
 // checkNames checks the settings that become Kubernetes names (the label
 // prefix, the ids of the types the cluster defines) and the cluster's
 // excluded namespaces.

@@ -239,6 +239,11 @@ type CatalogService struct {
 	RecordTypes bool `json:"recordTypes"`
 	// TLS serves HTTPS with the certificate in a Secret; nil: HTTP.
 	TLS *CatalogServiceTLS `json:"tls,omitempty"`
+	// LiveDescriptions runs it with --live-descriptions: it keeps each
+	// HardwareProfile's opendatahub.io/description current with the
+	// profile's availability and wait, and render leaves that annotation
+	// out of the HardwareProfiles.
+	LiveDescriptions bool `json:"liveDescriptions"`
 }
 
 // CatalogServiceTLS is where the catalog service's certificate comes from.

@@ -218,6 +218,11 @@ func catalogServiceObjects(m *compile.Model, inv *inventory.Inventory) ([]Object
 		bodies = append(bodies, recordTypesObjects(m, labels)...)
 		bodies = append(bodies, leaderElectionObjects(ns, labels)...)
 	}
+	if cs.LiveDescriptions {
+		c := &deploy.Spec.Template.Spec.Containers[0]
+		c.Args = append(c.Args, "--live-descriptions")
+		bodies = append(bodies, liveDescriptionsObjects(m, labels)...)
+	}
 	var out []Object
 	for _, body := range bodies {
 		out = append(out, Object{Dir: DirCatalogService, Body: body, Source: src})

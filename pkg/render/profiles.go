@@ -119,8 +119,11 @@ func hardwareProfiles(m *compile.Model) ([]Object, error) {
 			"opendatahub.io/disabled":                     strconv.FormatBool(!p.Offered()),
 			"opendatahub.io/dashboard-feature-visibility": string(visibility),
 		}
-		if p.Description != "" {
-			ann["opendatahub.io/description"] = p.Description
+		// With live descriptions the catalog service owns the
+		// annotation (server-side apply, its own field manager): were it
+		// rendered too, Flux would take it back on every reconcile.
+		if p.Description != "" && !m.LiveDescriptions() {
+			ann[DescriptionAnnotation] = p.Description
 		}
 		if !p.Generic() {
 			ann[m.Cluster.LabelPrefix+"/"+AnnotationTypes] = strings.Join(p.AcceleratorTypes, ",")

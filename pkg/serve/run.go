@@ -39,6 +39,11 @@ type RunOptions struct {
 	// RecordTypes writes, with Live, each bound pod's node type on the
 	// pods of multi-type and generic profiles.
 	RecordTypes bool
+	// LiveDescriptions keeps, with Live, each HardwareProfile's
+	// description current with its availability and wait (describe.go),
+	// writing one profile at most once per DescribeInterval.
+	LiveDescriptions bool
+	DescribeInterval time.Duration
 	// Reload, when positive, is how often Dir's .cue files are looked at:
 	// a changed configuration that compiles is served.
 	Reload time.Duration
@@ -69,6 +74,9 @@ func (o *RunOptions) check() error {
 	}
 	if o.RecordTypes && !o.Inventory.Live {
 		return &accelc.UsageError{Err: errors.New("--record-types writes on the cluster's pods: give --live")}
+	}
+	if o.LiveDescriptions && !o.Inventory.Live {
+		return &accelc.UsageError{Err: errors.New("--live-descriptions writes the cluster's availability on its HardwareProfiles: give --live")}
 	}
 	if o.LeaderElect && !o.Inventory.Live {
 		return &accelc.UsageError{Err: errors.New("--leader-elect elects on a Lease in the cluster: give --live")}
@@ -162,6 +170,9 @@ type running struct {
 	srv      *Server
 	watcher  *Watcher
 	recorder *Recorder
+	// describer writes the profiles' descriptions, while this replica
+	// leads.
+	describer *Describer
 	// leader is the replicas' election, with LeaderElect.
 	leader *Leader
 }
@@ -212,7 +223,17 @@ func (r *running) nodes(ctx context.Context, m *compile.Model) error {
 		}
 	}
 	if r.recorder != nil {
-		return r.srv.Register(r.recorder.Collectors()...)
+		if err := r.srv.Register(r.recorder.Collectors()...); err != nil {
+			return err
+		}
+	}
+	if r.opts.LiveDescriptions {
+		d, err := NewDescriber(r.watcher, r.srv, m, DescribeOptions{Interval: r.opts.DescribeInterval, Log: r.log, Leader: r.leader})
+		if err != nil {
+			return &accelc.OutsideError{Err: err}
+		}
+		r.describer = d
+		return r.srv.Register(d.Collectors()...)
 	}
 	return nil
 }
@@ -238,6 +259,9 @@ func (r *running) start(g *errgroup.Group, ctx context.Context) {
 	}
 	if r.recorder != nil {
 		g.Go(func() error { r.recorder.Run(ctx); return nil })
+	}
+	if r.describer != nil {
+		g.Go(func() error { r.describer.Run(ctx); return nil })
 	}
 }
 
