@@ -163,6 +163,11 @@ func TestVersionsAgree(t *testing.T) {
 	gomod, err := os.ReadFile(filepath.Join("..", "..", "tools", "e2e", "go.mod"))
 	require.NoError(t, err)
 	assert.Regexp(t, regexp.MustCompile(`(?m)^\s*(require\s+)?k8s\.io/kubernetes\s+`+regexp.QuoteMeta(controlplane.K8sVersion)+`\s*$`), string(gomod))
+	// The older minor: its own Makefile variable and module.
+	assert.Regexp(t, regexp.MustCompile(`(?m)^K8S_OLDER_VERSION\s*:=\s*`+regexp.QuoteMeta(controlplane.OlderK8sVersion)+`\s*$`), string(makefile))
+	older, err := os.ReadFile(filepath.Join("..", "..", "tools", "e2e-k8s134", "go.mod"))
+	require.NoError(t, err)
+	assert.Regexp(t, regexp.MustCompile(`(?m)^\s*(require\s+)?k8s\.io/kubernetes\s+`+regexp.QuoteMeta(controlplane.OlderK8sVersion)+`\s*$`), string(older))
 }
 
 // Gatekeeper's manager is the gator CLI's version: the Makefile's
