@@ -97,3 +97,28 @@ func templateMetadata(obj *unstructured.Unstructured) []map[string]any {
 	}
 	return out
 }
+
+// OlderMinorDiffers are the example admission cases
+// (<example>/<case>) whose verdict before Kubernetes 1.36 is not 1.36's,
+// and why: what the queue label cannot cover (docs/policies.md, "Before
+// Kubernetes 1.36"). Every other case is admitted on both or refused on
+// both, a refusal before 1.36 naming every policy 1.36's names; the
+// offline comparison (pkg/policytest/engine TestOlderMinorVerdicts) and
+// the end-to-end suite on the older minor hold the examples to it.
+var OlderMinorDiffers = map[string]string{
+	// A LeaderWorkerSet holds two templates (leader, workers): it is not
+	// labelled from its queue (a CPU template beside a GPU one would take
+	// the profile's placement).
+	"hetero-prod/lws-odh": "a LeaderWorkerSet naming its profile by annotation only is refused before 1.36: label its templates",
+	// small-lab's quotas are ResourceQuotas: its profiles schedule by
+	// node (type Node), so ODH writes no queue label, only the
+	// HardwareProfile's tolerations (and node selector, which a profile
+	// that claims devices, confined to two type values, has none of).
+	"small-lab/l40s-claim": "a pod of a profile that does not schedule through Kueue, naming it by annotation only, is refused before 1.36: label it",
+	// What joins a profile's queue is the profile's (TestOlderMinorVerdicts
+	// plays both): a CPU-only Job there is a pod of the profile asking
+	// for none of its devices, and a GPU pod that names no profile is
+	// taken as the profile's, with its placement and quota.
+	"hetero-prod/older-cpu-job-in-gpu-queue": "a CPU-only Job in a GPU profile's LocalQueue is that profile's before 1.36, and asks for too few devices: give it a queue of its own",
+	"hetero-prod/older-queue-label-only":     "a GPU pod that joins a profile's LocalQueue and names no profile is that profile's pod before 1.36: admitted, confined to the profile's types",
+}

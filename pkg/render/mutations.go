@@ -277,23 +277,23 @@ func mutationObjects(m *compile.Model) []Object {
 // profileFromQueue gives, on a cluster without MutatingAdmissionPolicy
 // (before 1.36), what joins a profile's LocalQueue by Kueue's queue label
 // in the namespaces of the profile's teams the profile's label, where it
-// has none: a pod, and the pod template of a workload kind that has one
-// template (a Deployment, a Job: every pod it makes is queued, and
-// charged, as the profile's). Open Data Hub's webhook writes that queue
+// has none: a pod, and the pod template of a workload kind with one
+// template (a Deployment, a Job), whose every pod the queue admits and
+// charges as the profile's. Open Data Hub's webhook writes that queue
 // label on the Notebooks and InferenceServices that name the profile by
 // annotation, from the HardwareProfile's scheduling.kueue.localQueueName,
-// and their controllers copy it to their pods; ODH's Kueue webhook
-// refuses a workload without it in a namespace Kueue manages. Gatekeeper
-// runs its mutators again until the object stops changing, so a pod
-// labelled here then gets every mutator keyed on the label, as a pod
-// labelled by hand does; a workload's expansion is the labelled pod its
-// controller will make. The LocalQueue is the profile's alone
-// (LocalQueueName), and only in its teams' namespaces, so the label names
-// the profile the queue already charges the pod to. A label the object
-// has is kept, and judged (one that disagrees with the annotation is
-// refused). A kind of several templates (a RayCluster's CPU head beside
-// its GPU workers) is not labelled from its queue: its templates keep
-// naming their profiles themselves.
+// and their controllers copy it to the pods and Deployments they make;
+// ODH's Kueue webhook refuses such a workload, or a Kubeflow or Ray job,
+// without it in a namespace Kueue manages. Gatekeeper runs its mutators
+// again until the object stops changing, so a pod labelled here then
+// gets every mutator keyed on the label, as a pod labelled by hand does,
+// and a workload's expansion is the labelled pod its controller will
+// make. The LocalQueue is the profile's alone (LocalQueueName), and only
+// in its teams' namespaces, so the label names the profile the queue
+// already charges the pod to. A label the object has is kept, and judged
+// (one that disagrees with the annotation is refused). A kind of several
+// templates (a RayCluster's CPU head beside its GPU workers) is not
+// labelled from its queue: its templates name their profiles themselves.
 func profileFromQueue(m *compile.Model, p *compile.Profile, namespaces []string, matchPods func(match) match, add func(kind, name string, spec mutatorSpec)) {
 	label := m.Cluster.LabelPrefix + "/profile"
 	joins := &metav1.LabelSelector{MatchLabels: map[string]string{QueueNameLabel: LocalQueueName(p)}}

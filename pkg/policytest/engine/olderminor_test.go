@@ -24,21 +24,6 @@ import (
 // end-to-end suite plays the same on a live 1.34 (make e2e-older).
 const olderMinor = "1.34"
 
-// olderMinorDiffers are the cases whose verdict is not the same before
-// 1.36, and why. Nothing else may differ.
-var olderMinorDiffers = map[string]string{
-	// A LeaderWorkerSet holds two templates (leader, workers): it is not
-	// labelled from its queue (a CPU template beside a GPU one would take
-	// the profile's placement), so before 1.36 its templates must name
-	// the profile by label.
-	"hetero-prod/lws-odh": "a LeaderWorkerSet naming its profile by annotation only is refused before 1.36: label its templates",
-	// small-lab's quotas are ResourceQuotas: its profiles schedule by
-	// node (type Node), so ODH writes no queue label, only the
-	// HardwareProfile's tolerations (and node selector, which a profile
-	// that claims devices, confined to two type values, has none of).
-	"small-lab/l40s-claim": "a pod of a profile that does not schedule through Kueue, naming it by annotation only, is refused before 1.36: label it",
-}
-
 // TestOlderMinorVerdicts judges every example's admission fixtures twice:
 // rendered for 1.36 (MutatingAdmissionPolicies label what names its
 // profile by annotation), and for 1.34, where no such policy is rendered
@@ -72,7 +57,7 @@ func TestOlderMinorVerdicts(t *testing.T) {
 				switch {
 				case (len(n) == 0) != (len(o) == 0):
 					differ++
-					if why, ok := olderMinorDiffers[id]; ok {
+					if why, ok := odh.OlderMinorDiffers[id]; ok {
 						t.Logf("%s: 1.36 %s, %s %s: expected (%s)", c, verdictWords(n), olderMinor, verdictWords(o), why)
 						continue
 					}
@@ -81,8 +66,8 @@ func TestOlderMinorVerdicts(t *testing.T) {
 					t.Errorf("%s: 1.36 refused it by %v, %s by %v only", c, n, olderMinor, o)
 				default:
 					same++
-					if _, ok := olderMinorDiffers[id]; ok {
-						t.Errorf("%s: listed in olderMinorDiffers, but both %s it: take it out", c, verdictWords(n))
+					if _, ok := odh.OlderMinorDiffers[id]; ok {
+						t.Errorf("%s: listed in odh.OlderMinorDiffers, but both %s it: take it out", c, verdictWords(n))
 					}
 					if !slices.Equal(n, o) {
 						t.Logf("%s: refused on both, by %v on 1.36 and %v on %s", c, n, o, olderMinor)
@@ -109,6 +94,9 @@ func caseVerdicts(t *testing.T, dir string, odhForm bool) map[string][]string {
 	require.NoError(t, err)
 	inputs, err := policytest.ReadCaseInputs(dir, cases)
 	require.NoError(t, err)
+	if filepath.Base(dir) == "hetero-prod" {
+		inputs = append(inputs, queueCases...)
+	}
 	if odhForm {
 		queues := map[string]string{}
 		for p, data := range tree {
@@ -143,6 +131,35 @@ func caseVerdicts(t *testing.T, dir string, odhForm bool) map[string][]string {
 		out[in.Name] = refusingPolicies(d.Messages)
 	}
 	return out
+}
+
+// queueCases are what joins a profile's queue without being an ODH
+// workload of it, played on hetero-prod (whose teams queue by profile):
+// the differences odh.OlderMinorDiffers names for them.
+var queueCases = []policytest.CaseInput{
+	{
+		Case: policytest.Case{Name: "older-cpu-job-in-gpu-queue", Mutate: true},
+		ObjectData: []byte(`apiVersion: batch/v1
+kind: Job
+metadata: {name: cpu-only, namespace: ml-research, labels: {kueue.x-k8s.io/queue-name: premium-gpu}}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - {name: main, image: registry.example/prep:1, resources: {requests: {cpu: 100m}}}
+`),
+	},
+	{
+		Case: policytest.Case{Name: "older-queue-label-only", Mutate: true},
+		ObjectData: []byte(`apiVersion: v1
+kind: Pod
+metadata: {name: queue-only, namespace: ml-research, labels: {kueue.x-k8s.io/queue-name: premium-gpu}}
+spec:
+  containers:
+  - {name: main, image: registry.example/train:1, resources: {limits: {nvidia.com/gpu: 1}}}
+`),
+	},
 }
 
 var policyOfMessage = regexp.MustCompile(`^(?:\[Implied by [^\]]+\] )?([a-z]+): `)
