@@ -14,9 +14,13 @@ const DefaultKubernetesMinor = 36
 // MutatingAdmissionPolicy (admissionregistration.k8s.io/v1) by default.
 const AdmissionPolicyMinor = 36
 
+// OldestKubernetesMinor is the oldest Kubernetes minor accelc supports
+// (README, Supported versions): Flux v2.9 needs 1.34.1, and before 1.34
+// MutatingAdmissionPolicy is alpha.
+const OldestKubernetesMinor = 34
+
 // KubernetesMinor is the cluster's Kubernetes minor: 34 for
 // kubernetesVersion "1.34", DefaultKubernetesMinor when it is not set.
-// The schema allows only 1.34 and later.
 func (c Cluster) KubernetesMinor() int {
 	_, minor, ok := strings.Cut(c.KubernetesVersion, ".")
 	if !ok {
@@ -27,6 +31,16 @@ func (c Cluster) KubernetesMinor() int {
 		return DefaultKubernetesMinor
 	}
 	return n
+}
+
+// checkKubernetesMinor refuses a minor accelc does not support.
+func checkKubernetesMinor(m *Model) []Diagnostic {
+	if minor := m.Cluster.KubernetesMinor(); minor < OldestKubernetesMinor {
+		return []Diagnostic{{Path: m.root().Key("cluster").Key("kubernetesVersion"), Msg: fmt.Sprintf(
+			"Kubernetes %s is not supported: accelc needs 1.%d or later (README, Supported versions: Flux v2.9 needs 1.34.1, and MutatingAdmissionPolicy is alpha before 1.34); upgrade the cluster first",
+			m.Cluster.KubernetesVersion, OldestKubernetesMinor)}}
+	}
+	return nil
 }
 
 // AdmissionPolicies reports whether the cluster's API server serves
