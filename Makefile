@@ -141,7 +141,7 @@ e2e: build e2e-tools browser $(BIN)/ko ## End to end: every example through etcd
 # workloads and hostile fixtures, rendered for the older minor) and the
 # attacks, on the same harness with the older control plane.
 .PHONY: e2e-older
-e2e-older: build e2e-tools ## The end-to-end suite's ODH workloads and hostile fixtures (TestEndToEnd, TestAttacks) on Kubernetes $(K8S_OLDER_VERSION), without MutatingAdmissionPolicy
+e2e-older: build e2e-tools ## The end-to-end suite's ODH workloads and hostile fixtures (TestEndToEnd, TestAttacks) on the older Kubernetes minor (K8S_OLDER_VERSION), which serves no MutatingAdmissionPolicy
 	CI=true ACCELC_K8S_VERSION=$(K8S_OLDER_VERSION) $(GO) test -tags e2e -count=1 -v -timeout 40m -run '^(TestEndToEnd|TestAttacks)$$' ./e2e
 
 .PHONY: cluster
