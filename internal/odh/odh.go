@@ -122,3 +122,13 @@ var OlderMinorDiffers = map[string]string{
 	"hetero-prod/older-cpu-job-in-gpu-queue": "a CPU-only Job in a GPU profile's LocalQueue is that profile's before 1.36, and asks for too few devices: give it a queue of its own",
 	"hetero-prod/older-queue-label-only":     "a GPU pod that joins a profile's LocalQueue and names no profile is that profile's pod before 1.36: admitted, confined to the profile's types",
 }
+
+// OlderMinorDiffersMutated are the cases that accelc test judges as
+// written (no mutate) whose verdict once the API server has run the
+// mutations, as it does, is not 1.36's before 1.36, and why.
+var OlderMinorDiffersMutated = map[string]string{
+	// 1.36's admission policy labels the pod from its annotation and the
+	// queue mutator then puts it in the profile's LocalQueue; before 1.36
+	// nothing labels a pod that joins no queue.
+	"hetero-prod/annotation-only-no-queue": "a pod naming a Kueue profile by annotation only and joining no queue (not as ODH's webhook leaves it) is refused before 1.36, saying to add the queue label; 1.36 puts it in the queue",
+}
