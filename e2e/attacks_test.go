@@ -71,6 +71,7 @@ func TestAttacks(t *testing.T) {
 	t.Run("5-excluded-names-nobody-uses", a.unusedExclusions)
 	t.Run("6-unknown-vendors", a.unknownVendors)
 	t.Run("7-named-claim-on-a-queued-profile", a.namedClaim)
+	t.Run("8-kueue-webhook-skipped", a.kueueWebhookSkipped)
 	t.Run("nothing-runs", a.nothingRuns)
 	t.Logf("TestAttacks: %s in all, the cluster's start included", time.Since(begin).Round(time.Second))
 }
@@ -154,18 +155,18 @@ func (a *attacks) kueueLooksAway(t *testing.T) {
 
 	// A pod of the group of two that Kueue waits for (only one is ever
 	// made), so Kueue keeps its gate on.
-	gated := a.profilePod(t, "gated", "premium-gpu", "1")
-	gated.Labels["kueue.x-k8s.io/pod-group-name"] = "attack-group"
+	grouped := a.profilePod(t, "gated", "premium-gpu", "1")
+	grouped.Labels["kueue.x-k8s.io/pod-group-name"] = "attack-group"
 	// Its LocalQueue, which the mutation would add, written so that
 	// Kueue's webhook gates it whatever order the webhooks run in.
-	gated.Labels[render.QueueNameLabel] = queue
-	gated.Annotations = map[string]string{"kueue.x-k8s.io/pod-group-total-count": "2"}
-	made2, err := c.dev.CoreV1().Pods(attackTeamNS).Create(ctx, gated, metav1.CreateOptions{})
+	grouped.Labels[render.QueueNameLabel] = queue
+	grouped.Annotations = map[string]string{"kueue.x-k8s.io/pod-group-total-count": "2"}
+	made2, err := c.dev.CoreV1().Pods(attackTeamNS).Create(ctx, grouped, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatalf("a pod of profile premium-gpu in a pod group: %v", err)
 	}
 	a.gated = made2.Name
-	if !hasGate(made2) {
+	if !gated(made2) {
 		t.Fatalf("Kueue's webhook did not gate pod %s (gates %v): nothing to take off", made2.Name, made2.Spec.SchedulingGates)
 	}
 	errUngated := errors.New("Kueue has taken its gate off already")
@@ -174,7 +175,7 @@ func (a *attacks) kueueLooksAway(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		if !hasGate(live) {
+		if !gated(live) {
 			return errUngated
 		}
 		live.Spec.SchedulingGates = slices.DeleteFunc(live.Spec.SchedulingGates, func(g corev1.PodSchedulingGate) bool { return g.Name == kueueGate })
@@ -190,7 +191,7 @@ func (a *attacks) kueueLooksAway(t *testing.T) {
 	if gerr != nil {
 		t.Fatal(gerr)
 	}
-	if !hasGate(live) || live.Spec.NodeName != "" {
+	if !gated(live) || live.Spec.NodeName != "" {
 		t.Errorf("pod %s after the attempt: gates %v, node %q; want Kueue's gate on and no node", live.Name, live.Spec.SchedulingGates, live.Spec.NodeName)
 	}
 }
@@ -420,6 +421,138 @@ func (a *attacks) namedClaim(t *testing.T) {
 		regexp.MustCompile(`deviceaccess: .*never admits a pod with a named ResourceClaim`))
 }
 
+// kueueWebhookSkipped: accelc trusts Kueue's webhooks to gate every pod
+// and suspend every Job that names a LocalQueue. Where they do not run (a
+// cluster's Kueue configured apart from accelc's fragment, a webhook
+// failing open), such a pod or Job would run at once, counted by no
+// Workload. The step makes Kueue's pod and job webhooks skip objects of a
+// label (their objectSelector, as a cluster admin could); then the user's
+// pod and Job of premium-gpu, which name its LocalQueue, carry that label:
+// they reach Gatekeeper ungated and running and must be refused. The
+// webhooks are restored afterwards.
+func (a *attacks) kueueWebhookSkipped(t *testing.T) {
+	s := a.st.s
+	const skip = "accelc-e2e/kueue-skips"
+	a.skipKueueWebhook(t, "mpod.kb.io", skip)
+	a.skipKueueWebhook(t, "mjob.kb.io", skip)
+	p, _ := a.profile("premium-gpu")
+
+	pod := a.profilePod(t, "kueue-skipped", "premium-gpu", "1")
+	pod.Labels[skip] = "true"
+	pod.Labels[render.QueueNameLabel] = p.queue
+	a.refused(t, fmt.Sprintf("a pod of profile premium-gpu naming LocalQueue %s that Kueue's pod webhook skipped", p.queue),
+		a.createSkipped(t, func(ctx context.Context) (bool, error) {
+			made, err := a.st.c.dev.CoreV1().Pods(attackTeamNS).Create(ctx, pod, metav1.CreateOptions{})
+			if err != nil {
+				return false, err
+			}
+			if !gated(made) {
+				return false, fmt.Errorf("pod %s was admitted without Kueue's gate (gates %v): Kueue will never count it", made.Name, made.Spec.SchedulingGates)
+			}
+			return true, s.client.CoreV1().Pods(attackTeamNS).Delete(ctx, made.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)})
+		}),
+		regexp.MustCompile(`entitlement: .*reached admission without Kueue's scheduling gate`))
+	a.absent(t, "pod "+pod.Name, func(ctx context.Context) error {
+		_, err := s.client.CoreV1().Pods(attackTeamNS).Get(ctx, pod.Name, metav1.GetOptions{})
+		return err
+	})
+
+	tmpl := a.profilePod(t, "kueue-skipped-job", "premium-gpu", "1")
+	job := &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Name: "kueue-skipped-job", Namespace: attackTeamNS,
+			Labels: map[string]string{render.QueueNameLabel: p.queue, skip: "true", attackLabel: "kueue-skipped-job"}},
+		Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{
+			ObjectMeta: metav1.ObjectMeta{Labels: tmpl.Labels},
+			Spec:       corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: tmpl.Spec.Containers},
+		}},
+	}
+	a.refused(t, fmt.Sprintf("a Job of profile premium-gpu naming LocalQueue %s that Kueue's job webhook skipped", p.queue),
+		a.createSkipped(t, func(ctx context.Context) (bool, error) {
+			made, err := a.st.c.dev.BatchV1().Jobs(attackTeamNS).Create(ctx, job, metav1.CreateOptions{})
+			if err != nil {
+				return false, err
+			}
+			if made.Spec.Suspend == nil || !*made.Spec.Suspend {
+				return false, fmt.Errorf("job %s was admitted running: Kueue will never count its pods", made.Name)
+			}
+			return true, s.client.BatchV1().Jobs(attackTeamNS).Delete(ctx, made.Name, metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationForeground)})
+		}),
+		regexp.MustCompile(`entitlement: .*reached admission not suspended`))
+	a.absent(t, "job "+job.Name, func(ctx context.Context) error {
+		_, err := s.client.BatchV1().Jobs(attackTeamNS).Get(ctx, job.Name, metav1.GetOptions{})
+		return err
+	})
+}
+
+// skipKueueWebhook makes Kueue's webhook of that name skip objects with
+// the label, until the test ends.
+func (a *attacks) skipKueueWebhook(t *testing.T, webhook, label string) {
+	t.Helper()
+	ctx := t.Context()
+	hooks := a.st.s.client.AdmissionregistrationV1().MutatingWebhookConfigurations()
+	list, err := hooks.List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	name, at := "", -1
+	var orig *metav1.LabelSelector
+	for _, cfg := range list.Items {
+		for i, h := range cfg.Webhooks {
+			if h.Name == webhook {
+				name, at, orig = cfg.Name, i, h.ObjectSelector
+			}
+		}
+	}
+	if name == "" {
+		t.Fatalf("no MutatingWebhookConfiguration has Kueue's webhook %s", webhook)
+	}
+	set := func(ctx context.Context, sel *metav1.LabelSelector) error {
+		return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			cfg, err := hooks.Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			cfg.Webhooks[at].ObjectSelector = sel
+			_, err = hooks.Update(ctx, cfg, metav1.UpdateOptions{})
+			return err
+		})
+	}
+	if err := set(ctx, &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: label, Operator: metav1.LabelSelectorOpDoesNotExist}}}); err != nil {
+		t.Fatalf("making Kueue's webhook %s skip label %s: %v", webhook, label, err)
+	}
+	t.Cleanup(func() {
+		if err := set(context.Background(), orig); err != nil {
+			t.Errorf("restoring Kueue's webhook %s: %v", webhook, err)
+		}
+	})
+}
+
+// createSkipped tries create until the API server's webhook configuration
+// cache sees the change: until then Kueue's webhook runs, and create
+// (which deletes what it made) says so. It returns the refusal, or an
+// error saying what was admitted.
+func (a *attacks) createSkipped(t *testing.T, create func(context.Context) (kueueRan bool, err error)) error {
+	t.Helper()
+	var got error
+	_ = poll(t.Context(), 60*time.Second, func(ctx context.Context) (bool, string, error) {
+		ran, err := create(ctx)
+		if !ran {
+			got = err
+			return true, "", nil
+		}
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		// The name is free again before the next try.
+		time.Sleep(2 * time.Second)
+		return false, "Kueue's webhook still runs", nil
+	})
+	if got == nil {
+		t.Fatal("Kueue's webhook kept running on the labelled object: the webhook change never took effect")
+	}
+	return got
+}
+
 // nothingRuns: of everything the attacks made, only the user's CPU-only
 // Job, the gated pod of attack 1 (still gated, on no node) and the valid
 // claim of attack 7 exist. A pod that does exist was admitted, and the
@@ -444,7 +577,7 @@ func (a *attacks) nothingRuns(t *testing.T) {
 	})
 	for _, p := range pods {
 		if p.Name == a.gated {
-			if !hasGate(&p) || p.Spec.NodeName != "" {
+			if !gated(&p) || p.Spec.NodeName != "" {
 				t.Errorf("pod %s/%s: gates %v, node %q, phase %s: Kueue's gate is off, and Kueue never admitted a group it waits for", p.Namespace, p.Name, p.Spec.SchedulingGates, p.Spec.NodeName, p.Status.Phase)
 			}
 			continue
@@ -583,10 +716,6 @@ func (a *attacks) nodeOfType(t *testing.T, typ string) string {
 	}
 	sort.Strings(names)
 	return names[0]
-}
-
-func hasGate(p *corev1.Pod) bool {
-	return slices.ContainsFunc(p.Spec.SchedulingGates, func(g corev1.PodSchedulingGate) bool { return g.Name == kueueGate })
 }
 
 // vendorNodeJSON is a node list of one untainted node advertising 8 of

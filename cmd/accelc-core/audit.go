@@ -42,7 +42,9 @@ none of their devices.
 
 --fail-on deny exits 1 when a workload would be refused, so CI can stop a
 commit that would break what runs; warn also on warnings, dryrun on any
-violation. Any --fail-on exits 1 on a pod Kueue does not account for.`,
+violation. Any --fail-on exits 1 on a pod Kueue does not account for, and
+on running pods the node layer's changes would evict at their pools'
+current stage.`,
 		Args:              cli.MaxArgs(1),
 		ValidArgsFunction: completeClusterDir,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -67,6 +69,9 @@ violation. Any --fail-on exits 1 on a pod Kueue does not account for.`,
 			if report.Failed(failOn.Value()) {
 				if n := report.Totals.Unaccounted; n > 0 {
 					return cli.Exit(cli.ExitInput, fmt.Errorf("audit: %d pod(s) hold accelerators that no admitted Kueue Workload accounts for (--fail-on %s)", n, failOn.Value()))
+				}
+				if n := report.EvictsNow(); n > 0 {
+					return cli.Exit(cli.ExitInput, fmt.Errorf("audit: applying the node layer would evict %d running pod(s) (--fail-on %s): see \"nodes\" above, and move their pools' enforcement when they may be evicted", n, failOn.Value()))
 				}
 				return cli.Exit(cli.ExitInput, fmt.Errorf("audit: workloads would be %s (--fail-on %s)", map[string]string{"deny": "denied", "warn": "denied or warned about", "dryrun": "reported"}[failOn.Value()], failOn.Value()))
 			}

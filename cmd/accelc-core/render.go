@@ -124,7 +124,7 @@ func warnNoInventory(stderr io.Writer, res *accelc.Result, effect string) {
 // writeTree writes a rendered cluster into out and says what it wrote.
 func writeTree(res *accelc.Result, out string, stderr io.Writer) (rendered, error) {
 	rep := rendered{Cluster: res.Model.Cluster.Name, OutputDir: out, Files: make([]string, 0, len(res.Tree))}
-	if err := res.Tree.WriteWith(out, render.WriteOptions{Log: stderr}); err != nil {
+	if err := res.Tree.WriteWith(out, render.WriteOptions{Log: stderr, ContentDigest: res.ContentDigest}); err != nil {
 		return rep, err
 	}
 	for _, p := range res.Tree.Paths() {

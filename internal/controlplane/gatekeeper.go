@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -26,6 +27,9 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/yaml"
+
+	"github.com/accelc/accelc/pkg/render"
 )
 
 const (
@@ -51,7 +55,9 @@ const (
 	// a cluster's Gatekeeper has a ClusterRole as wide.
 	GatekeeperUser = "accelc-e2e-gatekeeper"
 
-	// AuditInterval is how often Gatekeeper's audit runs here.
+	// AuditInterval is how often Gatekeeper's audit runs here unless
+	// WithGatekeeperValues says otherwise: often, for the tests that
+	// wait for an audit's results.
 	AuditInterval = 5 * time.Second
 
 	// gatekeeperStartTimeout bounds Gatekeeper's start-up: on two busy
@@ -72,6 +78,51 @@ type Gatekeeper struct {
 	webhook string // https://127.0.0.1:PORT
 	health  string // http://127.0.0.1:PORT
 	proc    *process
+	values  *render.GatekeeperHelmValues
+}
+
+// GatekeeperOption configures StartGatekeeper.
+type GatekeeperOption func(*Gatekeeper) error
+
+// WithGatekeeperValues runs Gatekeeper as its Helm chart installs it with
+// the values (the values.yaml of the ConfigMap render.GatekeeperValuesName
+// accelc renders; docs/scale.md): the audit's interval and scope, the
+// webhooks' rules, matchConditions and exempt namespaces. Without it the
+// webhooks take every resource (the chart's default), the mutating one on
+// CREATE only, and the audit runs every AuditInterval.
+func WithGatekeeperValues(values []byte) GatekeeperOption {
+	return func(gk *Gatekeeper) error {
+		var v render.GatekeeperHelmValues
+		if err := yaml.UnmarshalStrict(values, &v); err != nil {
+			return fmt.Errorf("Gatekeeper's Helm values: %w", err)
+		}
+		gk.values = &v
+		return nil
+	}
+}
+
+// auditArgs are the manager's audit flags, as the chart sets them from
+// its values (auditInterval, auditMatchKindOnly).
+func (gk *Gatekeeper) auditArgs() []string {
+	if gk.values == nil {
+		return []string{"--audit-interval=" + strconv.Itoa(int(AuditInterval/time.Second))}
+	}
+	interval := gk.values.AuditInterval
+	if interval == 0 {
+		interval = render.GatekeeperAuditInterval // the chart's default
+	}
+	return []string{"--audit-interval=" + strconv.Itoa(interval), "--audit-match-kind-only=" + strconv.FormatBool(gk.values.AuditMatchKindOnly)}
+}
+
+// AuditEvery is how often the manager's audit runs.
+func (gk *Gatekeeper) AuditEvery() time.Duration {
+	if gk.values == nil {
+		return AuditInterval
+	}
+	if gk.values.AuditInterval == 0 {
+		return render.GatekeeperAuditInterval * time.Second
+	}
+	return time.Duration(gk.values.AuditInterval) * time.Second
 }
 
 // StartGatekeeper installs Gatekeeper's CRDs (server-side apply, then waits
@@ -81,7 +132,7 @@ type Gatekeeper struct {
 // object reaches the API server without Gatekeeper's word. The manager
 // stops with the control plane. Without the manager it skips t, naming
 // `make e2e-tools`, or fails t when CI=true.
-func (cp *ControlPlane) StartGatekeeper(t testing.TB) *Gatekeeper {
+func (cp *ControlPlane) StartGatekeeper(t testing.TB, opts ...GatekeeperOption) *Gatekeeper {
 	t.Helper()
 	dir, err := findGatekeeper()
 	if err != nil {
@@ -93,15 +144,19 @@ func (cp *ControlPlane) StartGatekeeper(t testing.TB) *Gatekeeper {
 	ctx, cancel := context.WithTimeout(t.Context(), gatekeeperStartTimeout)
 	defer cancel()
 	begin := time.Now()
-	gk, err := cp.startGatekeeper(ctx, dir)
+	gk, err := cp.startGatekeeper(ctx, dir, opts)
 	if err != nil {
 		t.Fatalf("starting Gatekeeper %s: %v", GatekeeperVersion, err)
 	}
-	t.Logf("gatekeeper %s: webhook at %s, ready in %s", GatekeeperVersion, gk.webhook, time.Since(begin).Round(time.Millisecond))
+	how := "every resource"
+	if gk.values != nil {
+		how = "as its Helm values say"
+	}
+	t.Logf("gatekeeper %s: webhook at %s (%s), audit every %s, ready in %s", GatekeeperVersion, gk.webhook, how, gk.AuditEvery(), time.Since(begin).Round(time.Millisecond))
 	return gk
 }
 
-func (cp *ControlPlane) startGatekeeper(ctx context.Context, dir string) (*Gatekeeper, error) {
+func (cp *ControlPlane) startGatekeeper(ctx context.Context, dir string, opts []GatekeeperOption) (*Gatekeeper, error) {
 	cfg := cp.RESTConfig()
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
@@ -153,10 +208,19 @@ func (cp *ControlPlane) startGatekeeper(ctx context.Context, dir string) (*Gatek
 		webhook: "https://127.0.0.1:" + strconv.Itoa(webhookPort),
 		health:  "http://127.0.0.1:" + strconv.Itoa(healthPort),
 	}
+	for _, o := range opts {
+		if err := o(gk); err != nil {
+			return nil, err
+		}
+	}
+	// generate makes the constraint CRDs of the templates.
+	operations := "webhook,mutation-webhook,audit,status,mutation-status,generate"
+	if gk.values != nil && gk.values.DisableMutation {
+		operations = "webhook,audit,status,generate"
+	}
 	args := []string{
 		"--kubeconfig=" + kubeconfig,
-		// generate makes the constraint CRDs of the templates.
-		"--operation=webhook,mutation-webhook,audit,status,mutation-status,generate",
+		"--operation=" + operations,
 		"--host=127.0.0.1",
 		"--port=" + strconv.Itoa(webhookPort),
 		"--cert-dir=" + certDir,
@@ -166,7 +230,6 @@ func (cp *ControlPlane) startGatekeeper(ctx context.Context, dir string) (*Gatek
 		"--metrics-backend=opentelemetry",
 		"--otlp-endpoint=127.0.0.1:" + strconv.Itoa(otlpPort),
 		"--otlp-metric-interval=1h",
-		"--audit-interval=" + strconv.Itoa(int(AuditInterval/time.Second)),
 		// Not /tmp/audit, which the audit expects to exist and empties.
 		"--api-cache-dir=" + auditDir,
 		"--constraint-violations-limit=100",
@@ -175,6 +238,7 @@ func (cp *ControlPlane) startGatekeeper(ctx context.Context, dir string) (*Gatek
 		"--log-denies",
 		"--shutdown-delay=0",
 	}
+	args = append(args, gk.auditArgs()...)
 	// The pod it runs as owns its status objects, as in a cluster: one
 	// that exists, or kube-controller-manager's garbage collector deletes
 	// every status as soon as it is written (--debug-use-fake-pod names
@@ -210,15 +274,32 @@ func (cp *ControlPlane) startGatekeeper(ctx context.Context, dir string) (*Gatek
 const gatekeeperPod = "gatekeeper-controller-manager-0"
 
 // registerWebhooks points the API server's admission at the manager, as
-// Gatekeeper's own manifests do, with a URL instead of a service and
-// failurePolicy Fail instead of Ignore: a test must never pass because a
-// webhook call was skipped.
+// Gatekeeper's chart does with the values (WithGatekeeperValues), with a
+// URL instead of a service and failurePolicy Fail instead of Ignore: a
+// test must never pass because a webhook call was skipped.
 func (gk *Gatekeeper) registerWebhooks(ctx context.Context, client kubernetes.Interface) error {
-	nsSelector := &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
-		{Key: "admission.gatekeeper.sh/ignore", Operator: metav1.LabelSelectorOpDoesNotExist},
-		{Key: "kubernetes.io/metadata.name", Operator: metav1.LabelSelectorOpNotIn, Values: []string{GatekeeperNamespace}},
-	}}
-	rule := func(ops []admissionv1.OperationType, resources ...string) []admissionv1.RuleWithOperations {
+	v := gk.values
+	if v == nil {
+		v = &render.GatekeeperHelmValues{}
+	}
+	// The chart's: namespaces labelled to be ignored, Gatekeeper's own,
+	// and those the values exempt.
+	selector := func(exempt map[string][]string) *metav1.LabelSelector {
+		notIn := map[string][]string{corev1.LabelMetadataName: {GatekeeperNamespace}}
+		for k, vs := range exempt {
+			for _, x := range vs {
+				if !slices.Contains(notIn[k], x) {
+					notIn[k] = append(notIn[k], x)
+				}
+			}
+		}
+		sel := &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "admission.gatekeeper.sh/ignore", Operator: metav1.LabelSelectorOpDoesNotExist}}}
+		for _, k := range slices.Sorted(maps.Keys(notIn)) {
+			sel.MatchExpressions = append(sel.MatchExpressions, metav1.LabelSelectorRequirement{Key: k, Operator: metav1.LabelSelectorOpNotIn, Values: notIn[k]})
+		}
+		return sel
+	}
+	every := func(ops []admissionv1.OperationType, resources ...string) []admissionv1.RuleWithOperations {
 		return []admissionv1.RuleWithOperations{{
 			Operations: ops,
 			Rule: admissionv1.Rule{
@@ -234,37 +315,48 @@ func (gk *Gatekeeper) registerWebhooks(ctx context.Context, client kubernetes.In
 	cfg := func(path string) admissionv1.WebhookClientConfig {
 		return admissionv1.WebhookClientConfig{URL: ref(gk.webhook + path), CABundle: gk.cp.ca.certPEM}
 	}
-	_, err := client.AdmissionregistrationV1().MutatingWebhookConfigurations().Create(ctx, &admissionv1.MutatingWebhookConfiguration{
-		ObjectMeta: metav1.ObjectMeta{Name: MutatingWebhookName, Labels: map[string]string{"gatekeeper.sh/system": "yes"}},
-		Webhooks: []admissionv1.MutatingWebhook{{
-			Name:         "mutation.gatekeeper.sh",
-			ClientConfig: cfg("/v1/mutate"),
-			// CREATE only, as accelc installs Gatekeeper (docs/scale.md):
-			// its mutators would change a running pod's spec on its
-			// controllers' UPDATEs, which the API server refuses.
-			Rules:                   rule([]admissionv1.OperationType{admissionv1.Create}, "*"),
-			FailurePolicy:           &fail,
-			MatchPolicy:             &exact,
-			NamespaceSelector:       nsSelector,
-			SideEffects:             &none,
-			TimeoutSeconds:          ref(int32(webhookTimeout)),
-			AdmissionReviewVersions: []string{"v1", "v1beta1"},
-		}},
-	}, metav1.CreateOptions{})
-	if err != nil {
-		return fmt.Errorf("registering the mutating webhook: %w", err)
+	if !v.DisableMutation {
+		// CREATE only, as accelc installs Gatekeeper (docs/scale.md):
+		// its mutators would change a running pod's spec on its
+		// controllers' UPDATEs, which the API server refuses.
+		rules := v.MutatingWebhookCustomRules
+		if len(rules) == 0 {
+			rules = every([]admissionv1.OperationType{admissionv1.Create}, "*")
+		}
+		_, err := client.AdmissionregistrationV1().MutatingWebhookConfigurations().Create(ctx, &admissionv1.MutatingWebhookConfiguration{
+			ObjectMeta: metav1.ObjectMeta{Name: MutatingWebhookName, Labels: map[string]string{"gatekeeper.sh/system": "yes"}},
+			Webhooks: []admissionv1.MutatingWebhook{{
+				Name:                    "mutation.gatekeeper.sh",
+				ClientConfig:            cfg("/v1/mutate"),
+				Rules:                   rules,
+				FailurePolicy:           &fail,
+				MatchPolicy:             &exact,
+				NamespaceSelector:       selector(v.MutatingWebhookExemptNamespacesLabels),
+				SideEffects:             &none,
+				TimeoutSeconds:          ref(int32(webhookTimeout)),
+				AdmissionReviewVersions: []string{"v1", "v1beta1"},
+			}},
+		}, metav1.CreateOptions{})
+		if err != nil {
+			return fmt.Errorf("registering the mutating webhook: %w", err)
+		}
 	}
-	_, err = client.AdmissionregistrationV1().ValidatingWebhookConfigurations().Create(ctx, &admissionv1.ValidatingWebhookConfiguration{
+	rules := v.ValidatingWebhookCustomRules
+	if len(rules) == 0 {
+		// "*" matches no subresource: ephemeral containers are added
+		// through one.
+		rules = every([]admissionv1.OperationType{admissionv1.Create, admissionv1.Update}, "*", "pods/ephemeralcontainers")
+	}
+	_, err := client.AdmissionregistrationV1().ValidatingWebhookConfigurations().Create(ctx, &admissionv1.ValidatingWebhookConfiguration{
 		ObjectMeta: metav1.ObjectMeta{Name: ValidatingWebhookName, Labels: map[string]string{"gatekeeper.sh/system": "yes"}},
 		Webhooks: []admissionv1.ValidatingWebhook{{
-			Name:         "validation.gatekeeper.sh",
-			ClientConfig: cfg("/v1/admit"),
-			// "*" matches no subresource: ephemeral containers are added
-			// through one.
-			Rules:                   rule([]admissionv1.OperationType{admissionv1.Create, admissionv1.Update}, "*", "pods/ephemeralcontainers"),
+			Name:                    "validation.gatekeeper.sh",
+			ClientConfig:            cfg("/v1/admit"),
+			Rules:                   rules,
+			MatchConditions:         v.ValidatingWebhookMatchConditions,
 			FailurePolicy:           &fail,
 			MatchPolicy:             &exact,
-			NamespaceSelector:       nsSelector,
+			NamespaceSelector:       selector(v.ValidatingWebhookExemptNamespacesLabels),
 			SideEffects:             &none,
 			TimeoutSeconds:          ref(int32(webhookTimeout)),
 			AdmissionReviewVersions: []string{"v1", "v1beta1"},

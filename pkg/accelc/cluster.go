@@ -74,6 +74,11 @@ type Result struct {
 	InventoryFrom string
 	// Tree is the rendered tree, with Stages RenderTree.
 	Tree render.Tree
+	// ContentDigest is Tree's content digest (artifact.ContentDigest),
+	// computed as it was rendered: what render records beside the tree
+	// for push (render.WriteOptions.ContentDigest) and status compares
+	// with the cluster's.
+	ContentDigest string
 	// Diagnostics are the warnings found on the way (nodes left out, a
 	// stale snapshot, over-committed quotas), each once, in the order
 	// found.
@@ -140,7 +145,7 @@ func Cluster(ctx context.Context, dir string, opts Options) (*Result, error) {
 			prov.Revision = Checkout(dir).Revision
 		}
 	}
-	res.Tree, err = render.Cluster(m, res.Inventory, prov)
+	res.Tree, res.ContentDigest, err = render.ClusterContent(m, res.Inventory, prov)
 	return res, err
 }
 

@@ -1,5 +1,8 @@
 package accelc
 
+// Reading what status shows from the API server: discovery, then lists
+// decoded into status_objects.go's few fields, without API types.
+
 import (
 	"context"
 	"encoding/json"
@@ -302,7 +305,28 @@ func (k *kube) readGatekeeper(ctx context.Context, objs *clusterObjects) error {
 	if err := k.get(ctx, "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/"+gatekeeperMutatingWebhook, &hook); err == nil {
 		objs.mutatesPodUpdates = hook.mutatesPodUpdates()
 	}
+	var validating mutatingWebhookConfiguration // the same fields
+	if err := k.get(ctx, "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/"+gatekeeperValidatingWebhook, &validating); err == nil {
+		objs.validatesEverything = validating.receivesEverything()
+	}
 	return nil
+}
+
+// gatekeeperValidatingWebhook is the ValidatingWebhookConfiguration
+// Gatekeeper's chart installs.
+const gatekeeperValidatingWebhook = "gatekeeper-validating-webhook-configuration"
+
+// receivesEverything says whether a rule sends every resource of every
+// API group to the webhook (Gatekeeper's default rules).
+func (h mutatingWebhookConfiguration) receivesEverything() bool {
+	for _, w := range h.Webhooks {
+		for _, r := range w.Rules {
+			if slices.Contains(r.APIGroups, "*") && slices.Contains(r.Resources, "*") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // gatekeeperMutatingWebhook is the MutatingWebhookConfiguration

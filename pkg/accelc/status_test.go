@@ -407,3 +407,27 @@ func TestStatusGatekeeperMutatesUpdates(t *testing.T) {
 	objs.mutatesPodUpdates = false
 	assert.Empty(t, assemble(objs, nil, nil).Notes)
 }
+
+// TestStatusGatekeeperValidatesEverything: Gatekeeper's default
+// validating rules (every resource) send every write through its webhook:
+// status says so, and how to install it; accelc's narrowed rules say
+// nothing.
+func TestStatusGatekeeperValidatesEverything(t *testing.T) {
+	hook := func(doc string) mutatingWebhookConfiguration {
+		return decode[mutatingWebhookConfiguration](t, doc)
+	}
+	chart := hook(`{"webhooks": [{"rules": [{"operations": ["CREATE", "UPDATE"], "apiGroups": ["*"], "apiVersions": ["*"], "resources": ["*", "pods/ephemeralcontainers"]}]}]}`)
+	accelcs := hook(`{"webhooks": [{"rules": [{"operations": ["CREATE", "UPDATE"], "apiGroups": [""], "apiVersions": ["*"], "resources": ["pods", "pods/ephemeralcontainers"]}, {"operations": ["CREATE", "UPDATE"], "apiGroups": ["templates.gatekeeper.sh", "constraints.gatekeeper.sh"], "apiVersions": ["*"], "resources": ["*"]}]}]}`)
+	assert.True(t, chart.receivesEverything())
+	assert.False(t, accelcs.receivesEverything())
+
+	objs := statusObjects(t)
+	require.NotEmpty(t, objs.constraints, "the fixture has accelc's constraints")
+	objs.validatesEverything = true
+	st := assemble(objs, nil, nil)
+	require.Len(t, st.Notes, 1)
+	assert.Contains(t, st.Notes[0], "receives every resource")
+	assert.Contains(t, st.Notes[0], "mutations/configmap-accelc-gatekeeper-values.yaml")
+	objs.validatesEverything = false
+	assert.Empty(t, assemble(objs, nil, nil).Notes)
+}

@@ -1,5 +1,8 @@
 package accelc
 
+// The status report for people (WriteText); -o json is the Status
+// itself.
+
 import (
 	"bytes"
 	"fmt"

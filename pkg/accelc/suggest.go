@@ -105,9 +105,10 @@ func (o *SuggestOptions) nodes(ctx context.Context, out *Suggestion) (suggestInp
 		o.Select.Taken[p.Name] = true
 	}
 	o.Select.Pools = map[string]suggest.Pool{}
+	pl := res.Model.Place(res.Inventory)
 	for i := range res.Inventory.Nodes {
 		n := &res.Inventory.Nodes[i]
-		if pool := res.Model.PoolOf(n.Name, n.AcceleratorType); pool != nil {
+		if pool := pl.NodePool(n); pool != nil {
 			o.Select.Pools[n.Name] = suggest.Pool{Name: pool.Name, MIG: pool.Sharing == compile.ShareMIG}
 		}
 	}

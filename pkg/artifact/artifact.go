@@ -69,6 +69,11 @@ type Metadata struct {
 	Created time.Time
 	// Annotations are added to the manifest's.
 	Annotations map[string]string
+	// ContentDigest is the files' content digest where it is known
+	// already: render's record of it, still holding for the files
+	// (rendered.Tree.ContentDigest). Empty, BuildFiles computes it from
+	// the files (ContentDigest).
+	ContentDigest string
 }
 
 func (m Metadata) annotations() map[string]string {
@@ -119,7 +124,7 @@ func Build(dir string, files []string, meta Metadata) (v1.Image, []byte, error) 
 	if err == nil {
 		var img v1.Image
 		var tgz []byte
-		if img, tgz, err = buildFiles(read, meta, content); err == nil {
+		if img, tgz, err = buildFiles(read, meta, content.sum); err == nil {
 			return img, tgz, nil
 		}
 	}
@@ -136,6 +141,9 @@ func Build(dir string, files []string, meta Metadata) (v1.Image, []byte, error) 
 // inside the tree, each listed once, and no file may be a folder of
 // another.
 func BuildFiles(files []File, meta Metadata) (v1.Image, []byte, error) {
+	if meta.ContentDigest != "" {
+		return buildFiles(files, meta, nil)
+	}
 	content := newContentHash(len(files))
 	// The largest first: the workers end together.
 	order := make([]int, len(files))
@@ -147,7 +155,7 @@ func BuildFiles(files []File, meta Metadata) (v1.Image, []byte, error) {
 		content.add(files[i])
 	}
 	content.close()
-	img, tgz, err := buildFiles(files, meta, content)
+	img, tgz, err := buildFiles(files, meta, content.sum)
 	if err != nil {
 		content.sum() // the files' hashing ends with BuildFiles
 		return nil, nil, err
@@ -155,8 +163,12 @@ func BuildFiles(files []File, meta Metadata) (v1.Image, []byte, error) {
 	return img, tgz, nil
 }
 
-// buildFiles packs files, whose content digest content is computing.
-func buildFiles(files []File, meta Metadata, content *contentHash) (v1.Image, []byte, error) {
+// buildFiles packs files, whose content digest is meta's where it has
+// one, else what digest gives (waiting for it while it is computed).
+func buildFiles(files []File, meta Metadata, digest func() string) (v1.Image, []byte, error) {
+	if meta.ContentDigest != "" {
+		digest = func() string { return meta.ContentDigest }
+	}
 	entries, err := layout(files)
 	if err != nil {
 		return nil, nil, err
@@ -190,7 +202,7 @@ func buildFiles(files []File, meta Metadata, content *contentHash) (v1.Image, []
 	out.raw = sync.OnceValues(func() ([]byte, error) {
 		m := out.manifest.DeepCopy()
 		m.Annotations = ann
-		m.Annotations[AnnotationContentDigest] = content.sum()
+		m.Annotations[AnnotationContentDigest] = digest()
 		return json.Marshal(m)
 	})
 	return out, tgz, nil

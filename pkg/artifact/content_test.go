@@ -1,6 +1,7 @@
 package artifact_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -8,6 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/accelc/accelc/internal/nodegen"
+	"github.com/accelc/accelc/pkg/accelc"
 	"github.com/accelc/accelc/pkg/artifact"
 	"github.com/accelc/accelc/pkg/render"
 )
@@ -132,4 +135,33 @@ func TestContentDigestAnnotation(t *testing.T) {
 // the ones render writes.
 func TestProvenanceAnnotations(t *testing.T) {
 	assert.ElementsMatch(t, []string{render.AnnotationRevision, render.AnnotationVersion}, artifact.ProvenanceAnnotations)
+}
+
+// TestRenderedContentDigest: the digest render computes from its objects
+// (accelc.Result.ContentDigest, recorded beside the tree for push) is the
+// one ContentDigest computes from the files, for every example, with the
+// provenance annotations, and for the hetero-prod tree of 5,000 nodes.
+func TestRenderedContentDigest(t *testing.T) {
+	dirs, err := filepath.Glob("../../examples/clusters/*")
+	require.NoError(t, err)
+	require.NotEmpty(t, dirs)
+	nodes := filepath.Join(t.TempDir(), "nodes.json")
+	require.NoError(t, os.WriteFile(nodes, nodegen.List(nodegen.Generated(5000)), 0o644))
+	type run struct {
+		dir string
+		src accelc.Source
+	}
+	runs := []run{{"../../examples/clusters/hetero-prod", accelc.Source{File: nodes}}}
+	for _, d := range dirs {
+		if _, err := os.Stat(filepath.Join(d, "cluster.cue")); err == nil {
+			runs = append(runs, run{dir: d})
+		}
+	}
+	prov := &render.Provenance{Revision: "main@sha1:0123456789abcdef0123456789abcdef01234567", Version: "v1.2.0"}
+	for _, r := range runs {
+		res, err := accelc.Cluster(context.Background(), r.dir, accelc.Options{Stages: accelc.Rendered, Inventory: r.src, Provenance: prov})
+		require.NoError(t, err, r.dir)
+		require.Regexp(t, `^sha256:[0-9a-f]{64}$`, res.ContentDigest, r.dir)
+		assert.Equal(t, artifact.ContentDigest(res.Tree), res.ContentDigest, "%s (%d files)", r.dir, len(res.Tree))
+	}
 }

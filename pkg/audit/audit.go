@@ -154,7 +154,9 @@ func Run(ctx context.Context, in Input) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	nodes := syncedNodes(m, in.Inventory)
+	// The model laid over the nodes once: each node's pool and GPUs.
+	pl := m.Place(in.Inventory)
+	nodes := syncedNodes(pl)
 	data := make([][]byte, 0, len(nodes))
 	for _, n := range slices.Sorted(maps.Keys(nodes)) {
 		b, err := json.Marshal(nodes[n])
@@ -186,7 +188,7 @@ func Run(ctx context.Context, in Input) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &auditor{m: m, nodeByName: map[string]*inventory.Node{}, accelerators: acceleratorPrefixes(m), nodes: nodes, set: set, byWorkload: map[workloads.Ref]*workload{}}
+	a := &auditor{m: m, pl: pl, nodeByName: map[string]*inventory.Node{}, accelerators: acceleratorPrefixes(m), nodes: nodes, set: set, byWorkload: map[workloads.Ref]*workload{}}
 	if in.Inventory != nil {
 		for i := range in.Inventory.Nodes {
 			a.nodeByName[in.Inventory.Nodes[i].Name] = &in.Inventory.Nodes[i]
@@ -200,7 +202,7 @@ func Run(ctx context.Context, in Input) (*Report, error) {
 	}
 	a.quotas()
 	r := a.report(in.Source, set.Warnings)
-	r.Nodes = a.nodeChanges(in.Inventory)
+	r.Nodes = a.nodeChanges()
 	for _, c := range r.Nodes {
 		if c.Applied {
 			r.Totals.Reconfigured++
@@ -267,18 +269,16 @@ func enforcingTree(m *compile.Model, inv *inventory.Inventory) (render.Tree, err
 // accelerator capacity — all the policies read of a Node (policies/lib:
 // nodes). Nothing else of a node is sent, so that the replicas of a
 // workload on nodes alike share one judgement.
-func syncedNodes(m *compile.Model, inv *inventory.Inventory) map[string]map[string]any {
+func syncedNodes(pl *compile.Placed) map[string]map[string]any {
+	m, inv := pl.Model, pl.Inventory
 	out := map[string]map[string]any{}
-	if inv == nil {
-		return out
-	}
 	for i := range inv.Nodes {
 		n := &inv.Nodes[i]
 		labels := map[string]any{}
 		if _, ok := m.Catalog.Get(n.AcceleratorType); ok {
 			labels[m.Cluster.TypeLabel()] = n.AcceleratorType
 		}
-		if pool := m.PoolOf(n.Name, n.AcceleratorType); pool != nil {
+		if pool := pl.NodePool(n); pool != nil {
 			if has, _ := n.Label(m.Cluster.PoolLabel()); pool.Reconfigured() || has == pool.Name {
 				labels[m.Cluster.PoolLabel()] = pool.Name
 			}
@@ -310,7 +310,9 @@ type workload struct {
 }
 
 type auditor struct {
-	m          *compile.Model
+	m *compile.Model
+	// pl is m placed on the inventory: each node's pool and GPUs.
+	pl         *compile.Placed
 	nodeByName map[string]*inventory.Node
 	// accelerators are acceleratorPrefixes, once per run.
 	accelerators []string
@@ -539,7 +541,7 @@ func (a *auditor) holdsQuota(pod, enforced *unstructured.Unstructured) (key stri
 	terms, constrained, _ := unstructured.NestedSlice(enforced.Object, "spec", "affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms")
 	if node := a.nodeByName[nodeName]; node != nil && (!constrained || slices.ContainsFunc(terms, func(t any) bool { return termMatches(t, a.nodes[nodeName]) })) {
 		typ = node.AcceleratorType
-		if pool := a.m.PoolOf(node.Name, typ); pool != nil {
+		if pool := a.pl.NodePool(node); pool != nil {
 			if _, ok := team.Quota[pool.Name]; ok {
 				return pool.Name, n, true
 			}
@@ -729,13 +731,27 @@ func (a *auditor) report(source string, warnings []string) *Report {
 	return r
 }
 
+// EvictsNow counts the running pods the node layer's changes at their
+// pools' current stage (not those withheld until deny) would evict.
+func (r *Report) EvictsNow() int {
+	n := 0
+	for _, c := range r.Nodes {
+		if c.Applied {
+			n += len(c.Evicted)
+		}
+	}
+	return n
+}
+
 // Failed says whether the report holds a finding at or above the stage
 // failOn names: deny (workloads that would be refused), warn (refused or
 // warned about) or dryrun (any violation); "" fails on nothing. A pod
-// that Kueue does not account for fails at every stage: it holds devices
-// outside its team's quota now.
+// that Kueue does not account for, and a running pod the node layer's
+// applied changes would evict, fail at every stage: the first holds
+// devices outside its team's quota now, the second would stop when the
+// commit lands.
 func (r *Report) Failed(failOn string) bool {
-	if failOn != "" && r.Totals.Unaccounted > 0 {
+	if failOn != "" && (r.Totals.Unaccounted > 0 || r.EvictsNow() > 0) {
 		return true
 	}
 	switch failOn {

@@ -77,10 +77,8 @@ const (
 // the change, under dryrun and warn it is withheld and this is what
 // moving the pool to deny would do. A node already as its pool wants it
 // is not listed.
-func (a *auditor) nodeChanges(inv *inventory.Inventory) []NodeChange {
-	if inv == nil {
-		return nil
-	}
+func (a *auditor) nodeChanges() []NodeChange {
+	inv := a.pl.Inventory
 	running := map[string][]*unstructured.Unstructured{} // node → its pods
 	for _, o := range a.set.Objects {
 		if o.GetKind() != "Pod" || o.GroupVersionKind().Group != "" || finished(o) {
@@ -93,7 +91,7 @@ func (a *auditor) nodeChanges(inv *inventory.Inventory) []NodeChange {
 	var out []NodeChange
 	for i := range inv.Nodes {
 		n := &inv.Nodes[i]
-		pool := a.m.PoolOf(n.Name, n.AcceleratorType)
+		pool := a.pl.NodePool(n)
 		if pool == nil {
 			continue
 		}
@@ -154,7 +152,7 @@ func (a *auditor) nodeChanges(inv *inventory.Inventory) []NodeChange {
 // alreadyCut says whether a node's MIG devices are its MIG config's
 // layout on each of its GPUs.
 func (a *auditor) alreadyCut(n *inventory.Node, pool *compile.NodePool) bool {
-	gpus, ok := a.m.NodeGPUs(n)
+	gpus, ok := a.pl.GPUs(n)
 	if !ok || gpus == 0 || len(n.MIGDevices) == 0 {
 		return false
 	}

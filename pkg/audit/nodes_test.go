@@ -115,6 +115,8 @@ func TestAuditNodes(t *testing.T) {
 		assert.Equal(t, 1, r.Totals.Withheld)
 		assert.Equal(t, 0, r.Totals.Reconfigured)
 		assert.Equal(t, 2, r.Totals.Evicted)
+		assert.Zero(t, r.EvictsNow(), "withheld: nothing is evicted when the commit lands")
+		assert.False(t, r.Failed(compile.Deny), "a withheld change fails no --fail-on")
 	}
 
 	// At deny the tree makes the change: the audit says so before the
@@ -125,6 +127,12 @@ func TestAuditNodes(t *testing.T) {
 	assert.True(t, r.Nodes[0].Applied)
 	assert.Equal(t, 1, r.Totals.Reconfigured)
 	assert.Len(t, r.Nodes[0].Evicted, 2)
+	// Any --fail-on stops the commit that would evict them.
+	assert.Equal(t, 2, r.EvictsNow())
+	for _, stage := range []string{compile.Deny, compile.Warn, compile.DryRun} {
+		assert.True(t, r.Failed(stage), stage)
+	}
+	assert.False(t, r.Failed(""))
 }
 
 // TestAuditNodesText is the node section as people read it.

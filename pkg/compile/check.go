@@ -102,11 +102,12 @@ func (m *Model) checkQuotas(inv *inventory.Inventory) []Diagnostic {
 	// A pool's quota is of its devices: slices or replicas.
 	// A MIG config's quota per profile is of each profile's slices:
 	// "<config> <profile>".
+	pl := m.Place(inv)
 	for _, pool := range m.NodePools {
-		c := m.PoolCapacity(pool, "", inv)
+		c := pl.Capacity(pool, "")
 		capacity[pool.Name] = c.Available
 		for prof := range pool.Layout {
-			capacity[pool.Name+" "+prof] = m.PoolCapacity(pool, prof, inv).Available
+			capacity[pool.Name+" "+prof] = pl.Capacity(pool, prof).Available
 		}
 	}
 	total := map[string]int{}

@@ -230,16 +230,8 @@ func (m *Model) CheckWorkerNodes() []Diagnostic {
 		w := m.Cluster.MultiKueue.Workers[name]
 		for i := range m.Profiles {
 			p := &m.Profiles[i]
-			var types []string
-			for _, t := range m.QueueTeams(p) {
-				if slices.Contains(m.DispatchWorkers(t, p), name) {
-					for _, id := range m.QueueFlavors(t, p) {
-						if typ := m.KeyType(id); !slices.Contains(types, typ) {
-							types = append(types, typ)
-						}
-					}
-				}
-			}
+			dispatched := slices.DeleteFunc(m.QueueTeams(p), func(t *Team) bool { return !slices.Contains(m.DispatchWorkers(t, p), name) })
+			types := m.QueueTypes(p, dispatched...)
 			if len(types) == 0 || slices.ContainsFunc(types, func(id string) bool { return have[id] > 0 }) {
 				continue
 			}
@@ -276,18 +268,7 @@ func (m *Model) MultiKueueNotes() []Diagnostic {
 			}
 			out = append(out, Diagnostic{Severity: Note, Path: m.WorkerPath(w[0]), Msg: fmt.Sprintf(
 				"%s's %s jobs are dispatched from %s to %s (ClusterQueue %s.%s, AdmissionCheck %s); they run there on %s",
-				t.Name, p.Name, m.Cluster.Name, where, t.Name, p.Name, DispatchGroupName(w), strings.Join(m.queueTypes(t, p), " or "))})
-		}
-	}
-	return out
-}
-
-// queueTypes are the types of a team's queue for a profile, in order.
-func (m *Model) queueTypes(t *Team, p *Profile) []string {
-	var out []string
-	for _, id := range m.QueueFlavors(t, p) {
-		if typ := m.KeyType(id); !slices.Contains(out, typ) {
-			out = append(out, typ)
+				t.Name, p.Name, m.Cluster.Name, where, t.Name, p.Name, DispatchGroupName(w), strings.Join(m.QueueTypes(p, t), " or "))})
 		}
 	}
 	return out

@@ -197,23 +197,10 @@ func (m *Model) PoolOf(node, acceleratorType string) *NodePool {
 // NodeGPUs is how many GPUs a node has: its count, but for a node under
 // MIG single, whose labels and capacity count slices, its slices over the
 // slices per GPU of its MIG config. ok is false for such a node no config
-// of the cluster cuts.
+// of the cluster cuts. A consumer with the inventory placed asks
+// Placed.GPUs, which resolves the pool once.
 func (m *Model) NodeGPUs(n *inventory.Node) (gpus int, ok bool) {
-	if n.Sharing != inventory.MIGSingle {
-		return n.Count, true
-	}
-	pool := m.PoolOf(n.Name, n.AcceleratorType)
-	if pool == nil || pool.Sharing != ShareMIG {
-		return 0, false
-	}
-	total := 0
-	for _, k := range pool.Layout {
-		total += k
-	}
-	if total == 0 {
-		return 0, false
-	}
-	return n.Count / total, true
+	return nodeGPUs(n, m.PoolOf(n.Name, n.AcceleratorType))
 }
 
 // buildNodePools lists cluster.sharing's pools and cluster.mig's configs
@@ -514,9 +501,10 @@ func (m *Model) checkPoolNodes(inv *inventory.Inventory) []Diagnostic {
 	for i := range inv.Nodes {
 		byName[inv.Nodes[i].Name] = &inv.Nodes[i]
 	}
+	pl := m.Place(inv)
 	for _, pool := range m.NodePools {
 		nodes := pool.path.Key("nodes").At(pool.path)
-		members := m.PoolNodes(pool, inv)
+		members := pl.Members(pool)
 		var missing []string
 		for _, name := range pool.Nodes {
 			n, ok := byName[name]
@@ -544,16 +532,11 @@ func (m *Model) checkPoolNodes(inv *inventory.Inventory) []Diagnostic {
 	return out
 }
 
-// PoolNodes returns the inventory's nodes in a pool.
+// PoolNodes returns the inventory's nodes in a pool. It places the
+// whole inventory: a consumer asking of several pools places it once
+// (Model.Place) and asks Placed.Members.
 func (m *Model) PoolNodes(pool *NodePool, inv *inventory.Inventory) []*inventory.Node {
-	var out []*inventory.Node
-	for i := range inv.Nodes {
-		n := &inv.Nodes[i]
-		if n.AcceleratorType == pool.AcceleratorType && m.PoolOf(n.Name, n.AcceleratorType) == pool {
-			out = append(out, n)
-		}
-	}
-	return out
+	return m.Place(inv).Members(pool)
 }
 
 // Capacity is what a pool, or a profile over shared GPUs, offers: the
@@ -574,91 +557,16 @@ type Capacity struct {
 	Pending int `json:"pending,omitempty"`
 }
 
-// ProfileCapacity counts what a profile over shared GPUs can request on
-// the inventory: MIG slices of its profile in its configs' nodes, or
-// replicas in its pools. ok is false for a whole-GPU profile.
-//
-// perPool is each of p.Pools' part, in order.
+// ProfileCapacity is Placed.SharedCapacity on inv, placed for this one
+// question: a consumer asking more places the inventory once.
 func (m *Model) ProfileCapacity(p *Profile, inv *inventory.Inventory) (total Capacity, perPool []Capacity, ok bool) {
-	if len(p.Pools) == 0 {
-		return Capacity{}, nil, false
-	}
-	for _, name := range p.Pools {
-		var pc Capacity
-		if pool, ok := m.Pool(name); ok {
-			pc = m.PoolCapacity(pool, p.MIG, inv)
-		}
-		perPool = append(perPool, pc)
-		total.Nodes += pc.Nodes
-		total.GPUs += pc.GPUs
-		total.Devices += pc.Devices
-		total.Available += pc.Available
-		total.Pending += pc.Pending
-	}
-	return total, perPool, true
+	return m.Place(inv).SharedCapacity(p)
 }
 
-// PoolCapacity counts a pool's devices: for MIG, the slices of profile
-// (every profile of the layout when profile is ""). A node already
-// reconfigured is counted as it reports itself; one not yet, from the
-// config and its physical GPUs.
+// PoolCapacity is Placed.Capacity on inv, placed for this one
+// question: a consumer asking more places the inventory once.
 func (m *Model) PoolCapacity(pool *NodePool, profile string, inv *inventory.Inventory) Capacity {
-	var c Capacity
-	for _, n := range m.PoolNodes(pool, inv) {
-		c.Nodes++
-		var gpus, devices int
-		applied := false
-		switch pool.Sharing {
-		case ShareMIG:
-			perGPU := 0
-			for name, k := range pool.Layout {
-				if profile == "" || name == profile {
-					perGPU += k
-				}
-			}
-			total := 0
-			for _, k := range pool.Layout {
-				total += k
-			}
-			if len(n.MIGDevices) > 0 {
-				applied = true
-				for name, k := range n.MIGDevices {
-					if profile == "" || name == profile {
-						devices += k
-					}
-				}
-				gpus = n.Count
-				if n.Sharing == inventory.MIGSingle && total > 0 {
-					// GFD counts MIG devices, not GPUs, under single.
-					gpus = n.Count / total
-				}
-			} else {
-				gpus = n.Count
-				devices = gpus * perGPU
-			}
-		default:
-			gpus = n.Count
-			if n.Sharing == inventory.TimeSliced || n.Sharing == inventory.MPS {
-				applied = true
-				devices = n.Allocatable
-			} else {
-				devices = gpus * pool.Replicas
-			}
-		}
-		c.GPUs += gpus
-		c.Devices += devices
-		if !applied {
-			c.Pending += devices
-		}
-		if n.Available() {
-			free := devices
-			if inv.UsageKnown() && (pool.Sharing != ShareMIG || profile == "" || len(pool.Layout) == 1) {
-				free = max(devices-n.InUse, 0)
-			}
-			c.Available += free
-		}
-	}
-	return c
+	return m.Place(inv).Capacity(pool, profile)
 }
 
 // PoolSummary is one line of `accelc inventory show --config`'s pools.
@@ -676,9 +584,10 @@ type PoolSummary struct {
 
 // PoolSummaries counts each pool's devices on the inventory.
 func (m *Model) PoolSummaries(inv *inventory.Inventory) []PoolSummary {
+	pl := m.Place(inv)
 	var out []PoolSummary
 	for _, pool := range m.NodePools {
-		s := PoolSummary{Name: pool.Name, Sharing: pool.Sharing, AcceleratorType: pool.AcceleratorType, Replicas: pool.Replicas, Capacity: m.PoolCapacity(pool, "", inv)}
+		s := PoolSummary{Name: pool.Name, Sharing: pool.Sharing, AcceleratorType: pool.AcceleratorType, Replicas: pool.Replicas, Capacity: pl.Capacity(pool, "")}
 		if pool.Taint != nil {
 			s.Taint = pool.Taint.String()
 		}
@@ -687,7 +596,7 @@ func (m *Model) PoolSummaries(inv *inventory.Inventory) []PoolSummary {
 			s.PerProfile = map[string]Capacity{}
 			for name, k := range pool.Layout {
 				if k > 0 {
-					s.PerProfile[name] = m.PoolCapacity(pool, name, inv)
+					s.PerProfile[name] = pl.Capacity(pool, name)
 				}
 			}
 		}

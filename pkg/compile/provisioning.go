@@ -128,15 +128,9 @@ func checkProvisioning(m *Model) []Diagnostic {
 				"profile %s waits for a ProvisioningRequest, but cluster.autoscaling.provisioning names no class: set cluster.autoscaling.provisioning.class (%s or %s), or drop provisioning", p.Name, CheckCapacityClass, AtomicScaleUpClass)})
 			continue
 		}
-		var types []string
+		types := m.QueueTypes(p, local...)
 		grows := false
 		for _, t := range local {
-			for _, id := range m.QueueFlavors(t, p) {
-				typ := m.KeyType(id)
-				if !slices.Contains(types, typ) {
-					types = append(types, typ)
-				}
-			}
 			if f, _ := m.ProvisionedFlavors(t, p); len(f) > 0 {
 				grows = true
 			}

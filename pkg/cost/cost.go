@@ -58,10 +58,11 @@ func Chargeback(m *compile.Model, inv *inventory.Inventory, hours float64) ([]Li
 	type key struct{ team, typ string }
 	held := map[key]int{}
 	gpus := map[key]float64{}
+	pl := m.Place(inv)
 	for i := range inv.Nodes {
 		n := &inv.Nodes[i]
 		share := 1.0
-		if pool := m.PoolOf(n.Name, n.AcceleratorType); pool != nil {
+		if pool := pl.NodePool(n); pool != nil {
 			share = compile.DeviceShare(pool, "")
 		}
 		for ns, c := range n.InUseBy {

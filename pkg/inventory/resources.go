@@ -1,9 +1,21 @@
 package inventory
 
+// Accelerator resources: which extended resources are accelerators, of
+// which vendor, and how many devices a node's say it has.
+
 import (
+	"fmt"
 	"maps"
+	"regexp"
 	"slices"
+	"sort"
+	"strconv"
 	"strings"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/accelc/accelc/pkg/catalog"
 )
 
 // VendorPrefixes are the domains of GPU and accelerator vendors' device
@@ -75,3 +87,213 @@ func advertised(raw []RawNode) map[string][]string {
 	}
 	return out
 }
+
+// Resource names that mean "this node has accelerators".
+const (
+	resNVIDIA       = "nvidia.com/gpu"
+	resNVIDIAShared = "nvidia.com/gpu.shared"
+	resNVIDIAMIG    = "nvidia.com/mig-"
+	resNVIDIALegacy = "alpha.kubernetes.io/nvidia-gpu"
+	resAMD          = "amd.com/gpu"
+	resGaudi        = "habana.ai/gaudi"
+	// Intel's GPU device plugin: i915 and the newer xe kernel driver.
+	resIntelI915 = "gpu.intel.com/i915"
+	resIntelXe   = "gpu.intel.com/xe"
+)
+
+// VendorOfResource maps an accelerator's extended resource to its vendor;
+// it is empty for every other resource.
+func VendorOfResource(name string) string {
+	switch {
+	case name == resNVIDIA, name == resNVIDIAShared, name == resNVIDIALegacy, strings.HasPrefix(name, resNVIDIAMIG):
+		return "nvidia"
+	case name == resAMD, amdPartitionResource(name) != "":
+		return "amd"
+	case name == resGaudi, name == resIntelI915, name == resIntelXe:
+		return "intel"
+	case name == resTPU:
+		return "google"
+	case name == resNeuron, name == resNeuronDevice, name == resNeuronCore:
+		return "aws"
+	}
+	return ""
+}
+
+// GPU Feature Discovery labels.
+const (
+	lblProduct  = catalog.LabelGFDProduct
+	lblCount    = "nvidia.com/gpu.count"
+	lblMemory   = "nvidia.com/gpu.memory"
+	lblReplicas = "nvidia.com/gpu.replicas"
+	lblStrategy = "nvidia.com/gpu.sharing-strategy"
+)
+
+// migMixedCounts reads the per-profile nvidia.com/mig-<profile>.count
+// labels GFD writes under the MIG mixed strategy.
+func migMixedCounts(labels map[string]string) map[string]int {
+	var out map[string]int
+	for k, v := range labels {
+		rest, ok := strings.CutPrefix(k, "nvidia.com/mig-")
+		if !ok {
+			continue
+		}
+		profile, ok := strings.CutSuffix(rest, ".count")
+		if !ok || profile == "" {
+			continue
+		}
+		if c, ok := atoi(v); ok {
+			if out == nil {
+				out = map[string]int{}
+			}
+			out[profile] = c
+		}
+	}
+	return out
+}
+
+// gbInProduct finds a memory size written in a product name: "80GB".
+var gbInProduct = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)(?:^|-)(\d+)GB?(?:-|$)`) })
+
+type resources struct {
+	vendor      string
+	capacity    int    // sum of accelerator resources in capacity
+	allocatable int    // likewise in allocatable; -1 when the node has none listed
+	shared      int    // nvidia.com/gpu.shared capacity
+	whole       int    // capacity of whole devices: neither MIG slices nor shared replicas
+	resource    string // the accelerator resource with the most capacity
+	resourceQty int
+	migCapacity map[string]int
+	// partitions is the capacity of AMD partition resources per mode
+	// (amd.com/cpx_nps4 under the device plugin's mixed naming).
+	partitions map[string]int
+	// bad lists the accelerator quantities that are not device counts
+	// ("capacity nvidia.com/gpu \"abc\""): the node's counts are not
+	// trusted.
+	bad []string
+}
+
+// otherVendor stands for the vendor of an extended resource no vendor's
+// domain names and that cluster.nonAcceleratorResources does not declare:
+// a device all the same, of a vendor accelc does not know.
+const otherVendor = "other"
+
+// deviceVendor is the vendor of a device-count resource: the known
+// accelerators', a vendor domain's, or otherVendor for any other extended
+// resource not declared a non-accelerator; "" for the rest.
+func deviceVendor(name string, nonAccel func(string) bool) string {
+	if v := VendorOfResource(name); v != "" {
+		return v
+	}
+	if v := vendorDeviceResource(name); v != "" {
+		return v
+	}
+	if ExtendedResource(name) && vendorOfDomain(name) == "" && !nonAccel(name) && !notADeviceCount().MatchString(name) {
+		return otherVendor
+	}
+	return ""
+}
+
+func readResources(n *RawNode, nonAccel func(string) bool) resources {
+	r := resources{allocatable: -1}
+	keys := make([]string, 0, len(n.Status.Capacity))
+	for k := range n.Status.Capacity {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		v := deviceVendor(k, nonAccel)
+		if v == "" || neuronAlias(k, n.Status.Capacity) {
+			continue
+		}
+		q, ok := quantity(n.Status.Capacity[k])
+		if !ok {
+			r.bad = append(r.bad, fmt.Sprintf("capacity %s %q", k, n.Status.Capacity[k]))
+		}
+		if q > 0 && r.vendor == "" {
+			r.vendor = v
+		}
+		r.capacity += q
+		if q > r.resourceQty {
+			r.resource, r.resourceQty = k, q
+		}
+		switch {
+		case k == resNVIDIAShared:
+			r.shared = q
+		case strings.HasPrefix(k, resNVIDIAMIG):
+			if q > 0 {
+				if r.migCapacity == nil {
+					r.migCapacity = map[string]int{}
+				}
+				r.migCapacity[strings.TrimPrefix(k, resNVIDIAMIG)] = q
+			}
+		case amdPartitionResource(k) != "":
+			if q > 0 {
+				if r.partitions == nil {
+					r.partitions = map[string]int{}
+				}
+				r.partitions[amdPartitionResource(k)] = q
+			}
+		default:
+			r.whole += q
+		}
+	}
+	if n.Status.Allocatable != nil {
+		r.allocatable = 0
+		for _, k := range slices.Sorted(maps.Keys(n.Status.Allocatable)) {
+			if deviceVendor(k, nonAccel) != "" && !neuronAlias(k, n.Status.Allocatable) {
+				q, ok := quantity(n.Status.Allocatable[k])
+				if !ok {
+					r.bad = append(r.bad, fmt.Sprintf("allocatable %s %q", k, n.Status.Allocatable[k]))
+				}
+				r.allocatable += q
+			}
+		}
+	}
+	return r
+}
+
+// neuronAlias reports whether a Neuron resource counts again what another
+// of the node's resources counts: cores (aws.amazon.com/neuroncore) or the
+// older device name (aws.amazon.com/neurondevice) beside the devices of
+// aws.amazon.com/neuron. Summing them would count each device two or
+// three times; a node that offers only cores counts its cores.
+func neuronAlias(name string, list map[string]string) bool {
+	switch name {
+	case resNeuronDevice:
+		_, ok := list[resNeuron]
+		return ok
+	case resNeuronCore:
+		_, dev := list[resNeuron]
+		_, old := list[resNeuronDevice]
+		return dev || old
+	}
+	return false
+}
+
+// MaxDevices bounds a device count read from a node, so that a corrupt
+// quantity cannot overflow the sums of the summary.
+const MaxDevices = 1 << 20
+
+// quantity reads a device count: a Kubernetes quantity that is a whole
+// number from 0 to MaxDevices. Anything else ("abc", "-8", "", "NaN",
+// "1e18", "1.5") is 0 and not ok.
+func quantity(s string) (int, bool) {
+	q, err := resource.ParseQuantity(s)
+	if err != nil || q.Sign() < 0 || q.Cmp(*resource.NewQuantity(MaxDevices, resource.DecimalSI)) > 0 {
+		return 0, false
+	}
+	if q.MilliValue()%1000 != 0 {
+		return 0, false
+	}
+	return int(q.Value()), true
+}
+
+func atoi(s string) (int, bool) {
+	n, err := strconv.Atoi(strings.TrimSpace(s))
+	if err != nil || n < 0 || n > MaxDevices {
+		return 0, false
+	}
+	return n, true
+}
+
+// classified is what classifyNode makes of one raw node.

@@ -125,6 +125,14 @@ func (o *Options) pack(meta artifact.Metadata) (v1.Image, *ecdsa.PrivateKey, err
 	if len(tree.Extra) > 0 {
 		fmt.Fprintf(log, "note: %d path(s) in %s that accelc did not render are left out: %s\n", len(tree.Extra), o.Dir, listSome(tree.Extra, 10))
 	}
+	// render's record of the content digest spares reading the YAML
+	// again; a tree edited since, or not rendered by this accelc, is read.
+	digest, ok, why := tree.ContentDigest()
+	if ok {
+		meta.ContentDigest = digest
+	} else if why != "" {
+		fmt.Fprintf(log, "note: %s: computing the content digest from the files\n", why)
+	}
 	fromCheckout(&meta, <-git, log)
 	files := make([]artifact.File, len(tree.Files))
 	for i, f := range tree.Files {

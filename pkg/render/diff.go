@@ -175,7 +175,8 @@ func indent(s string) string {
 // LoadTree reads a directory (a previous render, or an unpacked artifact)
 // into a tree: its regular files by slash path. It reads nothing outside
 // dir: a symbolic link, which accelc never writes, is an error that names
-// it, and so is any other special file.
+// it, and so is any other special file. render's record of the content
+// digest (rendered.ContentFile) is no file of the tree, and is left out.
 func LoadTree(dir string) (Tree, error) {
 	root, err := os.OpenRoot(dir)
 	if err != nil {
@@ -185,7 +186,7 @@ func LoadTree(dir string) (Tree, error) {
 	fsys := root.FS()
 	t := Tree{}
 	err = fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
+		if err != nil || d.IsDir() || p == rendered.ContentFile {
 			return err
 		}
 		if !d.Type().IsRegular() {

@@ -49,6 +49,7 @@ func mutationObjects(m *compile.Model) []Object {
 	if m.Cluster.AdmissionPolicies() {
 		out = append(profileLabelPolicy(m), workloadLabelPolicies(m)...)
 		out = append(out, jobTopologyPolicy(m)...)
+		out = append(out, jobQueuePolicy(m)...)
 	}
 	prefix := m.Cluster.LabelPrefix
 	pods := []applyTo{{Groups: []string{""}, Kinds: []string{"Pod"}, Versions: []string{"v1"}}}

@@ -67,24 +67,14 @@ const GatekeeperValuesName = "accelc-gatekeeper-values"
 // gatekeeperNamespace is where Gatekeeper's chart installs it.
 const gatekeeperNamespace = "gatekeeper-system"
 
-// gatekeeperValues renders how Gatekeeper must be installed for accelc's
-// mutators: its mutating webhook on CREATE only. The mutators give a new
-// pod what its profile needs (node affinity, tolerations, queue,
-// priority); on an UPDATE of a running pod that lacks them — one made
-// before its namespace moved to deny — they would change its spec, which
-// a pod's UPDATE may not, and the API server would refuse its
-// controllers' updates (a finalizer removed): its Job would never
-// complete. The validating webhook keeps judging UPDATEs, and Gatekeeper
-// mutates the pods it expands from workloads itself.
+// gatekeeperValues renders how Gatekeeper must be installed for accelc
+// (GatekeeperHelmValues): a ConfigMap of the chart's values.
 func gatekeeperValues(m *compile.Model) (Object, bool, error) {
-	values, err := yaml.Marshal(map[string]any{
-		"mutatingWebhookCustomRules": []map[string]any{{
-			"apiGroups":   []string{"*"},
-			"apiVersions": []string{"*"},
-			"operations":  []string{"CREATE"},
-			"resources":   []string{"*"},
-		}},
-	})
+	v, err := GatekeeperInstallValues(m)
+	if err != nil {
+		return Object{}, false, err
+	}
+	values, err := yaml.Marshal(v)
 	if err != nil {
 		return Object{}, false, err
 	}

@@ -138,19 +138,37 @@ func (p Provenance) annotations() map[string]string {
 // Marshal renders an object as YAML with a header saying where it came
 // from, and the provenance annotations.
 func (o *Object) Marshal(cluster string, prov Provenance) ([]byte, error) {
+	b, _, err := o.marshal(cluster, prov)
+	return b, err
+}
+
+// marshal is Marshal, with the object's JSON the YAML was written from
+// (sigs.k8s.io/yaml's Marshal is JSONToYAML of encoding/json's): the
+// content digest is computed from it.
+func (o *Object) marshal(cluster string, prov Provenance) (file, j []byte, err error) {
 	var body any = o.Body
 	if ann := prov.annotations(); len(ann) > 0 {
 		m, err := withAnnotations(o.Body, ann)
 		if err != nil {
-			return nil, fmt.Errorf("%s %s: %w", o.Kind(), o.Name(), err)
+			return nil, nil, fmt.Errorf("%s %s: %w", o.Kind(), o.Name(), err)
 		}
 		body = m
 	}
-	b, err := yaml.Marshal(body)
+	j, y, err := marshalYAML(body)
 	if err != nil {
-		return nil, fmt.Errorf("%s %s: %w", o.Kind(), o.Name(), err)
+		return nil, nil, fmt.Errorf("%s %s: %w", o.Kind(), o.Name(), err)
 	}
-	return append([]byte(header(cluster)), b...), nil
+	return append([]byte(header(cluster)), y...), j, nil
+}
+
+// marshalYAML is sigs.k8s.io/yaml's Marshal of v, and the JSON it wrote
+// the YAML from.
+func marshalYAML(v any) (j, y []byte, err error) {
+	if j, err = json.Marshal(v); err != nil {
+		return nil, nil, fmt.Errorf("error marshaling into JSON: %w", err)
+	}
+	y, err = yaml.JSONToYAML(j)
+	return j, y, err
 }
 
 // withAnnotations returns the object as a map with ann added to its

@@ -297,6 +297,12 @@ func catalogGrowth(m *compile.Model) map[string]*catalogdoc.Growth {
 // Catalog builds the catalog document of a cluster and its inventory:
 // what the catalog ConfigMap holds and `accelc catalog` prints.
 func Catalog(m *compile.Model, inv *inventory.Inventory) catalogdoc.Document {
+	return CatalogOf(m.Place(inv))
+}
+
+// CatalogOf is Catalog of a placed cluster, for a caller that holds one.
+func CatalogOf(cluster *compile.Placed) catalogdoc.Document {
+	m := cluster.Model
 	pooled := map[string]bool{}
 	for _, pool := range m.NodePools {
 		pooled[pool.AcceleratorType] = true
@@ -307,24 +313,26 @@ func Catalog(m *compile.Model, inv *inventory.Inventory) catalogdoc.Document {
 	// cluster's for every profile but a MultiKueue manager's dispatched
 	// ones, which add their workers': one of each per set of workers.
 	type counted struct {
-		inv     *inventory.Inventory
+		pl      *compile.Placed
 		perType map[string]inventory.TypeSummary
 	}
 	bySet := map[string]counted{}
-	clusterInv := inv
 	for i := range m.Profiles {
 		p := &m.Profiles[i]
 		workers := profileWorkers(m, p)
 		key := strings.Join(workers, ",")
 		c, ok := bySet[key]
 		if !ok {
-			c = counted{inv: withWorkerNodes(m, clusterInv, workers), perType: map[string]inventory.TypeSummary{}}
-			for _, s := range c.inv.Summary() {
+			c = counted{pl: cluster, perType: map[string]inventory.TypeSummary{}}
+			if len(workers) > 0 {
+				c.pl = m.Place(withWorkerNodes(m, cluster.Inventory, workers))
+			}
+			for _, s := range c.pl.Inventory.Summary() {
 				c.perType[s.AcceleratorType] = s
 			}
 			bySet[key] = c
 		}
-		inv, perType := c.inv, c.perType
+		pl, inv, perType := c.pl, c.pl.Inventory, c.perType
 		cp := catalogdoc.Profile{
 			Name:         p.Name,
 			DisplayName:  p.DisplayName,
@@ -342,8 +350,8 @@ func Catalog(m *compile.Model, inv *inventory.Inventory) catalogdoc.Document {
 			}
 			if pooled[c.ID] {
 				available = 0
-				for _, n := range inv.ByType(c.ID) {
-					if reachable(m, p, n) {
+				for _, n := range pl.ByType(c.ID) {
+					if pl.Reachable(p, n) {
 						available += n.Free()
 					}
 				}
@@ -353,7 +361,7 @@ func Catalog(m *compile.Model, inv *inventory.Inventory) catalogdoc.Document {
 				Memory: strconv.Itoa(c.MemoryGB) + "GB", MemoryGB: c.MemoryGB, ComputeCapability: c.ComputeCapability,
 				FP16TFLOPS: c.FP16TFLOPS, BF16TFLOPS: c.BF16TFLOPS, MemoryBandwidthGBps: c.MemoryBandwidthGBps,
 				CostPerHour: c.CostPerHour, Performance: c.Performance,
-				Nodes: s.Nodes, GPUs: typeGPUs(m, inv, c.ID), Available: available,
+				Nodes: s.Nodes, GPUs: pl.TypeGPUs(c.ID), Available: available,
 				Autoscaling: growth[c.ID],
 			})
 			cp.Available += available
@@ -363,7 +371,7 @@ func Catalog(m *compile.Model, inv *inventory.Inventory) catalogdoc.Document {
 			cp.AcceleratorType = first.ID
 			cp.Memory = strconv.Itoa(first.MemoryGB) + "GB"
 			cp.Architecture = first.Architecture
-			if s := catalogSharing(m, p, inv, cp.Types); s != nil {
+			if s := catalogSharing(pl, p, cp.Types); s != nil {
 				cp.Sharing = s
 				cp.Available = s.Available
 				cp.Memory = strconv.Itoa(s.MemoryGB) + "GB"
@@ -372,7 +380,7 @@ func Catalog(m *compile.Model, inv *inventory.Inventory) catalogdoc.Document {
 			cp.AcceleratorType = "generic"
 			for j := range inv.Nodes {
 				n := &inv.Nodes[j]
-				if resourceOf(m.Catalog, n) == p.ResourceName && reachable(m, p, n) {
+				if resourceOf(m.Catalog, n) == p.ResourceName && pl.Reachable(p, n) {
 					cp.Available += n.Free()
 				}
 			}
@@ -389,7 +397,7 @@ func Catalog(m *compile.Model, inv *inventory.Inventory) catalogdoc.Document {
 		if s := cp.Sharing; s != nil && s.Mode != compile.ShareMIG {
 			cp.Summary += fmt.Sprintf(" (replicas of %d GPUs, not whole GPUs)", s.GPUs)
 		}
-		cp.Queue = catalogQueue(m, p, inv)
+		cp.Queue = catalogQueue(pl, p)
 		doc.Profiles = append(doc.Profiles, cp)
 	}
 	return doc
@@ -437,21 +445,9 @@ func withWorkerNodes(m *compile.Model, inv *inventory.Inventory, workers []strin
 	return merged
 }
 
-// typeGPUs counts a type's GPUs: under MIG single, a node's labels count
-// slices, and its MIG config says how many make a GPU; a node no config
-// cuts adds none (the inventory's summary says so).
-func typeGPUs(m *compile.Model, inv *inventory.Inventory, id string) int {
-	total := 0
-	for _, n := range inv.ByType(id) {
-		if g, ok := m.NodeGPUs(n); ok {
-			total += g
-		}
-	}
-	return total
-}
-
 // catalogQueue is a profile's queue, nil when it schedules by node.
-func catalogQueue(m *compile.Model, p *compile.Profile, inv *inventory.Inventory) *catalogdoc.Queue {
+func catalogQueue(pl *compile.Placed, p *compile.Profile) *catalogdoc.Queue {
+	m := pl.Model
 	teams := m.QueueTeams(p)
 	if len(teams) == 0 {
 		return nil
@@ -461,9 +457,9 @@ func catalogQueue(m *compile.Model, p *compile.Profile, inv *inventory.Inventory
 		tq := catalogdoc.TeamQueue{Team: t.Name, ClusterQueue: ClusterQueueName(t, p), Cohort: TeamCohortName(t), Flavors: []catalogdoc.FlavorQuota{}}
 		for _, id := range m.QueueFlavors(t, p) {
 			f := catalogdoc.FlavorQuota{Flavor: id, Quota: m.KeyQuotas(t, id)[p.ResourceName]}
-			if inv.UsageKnown() {
+			if pl.Inventory.UsageKnown() {
 				used := 0
-				for _, n := range flavorNodes(m, inv, id) {
+				for _, n := range pl.FlavorNodes(id) {
 					for _, ns := range t.Namespaces {
 						used += n.InUseBy[ns]
 					}
@@ -480,8 +476,9 @@ func catalogQueue(m *compile.Model, p *compile.Profile, inv *inventory.Inventory
 // catalogSharing describes a profile over shared GPUs and counts its
 // devices; each of its types gets its device and, as Available, that
 // type's devices in the profile's pools. nil for a profile of whole GPUs.
-func catalogSharing(m *compile.Model, p *compile.Profile, inv *inventory.Inventory, types []catalogdoc.Type) *catalogdoc.Sharing {
-	capacity, perPool, ok := m.ProfileCapacity(p, inv)
+func catalogSharing(pl *compile.Placed, p *compile.Profile, types []catalogdoc.Type) *catalogdoc.Sharing {
+	m := pl.Model
+	capacity, perPool, ok := pl.SharedCapacity(p)
 	if !ok {
 		return nil
 	}
@@ -548,8 +545,9 @@ const CatalogPartLabel = "accelc.io/catalog-part"
 
 // catalogConfigMaps renders the catalog as one ConfigMap, or as several
 // (by profile, in order) when one would pass the API server's 1 MiB.
-func catalogConfigMaps(m *compile.Model, inv *inventory.Inventory) ([]Object, error) {
-	doc := Catalog(m, inv)
+func catalogConfigMaps(pl *compile.Placed) ([]Object, error) {
+	m := pl.Model
+	doc := CatalogOf(pl)
 	data, err := json.MarshalIndent(doc, "", "  ")
 	if err != nil {
 		return nil, err
@@ -600,17 +598,6 @@ func catalogPart(m *compile.Model, name string, data []byte, part int) Object {
 		Data:       map[string]string{"catalog.json": string(data) + "\n"},
 	}
 	return Object{Dir: "profiles", Body: body, Source: []string{"profiles"}}
-}
-
-// reachable reports whether a profile's pods can be scheduled on a node
-// as far as pools go: the node is in no pool, or its pool has no taint, or
-// the profile tolerates it.
-func reachable(m *compile.Model, p *compile.Profile, n *inventory.Node) bool {
-	pool := m.PoolOf(n.Name, n.AcceleratorType)
-	if pool == nil || pool.Taint == nil {
-		return true
-	}
-	return p.Tolerates(*pool.Taint)
 }
 
 // resourceOf is the extended resource a node's accelerators are requested

@@ -1,20 +1,19 @@
 package render
 
+// Kueue's queues and quotas per team: a Cohort per team with its quota by
+// flavor, a ClusterQueue and LocalQueue per profile it may use, and the
+// declared cohorts and topologies they nest in.
+
 import (
 	"cmp"
 	"maps"
 	"slices"
 	"sort"
 
-	corev1 "k8s.io/api/core/v1"
-	schedulingv1 "k8s.io/api/scheduling/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"sigs.k8s.io/yaml"
-
 	"github.com/accelc/accelc/pkg/compile"
-	"github.com/accelc/accelc/pkg/inventory"
 )
 
 // Kueue's API, v1beta2 (the storage version since Kueue 0.16).
@@ -41,7 +40,8 @@ func TeamCohortName(t *compile.Team) string { return t.Name }
 // limits, and an explicit namespace selector; a LocalQueue in each team
 // namespace. Without Kueue: a ResourceQuota per team namespace capping the
 // accelerator resources in total. PriorityClasses come either way.
-func quotaObjects(m *compile.Model, inv *inventory.Inventory) ([]Object, error) {
+func quotaObjects(pl *compile.Placed) ([]Object, error) {
+	m := pl.Model
 	out := priorityClasses(m)
 	var teams []*compile.Team
 	for i := range m.Teams {
@@ -69,12 +69,12 @@ func quotaObjects(m *compile.Model, inv *inventory.Inventory) ([]Object, error) 
 	out = append(out, provisioningObjects(m)...)
 	out = append(out, multiKueueObjects(m)...)
 	flavors := map[string]bool{}
-	fleet := m.FleetInventory(inv) // a manager's workers' nodes too, read once
+	fleet := pl.Fleet() // a manager's workers' nodes too, placed once
 	for _, t := range teams {
 		for id := range t.Quota {
 			flavors[id] = true
 		}
-		out = append(out, teamCohort(m, fleet, t))
+		out = append(out, teamCohort(fleet, t))
 	}
 	// What every pod admitted to a flavor tolerates: the tolerations all
 	// the profiles whose queues list it share. Kueue adds a flavor's
@@ -166,8 +166,9 @@ const DefaultFlavor = "accelc-default"
 // and memory that come with them. A team in a cohort has its Cohort under
 // that one (spec.parentName): the teams lend each other what they do not
 // use, within the team's borrowing and lending limits.
-func teamCohort(m *compile.Model, inv *inventory.Inventory, t *compile.Team) Object {
-	spec := cohortSpec{ParentName: t.Cohort, ResourceGroups: teamQuotaGroups(m, inv, t), FairSharing: fairSharing(t.FairShare)}
+func teamCohort(pl *compile.Placed, t *compile.Team) Object {
+	m := pl.Model
+	spec := cohortSpec{ParentName: t.Cohort, ResourceGroups: teamQuotaGroups(pl, t), FairSharing: fairSharing(t.FairShare)}
 	return Object{
 		Dir: "queues", Source: []string{"teams", t.Name},
 		Body: &cohort{
@@ -188,7 +189,8 @@ func teamCohort(m *compile.Model, inv *inventory.Inventory, t *compile.Team) Obj
 // accelerators: for each quota, as many devices' worth as its nodes have
 // per device. Borrowing and lending limits are only for a team in a
 // cohort (Kueue's webhook rejects them on a root Cohort).
-func teamQuotaGroups(m *compile.Model, inv *inventory.Inventory, t *compile.Team) []resourceGroup {
+func teamQuotaGroups(pl *compile.Placed, t *compile.Team) []resourceGroup {
+	m := pl.Model
 	var keys []string
 	for _, pool := range m.NodePools {
 		if _, ok := t.Quota[pool.Name]; ok {
@@ -268,7 +270,7 @@ func teamQuotaGroups(m *compile.Model, inv *inventory.Inventory, t *compile.Team
 			f := flavorQuotas{Name: id}
 			host := map[string]compile.Quantity{}
 			if slices.Contains(keyResources(id), "cpu") {
-				cpuMilli, memBytes := hostShare(m, inv, t, id)
+				cpuMilli, memBytes := hostShare(pl, t, id)
 				host["cpu"] = textQ(resource.NewMilliQuantity(cpuMilli, resource.DecimalSI).String())
 				host["memory"] = textQ(resource.NewQuantity(memBytes, resource.BinarySI).String())
 			}
@@ -370,252 +372,20 @@ func profileClusterQueue(m *compile.Model, t *compile.Team, p *compile.Profile) 
 	}
 }
 
-// KueueConfigMapName is the ConfigMap that holds the part of Kueue's
-// Configuration accelc's queues need.
-const KueueConfigMapName = "accelc-kueue-configuration"
-
-// kueueConfiguration is a ConfigMap, in the profile namespace, holding
-// the fragment of Kueue's Configuration (config.kueue.x-k8s.io/v1beta2)
-// that the admin merges into Kueue's own (kueue-manager-config,
-// controller_manager_config.yaml): Kueue manages plain pods and Jobs in
-// the team namespaces only (managedJobsNamespaceSelector), so pods that
-// must never wait in a queue — kube-system's, the GPU Operator's — are
-// left alone, and the pod integration is on. Where DRA profiles are
-// queued, their DeviceClasses are mapped to their resource
-// (resources.deviceClassMappings): Kueue charges a claimed device to the
-// team's quota of its type as it charges a requested one. accelc does not write Kueue's
-// ConfigMap: it holds settings (webhook, metrics, other frameworks) that
-// are the Kueue installation's. Where a team, cohort or profile sets a
-// fair-share weight, fair sharing is on (fairSharing.preemptionStrategies);
-// where a team sets admissionFairSharing, so is Kueue's
-// admissionFairSharing.
-func kueueConfiguration(m *compile.Model) (Object, error) {
-	var namespaces []string
-	for _, t := range m.Teams {
-		namespaces = append(namespaces, t.Namespaces...)
-	}
-	slices.Sort(namespaces)
-	type deviceClassMapping struct {
-		Name             string   `json:"name"`
-		DeviceClassNames []string `json:"deviceClassNames"`
-	}
-	type resources struct {
-		DeviceClassMappings []deviceClassMapping `json:"deviceClassMappings"`
-	}
-	type fairSharing struct {
-		PreemptionStrategies []string `json:"preemptionStrategies"`
-	}
-	type admissionFairSharing struct {
-		UsageHalfLifeTime     string `json:"usageHalfLifeTime"`
-		UsageSamplingInterval string `json:"usageSamplingInterval"`
-	}
-	fragment := struct {
-		APIVersion                   string                `json:"apiVersion"`
-		Kind                         string                `json:"kind"`
-		ManagedJobsNamespaceSelector *metav1.LabelSelector `json:"managedJobsNamespaceSelector"`
-		Integrations                 struct {
-			Frameworks []string `json:"frameworks"`
-		} `json:"integrations"`
-		Resources            *resources                      `json:"resources,omitempty"`
-		MultiKueue           *multiKueueConfigurationSection `json:"multiKueue,omitempty"`
-		FairSharing          *fairSharing                    `json:"fairSharing,omitempty"`
-		AdmissionFairSharing *admissionFairSharing           `json:"admissionFairSharing,omitempty"`
-	}{APIVersion: "config.kueue.x-k8s.io/v1beta2", Kind: "Configuration",
-		ManagedJobsNamespaceSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
-			Key: "kubernetes.io/metadata.name", Operator: metav1.LabelSelectorOpIn, Values: namespaces,
-		}}}}
-	fragment.Integrations.Frameworks = []string{"batch/job", "pod"}
-	fragment.MultiKueue = multiKueueConfiguration(m)
-	if mappings := m.KueueDeviceClassMappings(); len(mappings) > 0 {
-		fragment.Resources = &resources{}
-		for _, mp := range mappings {
-			fragment.Resources.DeviceClassMappings = append(fragment.Resources.DeviceClassMappings, deviceClassMapping{Name: mp.Resource, DeviceClassNames: mp.Classes})
-		}
-	}
-	// Fair sharing, where a team or cohort sets a weight: Kueue lends
-	// idle quota to the member of a cohort with the least borrowed per
-	// weight, and preempts by share to reclaim it: first a workload whose
-	// queue, without it, still holds at least the preemptor's share with
-	// it, then one whose queue holds more than the preemptor's before
-	// (Kueue's default pair).
-	if m.FairSharing() {
-		fragment.FairSharing = &fairSharing{PreemptionStrategies: []string{"LessThanOrEqualToFinalShare", "LessThanInitialShare"}}
-	}
-	// Admission fair sharing, where a team sets it: how Kueue counts a
-	// namespace's recent use, which orders its team's waiting workloads.
-	if afs := m.AdmissionFairSharingConfig(); afs != nil {
-		fragment.AdmissionFairSharing = &admissionFairSharing{UsageHalfLifeTime: afs.UsageHalfLife, UsageSamplingInterval: afs.UsageSamplingInterval}
-	}
-	b, err := yaml.Marshal(fragment)
-	if err != nil {
-		return Object{}, err
-	}
-	body := &corev1.ConfigMap{
-		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
-		ObjectMeta: metav1.ObjectMeta{Name: KueueConfigMapName, Namespace: m.Cluster.ProfileNamespace, Labels: managedLabels(m.Cluster.Name),
-			Annotations: map[string]string{"accelc.io/merge-into": "kueue-system/kueue-manager-config controller_manager_config.yaml"}},
-		Data: map[string]string{"configuration.yaml": string(b)},
-	}
-	return Object{Dir: "queues", Body: body, Source: []string{"teams"}}, nil
-}
-
-// workloadPriorityClasses are Kueue's tiers, one per PriorityClass of the
-// same name and value: what Kueue orders and preempts workloads by. A
-// HardwareProfile names its class (spec.scheduling.kueue.priorityClass),
-// which Open Data Hub puts in the workload's
-// kueue.x-k8s.io/priority-class label; accelc's mutation does the same for
-// plain pods, with the team's tier when the profile names none.
-func workloadPriorityClasses(m *compile.Model) []Object {
-	var out []Object
-	for _, name := range slices.Sorted(maps.Keys(m.Cluster.PriorityClasses)) {
-		pc := m.Cluster.PriorityClasses[name]
-		out = append(out, Object{Dir: "priorities", Source: []string{"cluster", "priorityClasses", name},
-			Body: &workloadPriorityClass{
-				TypeMeta:    metav1.TypeMeta{APIVersion: kueueAPIVersion, Kind: "WorkloadPriorityClass"},
-				ObjectMeta:  objectMeta(m.Cluster.Name, "", name),
-				Value:       int32(pc.Value),
-				Description: pc.Description,
-			}})
-	}
-	return out
-}
-
-// Kueue's objects, kueue.x-k8s.io/v1beta2, as accelc writes them (Kueue's
-// Go types are not in go.mod).
-type (
-	resourceFlavor struct {
-		metav1.TypeMeta   `json:",inline"`
-		metav1.ObjectMeta `json:"metadata"`
-		// Spec is written even when empty, as the default flavor's.
-		Spec resourceFlavorSpec `json:"spec"`
-	}
-	resourceFlavorSpec struct {
-		NodeLabels map[string]string `json:"nodeLabels,omitempty"`
-		NodeTaints []compile.Taint   `json:"nodeTaints,omitempty"`
-		// Tolerations are added by Kueue to the pods it admits in the
-		// flavor's quota.
-		Tolerations []compile.Toleration `json:"tolerations,omitempty"`
-		// TopologyName is the Topology Kueue places the flavor's pods by.
-		TopologyName string `json:"topologyName,omitempty"`
-	}
-
-	clusterQueue struct {
-		metav1.TypeMeta   `json:",inline"`
-		metav1.ObjectMeta `json:"metadata"`
-		Spec              clusterQueueSpec `json:"spec"`
-	}
-	clusterQueueSpec struct {
-		CohortName        string                `json:"cohortName,omitempty"`
-		FlavorFungibility *flavorFungibility    `json:"flavorFungibility,omitempty"`
-		NamespaceSelector *metav1.LabelSelector `json:"namespaceSelector"`
-		Preemption        *queuePreemption      `json:"preemption,omitempty"`
-		QueueingStrategy  string                `json:"queueingStrategy"`
-		ResourceGroups    []resourceGroup       `json:"resourceGroups"`
-
-		// AdmissionChecksStrategy: the provisioning check (provisioning.go).
-		AdmissionChecksStrategy *admissionChecksStrategy `json:"admissionChecksStrategy,omitempty"`
-		// AdmissionScope: the team's admission fair sharing.
-		AdmissionScope *admissionScope `json:"admissionScope,omitempty"`
-		// FairSharing weighs the queue against the team's queues of
-		// other profiles in the team's Cohort.
-		FairSharing *fairSharingSpec `json:"fairSharing,omitempty"`
-	}
-	admissionScope struct {
-		AdmissionMode string `json:"admissionMode"`
-	}
-	flavorFungibility struct {
-		WhenCanBorrow  string `json:"whenCanBorrow"`
-		WhenCanPreempt string `json:"whenCanPreempt"`
-	}
-	queuePreemption struct {
-		BorrowWithinCohort  *borrowWithinCohort `json:"borrowWithinCohort,omitempty"`
-		ReclaimWithinCohort string              `json:"reclaimWithinCohort"`
-		WithinClusterQueue  string              `json:"withinClusterQueue"`
-	}
-	borrowWithinCohort struct {
-		Policy string `json:"policy"`
-	}
-
-	// cohort is a hierarchical Cohort: a team's budget.
-	cohort struct {
-		metav1.TypeMeta   `json:",inline"`
-		metav1.ObjectMeta `json:"metadata"`
-		Spec              cohortSpec `json:"spec"`
-	}
-	cohortSpec struct {
-		FairSharing    *fairSharingSpec `json:"fairSharing,omitempty"`
-		ParentName     string           `json:"parentName,omitempty"`
-		ResourceGroups []resourceGroup  `json:"resourceGroups,omitempty"`
-	}
-	// fairSharingSpec is a Cohort's or ClusterQueue's fairSharing.
-	fairSharingSpec struct {
-		Weight compile.Quantity `json:"weight"`
-	}
-
-	// topology is Kueue's Topology: an accelerator type's levels, each a
-	// node label, widest first.
-	topology struct {
-		metav1.TypeMeta   `json:",inline"`
-		metav1.ObjectMeta `json:"metadata"`
-		Spec              topologySpec `json:"spec"`
-	}
-	topologySpec struct {
-		Levels []topologyLevel `json:"levels"`
-	}
-	topologyLevel struct {
-		NodeLabel string `json:"nodeLabel"`
-	}
-
-	workloadPriorityClass struct {
-		metav1.TypeMeta   `json:",inline"`
-		metav1.ObjectMeta `json:"metadata"`
-		Value             int32  `json:"value"`
-		Description       string `json:"description,omitempty"`
-	}
-	resourceGroup struct {
-		CoveredResources []string       `json:"coveredResources"`
-		Flavors          []flavorQuotas `json:"flavors"`
-	}
-	flavorQuotas struct {
-		Name      string          `json:"name"`
-		Resources []resourceQuota `json:"resources"`
-	}
-	// resourceQuota is one resource's quota in a flavor. Kueue reads
-	// quantities; accelc writes device counts as integers and CPU and
-	// memory as quantity strings ("64", "512Gi").
-	resourceQuota struct {
-		Name           string            `json:"name"`
-		NominalQuota   compile.Quantity  `json:"nominalQuota"`
-		BorrowingLimit *compile.Quantity `json:"borrowingLimit,omitempty"`
-		LendingLimit   *compile.Quantity `json:"lendingLimit,omitempty"`
-	}
-
-	localQueue struct {
-		metav1.TypeMeta   `json:",inline"`
-		metav1.ObjectMeta `json:"metadata"`
-		Spec              localQueueSpec `json:"spec"`
-	}
-	localQueueSpec struct {
-		ClusterQueue string `json:"clusterQueue"`
-		// FairSharing weighs the namespace under its team's admission
-		// fair sharing.
-		FairSharing *fairSharingSpec `json:"fairSharing,omitempty"`
-	}
-)
-
 // hostShare is the CPU (millicores) and memory (bytes) that come with a
 // team's accelerator quotas: per quota, its devices times what the
 // inventory's nodes of that type (or pool) have per allocatable device.
 // Whole-GPU quotas count the type's nodes outside pools. For key, a quota
 // key, that quota's; for DefaultFlavor, those of the quotas whose flavor
 // has no topology (a flavor with one holds its own).
-func hostShare(m *compile.Model, inv *inventory.Inventory, t *compile.Team, key string) (cpuMilli, memBytes int64) {
+func hostShare(pl *compile.Placed, t *compile.Team, key string) (cpuMilli, memBytes int64) {
+	m := pl.Model
 	for _, id := range slices.Sorted(maps.Keys(t.Quota)) {
 		if _, topo := m.KeyTopology(id); (key == DefaultFlavor) != (topo == nil) || (key != DefaultFlavor && key != id) {
 			continue
 		}
 		var devices, cpu, mem int64
-		for _, n := range flavorNodes(m, inv, id) {
+		for _, n := range pl.FlavorNodes(id) {
 			if !n.Available() || n.Allocatable == 0 {
 				continue
 			}
@@ -633,97 +403,6 @@ func hostShare(m *compile.Model, inv *inventory.Inventory, t *compile.Team, key 
 	}
 	// Whole cores and GiB, rounded down: quotas read as people write them.
 	return cpuMilli / 1000 * 1000, memBytes / (1 << 30) * (1 << 30)
-}
-
-// flavorNodes are the nodes of a quota key's flavor: a pool's (or MIG
-// config's) nodes, or a type's nodes outside pools.
-func flavorNodes(m *compile.Model, inv *inventory.Inventory, id string) []*inventory.Node {
-	if pool, ok := m.Pool(id); ok {
-		return m.PoolNodes(pool, inv)
-	}
-	var nodes []*inventory.Node
-	for _, n := range inv.ByType(id) {
-		if m.PoolOf(n.Name, id) == nil {
-			nodes = append(nodes, n)
-		}
-	}
-	return nodes
-}
-
-// resourceQuotas caps each team namespace's accelerator requests at the
-// team's total per resource: the guard rail for clusters without Kueue.
-func resourceQuotas(m *compile.Model, t *compile.Team) []Object {
-	hard := map[corev1.ResourceName]int{}
-	for id := range t.Quota {
-		for res, q := range m.KeyQuotas(t, id) {
-			hard[corev1.ResourceName("requests."+res)] += q
-		}
-	}
-	return namespaceQuotas(m, t, "accelc-accelerators", "queues", []string{"teams", t.Name, "namespaces"}, hard)
-}
-
-// namespaceQuotas are a ResourceQuota of the name in each of the team's
-// namespaces, each with the team's whole hard limits.
-//
-// A team not yet at deny gets none: a ResourceQuota refuses pods, which
-// dryrun and warn never do (accelc audit says which would wait).
-func namespaceQuotas(m *compile.Model, t *compile.Team, name, dir string, source []string, hard map[corev1.ResourceName]int) []Object {
-	var out []Object
-	for _, ns := range t.Namespaces {
-		if m.TeamStage(t, ns) != compile.Deny {
-			continue
-		}
-		out = append(out, Object{
-			Dir: dir, PerNamespace: true, Source: source,
-			Body: &deviceQuota{
-				TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ResourceQuota"},
-				ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: managedLabels(m.Cluster.Name),
-					Annotations: map[string]string{"accelc.io/team": t.Name}},
-				Spec: deviceQuotaSpec{Hard: hard},
-			},
-		})
-	}
-	return out
-}
-
-// deviceQuota is a core/v1 ResourceQuota of device counts. It is not
-// corev1.ResourceQuota, whose quantities marshal as strings ("56") and
-// whose status is always written: accelc writes the counts as integers,
-// which the API server reads as the same quantities.
-type deviceQuota struct {
-	metav1.TypeMeta   `json:",inline"`
-	metav1.ObjectMeta `json:"metadata"`
-	Spec              deviceQuotaSpec `json:"spec"`
-}
-
-type deviceQuotaSpec struct {
-	Hard map[corev1.ResourceName]int `json:"hard"`
-}
-
-func priorityClasses(m *compile.Model) []Object {
-	var out []Object
-	names := make([]string, 0, len(m.Cluster.PriorityClasses))
-	for name := range m.Cluster.PriorityClasses {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		pc := m.Cluster.PriorityClasses[name]
-		body := &schedulingv1.PriorityClass{
-			TypeMeta:   metav1.TypeMeta{APIVersion: "scheduling.k8s.io/v1", Kind: "PriorityClass"},
-			ObjectMeta: objectMeta(m.Cluster.Name, "", name),
-			// The schema bounds it to int32 (at most a billion).
-			Value:         int32(pc.Value),
-			Description:   pc.Description,
-			GlobalDefault: pc.GlobalDefault,
-		}
-		if pc.PreemptionPolicy != "" {
-			body.PreemptionPolicy = ptr(corev1.PreemptionPolicy(pc.PreemptionPolicy))
-		}
-		out = append(out, Object{Dir: "priorities", Body: body,
-			Source: []string{"cluster", "priorityClasses", name}})
-	}
-	return out
 }
 
 // sameToleration compares two tolerations by value.

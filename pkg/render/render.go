@@ -7,6 +7,9 @@ import (
 
 // Render computes every object of a cluster's tree.
 func Render(m *compile.Model, inv *inventory.Inventory) ([]Object, error) {
+	// The model laid over the nodes once: every object that counts nodes
+	// reads it.
+	pl := m.Place(inv)
 	var objs []Object
 	objs = append(objs, nodeFeatureRule(m))
 	profiles, err := hardwareProfiles(m)
@@ -14,7 +17,7 @@ func Render(m *compile.Model, inv *inventory.Inventory) ([]Object, error) {
 		return nil, err
 	}
 	objs = append(objs, profiles...)
-	cms, err := catalogConfigMaps(m, inv)
+	cms, err := catalogConfigMaps(pl)
 	if err != nil {
 		return nil, err
 	}
@@ -26,7 +29,7 @@ func Render(m *compile.Model, inv *inventory.Inventory) ([]Object, error) {
 	objs = append(objs, policyObjs...)
 	objs = append(objs, tenancyObjects(m)...)
 	objs = append(objs, mutationObjects(m)...)
-	quotas, err := quotaObjects(m, inv)
+	quotas, err := quotaObjects(pl)
 	if err != nil {
 		return nil, err
 	}
@@ -58,16 +61,29 @@ func Render(m *compile.Model, inv *inventory.Inventory) ([]Object, error) {
 // Cluster renders a cluster's whole tree: Render, Validate, then
 // BuildTree. The provenance, when given, annotates every object.
 func Cluster(m *compile.Model, inv *inventory.Inventory, prov ...Provenance) (Tree, error) {
-	objs, err := Render(m, inv)
-	if err != nil {
-		return nil, err
-	}
-	if err := Validate(m, objs); err != nil {
-		return nil, err
-	}
 	var p Provenance
 	if len(prov) > 0 {
 		p = prov[0]
 	}
-	return BuildTree(m.Cluster.Name, objs, p)
+	t, _, err := cluster(m, inv, p, false)
+	return t, err
+}
+
+// ClusterContent is Cluster with the tree's content digest, computed from
+// the objects as they are written (BuildTreeContent): what `accelc
+// render` records beside the tree for push, and `accelc status` compares
+// with what the cluster runs.
+func ClusterContent(m *compile.Model, inv *inventory.Inventory, prov Provenance) (Tree, string, error) {
+	return cluster(m, inv, prov, true)
+}
+
+func cluster(m *compile.Model, inv *inventory.Inventory, prov Provenance, content bool) (Tree, string, error) {
+	objs, err := Render(m, inv)
+	if err != nil {
+		return nil, "", err
+	}
+	if err := Validate(m, objs); err != nil {
+		return nil, "", err
+	}
+	return buildTree(m.Cluster.Name, objs, prov, content)
 }

@@ -11,8 +11,6 @@ import (
 	"sort"
 	"time"
 
-	"sigs.k8s.io/yaml"
-
 	"github.com/accelc/accelc/pkg/rendered"
 )
 
@@ -41,20 +39,39 @@ type kustomization struct {
 // order, and a root kustomization.yaml listing the folders but constraints/
 // and flux/, which are applied after the rest and to pull it.
 func BuildTree(cluster string, objs []Object, prov Provenance) (Tree, error) {
+	t, _, err := buildTree(cluster, objs, prov, false)
+	return t, err
+}
+
+// BuildTreeContent is BuildTree with the tree's content digest, what
+// artifact.ContentDigest computes from the files, computed here from each
+// file's JSON, without reading the YAML written.
+func BuildTreeContent(cluster string, objs []Object, prov Provenance) (Tree, string, error) {
+	return buildTree(cluster, objs, prov, true)
+}
+
+// buildTree is BuildTree, with the content digest where content is asked
+// for.
+func buildTree(cluster string, objs []Object, prov Provenance, content bool) (Tree, string, error) {
 	t := Tree{}
+	var digest *contentDigest
+	if content {
+		digest = newContentDigest(len(objs))
+	}
 	folders := map[string][]string{}
 	var order []string
 	for i := range objs {
 		o := &objs[i]
-		b, err := o.Marshal(cluster, prov)
+		b, j, err := o.marshal(cluster, prov)
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		f := o.File()
 		if _, dup := t[f]; dup {
-			return nil, fmt.Errorf("two objects render to %s: %s names must be unique", f, o.Kind())
+			return nil, "", fmt.Errorf("two objects render to %s: %s names must be unique", f, o.Kind())
 		}
 		t[f] = b
+		digest.add(f, j, b)
 		if _, ok := folders[o.Dir]; !ok {
 			order = append(order, o.Dir)
 		}
@@ -62,16 +79,17 @@ func BuildTree(cluster string, objs []Object, prov Provenance) (Tree, error) {
 	}
 	sort.Strings(order)
 	put := func(path string, resources []string) error {
-		b, err := yaml.Marshal(kustomization{APIVersion: "kustomize.config.k8s.io/v1beta1", Kind: "Kustomization", Resources: resources})
+		j, y, err := marshalYAML(kustomization{APIVersion: "kustomize.config.k8s.io/v1beta1", Kind: "Kustomization", Resources: resources})
 		if err != nil {
 			return err
 		}
-		t[path] = append([]byte(header(cluster)), b...)
+		t[path] = append([]byte(header(cluster)), y...)
+		digest.add(path, j, t[path])
 		return nil
 	}
 	for _, dir := range order {
 		if err := put(dir+"/kustomization.yaml", folders[dir]); err != nil {
-			return nil, err
+			return nil, "", err
 		}
 	}
 	var root []string
@@ -81,9 +99,9 @@ func BuildTree(cluster string, objs []Object, prov Provenance) (Tree, error) {
 		}
 	}
 	if err := put("kustomization.yaml", root); err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	return t, nil
+	return t, digest.sum(), nil
 }
 
 // WriteOptions tune Tree.WriteWith.
@@ -94,6 +112,11 @@ type WriteOptions struct {
 	// LockTimeout is how long to wait for another render of the same
 	// directory to finish; 0 is DefaultLockTimeout.
 	LockTimeout time.Duration
+	// ContentDigest is the tree's content digest (ClusterContent), which
+	// the write records beside the files (rendered.ContentFile) with the
+	// digest of their bytes, for push to publish without reading them as
+	// YAML. Empty, no record is written.
+	ContentDigest string
 }
 
 // DefaultLockTimeout is how long a render waits for another render of
@@ -161,6 +184,11 @@ func (t Tree) WriteWith(dir string, opts WriteOptions) error {
 			return err
 		}
 		if err := os.WriteFile(full, t[p], 0o644); err != nil {
+			return err
+		}
+	}
+	if opts.ContentDigest != "" {
+		if err := os.WriteFile(filepath.Join(tmp, rendered.ContentFile), rendered.FormatContent(opts.ContentDigest, t), 0o644); err != nil {
 			return err
 		}
 	}

@@ -46,8 +46,10 @@ type Tree struct {
 	// Files are the files accelc rendered, sorted by path.
 	Files []File
 	// Extra is everything else in the folder, by slash path, a folder as
-	// "name/": never published.
+	// "name/": never published. ContentFile is not among them.
 	Extra []string
+	// content is ContentFile's text, where Read found one.
+	content []byte
 }
 
 // File is one rendered file.
@@ -163,6 +165,13 @@ func read(dir string, content bool) (*Tree, error) {
 	}
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("%s is not the tree accelc rendered: render it again:\n%w", dir, errors.Join(errs...))
+	}
+	// render's record of the content digest is no stray file.
+	if c, err := readRegular(fsys, ContentFile, -1); err == nil {
+		listed[ContentFile] = true
+		if content {
+			t.content = c.data
+		}
 	}
 	if t.Extra, err = others(fsys, listed); err != nil {
 		return nil, err

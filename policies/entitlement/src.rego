@@ -276,6 +276,28 @@ violation contains {"msg": msg} if {
 	])
 }
 
+# Kueue's job webhook suspends a Job that joins a LocalQueue until Kueue
+# admits the Job's Workload, and its pods are that Workload's (Kueue's pod
+# webhook skips them). A Job of a profile Kueue shares out that reaches
+# admission not suspended was skipped by Kueue's job webhook (its
+# namespace outside Kueue's managedJobsNamespaceSelector, the batch/job
+# integration off, the webhook failing open): its pods would run at once,
+# counted by no Workload. Judged on an API server's CREATE only: a Job
+# Kueue admitted is unsuspended by Kueue on UPDATE.
+violation contains {"msg": msg} if {
+	accelc.operation == "CREATE"
+	object.get(input.review, "uid", "") != ""
+	workload.kind == "Job"
+	accelc.group_of(object.get(workload, "apiVersion", "")) == "batch"
+	q := workload_labels[queue_label]
+	some [name, p] in workload_profiles
+	p.spec.scheduling.kueue.localQueueName
+	object.get(workload, ["spec", "suspend"], false) != true
+	msg := sprintf("Job %v joins Kueue's LocalQueue %v (profile %q) but reached admission not suspended, so Kueue's job webhook skipped it and its pods would run without Kueue counting them in team %v's quota: check that Kueue's batch/job integration is on, that its managedJobsNamespaceSelector selects namespace %v (accelc renders it in ConfigMap accelc-kueue-configuration), and that its webhook is reachable; then create the Job again", [
+		workload.metadata.name, q, name, team_named, object.get(workload.metadata, "namespace", object.get(input.review, "namespace", "")),
+	])
+}
+
 # Profiles of the workload without a priority class of their own: its
 # label is held to the team's tier.
 tier_bound_workload if {
@@ -352,6 +374,46 @@ else := "(none)"
 # Kueue may lift it (kueueManagers). A user who removes it would run the
 # pod without a Workload's admission.
 kueue_gate := "kueue.x-k8s.io/admission"
+
+# Kueue's pod webhook gates every pod it queues, and mutating webhooks run
+# before any validating one, so a pod that joins a queue reaches this
+# policy gated. One that arrives ungated was skipped by Kueue's webhook:
+# its namespace is outside Kueue's managedJobsNamespaceSelector, the pod
+# integration is off, or the webhook failed open. Kueue would never
+# account for its accelerators, so it is refused, naming what to check.
+# The pods of a Kueue-managed controller are its owner's Workload's (the
+# controller rule above says who may make them). Only an API server's
+# request's own pod is judged (it has a uid): a workload's expansion or
+# template is a pod no webhook has mutated yet, and Gatekeeper's audit sees
+# pods Kueue has since admitted and ungated.
+violation contains {"msg": msg} if {
+	accelc.operation == "CREATE"
+	object.get(input.review, "uid", "") != ""
+	not input.review.fromTemplate
+	object.get(input.review.object, "kind", "") == "Pod"
+	accelc.holds_accelerators
+	queue := accelc.labels[queue_label]
+	kueue_accounts
+	not managed_controller
+	not kueue_gate in {g.name | some g in object.get(accelc.written_spec, "schedulingGates", [])}
+	msg := sprintf("the pod joins Kueue's LocalQueue %v (label %v) but reached admission without Kueue's scheduling gate %v, so Kueue's pod webhook skipped it and would never count its accelerators in team %v's quota: check that Kueue's pod integration is on, that its managedJobsNamespaceSelector selects namespace %v (accelc renders it in ConfigMap accelc-kueue-configuration), that its webhook is reachable, and that it sees the label (it must run after Gatekeeper's mutating webhook, which adds it: the API server calls webhook configurations in the order of their names; or set its reinvocationPolicy: IfNeeded); then create the pod again", [
+		queue, queue_label, kueue_gate, team_named, object.get(input.review.object.metadata, "namespace", object.get(input.review, "namespace", "")),
+	])
+}
+
+# Kueue shares out the pod's accelerators: its profile schedules through
+# Kueue, or its team's quota is Kueue's. (Elsewhere a queue label is the
+# pod's own affair: accelc expects no Workload for it.)
+kueue_accounts if accelc.profile_queue
+
+kueue_accounts if accelc.entitlement.spec.queue != ""
+
+# The pod's controller is of a kind whose pods Kueue accounts for through
+# the controller's own Workload.
+managed_controller if {
+	o := accelc.controller_owner_of(accelc.written)
+	_ = input.parameters.podControllers[accelc.owner_key(o)]
+}
 
 violation contains {"msg": msg} if {
 	accelc.operation == "UPDATE"

@@ -221,6 +221,13 @@ test_job_queue_of_its_profile_admitted if {
 	count(violation) == 0 with input as slice_job({"kueue.x-k8s.io/queue-name": "mig-slice"}) with data.inventory as queue_profile
 }
 
+# A Job whose template names a queued profile, as the accelc-job-queue
+# MutatingAdmissionPolicy leaves it: the profile's LocalQueue and the
+# team's tier on the Job itself (Kueue admits it whole).
+test_job_labelled_as_a_gang_admitted if {
+	count(violation) == 0 with input as slice_job({"kueue.x-k8s.io/queue-name": "mig-slice", "kueue.x-k8s.io/priority-class": "research"}) with data.inventory as queue_profile
+}
+
 job_owner := {"apiVersion": "batch/v1", "kind": "Job", "name": "cpu-job", "uid": "u-1", "controller": true}
 
 owned_pod(_) := f.pod("ml", f.profile("premium-gpu"), {
@@ -515,4 +522,79 @@ test_lws_leader_of_unentitled_profile_denied if {
 	some [where, msg] in template_msgs(lws("serving", {}, gpu_template("premium-gpu"), cpu_template))
 	where == "spec.leaderWorkerTemplate.leaderTemplate"
 	contains(msg, "team model-serving may not use")
+}
+
+# Kueue's webhook gates the pods it queues before Gatekeeper validates
+# them: one that arrives ungated was skipped by it.
+queued_pod(gates) := object.union(owned_pod([]), {
+	"metadata": {"labels": {"kueue.x-k8s.io/queue-name": "premium"}},
+	"spec": {"schedulingGates": gates},
+})
+
+ungated_denials contains v.msg if {
+	some v in violation
+	contains(v.msg, "reached admission without Kueue's scheduling gate")
+}
+
+request(pod_obj, user) := object.union(as_user(pod_obj, [], user), {"review": {"uid": "r-1"}})
+
+# premium-gpu schedules through Kueue's LocalQueue premium.
+premium_queued := object.union(f.inventory, {"namespace": {"opendatahub": {"infrastructure.opendatahub.io/v1": {"HardwareProfile": {"premium-gpu": {"spec": {"scheduling": {"type": "Queue", "kueue": {"localQueueName": "premium"}}}}}}}}})
+
+test_queued_pod_skipped_by_kueue_denied if {
+	some v in violation with input as request(queued_pod([]), "alice") with data.inventory as premium_queued
+	contains(v.msg, "the pod joins Kueue's LocalQueue premium (label kueue.x-k8s.io/queue-name) but reached admission without Kueue's scheduling gate kueue.x-k8s.io/admission")
+	contains(v.msg, "managedJobsNamespaceSelector selects namespace ml")
+}
+
+test_queued_pod_gated_by_kueue_admitted if {
+	count(ungated_denials) == 0 with input as request(queued_pod([{"name": "kueue.x-k8s.io/admission"}]), "alice") with data.inventory as premium_queued
+}
+
+# An expansion's pod (no uid: no webhook has mutated it yet), the
+# audit's, and the pods of a Kueue-managed controller are not held to it.
+test_ungated_pods_not_judged_where_kueue_gates_none if {
+	count(ungated_denials) == 0 with input as as_user(queued_pod([]), [], "alice") with data.inventory as premium_queued
+	count(ungated_denials) == 0 with input as {"review": {"object": queued_pod([])}, "parameters": f.params} with data.inventory as premium_queued
+	by_job := object.union(as_user(queued_pod([]), [job_owner], "system:serviceaccount:kube-system:job-controller"), {"review": {"uid": "r-2"}})
+	count(ungated_denials) == 0 with input as by_job with data.inventory as premium_queued
+}
+
+test_cpu_pod_with_a_queue_label_not_held_to_the_gate if {
+	p := object.union(f.pod("ml", {}, {"containers": [{"name": "c", "image": "app"}]}), {"metadata": {"labels": {"kueue.x-k8s.io/queue-name": "premium"}}})
+	count(ungated_denials) == 0 with input as request(p, "alice") with data.inventory as premium_queued
+}
+
+# Where Kueue shares out nothing of the pod's (its profile and team are
+# not queued), a queue label is the pod's own affair.
+test_queue_label_where_kueue_shares_nothing_not_held_to_the_gate if {
+	count(ungated_denials) == 0 with input as request(queued_pod([]), "alice") with data.inventory as f.inventory
+}
+
+# Kueue's job webhook suspends the Jobs it queues before Gatekeeper
+# validates them: one that arrives running was skipped by it.
+job_request(suspend) := {"review": {
+	"uid": "r-3", "operation": "CREATE", "namespace": "slices", "userInfo": {"username": "alice"},
+	"object": object.union(slice_job({"kueue.x-k8s.io/queue-name": "mig-slice"}).review.object, {"spec": {"suspend": suspend}}),
+}, "parameters": f.params}
+
+unsuspended_denials contains v.msg if {
+	some v in violation
+	contains(v.msg, "reached admission not suspended")
+}
+
+test_job_skipped_by_kueue_denied if {
+	some v in violation with input as job_request(false) with data.inventory as queue_profile
+	contains(v.msg, `Job j joins Kueue's LocalQueue mig-slice (profile "mig-slice") but reached admission not suspended`)
+}
+
+test_job_suspended_by_kueue_admitted if {
+	count(unsuspended_denials) == 0 with input as job_request(true) with data.inventory as queue_profile
+}
+
+# An unqueued profile's Job, and the audit's view of a Job Kueue admitted
+# (and unsuspended), are not held to it.
+test_job_not_held_to_suspension_where_kueue_queues_nothing if {
+	count(unsuspended_denials) == 0 with input as job_request(false) with data.inventory as f.inventory
+	count(unsuspended_denials) == 0 with input as {"review": {"object": job_request(false).review.object}, "parameters": f.params} with data.inventory as queue_profile
 }

@@ -35,6 +35,10 @@ type Request struct {
 	// User is the request's userInfo.username: who makes or changes the
 	// object (a controller's service account, Kueue's); "" is DefaultUser.
 	User string
+	// KueueSkipped says that Kueue's pod or job webhook did not run on the
+	// request though Kueue queues its namespace: the webhook failed open,
+	// or the cluster's Kueue selects other namespaces than accelc renders.
+	KueueSkipped bool
 }
 
 // DefaultUser is the user of a Request that names none: an ordinary user,
@@ -69,7 +73,9 @@ type Decision struct {
 // matchConstraints name (a pod's and a Job's template's on CREATE only),
 // then Gatekeeper's mutating webhook (on CREATE, as accelc installs it,
 // unless MutateUpdates; not for a subresource, which its webhook's "*"
-// rule leaves out), then its validating webhook (Validate).
+// rule leaves out), then Kueue's webhooks (a new pod it queues is gated, a
+// new Job it queues suspended, unless the request says Kueue skipped
+// it), then Gatekeeper's validating webhook (Validate).
 func (m *Mutator) Admit(ctx context.Context, r *Reviewer, req Request) (Decision, error) {
 	return m.admit(ctx, r, req, true)
 }
@@ -117,6 +123,16 @@ func (m *Mutator) admit(ctx context.Context, r *Reviewer, req Request, mutating 
 					// messages sees it refused.
 					d.Messages = []string{d.Refused}
 					return d, nil
+				}
+			}
+			// Kueue's pod webhook runs on every new pod, whether or not
+			// accelc's mutators did.
+			if op == string(admissionv1.Create) && !req.KueueSkipped {
+				switch {
+				case m.queuedByKueue(obj):
+					gateAsKueue(obj)
+				case m.jobQueuedByKueue(obj):
+					_ = unstructured.SetNestedField(obj.Object, true, "spec", "suspend")
 				}
 			}
 			for _, res := range resultants {

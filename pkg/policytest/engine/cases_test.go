@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -165,4 +166,55 @@ func TestAdmitPodUpdateMutatedSpec(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, d.Refused, "mutation on CREATE only: the relabel reaches the validation")
 	assert.NotEmpty(t, d.Violations, "and is judged there")
+}
+
+// TestAdmitKueueWebhooks: a new pod and Job of a profile Kueue shares out
+// are gated and suspended by Kueue's webhooks before Gatekeeper judges
+// them, and admitted; where Kueue's webhook skipped them they arrive
+// ungated and running, and are refused.
+func TestAdmitKueueWebhooks(t *testing.T) {
+	_, _, _, tree := example(t, "hetero-prod")
+	r, err := engine.NewReviewer(t.Context(), tree)
+	require.NoError(t, err)
+	m, err := engine.NewMutator(tree, []string{"ml-research"})
+	require.NoError(t, err)
+	pod := func() *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "v1", "kind": "Pod",
+			"metadata": map[string]any{"name": "p", "namespace": "ml-research", "labels": map[string]any{"accelerator.opendatahub.io/profile": "premium-gpu"}},
+			"spec": map[string]any{"containers": []any{map[string]any{"name": "main", "image": "x",
+				"resources": map[string]any{"limits": map[string]any{"nvidia.com/gpu": "1"}}}}},
+		}}
+	}
+	job := func() *unstructured.Unstructured {
+		p := pod()
+		return &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "batch/v1", "kind": "Job",
+			"metadata": map[string]any{"name": "j", "namespace": "ml-research", "labels": map[string]any{"kueue.x-k8s.io/queue-name": "premium-gpu"}},
+			"spec": map[string]any{"template": map[string]any{
+				"metadata": map[string]any{"labels": map[string]any{"accelerator.opendatahub.io/profile": "premium-gpu"}},
+				"spec":     map[string]any{"restartPolicy": "Never", "containers": p.Object["spec"].(map[string]any)["containers"]},
+			}},
+		}}
+	}
+	d, err := m.Admit(t.Context(), r, engine.Request{Object: pod()})
+	require.NoError(t, err)
+	assert.Empty(t, d.Messages)
+	gates, _, _ := unstructured.NestedSlice(d.Stored.Object, "spec", "schedulingGates")
+	assert.Equal(t, []any{map[string]any{"name": engine.KueueGate}}, gates, "gated by Kueue's pod webhook")
+
+	d, err = m.Admit(t.Context(), r, engine.Request{Object: pod(), KueueSkipped: true})
+	require.NoError(t, err)
+	require.Len(t, d.Messages, 1)
+	assert.Contains(t, d.Messages[0], "the pod joins Kueue's LocalQueue premium-gpu (label kueue.x-k8s.io/queue-name) but reached admission without Kueue's scheduling gate")
+
+	d, err = m.Admit(t.Context(), r, engine.Request{Object: job()})
+	require.NoError(t, err)
+	assert.Empty(t, d.Messages)
+	suspended, _, _ := unstructured.NestedBool(d.Stored.Object, "spec", "suspend")
+	assert.True(t, suspended, "suspended by Kueue's job webhook")
+
+	d, err = m.Admit(t.Context(), r, engine.Request{Object: job(), KueueSkipped: true})
+	require.NoError(t, err)
+	assert.Contains(t, strings.Join(d.Messages, "\n"), `Job j joins Kueue's LocalQueue premium-gpu (profile "premium-gpu") but reached admission not suspended`)
 }

@@ -261,6 +261,8 @@ type Escape struct {
 func familyOf(why string) string {
 	for _, f := range []struct{ family, says string }{
 		{"ownerReference spoof", "a kind Kueue manages"},
+		{"pod Kueue's webhook skipped", "Kueue's pod webhook skipped"},
+		{"Job Kueue's webhook skipped", "Kueue's job webhook skipped"},
 		{"Kueue gate removal", "scheduling gate"},
 		{"empty claim", "asks for no device"},
 		{"unconfined DRA pod", "the pod of DRA profile"},
@@ -393,7 +395,12 @@ func (e *EscapeCheck) Run(ctx context.Context, seed uint64, n int) (EscapeReport
 			continue
 		}
 		obj := e.generate(rng, i)
-		v, admitted, err := check(i, Request{Object: &unstructured.Unstructured{Object: obj}, User: e.requester(rng, obj)})
+		req := Request{Object: &unstructured.Unstructured{Object: obj}, User: e.requester(rng, obj)}
+		// Now and then Kueue's webhook does not run on a new pod or Job:
+		// it failed open, or the cluster's Kueue selects other
+		// namespaces.
+		req.KueueSkipped = (obj["kind"] == "Pod" || obj["kind"] == "Job") && rng.Float64() < 0.1
+		v, admitted, err := check(i, req)
 		if err != nil {
 			return rep, err
 		}

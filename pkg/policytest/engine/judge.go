@@ -137,6 +137,17 @@ func (e *EscapeCheck) kueueEscape(w *unstructured.Unstructured) string {
 	if why := e.kueueLabels(labels, team, profiles); why != "" {
 		return fmt.Sprintf("the %s %s", w.GetKind(), why)
 	}
+	// A Job Kueue queues runs only once Kueue admits it: its job webhook
+	// suspends it when it is made.
+	if q := labels[render.QueueNameLabel]; q != nil && w.GetKind() == "Job" && w.GroupVersionKind().Group == "batch" {
+		if suspended, _, _ := unstructured.NestedBool(w.Object, "spec", "suspend"); !suspended {
+			for _, p := range profiles {
+				if slices.Contains(e.model.QueueTeams(p), team) {
+					return fmt.Sprintf("Kueue's job webhook skipped Job %s (it names LocalQueue %v but was admitted not suspended): its pods run counted by no Workload in team %s's queues", w.GetName(), q, team.Name)
+				}
+			}
+		}
+	}
 	return ""
 }
 

@@ -135,6 +135,29 @@ func TestUnaccounted(t *testing.T) {
 	kept := e.unaccounted(Request{Object: adopted, OldObject: adopted, Operation: "UPDATE"}, adopted.Object)
 	assert.Empty(t, kept, "a controller kept")
 
+	// A new pod naming a LocalQueue that Kueue's webhook did not gate.
+	// Kueue shares out profile gpu's devices in team queued's namespace.
+	m := &compile.Model{
+		Cluster:  compile.Cluster{Quotas: "kueue", LabelPrefix: "accelerator.opendatahub.io"},
+		Profiles: []compile.Profile{{Name: "gpu", Enabled: true}},
+		Teams:    []compile.Team{{Name: "queued", Namespaces: []string{"q"}, Quota: map[string]int{"gpu": 1}}},
+	}
+	e.model, e.teamOf["q"] = m, &m.Teams[0]
+	e.queued = map[string]bool{"queued": true}
+	newPod := func(gate bool) map[string]any {
+		u := &unstructured.Unstructured{Object: pod("q", "", "", false)}
+		u.SetLabels(map[string]string{render.QueueNameLabel: "q", "accelerator.opendatahub.io/profile": "gpu"})
+		if gate {
+			gateAsKueue(u)
+		}
+		return u.Object
+	}
+	skipped := e.unaccounted(Request{}, newPod(false))
+	assert.Contains(t, skipped, "Kueue's pod webhook skipped the pod")
+	assert.Equal(t, "pod Kueue's webhook skipped", familyOf(skipped))
+	assert.Empty(t, e.unaccounted(Request{}, newPod(true)), "gated by Kueue")
+	assert.Empty(t, e.unaccounted(Request{}, pod("q", "", "", false)), "no LocalQueue: not Kueue's")
+
 	gated := &unstructured.Unstructured{Object: pod("q", "", "", false)}
 	gateAsKueue(gated)
 	for user, escape := range map[string]bool{"": true, jobCtl: true, kueueCtl: false} {

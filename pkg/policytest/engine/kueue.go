@@ -7,7 +7,10 @@ import (
 	"slices"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 
@@ -149,10 +152,12 @@ func (e *EscapeCheck) queuedTeam(t *compile.Team) bool {
 }
 
 // unaccounted says why Kueue never accounts for an admitted pod that
-// reaches devices ("" when it does): in a queued team's namespace, a pod
-// whose controller owner is (on CREATE) or becomes (on UPDATE) one of a
-// kind Kueue manages, by someone other than that kind's controller; or
-// Kueue's scheduling gate removed by someone other than Kueue.
+// reaches devices ("" when it does): in a queued team's namespace, a new
+// pod of a queued profile that names a LocalQueue but that Kueue's pod
+// webhook did not gate;
+// a pod whose controller owner is (on CREATE) or becomes (on UPDATE) one
+// of a kind Kueue manages, by someone other than that kind's controller;
+// or Kueue's scheduling gate removed by someone other than Kueue.
 func (e *EscapeCheck) unaccounted(req Request, pod map[string]any) string {
 	md := mapOf(pod["metadata"])
 	user := req.User
@@ -168,6 +173,9 @@ func (e *EscapeCheck) unaccounted(req Request, pod map[string]any) string {
 		return ""
 	}
 	owner, name, uid := controllerOwner(md)
+	if req.Operation != "UPDATE" && !kueueManagedKinds[owner] && mapOf(md["labels"])[render.QueueNameLabel] != nil && !hasGate(pod, KueueGate) && e.queuedProfile(md, team) {
+		return fmt.Sprintf("Kueue's pod webhook skipped the pod (it names LocalQueue %v but was admitted ungated): no Workload accounts for its devices in team %s's queues", mapOf(md["labels"])[render.QueueNameLabel], team.Name)
+	}
 	if !kueueManagedKinds[owner] || slices.Contains(e.kueue.controllers[owner], user) {
 		return ""
 	}
@@ -178,6 +186,14 @@ func (e *EscapeCheck) unaccounted(req Request, pod map[string]any) string {
 		return fmt.Sprintf("%s made %s %s, a kind Kueue manages, the pod's controller owner: Kueue stops accounting for its devices in team %s's queues", user, owner, name, team.Name)
 	}
 	return fmt.Sprintf("the pod's controller owner is %s %s, a kind Kueue manages, and %s made it, not %s's controller: Kueue never accounts for its devices in team %s's queues", owner, name, user, owner, team.Name)
+}
+
+// queuedProfile reports whether Kueue shares out the devices of the
+// pod's profile in the team's namespaces (the profile has the team's
+// LocalQueue).
+func (e *EscapeCheck) queuedProfile(md map[string]any, team *compile.Team) bool {
+	p := e.profileOf(md)
+	return p != nil && slices.Contains(e.model.QueueTeams(p), team)
 }
 
 func hasGate(pod map[string]any, gate string) bool {
@@ -251,6 +267,7 @@ func (e *EscapeCheck) requester(rng *rand.Rand, obj map[string]any) string {
 func (e *EscapeCheck) ungate(rng *rand.Rand, stored *unstructured.Unstructured, user string) Request {
 	old := stored.DeepCopy()
 	gateAsKueue(old)
+	delete(mapOf(old.Object["spec"]), "nodeName") // a gated pod is not bound
 	obj := old.DeepCopy()
 	spec := mapOf(obj.Object["spec"])
 	gates := slices.DeleteFunc(slices.Clone(spec["schedulingGates"].([]any)), func(g any) bool { return mapOf(g)["name"] == KueueGate })
@@ -268,14 +285,78 @@ func (e *EscapeCheck) ungate(rng *rand.Rand, stored *unstructured.Unstructured, 
 
 // gateAsKueue gives a pod what Kueue's pod webhook gives the pods it
 // manages: its scheduling gate (besides any other), managed label and
-// finalizer.
+// finalizer, once.
 func gateAsKueue(pod *unstructured.Unstructured) {
-	spec := mapOf(pod.Object["spec"])
-	gates, _ := spec["schedulingGates"].([]any)
-	spec["schedulingGates"] = append(slices.Clone(gates), map[string]any{"name": KueueGate})
-	delete(spec, "nodeName")
+	if !hasGate(pod.Object, KueueGate) {
+		spec := mapOf(pod.Object["spec"])
+		gates, _ := spec["schedulingGates"].([]any)
+		spec["schedulingGates"] = append(slices.Clone(gates), map[string]any{"name": KueueGate})
+		pod.Object["spec"] = spec
+	}
 	pod.SetLabels(mergeString(pod.GetLabels(), kueueManagedLabel, "true"))
-	pod.SetFinalizers(append(pod.GetFinalizers(), kueueFinalizer))
+	if !slices.Contains(pod.GetFinalizers(), kueueFinalizer) {
+		pod.SetFinalizers(append(pod.GetFinalizers(), kueueFinalizer))
+	}
+}
+
+// queuedByKueue reports whether Kueue's pod webhook queues a new pod, as
+// Kueue v0.19 decides: a core Pod in a namespace its
+// managedJobsNamespaceSelector selects, with a LocalQueue label, whose
+// controller owner is not of a kind a Kueue job integration manages (the
+// owner's Workload accounts for those; the policy holds who may make
+// them).
+func (m *Mutator) queuedByKueue(obj *unstructured.Unstructured) bool {
+	if m.kueue == nil || obj.GetKind() != "Pod" || obj.GroupVersionKind().Group != "" {
+		return false
+	}
+	if !m.kueue.Matches(labels.Set{corev1.LabelMetadataName: obj.GetNamespace()}) {
+		return false
+	}
+	if obj.GetLabels()[render.QueueNameLabel] == "" {
+		return false
+	}
+	owner, _, _ := controllerOwner(mapOf(obj.Object["metadata"]))
+	return !kueueManagedKinds[owner]
+}
+
+// jobQueuedByKueue reports whether Kueue's job webhook suspends a new
+// batch Job: one with a LocalQueue label in a namespace Kueue manages.
+// (Its pods are then the Job's Workload's.)
+func (m *Mutator) jobQueuedByKueue(obj *unstructured.Unstructured) bool {
+	if m.kueue == nil || obj.GetKind() != "Job" || obj.GroupVersionKind().Group != "batch" {
+		return false
+	}
+	return m.kueue.Matches(labels.Set{corev1.LabelMetadataName: obj.GetNamespace()}) && obj.GetLabels()[render.QueueNameLabel] != ""
+}
+
+// kueueNamespaces reads the managedJobsNamespaceSelector of the tree's
+// Kueue Configuration fragment (render's KueueConfigMapName); nil when
+// the tree has none.
+func kueueNamespaces(tree render.Tree) (labels.Selector, error) {
+	for _, p := range tree.Paths() {
+		if !strings.HasSuffix(p, "configmap-"+render.KueueConfigMapName+".yaml") {
+			continue
+		}
+		var cm corev1.ConfigMap
+		if err := yaml.Unmarshal(tree[p], &cm); err != nil {
+			return nil, fmt.Errorf("%s: %w", p, err)
+		}
+		var cfg struct {
+			ManagedJobsNamespaceSelector *metav1.LabelSelector `json:"managedJobsNamespaceSelector"`
+		}
+		if err := yaml.Unmarshal([]byte(cm.Data["configuration.yaml"]), &cfg); err != nil {
+			return nil, fmt.Errorf("%s: configuration.yaml: %w", p, err)
+		}
+		if cfg.ManagedJobsNamespaceSelector == nil {
+			return labels.Everything(), nil
+		}
+		sel, err := metav1.LabelSelectorAsSelector(cfg.ManagedJobsNamespaceSelector)
+		if err != nil {
+			return nil, fmt.Errorf("%s: managedJobsNamespaceSelector: %w", p, err)
+		}
+		return sel, nil
+	}
+	return nil, nil
 }
 
 func mergeString(m map[string]string, k, v string) map[string]string {

@@ -24,6 +24,17 @@ import (
 // webhook: a pod that names its profile only by Open Data Hub's annotation
 // gets accelc's profile label. (The end-to-end test runs the policy
 // itself on a real API server.)
+//
+// The Job queue policy (accelc-job-queue) is not modelled: it gives a Job
+// whose template names a queued profile only labels the entitlement
+// policy admits on it (the profile's LocalQueue, in the namespaces of the
+// teams that may use the profile; its class, or the team's tier), and
+// keeps any the Job has, so no verdict depends on it; a Job is judged with
+// the labels it was written with (TestJobGang runs the policy on a real
+// API server). Nor are the matchConditions of Gatekeeper's installation
+// (render.GatekeeperInstallValues): every request here is judged,
+// Kueue's manager's pod UPDATEs and UPDATEs that change nothing the
+// policies read included, which the installed webhook does not receive.
 type Mutator struct {
 	expander     *expand.Expander
 	profileLabel string
@@ -43,6 +54,10 @@ type Mutator struct {
 	// updates. Expansions are mutated either way: Gatekeeper's validating
 	// webhook mutates them itself.
 	MutateUpdates bool
+	// kueue selects the namespaces whose pods Kueue's pod webhook
+	// queues: the managedJobsNamespaceSelector of the tree's Kueue
+	// Configuration fragment; nil when the tree queues nothing.
+	kueue labels.Selector
 }
 
 // NewMutator loads the tree's mutators and ExpansionTemplates once.
@@ -82,7 +97,11 @@ func NewMutator(tree render.Tree, namespaces []string) (*Mutator, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Mutator{expander: er, profileLabel: profileLabel(tree), policyNamespaces: scope, policyOperations: ops}, nil
+	kueue, err := kueueNamespaces(tree)
+	if err != nil {
+		return nil, err
+	}
+	return &Mutator{expander: er, profileLabel: profileLabel(tree), policyNamespaces: scope, policyOperations: ops, kueue: kueue}, nil
 }
 
 // policyOperations are the operations of the tree's

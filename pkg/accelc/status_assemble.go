@@ -1,0 +1,464 @@
+package accelc
+
+// What ReadStatus makes of the objects it read: the Status, grouped by
+// team and profile through the model, with the drift against the
+// checkout's render.
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/accelc/accelc/pkg/artifact"
+	"github.com/accelc/accelc/pkg/audit"
+	"github.com/accelc/accelc/pkg/compile"
+	"github.com/accelc/accelc/pkg/render"
+	"github.com/accelc/accelc/pkg/workloads"
+	"github.com/accelc/accelc/policies"
+)
+
+// queueOwner is the team and profile a ClusterQueue serves.
+type queueOwner struct{ team, profile string }
+
+// assemble groups what was read into the Status: namespaces to teams
+// through the model (else the NamespaceEntitlements), ClusterQueues to
+// teams and profiles through the model (else their Cohort, which render
+// names after the team, and their accelc.io/profile annotation), and the
+// drift against the checkout's render when there is one. Everything is
+// sorted: the same cluster gives the same Status.
+func assemble(objs *clusterObjects, m *compile.Model, checkout *Rendering) *Status {
+	st := &Status{}
+	teamOf := map[string]string{}
+	owners := map[string]queueOwner{}
+	switch {
+	case m != nil:
+		st.Config, st.TeamsFrom = m.Cluster.Name, "config"
+		for _, t := range m.Teams {
+			for _, ns := range t.Namespaces {
+				teamOf[ns] = t.Name
+			}
+		}
+		for i := range m.Profiles {
+			p := &m.Profiles[i]
+			for _, t := range m.QueueTeams(p) {
+				owners[render.ClusterQueueName(t, p)] = queueOwner{t.Name, p.Name}
+			}
+		}
+	case len(objs.entitlements) > 0:
+		st.TeamsFrom = "NamespaceEntitlements"
+		teamOf = objs.entitlements
+	}
+	team := func(ns string) string {
+		if t, ok := teamOf[ns]; ok && t != "" {
+			return t
+		}
+		return NoTeam
+	}
+
+	st.Admission = admission(objs, team)
+	st.Queues = queues(objs, owners, team)
+	if objs.running != nil {
+		for _, u := range objs.running.Unaccounted(kueueAccounting(objs, m)) {
+			st.Queues.Unaccounted = append(st.Queues.Unaccounted, UnaccountedPod{Team: team(u.Namespace), Unaccounted: u})
+		}
+		for _, w := range objs.running.Warnings {
+			st.Notes = append(st.Notes, "pods Kueue does not account for: "+w)
+		}
+	}
+	if objs.mutatesPodUpdates && len(objs.mutators) > 0 {
+		st.Notes = append(st.Notes, "Gatekeeper's mutating webhook ("+gatekeeperMutatingWebhook+") receives pod UPDATEs: on a running pod made before its namespace denied, accelc's mutators would change its spec on its controllers' updates, which the API server refuses (a finalizer is never removed, a Job never completes); install Gatekeeper with the values of mutations/configmap-"+render.GatekeeperValuesName+".yaml (its mutating webhook on CREATE only)")
+	}
+	if objs.validatesEverything && len(objs.constraints) > 0 {
+		st.Notes = append(st.Notes, "Gatekeeper's validating webhook ("+gatekeeperValidatingWebhook+") receives every resource: every write to the cluster (Kueue's Workloads, Events, node Leases, pods' bookkeeping) waits for a webhook call no accelc policy needs; install Gatekeeper with the values of mutations/configmap-"+render.GatekeeperValuesName+".yaml (docs/scale.md)")
+	}
+	st.Delivery = delivery(objs)
+	if checkout != nil {
+		st.Delivery.Drift = drift(st.Delivery, m.Cluster.Name, *checkout)
+		if other := otherClusters(objs, m.Cluster.Name); len(other) > 0 {
+			st.Notes = append(st.Notes, fmt.Sprintf("accelc's objects in this cluster are labelled %s=%s, but the configuration is cluster %s: is this the right --context?",
+				clusterLabel, strings.Join(other, ", "), m.Cluster.Name))
+		}
+	}
+	return st
+}
+
+// otherClusters are the cluster names accelc's objects are labelled with
+// when none is name, sorted.
+func otherClusters(objs *clusterObjects, name string) []string {
+	seen := map[string]bool{}
+	add := func(md objectMeta) {
+		if c := md.Labels[clusterLabel]; c != "" {
+			seen[c] = true
+		}
+	}
+	for _, o := range objs.constraints {
+		add(o.Metadata)
+	}
+	for _, o := range objs.clusterQueues {
+		add(o.Metadata)
+	}
+	for _, o := range objs.sources {
+		add(o.Metadata)
+	}
+	for _, o := range objs.kustomizations {
+		add(o.Metadata)
+	}
+	if len(seen) == 0 || seen[name] {
+		return nil
+	}
+	return slices.Sorted(maps.Keys(seen))
+}
+
+func admission(objs *clusterObjects, team func(string) string) Admission {
+	a := Admission{Installed: objs.gatekeeper, Constraints: []Constraint{}, Mutators: []KindCount{}}
+	for _, o := range objs.constraints {
+		c := Constraint{
+			Kind: o.Kind, Name: o.Metadata.Name, EnforcementAction: o.Spec.EnforcementAction,
+			AuditTimestamp: o.Status.AuditTimestamp, ByTeam: []TeamViolations{},
+		}
+		if o.Status.TotalViolations != nil || o.Status.AuditTimestamp != "" {
+			c.Audited = true
+			c.TotalViolations = len(o.Status.Violations)
+			if o.Status.TotalViolations != nil {
+				c.TotalViolations = *o.Status.TotalViolations
+			}
+		}
+		byTeam := map[string][]Violation{}
+		for _, v := range o.Status.Violations {
+			t := team(v.Namespace)
+			byTeam[t] = append(byTeam[t], v)
+		}
+		for _, t := range sortedTeams(slices.Collect(maps.Keys(byTeam))) {
+			vs := byTeam[t]
+			slices.SortFunc(vs, func(a, b Violation) int {
+				return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Name, b.Name),
+					cmp.Compare(a.Message, b.Message), cmp.Compare(a.EnforcementAction, b.EnforcementAction))
+			})
+			c.ByTeam = append(c.ByTeam, TeamViolations{Team: t, Violations: vs})
+		}
+		a.Constraints = append(a.Constraints, c)
+	}
+	slices.SortFunc(a.Constraints, func(x, y Constraint) int {
+		return cmp.Or(cmp.Compare(x.Kind, y.Kind), cmp.Compare(x.Name, y.Name))
+	})
+	for _, kind := range slices.Sorted(maps.Keys(objs.mutators)) {
+		if n := objs.mutators[kind]; n > 0 {
+			a.Mutators = append(a.Mutators, KindCount{Kind: kind, Count: n})
+			a.MutatorCount += n
+		}
+	}
+	return a
+}
+
+// sortedTeams sorts team names with NoTeam last.
+func sortedTeams(teams []string) []string {
+	slices.SortFunc(teams, func(a, b string) int {
+		return cmp.Or(cmpBool(a == NoTeam, b == NoTeam), cmp.Compare(a, b))
+	})
+	return teams
+}
+
+func cmpBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case !a:
+		return -1
+	default:
+		return 1
+	}
+}
+
+// quotaTable accumulates FlavorResources in the order their keys are
+// first met.
+type quotaTable struct {
+	order [][2]string
+	rows  map[[2]string]*quotaRow
+}
+
+type quotaRow struct{ nominal, reserved, used resource.Quantity }
+
+func newQuotaTable() *quotaTable { return &quotaTable{rows: map[[2]string]*quotaRow{}} }
+
+func (t *quotaTable) row(flavor, res string) *quotaRow {
+	k := [2]string{flavor, res}
+	r, ok := t.rows[k]
+	if !ok {
+		r = &quotaRow{}
+		t.rows[k] = r
+		t.order = append(t.order, k)
+	}
+	return r
+}
+
+func (t *quotaTable) addGroups(groups resourceGroups) {
+	for _, g := range groups {
+		for _, f := range g.Flavors {
+			for _, r := range f.Resources {
+				t.row(f.Name, r.Name).nominal.Add(r.NominalQuota)
+			}
+		}
+	}
+}
+
+func (t *quotaTable) addUsage(u flavorUsage, used bool) {
+	for _, f := range u {
+		for _, r := range f.Resources {
+			row := t.row(f.Name, r.Name)
+			if used {
+				row.used.Add(r.Total)
+			} else {
+				row.reserved.Add(r.Total)
+			}
+		}
+	}
+}
+
+func (t *quotaTable) list() []FlavorResource {
+	out := make([]FlavorResource, 0, len(t.order))
+	for _, k := range t.order {
+		r := t.rows[k]
+		out = append(out, FlavorResource{Flavor: k[0], Resource: k[1], Nominal: r.nominal.String(), Reserved: r.reserved.String(), Used: r.used.String()})
+	}
+	return out
+}
+
+func queues(objs *clusterObjects, owners map[string]queueOwner, team func(string) string) Queues {
+	q := Queues{Installed: objs.kueue, APIVersion: objs.kueueVersion, Teams: []TeamQueues{}, Pending: []PendingQueue{}}
+	cohorts := map[string]*cohortObject{}
+	for i := range objs.cohorts {
+		cohorts[objs.cohorts[i].Metadata.Name] = &objs.cohorts[i]
+	}
+	owner := func(cq *clusterQueueObject) queueOwner {
+		if o, ok := owners[cq.Metadata.Name]; ok {
+			return o
+		}
+		// Without the configuration: render puts a team's queues in the
+		// team's Cohort, named after it, and annotates the profile.
+		return queueOwner{team: cmp.Or(cq.cohort(), NoTeam), profile: cq.Metadata.Annotations["accelc.io/profile"]}
+	}
+	byTeam := map[string][]*clusterQueueObject{}
+	owned := map[string]queueOwner{}
+	for i := range objs.clusterQueues {
+		cq := &objs.clusterQueues[i]
+		o := owner(cq)
+		owned[cq.Metadata.Name] = o
+		byTeam[o.team] = append(byTeam[o.team], cq)
+	}
+	for _, t := range sortedTeams(slices.Collect(maps.Keys(byTeam))) {
+		cqs := byTeam[t]
+		slices.SortFunc(cqs, func(a, b *clusterQueueObject) int {
+			return cmp.Or(cmp.Compare(owned[a.Metadata.Name].profile, owned[b.Metadata.Name].profile), cmp.Compare(a.Metadata.Name, b.Metadata.Name))
+		})
+		tq := TeamQueues{Team: t, ClusterQueues: []ClusterQueue{}}
+		total := newQuotaTable()
+		for _, cq := range cqs {
+			if tq.Cohort == "" {
+				tq.Cohort = cq.cohort()
+			}
+		}
+		if c, ok := cohorts[tq.Cohort]; ok {
+			total.addGroups(c.Spec.ResourceGroups)
+		}
+		for _, cq := range cqs {
+			own := newQuotaTable()
+			for _, tab := range []*quotaTable{own, total} {
+				tab.addGroups(cq.Spec.ResourceGroups)
+				tab.addUsage(cq.Status.FlavorsReservation, false)
+				tab.addUsage(cq.Status.FlavorsUsage, true)
+			}
+			tq.ClusterQueues = append(tq.ClusterQueues, ClusterQueue{
+				Name: cq.Metadata.Name, Profile: owned[cq.Metadata.Name].profile,
+				PendingWorkloads: cq.Status.PendingWorkloads, ReservingWorkloads: cq.Status.ReservingWorkloads,
+				AdmittedWorkloads: cq.Status.AdmittedWorkloads, Flavors: own.list(),
+			})
+		}
+		tq.Quota = total.list()
+		q.Teams = append(q.Teams, tq)
+	}
+
+	// Workloads waiting, per accelc LocalQueue.
+	type lqKey struct{ ns, name string }
+	local := map[lqKey]string{} // → ClusterQueue
+	for _, lq := range objs.localQueues {
+		local[lqKey{lq.Metadata.Namespace, lq.Metadata.Name}] = lq.Spec.ClusterQueue
+	}
+	waiting := map[lqKey]int{}
+	for i := range objs.workloads {
+		w := &objs.workloads[i]
+		k := lqKey{w.Metadata.Namespace, w.Spec.QueueName}
+		if _, ok := local[k]; ok && w.waiting() {
+			waiting[k]++
+		}
+	}
+	for k, n := range waiting {
+		cq := local[k]
+		o, ok := owned[cq]
+		if !ok {
+			o = queueOwner{team: team(k.ns)}
+		}
+		q.Pending = append(q.Pending, PendingQueue{Namespace: k.ns, LocalQueue: k.name, ClusterQueue: cq, Team: o.team, Profile: o.profile, Workloads: n})
+	}
+	slices.SortFunc(q.Pending, func(a, b PendingQueue) int {
+		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.LocalQueue, b.LocalQueue))
+	})
+	return q
+}
+
+func delivery(objs *clusterObjects) Delivery {
+	d := Delivery{Installed: objs.flux, Sources: []FluxSource{}, Kustomizations: []FluxKustomization{}}
+	for _, o := range objs.sources {
+		s := FluxSource{Namespace: o.Metadata.Namespace, Name: o.Metadata.Name, Cluster: o.Metadata.Labels[clusterLabel], URL: o.Spec.URL, Ready: ready(o.Status.Conditions)}
+		if a := o.Status.Artifact; a != nil {
+			s.Revision, s.Metadata = a.Revision, a.Metadata
+		}
+		d.Sources = append(d.Sources, s)
+	}
+	for _, o := range objs.kustomizations {
+		ref := o.Spec.SourceRef
+		d.Kustomizations = append(d.Kustomizations, FluxKustomization{
+			Namespace: o.Metadata.Namespace, Name: o.Metadata.Name, Path: o.Spec.Path,
+			Source:              cmp.Or(ref.Namespace, o.Metadata.Namespace) + "/" + ref.Name,
+			LastAppliedRevision: o.Status.LastAppliedRevision, Ready: ready(o.Status.Conditions),
+		})
+	}
+	slices.SortFunc(d.Sources, func(a, b FluxSource) int {
+		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+	})
+	slices.SortFunc(d.Kustomizations, func(a, b FluxKustomization) int {
+		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+	})
+	return d
+}
+
+// drift compares the cluster's artifact for the configuration's cluster
+// (the OCIRepository labelled accelc.io/cluster=<cluster>) with the
+// checkout's render.
+func drift(d Delivery, cluster string, checkout Rendering) *Drift {
+	out := &Drift{State: Unknown, Checkout: checkout}
+	if !d.Installed {
+		out.Reason = "Flux is not installed: nothing in the cluster says what it runs"
+		out.Hint = "install Flux and apply the tree's flux/ folder once (kubectl apply -k out/" + cluster + "/flux)"
+		return out
+	}
+	i := slices.IndexFunc(d.Sources, func(s FluxSource) bool { return s.Cluster == cluster })
+	if i < 0 {
+		out.Reason = fmt.Sprintf("no OCIRepository of accelc's for cluster %s", cluster)
+		out.Hint = "apply the tree's flux/ folder once (kubectl apply -k out/" + cluster + "/flux)"
+		return out
+	}
+	src := d.Sources[i]
+	where := "OCIRepository " + src.Namespace + "/" + src.Name
+	if src.Revision == "" {
+		out.Reason = where + " has no artifact yet" + readySuffix(src.Ready)
+		out.Hint = "check that the artifact was pushed to " + src.URL + " and that Flux may pull it"
+		return out
+	}
+	out.Cluster = Rendering{Artifact: src.Revision, Revision: src.Metadata[artifact.AnnotationRevision], ContentDigest: src.Metadata[artifact.AnnotationContentDigest]}
+	if out.Cluster.ContentDigest == "" {
+		out.Reason = fmt.Sprintf("the artifact %s carries no %s annotation (pushed by an earlier accelc, or by flux push artifact)", src.Revision, artifact.AnnotationContentDigest)
+		out.Hint = "push the checkout's render with this accelc (accelc render, then accelc push)"
+		return out
+	}
+	// Kustomizations of the source that have not applied its artifact.
+	var behind []FluxKustomization
+	for _, k := range d.Kustomizations {
+		if k.Source == src.Namespace+"/"+src.Name && k.LastAppliedRevision != src.Revision {
+			behind = append(behind, k)
+		}
+	}
+	same := out.Cluster.ContentDigest == checkout.ContentDigest
+	switch {
+	case same && len(behind) == 0:
+		out.State = InSync
+	case same:
+		out.State = Pending
+		k := behind[0]
+		out.Reason = fmt.Sprintf("Flux holds the checkout's render (%s), but Kustomization %s/%s has applied %s%s",
+			src.Revision, k.Namespace, k.Name, cmp.Or(k.LastAppliedRevision, "nothing yet"), readySuffix(k.Ready))
+		out.Hint = fmt.Sprintf("wait for its next reconciliation, or see why it fails: flux reconcile kustomization %s -n %s", k.Name, k.Namespace)
+	default:
+		out.State = Drifted
+		if len(behind) > 0 {
+			k := behind[0]
+			out.Reason = fmt.Sprintf("and Kustomization %s/%s has not applied that artifact either: it applied %s%s",
+				k.Namespace, k.Name, cmp.Or(k.LastAppliedRevision, "nothing yet"), readySuffix(k.Ready))
+		}
+		switch {
+		case checkout.Uncommitted:
+			out.Hint = "the checkout has uncommitted changes: commit them, and CI renders and pushes them (accelc render, then accelc push) for Flux to apply"
+		default:
+			out.Hint = "if the checkout is newer, render and push it (accelc render, then accelc push; CI does on merge) for Flux to apply; if the cluster is newer, update the checkout"
+		}
+	}
+	return out
+}
+
+// readySuffix is ": <reason>: <message>" of a Ready condition that is not
+// True, for a reason.
+func readySuffix(c Condition) string {
+	if c.Status == "True" || (c.Reason == "" && c.Message == "") {
+		return ""
+	}
+	parts := []string{}
+	for _, s := range []string{c.Reason, c.Message} {
+		if s != "" {
+			parts = append(parts, s)
+		}
+	}
+	return " (" + strings.Join(parts, ": ") + ")"
+}
+
+// queuedNamespaces are the namespaces whose pods schedule through Kueue,
+// each with the profiles that do: with the configuration, those of the
+// teams its profiles queue (compile.Model.QueueTeams); without it, those
+// that hold accelc's LocalQueues, which render names after the profile.
+func queuedNamespaces(objs *clusterObjects, m *compile.Model) map[string]map[string]bool {
+	out := map[string]map[string]bool{}
+	add := func(ns, profile string) {
+		if out[ns] == nil {
+			out[ns] = map[string]bool{}
+		}
+		out[ns][profile] = true
+	}
+	if m != nil {
+		for i := range m.Profiles {
+			p := &m.Profiles[i]
+			for _, t := range m.QueueTeams(p) {
+				for _, ns := range t.Namespaces {
+					add(ns, p.Name)
+				}
+			}
+		}
+		return out
+	}
+	for _, lq := range objs.localQueues {
+		add(lq.Metadata.Namespace, lq.Metadata.Name)
+	}
+	return out
+}
+
+// kueueAccounting says which pods Kueue must account for: with the
+// configuration, as audit says (audit.KueueAccounting); without it, the
+// pods holding the resources the policies count as accelerators, or DRA
+// claims, in the namespaces of accelc's LocalQueues, but for pods holding
+// only claims of a profile that has no LocalQueue there.
+func kueueAccounting(objs *clusterObjects, m *compile.Model) workloads.AccountOptions {
+	if m != nil {
+		return audit.KueueAccounting(m)
+	}
+	queued := queuedNamespaces(objs, nil)
+	return workloads.AccountOptions{
+		Queued: func(ns, profile string, claimsOnly bool) bool {
+			profiles, ok := queued[ns]
+			return ok && (!claimsOnly || profile == "" || profiles[profile])
+		},
+		Accelerator: func(r string) bool {
+			return slices.ContainsFunc(policies.BaseResourcePrefixes, func(p string) bool { return strings.HasPrefix(r, p) })
+		},
+	}
+}

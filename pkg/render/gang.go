@@ -1,0 +1,164 @@
+package render
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/accelc/accelc/pkg/compile"
+)
+
+// KueueJobFramework is one of Kueue's job integrations that accelc's
+// Kueue Configuration enables (integrations.frameworks): Kueue admits an
+// object of the kind as one Workload, and its pod integration leaves the
+// pods the kind's controller makes alone.
+type KueueJobFramework struct {
+	// Name is the framework's name in Kueue's Configuration.
+	Name string
+	// Group and Kind name the kind, one of WorkloadKinds.
+	Group, Kind string
+}
+
+// KueueJobFrameworks are the job integrations accelc's Kueue
+// Configuration turns on beside the pod integration: the kinds whose
+// objects get their queue from jobQueuePolicy.
+var KueueJobFrameworks = []KueueJobFramework{
+	{Name: "batch/job", Group: "batch", Kind: "Job"},
+}
+
+// kueueFrameworks are the names of the integrations accelc's Kueue
+// Configuration enables: the job integrations', then the pod
+// integration's.
+func kueueFrameworks() []string {
+	var out []string
+	for _, f := range KueueJobFrameworks {
+		out = append(out, f.Name)
+	}
+	return append(out, "pod")
+}
+
+// jobQueuePolicy is the MutatingAdmissionPolicy that makes a Job (each
+// kind of KueueJobFrameworks) whose pod template names a queued profile
+// one gang: the Job itself gets the profile's LocalQueue label, and the
+// priority class label its pods get (the profile's class, else the
+// team's tier), when it is made. Kueue reads both from the Job, suspends
+// it and admits it as one Workload, all its pods or none; its pod
+// integration then leaves the Job's pods alone (they are owned by a Job
+// it manages), where without the label each pod, queued by the pod
+// mutators, would be a Workload of its own, admitted alone.
+//
+// The template names its profile by accelc's label, else by Open Data
+// Hub's annotation (a label and an annotation that disagree are denied
+// by the validation; the label is what the pods' mutators key on). The
+// queue goes only where the profile's LocalQueue is: the namespaces of
+// the teams that may use the profile. A label the Job has is kept, and
+// judged by the entitlement policy, as a pod's. A Gatekeeper mutator
+// could not do this: it selects objects by their own labels, not their
+// templates'. Admission policies run before the mutating webhooks, so
+// Kueue's webhook sees the queue when it suspends the Job. Nil where no
+// profile is queued.
+func jobQueuePolicy(m *compile.Model) []Object {
+	if !m.UsesKueue() {
+		return nil
+	}
+	var out []Object
+	for _, f := range KueueJobFrameworks {
+		w, ok := WorkloadKindOf(f.Group, f.Kind)
+		if !ok || len(w.Templates) != 1 {
+			// A kind with one pod template is all the expression knows.
+			panic(fmt.Sprintf("render: Kueue framework %s: %s/%s is not a workload kind with one pod template", f.Name, f.Group, f.Kind))
+		}
+		var mutations []admissionregistrationv1.Mutation
+		for i := range m.Profiles {
+			p := &m.Profiles[i]
+			if !p.Offered() {
+				continue
+			}
+			// The labels, by the namespaces that get them: a profile
+			// without a class of its own runs at each team's tier.
+			byLabels := map[string][]string{}
+			labelsOf := map[string]map[string]string{}
+			for _, t := range m.QueueTeams(p) {
+				labels := map[string]string{QueueNameLabel: LocalQueueName(p)}
+				if c := p.PriorityClassName; c != "" {
+					labels[WorkloadPriorityLabel] = c
+				} else if t.Priority != "" {
+					labels[WorkloadPriorityLabel] = t.Priority
+				}
+				key := fmt.Sprint(labels)
+				byLabels[key] = append(byLabels[key], t.Namespaces...)
+				labelsOf[key] = labels
+			}
+			for _, key := range slices.Sorted(maps.Keys(byLabels)) {
+				mutations = append(mutations, admissionregistrationv1.Mutation{
+					PatchType: admissionregistrationv1.PatchTypeJSONPatch,
+					JSONPatch: &admissionregistrationv1.JSONPatch{Expression: gangLabelPatch(p.Name, slices.Sorted(slices.Values(byLabels[key])), labelsOf[key])},
+				})
+			}
+		}
+		if len(mutations) == 0 {
+			continue
+		}
+		name := "accelc-" + strings.ToLower(w.Kind) + "-queue"
+		policy := admissionregistrationv1.MutatingAdmissionPolicy{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "MutatingAdmissionPolicy"},
+			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: managedLabels(m.Cluster.Name)},
+			Spec: admissionregistrationv1.MutatingAdmissionPolicySpec{
+				FailurePolicy: ptr(admissionregistrationv1.Fail),
+				MatchConstraints: &admissionregistrationv1.MatchResources{ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
+					RuleWithOperations: admissionregistrationv1.RuleWithOperations{
+						// Kueue takes the queue from the object as it is
+						// made (a Job's template cannot change after).
+						Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
+						Rule:       admissionregistrationv1.Rule{APIGroups: []string{w.Group}, APIVersions: w.Versions, Resources: []string{w.Resource}},
+					},
+				}}},
+				Variables:          []admissionregistrationv1.Variable{{Name: "profile", Expression: gangProfile(w.Templates[0].Path, m.Cluster.LabelPrefix+"/profile")}},
+				Mutations:          mutations,
+				ReinvocationPolicy: admissionregistrationv1.NeverReinvocationPolicy,
+			},
+		}
+		binding := admissionregistrationv1.MutatingAdmissionPolicyBinding{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "MutatingAdmissionPolicyBinding"},
+			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: managedLabels(m.Cluster.Name)},
+			Spec:       admissionregistrationv1.MutatingAdmissionPolicyBindingSpec{PolicyName: name, MatchResources: bindingResources(m)},
+		}
+		out = append(out, Object{Dir: "mutations", Body: &policy}, Object{Dir: "mutations", Body: &binding})
+	}
+	return out
+}
+
+// gangProfile is a CEL expression for the profile the pod template at
+// path names: accelc's label, else Open Data Hub's annotation, else "".
+func gangProfile(path []string, profileLabel string) string {
+	md := append(append([]string{}, path...), "metadata")
+	ann := append(append([]string{}, md...), "annotations")
+	lbl := append(append([]string{}, md...), "labels")
+	return fmt.Sprintf("%s && %q in %s ? %s[%q] : (%s && %q in %s ? %s[%q] : \"\")",
+		has(lbl), profileLabel, celPath(lbl), celPath(lbl), profileLabel,
+		has(ann), ProfileAnnotation, celPath(ann), celPath(ann), ProfileAnnotation)
+}
+
+// gangLabelPatch is a CEL expression yielding the JSON patch that gives
+// an object in one of the namespaces whose pod template names the
+// profile (variables.profile: gangProfile) each of the labels it does
+// not have; no patch otherwise. The patch is one expression, so that
+// labels added to an object that had none are one map.
+func gangLabelPatch(profile string, namespaces []string, labels map[string]string) string {
+	quoted := make([]string, len(namespaces))
+	for i, ns := range namespaces {
+		quoted[i] = strconv.Quote(ns)
+	}
+	var each, whole []string
+	for _, k := range slices.Sorted(maps.Keys(labels)) {
+		each = append(each, fmt.Sprintf("(%q in object.metadata.labels ? [] : [JSONPatch{op: \"add\", path: \"/metadata/labels/\" + jsonpatch.escapeKey(%q), value: %q}])", k, k, labels[k]))
+		whole = append(whole, fmt.Sprintf("%q: %q", k, labels[k]))
+	}
+	return fmt.Sprintf("variables.profile == %q && request.namespace in [%s] ? (has(object.metadata.labels) ? %s : [JSONPatch{op: \"add\", path: \"/metadata/labels\", value: {%s}}]) : []",
+		profile, strings.Join(quoted, ", "), strings.Join(each, " + "), strings.Join(whole, ", "))
+}

@@ -1,0 +1,241 @@
+package render
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/accelc/accelc/pkg/compile"
+	"github.com/accelc/accelc/policies"
+)
+
+// GatekeeperHelmValues are the values of Gatekeeper's Helm chart
+// (charts/gatekeeper, v3.23) accelc sets; Helm merges them over the
+// chart's own. Each key is the chart's.
+type GatekeeperHelmValues struct {
+	// AuditInterval is the seconds between audits (--audit-interval).
+	AuditInterval int `json:"auditInterval"`
+	// AuditMatchKindOnly: the audit lists only the kinds a constraint
+	// matches (--audit-match-kind-only), not every object of the cluster.
+	AuditMatchKindOnly bool `json:"auditMatchKindOnly"`
+	// ValidatingWebhookCustomRules replace the validating webhook's rules
+	// (every resource, by default) with these.
+	ValidatingWebhookCustomRules []admissionregistrationv1.RuleWithOperations `json:"validatingWebhookCustomRules"`
+	// ValidatingWebhookMatchConditions: a request matched by the rules is
+	// sent only where every condition holds.
+	ValidatingWebhookMatchConditions []admissionregistrationv1.MatchCondition `json:"validatingWebhookMatchConditions,omitempty"`
+	// ValidatingWebhookExemptNamespacesLabels are, by label, the values
+	// whose namespaces the webhook skips (NotIn), beside Gatekeeper's own.
+	ValidatingWebhookExemptNamespacesLabels map[string][]string `json:"validatingWebhookExemptNamespacesLabels,omitempty"`
+	// MutatingWebhookCustomRules and MutatingWebhookExemptNamespacesLabels
+	// are the mutating webhook's.
+	MutatingWebhookCustomRules            []admissionregistrationv1.RuleWithOperations `json:"mutatingWebhookCustomRules,omitempty"`
+	MutatingWebhookExemptNamespacesLabels map[string][]string                          `json:"mutatingWebhookExemptNamespacesLabels,omitempty"`
+	// DisableMutation: no mutator, so no mutating webhook at all.
+	DisableMutation bool `json:"disableMutation,omitempty"`
+}
+
+// GatekeeperAuditInterval is the seconds between Gatekeeper's audits
+// accelc installs: the chart's default. An audit sweep of a large cluster
+// takes tens of seconds; a shorter interval runs them back to back, and
+// the admission webhook, not the audit, is what keeps objects out.
+const GatekeeperAuditInterval = 60
+
+// gatekeeperGroups are the API groups of Gatekeeper's own objects that its
+// validating webhook checks (a template's Rego compiles, a constraint's
+// parameters fit its schema, a mutator's location parses): they keep
+// passing through it.
+var gatekeeperGroups = []string{"config.gatekeeper.sh", "constraints.gatekeeper.sh", "expansion.gatekeeper.sh", "externaldata.gatekeeper.sh", "mutations.gatekeeper.sh", "templates.gatekeeper.sh"}
+
+// kindResources are the resources of the kinds accelc's constraints and
+// mutators match that are not WorkloadKinds.
+var kindResources = map[[2]string]string{
+	{"", "Pod"}:                                  "pods",
+	{"resource.k8s.io", "ResourceClaim"}:         "resourceclaims",
+	{"resource.k8s.io", "ResourceClaimTemplate"}: "resourceclaimtemplates",
+}
+
+// kindResource is the resource of a kind accelc matches.
+func kindResource(group, kind string) (string, error) {
+	if r, ok := kindResources[[2]string{group, kind}]; ok {
+		return r, nil
+	}
+	if w, ok := WorkloadKindOf(group, kind); ok {
+		return w.Resource, nil
+	}
+	return "", fmt.Errorf("render: %s/%s is matched by accelc's policies, but no resource is known for it: add it to WorkloadKinds or kindResources so Gatekeeper's webhook receives it", group, kind)
+}
+
+// GatekeeperInstallValues are the Helm values Gatekeeper is installed
+// with for accelc (docs/scale.md): its webhooks receive only what accelc
+// judges and mutates, and its audit lists only those kinds, once a
+// minute. Without them every write to the cluster (Kueue's Workloads, Events,
+// node Leases, every status patch) would be a webhook call, and the audit
+// would list every object of every kind.
+//
+// The validating webhook's rules are the kinds the admission constraint
+// matches (policies.AdmissionKinds, which the constraints' match is
+// rendered from), CREATE and UPDATE, with pods' ephemeralcontainers
+// subresource (an UPDATE through it adds a container), and Gatekeeper's
+// own objects. Two matchConditions skip UPDATEs no policy can refuse:
+// Kueue's manager's to a pod (lifting its admission gate with its
+// flavour's node selector and tolerations, its finalizer and labels), and
+// any UPDATE that changes none of what the policies read (spec, labels,
+// annotations, owner references): a finalizer removed, a field manager
+// written. The mutating webhook's rules are the kinds accelc's mutators
+// match once every namespace denies (so a rollout's stages do not change
+// Gatekeeper's installation), on CREATE only: on an UPDATE of a running
+// pod that lacks what they add — one made before its namespace moved to
+// deny — they would change its spec, which a pod's UPDATE may not, and
+// the API server would refuse its controllers' updates (a finalizer
+// removed), so its Job would never complete; Gatekeeper mutates the pods
+// it expands from workloads itself. (A cluster with no mutator at all
+// gets no mutating webhook.) Both webhooks skip the namespaces the
+// cluster excludes by name (a glob is left to the constraint's match).
+func GatekeeperInstallValues(m *compile.Model) (GatekeeperHelmValues, error) {
+	v := GatekeeperHelmValues{AuditInterval: GatekeeperAuditInterval, AuditMatchKindOnly: true}
+	var err error
+	if v.ValidatingWebhookCustomRules, err = validatingRules(); err != nil {
+		return v, err
+	}
+	if v.MutatingWebhookCustomRules, err = mutatingRules(m.Enforced()); err != nil {
+		return v, err
+	}
+	// No mutator even at deny: the chart's default rules would send it
+	// every write, for nothing.
+	v.DisableMutation = len(v.MutatingWebhookCustomRules) == 0
+	v.ValidatingWebhookMatchConditions = validatingMatchConditions(m)
+	var exempt []string
+	for _, ns := range m.Cluster.ExcludedNamespaces {
+		if !strings.ContainsAny(ns, "*?[") {
+			exempt = append(exempt, ns)
+		}
+	}
+	if len(exempt) > 0 {
+		slices.Sort(exempt)
+		v.ValidatingWebhookExemptNamespacesLabels = map[string][]string{corev1.LabelMetadataName: exempt}
+		v.MutatingWebhookExemptNamespacesLabels = map[string][]string{corev1.LabelMetadataName: slices.Clone(exempt)}
+	}
+	return v, nil
+}
+
+// validatingRules are the validating webhook's rules: one per API group
+// of policies.AdmissionKinds, then Gatekeeper's own groups.
+func validatingRules() ([]admissionregistrationv1.RuleWithOperations, error) {
+	var groups []string
+	resources := map[string][]string{}
+	for _, k := range policies.AdmissionKinds {
+		for _, g := range k.APIGroups {
+			for _, kind := range k.Kinds {
+				r, err := kindResource(g, kind)
+				if err != nil {
+					return nil, err
+				}
+				if _, ok := resources[g]; !ok {
+					groups = append(groups, g)
+				}
+				if !slices.Contains(resources[g], r) {
+					resources[g] = append(resources[g], r)
+				}
+				if r == "pods" {
+					// An ephemeral container is added through a subresource.
+					resources[g] = append(resources[g], "pods/ephemeralcontainers")
+				}
+			}
+		}
+	}
+	slices.Sort(groups)
+	ops := []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update}
+	var out []admissionregistrationv1.RuleWithOperations
+	for _, g := range groups {
+		slices.Sort(resources[g])
+		out = append(out, admissionregistrationv1.RuleWithOperations{Operations: ops, Rule: admissionregistrationv1.Rule{
+			APIGroups: []string{g}, APIVersions: []string{"*"}, Resources: resources[g], Scope: ptr(admissionregistrationv1.NamespacedScope),
+		}})
+	}
+	out = append(out, admissionregistrationv1.RuleWithOperations{Operations: ops, Rule: admissionregistrationv1.Rule{
+		APIGroups: gatekeeperGroups, APIVersions: []string{"*"}, Resources: []string{"*"}, Scope: ptr(admissionregistrationv1.AllScopes),
+	}})
+	return out, nil
+}
+
+// mutatingRules are the mutating webhook's rules: CREATE of the kinds
+// the model's Gatekeeper mutators match, by API group.
+func mutatingRules(m *compile.Model) ([]admissionregistrationv1.RuleWithOperations, error) {
+	var groups []string
+	resources := map[string][]string{}
+	for _, o := range mutationObjects(m) {
+		mu, ok := o.Body.(*mutator)
+		if !ok {
+			continue
+		}
+		for _, k := range mu.Spec.Match.Kinds {
+			for _, g := range k.APIGroups {
+				for _, kind := range k.Kinds {
+					r, err := kindResource(g, kind)
+					if err != nil {
+						return nil, err
+					}
+					if _, ok := resources[g]; !ok {
+						groups = append(groups, g)
+					}
+					if !slices.Contains(resources[g], r) {
+						resources[g] = append(resources[g], r)
+					}
+				}
+			}
+		}
+	}
+	slices.Sort(groups)
+	var out []admissionregistrationv1.RuleWithOperations
+	for _, g := range groups {
+		slices.Sort(resources[g])
+		out = append(out, admissionregistrationv1.RuleWithOperations{
+			Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
+			Rule: admissionregistrationv1.Rule{
+				APIGroups: []string{g}, APIVersions: []string{"*"}, Resources: resources[g], Scope: ptr(admissionregistrationv1.NamespacedScope),
+			},
+		})
+	}
+	return out, nil
+}
+
+// The request's API group and subresource, as matchConditions read them:
+// the admission request leaves out an empty one (the core group, no
+// subresource), and reading a field it lacks is an error, which fails the
+// request.
+const (
+	requestGroup       = `(has(request.resource.group) ? request.resource.group : "")`
+	requestSubResource = `(has(request.subResource) ? request.subResource : "")`
+)
+
+// validatingMatchConditions are the CEL conditions a request the
+// validating webhook's rules match must meet to be sent to Gatekeeper
+// (docs/policies.md says why each skip is safe).
+func validatingMatchConditions(m *compile.Model) []admissionregistrationv1.MatchCondition {
+	var out []admissionregistrationv1.MatchCondition
+	if managers := slices.Sorted(slices.Values(m.Cluster.KueueIdentities.Manager)); len(managers) > 0 {
+		quoted := make([]string, len(managers))
+		for i, u := range managers {
+			quoted[i] = strconv.Quote(u)
+		}
+		out = append(out, admissionregistrationv1.MatchCondition{
+			Name: "not-kueue-admitting-a-pod",
+			Expression: fmt.Sprintf(`!(request.operation == "UPDATE" && %s == "" && request.resource.resource == "pods" && %s == "" && request.userInfo.username in [%s])`,
+				requestGroup, requestSubResource, strings.Join(quoted, ", ")),
+		})
+	}
+	same := func(field, empty string) string {
+		return fmt.Sprintf("(has(object.metadata.%[1]s) ? object.metadata.%[1]s : %[2]s) == (has(oldObject.metadata.%[1]s) ? oldObject.metadata.%[1]s : %[2]s)", field, empty)
+	}
+	out = append(out, admissionregistrationv1.MatchCondition{
+		Name: "changes-what-policies-read",
+		Expression: fmt.Sprintf(`!(request.operation == "UPDATE" && %s == "" && has(object.spec) && has(oldObject.spec) && object.spec == oldObject.spec && %s && %s && %s)`,
+			requestSubResource, same("labels", "{}"), same("annotations", "{}"), same("ownerReferences", "[]")),
+	})
+	return out
+}
