@@ -115,6 +115,12 @@ var OlderMinorDiffers = map[string]string{
 	// HardwareProfile's tolerations (and node selector, which a profile
 	// that claims devices, confined to two type values, has none of).
 	"small-lab/l40s-claim": "a pod of a profile that does not schedule through Kueue, naming it by annotation only, is refused before 1.36: label it",
+	// ODH's webhook writes the generic profile's queue label on a pod in
+	// a generic GPU namespace of no team, where the profile has no
+	// LocalQueue: the pod joins a queue that is not there, and is
+	// refused. The 1.36 case is played without ODH's webhook; on an ODH
+	// cluster the webhook writes the label on 1.36 too.
+	"hetero-prod/generic-namespace-generic-profile": "a generic namespace's pod of a Kueue profile, given the profile's queue label by ODH's webhook, joins a LocalQueue its namespace does not have: refused",
 	// What joins a profile's queue is the profile's (TestOlderMinorVerdicts
 	// plays both): a CPU-only Job there is a pod of the profile asking
 	// for none of its devices, and a GPU pod that names no profile is
