@@ -29,8 +29,10 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/yaml"
 
 	"github.com/accelc/accelc/internal/controlplane"
+	"github.com/accelc/accelc/internal/odh"
 	"github.com/accelc/accelc/pkg/compile"
 	"github.com/accelc/accelc/pkg/policytest"
 	"github.com/accelc/accelc/pkg/policytest/engine"
@@ -624,6 +626,19 @@ func (s *suite) claimPod(t *testing.T, c *clusterUnderTest, p profile, ns string
 			},
 		}
 	}
+	if s.older() {
+		// Before 1.36, as annotationOnly: the queue label ODH writes, or
+		// a refusal where the profile has no queue.
+		if !s.olderRefused(t, c, p, ns, pod("claim-"+p.name, p.claimTemplate)) {
+			return
+		}
+		plain := pod
+		pod = func(name, template string) *corev1.Pod {
+			made := plain(name, template)
+			made.Labels = map[string]string{render.QueueNameLabel: p.queue}
+			return made
+		}
+	}
 	var created *corev1.Pod
 	err := poll(ctx, gatekeeperTimeout, func(ctx context.Context) (bool, string, error) {
 		var err error
@@ -654,10 +669,25 @@ func (s *suite) claimPod(t *testing.T, c *clusterUnderTest, p profile, ns string
 // no label. accelc's MutatingAdmissionPolicy gives it the profile label
 // before Gatekeeper's webhook runs, so it must get what the labelled pod
 // got: the same mutations, admission, and a node of the same types.
+//
+// Before 1.36 (s.older) no admission policy labels it: the pod is as ODH's
+// stack makes it there, with the queue label its Notebook or
+// InferenceService got from ODH's webhook (internal/odh), and Gatekeeper's
+// mutator labels it from its queue; a profile that does not schedule
+// through Kueue gets no queue label, and its annotation-only pod must be
+// refused saying what to add (docs/policies.md, "Before Kubernetes 1.36").
 func (s *suite) annotationOnly(t *testing.T, c *clusterUnderTest, p profile, ns string, ent entitlement, allowed []string) {
 	t.Helper()
 	pod := userPod("annotated-"+p.name, ns, nil, p.resource, p.count)
 	pod.Annotations = map[string]string{profileAnnotation: p.name}
+	by := "the MutatingAdmissionPolicy"
+	if s.older() {
+		if !s.olderRefused(t, c, p, ns, pod) {
+			return
+		}
+		pod.Labels = map[string]string{render.QueueNameLabel: p.queue}
+		by = "Gatekeeper from its queue label " + p.queue + " (as ODH's webhook writes it)"
+	}
 	var created *corev1.Pod
 	// The API server takes the admission policy from an informer: retry
 	// until it has it (the label appears), as a client would not need to.
@@ -667,7 +697,7 @@ func (s *suite) annotationOnly(t *testing.T, c *clusterUnderTest, p profile, ns 
 			return false, err.Error(), nil
 		}
 		if dry.Labels[p.labelKey] != p.name {
-			return false, "not labelled by the MutatingAdmissionPolicy yet: labels " + jsonString(dry.Labels), nil
+			return false, "not labelled by " + by + " yet: labels " + jsonString(dry.Labels), nil
 		}
 		created, err = c.dev.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
 		return err == nil, fmt.Sprint(err), nil
@@ -689,8 +719,35 @@ func (s *suite) annotationOnly(t *testing.T, c *clusterUnderTest, p profile, ns 
 		t.Errorf("profile %s, named by annotation only: bound to %s, a %q node; the labelled pod may use %v", p.name, node.Name, typ, allowed)
 		return
 	}
-	t.Logf("profile %-14s named by annotation only: labelled by the MutatingAdmissionPolicy, mutated as the labelled pod, admitted, bound to %s (%s)",
-		p.name, node.Name, node.Labels[c.typeLabel])
+	t.Logf("profile %-14s named by annotation only: labelled by %s, mutated as the labelled pod, admitted, bound to %s (%s)",
+		p.name, by, node.Name, node.Labels[c.typeLabel])
+}
+
+// olderRefused is, before 1.36, the fate of a pod naming a profile that
+// does not schedule through Kueue by ODH's annotation only: nothing
+// labels it, so it must be refused, naming the profile (the documented
+// difference from 1.36). It reports whether the profile schedules
+// through Kueue, whose pod the caller plays instead.
+func (s *suite) olderRefused(t *testing.T, c *clusterUnderTest, p profile, ns string, pod *corev1.Pod) bool {
+	t.Helper()
+	if p.queue != "" {
+		return true
+	}
+	var msg string
+	err := poll(t.Context(), gatekeeperTimeout, func(ctx context.Context) (bool, string, error) {
+		_, err := c.dev.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		if err == nil {
+			return false, "admitted", nil
+		}
+		msg = err.Error()
+		return strings.Contains(msg, fmt.Sprintf("hardware profile %q", p.name)), msg, nil
+	})
+	if err != nil {
+		t.Errorf("profile %s does not schedule through Kueue: on Kubernetes %s its pod naming it by annotation only must be refused naming it: %v", p.name, s.k8sVersion, err)
+		return false
+	}
+	t.Logf("profile %-14s named by annotation only, on Kubernetes %s: refused, as documented for a profile that does not schedule through Kueue: %s", p.name, s.k8sVersion, firstLine(msg))
+	return false
 }
 
 // profileAnnotation is Open Data Hub's reference from a workload to its
@@ -864,7 +921,6 @@ func (s *suite) fixtures(t *testing.T, c *clusterUnderTest) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	judge := s.offlineJudge(t, c, inputs)
 	objects := make([]*unstructured.Unstructured, len(inputs))
 	for i, tc := range inputs {
 		objs, err := controlplane.ReadObjects(filepath.Join(dir, filepath.Dir(policytest.CasesFile), tc.Object))
@@ -873,6 +929,10 @@ func (s *suite) fixtures(t *testing.T, c *clusterUnderTest) {
 		}
 		objects[i] = objs[0]
 	}
+	if s.older() {
+		s.odhForm(t, c, inputs, objects)
+	}
+	judge := s.offlineJudge(t, c, inputs)
 	olds := s.createOldObjects(t, c, inputs, objects, constraints)
 	same, denied, admitted, skipped, asWritten, beforeAdmission := 0, 0, 0, 0, 0, 0
 	for i, tc := range inputs {
@@ -902,13 +962,21 @@ func (s *suite) fixtures(t *testing.T, c *clusterUnderTest) {
 				asWritten++
 			}
 		}
-		if !slices.Equal(offline, slices.Sorted(slices.Values(tc.Deny))) {
+		switch {
+		case s.older():
+			olderVerdict(t, c.example, tc, offline)
+		case !slices.Equal(offline, slices.Sorted(slices.Values(tc.Deny))):
 			t.Errorf("case %s: accelc test's engine judges it %s, the case wants %s", tc.Name, verdict(offline), verdict(tc.Deny))
 		}
 		var up *update
 		if tc.Operation == "UPDATE" {
 			if olds[i] == nil {
 				continue // said by createOldObjects
+			}
+			if why := s.labelledFromQueue(t, c, olds[i]); why != "" {
+				t.Logf("case %-32s skipped live: %s", tc.Name, why)
+				skipped++
+				continue
 			}
 			up = &update{old: olds[i], sub: tc.SubResource, cs: c.dev, dyn: c.devDyn}
 			if tc.User != "" {
@@ -1022,6 +1090,93 @@ func (s *suite) fixtures(t *testing.T, c *clusterUnderTest) {
 			s.setEnforcement(t, con, action)
 		}
 	}
+}
+
+// odhForm gives, before 1.36, the fixtures that are mutated CREATEs of
+// workloads naming their profile by ODH's annotation only the queue label
+// ODH's webhook writes from their HardwareProfile (internal/odh), as they
+// reach the API server on an Open Data Hub cluster; the hostile fixtures
+// that are not mutated are sent as written.
+func (s *suite) odhForm(t *testing.T, c *clusterUnderTest, inputs []policytest.CaseInput, objects []*unstructured.Unstructured) {
+	t.Helper()
+	queues := map[string]string{}
+	for _, p := range c.profiles {
+		queues[p.name] = p.queue
+	}
+	n := 0
+	for i := range inputs {
+		if !inputs[i].Mutate || inputs[i].Operation == "UPDATE" {
+			continue
+		}
+		if !odh.QueueLabelled(objects[i], c.profileLabel(), func(p string) string { return queues[p] }) {
+			continue
+		}
+		data, err := yaml.Marshal(objects[i].Object)
+		if err != nil {
+			t.Fatal(err)
+		}
+		inputs[i].ObjectData = data
+		n++
+		t.Logf("case %-32s as ODH writes it on Kubernetes %s: queue label %s", inputs[i].Name, s.k8sVersion, objects[i].GetLabels()[render.QueueNameLabel])
+	}
+	t.Logf("%d fixtures given the queue label ODH's webhook writes", n)
+}
+
+// labelledFromQueue says, before 1.36, why an UPDATE case cannot be
+// played live when the old object the harness made got a profile label
+// from its queue that the fixture's old object lacks: the harness makes
+// the object an UPDATE replaces with the tree's mutators on (at deny),
+// and before 1.36 a mutator labels a workload's template from its queue,
+// so the object stored is not the one made before deny that the case
+// describes (and that accelc test judges). "" when it can be played.
+func (s *suite) labelledFromQueue(t *testing.T, c *clusterUnderTest, old *unstructured.Unstructured) string {
+	t.Helper()
+	if !s.older() {
+		return ""
+	}
+	live, err := s.get(t.Context(), old)
+	if err != nil {
+		return ""
+	}
+	path := []string{"spec", "template", "metadata", "labels", c.profileLabel()}
+	stored, _, _ := unstructured.NestedString(live.Object, path...)
+	written, _, _ := unstructured.NestedString(old.Object, path...)
+	if stored == "" || written != "" {
+		return ""
+	}
+	return fmt.Sprintf("the old %s was made at deny, where its queue label %s gave its template profile label %s; the case's is one made before deny, without it (accelc test judges that one)",
+		old.GetKind(), old.GetLabels()[render.QueueNameLabel], stored)
+}
+
+// olderVerdict holds a case's verdict before 1.36 to its 1.36 one (the
+// case's deny list): admitted on both or refused on both, refused by at
+// least the policies 1.36 refuses it by, but for the cases
+// odh.OlderMinorDiffers names.
+func olderVerdict(t *testing.T, example string, tc policytest.CaseInput, got []string) {
+	t.Helper()
+	want := slices.Sorted(slices.Values(tc.Deny))
+	why, listed := odh.OlderMinorDiffers[example+"/"+tc.Name]
+	switch {
+	case (len(got) == 0) != (len(want) == 0) && listed:
+		t.Logf("case %-32s %s here, %s on 1.36: expected (%s)", tc.Name, verdict(got), verdict(want), why)
+	case (len(got) == 0) != (len(want) == 0):
+		t.Errorf("case %s: %s here, but %s on 1.36", tc.Name, verdict(got), verdict(want))
+	case listed:
+		t.Errorf("case %s: odh.OlderMinorDiffers lists it, but it is %s here as on 1.36: take it out", tc.Name, verdict(got))
+	case !isSubset(want, got):
+		t.Errorf("case %s: %s here, %s on 1.36", tc.Name, verdict(got), verdict(want))
+	case !slices.Equal(want, got):
+		t.Logf("case %-32s %s here, %s on 1.36", tc.Name, verdict(got), verdict(want))
+	}
+}
+
+func isSubset(a, b []string) bool {
+	for _, x := range a {
+		if !slices.Contains(b, x) {
+			return false
+		}
+	}
+	return true
 }
 
 // ensureRuntimeClass creates the RuntimeClass a pod fixture names, as the
@@ -1634,8 +1789,20 @@ func (s *suite) controllerPodBound(t *testing.T, c *clusterUnderTest, name strin
 	pod := at.Pod
 	profileName, _, _ := unstructured.NestedString(pod.Object, "metadata", "labels", c.profileLabel())
 	inList := strings.Contains(at.Where, "[")
+	byAnnotation := false
 	if profileName == "" && inList {
 		profileName, _, _ = unstructured.NestedString(pod.Object, "metadata", "annotations", render.ProfileAnnotation)
+		byAnnotation = profileName != ""
+	}
+	if profileName == "" && s.older() {
+		// Before 1.36 a Notebook's pod is labelled when it is made, from
+		// the queue label it takes from the Notebook.
+		queue, _, _ := unstructured.NestedString(pod.Object, "metadata", "labels", render.QueueNameLabel)
+		for _, p := range c.profiles {
+			if queue != "" && p.queue == queue {
+				profileName = p.name
+			}
+		}
 	}
 	if profileName == "" {
 		return false
@@ -1648,6 +1815,21 @@ func (s *suite) controllerPodBound(t *testing.T, c *clusterUnderTest, name strin
 				allowed = c.entitlements[obj.GetNamespace()].types
 			}
 		}
+	}
+	if queue, _, _ := unstructured.NestedString(pod.Object, "metadata", "labels", render.QueueNameLabel); s.older() && byAnnotation && queue == "" {
+		// Before 1.36 nothing labels the pod of a listed template that
+		// names its profile by annotation only and joins no queue (its
+		// controller copies neither the workload's queue label nor
+		// anything else): refused when made, saying what to add
+		// (docs/policies.md, "Before Kubernetes 1.36"). The constraints
+		// deny already (the workload was judged), so one request says.
+		err := s.createAs(t.Context(), c, pod, false)
+		if err == nil {
+			t.Errorf("case %s: on Kubernetes %s the pod its %s makes from %s, naming profile %s by annotation only, was admitted; want it refused", name, s.k8sVersion, obj.GetKind(), at.Where, profileName)
+			return true
+		}
+		t.Logf("case %-32s its %s's pod from %s (profile %s by annotation only) refused when made, as documented before 1.36: %s", name, obj.GetKind(), at.Where, profileName, firstLine(err.Error()))
+		return true
 	}
 	if err := s.createForReal(t.Context(), c, pod); err != nil {
 		t.Errorf("case %s: the pod its %s makes from %s was refused: %v", name, obj.GetKind(), at.Where, err)

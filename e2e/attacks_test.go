@@ -131,9 +131,22 @@ func (a *attacks) kueueLooksAway(t *testing.T) {
 				Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}}}},
 		}}},
 	}
+	if st.s.older() {
+		// Before 1.36 what joins a profile's queue is the profile's
+		// (docs/policies.md, "Before Kubernetes 1.36"): a CPU-only Job in
+		// premium-gpu's queue asks for none of its GPUs, and is refused.
+		// Kueue skips the pods of a Job whatever its labels, so the owner
+		// the attack names is the same Job outside the queue.
+		_, err := c.dev.BatchV1().Jobs(attackTeamNS).Create(ctx, job, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		if err == nil || !strings.Contains(err.Error(), "needs at least 1") {
+			t.Fatalf("Kubernetes %s: a CPU-only Job in LocalQueue %s: want it refused for asking for none of the profile's GPUs, got %v", st.s.k8sVersion, queue, err)
+		}
+		t.Logf("Kubernetes %s: a CPU-only Job in LocalQueue %s is the profile's, and refused: %s", st.s.k8sVersion, queue, firstLine(err.Error()))
+		delete(job.Labels, render.QueueNameLabel)
+	}
 	made, err := c.dev.BatchV1().Jobs(attackTeamNS).Create(ctx, job, metav1.CreateOptions{})
 	if err != nil {
-		t.Fatalf("the user's CPU-only Job with queue label %s (the owner the attack names): %v", queue, err)
+		t.Fatalf("the user's CPU-only Job (labels %v; the owner the attack names): %v", job.Labels, err)
 	}
 	pod := a.profilePod(t, "owned-by-cpu-job", "premium-gpu", "8")
 	pod.OwnerReferences = []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: made.Name, UID: made.UID, Controller: ptr.To(true)}}

@@ -32,6 +32,7 @@ import (
 	"k8s.io/client-go/util/retry"
 
 	"github.com/accelc/accelc/internal/controlplane"
+	"github.com/accelc/accelc/pkg/compile"
 	"github.com/accelc/accelc/pkg/inventory"
 )
 
@@ -53,6 +54,11 @@ type suite struct {
 	mapper  *restmapper.DeferredDiscoveryRESTMapper
 	kubectl string
 	accelc  string
+	// k8sVersion is the control plane's Kubernetes version
+	// (controlplane.ServerVersion): $ACCELC_K8S_VERSION picks the older
+	// minor (make e2e-older), on which the examples are rendered for that
+	// minor (olderExample).
+	k8sVersion string
 }
 
 // newSuite is a suite over the repository's built accelc and kubectl,
@@ -61,12 +67,62 @@ type suite struct {
 func newSuite(t testing.TB) *suite {
 	t.Helper()
 	root := repoRoot(t)
-	return &suite{
-		root:    root,
-		work:    t.TempDir(),
-		kubectl: program(t, root, filepath.Join("bin", "k8s-"+controlplane.K8sVersion, "kubectl"), "e2e-tools"),
-		accelc:  program(t, root, filepath.Join("bin", "accelc"), "build"),
+	version, err := controlplane.ServerVersion()
+	if err != nil {
+		t.Fatal(err)
 	}
+	return &suite{
+		root:       root,
+		work:       t.TempDir(),
+		kubectl:    program(t, root, filepath.Join("bin", "k8s-"+controlplane.K8sVersion, "kubectl"), "e2e-tools"),
+		accelc:     program(t, root, filepath.Join("bin", "accelc"), "build"),
+		k8sVersion: version,
+	}
+}
+
+// older reports whether the control plane runs a minor before 1.36,
+// which serves no MutatingAdmissionPolicy.
+func (s *suite) older() bool {
+	return controlplane.Minor(s.k8sVersion) < compile.AdmissionPolicyMinor
+}
+
+// kubernetesVersionCUE is the file olderExample adds to a copy of a
+// cluster: its cluster.kubernetesVersion, the control plane's minor.
+func (s *suite) kubernetesVersionCUE() []byte {
+	return fmt.Appendf(nil, "package cluster\n\ncluster: kubernetesVersion: \"1.%d\"\n", controlplane.Minor(s.k8sVersion))
+}
+
+// olderExample is, on an older minor, a copy of the example (with the
+// examples' CUE module and fleet package) under the work directory whose
+// cluster.kubernetesVersion is the control plane's, so that it renders
+// what such a cluster takes; made once. On 1.36 and for a test's own
+// cluster (a name with a slash) it is the example itself.
+func (s *suite) olderExample(t testing.TB, example string) string {
+	t.Helper()
+	if !s.older() || strings.Contains(example, "/") {
+		return example
+	}
+	base := filepath.Join(s.work, "k8s-"+s.k8sVersion)
+	dir := filepath.Join(base, example)
+	if _, err := os.Stat(dir); err == nil {
+		return dir
+	}
+	src := filepath.Join(s.root, "examples", "clusters")
+	for _, d := range []string{"cue.mod", "fleet"} {
+		if _, err := os.Stat(filepath.Join(base, d)); err == nil {
+			continue
+		}
+		if err := os.CopyFS(filepath.Join(base, d), os.DirFS(filepath.Join(src, d))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.CopyFS(dir, os.DirFS(filepath.Join(src, example))); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "kubernetes.cue"), s.kubernetesVersionCUE(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
 
 // connect makes the suite's admin clients for its control plane.
@@ -183,7 +239,7 @@ func (s *suite) mustKubectl(t testing.TB, args ...string) string {
 func (s *suite) render(t testing.TB, example, name string, extra ...string) string {
 	t.Helper()
 	out := filepath.Join(s.work, "render", filepath.Base(example)+"-"+name)
-	args := append([]string{"render", clusterDir(example), "--output-dir", out, "--revision", revision}, extra...)
+	args := append([]string{"render", clusterDir(s.olderExample(t, example)), "--output-dir", out, "--revision", revision}, extra...)
 	_, errOut, err := run(t.Context(), s.root, s.accelc, args...)
 	if err != nil {
 		t.Fatalf("accelc %s: %v\n%s", strings.Join(args, " "), err, errOut)

@@ -14,7 +14,7 @@ import (
 func TestFindBinariesMissing(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv(BinEnv, dir)
-	_, err := findBinaries(options{scheduler: true, controllerManager: true})
+	_, err := findBinaries(options{scheduler: true, controllerManager: true}, K8sVersion)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "no kube-apiserver in $"+BinEnv+"="+dir+", no kube-scheduler in $"+BinEnv+"="+dir+", no kube-controller-manager in $"+BinEnv+"="+dir)
 	assert.Contains(t, err.Error(), "run `make control-plane`")
@@ -27,7 +27,7 @@ func TestFindBinariesFromEnv(t *testing.T) {
 	}
 	t.Setenv(BinEnv, dir)
 	t.Setenv("PATH", dir)
-	b, err := findBinaries(options{scheduler: true, controllerManager: true})
+	b, err := findBinaries(options{scheduler: true, controllerManager: true}, K8sVersion)
 	require.NoError(t, err)
 	assert.Equal(t, binaries{
 		etcd:              filepath.Join(dir, "etcd"),
@@ -35,6 +35,34 @@ func TestFindBinariesFromEnv(t *testing.T) {
 		scheduler:         filepath.Join(dir, "kube-scheduler"),
 		controllerManager: filepath.Join(dir, "kube-controller-manager"),
 	}, b)
+}
+
+func TestServerVersion(t *testing.T) {
+	t.Setenv(VersionEnv, "")
+	v, err := ServerVersion()
+	require.NoError(t, err)
+	assert.Equal(t, K8sVersion, v)
+	t.Setenv(VersionEnv, OlderK8sVersion)
+	v, err = ServerVersion()
+	require.NoError(t, err)
+	assert.Equal(t, OlderK8sVersion, v)
+	t.Setenv(VersionEnv, "v1.30.0")
+	_, err = ServerVersion()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "built at "+K8sVersion+" and "+OlderK8sVersion+" only")
+	assert.Equal(t, 34, Minor(OlderK8sVersion))
+	assert.Equal(t, 36, Minor(K8sVersion))
+	assert.Equal(t, 0, Minor("latest"))
+}
+
+func TestFindBinariesOlderVersion(t *testing.T) {
+	t.Setenv(BinEnv, "")
+	_, err := findBinaries(options{}, OlderK8sVersion)
+	if err == nil {
+		t.Skip("bin/k8s-" + OlderK8sVersion + " is built")
+	}
+	assert.Contains(t, err.Error(), filepath.Join("bin", "k8s-"+OlderK8sVersion, ""))
+	assert.Contains(t, err.Error(), "build Kubernetes "+OlderK8sVersion)
 }
 
 func TestFindGatekeeperMissing(t *testing.T) {

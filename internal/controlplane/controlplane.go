@@ -28,6 +28,17 @@ const (
 	// the same.
 	K8sVersion = "v1.36.3"
 
+	// OlderK8sVersion is the oldest Kubernetes the end-to-end suite runs
+	// its older-minor subset on (README's supported versions): a minor
+	// without MutatingAdmissionPolicy on by default (beta, off, in 1.34
+	// and 1.35). The Makefile's K8S_OLDER_VERSION and
+	// tools/e2e-k8s134/go.mod say the same.
+	OlderK8sVersion = "v1.34.12"
+
+	// VersionEnv picks the version Start runs: K8sVersion (unset) or
+	// OlderK8sVersion. kubectl and k8s-validate stay at K8sVersion.
+	VersionEnv = "ACCELC_K8S_VERSION"
+
 	// ClusterName and ContextName name the cluster and the context, the
 	// current one, in every kubeconfig this package writes.
 	ClusterName = "accelc-e2e"
@@ -38,7 +49,7 @@ const (
 	AdminGroup = "system:masters"
 
 	// BinEnv names a directory holding kube-apiserver and kube-scheduler,
-	// used instead of bin/k8s-<K8sVersion> at the repository root.
+	// used instead of bin/k8s-<ServerVersion()> at the repository root.
 	BinEnv = "ACCELC_K8S_BIN"
 )
 
@@ -53,6 +64,32 @@ const (
 )
 
 var errBindConflict = errors.New("a port picked free was taken before the server bound it")
+
+// ServerVersion is the Kubernetes version Start runs: $ACCELC_K8S_VERSION
+// when set, else K8sVersion. Only the two versions the Makefile builds are
+// accepted; Start fails a test that asks for another.
+func ServerVersion() (string, error) {
+	switch v := os.Getenv(VersionEnv); v {
+	case "", K8sVersion:
+		return K8sVersion, nil
+	case OlderK8sVersion:
+		return v, nil
+	default:
+		return "", fmt.Errorf("$%s=%s: the end-to-end control plane is built at %s and %s only (make control-plane)", VersionEnv, v, K8sVersion, OlderK8sVersion)
+	}
+}
+
+// Minor is the minor version of a version such as v1.34.12 (34); 0 when
+// it cannot be read.
+func Minor(version string) int {
+	_, rest, _ := strings.Cut(version, ".")
+	minor, _, _ := strings.Cut(rest, ".")
+	n, err := strconv.Atoi(minor)
+	if err != nil {
+		return 0
+	}
+	return n
+}
 
 // Option changes what Start starts.
 type Option func(*options)
@@ -91,6 +128,7 @@ func WithoutWatchList() Option {
 // ControlPlane is a running etcd and kube-apiserver, and kube-scheduler when
 // asked for, that live as long as the test that started them.
 type ControlPlane struct {
+	version    string
 	dir        string
 	url        string
 	ca         *ca
@@ -110,7 +148,11 @@ func Start(t testing.TB, opts ...Option) *ControlPlane {
 	for _, opt := range opts {
 		opt(&o)
 	}
-	bins, err := findBinaries(o)
+	version, err := ServerVersion()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bins, err := findBinaries(o, version)
 	if err != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("CI=true, and the control plane is not there: %v", err)
@@ -120,7 +162,7 @@ func Start(t testing.TB, opts ...Option) *ControlPlane {
 
 	// The temporary directory is made before the cleanup that stops the
 	// processes is registered, so it is removed after they have stopped.
-	cp := &ControlPlane{dir: t.TempDir()}
+	cp := &ControlPlane{version: version, dir: t.TempDir()}
 	t.Cleanup(func() { cp.stop(t) })
 
 	if err := cp.makeCerts(); err != nil {
@@ -143,9 +185,12 @@ func Start(t testing.TB, opts ...Option) *ControlPlane {
 		// The cleanup writes the end of each log to the test log.
 		t.Fatalf("starting the control plane: %v", err)
 	}
-	t.Logf("control plane %s at %s ready in %s (%s)", K8sVersion, cp.url, time.Since(begin).Round(time.Millisecond), strings.Join(cp.ready, ", "))
+	t.Logf("control plane %s at %s ready in %s (%s)", cp.version, cp.url, time.Since(begin).Round(time.Millisecond), strings.Join(cp.ready, ", "))
 	return cp
 }
+
+// Version is the Kubernetes version the control plane runs (v1.36.3).
+func (cp *ControlPlane) Version() string { return cp.version }
 
 // URL is the API server's address, https://127.0.0.1:PORT.
 func (cp *ControlPlane) URL() string { return cp.url }
@@ -563,9 +608,9 @@ type binaries struct {
 
 // findBinaries looks for etcd on PATH and for kube-apiserver, and
 // kube-scheduler and kube-controller-manager when asked, in
-// $ACCELC_K8S_BIN or bin/k8s-<K8sVersion> at the repository root. Its
+// $ACCELC_K8S_BIN or bin/k8s-<version> at the repository root. Its
 // error says what is missing and how to get it.
-func findBinaries(o options) (binaries, error) {
+func findBinaries(o options, version string) (binaries, error) {
 	var b binaries
 	var missing []string
 	etcd, err := exec.LookPath("etcd")
@@ -581,7 +626,7 @@ func findBinaries(o options) (binaries, error) {
 		if err != nil {
 			return b, err
 		}
-		dir = filepath.Join(root, "bin", "k8s-"+K8sVersion)
+		dir = filepath.Join(root, "bin", "k8s-"+version)
 		where = dir
 	}
 	names := []string{"kube-apiserver"}
@@ -608,7 +653,7 @@ func findBinaries(o options) (binaries, error) {
 	}
 	if len(missing) > 0 {
 		return b, fmt.Errorf("no %s: run `make control-plane` to install etcd and build Kubernetes %s, or set %s to a directory holding them",
-			strings.Join(missing, ", no "), K8sVersion, BinEnv)
+			strings.Join(missing, ", no "), version, BinEnv)
 	}
 	return b, nil
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -163,6 +164,11 @@ func TestVersionsAgree(t *testing.T) {
 	gomod, err := os.ReadFile(filepath.Join("..", "..", "tools", "e2e", "go.mod"))
 	require.NoError(t, err)
 	assert.Regexp(t, regexp.MustCompile(`(?m)^\s*(require\s+)?k8s\.io/kubernetes\s+`+regexp.QuoteMeta(controlplane.K8sVersion)+`\s*$`), string(gomod))
+	// The older minor: its own Makefile variable and module.
+	assert.Regexp(t, regexp.MustCompile(`(?m)^K8S_OLDER_VERSION\s*:=\s*`+regexp.QuoteMeta(controlplane.OlderK8sVersion)+`\s*$`), string(makefile))
+	older, err := os.ReadFile(filepath.Join("..", "..", "tools", "e2e-k8s134", "go.mod"))
+	require.NoError(t, err)
+	assert.Regexp(t, regexp.MustCompile(`(?m)^\s*(require\s+)?k8s\.io/kubernetes\s+`+regexp.QuoteMeta(controlplane.OlderK8sVersion)+`\s*$`), string(older))
 }
 
 // Gatekeeper's manager is the gator CLI's version: the Makefile's
@@ -188,4 +194,19 @@ func TestKueueVersionsAgree(t *testing.T) {
 	script, err := os.ReadFile(filepath.Join("..", "..", "hack", "e2e-tools.sh"))
 	require.NoError(t, err)
 	assert.Contains(t, string(script), `"sigs.k8s.io/kueue@$KUEUE_VERSION `)
+}
+
+// The README's supported-versions table names the versions the end-to-end
+// suite runs: both Kubernetes versions, Gatekeeper, Kueue and Flux's
+// controllers.
+func TestREADMESupportedVersions(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	require.NoError(t, err)
+	_, table, ok := strings.Cut(string(readme), "\n## Supported versions\n")
+	require.True(t, ok, "README.md has no Supported versions section")
+	table, _, _ = strings.Cut(table, "\n## ")
+	for _, v := range []string{controlplane.K8sVersion, controlplane.OlderK8sVersion, controlplane.GatekeeperVersion, controlplane.KueueVersion, controlplane.FluxVersion} {
+		assert.Contains(t, table, v, "README.md's Supported versions does not name %s", v)
+	}
+	assert.Contains(t, table, "make e2e-older", "the table says which target proves the older minor")
 }

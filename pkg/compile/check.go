@@ -53,6 +53,7 @@ func (m *Model) Check(inv *inventory.Inventory) []Diagnostic {
 	out = append(out, m.checkWholeGPUProfiles(inv)...)
 	out = append(out, m.checkNodeStages()...)
 	out = append(out, m.checkScaling(inv)...)
+	out = append(out, m.checkKubernetesVersion()...)
 	known := map[string]bool{}
 	for i := range inv.Nodes {
 		known[inv.Nodes[i].Name] = true

@@ -61,6 +61,7 @@ func loadUnbounded(dir string) (*Model, error) {
 		checkTopology,
 		checkAutoscaling,
 		checkCatalogService,
+		checkKubernetesMinor,
 		checkNonAcceleratorResources,
 		checkProvisioning,
 		checkMultiKueue,

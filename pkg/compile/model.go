@@ -52,6 +52,9 @@ type Cluster struct {
 	Name             string `json:"name"`
 	LabelPrefix      string `json:"labelPrefix"`
 	ProfileNamespace string `json:"profileNamespace"`
+	// KubernetesVersion is the cluster's Kubernetes minor, "1.36"; ""
+	// is the default, 1.36 (kubernetes_version.go).
+	KubernetesVersion string `json:"kubernetesVersion,omitempty"`
 	// Enforcement is the constraints' enforcementAction: dryrun, warn or
 	// deny.
 	Enforcement string `json:"enforcement"`

@@ -35,14 +35,22 @@ const ProfileAnnotation = "opendatahub.io/hardware-profile-name"
 // (compile.Model.Mutating): under dryrun and warn a pod is created as it
 // would be without accelc, and the constraint of its stage forecasts
 // what the mutations would have done.
+//
+// Before Kubernetes 1.36 (cluster.kubernetesVersion) no API server
+// serves MutatingAdmissionPolicies by default, so none is rendered: the
+// profile label comes instead from the queue label Open Data Hub's
+// webhook writes (profileFromQueue, below).
 func mutationObjects(m *compile.Model) []Object {
 	only, except, none := m.Mutating()
 	if none {
 		return nil
 	}
-	out := append(profileLabelPolicy(m), workloadLabelPolicies(m)...)
-	out = append(out, jobTopologyPolicy(m)...)
-	out = append(out, jobQueuePolicy(m)...)
+	var out []Object
+	if m.Cluster.AdmissionPolicies() {
+		out = append(profileLabelPolicy(m), workloadLabelPolicies(m)...)
+		out = append(out, jobTopologyPolicy(m)...)
+		out = append(out, jobQueuePolicy(m)...)
+	}
 	prefix := m.Cluster.LabelPrefix
 	pods := []applyTo{{Groups: []string{""}, Kinds: []string{"Pod"}, Versions: []string{"v1"}}}
 	// matchPods matches the pods that sel selects (by namespace, by
@@ -247,6 +255,9 @@ func mutationObjects(m *compile.Model) []Object {
 			namespaces = append(namespaces, t.Namespaces...)
 		}
 		slices.Sort(namespaces)
+		if !m.Cluster.AdmissionPolicies() {
+			profileFromQueue(m, p, namespaces, matchPods, add)
+		}
 		sel := matchPods(match{Namespaces: namespaces, LabelSelector: profileLabel(p)})
 		add("AssignMetadata", "accelc-"+p.Name+"-queue", mutatorSpec{
 			Match:      sel,
@@ -262,6 +273,61 @@ func mutationObjects(m *compile.Model) []Object {
 		}
 	}
 	return out
+}
+
+// profileFromQueue gives, on a cluster without MutatingAdmissionPolicy
+// (before 1.36), what joins a profile's LocalQueue by Kueue's queue label
+// in the namespaces of the profile's teams the profile's label, where it
+// has none: a pod, and the pod template of a workload kind with one
+// template (a Deployment, a Job), whose every pod the queue admits and
+// charges as the profile's. Open Data Hub's webhook writes that queue
+// label on the Notebooks and InferenceServices that name the profile by
+// annotation, from the HardwareProfile's scheduling.kueue.localQueueName,
+// and their controllers copy it to the pods and Deployments they make;
+// ODH's Kueue webhook refuses such a workload, or a Kubeflow or Ray job,
+// without it in a namespace Kueue manages. Gatekeeper runs its mutators
+// again until the object stops changing, so a pod labelled here then
+// gets every mutator keyed on the label, as a pod labelled by hand does,
+// and a workload's expansion is the labelled pod its controller will
+// make. The LocalQueue is the profile's alone (LocalQueueName), and only
+// in its teams' namespaces, so the label names the profile the queue
+// already charges the pod to. A label the object has is kept, and judged
+// (one that disagrees with the annotation is refused). A kind of several
+// templates (a RayCluster's CPU head beside its GPU workers) is not
+// labelled from its queue: its templates name their profiles themselves.
+func profileFromQueue(m *compile.Model, p *compile.Profile, namespaces []string, matchPods func(match) match, add func(kind, name string, spec mutatorSpec)) {
+	label := m.Cluster.LabelPrefix + "/profile"
+	joins := &metav1.LabelSelector{MatchLabels: map[string]string{QueueNameLabel: LocalQueueName(p)}}
+	add("AssignMetadata", "accelc-"+p.Name+"-profile-from-queue", mutatorSpec{
+		Match:      matchPods(match{Namespaces: namespaces, LabelSelector: joins}),
+		Location:   fmt.Sprintf("metadata.labels.%q", label),
+		Parameters: mutatorParameters{Assign: &assignField{Value: p.Name}},
+	})
+	var apply []applyTo
+	var kinds []matchKinds
+	for _, w := range WorkloadKinds {
+		if w.ObjectLabels || w.Composed || len(w.Lists) > 0 || len(w.Templates) != 1 || !slices.Equal(w.Templates[0].Path, podTemplate[0].Path) {
+			continue
+		}
+		apply = append(apply, applyTo{Groups: []string{w.Group}, Kinds: []string{w.Kind}, Versions: w.Versions})
+		kinds = append(kinds, matchKinds{APIGroups: []string{w.Group}, Kinds: []string{w.Kind}})
+	}
+	location := fmt.Sprintf("spec.template.metadata.labels.%q", label)
+	add("Assign", "accelc-"+p.Name+"-template-profile-from-queue", mutatorSpec{
+		ApplyTo: apply,
+		Match: match{
+			Scope:              "Namespaced",
+			Kinds:              kinds,
+			ExcludedNamespaces: nonNil(m.Cluster.ExcludedNamespaces),
+			Namespaces:         namespaces,
+			LabelSelector:      joins,
+		},
+		Location: location,
+		Parameters: mutatorParameters{
+			Assign:    &assignField{Value: p.Name},
+			PathTests: []pathTest{{SubPath: location, Condition: "MustNotExist"}},
+		},
+	})
 }
 
 // scopeMatch narrows a mutator's match to the namespaces that deny: to

@@ -1,0 +1,87 @@
+package compile
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// DefaultKubernetesMinor is the Kubernetes minor a cluster that sets no
+// cluster.kubernetesVersion is taken to run.
+const DefaultKubernetesMinor = 36
+
+// AdmissionPolicyMinor is the first Kubernetes minor that serves
+// MutatingAdmissionPolicy (admissionregistration.k8s.io/v1) by default.
+const AdmissionPolicyMinor = 36
+
+// OldestKubernetesMinor is the oldest Kubernetes minor accelc supports
+// (README, Supported versions): Flux v2.9 needs 1.34.1, and before 1.34
+// MutatingAdmissionPolicy is alpha.
+const OldestKubernetesMinor = 34
+
+// KubernetesMinor is the cluster's Kubernetes minor: 34 for
+// kubernetesVersion "1.34", DefaultKubernetesMinor when it is not set.
+func (c Cluster) KubernetesMinor() int {
+	_, minor, ok := strings.Cut(c.KubernetesVersion, ".")
+	if !ok {
+		return DefaultKubernetesMinor
+	}
+	n, err := strconv.Atoi(minor)
+	if err != nil {
+		return DefaultKubernetesMinor
+	}
+	return n
+}
+
+// checkKubernetesMinor refuses a minor accelc does not support.
+func checkKubernetesMinor(m *Model) []Diagnostic {
+	if minor := m.Cluster.KubernetesMinor(); minor < OldestKubernetesMinor {
+		return []Diagnostic{{Path: m.root().Key("cluster").Key("kubernetesVersion"), Msg: fmt.Sprintf(
+			"Kubernetes %s is not supported: accelc needs 1.%d or later (README, Supported versions: Flux v2.9 needs 1.34.1, and MutatingAdmissionPolicy is alpha before 1.34); upgrade the cluster first",
+			m.Cluster.KubernetesVersion, OldestKubernetesMinor)}}
+	}
+	return nil
+}
+
+// AdmissionPolicies reports whether the cluster's API server serves
+// MutatingAdmissionPolicies, which label a workload naming its profile
+// only by Open Data Hub's annotation. Where it does not, Gatekeeper
+// mutators label the workloads of a profile that schedules through Kueue
+// from the queue label Open Data Hub's webhook gives them.
+func (c Cluster) AdmissionPolicies() bool {
+	return c.KubernetesMinor() >= AdmissionPolicyMinor
+}
+
+// checkKubernetesVersion says, for a cluster before 1.36, how a workload
+// that names its profile only by Open Data Hub's annotation is labelled
+// there, and which profiles' such workloads are refused instead: those
+// that do not schedule through Kueue, whose HardwareProfile gives ODH's
+// webhook no queue label to write.
+func (m *Model) checkKubernetesVersion() []Diagnostic {
+	if m.Cluster.AdmissionPolicies() {
+		return nil
+	}
+	var queued, other []string
+	for i := range m.Profiles {
+		p := &m.Profiles[i]
+		if !p.Offered() {
+			continue
+		}
+		if len(m.QueueTeams(p)) > 0 {
+			queued = append(queued, p.Name)
+		} else {
+			other = append(other, p.Name)
+		}
+	}
+	at := m.root().Key("cluster").Key("kubernetesVersion")
+	msg := fmt.Sprintf("Kubernetes %s serves no MutatingAdmissionPolicy by default (GA in 1.36), so none is rendered: a workload that names its profile only by annotation opendatahub.io/hardware-profile-name gets accelc's profile label from a Gatekeeper mutator instead, keyed on the kueue.x-k8s.io/queue-name label Open Data Hub's webhook writes from the HardwareProfile's scheduling.kueue.localQueueName",
+		m.Cluster.KubernetesVersion)
+	if len(queued) > 0 {
+		msg += fmt.Sprintf(" (profiles %s)", strings.Join(queued, ", "))
+	}
+	if len(other) > 0 {
+		msg += fmt.Sprintf("; profiles %s do not schedule through Kueue, so such a workload of theirs is refused until it carries label %s/profile (give the profile's teams Kueue quotas, or label the workloads)",
+			strings.Join(other, ", "), m.Cluster.LabelPrefix)
+	}
+	return []Diagnostic{{Severity: Warning, Path: at, Msg: msg}}
+}
