@@ -142,7 +142,7 @@ e2e: build e2e-tools browser $(BIN)/ko ## End to end: every example through etcd
 # attacks, on the same harness with the older control plane.
 .PHONY: e2e-older
 e2e-older: build e2e-tools ## The end-to-end suite's ODH workloads and hostile fixtures (TestEndToEnd, TestAttacks) on the older Kubernetes minor (K8S_OLDER_VERSION), which serves no MutatingAdmissionPolicy
-	CI=true ACCELC_K8S_VERSION=$(K8S_OLDER_VERSION) $(GO) test -tags e2e -count=1 -v -timeout 40m -run '^(TestEndToEnd|TestAttacks)$$' ./e2e
+	CI=true ACCELC_K8S_VERSION=$(K8S_OLDER_VERSION) ACCELC_E2E_EXAMPLES=$(or $(ACCELC_E2E_EXAMPLES),hetero-prod) $(GO) test -tags e2e -count=1 -v -timeout 40m -run '^(TestEndToEnd|TestAttacks)$$' ./e2e
 
 .PHONY: cluster
 cluster: build e2e-tools ## Start the whole cluster (hetero-prod on KWOK, Gatekeeper, Kueue, Flux, nfd-master) and keep it until Ctrl-C; prints the kubeconfig

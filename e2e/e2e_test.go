@@ -47,6 +47,21 @@ func TestEndToEnd(t *testing.T) {
 	// nfd-master watches NodeFeatures and NodeFeatureRules: their CRDs
 	// come first.
 	s.nfd = s.cp.StartNFDMaster(t)
+	// Kueue gates the pods that join a LocalQueue, as it does where
+	// accelc's queued profiles run; the admission constraint refuses a
+	// queued pod that reaches it ungated (Kueue's webhook skipped it).
+	// One manager serves every example: it manages the team namespaces
+	// of them all.
+	var namespaces []string
+	for _, ex := range exs {
+		for _, r := range readTree(t, s.render(t, ex, "kueue-namespaces")) {
+			if r.obj.GetKind() == "Namespace" && !slices.Contains(namespaces, r.obj.GetName()) {
+				namespaces = append(namespaces, r.obj.GetName())
+			}
+		}
+	}
+	kq := s.cp.StartKueue(t, controlplane.KueueOptions{Namespaces: namespaces})
+	t.Logf("Kueue %s manages %v; its log: %s", controlplane.KueueVersion, namespaces, kq.LogPath())
 	for _, ex := range exs {
 		step("2-dry-run/"+ex, func(t *testing.T) { s.stepDryRun(t, ex) })
 	}
