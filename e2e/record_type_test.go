@@ -93,6 +93,11 @@ func TestRecordType(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.apply(t, c)
+	// Kueue, with accelc's fragment: the pods of large-memory join its
+	// LocalQueue, and a queued pod that reaches admission ungated is
+	// refused.
+	fragment, namespaces := kueueConfig(t, c.objs)
+	s.cp.StartKueue(t, controlplane.KueueOptions{Namespaces: namespaces, Fragment: []byte(fragment)})
 	s.waitGatekeeper(t, c)
 	c.dev, c.devDyn = s.devClient(t)
 
