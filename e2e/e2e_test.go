@@ -11,8 +11,11 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
 
 	"github.com/accelc/accelc/internal/controlplane"
 	"github.com/accelc/accelc/pkg/inventory"
@@ -54,9 +57,18 @@ func TestEndToEnd(t *testing.T) {
 	// of them all.
 	var namespaces []string
 	for _, ex := range exs {
-		for _, r := range readTree(t, s.render(t, ex, "kueue-namespaces")) {
-			if r.obj.GetKind() == "Namespace" && !slices.Contains(namespaces, r.obj.GetName()) {
-				namespaces = append(namespaces, r.obj.GetName())
+		fragment, _ := kueueConfig(t, readTree(t, s.render(t, ex, "kueue-namespaces")))
+		var cfg struct {
+			Selector metav1.LabelSelector `json:"managedJobsNamespaceSelector"`
+		}
+		if err := yaml.Unmarshal([]byte(fragment), &cfg); err != nil {
+			t.Fatalf("%s's Kueue fragment: %v", ex, err)
+		}
+		for _, e := range cfg.Selector.MatchExpressions {
+			for _, ns := range e.Values {
+				if e.Key == corev1.LabelMetadataName && e.Operator == metav1.LabelSelectorOpIn && !slices.Contains(namespaces, ns) {
+					namespaces = append(namespaces, ns)
+				}
 			}
 		}
 	}
