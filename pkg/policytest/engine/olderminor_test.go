@@ -61,7 +61,11 @@ func TestOlderMinorVerdicts(t *testing.T) {
 						continue
 					}
 					t.Errorf("%s: 1.36 %s, but %s %s", c, verdictWords(n), olderMinor, verdictWords(o))
-				case !subset(n, o):
+				case !subset(n, o) && !slices.Equal(n, []string{"?"}):
+					// ("?": 1.36 refused it before Gatekeeper judged it, as
+					// the API server refuses a pod Kueue gates that names a
+					// node; 1.34, whose mutators give no queue label, judges
+					// it.)
 					t.Errorf("%s: 1.36 refused it by %v, %s by %v only", c, n, olderMinor, o)
 				default:
 					same++
