@@ -258,6 +258,21 @@ func (s *suite) decided(ctx context.Context, pod *corev1.Pod) (*corev1.Node, str
 func (s *suite) teardown(t *testing.T, c *clusterUnderTest, nodes []string) {
 	if c != nil {
 		s.deletePods(t, c.namespaces...)
+		// Kueue's Workloads of the pods: their ClusterQueues and flavors
+		// are not deleted while a Workload holds them, and no garbage
+		// collector runs here to follow the pods.
+		workloads := workloadGVR
+		for _, ns := range c.namespaces {
+			list, err := s.dyn.Resource(workloads).Namespace(ns).List(t.Context(), metav1.ListOptions{})
+			if err != nil {
+				continue // Kueue's CRDs are not there
+			}
+			for _, w := range list.Items {
+				// Kueue keeps its finalizer while the Workload's Job lives.
+				_, _ = s.dyn.Resource(workloads).Namespace(ns).Patch(t.Context(), w.GetName(), types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{})
+				_ = s.dyn.Resource(workloads).Namespace(ns).Delete(t.Context(), w.GetName(), metav1.DeleteOptions{})
+			}
+		}
 		args := []string{"delete", "--ignore-not-found", "--wait=true"}
 		n := 0
 		for _, r := range c.objs {
