@@ -263,6 +263,10 @@ func (s *suite) teardown(t *testing.T, c *clusterUnderTest, nodes []string) {
 		// collector runs here to follow the pods.
 		workloads := workloadGVR
 		for _, ns := range c.namespaces {
+			// The cases' Jobs first: Kueue makes a Workload again for a
+			// Job that is there.
+			bg := metav1.DeletePropagationBackground
+			_ = s.client.BatchV1().Jobs(ns).DeleteCollection(t.Context(), metav1.DeleteOptions{PropagationPolicy: &bg}, metav1.ListOptions{})
 			list, err := s.dyn.Resource(workloads).Namespace(ns).List(t.Context(), metav1.ListOptions{})
 			if err != nil {
 				continue // Kueue's CRDs are not there
