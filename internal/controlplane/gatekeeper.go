@@ -94,7 +94,7 @@ func WithGatekeeperValues(values []byte) GatekeeperOption {
 	return func(gk *Gatekeeper) error {
 		var v render.GatekeeperHelmValues
 		if err := yaml.UnmarshalStrict(values, &v); err != nil {
-			return fmt.Errorf("Gatekeeper's Helm values: %w", err)
+			return fmt.Errorf("the Gatekeeper Helm values: %w", err)
 		}
 		gk.values = &v
 		return nil
