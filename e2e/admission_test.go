@@ -1028,6 +1028,13 @@ func (s *suite) fixtures(t *testing.T, c *clusterUnderTest) {
 	for _, con := range constraints {
 		s.setEnforcement(t, con, "dryrun")
 	}
+	// Kueue would admit them and write its flavour's node selector,
+	// which can mend what the audit is to find: they are made as pods
+	// Kueue does not manage.
+	restoreKueue := s.kueuePodWebhookSkips(t, &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
+		Key: corev1.LabelMetadataName, Operator: metav1.LabelSelectorOpIn, Values: []string{"accelc-e2e-no-namespace"},
+	}}})
+	defer restoreKueue()
 	for i, h := range audited {
 		obj := h.obj.DeepCopy()
 		obj.SetName(fmt.Sprintf("audit-%02d", i))
