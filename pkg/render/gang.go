@@ -42,6 +42,16 @@ func kueueFrameworks() []string {
 	return append(out, "pod")
 }
 
+// kueueJobKinds are KueueJobFrameworks' kinds by "<group>/<Kind>", as
+// the admission constraint's kueueJobKinds parameter names them.
+func kueueJobKinds() map[string]bool {
+	out := map[string]bool{}
+	for _, f := range KueueJobFrameworks {
+		out[f.Group+"/"+f.Kind] = true
+	}
+	return out
+}
+
 // jobQueuePolicy is the MutatingAdmissionPolicy that makes a Job (each
 // kind of KueueJobFrameworks) whose pod template names a queued profile
 // one gang: the Job itself gets the profile's LocalQueue label, and the

@@ -146,6 +146,12 @@ type admissionParameters struct {
 	// pods of the kinds Kueue admits whole; KueueManagers Kueue's own.
 	PodControllers map[string][]string `json:"podControllers"`
 	KueueManagers  map[string]bool     `json:"kueueManagers"`
+	// KueueJobKinds are, by "<group>/<Kind>", the kinds whose Kueue job
+	// integration accelc's Kueue Configuration turns on
+	// (KueueJobFrameworks): Kueue's pod webhook leaves their pods ungated
+	// (the owner's Workload accounts for them). It gates the pods of every
+	// other owner that joins a queue.
+	KueueJobKinds map[string]bool `json:"kueueJobKinds"`
 	Forecast       bool                `json:"forecast"`
 }
 
@@ -235,5 +241,6 @@ func admissionParams(m *compile.Model, inv *inventory.Inventory) admissionParame
 		DeviceRuntimeClasses:  runtimeClasses,
 		PodControllers:        podControllers,
 		KueueManagers:         managers,
+		KueueJobKinds:         kueueJobKinds(),
 	}
 }

@@ -294,7 +294,7 @@ violation contains {"msg": msg} if {
 	p.spec.scheduling.kueue.localQueueName
 	object.get(workload, ["spec", "suspend"], false) != true
 	msg := sprintf("Job %v joins Kueue's LocalQueue %v (profile %q) but reached admission not suspended, so Kueue's job webhook skipped it and its pods would run without Kueue counting them in team %v's quota: check that Kueue's batch/job integration is on, that its managedJobsNamespaceSelector selects namespace %v (accelc renders it in ConfigMap accelc-kueue-configuration), and that its webhook is reachable; then create the Job again", [
-		workload.metadata.name, q, name, team_named, object.get(workload.metadata, "namespace", object.get(input.review, "namespace", "")),
+		workload.metadata.name, q, name, team_named, accelc.namespace,
 	])
 }
 
@@ -397,7 +397,7 @@ violation contains {"msg": msg} if {
 	not managed_controller
 	not kueue_gate in {g.name | some g in object.get(accelc.written_spec, "schedulingGates", [])}
 	msg := sprintf("the pod joins Kueue's LocalQueue %v (label %v) but reached admission without Kueue's scheduling gate %v, so Kueue's pod webhook skipped it and would never count its accelerators in team %v's quota: check that Kueue's pod integration is on, that its managedJobsNamespaceSelector selects namespace %v (accelc renders it in ConfigMap accelc-kueue-configuration), that its webhook is reachable, and that it sees the label (it must run after Gatekeeper's mutating webhook, which adds it: the API server calls webhook configurations in the order of their names; or set its reinvocationPolicy: IfNeeded); then create the pod again", [
-		queue, queue_label, kueue_gate, team_named, object.get(input.review.object.metadata, "namespace", object.get(input.review, "namespace", "")),
+		queue, queue_label, kueue_gate, team_named, accelc.namespace,
 	])
 }
 
@@ -408,11 +408,15 @@ kueue_accounts if accelc.profile_queue
 
 kueue_accounts if accelc.entitlement.spec.queue != ""
 
-# The pod's controller is of a kind whose pods Kueue accounts for through
-# the controller's own Workload.
+# The pod's controller is of a kind whose Kueue job integration is on
+# (kueueJobKinds): Kueue's pod webhook leaves its pods to the owner's
+# Workload. The pods of every other owner, a PyTorchJob or a RayCluster
+# whose integration accelc's Kueue Configuration leaves off included,
+# Kueue's pod webhook gates like any pod that joins a queue. (Who may make
+# a pod with such an owner is the controller rule's.)
 managed_controller if {
 	o := accelc.controller_owner_of(accelc.written)
-	_ = input.parameters.podControllers[accelc.owner_key(o)]
+	input.parameters.kueueJobKinds[accelc.owner_key(o)]
 }
 
 violation contains {"msg": msg} if {

@@ -598,3 +598,16 @@ test_job_not_held_to_suspension_where_kueue_queues_nothing if {
 	count(unsuspended_denials) == 0 with input as job_request(false) with data.inventory as f.inventory
 	count(unsuspended_denials) == 0 with input as {"review": {"object": job_request(false).review.object}, "parameters": f.params} with data.inventory as queue_profile
 }
+
+# A PyTorchJob's pod, made by the training operator, is queued by Kueue's
+# pod webhook when the PyTorchJob integration is off (kueueJobKinds names
+# only batch/Job): one that arrives ungated was skipped too.
+test_pod_of_an_owner_kueue_does_not_manage_held_to_the_gate if {
+	ptj := {"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "name": "ptj", "uid": "u-4", "controller": true}
+	op := "system:serviceaccount:opendatahub:kubeflow-training-operator"
+	params := object.union(f.params, {"podControllers": {"kubeflow.org/PyTorchJob": [op]}})
+	inp := object.union(as_user(queued_pod([]), [ptj], op), {"review": {"uid": "r-5"}, "parameters": params})
+	some v in violation with input as inp with data.inventory as premium_queued
+	contains(v.msg, "reached admission without Kueue's scheduling gate")
+	count(owner_denials) == 0 with input as inp with data.inventory as premium_queued
+}

@@ -133,6 +133,7 @@ params := {
 	"deviceRuntimeClasses": {"nvidia": true},
 	"podControllers": {"batch/Job": ["system:serviceaccount:kube-system:job-controller"]},
 	"kueueManagers": {"system:serviceaccount:kueue-system:kueue-controller-manager": true},
+	"kueueJobKinds": {"batch/Job": true},
 }
 
 # pod builds a pod in namespace ns with the given annotations and spec.

@@ -87,6 +87,8 @@ func TestUnaccounted(t *testing.T) {
 		teamOf: map[string]*compile.Team{"q": queued, "p": plain},
 		queued: map[string]bool{"queued": true},
 		kueue:  defaultKueueIdentities(),
+		// accelc's Kueue Configuration turns on the batch/job integration.
+		mutator: &Mutator{kueueJobKinds: map[string]bool{"batch/Job": true}},
 	}
 	const jobCtl = "system:serviceaccount:kube-system:job-controller"
 	const kueueCtl = "system:serviceaccount:kueue-system:kueue-controller-manager"

@@ -173,7 +173,7 @@ func (e *EscapeCheck) unaccounted(req Request, pod map[string]any) string {
 		return ""
 	}
 	owner, name, uid := controllerOwner(md)
-	if req.Operation != "UPDATE" && !kueueManagedKinds[owner] && mapOf(md["labels"])[render.QueueNameLabel] != nil && !hasGate(pod, KueueGate) && e.queuedProfile(md, team) {
+	if req.Operation != "UPDATE" && !e.mutator.kueueJobKinds[owner] && mapOf(md["labels"])[render.QueueNameLabel] != nil && !hasGate(pod, KueueGate) && e.queuedProfile(md, team) {
 		return fmt.Sprintf("Kueue's pod webhook skipped the pod (it names LocalQueue %v but was admitted ungated): no Workload accounts for its devices in team %s's queues", mapOf(md["labels"])[render.QueueNameLabel], team.Name)
 	}
 	if !kueueManagedKinds[owner] || slices.Contains(e.kueue.controllers[owner], user) {
@@ -302,9 +302,9 @@ func gateAsKueue(pod *unstructured.Unstructured) {
 // queuedByKueue reports whether Kueue's pod webhook queues a new pod, as
 // Kueue v0.19 decides: a core Pod in a namespace its
 // managedJobsNamespaceSelector selects, with a LocalQueue label, whose
-// controller owner is not of a kind a Kueue job integration manages (the
-// owner's Workload accounts for those; the policy holds who may make
-// them).
+// controller owner is not of a kind whose job integration the
+// Configuration turns on (the owner's Workload accounts for those; the
+// policy holds who may make them).
 func (m *Mutator) queuedByKueue(obj *unstructured.Unstructured) bool {
 	if m.kueue == nil || obj.GetKind() != "Pod" || obj.GroupVersionKind().Group != "" {
 		return false
@@ -316,7 +316,7 @@ func (m *Mutator) queuedByKueue(obj *unstructured.Unstructured) bool {
 		return false
 	}
 	owner, _, _ := controllerOwner(mapOf(obj.Object["metadata"]))
-	return !kueueManagedKinds[owner]
+	return !m.kueueJobKinds[owner]
 }
 
 // jobQueuedByKueue reports whether Kueue's job webhook suspends a new
@@ -329,34 +329,44 @@ func (m *Mutator) jobQueuedByKueue(obj *unstructured.Unstructured) bool {
 	return m.kueue.Matches(labels.Set{corev1.LabelMetadataName: obj.GetNamespace()}) && obj.GetLabels()[render.QueueNameLabel] != ""
 }
 
-// kueueNamespaces reads the managedJobsNamespaceSelector of the tree's
-// Kueue Configuration fragment (render's KueueConfigMapName); nil when
-// the tree has none.
-func kueueNamespaces(tree render.Tree) (labels.Selector, error) {
+// kueueConfig reads the tree's Kueue Configuration fragment (render's
+// KueueConfigMapName): the namespaces its managedJobsNamespaceSelector
+// selects (nil when the tree has no fragment) and, by "<group>/<Kind>",
+// the kinds of the job integrations it turns on.
+func kueueConfig(tree render.Tree) (labels.Selector, map[string]bool, error) {
 	for _, p := range tree.Paths() {
 		if !strings.HasSuffix(p, "configmap-"+render.KueueConfigMapName+".yaml") {
 			continue
 		}
 		var cm corev1.ConfigMap
 		if err := yaml.Unmarshal(tree[p], &cm); err != nil {
-			return nil, fmt.Errorf("%s: %w", p, err)
+			return nil, nil, fmt.Errorf("%s: %w", p, err)
 		}
 		var cfg struct {
 			ManagedJobsNamespaceSelector *metav1.LabelSelector `json:"managedJobsNamespaceSelector"`
+			Integrations                 struct {
+				Frameworks []string `json:"frameworks"`
+			} `json:"integrations"`
 		}
 		if err := yaml.Unmarshal([]byte(cm.Data["configuration.yaml"]), &cfg); err != nil {
-			return nil, fmt.Errorf("%s: configuration.yaml: %w", p, err)
+			return nil, nil, fmt.Errorf("%s: configuration.yaml: %w", p, err)
 		}
-		if cfg.ManagedJobsNamespaceSelector == nil {
-			return labels.Everything(), nil
+		kinds := map[string]bool{}
+		for _, f := range render.KueueJobFrameworks {
+			if slices.Contains(cfg.Integrations.Frameworks, f.Name) {
+				kinds[f.Group+"/"+f.Kind] = true
+			}
 		}
-		sel, err := metav1.LabelSelectorAsSelector(cfg.ManagedJobsNamespaceSelector)
-		if err != nil {
-			return nil, fmt.Errorf("%s: managedJobsNamespaceSelector: %w", p, err)
+		sel := labels.Everything()
+		if cfg.ManagedJobsNamespaceSelector != nil {
+			var err error
+			if sel, err = metav1.LabelSelectorAsSelector(cfg.ManagedJobsNamespaceSelector); err != nil {
+				return nil, nil, fmt.Errorf("%s: managedJobsNamespaceSelector: %w", p, err)
+			}
 		}
-		return sel, nil
+		return sel, kinds, nil
 	}
-	return nil, nil
+	return nil, nil, nil
 }
 
 func mergeString(m map[string]string, k, v string) map[string]string {

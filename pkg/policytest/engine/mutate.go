@@ -58,6 +58,10 @@ type Mutator struct {
 	// queues: the managedJobsNamespaceSelector of the tree's Kueue
 	// Configuration fragment; nil when the tree queues nothing.
 	kueue labels.Selector
+	// kueueJobKinds are, by "<group>/<Kind>", the kinds whose job
+	// integration the fragment turns on: Kueue's pod webhook leaves the
+	// pods they own ungated.
+	kueueJobKinds map[string]bool
 }
 
 // NewMutator loads the tree's mutators and ExpansionTemplates once.
@@ -97,11 +101,11 @@ func NewMutator(tree render.Tree, namespaces []string) (*Mutator, error) {
 	if err != nil {
 		return nil, err
 	}
-	kueue, err := kueueNamespaces(tree)
+	kueue, jobKinds, err := kueueConfig(tree)
 	if err != nil {
 		return nil, err
 	}
-	return &Mutator{expander: er, profileLabel: profileLabel(tree), policyNamespaces: scope, policyOperations: ops, kueue: kueue}, nil
+	return &Mutator{expander: er, profileLabel: profileLabel(tree), policyNamespaces: scope, policyOperations: ops, kueue: kueue, kueueJobKinds: jobKinds}, nil
 }
 
 // policyOperations are the operations of the tree's
