@@ -293,8 +293,42 @@ violation contains {"msg": msg} if {
 	some [name, p] in workload_profiles
 	p.spec.scheduling.kueue.localQueueName
 	object.get(workload, ["spec", "suspend"], false) != true
-	msg := sprintf("Job %v joins Kueue's LocalQueue %v (profile %q) but reached admission not suspended, so Kueue's job webhook skipped it and its pods would run without Kueue counting them in team %v's quota: check that Kueue's batch/job integration is on, that its managedJobsNamespaceSelector selects namespace %v (accelc renders it in ConfigMap accelc-kueue-configuration), and that its webhook is reachable; then create the Job again", [
-		workload.metadata.name, q, name, team_named, accelc.namespace,
+	msg := sprintf("Job %v: it joins Kueue's LocalQueue %v (profile %q) but reached admission not suspended, so Kueue's job webhook skipped it and its pods would run without Kueue counting them: check that Kueue's batch/job integration is on, that its managedJobsNamespaceSelector selects namespace %v (accelc renders it in ConfigMap accelc-kueue-configuration), and that its webhook is reachable; then create the Job again", [
+		workload.metadata.name, q, name, accelc.namespace,
+	])
+}
+
+# The kinds whose pods a Job makes: Kueue admits them through the Job's
+# Workload where the Job joins a queue (accelc's job queue policy labels
+# it). The pods of every other workload that names a profile scheduling
+# through Kueue are gated by Kueue's pod webhook, one by one.
+job_pod_owners := {"batch/Job", "batch/CronJob", "jobset.x-k8s.io/JobSet", "trainer.kubeflow.org/TrainJob"}
+
+# A gated pod may not name a node (the API server refuses it), so a
+# workload whose pods Kueue gates and whose template pins them to a node
+# would never get a pod made: its controller's creates fail for ever.
+violation contains {"msg": msg} if {
+	w := input.review.object
+	not accelc.group_kind(w) in job_pod_owners
+	some [path, t] in accelc.object_templates(w)
+	count(path) > 0
+	node := object.get(t, ["spec", "nodeName"], "")
+	node != ""
+	name := template_profile(t)
+	accelc.profiles[name].spec.scheduling.kueue.localQueueName
+	msg := sprintf("%v %v: the pod template at %v names node %v, but hardware profile %q schedules through Kueue, whose pod webhook gates each of its pods, and the API server refuses a gated pod that names a node, so no pod would ever be made: drop spec.nodeName and let the scheduler place them", [
+		w.kind, object.get(w.metadata, "name", ""), concat(".", [sprintf("%v", [x]) | some x in path]), node, name,
+	])
+}
+
+# A Notebook is judged as its pod; its controller's StatefulSet makes it.
+violation contains {"msg": msg} if {
+	input.review.object.kind == "Notebook"
+	node := object.get(accelc.written_spec, "nodeName", "")
+	node != ""
+	accelc.profile_queue
+	msg := sprintf("Notebook %v: its pod template names node %v, but hardware profile %q schedules through Kueue, whose pod webhook gates the pod, and the API server refuses a gated pod that names a node, so its pod would never be made: drop spec.template.spec.nodeName", [
+		object.get(input.review.object.metadata, "name", ""), node, accelc.profile_name,
 	])
 }
 

@@ -585,7 +585,7 @@ unsuspended_denials contains v.msg if {
 
 test_job_skipped_by_kueue_denied if {
 	some v in violation with input as job_request(false) with data.inventory as queue_profile
-	contains(v.msg, `Job j joins Kueue's LocalQueue mig-slice (profile "mig-slice") but reached admission not suspended`)
+	contains(v.msg, `Job j: it joins Kueue's LocalQueue mig-slice (profile "mig-slice") but reached admission not suspended`)
 }
 
 test_job_suspended_by_kueue_admitted if {
@@ -610,4 +610,33 @@ test_pod_of_an_owner_kueue_does_not_manage_held_to_the_gate if {
 	some v in violation with input as inp with data.inventory as premium_queued
 	contains(v.msg, "reached admission without Kueue's scheduling gate")
 	count(owner_denials) == 0 with input as inp with data.inventory as premium_queued
+}
+
+# A workload whose pods Kueue gates may not pin them to a node: the API
+# server refuses every such pod, so none would ever run.
+pinned(kind, api) := f.input_for({
+	"apiVersion": api,
+	"kind": kind,
+	"metadata": {"name": "w", "namespace": "slices"},
+	"spec": {"template": {
+		"metadata": {"annotations": f.profile("mig-slice")},
+		"spec": {"nodeName": "node-1", "containers": [{"name": "main", "image": "x", "resources": {"limits": {"nvidia.com/mig-1g.5gb": 1}}}]},
+	}},
+})
+
+pin_denials contains v.msg if {
+	some v in violation
+	contains(v.msg, "the API server refuses a gated pod that names a node")
+}
+
+test_deployment_pinned_to_a_node_of_a_queued_profile_denied if {
+	some v in violation with input as pinned("Deployment", "apps/v1") with data.inventory as queue_profile
+	contains(v.msg, `Deployment w: the pod template at spec.template names node node-1, but hardware profile "mig-slice" schedules through Kueue`)
+}
+
+# A Job's pods are its Workload's (they are not gated), and a profile that
+# does not schedule through Kueue gates nothing.
+test_pinned_pods_not_gated_admitted if {
+	count(pin_denials) == 0 with input as pinned("Job", "batch/v1") with data.inventory as queue_profile
+	count(pin_denials) == 0 with input as pinned("Deployment", "apps/v1") with data.inventory as f.inventory
 }

@@ -216,5 +216,5 @@ func TestAdmitKueueWebhooks(t *testing.T) {
 
 	d, err = m.Admit(t.Context(), r, engine.Request{Object: job(), KueueSkipped: true})
 	require.NoError(t, err)
-	assert.Contains(t, strings.Join(d.Messages, "\n"), `Job j joins Kueue's LocalQueue premium-gpu (profile "premium-gpu") but reached admission not suspended`)
+	assert.Contains(t, strings.Join(d.Messages, "\n"), `Job j: it joins Kueue's LocalQueue premium-gpu (profile "premium-gpu") but reached admission not suspended`)
 }

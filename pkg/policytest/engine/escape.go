@@ -8,8 +8,10 @@ import (
 	"slices"
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
 	"github.com/accelc/accelc/pkg/compile"
@@ -481,13 +483,32 @@ func (e *EscapeCheck) verdict(ctx context.Context, req Request) (verdict, error)
 		return v, fmt.Errorf("admitting: %w\n%s", err, raw)
 	}
 	for _, p := range ControllerPods(v.d.Stored) {
-		d, err := e.mutator.Admit(ctx, e.reviewer, Request{Object: p.Pod})
+		d, err := e.mutator.Admit(ctx, e.reviewer, e.controllerRequest(v.d.Stored, p.Pod))
 		if err != nil {
 			return v, fmt.Errorf("admitting the pod of %s: %w", p.Where, err)
 		}
 		v.pods = append(v.pods, podVerdict{where: p.Where, d: d})
 	}
 	return v, nil
+}
+
+// jobMadeKinds are the workload kinds whose pods a Job makes (a CronJob's
+// and a JobSet's through Jobs of their own), by "<group>/<Kind>".
+var jobMadeKinds = map[string]bool{"batch/Job": true, "batch/CronJob": true, "jobset.x-k8s.io/JobSet": true, "trainer.kubeflow.org/TrainJob": true}
+
+// controllerRequest is the CREATE of a pod a workload's controllers make:
+// a Job's pods by the Job controller, owned by the Job (Kueue's pod
+// webhook leaves them to the Job's Workload); any other's by DefaultUser
+// with no owner, as a controller of a kind Kueue does not manage makes
+// them.
+func (e *EscapeCheck) controllerRequest(w, pod *unstructured.Unstructured) Request {
+	ids := e.kueue.controllers["batch/Job"]
+	if !jobMadeKinds[w.GroupVersionKind().Group+"/"+w.GetKind()] || len(ids) == 0 {
+		return Request{Object: pod}
+	}
+	pod = pod.DeepCopy()
+	pod.SetOwnerReferences([]metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: w.GetName(), UID: "00000000-0000-0000-0000-0000000000aa", Controller: ptr.To(true)}})
+	return Request{Object: pod, User: ids[0]}
 }
 
 // admitted are the pods admission lets run: the pod, a workload's
