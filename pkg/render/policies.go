@@ -152,7 +152,7 @@ type admissionParameters struct {
 	// (the owner's Workload accounts for them). It gates the pods of every
 	// other owner that joins a queue.
 	KueueJobKinds map[string]bool `json:"kueueJobKinds"`
-	Forecast       bool                `json:"forecast"`
+	Forecast      bool            `json:"forecast"`
 }
 
 // admissionParams are the admission constraint's parameters.
