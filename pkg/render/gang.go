@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/accelc/accelc/pkg/compile"
 )
@@ -115,30 +114,19 @@ func jobQueuePolicy(m *compile.Model) []Object {
 			continue
 		}
 		name := "accelc-" + strings.ToLower(w.Kind) + "-queue"
-		policy := admissionregistrationv1.MutatingAdmissionPolicy{
-			TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "MutatingAdmissionPolicy"},
-			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: managedLabels(m.Cluster.Name)},
-			Spec: admissionregistrationv1.MutatingAdmissionPolicySpec{
-				FailurePolicy: ptr(admissionregistrationv1.Fail),
-				MatchConstraints: &admissionregistrationv1.MatchResources{ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
-					RuleWithOperations: admissionregistrationv1.RuleWithOperations{
-						// Kueue takes the queue from the object as it is
-						// made (a Job's template cannot change after).
-						Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
-						Rule:       admissionregistrationv1.Rule{APIGroups: []string{w.Group}, APIVersions: w.Versions, Resources: []string{w.Resource}},
-					},
-				}}},
-				Variables:          []admissionregistrationv1.Variable{{Name: "profile", Expression: gangProfile(w.Templates[0].Path, m.Cluster.LabelPrefix+"/profile")}},
-				Mutations:          mutations,
-				ReinvocationPolicy: admissionregistrationv1.NeverReinvocationPolicy,
-			},
-		}
-		binding := admissionregistrationv1.MutatingAdmissionPolicyBinding{
-			TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "MutatingAdmissionPolicyBinding"},
-			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: managedLabels(m.Cluster.Name)},
-			Spec:       admissionregistrationv1.MutatingAdmissionPolicyBindingSpec{PolicyName: name, MatchResources: bindingResources(m)},
-		}
-		out = append(out, Object{Dir: "mutations", Body: &policy}, Object{Dir: "mutations", Body: &binding})
+		objs := mutatingPolicy(m, name, admissionregistrationv1.MutatingAdmissionPolicySpec{
+			MatchConstraints: &admissionregistrationv1.MatchResources{ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
+				RuleWithOperations: admissionregistrationv1.RuleWithOperations{
+					// Kueue takes the queue from the object as it is
+					// made (a Job's template cannot change after).
+					Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
+					Rule:       admissionregistrationv1.Rule{APIGroups: []string{w.Group}, APIVersions: w.Versions, Resources: []string{w.Resource}},
+				},
+			}}},
+			Variables: []admissionregistrationv1.Variable{{Name: "profile", Expression: gangProfile(w.Templates[0].Path, m.Cluster.LabelPrefix+"/profile")}},
+			Mutations: mutations,
+		})
+		out = append(out, objs...)
 	}
 	return out
 }

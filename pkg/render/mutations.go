@@ -377,6 +377,25 @@ const QueueNameLabel = "kueue.x-k8s.io/queue-name"
 // WorkloadPriorityLabel names a workload's Kueue WorkloadPriorityClass.
 const WorkloadPriorityLabel = "kueue.x-k8s.io/priority-class"
 
+// mutatingPolicy is a MutatingAdmissionPolicy of accelc's, and its
+// binding to the namespaces the policies deny (bindingResources): it
+// fails closed and runs once, before the mutating webhooks.
+func mutatingPolicy(m *compile.Model, name string, spec admissionregistrationv1.MutatingAdmissionPolicySpec) []Object {
+	spec.FailurePolicy = ptr(admissionregistrationv1.Fail)
+	spec.ReinvocationPolicy = admissionregistrationv1.NeverReinvocationPolicy
+	policy := admissionregistrationv1.MutatingAdmissionPolicy{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "MutatingAdmissionPolicy"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: managedLabels(m.Cluster.Name)},
+		Spec:       spec,
+	}
+	binding := admissionregistrationv1.MutatingAdmissionPolicyBinding{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "MutatingAdmissionPolicyBinding"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: managedLabels(m.Cluster.Name)},
+		Spec:       admissionregistrationv1.MutatingAdmissionPolicyBindingSpec{PolicyName: name, MatchResources: bindingResources(m)},
+	}
+	return []Object{{Dir: "mutations", Body: &policy}, {Dir: "mutations", Body: &binding}}
+}
+
 // profileLabelPolicy is a MutatingAdmissionPolicy (admissionregistration
 // v1, GA and on by default from Kubernetes 1.36) that gives a pod naming
 // its profile only by Open Data Hub's annotation — as ODH's workbenches
@@ -388,44 +407,30 @@ const WorkloadPriorityLabel = "kueue.x-k8s.io/priority-class"
 func profileLabelPolicy(m *compile.Model) []Object {
 	const name = "accelc-profile-label"
 	label := m.Cluster.LabelPrefix + "/profile"
-	policy := admissionregistrationv1.MutatingAdmissionPolicy{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "MutatingAdmissionPolicy"},
-		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: managedLabels(m.Cluster.Name)},
-		Spec: admissionregistrationv1.MutatingAdmissionPolicySpec{
-			FailurePolicy: ptr(admissionregistrationv1.Fail),
-			MatchConstraints: &admissionregistrationv1.MatchResources{
-				ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
-					RuleWithOperations: admissionregistrationv1.RuleWithOperations{
-						Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
-						Rule: admissionregistrationv1.Rule{
-							APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"pods"},
-						},
+	objs := mutatingPolicy(m, name, admissionregistrationv1.MutatingAdmissionPolicySpec{
+		MatchConstraints: &admissionregistrationv1.MatchResources{
+			ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
+				RuleWithOperations: admissionregistrationv1.RuleWithOperations{
+					Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
+					Rule: admissionregistrationv1.Rule{
+						APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"pods"},
 					},
-				}},
-			},
-			MatchConditions: []admissionregistrationv1.MatchCondition{{
-				Name: "names-profile-by-annotation-only",
-				Expression: fmt.Sprintf("has(object.metadata.annotations) && %q in object.metadata.annotations && !(has(object.metadata.labels) && %q in object.metadata.labels)",
-					ProfileAnnotation, label),
-			}},
-			Mutations: []admissionregistrationv1.Mutation{{
-				PatchType: admissionregistrationv1.PatchTypeApplyConfiguration,
-				ApplyConfiguration: &admissionregistrationv1.ApplyConfiguration{
-					Expression: fmt.Sprintf("Object{metadata: Object.metadata{labels: {%q: object.metadata.annotations[%q]}}}", label, ProfileAnnotation),
 				},
 			}},
-			ReinvocationPolicy: admissionregistrationv1.NeverReinvocationPolicy,
 		},
-	}
-	binding := admissionregistrationv1.MutatingAdmissionPolicyBinding{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "MutatingAdmissionPolicyBinding"},
-		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: managedLabels(m.Cluster.Name)},
-		Spec:       admissionregistrationv1.MutatingAdmissionPolicyBindingSpec{PolicyName: name, MatchResources: bindingResources(m)},
-	}
-	return []Object{
-		{Dir: "mutations", Body: &policy},
-		{Dir: "mutations", Body: &binding},
-	}
+		MatchConditions: []admissionregistrationv1.MatchCondition{{
+			Name: "names-profile-by-annotation-only",
+			Expression: fmt.Sprintf("has(object.metadata.annotations) && %q in object.metadata.annotations && !(has(object.metadata.labels) && %q in object.metadata.labels)",
+				ProfileAnnotation, label),
+		}},
+		Mutations: []admissionregistrationv1.Mutation{{
+			PatchType: admissionregistrationv1.PatchTypeApplyConfiguration,
+			ApplyConfiguration: &admissionregistrationv1.ApplyConfiguration{
+				Expression: fmt.Sprintf("Object{metadata: Object.metadata{labels: {%q: object.metadata.annotations[%q]}}}", label, ProfileAnnotation),
+			},
+		}},
+	})
+	return objs
 }
 
 // bindingResources are the resources a MutatingAdmissionPolicyBinding

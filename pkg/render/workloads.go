@@ -206,22 +206,12 @@ func workloadLabelPolicies(m *compile.Model) []Object {
 				})
 			}
 		}
-		policy := admissionregistrationv1.MutatingAdmissionPolicy{
-			TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "MutatingAdmissionPolicy"},
-			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: managedLabels(m.Cluster.Name)},
-			Spec: admissionregistrationv1.MutatingAdmissionPolicySpec{
-				FailurePolicy:      ptr(admissionregistrationv1.Fail),
-				MatchConstraints:   &admissionregistrationv1.MatchResources{ResourceRules: rules},
-				Mutations:          mutations,
-				ReinvocationPolicy: admissionregistrationv1.NeverReinvocationPolicy,
-			},
-		}
-		binding := admissionregistrationv1.MutatingAdmissionPolicyBinding{
-			TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "MutatingAdmissionPolicyBinding"},
-			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: managedLabels(m.Cluster.Name)},
-			Spec:       admissionregistrationv1.MutatingAdmissionPolicyBindingSpec{PolicyName: name, MatchResources: bindingResources(m)},
-		}
-		out = append(out, Object{Dir: "mutations", Body: &policy}, Object{Dir: "mutations", Body: &binding})
+		objs := mutatingPolicy(m, name, admissionregistrationv1.MutatingAdmissionPolicySpec{
+			FailurePolicy:    ptr(admissionregistrationv1.Fail),
+			MatchConstraints: &admissionregistrationv1.MatchResources{ResourceRules: rules},
+			Mutations:        mutations,
+		})
+		out = append(out, objs...)
 	}
 	return out
 }
@@ -300,27 +290,16 @@ func jobTopologyPolicy(m *compile.Model) []Object {
 		return nil
 	}
 	const name = "accelc-job-topology"
-	policy := admissionregistrationv1.MutatingAdmissionPolicy{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "MutatingAdmissionPolicy"},
-		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: managedLabels(m.Cluster.Name)},
-		Spec: admissionregistrationv1.MutatingAdmissionPolicySpec{
-			FailurePolicy: ptr(admissionregistrationv1.Fail),
-			MatchConstraints: &admissionregistrationv1.MatchResources{ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
-				RuleWithOperations: admissionregistrationv1.RuleWithOperations{
-					Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
-					Rule:       admissionregistrationv1.Rule{APIGroups: []string{"batch"}, APIVersions: v1, Resources: []string{"jobs"}},
-				},
-			}}},
-			Mutations:          mutations,
-			ReinvocationPolicy: admissionregistrationv1.NeverReinvocationPolicy,
-		},
-	}
-	binding := admissionregistrationv1.MutatingAdmissionPolicyBinding{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "MutatingAdmissionPolicyBinding"},
-		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: managedLabels(m.Cluster.Name)},
-		Spec:       admissionregistrationv1.MutatingAdmissionPolicyBindingSpec{PolicyName: name, MatchResources: bindingResources(m)},
-	}
-	return []Object{{Dir: "mutations", Body: &policy}, {Dir: "mutations", Body: &binding}}
+	objs := mutatingPolicy(m, name, admissionregistrationv1.MutatingAdmissionPolicySpec{
+		MatchConstraints: &admissionregistrationv1.MatchResources{ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
+			RuleWithOperations: admissionregistrationv1.RuleWithOperations{
+				Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
+				Rule:       admissionregistrationv1.Rule{APIGroups: []string{"batch"}, APIVersions: v1, Resources: []string{"jobs"}},
+			},
+		}}},
+		Mutations: mutations,
+	})
+	return objs
 }
 
 // templateLabelPatch is a CEL expression yielding the JSON patch that
