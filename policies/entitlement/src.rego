@@ -411,7 +411,9 @@ kueue_gate := "kueue.x-k8s.io/admission"
 
 # Kueue's pod webhook gates every pod it queues, and mutating webhooks run
 # before any validating one, so a pod that joins a queue reaches this
-# policy gated. One that arrives ungated was skipped by Kueue's webhook:
+# policy gated. The label is the one the pod carries (Kueue saw it), not
+# the forecast's: where the mutators do not run (dryrun, warn) a pod the
+# forecast puts in a queue was never queued, and nothing skipped it. One that arrives ungated was skipped by Kueue's webhook:
 # its namespace is outside Kueue's managedJobsNamespaceSelector, the pod
 # integration is off, or the webhook failed open. Kueue would never
 # account for its accelerators, so it is refused, naming what to check.
@@ -426,7 +428,7 @@ violation contains {"msg": msg} if {
 	not input.review.fromTemplate
 	object.get(input.review.object, "kind", "") == "Pod"
 	accelc.holds_accelerators
-	queue := accelc.labels[queue_label]
+	queue := accelc.written_labels[queue_label]
 	kueue_accounts
 	not managed_controller
 	not kueue_gate in {g.name | some g in object.get(accelc.written_spec, "schedulingGates", [])}

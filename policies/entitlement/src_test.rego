@@ -640,3 +640,12 @@ test_pinned_pods_not_gated_admitted if {
 	count(pin_denials) == 0 with input as pinned("Job", "batch/v1") with data.inventory as queue_profile
 	count(pin_denials) == 0 with input as pinned("Deployment", "apps/v1") with data.inventory as f.inventory
 }
+
+# Where the mutators do not run (the forecast: dryrun, warn), a pod the
+# forecast would put in its profile's queue carries no queue label, so
+# Kueue did not skip it: the gate is not asked of it.
+test_forecast_queue_not_held_to_the_gate if {
+	p := object.union(owned_pod([]), {"metadata": {"labels": {"accelerator.opendatahub.io/profile": "premium-gpu"}}})
+	inp := object.union(request(p, "alice"), {"parameters": {"forecast": true}})
+	count(ungated_denials) == 0 with input as inp with data.inventory as premium_queued
+}
