@@ -201,6 +201,10 @@ func TestDescriber(t *testing.T) {
 		}
 	}
 	agree("every rendered profile described by the count, nothing else")
+	// The API server holds a write before the describer has counted it:
+	// wait for the count, then see that no second write follows.
+	assert.Eventually(t, func() bool { return testutil.ToFloat64(d.writes) >= float64(len(profiles)) }, 5*time.Second, 10*time.Millisecond)
+	time.Sleep(interval / 5)
 	assert.Equal(t, float64(len(profiles)), testutil.ToFloat64(d.writes), "one write a profile")
 	premium := want()["premium-gpu"]
 	assert.Equal(t, "NVIDIA H200 141GB · 32 available · wait unknown — NVIDIA H200 141GB for large-model training and serving.", premium)
