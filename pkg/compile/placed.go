@@ -28,10 +28,12 @@ type Placed struct {
 	// node of a type (the last that does): Model.PoolOf's rule, as two maps.
 	listed map[string]*NodePool
 	whole  map[string]*NodePool
-	// members are each pool's nodes, in the inventory's order.
-	members map[*NodePool][]*inventory.Node
-	// byType are each type's nodes, in the inventory's order.
-	byType map[string][]*inventory.Node
+	// members are each pool's nodes, byType each type's, as places in
+	// Inventory.Nodes, in its order: kept as places, not pointers, so
+	// that a placed cluster made again for a changed node
+	// (Placed.Replaced) shares the lists that node is not in.
+	members map[*NodePool][]int32
+	byType  map[string][]int32
 	// typeGPUs are each type's GPUs (GPUs over its nodes).
 	typeGPUs map[string]int
 	// fleet is the model placed on FleetInventory: pl itself but on a
@@ -69,8 +71,8 @@ func (m *Model) place(inv *inventory.Inventory) *Placed {
 	pl := &Placed{
 		Model: m, Inventory: inv,
 		listed: map[string]*NodePool{}, whole: map[string]*NodePool{},
-		members:  map[*NodePool][]*inventory.Node{},
-		byType:   map[string][]*inventory.Node{},
+		members:  map[*NodePool][]int32{},
+		byType:   map[string][]int32{},
 		typeGPUs: map[string]int{},
 	}
 	for _, p := range m.NodePools {
@@ -85,10 +87,10 @@ func (m *Model) place(inv *inventory.Inventory) *Placed {
 	}
 	for i := range inv.Nodes {
 		n := &inv.Nodes[i]
-		pl.byType[n.AcceleratorType] = append(pl.byType[n.AcceleratorType], n)
+		pl.byType[n.AcceleratorType] = append(pl.byType[n.AcceleratorType], int32(i))
 		pool := pl.NodePool(n)
 		if pool != nil && pool.AcceleratorType == n.AcceleratorType {
-			pl.members[pool] = append(pl.members[pool], n)
+			pl.members[pool] = append(pl.members[pool], int32(i))
 		}
 		if g, ok := nodeGPUs(n, pool); ok {
 			pl.typeGPUs[n.AcceleratorType] += g
@@ -140,13 +142,23 @@ func nodeGPUs(n *inventory.Node, pool *NodePool) (int, bool) {
 // config cuts adding none.
 func (pl *Placed) TypeGPUs(id string) int { return pl.typeGPUs[id] }
 
-// ByType are a type's nodes, in the inventory's order. The slice is
-// shared: do not change it.
-func (pl *Placed) ByType(id string) []*inventory.Node { return pl.byType[id] }
+// ByType are a type's nodes, in the inventory's order.
+func (pl *Placed) ByType(id string) []*inventory.Node { return pl.nodes(pl.byType[id]) }
 
-// Members are the inventory's nodes in a pool, in its order. The slice
-// is shared: do not change it.
-func (pl *Placed) Members(pool *NodePool) []*inventory.Node { return pl.members[pool] }
+// Members are the inventory's nodes in a pool, in its order.
+func (pl *Placed) Members(pool *NodePool) []*inventory.Node { return pl.nodes(pl.members[pool]) }
+
+// nodes are the inventory's nodes at places.
+func (pl *Placed) nodes(places []int32) []*inventory.Node {
+	if len(places) == 0 {
+		return nil
+	}
+	out := make([]*inventory.Node, len(places))
+	for i, at := range places {
+		out[i] = &pl.Inventory.Nodes[at]
+	}
+	return out
+}
 
 // FlavorNodes are the nodes of a quota key's flavor: a pool's (or MIG
 // config's), or for a type its nodes outside every pool.
@@ -155,7 +167,7 @@ func (pl *Placed) FlavorNodes(id string) []*inventory.Node {
 		return pl.Members(pool)
 	}
 	var nodes []*inventory.Node
-	for _, n := range pl.byType[id] {
+	for _, n := range pl.ByType(id) {
 		if pl.poolOf(n.Name, id) == nil {
 			nodes = append(nodes, n)
 		}
