@@ -167,13 +167,26 @@ func sameNames(a, b map[string]int) bool {
 func sameRaw(a, b *RawNode) bool {
 	return a.APIVersion == b.APIVersion && a.Kind == b.Kind &&
 		a.Metadata.Name == b.Metadata.Name &&
-		maps.Equal(a.Metadata.Labels, b.Metadata.Labels) &&
-		maps.Equal(a.Metadata.Annotations, b.Metadata.Annotations) &&
+		sameMap(a.Metadata.Labels, b.Metadata.Labels) &&
+		sameMap(a.Metadata.Annotations, b.Metadata.Annotations) &&
 		a.Spec.Unschedulable == b.Spec.Unschedulable &&
 		slices.Equal(a.Spec.Taints, b.Spec.Taints) &&
-		maps.Equal(a.Status.Capacity, b.Status.Capacity) &&
-		maps.Equal(a.Status.Allocatable, b.Status.Allocatable) &&
+		sameMap(a.Status.Capacity, b.Status.Capacity) &&
+		sameMap(a.Status.Allocatable, b.Status.Allocatable) &&
 		slices.Equal(a.Status.Conditions, b.Status.Conditions)
+}
+
+// sameMap reports whether two maps hold the same entries: at once where
+// they are one map, as a watched node's labels are from one snapshot to
+// the next until the node changes.
+func sameMap(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	if reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer() {
+		return true
+	}
+	return maps.Equal(a, b)
 }
 
 // sameResources reports whether two readings of a node list the same

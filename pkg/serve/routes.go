@@ -199,7 +199,7 @@ func (s *Server) nodes(w http.ResponseWriter, r *http.Request, v *view) {
 	e, err := v.filtered.get(r.Context(), key, s.build, func() *cachedView {
 		inv := v.inv.Select(f)
 		_ = inv.Sort(sortBy)
-		body, _ := nodesJSON(v, inv, v.rows, shown)
+		body, _ := nodesJSON(v, inv, v.row, shown)
 		sum := sha256.Sum256([]byte(key))
 		return &cachedView{encoded: encoded{body: body,
 			etag: strings.TrimSuffix(v.nodes.etag, `"`) + "-" + hex.EncodeToString(sum[:6]) + `"`}}

@@ -2,9 +2,10 @@
 // It holds a compiled cluster (its profiles, types, pools, teams) and keeps
 // the catalog's availability current from the cluster's nodes, pods and
 // ResourceSlices (Watcher), counted by the code `accelc catalog` and
-// `accelc inventory show` count with (inventory.Snapshot.Classify,
-// render.Catalog), and serves it: a versioned JSON API, Prometheus
-// metrics, and a page for people. Beside each profile that schedules
+// `accelc inventory show` count with (inventory classification,
+// compile.Placed, render.CatalogOf), again only for the nodes that
+// changed, and serves it: a versioned JSON API, Prometheus metrics, and a
+// page for people. Beside each profile that schedules
 // through Kueue it says what waits in the profile's queue and for about
 // how long (Waiting), from Kueue's Workloads.
 package serve
@@ -90,6 +91,8 @@ type Server struct {
 	// shell is the page without the catalog, for a browser that has yet
 	// to give a token (with Access).
 	shell encoded
+	// counter is what a count keeps for the next (update.go).
+	counter counter
 }
 
 // New makes a server of m's catalog over src.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/accelc/accelc/pkg/catalogdoc"
+	"github.com/accelc/accelc/pkg/compile"
 	"github.com/accelc/accelc/pkg/estimate"
 	"github.com/accelc/accelc/pkg/inventory"
 )
@@ -16,7 +17,10 @@ import (
 // view is everything a count gives, ready to serve: the documents are
 // encoded once per count, not once per request.
 type view struct {
-	inv      *inventory.Inventory
+	inv *inventory.Inventory
+	// placed is the model placed on inv, which the catalog is counted
+	// from and the next count places a node change on.
+	placed   *compile.Placed
 	doc      catalogdoc.Document
 	updated  time.Time
 	warnings []string
@@ -95,11 +99,11 @@ func nodesResponse(v *view, inv *inventory.Inventory) nodesBody {
 
 // nodesJSON is nodesResponse(v, inv) encoded, put together field by field
 // so that each node's row can be cut from it (rows, by inv.Nodes' index)
-// and a filtered view put together from the rows without encoding a node
-// again. With rows given, inv's nodes are a selection of v.inv's and
-// their rows are taken from there. With shown, a node's inUseByNamespace
+// and a filtered view, or the next count's, put together from the rows
+// without encoding a node again: kept, where given, is the row kept for a
+// node, nil for one to encode. With shown, a node's inUseByNamespace
 // keeps only those namespaces: a node with another is encoded again.
-func nodesJSON(v *view, inv *inventory.Inventory, from [][]byte, shown map[string]bool) (body []byte, rows [][]byte) {
+func nodesJSON(v *view, inv *inventory.Inventory, kept func(*inventory.Node) []byte, shown map[string]bool) (body []byte, rows [][]byte) {
 	resp := nodesResponse(v, inv)
 	var b bytes.Buffer
 	b.WriteString(`{"meta":`)
@@ -110,12 +114,13 @@ func nodesJSON(v *view, inv *inventory.Inventory, from [][]byte, shown map[strin
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		if n := &resp.Nodes[i]; shown != nil && hidesSome(n.InUseBy, shown) {
+		n := &resp.Nodes[i]
+		if shown != nil && hidesSome(n.InUseBy, shown) {
 			b.Write(mustJSON(scopedNode(n, shown)))
-		} else if from != nil {
-			b.Write(from[v.rowIndex[resp.Nodes[i].Name]])
+		} else if row := keptRow(kept, n); row != nil {
+			b.Write(row)
 		} else {
-			b.Write(mustJSON(&resp.Nodes[i]))
+			b.Write(mustJSON(n))
 		}
 		ends = append(ends, b.Len())
 	}
@@ -127,16 +132,25 @@ func nodesJSON(v *view, inv *inventory.Inventory, from [][]byte, shown map[strin
 	}
 	b.WriteByte('}')
 	body = b.Bytes()
-	if from == nil {
-		rows = make([][]byte, len(ends))
-		start := bytes.Index(body, []byte(`"nodes":[`)) + len(`"nodes":[`)
-		for i, end := range ends {
-			rows[i] = body[start:end:end]
-			start = end + 1
-		}
+	rows = make([][]byte, len(ends))
+	start := bytes.Index(body, []byte(`"nodes":[`)) + len(`"nodes":[`)
+	for i, end := range ends {
+		rows[i] = body[start:end:end]
+		start = end + 1
 	}
 	return body, rows
 }
+
+// keptRow is kept's row for n, nil without kept.
+func keptRow(kept func(*inventory.Node) []byte, n *inventory.Node) []byte {
+	if kept == nil {
+		return nil
+	}
+	return kept(n)
+}
+
+// row is a node's row in the unfiltered view (rows).
+func (v *view) row(n *inventory.Node) []byte { return v.rows[v.rowIndex[n.Name]] }
 
 type recommendResponse struct {
 	Meta Meta `json:"meta"`
