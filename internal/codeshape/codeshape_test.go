@@ -50,6 +50,13 @@ var rules = []rule{
 		why:  "split it into named phases, each a function that says what it does (see compile's loadUnbounded and inventory's classifyNode)",
 	},
 	{
+		name: "non-test files in pkg",
+		dirs: []string{"pkg"},
+		find: wholeFile,
+		max:  700,
+		why:  "a file holds one idea: split it along the lines the code already has (see pkg/serve: server, views, respond, update, routes, listen, metrics), each file's first comment saying its purpose",
+	},
+	{
 		name: "cobra RunE functions in cmd/accelc-core and internal/cli",
 		dirs: []string{"cmd/accelc-core", "internal/cli"},
 		find: cobraRunEs,
@@ -75,6 +82,12 @@ func funcDecls(fset *token.FileSet, f *ast.File) []span {
 		out = append(out, span{name: name, start: start, lines: end.Line - start.Line + 1})
 	}
 	return out
+}
+
+// wholeFile is the file itself, from its first line.
+func wholeFile(fset *token.FileSet, f *ast.File) []span {
+	tf := fset.File(f.Pos())
+	return []span{{name: "the file", start: token.Position{Filename: tf.Name(), Line: 1}, lines: tf.LineCount()}}
 }
 
 func typeName(x ast.Expr) string {

@@ -19,9 +19,9 @@ import (
 var perNodeQuestions = []string{"PoolOf", "NodeGPUs", "PoolNodes", "PoolCapacity", "ProfileCapacity"}
 
 // placedReaders are the packages that read the placed cluster and must
-// not ask the model per node. pkg/serve is not among them yet: it still
-// recounts a node change through the model.
-var placedReaders = []string{"pkg/render", "pkg/audit", "pkg/cost", "pkg/accelc"}
+// not ask the model per node; pkg/serve places a node change on the last
+// count's (Placed.Replaced).
+var placedReaders = []string{"pkg/render", "pkg/audit", "pkg/cost", "pkg/accelc", "pkg/serve"}
 
 // modelQuestions are the call sites of perNodeQuestions in a file, each
 // as a one-line span named after the call.

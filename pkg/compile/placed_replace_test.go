@@ -2,7 +2,6 @@ package compile_test
 
 import (
 	"fmt"
-	"maps"
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/accelc/accelc/internal/nodechange"
 	"github.com/accelc/accelc/pkg/compile"
 	"github.com/accelc/accelc/pkg/inventory"
 )
@@ -42,7 +42,7 @@ func TestPlacedReplaced(t *testing.T) {
 				pl := m.Place(inv)
 				incremental := 0
 				for step := range 30 {
-					next, what := changeNodes(rng, cur)
+					next, what := nodechange.Random(rng, cur)
 					inv, changed, all := re.Classify(next)
 					full := next.Classify(m.Catalog, opts)
 					require.Equal(t, full, inv, "seed %d step %d (%s): the reclassified inventory", seed, step, what)
@@ -61,58 +61,6 @@ func TestPlacedReplaced(t *testing.T) {
 			}
 		})
 	}
-}
-
-// changeNodes is s after one to three random node changes; s and its
-// nodes are not changed.
-func changeNodes(rng *rand.Rand, s *inventory.Snapshot) (*inventory.Snapshot, string) {
-	out := *s
-	out.Nodes = slices.Clone(s.Nodes)
-	var what []string
-	for range 1 + rng.IntN(3) {
-		if len(out.Nodes) == 0 {
-			break
-		}
-		i := rng.IntN(len(out.Nodes))
-		n := out.Nodes[i]
-		switch op := rng.IntN(6); op {
-		case 0: // pods bound or gone
-			n.Metadata.Annotations = maps.Clone(n.Metadata.Annotations)
-			inventory.SetInUse(&n, map[string]int{"team-a": rng.IntN(3), "team-b": rng.IntN(2)})
-			what = append(what, "in use "+n.Metadata.Name)
-		case 1: // cordoned or not
-			n.Spec.Unschedulable = !n.Spec.Unschedulable
-			what = append(what, "cordon "+n.Metadata.Name)
-		case 2: // relabelled as another node's type
-			other := out.Nodes[rng.IntN(len(out.Nodes))]
-			n.Metadata.Labels = maps.Clone(other.Metadata.Labels)
-			n.Status.Capacity = maps.Clone(other.Status.Capacity)
-			n.Status.Allocatable = maps.Clone(other.Status.Allocatable)
-			what = append(what, "relabel "+n.Metadata.Name+" as "+other.Metadata.Name)
-		case 3: // resized: one resource's count halved
-			n.Status.Allocatable = maps.Clone(n.Status.Allocatable)
-			for _, k := range slices.Sorted(maps.Keys(n.Status.Allocatable)) {
-				if inventory.ExtendedResource(k) {
-					n.Status.Allocatable[k] = "1"
-					break
-				}
-			}
-			what = append(what, "resize "+n.Metadata.Name)
-		case 4: // a node joins, a copy of this one
-			n.Metadata.Name = fmt.Sprintf("%s-copy-%d", n.Metadata.Name, rng.IntN(1000))
-			if !slices.ContainsFunc(out.Nodes, func(o inventory.RawNode) bool { return o.Metadata.Name == n.Metadata.Name }) {
-				out.Nodes = slices.Insert(out.Nodes, rng.IntN(len(out.Nodes)+1), n)
-				what = append(what, "add "+n.Metadata.Name)
-			}
-			continue
-		case 5: // a node leaves
-			out.Nodes = slices.Delete(out.Nodes, i, i+1)
-			what = append(what, "remove "+n.Metadata.Name)
-			continue
-		}
-		out.Nodes[i] = n
-	}
-	return &out, fmt.Sprint(what)
 }
 
 // placement is what a placed cluster answers, by node name: each node's

@@ -17,6 +17,7 @@ type metrics struct {
 	requests  *prometheus.HistogramVec
 	lag       prometheus.Histogram
 	count     prometheus.Histogram
+	recounted prometheus.Counter
 	available *prometheus.GaugeVec
 	nodes     *prometheus.GaugeVec
 	profile   *prometheus.GaugeVec
@@ -39,13 +40,16 @@ func newMetrics() *metrics {
 			Name: "accelc_serve_count_duration_seconds", Help: "Time to classify the nodes and count the catalog once.",
 			Buckets: []float64{.001, .005, .01, .025, .05, .1, .25, .5, 1},
 		}),
+		recounted: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "accelc_serve_nodes_recounted_total", Help: "Nodes classified and placed again by the counts: every node in a whole count, only those that changed in a count after node changes.",
+		}),
 		available: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "accelc_accelerators_available", Help: "Accelerator devices available now, by type (allocatable on Ready nodes less what pods hold)."}, []string{"accelerator_type"}),
 		nodes:     prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "accelc_accelerator_nodes", Help: "Nodes by accelerator type."}, []string{"accelerator_type"}),
 		profile:   prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "accelc_profile_available", Help: "Devices available now to each hardware profile."}, []string{"profile"}),
 		pending:   prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "accelc_profile_workloads_pending", Help: "Kueue Workloads pending in each hardware profile's queue (profiles that schedule through Kueue, when Workloads can be read)."}, []string{"profile"}),
 		updated:   prometheus.NewGauge(prometheus.GaugeOpts{Name: "accelc_serve_updated_timestamp_seconds", Help: "When the catalog was last counted."}),
 	}
-	m.reg.MustRegister(m.requests, m.lag, m.count, m.available, m.nodes, m.profile, m.pending, m.updated,
+	m.reg.MustRegister(m.requests, m.lag, m.count, m.recounted, m.available, m.nodes, m.profile, m.pending, m.updated,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

@@ -60,7 +60,8 @@ func (s *Server) Update() {
 	begin := time.Now()
 	m := s.model.Load()
 	snap, since := s.src.Snapshot()
-	pl, kept := s.counter.place(m, snap)
+	pl, kept, recounted := s.counter.place(m, snap)
+	s.metrics.recounted.Add(float64(recounted))
 	inv := pl.Inventory
 	v := &view{inv: inv, placed: pl, doc: render.CatalogOf(pl), updated: time.Now().UTC(), warnings: s.src.Warnings()}
 	for _, p := range inv.Problems {
@@ -116,8 +117,9 @@ type counter struct {
 
 // place classifies the snapshot and places m on it, again only where
 // nodes changed since the last count of m. kept gives the last count's
-// row of each node that did not change; nil where every node changed.
-func (c *counter) place(m *compile.Model, snap *inventory.Snapshot) (pl *compile.Placed, kept func(*inventory.Node) []byte) {
+// row of each node that did not change, nil where every node changed;
+// recounted is how many nodes were classified again.
+func (c *counter) place(m *compile.Model, snap *inventory.Snapshot) (pl *compile.Placed, kept func(*inventory.Node) []byte, recounted int) {
 	if c.model != m {
 		c.model, c.last = m, nil
 		c.re = inventory.NewReclassifier(m.Catalog, inventory.Options{Pins: m.Pins, TypeLabel: m.Cluster.TypeLabel(), NonAccelerator: m.Cluster.NonAccelerator})
@@ -125,7 +127,7 @@ func (c *counter) place(m *compile.Model, snap *inventory.Snapshot) (pl *compile
 	inv, changed, all := c.re.Classify(snap)
 	last := c.last
 	if all || last == nil {
-		return m.Place(inv), nil
+		return m.Place(inv), nil, len(snap.Nodes)
 	}
 	again := make(map[string]bool, len(changed))
 	for _, name := range changed {
@@ -139,5 +141,5 @@ func (c *counter) place(m *compile.Model, snap *inventory.Snapshot) (pl *compile
 			return last.rows[i]
 		}
 		return nil
-	}
+	}, len(changed)
 }
