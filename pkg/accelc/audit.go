@@ -1,5 +1,8 @@
 package accelc
 
+// accelc audit: a cluster's rendered tree judged against the workloads it
+// runs now.
+
 import (
 	"cmp"
 	"context"

@@ -1,5 +1,8 @@
 package accelc
 
+// Reading a cluster: its configuration compiled, its inventory read, and
+// the stages (check, render) run as asked.
+
 import (
 	"context"
 	"errors"

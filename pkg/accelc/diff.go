@@ -1,5 +1,8 @@
 package accelc
 
+// accelc diff: the rendered tree against the one already written or
+// published.
+
 import (
 	"context"
 	"errors"

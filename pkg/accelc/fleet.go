@@ -1,5 +1,7 @@
 package accelc
 
+// Fleets: the cluster directories of a fleet, each read as a cluster.
+
 import (
 	"context"
 	"fmt"

@@ -1,5 +1,8 @@
 package accelc
 
+// A MultiKueue fleet: the workers' nodes read for their manager, and the
+// manager's settings checked against each worker's.
+
 import (
 	"context"
 	"fmt"

@@ -1,5 +1,8 @@
 package accelc
 
+// accelc init: a new cluster directory written from the nodes of a
+// cluster or a type named.
+
 import (
 	"bytes"
 	"context"

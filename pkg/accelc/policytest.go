@@ -1,5 +1,8 @@
 package accelc
 
+// accelc test: the policies' Rego tests and the cluster's admission cases
+// run against its rendered tree.
+
 import (
 	"context"
 

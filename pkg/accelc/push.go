@@ -1,5 +1,7 @@
 package accelc
 
+// accelc push: the rendered tree published (pkg/publish does the work).
+
 import (
 	"context"
 

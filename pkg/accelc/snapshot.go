@@ -1,5 +1,8 @@
 package accelc
 
+// accelc inventory snapshot: a cluster's nodes, ResourceSlices and
+// workloads read into a snapshot file.
+
 import (
 	"bytes"
 	"context"

@@ -1,5 +1,8 @@
 package accelc
 
+// Where an inventory comes from (a file, a live cluster, the directory's
+// default) and reading it.
+
 import (
 	"context"
 	"fmt"

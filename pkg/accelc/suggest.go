@@ -1,5 +1,8 @@
 package accelc
 
+// accelc suggest: hardware profiles proposed for a cluster's nodes, as
+// CUE to review.
+
 import (
 	"context"
 	"errors"

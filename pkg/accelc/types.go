@@ -1,5 +1,8 @@
 package accelc
 
+// accelc types: the accelerator types of the catalog, with the labels and
+// resources that name them.
+
 import (
 	"fmt"
 	"maps"

@@ -1,5 +1,8 @@
 package accelc
 
+// The errors that tell a command's caller a usage mistake from a problem
+// outside accelc.
+
 import "github.com/accelc/accelc/internal/errkind"
 
 // UsageError is a call whose options are wrong in themselves (a

@@ -1,5 +1,7 @@
 package accelc
 
+// accelc inventory show: the classified nodes filtered and sorted.
+
 import (
 	"cmp"
 	"context"

@@ -1,5 +1,8 @@
 package artifact
 
+// The OCI image accelc pushes: one layer of the tree, its config and
+// manifest.
+
 import (
 	"bytes"
 	"fmt"

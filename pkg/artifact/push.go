@@ -1,5 +1,8 @@
 package artifact
 
+// Pushing an artifact to an OCI registry: the reference, the connection,
+// and the upload of what the registry lacks.
+
 import (
 	"bytes"
 	"context"

@@ -1,5 +1,8 @@
 package artifact
 
+// Reading an artifact's layer back into files, within limits on its size
+// and contents.
+
 import (
 	"archive/tar"
 	"compress/gzip"

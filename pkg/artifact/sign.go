@@ -1,5 +1,8 @@
 package artifact
 
+// Signing a pushed artifact: the simple-signing payload, the key, and the
+// signature pushed beside it.
+
 import (
 	"context"
 	"crypto"

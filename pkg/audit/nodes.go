@@ -1,5 +1,9 @@
 package audit
 
+// What the node layer would change on nodes (a MIG config's or sharing
+// pool's labels, taint and device-plugin config), and the pods it would
+// evict.
+
 import (
 	"cmp"
 	"fmt"

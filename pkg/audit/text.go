@@ -1,5 +1,7 @@
 package audit
 
+// The audit report as text, for people.
+
 import (
 	"cmp"
 	"fmt"

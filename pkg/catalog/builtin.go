@@ -1,5 +1,7 @@
 package catalog
 
+// The built-in catalog, decoded from the schema's accelerator types.
+
 import (
 	"fmt"
 	"sync"

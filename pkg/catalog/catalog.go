@@ -1,5 +1,8 @@
 package catalog
 
+// The catalog of accelerator types: each class's hardware and the
+// resources and labels that name it, indexed for lookup.
+
 import (
 	"fmt"
 	"slices"

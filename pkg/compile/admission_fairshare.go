@@ -1,5 +1,9 @@
 package compile
 
+// Kueue's admission fair sharing: each namespace's weight in its queue,
+// the settings Kueue is configured with, and the checks and notes on
+// them.
+
 import (
 	"fmt"
 	"maps"

@@ -1,5 +1,9 @@
 package compile
 
+// Autoscaling: the Karpenter node pools accelc writes for types that
+// scale (ScalePools), the cloud instance types of a class, and the checks
+// of scaling against the inventory.
+
 import (
 	"fmt"
 	"maps"

@@ -1,5 +1,8 @@
 package compile
 
+// Checking a model against an inventory (Model.Check): quotas the nodes
+// cannot hold, whole-GPU profiles with no whole GPU, node stages.
+
 import (
 	"fmt"
 	"maps"

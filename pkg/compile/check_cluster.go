@@ -1,5 +1,9 @@
 package compile
 
+// Checking the cluster's own settings against the inventory: resources
+// nodes advertise that the cluster does not declare, and exclusions that
+// name nothing.
+
 import (
 	"fmt"
 	"maps"

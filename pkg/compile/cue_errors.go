@@ -1,5 +1,8 @@
 package compile
 
+// Turning CUE's errors into diagnostics: each at its file, line and
+// field, with a message a person can act on.
+
 import (
 	"errors"
 	"fmt"

@@ -1,5 +1,9 @@
 package compile
 
+// Classifying a CUE error by what went wrong (a misspelt field, a value
+// not among the choices, an import) so that its diagnostic says what to
+// do.
+
 import (
 	"fmt"
 	"slices"

@@ -1,5 +1,8 @@
 package compile
 
+// Syntax errors CUE reports badly: an unclosed brace, bracket or string,
+// found by scanning the file and reported where it opened.
+
 import (
 	"fmt"
 	"os"

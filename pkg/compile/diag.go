@@ -1,5 +1,8 @@
 package compile
 
+// Diagnostics: the severity, position and message of a problem in a
+// cluster's configuration, and how a list of them prints as an error.
+
 import (
 	"path/filepath"
 	"strconv"

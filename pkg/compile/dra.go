@@ -1,5 +1,9 @@
 package compile
 
+// Dynamic Resource Allocation: the DeviceClasses accelc writes for each
+// type and MIG profile, the drivers and selectors behind them, and sample
+// devices for tests.
+
 import (
 	"fmt"
 	"maps"

@@ -1,5 +1,8 @@
 package compile
 
+// Checking that the names accelc derives from the cluster's configuration
+// are valid Kubernetes names.
+
 import (
 	"fmt"
 	"strings"

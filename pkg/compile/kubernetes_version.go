@@ -1,5 +1,8 @@
 package compile
 
+// The Kubernetes version a cluster targets: its minor version, what it
+// allows (admission policies), and the check of it.
+
 import (
 	"fmt"
 	"strconv"

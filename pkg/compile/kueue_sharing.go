@@ -1,5 +1,8 @@
 package compile
 
+// How Kueue shares quota: fair-share weights, cohorts, topologies, and
+// the flavor and topology of each quota key.
+
 import (
 	"fmt"
 	"maps"

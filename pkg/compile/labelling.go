@@ -1,5 +1,8 @@
 package compile
 
+// Checking that the nodes a type label names are labelled as the type
+// detection expects.
+
 import (
 	"fmt"
 	"strings"

@@ -1,5 +1,8 @@
 package compile
 
+// Loading a cluster within bounds: the time and memory a load may take,
+// and the errors that say which was overrun.
+
 import (
 	"context"
 	"fmt"

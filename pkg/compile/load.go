@@ -1,5 +1,8 @@
 package compile
 
+// Loading a cluster directory into a Model: the phases in order, and
+// where its default inventory is.
+
 import (
 	"os"
 	"path/filepath"

@@ -1,5 +1,8 @@
 package compile
 
+// The cluster's catalog: the built-in accelerator types with the
+// cluster's patches merged over them.
+
 import (
 	"encoding/json"
 	"fmt"

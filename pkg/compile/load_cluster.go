@@ -1,5 +1,8 @@
 package compile
 
+// The cluster's own settings as loaded: the catalog service, live
+// descriptions, names and excluded namespaces, with their checks.
+
 import (
 	"fmt"
 	"maps"

@@ -1,5 +1,8 @@
 package compile
 
+// Decoding the evaluated CUE into the raw configuration the loader
+// resolves.
+
 import (
 	"encoding/json"
 

@@ -1,5 +1,8 @@
 package compile
 
+// Reading a cluster directory's CUE package: its files, its package
+// clause, and the errors a wrong directory gives.
+
 import (
 	"errors"
 	"fmt"

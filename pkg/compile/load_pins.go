@@ -1,5 +1,8 @@
 package compile
 
+// Resolving the cluster's node pins (node name to type) against the
+// catalog.
+
 import (
 	"maps"
 	"slices"

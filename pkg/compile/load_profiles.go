@@ -1,5 +1,8 @@
 package compile
 
+// Resolving and checking the hardware profiles: their types, resource,
+// selector, priority, ranges and retirement.
+
 import (
 	"errors"
 	"fmt"

@@ -1,5 +1,8 @@
 package compile
 
+// Checking the teams' quotas: against pools, types and MIG layouts, their
+// coverage, namespaces, preemption and priority.
+
 import (
 	"cmp"
 	"fmt"

@@ -1,5 +1,8 @@
 package compile
 
+// Extended resources: which the cluster declares not accelerators, which
+// resource each class is requested by, and their checks.
+
 import (
 	"fmt"
 	"slices"

@@ -1,5 +1,8 @@
 package compile
 
+// Checking the GPU sharing settings: MIG configs and time-slicing or MPS
+// pools.
+
 import (
 	"fmt"
 	"maps"

@@ -1,5 +1,7 @@
 package compile
 
+// Checking the teams: their namespaces, enforcement and profiles.
+
 import (
 	"fmt"
 	"maps"

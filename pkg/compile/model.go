@@ -1,5 +1,8 @@
 package compile
 
+// The Model: a cluster's compiled configuration, its types and the
+// settings every consumer reads.
+
 import (
 	"bytes"
 	"encoding/json"

@@ -1,5 +1,8 @@
 package compile
 
+// MultiKueue: a manager's workers, which queues dispatch to which, and
+// the checks of the workers' settings and nodes.
+
 import (
 	"cmp"
 	"crypto/sha256"

@@ -1,5 +1,8 @@
 package compile
 
+// Paths into the cluster's configuration, and where each is written in
+// the CUE files, for diagnostics that point at a line.
+
 import (
 	"slices"
 	"strings"

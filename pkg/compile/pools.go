@@ -1,5 +1,8 @@
 package compile
 
+// Node pools: their settings, taints and tolerations, which pool takes a
+// node, their capacity, and the checks of pools against the inventory.
+
 import (
 	"encoding/json"
 	"fmt"

@@ -1,5 +1,8 @@
 package compile
 
+// Provisioning: Kueue's ProvisioningRequests for types that scale, the
+// flavors provisioned for a queue, and their checks and notes.
+
 import (
 	"fmt"
 	"maps"

@@ -1,5 +1,9 @@
 package compile
 
+// Queues: whether the cluster uses Kueue, the flavors and quotas of a
+// team's queue for a profile, the teams of a profile, and Kueue's DRA
+// device class mappings.
+
 import (
 	"fmt"
 	"maps"

@@ -1,5 +1,8 @@
 package compile
 
+// Enforcement stages: the stage of a namespace or team (dryrun, warn,
+// deny), what mutates, and the model as it is once enforced.
+
 import (
 	"cmp"
 	"maps"

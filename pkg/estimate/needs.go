@@ -1,5 +1,8 @@
 package estimate
 
+// What a user asks for (model size, rate, precision) parsed into the
+// needs an estimate reads.
+
 import (
 	"fmt"
 	"strconv"

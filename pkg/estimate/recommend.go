@@ -1,5 +1,8 @@
 package estimate
 
+// Recommending a profile: each profile's fit for the needs, and the
+// choice.
+
 import (
 	"cmp"
 	"fmt"

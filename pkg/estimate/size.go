@@ -1,5 +1,7 @@
 package estimate
 
+// Model sizes as users write them (7B, 70GB), parsed.
+
 import (
 	"fmt"
 	"math"

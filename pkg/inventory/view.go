@@ -1,5 +1,8 @@
 package inventory
 
+// Views of an inventory: the summary by type, nodes by type, filtered and
+// sorted, as accelc inventory show prints them.
+
 import (
 	"encoding/csv"
 	"fmt"

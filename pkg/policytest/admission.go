@@ -1,5 +1,8 @@
 package policytest
 
+// Admission cases: a cluster's cases file read, and the suite that runs
+// them against the rendered policies.
+
 import (
 	"context"
 	"fmt"

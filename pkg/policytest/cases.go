@@ -1,5 +1,8 @@
 package policytest
 
+// Running admission cases: each case's assertions, its input objects and
+// nodes, and the results.
+
 import (
 	"context"
 	"fmt"

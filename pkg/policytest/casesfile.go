@@ -1,5 +1,8 @@
 package policytest
 
+// Checking the shape of an admission cases file, so that a mistake names
+// its line.
+
 import (
 	"fmt"
 	"slices"

@@ -1,5 +1,8 @@
 package policytest
 
+// The engine protocol: the requests accelc sends the policy test engine
+// and the answers it gets.
+
 import (
 	"bytes"
 	"context"

@@ -1,5 +1,7 @@
 package policytest
 
+// The policies' Rego tests: which run, and their report.
+
 import (
 	"context"
 	"errors"

@@ -1,5 +1,8 @@
 package publish
 
+// The Git checkout a cluster directory is in: its commit, branch, time
+// and origin, for the artifact's provenance.
+
 import (
 	"os/exec"
 	"strings"

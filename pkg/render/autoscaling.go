@@ -1,5 +1,7 @@
 package render
 
+// Karpenter NodePools for the types that scale (compile.ScalePools).
+
 import (
 	"strconv"
 

@@ -1,5 +1,8 @@
 package render
 
+// The catalog service's objects: accelc serve's Deployment, Service,
+// RBAC, disruption budget and leader election, sized by the inventory.
+
 import (
 	"fmt"
 	"slices"

@@ -1,5 +1,8 @@
 package render
 
+// Diffing a rendered tree against one on disk (accelc diff): the changed
+// files, written readably and safely.
+
 import (
 	"bytes"
 	"fmt"

@@ -1,5 +1,8 @@
 package render
 
+// Dynamic Resource Allocation objects: DeviceClasses, each profile's
+// ResourceClaimTemplate, and the quotas on devices claimed.
+
 import (
 	"strings"
 

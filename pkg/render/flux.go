@@ -1,5 +1,8 @@
 package render
 
+// Flux objects that deliver the rendered tree from its repository or OCI
+// artifact.
+
 import (
 	"time"
 

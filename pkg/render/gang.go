@@ -1,5 +1,8 @@
 package render
 
+// Gang scheduling: the Kueue job frameworks accelc knows, and the policy
+// that puts a job's pods in its queue together.
+
 import (
 	"fmt"
 	"maps"

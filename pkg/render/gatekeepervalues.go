@@ -1,5 +1,8 @@
 package render
 
+// Gatekeeper's install values: the webhook rules and match conditions
+// accelc's policies need.
+
 import (
 	"fmt"
 	"slices"

@@ -1,5 +1,9 @@
 package render
 
+// Live descriptions: the annotation the dashboard shows, and the objects
+// that let the catalog service (accelc serve --live-descriptions) write
+// it on each HardwareProfile and nothing else.
+
 import (
 	"fmt"
 	"slices"

@@ -1,5 +1,7 @@
 package render
 
+// The lock a render holds on its output directory while it writes.
+
 import (
 	"fmt"
 	"path/filepath"

@@ -1,5 +1,8 @@
 package render
 
+// MultiKueue objects on a manager: its clusters, configs and the
+// admission checks that dispatch to them.
+
 import (
 	"maps"
 	"slices"

@@ -1,5 +1,8 @@
 package render
 
+// The mutating admission policies that put a pod in its profile: node
+// selector, tolerations, queue and priority.
+
 import (
 	"fmt"
 	"slices"

@@ -1,5 +1,8 @@
 package render
 
+// The node layer of enforcement: the GPU Operator's and Gatekeeper's Helm
+// values accelc renders as ConfigMaps.
+
 import (
 	"strings"
 

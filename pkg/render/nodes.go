@@ -1,5 +1,7 @@
 package render
 
+// The NodeFeatureRule that labels each node with its accelerator type.
+
 import (
 	"sort"
 

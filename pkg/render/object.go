@@ -1,5 +1,8 @@
 package render
 
+// A rendered object: its kind, name and file in the tree, and the order
+// objects are written in.
+
 import (
 	"cmp"
 	"encoding/json"

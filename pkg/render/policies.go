@@ -1,5 +1,8 @@
 package render
 
+// Gatekeeper's admission constraint and template, and the parameters they
+// take from the model and inventory.
+
 import (
 	"fmt"
 	"maps"

@@ -1,5 +1,8 @@
 package render
 
+// HardwareProfiles and the catalog document (CatalogOf): what each
+// profile offers, counted from the placed cluster.
+
 import (
 	"encoding/json"
 	"fmt"

@@ -1,5 +1,8 @@
 package render
 
+// Kueue ProvisioningRequest configs and the admission checks for types
+// that scale.
+
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 

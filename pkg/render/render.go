@@ -1,5 +1,8 @@
 package render
 
+// Render: a model and inventory into the objects of the tree, placed once
+// and handed to each part.
+
 import (
 	"github.com/accelc/accelc/pkg/compile"
 	"github.com/accelc/accelc/pkg/inventory"

@@ -1,5 +1,7 @@
 package render
 
+// The files a rendered directory holds, told by their header.
+
 import "github.com/accelc/accelc/pkg/rendered"
 
 // headerPrefix starts every file accelc renders (see header); Write

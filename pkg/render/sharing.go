@@ -1,5 +1,8 @@
 package render
 
+// GPU sharing objects: the MIG config, the device plugin's time-slicing
+// and MPS config, and the node rules that pick them.
+
 import (
 	"slices"
 	"sort"

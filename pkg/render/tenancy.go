@@ -1,5 +1,8 @@
 package render
 
+// Tenancy: the teams' namespaces, their Pod Security labels, and the
+// entitlement CRD.
+
 import (
 	"sort"
 

@@ -1,5 +1,8 @@
 package render
 
+// Validating the rendered objects against Kubernetes' own rules before
+// they are written.
+
 import (
 	"encoding/json"
 	"fmt"

@@ -1,5 +1,8 @@
 package render
 
+// Workload kinds: where each kind keeps its pod template, and the
+// policies that label a workload's pods with its profile.
+
 import (
 	"fmt"
 	"slices"

@@ -1,5 +1,8 @@
 package render
 
+// The rendered tree: building it with its kustomization and provenance,
+// and writing it to a directory atomically.
+
 import (
 	"bytes"
 	"errors"

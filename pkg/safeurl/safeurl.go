@@ -1,5 +1,8 @@
 package safeurl
 
+// URLs and messages made safe to print: credentials redacted from sources
+// and errors.
+
 import (
 	"net/netip"
 	"net/url"

@@ -1,5 +1,8 @@
 package serve
 
+// Who may read what: bearer tokens reviewed by the cluster, each user's
+// rights by access review, cached for a while.
+
 import (
 	"context"
 	"crypto/sha256"

@@ -1,5 +1,8 @@
 package serve
 
+// Live descriptions: each HardwareProfile's description written with what
+// it offers now and how long a job waits.
+
 import (
 	"context"
 	"encoding/json"

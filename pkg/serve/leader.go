@@ -1,5 +1,8 @@
 package serve
 
+// Leader election among replicas: only the leader writes to the cluster
+// (descriptions, records).
+
 import (
 	"context"
 	"crypto/rand"

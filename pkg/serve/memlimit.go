@@ -1,5 +1,7 @@
 package serve
 
+// The Go memory limit set from the container's cgroup limit.
+
 import (
 	"os"
 	"runtime/debug"

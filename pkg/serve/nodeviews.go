@@ -1,5 +1,8 @@
 package serve
 
+// Filtered node views: each filter's answer made once per count, kept
+// within a memory bound.
+
 import (
 	clist "container/list"
 	"context"

@@ -1,5 +1,7 @@
 package serve
 
+// The page for people: its template, and the data it is filled from.
+
 import (
 	"bytes"
 	"embed"

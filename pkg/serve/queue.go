@@ -1,5 +1,8 @@
 package serve
 
+// What waits in each profile's Kueue queue, and for about how long, from
+// Kueue's Workloads.
+
 import (
 	"container/heap"
 	"context"

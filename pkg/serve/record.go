@@ -1,5 +1,9 @@
 package serve
 
+// Recording the type each bound pod got (accelc serve --record-types):
+// its node's type written in the pod's type annotation, for cost
+// attribution.
+
 import (
 	"context"
 	"encoding/json"

@@ -1,5 +1,8 @@
 package serve
 
+// Running accelc serve: its options, the watch, the server and the
+// writers started together, and reloading the configuration.
+
 import (
 	"bytes"
 	"context"

@@ -1,5 +1,8 @@
 package serve
 
+// The Watcher: the cluster's nodes, pods, ResourceSlices and Workloads
+// from informers, trimmed to what the catalog counts.
+
 import (
 	"context"
 	"fmt"

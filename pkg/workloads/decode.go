@@ -1,5 +1,8 @@
 package workloads
 
+// Decoding workloads from a file: the documents and lists in it, with
+// errors that name the document.
+
 import (
 	"bytes"
 	"errors"

@@ -1,5 +1,7 @@
 package workloads
 
+// The workload kinds accelc reads, and their order.
+
 import (
 	"slices"
 	"strings"

@@ -1,5 +1,8 @@
 package workloads
 
+// Kueue's Workloads: their pod sets, what they request and what they
+// admit.
+
 import (
 	"cmp"
 	"fmt"

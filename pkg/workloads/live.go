@@ -1,5 +1,8 @@
 package workloads
 
+// Reading a cluster's workloads live, kind by kind in parallel, within
+// the reader's rights.
+
 import (
 	"context"
 	"encoding/json"

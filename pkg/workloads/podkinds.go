@@ -1,5 +1,8 @@
 package workloads
 
+// Kinds accelc does not judge: CRDs with pod templates, found from their
+// schemas.
+
 import (
 	"context"
 	"encoding/json"

@@ -1,5 +1,7 @@
 package workloads
 
+// A set of workloads: the objects, their pods, and an index by owner.
+
 import (
 	"cmp"
 	"slices"

@@ -1,5 +1,9 @@
 package workloads
 
+// Trimming workloads to what judging them reads: metadata that changes
+// on every write and pod addresses dropped, environment values kept only
+// where they hand a container devices.
+
 import (
 	"slices"
 

@@ -1,5 +1,8 @@
 package live
 
+// The API client a live read lists with: the fastest encoding the server
+// speaks, paged lists decoded item by item.
+
 import (
 	"bufio"
 	"bytes"

@@ -1,5 +1,8 @@
 package live
 
+// Decoding ResourceSlices from the API server's protobuf into the fields
+// accelc keeps.
+
 import (
 	"fmt"
 

@@ -1,5 +1,7 @@
 package nvml
 
+// Why NVML cannot be read: no driver, or no cgo.
+
 import "errors"
 
 // ErrNoDriver is returned when NVML's library, which the NVIDIA driver

@@ -1,5 +1,8 @@
 package nvml
 
+// A node object from an NVML report: the labels and capacity GPU Feature
+// Discovery would give it.
+
 import (
 	"maps"
 	"slices"

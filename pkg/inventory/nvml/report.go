@@ -1,5 +1,7 @@
 package nvml
 
+// The report NVML gives of a node's GPUs: models, memory, MIG, NVLink.
+
 import (
 	"encoding/json"
 	"fmt"

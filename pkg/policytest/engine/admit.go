@@ -1,5 +1,8 @@
 package engine
 
+// Admission as the API server does it: a request through the mutating
+// policies, then the validating ones, with the decision.
+
 import (
 	"context"
 	"encoding/json"

@@ -1,5 +1,8 @@
 package engine
 
+// Gatekeeper's audit: each stored object and the pods its controllers
+// make judged as the audit judges them.
+
 import (
 	"context"
 	"encoding/json"

@@ -1,5 +1,8 @@
 package engine
 
+// Judging admission cases: each case admitted and checked against what it
+// expects.
+
 import (
 	"context"
 	"fmt"

@@ -1,5 +1,8 @@
 package engine
 
+// The escape check: random workloads, each judged against what the
+// policies let through, and the report of escapes.
+
 import (
 	"context"
 	"fmt"

@@ -1,5 +1,8 @@
 package engine
 
+// The escape check's generator: random pods, workloads and updates over
+// the cluster's vocabulary.
+
 import (
 	"fmt"
 	"maps"

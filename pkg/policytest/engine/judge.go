@@ -1,5 +1,8 @@
 package engine
 
+// The escape check's judge: whether a pod, claim or workload would reach
+// an accelerator it is not entitled to.
+
 import (
 	"fmt"
 	"maps"

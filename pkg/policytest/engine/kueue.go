@@ -1,5 +1,8 @@
 package engine
 
+// Kueue as the escape check sees it: the kinds it manages, their owners,
+// and its identities.
+
 import (
 	"fmt"
 	"maps"

@@ -1,5 +1,9 @@
 package engine
 
+// Legitimate traffic for the escape check: what must be admitted
+// (controller updates, bookkeeping, entitled workloads) and false
+// denials.
+
 import (
 	"context"
 	"fmt"

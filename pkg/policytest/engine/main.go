@@ -1,5 +1,8 @@
 package engine
 
+// The accelc-policytest engine's entry point: requests read, served and
+// answered.
+
 import (
 	"context"
 	"encoding/json"

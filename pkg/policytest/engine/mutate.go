@@ -1,5 +1,7 @@
 package engine
 
+// The mutating admission policies of a rendered tree, applied to objects.
+
 import (
 	"fmt"
 	"slices"

@@ -1,5 +1,8 @@
 package engine
 
+// Where a pod could be scheduled in the escape check: node affinity,
+// selectors and taints against the simulated nodes.
+
 import (
 	"fmt"
 	"slices"

@@ -1,5 +1,7 @@
 package engine
 
+// Running the policies' Rego tests.
+
 import (
 	"context"
 	"fmt"

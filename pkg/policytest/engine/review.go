@@ -1,5 +1,8 @@
 package engine
 
+// Reviewing objects as Gatekeeper's validating webhook does, against a
+// rendered tree's templates and constraints.
+
 import (
 	"context"
 	"encoding/json"

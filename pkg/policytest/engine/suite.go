@@ -1,5 +1,8 @@
 package engine
 
+// Running an admission suite with Gatekeeper's own verify runner, as
+// gator verify does.
+
 import (
 	"context"
 	"sort"

@@ -1,5 +1,9 @@
 package engine
 
+// Kubernetes' own create-time validation, run in the k8s-validate
+// program, so that the escape check judges only what an API server
+// would let reach admission.
+
 import (
 	"bufio"
 	"encoding/json"
