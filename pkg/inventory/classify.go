@@ -38,16 +38,27 @@ func classify(raw []RawNode, resourceSlices []ResourceSlice, cat *catalog.Catalo
 	}
 	sliced := nodesWithSlices(resourceSlices)
 	for i := range raw {
-		c := classifyNode(&raw[i], dra[raw[i].Metadata.Name], sliced[raw[i].Metadata.Name], cat, opts)
-		if !c.accelerated {
-			inv.OtherNodes++
-			continue
-		}
-		if c.problem != nil {
-			inv.Problems = append(inv.Problems, *c.problem)
-		}
-		inv.Nodes = append(inv.Nodes, c.node)
+		inv.add(classifyNode(&raw[i], dra[raw[i].Metadata.Name], sliced[raw[i].Metadata.Name], cat, opts))
 	}
+	inv.order()
+	return inv
+}
+
+// add puts a classified node in the inventory: counted only, where it
+// has no accelerator.
+func (inv *Inventory) add(c classified) {
+	if !c.accelerated {
+		inv.OtherNodes++
+		return
+	}
+	if c.problem != nil {
+		inv.Problems = append(inv.Problems, *c.problem)
+	}
+	inv.Nodes = append(inv.Nodes, c.node)
+}
+
+// order sorts the nodes by name and the problems by kind, then node.
+func (inv *Inventory) order() {
 	sort.Slice(inv.Nodes, func(i, j int) bool { return inv.Nodes[i].Name < inv.Nodes[j].Name })
 	sort.SliceStable(inv.Problems, func(i, j int) bool {
 		if inv.Problems[i].Kind != inv.Problems[j].Kind {
@@ -55,7 +66,6 @@ func classify(raw []RawNode, resourceSlices []ResourceSlice, cat *catalog.Catalo
 		}
 		return inv.Problems[i].Node < inv.Problems[j].Node
 	})
-	return inv
 }
 
 type classified struct {

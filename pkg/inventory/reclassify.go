@@ -11,8 +11,6 @@ import (
 	"maps"
 	"reflect"
 	"slices"
-	"sort"
-	"strings"
 
 	"github.com/accelc/accelc/pkg/catalog"
 )
@@ -120,32 +118,15 @@ func (r *Reclassifier) Classify(s *Snapshot) (inv *Inventory, changed []string, 
 	return next.inventory(s), changed, all
 }
 
-// inventory puts the nodes read together as classify does.
+// inventory puts the nodes read together as Snapshot.Classify does.
 func (rd *reading) inventory(s *Snapshot) *Inventory {
-	inv := &Inventory{Nodes: make([]Node, 0, len(rd.got)), Resources: rd.resources, Source: s.Source}
-	inv.Problems = append(slices.Clip(s.Problems), rd.draProblems...)
+	inv := &Inventory{Nodes: make([]Node, 0, len(rd.got)), Resources: rd.resources, Problems: slices.Clone(rd.draProblems)}
 	for _, c := range rd.got {
-		if !c.accelerated {
-			inv.OtherNodes++
-			continue
-		}
-		if c.problem != nil {
-			inv.Problems = append(inv.Problems, *c.problem)
-		}
-		inv.Nodes = append(inv.Nodes, c.node)
+		inv.add(c)
 	}
-	if !slices.IsSortedFunc(inv.Nodes, func(a, b Node) int { return strings.Compare(a.Name, b.Name) }) {
-		sort.Slice(inv.Nodes, func(i, j int) bool { return inv.Nodes[i].Name < inv.Nodes[j].Name })
-	}
-	// Ordered as classify orders them, after the snapshot's own.
-	own := len(s.Problems)
-	sort.SliceStable(inv.Problems[own:], func(i, j int) bool {
-		a, b := inv.Problems[own+i], inv.Problems[own+j]
-		if a.Kind != b.Kind {
-			return a.Kind < b.Kind
-		}
-		return a.Node < b.Node
-	})
+	inv.order()
+	inv.Problems = append(slices.Clip(s.Problems), inv.Problems...)
+	inv.Source = s.Source
 	return inv
 }
 
