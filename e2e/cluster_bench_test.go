@@ -258,7 +258,7 @@ func runStorm(b *testing.B, v variant, scale, pods int) clusterRun {
 			kinds = append(kinds, kueueQueueKinds...)
 		}
 		s.mapper.Reset() // Kueue's CRDs came after the suite connected
-		s.createRendered(b, c, kinds)
+		b.Logf("created from the tree, without accelc's policies: %s", jsonString(s.createRendered(b, c.objs, kinds...)))
 	}
 	if v.kueue {
 		for _, r := range c.objs {
@@ -307,28 +307,6 @@ func gatekeeperValues(b *testing.B, c *clusterUnderTest) string {
 	}
 	b.Fatalf("the tree %s has no ConfigMap %s, the values Gatekeeper is installed with", c.out, render.GatekeeperValuesName)
 	return ""
-}
-
-// createRendered creates the tree's objects of kinds, kind by kind in
-// that order, as their manifests say.
-func (s *suite) createRendered(b *testing.B, c *clusterUnderTest, kinds []string) {
-	counts := map[string]int{}
-	for _, kind := range kinds {
-		for _, r := range c.objs {
-			if r.obj.GetKind() != kind {
-				continue
-			}
-			res, err := s.resource(s.dyn, r.obj)
-			if err == nil {
-				_, err = res.Create(b.Context(), r.obj.DeepCopy(), metav1.CreateOptions{FieldManager: "accelc-e2e"})
-			}
-			if err != nil {
-				b.Fatalf("creating %s: %v", r, err)
-			}
-			counts[kind]++
-		}
-	}
-	b.Logf("created from the tree, without accelc's policies: %s", jsonString(counts))
 }
 
 // scaleQuotas multiplies every quota and borrowing limit of the cluster's

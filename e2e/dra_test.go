@@ -73,23 +73,8 @@ func TestDRA(t *testing.T) {
 	s.connect(t)
 	ctx := t.Context()
 
-	var created []string
-	for _, kind := range []string{"Namespace", "DeviceClass", "ResourceClaimTemplate", "ResourceQuota"} {
-		for _, r := range readTree(t, out) {
-			if r.obj.GetKind() != kind {
-				continue
-			}
-			res, err := s.resource(s.dyn, r.obj)
-			if err == nil {
-				_, err = res.Create(ctx, r.obj.DeepCopy(), metav1.CreateOptions{FieldManager: "accelc-e2e"})
-			}
-			if err != nil {
-				t.Fatalf("creating the rendered %s: %v", r, err)
-			}
-			created = append(created, r.String())
-		}
-	}
-	t.Logf("created through the API server's validation: %s", strings.Join(created, ", "))
+	created := s.createRendered(t, readTree(t, out), "Namespace", "DeviceClass", "ResourceClaimTemplate", "ResourceQuota")
+	t.Logf("created through the API server's validation: %s", jsonString(created))
 	// kube-controller-manager's resourcequota controller, which does not
 	// run here, gives a new quota its status; from then on the API
 	// server's quota admission counts each claim it admits.

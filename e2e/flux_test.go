@@ -329,6 +329,14 @@ func (f *fluxRun) cluster(t *testing.T, name string, h200 bool) string {
 			t.Fatal(err)
 		}
 	}
+	f.writeDelivery(t, dir)
+	return dir
+}
+
+// writeDelivery writes the cluster's delivery: Flux pulls its tree from
+// the run's registry, any 1.x tag, verified with the run's cosign key.
+func (f *fluxRun) writeDelivery(t *testing.T, dir string) {
+	t.Helper()
 	delivery := fmt.Sprintf(`package cluster
 
 cluster: delivery: {
@@ -342,7 +350,6 @@ cluster: delivery: {
 	if err := os.WriteFile(filepath.Join(dir, "delivery.cue"), []byte(delivery), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return dir
 }
 
 // push runs accelc push, signing with the cluster's key, and returns the

@@ -281,6 +281,31 @@ func (r rendered) String() string {
 // group is the object's API group, "" for the core group.
 func (r rendered) group() string { return r.obj.GroupVersionKind().Group }
 
+// createRendered creates the tree's objects of kinds, kind by kind in
+// that order, as their manifests say (through the API server's
+// validation), and counts them by kind. The first the API server refuses
+// fails the test.
+func (s *suite) createRendered(t testing.TB, tree []rendered, kinds ...string) map[string]int {
+	t.Helper()
+	counts := map[string]int{}
+	for _, kind := range kinds {
+		for _, r := range tree {
+			if r.obj.GetKind() != kind {
+				continue
+			}
+			res, err := s.resource(s.dyn, r.obj)
+			if err == nil {
+				_, err = res.Create(t.Context(), r.obj.DeepCopy(), metav1.CreateOptions{FieldManager: "accelc-e2e"})
+			}
+			if err != nil {
+				t.Fatalf("creating the rendered %s: %v", r, err)
+			}
+			counts[kind]++
+		}
+	}
+	return counts
+}
+
 // readTree reads every object of a rendered tree, kustomization files
 // aside, in path order.
 func readTree(t testing.TB, dir string) []rendered {

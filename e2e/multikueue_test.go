@@ -261,25 +261,8 @@ func startMultiKueueCluster(t *testing.T, root, accelc, dir string, worker bool)
 	}
 	t.Logf("%s: control plane and Kueue up; Kueue's log: %s", filepath.Base(dir), kq.LogPath())
 	ctx := t.Context()
-	var counts []string
-	for _, kind := range append([]string{"Namespace"}, multiKueueKinds...) {
-		n := 0
-		for _, r := range tree {
-			if r.obj.GetKind() != kind {
-				continue
-			}
-			res, err := s.resource(s.dyn, r.obj)
-			if err == nil {
-				_, err = res.Create(ctx, r.obj.DeepCopy(), metav1.CreateOptions{FieldManager: "accelc-e2e"})
-			}
-			if err != nil {
-				t.Fatalf("%s: creating the rendered %s %s: %v", dir, kind, r.obj.GetName(), err)
-			}
-			n++
-		}
-		counts = append(counts, fmt.Sprintf("%d %s", n, kind))
-	}
-	t.Logf("%s: created %s", filepath.Base(dir), strings.Join(counts, ", "))
+	counts := s.createRendered(t, tree, append([]string{"Namespace"}, multiKueueKinds...)...)
+	t.Logf("%s: created %s", filepath.Base(dir), jsonString(counts))
 	for _, r := range tree {
 		if kind := r.obj.GetKind(); worker && (kind == "LocalQueue" || kind == "ClusterQueue") {
 			if err := s.waitActive(ctx, r.obj); err != nil {

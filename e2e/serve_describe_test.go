@@ -357,19 +357,7 @@ func (f *fluxRun) pickerCluster(t *testing.T) string {
 	if err := os.CopyFS(dir, os.DirFS(filepath.Join(f.s.root, "e2e", "testdata", "picker"))); err != nil {
 		t.Fatal(err)
 	}
-	delivery := fmt.Sprintf(`package cluster
-
-cluster: delivery: {
-	url:      %q
-	insecure: true
-	ref: semver: ">=1.0.0"
-	interval: "1m"
-	verify: secretRef: "cosign-pub"
-}
-`, f.repo)
-	if err := os.WriteFile(filepath.Join(dir, "delivery.cue"), []byte(delivery), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	f.writeDelivery(t, dir)
 	return dir
 }
 

@@ -157,41 +157,10 @@ func TestServePage(t *testing.T) {
 
 // serve starts `accelc serve` on a free 127.0.0.1 port, stops it by its
 // process group when the test ends, waits until it is ready, and returns
-// its base URL.
+// its base URL (serveProc).
 func (s *suite) serve(t *testing.T, cluster string, args ...string) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	_ = l.Close()
-	cmd := exec.Command(s.accelc, append([]string{"serve", cluster, "--listen", addr}, args...)...)
-	cmd.Dir = s.root
-	var logs bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
-		_ = cmd.Wait()
-		if t.Failed() {
-			t.Logf("accelc serve:\n%s", logs.String())
-		}
-	})
-	base := "http://" + addr
-	if err := poll(t.Context(), 60*time.Second, func(ctx context.Context) (bool, string, error) {
-		resp, err := http.Get(base + "/readyz")
-		if err != nil {
-			return false, err.Error(), nil
-		}
-		_ = resp.Body.Close()
-		return resp.StatusCode == http.StatusOK, resp.Status, nil
-	}); err != nil {
-		t.Fatalf("accelc serve not ready: %v\n%s", err, logs.String())
-	}
+	base, _ := s.serveProc(t, cluster, args...)
 	return base
 }
 
