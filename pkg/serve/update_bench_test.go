@@ -2,6 +2,7 @@ package serve
 
 import (
 	"fmt"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -15,7 +16,8 @@ import (
 // counted, and between counts one node's pods bound or gone (its in-use
 // count), the change a watch sees most. Each count reads the snapshot
 // (a copy of the node list, as the Watcher makes one), classifies,
-// places and counts the catalog, encodes every answer and the page.
+// places and counts the catalog, encodes every answer and the page. Also
+// the live heap after the last count, with the server in it.
 func BenchmarkNodeChange(b *testing.B) {
 	m, _ := example(b, "hetero-prod")
 	raw, _, err := inventory.Decode(nodegen.List(nodegen.Generated(5000)))
@@ -32,6 +34,13 @@ func BenchmarkNodeChange(b *testing.B) {
 		i++
 	}
 	b.ReportMetric(float64(len(srv.cur.Load().inv.Nodes)), "accelerator-nodes")
+	// What the server holds between counts: the view, and what a count
+	// keeps for the next.
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	b.ReportMetric(float64(ms.HeapAlloc)/(1<<20), "live-heap-MiB")
+	runtime.KeepAlive(srv)
 }
 
 // nodeChanges is a source whose nodes the benchmark changes one at a
