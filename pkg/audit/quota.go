@@ -7,7 +7,6 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -86,28 +85,11 @@ func acceleratorPrefixes(m *compile.Model) []string {
 }
 
 // devices counts the accelerators a pod's containers ask for (limits,
-// else requests), as the policies count them.
+// else requests), as the policies count them: podDevices, summed.
 func devices(pod *unstructured.Unstructured, prefixes []string) int {
-	isAccelerator := func(r string) bool {
-		return slices.ContainsFunc(prefixes, func(p string) bool { return strings.HasPrefix(r, p) })
-	}
 	total := 0
-	containers, _, _ := unstructured.NestedSlice(pod.Object, "spec", "containers")
-	for _, c := range containers {
-		cm, _ := c.(map[string]any)
-		for _, section := range []string{"limits", "requests"} {
-			res, _, _ := unstructured.NestedMap(cm, "resources", section)
-			found := false
-			for r, q := range res {
-				if isAccelerator(r) {
-					total += quantity(q)
-					found = true
-				}
-			}
-			if found {
-				break
-			}
-		}
+	for _, n := range podDevices(pod, prefixes) {
+		total += n
 	}
 	return total
 }
