@@ -3,20 +3,13 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
-
-	"net"
-	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
-
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
