@@ -132,6 +132,9 @@ func resourceDetection(res resources, capacity map[string]string, cat *catalog.C
 			return detection{class: c, why: fmt.Sprintf("type from the resource %s, which only %s's device plugin names", k, c.DisplayName)}, false
 		}
 	}
+	if c, why := mthreadsBySGPU(capacity, cat); c != nil {
+		return detection{class: c, why: why}, false
+	}
 	for _, k := range names {
 		product, ok := perDeviceNVIDIA(k)
 		if !ok {
@@ -158,13 +161,57 @@ func resourceDetection(res resources, capacity map[string]string, cat *catalog.C
 	return detection{}, false
 }
 
+// Moore Threads' sGPU slices each card it is given into 16 core groups
+// and its memory into units of 512 MiB, which the node advertises as
+// mthreads.com/sgpu-core and sgpu-memory (HAMi's Mthreads MTT S5000
+// guide). Its labels name no model, and every model is mthreads.com/gpu,
+// but the cards sGPU slices differ by their memory: the sliced cards' say
+// which they are.
+const (
+	mthreadsSGPUCore   = "mthreads.com/sgpu-core"
+	mthreadsSGPUMemory = "mthreads.com/sgpu-memory"
+	sgpuCoresPerCard   = 16
+	sgpuMemoryUnitMiB  = 512
+)
+
+// mthreadsBySGPU is the Moore Threads class whose memory is a sliced
+// card's, and why; nil when the node slices no card, its memory is not a
+// whole number of GiB a card (an overcommit ratio raises it), or not one
+// class has that memory.
+func mthreadsBySGPU(capacity map[string]string, cat *catalog.Catalog) (*catalog.Class, string) {
+	cores, okCores := quantity(capacity[mthreadsSGPUCore])
+	mem, okMem := quantity(capacity[mthreadsSGPUMemory])
+	if !okCores || !okMem || cores < sgpuCoresPerCard || cores%sgpuCoresPerCard != 0 || mem == 0 {
+		return nil, ""
+	}
+	cards := cores / sgpuCoresPerCard
+	if mem%cards != 0 || mem/cards*sgpuMemoryUnitMiB%1024 != 0 {
+		return nil, ""
+	}
+	gib := mem / cards * sgpuMemoryUnitMiB / 1024
+	var found *catalog.Class
+	for _, c := range cat.Classes() {
+		if c.Vendor == "mthreads" && c.MemoryGB == gib {
+			if found != nil {
+				return nil, ""
+			}
+			found = c
+		}
+	}
+	if found == nil {
+		return nil, ""
+	}
+	return found, fmt.Sprintf("type from %s=%d over %d cards (%s=%d, %d a card): %d units of %d MiB a card, the %d GiB of the %s",
+		mthreadsSGPUMemory, mem, cards, mthreadsSGPUCore, cores, sgpuCoresPerCard, mem/cards, sgpuMemoryUnitMiB, gib, found.DisplayName)
+}
+
 // modelOfResource is the chip a per-chip resource names (Ascend910B3 of
 // huawei.com/Ascend910B3, BI-V150 of iluvatar.ai/BI-V150-vgpu), or "".
 func modelOfResource(name string) string {
 	_, rest, _ := strings.Cut(name, "/")
 	rest = strings.TrimSuffix(strings.TrimSuffix(rest, "-vgpu"), "-1")
 	switch strings.ToLower(rest) {
-	case "gpu", "vgpu", "sgpu", "npu", "xpu", "vxpu", "dcunum", "vmlu", "mlu", "gcu", "drs-gcu", "va", "qaic":
+	case "gpu", "vgpu", "sgpu", "npu", "xpu", "vxpu", "dcu", "dcunum", "vmlu", "mlu", "gcu", "drs-gcu", "va", "qaic":
 		return ""
 	}
 	return rest
