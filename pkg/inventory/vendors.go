@@ -201,8 +201,8 @@ func mthreadsBySGPU(capacity map[string]string, cat *catalog.Catalog) (*catalog.
 	if found == nil {
 		return nil, ""
 	}
-	return found, fmt.Sprintf("type from %s=%d over %d cards (%s=%d, %d a card): %d units of %d MiB a card, the %d GiB of the %s",
-		mthreadsSGPUMemory, mem, cards, mthreadsSGPUCore, cores, sgpuCoresPerCard, mem/cards, sgpuMemoryUnitMiB, gib, found.DisplayName)
+	return found, fmt.Sprintf("type from %s=%d over %d cards (%s=%d, %d a card): %d units of %d MiB a card, the %d GiB of the %s; those %d cards are shared by sGPU slices (HAMi's mthreads.com/vgpu), not counted with the whole cards of mthreads.com/gpu",
+		mthreadsSGPUMemory, mem, cards, mthreadsSGPUCore, cores, sgpuCoresPerCard, mem/cards, sgpuMemoryUnitMiB, gib, found.DisplayName, cards)
 }
 
 // modelOfResource is the chip a per-chip resource names (Ascend910B3 of
