@@ -95,6 +95,13 @@ func (s *suite) stepEntitlement(t *testing.T, c *clusterUnderTest) {
 		s.ensureNamespaces(t, okNS)
 		c.addNamespace(okNS)
 		control := userPod("entitled-"+p.name, okNS, map[string]string{p.labelKey: p.name}, p.resource, p.count)
+		if p.queue != "" && len(p.types) != 1 {
+			// Kueue admits the pod to the first of the profile's
+			// flavours with quota, another type's maybe, whose nodes are
+			// cordoned: the control asks for the type, which Kueue's
+			// flavour assignment respects.
+			control.Spec.NodeSelector = map[string]string{c.typeLabel: typ}
+		}
 		if _, err := c.dev.CoreV1().Pods(okNS).Create(t.Context(), control, metav1.CreateOptions{}); err != nil {
 			t.Errorf("profile %s: the control pod in %s (team %s) was not admitted: %v", p.name, okNS, okEnt.team, err)
 			continue

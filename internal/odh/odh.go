@@ -127,6 +127,11 @@ var OlderMinorDiffers = map[string]string{
 	// taken as the profile's, with its placement and quota.
 	"hetero-prod/older-cpu-job-in-gpu-queue": "a CPU-only Job in a GPU profile's LocalQueue is that profile's before 1.36, and asks for too few devices: give it a queue of its own",
 	"hetero-prod/older-queue-label-only":     "a GPU pod that joins a profile's LocalQueue and names no profile is that profile's pod before 1.36: admitted, confined to the profile's types",
+	// 1.36's job queue policy gives a Job of a queued profile its queue
+	// label; before 1.36 nothing can (a Gatekeeper mutator selects by the
+	// Job's own labels, not its template's), and a Job outside Kueue
+	// would run its pods counted in no quota.
+	"hetero-prod/job-no-queue-label": "a Job of a queued profile that names no LocalQueue is refused before 1.36, saying to add the profile's queue label; 1.36 labels it",
 }
 
 // OlderMinorDiffersMutated are the cases that accelc test judges as

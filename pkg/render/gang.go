@@ -3,6 +3,7 @@ package render
 import (
 	"fmt"
 	"maps"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -159,4 +160,52 @@ func gangLabelPatch(profile string, namespaces []string, labels map[string]strin
 	}
 	return fmt.Sprintf("variables.profile == %q && request.namespace in [%s] ? (has(object.metadata.labels) ? %s : [JSONPatch{op: \"add\", path: \"/metadata/labels\", value: {%s}}]) : []",
 		profile, strings.Join(quoted, ", "), strings.Join(each, " + "), strings.Join(whole, ", "))
+}
+
+// GangLabels is what one mutation of the job queue policy does: a Job
+// made in one of Namespaces whose pod template names Profile gets each
+// of Labels it does not have.
+type GangLabels struct {
+	Profile    string
+	Namespaces []string
+	Labels     map[string]string
+}
+
+var (
+	gangPatchHead = regexp.MustCompile(`^variables\.profile == ("(?:[^"\\]|\\.)*") && request\.namespace in \[([^\]]*)\] \? `)
+	gangPatchTail = regexp.MustCompile(`\[JSONPatch\{op: "add", path: "/metadata/labels", value: \{(.*)\}\}\]\) : \[\]$`)
+	quotedPair    = regexp.MustCompile(`("(?:[^"\\]|\\.)*"): ("(?:[^"\\]|\\.)*")`)
+)
+
+// ReadGangLabelPatch reads back an expression of the job queue policy
+// (gangLabelPatch's), so that the offline admission engine does what the
+// rendered policy says; false for any other expression.
+func ReadGangLabelPatch(expr string) (GangLabels, bool) {
+	head := gangPatchHead.FindStringSubmatch(expr)
+	tail := gangPatchTail.FindStringSubmatch(expr)
+	if head == nil || tail == nil {
+		return GangLabels{}, false
+	}
+	var g GangLabels
+	var err error
+	if g.Profile, err = strconv.Unquote(head[1]); err != nil {
+		return GangLabels{}, false
+	}
+	for _, q := range strings.Split(head[2], ", ") {
+		ns, err := strconv.Unquote(q)
+		if err != nil {
+			return GangLabels{}, false
+		}
+		g.Namespaces = append(g.Namespaces, ns)
+	}
+	g.Labels = map[string]string{}
+	for _, kv := range quotedPair.FindAllStringSubmatch(tail[1], -1) {
+		k, err1 := strconv.Unquote(kv[1])
+		v, err2 := strconv.Unquote(kv[2])
+		if err1 != nil || err2 != nil {
+			return GangLabels{}, false
+		}
+		g.Labels[k] = v
+	}
+	return g, len(g.Labels) > 0
 }

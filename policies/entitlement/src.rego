@@ -298,6 +298,46 @@ violation contains {"msg": msg} if {
 	])
 }
 
+# Kueue's job integration manages a Job only while the Job names a
+# LocalQueue (accelc's Kueue Configuration leaves
+# manageJobsWithoutQueueName off), and its pod webhook leaves a Job's pods
+# to the Job (kueueJobKinds): the pods of a Job of a profile Kueue shares
+# out that joins no queue would run counted in no quota. On 1.36 accelc's
+# job queue policy gives a new Job its profile's queue before this
+# policy sees it; before 1.36 nothing does, and its owner writes it (as
+# Kueue's documentation says to). On UPDATE only taking the label away
+# is judged: Kueue lets go of a suspended Job whose label goes, and its
+# owner could then resume it. (A Job made before enforcement without
+# the label is left as it was.)
+violation contains {"msg": msg} if {
+	workload.kind == "Job"
+	input.parameters.kueueJobKinds[accelc.group_kind(workload)]
+	not workload_labels[queue_label]
+	job_queue_judged
+	some [name, p] in workload_profiles
+	want := p.spec.scheduling.kueue.localQueueName
+	team_may_use(name)
+	msg := sprintf("Job %v: Kueue manages it only while it names LocalQueue %v (label %v), the queue of hardware profile %q that its pods use; without it Kueue's pod webhook leaves its pods to the Job, and no quota would count them: label the Job %v=%v", [
+		workload.metadata.name, want, queue_label, name, queue_label, want,
+	])
+}
+
+job_queue_judged if accelc.operation == "CREATE"
+
+# The profile's LocalQueue is in the namespace: its team may use the
+# profile (a team that lists none may use every profile of its types).
+team_may_use(_) if {
+	accelc.team
+	count(accelc.entitled_profiles) == 0
+}
+
+team_may_use(name) if name in accelc.entitled_profiles
+
+job_queue_judged if {
+	accelc.operation == "UPDATE"
+	object.get(input.review, ["oldObject", "metadata", "labels", queue_label], "") != ""
+}
+
 # The kinds whose pods a Job makes: Kueue admits them through the Job's
 # Workload where the Job joins a queue (accelc's job queue policy labels
 # it). The pods of every other workload that names a profile scheduling

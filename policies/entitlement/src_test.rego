@@ -228,6 +228,38 @@ test_job_labelled_as_a_gang_admitted if {
 	count(violation) == 0 with input as slice_job({"kueue.x-k8s.io/queue-name": "mig-slice", "kueue.x-k8s.io/priority-class": "research"}) with data.inventory as queue_profile
 }
 
+# A Job of a queued profile that names no queue: Kueue's job integration
+# would not manage it, and its pod webhook leaves its pods to it.
+unqueued_denials contains v.msg if {
+	some v in violation
+	contains(v.msg, "Kueue manages it only while it names LocalQueue")
+}
+
+test_job_of_a_queued_profile_without_its_queue_denied if {
+	some v in violation with input as slice_job({}) with data.inventory as queue_profile
+	contains(v.msg, `Job j: Kueue manages it only while it names LocalQueue mig-slice (label kueue.x-k8s.io/queue-name), the queue of hardware profile "mig-slice"`)
+	contains(v.msg, "label the Job kueue.x-k8s.io/queue-name=mig-slice")
+}
+
+test_job_without_a_queue_where_kueue_queues_nothing_admitted if {
+	count(unqueued_denials) == 0 with input as slice_job({}) with data.inventory as f.inventory
+}
+
+# On UPDATE only taking the label away is judged: Kueue would let go of
+# the suspended Job. A Job made before enforcement without one is left.
+job_update(old_labels, new_labels) := object.union(slice_job(new_labels), {"review": {
+	"operation": "UPDATE",
+	"oldObject": slice_job(old_labels).review.object,
+}})
+
+test_job_queue_label_removed_denied if {
+	count(unqueued_denials) == 1 with input as job_update({"kueue.x-k8s.io/queue-name": "mig-slice"}, {}) with data.inventory as queue_profile
+}
+
+test_job_made_before_enforcement_without_a_queue_updated_admitted if {
+	count(unqueued_denials) == 0 with input as job_update({}, {}) with data.inventory as queue_profile
+}
+
 job_owner := {"apiVersion": "batch/v1", "kind": "Job", "name": "cpu-job", "uid": "u-1", "controller": true}
 
 owned_pod(_) := f.pod("ml", f.profile("premium-gpu"), {

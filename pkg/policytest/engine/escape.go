@@ -265,6 +265,7 @@ func familyOf(why string) string {
 		{"ownerReference spoof", "a kind Kueue manages"},
 		{"pod Kueue's webhook skipped", "Kueue's pod webhook skipped"},
 		{"Job Kueue's webhook skipped", "Kueue's job webhook skipped"},
+		{"Job outside Kueue", "names no LocalQueue"},
 		{"Kueue gate removal", "scheduling gate"},
 		{"empty claim", "asks for no device"},
 		{"unconfined DRA pod", "the pod of DRA profile"},

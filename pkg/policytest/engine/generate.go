@@ -467,7 +467,21 @@ func (e *EscapeCheck) update(rng *rand.Rand, i int, stored *unstructured.Unstruc
 			delete(mapOf(obj.Object["metadata"]), "annotations")
 		}
 		return req, true
-	case "Job", "Notebook":
+	case "Job":
+		// Its owner takes the queue label off while the Job waits
+		// suspended (Kueue's webhook allows it), and may resume it.
+		if old.GetLabels()[render.QueueNameLabel] == "" {
+			return Request{}, false
+		}
+		obj := old.DeepCopy()
+		labels := obj.GetLabels()
+		delete(labels, render.QueueNameLabel)
+		obj.SetLabels(labels)
+		if rng.IntN(2) == 0 {
+			_ = unstructured.SetNestedField(obj.Object, false, "spec", "suspend")
+		}
+		return Request{Object: obj, OldObject: old, Operation: "UPDATE", User: DefaultUser}, true
+	case "Notebook":
 		return Request{}, false
 	}
 	// A new template: another generated object of the same kind.

@@ -137,6 +137,17 @@ func (e *EscapeCheck) kueueEscape(w *unstructured.Unstructured) string {
 	if why := e.kueueLabels(labels, team, profiles); why != "" {
 		return fmt.Sprintf("the %s %s", w.GetKind(), why)
 	}
+	// Kueue's job integration manages only a Job that names a LocalQueue,
+	// and its pod webhook leaves a Job's pods to the Job: a Job of a
+	// profile the team's queue shares out without one runs its pods
+	// counted by no Workload.
+	if labels[render.QueueNameLabel] == nil && w.GetKind() == "Job" && w.GroupVersionKind().Group == "batch" {
+		for _, p := range profiles {
+			if slices.Contains(e.model.QueueTeams(p), team) {
+				return fmt.Sprintf("Job %s names no LocalQueue, though its pods are of profile %s, which Kueue shares out to team %s: Kueue's job integration leaves it, its pod webhook leaves its pods to the Job, and they run counted by no Workload", w.GetName(), p.Name, team.Name)
+			}
+		}
+	}
 	// A Job Kueue queues runs only once Kueue admits it: its job webhook
 	// suspends it when it is made.
 	if q := labels[render.QueueNameLabel]; q != nil && w.GetKind() == "Job" && w.GroupVersionKind().Group == "batch" {

@@ -25,13 +25,11 @@ import (
 // gets accelc's profile label. (The end-to-end test runs the policy
 // itself on a real API server.)
 //
-// The Job queue policy (accelc-job-queue) is not modelled: it gives a Job
-// whose template names a queued profile only labels the entitlement
-// policy admits on it (the profile's LocalQueue, in the namespaces of the
-// teams that may use the profile; its class, or the team's tier), and
-// keeps any the Job has, so no verdict depends on it; a Job is judged with
-// the labels it was written with (TestJobGang runs the policy on a real
-// API server). Nor are the matchConditions of Gatekeeper's installation
+// The job queue policy (accelc-job-queue) is read from its rendered
+// expressions (render.ReadGangLabelPatch): a new Job whose template names
+// a queued profile gets the profile's LocalQueue and priority labels it
+// lacks (TestJobGang runs the policy itself on a real API server). The
+// matchConditions of Gatekeeper's installation are not modelled
 // (render.GatekeeperInstallValues): every request here is judged,
 // Kueue's manager's pod UPDATEs and UPDATEs that change nothing the
 // policies read included, which the installed webhook does not receive.
@@ -62,6 +60,9 @@ type Mutator struct {
 	// integration the fragment turns on: Kueue's pod webhook leaves the
 	// pods they own ungated.
 	kueueJobKinds map[string]bool
+	// jobQueues are the job queue policies' mutations, by the kind they
+	// label ("<group>/<Kind>").
+	jobQueues map[string][]render.GangLabels
 }
 
 // NewMutator loads the tree's mutators and ExpansionTemplates once.
@@ -105,7 +106,75 @@ func NewMutator(tree render.Tree, namespaces []string) (*Mutator, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Mutator{expander: er, profileLabel: profileLabel(tree), policyNamespaces: scope, policyOperations: ops, kueue: kueue, kueueJobKinds: jobKinds}, nil
+	jobQueues, err := jobQueuePolicies(tree)
+	if err != nil {
+		return nil, err
+	}
+	return &Mutator{expander: er, profileLabel: profileLabel(tree), policyNamespaces: scope, policyOperations: ops, kueue: kueue, kueueJobKinds: jobKinds, jobQueues: jobQueues}, nil
+}
+
+// jobQueuePolicies reads the tree's job queue policies (one per
+// render.KueueJobFrameworks kind) back into what their mutations do.
+func jobQueuePolicies(tree render.Tree) (map[string][]render.GangLabels, error) {
+	out := map[string][]render.GangLabels{}
+	for _, f := range render.KueueJobFrameworks {
+		p := "mutations/mutatingadmissionpolicy-accelc-" + strings.ToLower(f.Kind) + "-queue.yaml"
+		b, ok := tree[p]
+		if !ok {
+			continue
+		}
+		var mp admissionregistrationv1.MutatingAdmissionPolicy
+		if err := yaml.Unmarshal(b, &mp); err != nil {
+			return nil, fmt.Errorf("%s: %w", p, err)
+		}
+		for i, mu := range mp.Spec.Mutations {
+			if mu.JSONPatch == nil {
+				return nil, fmt.Errorf("%s: mutation %d is not a JSON patch", p, i)
+			}
+			g, ok := render.ReadGangLabelPatch(mu.JSONPatch.Expression)
+			if !ok {
+				return nil, fmt.Errorf("%s: mutation %d: not an expression of the job queue policy: %s", p, i, mu.JSONPatch.Expression)
+			}
+			out[f.Group+"/"+f.Kind] = append(out[f.Group+"/"+f.Kind], g)
+		}
+	}
+	return out, nil
+}
+
+// labelJobQueue does what the job queue policy does to an object of one
+// of its kinds under operation op (CREATE only): the labels of the mutation for the profile its one
+// pod template names (label, else annotation) and its namespace, each
+// it does not have.
+func (m *Mutator) labelJobQueue(obj *unstructured.Unstructured, op string) {
+	gvk := obj.GroupVersionKind()
+	muts := m.jobQueues[gvk.Group+"/"+gvk.Kind]
+	if len(muts) == 0 || op != string(admissionregistrationv1.Create) || !m.policyNamespaces.Matches(labels.Set{corev1.LabelMetadataName: obj.GetNamespace()}) {
+		return
+	}
+	w, ok := render.WorkloadKindOf(gvk.Group, gvk.Kind)
+	if !ok || len(w.Templates) != 1 {
+		return
+	}
+	md := append(append([]string{}, w.Templates[0].Path...), "metadata")
+	profile, ok, _ := unstructured.NestedString(obj.Object, append(append([]string{}, md...), "labels", m.profileLabel)...)
+	if !ok {
+		profile, _, _ = unstructured.NestedString(obj.Object, append(append([]string{}, md...), "annotations", render.ProfileAnnotation)...)
+	}
+	for _, g := range muts {
+		if g.Profile != profile || !slices.Contains(g.Namespaces, obj.GetNamespace()) {
+			continue
+		}
+		have := obj.GetLabels()
+		if have == nil {
+			have = map[string]string{}
+		}
+		for k, v := range g.Labels {
+			if _, ok := have[k]; !ok {
+				have[k] = v
+			}
+		}
+		obj.SetLabels(have)
+	}
 }
 
 // policyOperations are the operations of the tree's
@@ -191,6 +260,7 @@ func (m *Mutator) Mutate(object []byte) ([]byte, error) {
 // the workload with its expansions judges the pods its controllers make.
 // A Notebook is labelled itself; list templates are left as written.
 func (m *Mutator) MutateObject(obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	m.labelJobQueue(obj, string(admissionregistrationv1.Create))
 	m.labelProfile(obj, string(admissionregistrationv1.Create))
 	w, isWorkload := render.WorkloadKindOf(obj.GroupVersionKind().Group, obj.GetKind())
 	if isWorkload && w.ObjectLabels {
