@@ -149,6 +149,13 @@ func (r *nodeReading) detectType(opts Options) {
 	}
 	n, res := &r.n, r.res
 	d := detectByLabels(r.labels, r.cat)
+	if !d.found() {
+		// HAMi's plugin names some vendors' models in the device type it
+		// registers.
+		if hd := hamiDetection(r.raw.Metadata.Annotations, r.cat); hd.found() || (hd.model != "" && d.why == "") {
+			d = hd
+		}
+	}
 	vgpu := false
 	if !d.found() {
 		if rd, isVGPU := resourceDetection(res, r.raw.Status.Capacity, r.cat); rd.found() || (rd.why != "" && d.why == "") {

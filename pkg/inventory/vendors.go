@@ -271,6 +271,43 @@ func hamiDevices(annotations map[string]string) ([]hamiDevice, string) {
 	return nil, ""
 }
 
+// hamiTypeLabels maps the register annotation of a HAMi device plugin
+// whose device type names the model to the vendor's prefix on that type
+// and the node label that names the model the same way: HAMi's Hygon
+// plugin registers "DCU-K100_AI" (the type a pod's hygon.com/use-dcutype
+// names, HAMi examples/hygon), Hygon's DCU-Label-Node labels
+// hygon.com/dcu.name=K100_AI; its Cambricon plugin registers
+// "MLU-MLU370-X4" (HAMi docs/develop/protocol.md), Cambricon's labeller
+// labels Model=MLU370-X4.
+var hamiTypeLabels = map[string]struct{ prefix, label, vendor string }{
+	hamiAnnotationPrefix + "dcu-register": {"DCU-", "hygon.com/dcu.name", "hygon"},
+	hamiAnnotationPrefix + "mlu-register": {"MLU-", "Model", "cambricon"},
+}
+
+// hamiDetection types a node by the device type HAMi registers for it,
+// where that names the model (hamiTypeLabels); it names the model alone
+// when the catalog has no class of it.
+func hamiDetection(annotations map[string]string, cat *catalog.Catalog) detection {
+	devs, key := hamiDevices(annotations)
+	t, ok := hamiTypeLabels[key]
+	if len(devs) == 0 || !ok {
+		return detection{}
+	}
+	model, ok := strings.CutPrefix(devs[0].Type, t.prefix)
+	if !ok || model == "" {
+		return detection{}
+	}
+	for _, d := range devs {
+		if d.Type != devs[0].Type {
+			return detection{vendor: t.vendor, why: fmt.Sprintf("%s registers devices of more than one type (%s, %s): pin the type in cluster.nodes", key, devs[0].Type, d.Type)}
+		}
+	}
+	if c, ok := cat.ByLabel(t.label, model); ok {
+		return detection{class: c, why: fmt.Sprintf("type from %s: devices of type %s, as %s=%s names it", key, devs[0].Type, t.label, model)}
+	}
+	return detection{vendor: t.vendor, model: model, why: fmt.Sprintf("%s registers devices of type %s, a model the catalog does not name: add a class whose identifiedBy %s lists %s, or pin the type in cluster.nodes", key, devs[0].Type, t.label, model)}
+}
+
 // readHAMi reads a node whose devices HAMi shares: each offered count
 // times, to containers that each get a share of its memory and cores.
 // It returns the device type HAMi names ("NVIDIA-NVIDIA A100-SXM4-40GB"),

@@ -1,6 +1,7 @@
 package inventory_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -186,6 +187,42 @@ func TestHAMiSharing(t *testing.T) {
 		assert.Equal(t, 10, got.Replicas)
 		assert.Equal(t, 2, got.Count)
 		assert.Equal(t, 20, got.Allocatable)
+	}
+}
+
+// TestHAMiTypes: where no label names the model, the device type HAMi's
+// plugin registers for the node may.
+func TestHAMiTypes(t *testing.T) {
+	for _, c := range []struct {
+		name, source, key, anno string
+		cap                     m
+		typ, vendor, model, why string
+		count, replicas         int
+	}{
+		{name: "hygon-hami-k100-ai", source: "HAMi's Hygon plugin: hami.io/node-dcu-register in the id,count,mem,core,type,numa,health form of docs/develop/protocol.md, with the device type its examples/hygon name (DCU-K100_AI) and hy-smi's 65438 MiB a K100_AI; hygon.com/dcunum offers each device count times",
+			key: "hami.io/node-dcu-register", anno: "DCU-0,4,65438,100,DCU-K100_AI,0,true:DCU-1,4,65438,100,DCU-K100_AI,0,true:",
+			cap: m{"hygon.com/dcunum": "8", "hygon.com/dcumem": "130876", "hygon.com/dcucores": "200"},
+			typ: "hygon-k100-ai-64gb", vendor: "hygon", why: "type from hami.io/node-dcu-register: devices of type DCU-K100_AI", count: 2, replicas: 4},
+		{name: "cambricon-hami-mlu370-x4", source: "HAMi's docs/develop/protocol.md example: hami.io/node-mlu-register MLU-45013011-2257-0000-0000-000000000000,10,23308,0,MLU-MLU370-X4,0,false (its first MLU370-X4)",
+			key: "hami.io/node-mlu-register", anno: "MLU-45013011-2257-0000-0000-000000000000,10,23308,0,MLU-MLU370-X4,0,false:",
+			cap: m{"cambricon.com/vmlu": "10"},
+			typ: inventory.TypeUnknown, vendor: "cambricon", model: "MLU370-X4", why: "a model the catalog does not name", count: 1, replicas: 10},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			require.NotEmpty(t, c.source)
+			n := node(t, c.name, nil, c.cap, nil)
+			n.Metadata.Annotations = map[string]string{c.key: c.anno}
+			inv := inventory.Classify([]inventory.RawNode{n}, builtin(t), inventory.Options{})
+			require.Len(t, inv.Nodes, 1)
+			got := inv.Nodes[0]
+			assert.Equal(t, c.typ, got.AcceleratorType, "notes: %q", got.Notes)
+			assert.Equal(t, c.vendor, got.Vendor)
+			assert.Equal(t, c.model, got.Model)
+			assert.Equal(t, inventory.TimeSliced, got.Sharing, "notes: %q", got.Notes)
+			assert.Equal(t, c.count, got.Count)
+			assert.Equal(t, c.replicas, got.Replicas)
+			assert.Contains(t, strings.Join(got.Notes, "\n"), c.why)
+		})
 	}
 }
 
