@@ -182,6 +182,11 @@ func (r *nodeReading) detectType(opts Options) {
 	default:
 		n.Vendor = res.vendor
 	}
+	if k := vendorModelLabels[n.Vendor]; r.class == nil && len(d.types) == 0 && k != "" && strings.TrimSpace(r.labels[k]) != "" {
+		// The vendor's labeller names a model the catalog has no class of.
+		n.Model = strings.TrimSpace(r.labels[k])
+		d.why = fmt.Sprintf("%s=%s names the model", k, n.Model)
+	}
 	n.Count = res.capacity
 	if n.Count == 0 {
 		n.Count = d.count

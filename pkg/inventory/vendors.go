@@ -211,7 +211,7 @@ func modelOfResource(name string) string {
 	_, rest, _ := strings.Cut(name, "/")
 	rest = strings.TrimSuffix(strings.TrimSuffix(rest, "-vgpu"), "-1")
 	switch strings.ToLower(rest) {
-	case "gpu", "vgpu", "sgpu", "npu", "xpu", "vxpu", "dcu", "dcunum", "vmlu", "mlu", "gcu", "drs-gcu", "va", "qaic":
+	case "gpu", "vgpu", "sgpu", "npu", "xpu", "vxpu", "dcu", "dcunum", "vmlu", "mlu", "gcu", "gcu-count", "drs-gcu", "shared-gcu", "va", "qaic":
 		return ""
 	}
 	return rest
@@ -269,6 +269,18 @@ func hamiDevices(annotations map[string]string) ([]hamiDevice, string) {
 		}
 	}
 	return nil, ""
+}
+
+// vendorModelLabels are the labels the vendors' labellers name a node's
+// model in: Enflame's GCU Feature Discovery (enflame.com/gcu.model=S60),
+// Hygon's DCU-Label-Node, MetaX's operator, Cambricon's labeller
+// (Model=MLU370-X8). Where the catalog has no class of the model, the
+// node is of type unknown with that model named.
+var vendorModelLabels = map[string]string{
+	"enflame":   "enflame.com/gcu.model",
+	"hygon":     "hygon.com/dcu.name",
+	"metax":     "metax-tech.com/gpu.product",
+	"cambricon": "Model",
 }
 
 // hamiTypeLabels maps the register annotation of a HAMi device plugin
