@@ -1553,18 +1553,6 @@ func invalidEphemeral(obj *unstructured.Unstructured, err error) bool {
 	return err != nil && hasEphemeral(obj) && strings.Contains(err.Error(), "is invalid: spec.ephemeralContainers")
 }
 
-// admitted creates the object as a server-side dry run, retrying while
-// Gatekeeper may still be syncing the data the policy reads.
-func (s *suite) admitted(ctx context.Context, c *clusterUnderTest, obj *unstructured.Unstructured, up *update) error {
-	return poll(ctx, gatekeeperTimeout, func(ctx context.Context) (bool, string, error) {
-		err := s.sendAs(ctx, c, obj, up, true)
-		if err == nil {
-			return true, "", nil
-		}
-		return false, err.Error(), nil
-	})
-}
-
 // denied creates the object as a server-side dry run and wants Gatekeeper
 // to deny it with a message matching re; it returns that message.
 func (s *suite) denied(ctx context.Context, c *clusterUnderTest, obj *unstructured.Unstructured, up *update, re *regexp.Regexp) (string, error) {
