@@ -120,7 +120,7 @@ var OlderMinorDiffers = map[string]string{
 	// LocalQueue: the pod joins a queue that is not there, and is
 	// refused. The 1.36 case is played without ODH's webhook; on an ODH
 	// cluster the webhook writes the label on 1.36 too.
-	"hetero-prod/generic-namespace-generic-profile": "a generic namespace's pod of a Kueue profile, given the profile's queue label by ODH's webhook, joins a LocalQueue its namespace does not have: refused",
+	"hetero-prod/generic-namespace-generic-profile": "a generic namespace's pod of a Kueue profile, given the profile's queue label by ODH's webhook, joins a LocalQueue in a namespace Kueue does not manage, so it arrives without Kueue's gate and Kueue would never count it: refused",
 	// What joins a profile's queue is the profile's (TestOlderMinorVerdicts
 	// plays both): a CPU-only Job there is a pod of the profile asking
 	// for none of its devices, and a GPU pod that names no profile is
