@@ -59,7 +59,7 @@ violation contains {"msg": msg} if {
 	])
 }
 
-profile_priority := accelc.hwp.metadata.annotations[accelc.key("priority-class")]
+profile_priority := accelc.hwp.metadata.annotations[accelc.priority_class_key]
 
 violation contains {"msg": msg} if {
 	accelc.through_profile
@@ -269,7 +269,7 @@ violation contains {"msg": msg} if {
 violation contains {"msg": msg} if {
 	c := workload_labels[workload_priority_label]
 	some [name, p] in workload_profiles
-	want := p.metadata.annotations[accelc.key("priority-class")]
+	want := p.metadata.annotations[accelc.priority_class_key]
 	c != want
 	msg := sprintf("%v %v: Kueue ranks it by its label %v=%v, but hardware profile %q runs at %v: drop the label or set it to %v", [
 		workload.kind, workload.metadata.name, workload_priority_label, c, name, want, want,
@@ -311,7 +311,7 @@ violation contains {"msg": msg} if {
 # the label is left as it was.)
 violation contains {"msg": msg} if {
 	workload.kind == "Job"
-	input.parameters.kueueJobKinds[accelc.group_kind(workload)]
+	input.parameters.kueueJobKinds[accelc.review_kind]
 	not workload_labels[queue_label]
 	job_queue_judged
 	some [name, p] in workload_profiles
@@ -349,7 +349,8 @@ job_pod_owners := {"batch/Job", "batch/CronJob", "jobset.x-k8s.io/JobSet", "trai
 # would never get a pod made: its controller's creates fail for ever.
 violation contains {"msg": msg} if {
 	w := input.review.object
-	not accelc.group_kind(w) in job_pod_owners
+	w.kind != "Pod"
+	not accelc.review_kind in job_pod_owners
 	some [path, t] in accelc.object_templates(w)
 	count(path) > 0
 	node := object.get(t, ["spec", "nodeName"], "")
@@ -376,7 +377,7 @@ violation contains {"msg": msg} if {
 # label is held to the team's tier.
 tier_bound_workload if {
 	some [_, p] in workload_profiles
-	not p.metadata.annotations[accelc.key("priority-class")]
+	not p.metadata.annotations[accelc.priority_class_key]
 }
 
 violation contains {"msg": msg} if {
