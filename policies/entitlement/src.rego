@@ -201,6 +201,13 @@ workload := input.review.object if input.review.object.kind in workload_kinds
 workload_labels := object.get(workload, ["spec", "jobTemplate", "metadata", "labels"], {}) if workload.kind == "CronJob"
 else := object.get(workload, ["metadata", "labels"], {})
 
+# What is judged of a workload itself (workload_violation, below) is
+# asked only of a workload: a pod's review skips it with one check.
+violation contains v if {
+	workload
+	some v in workload_violation
+}
+
 workload_templates contains t if {
 	workload.kind in {"Job", "Deployment", "StatefulSet"}
 	t := workload.spec.template
@@ -256,7 +263,7 @@ workload_profiles contains [name, p] if {
 	p := accelc.profiles[name]
 }
 
-violation contains {"msg": msg} if {
+workload_violation contains {"msg": msg} if {
 	q := workload_labels[queue_label]
 	some [name, p] in workload_profiles
 	want := p.spec.scheduling.kueue.localQueueName
@@ -266,7 +273,7 @@ violation contains {"msg": msg} if {
 	])
 }
 
-violation contains {"msg": msg} if {
+workload_violation contains {"msg": msg} if {
 	c := workload_labels[workload_priority_label]
 	some [name, p] in workload_profiles
 	want := p.metadata.annotations[accelc.priority_class_key]
@@ -284,8 +291,8 @@ violation contains {"msg": msg} if {
 # integration off, the webhook failing open): its pods would run at once,
 # counted by no Workload. Judged on an API server's CREATE only: a Job
 # Kueue admitted is unsuspended by Kueue on UPDATE.
-violation contains {"msg": msg} if {
-	accelc.operation == "CREATE"
+workload_violation contains {"msg": msg} if {
+	input.review.operation == "CREATE"
 	object.get(input.review, "uid", "") != ""
 	workload.kind == "Job"
 	accelc.group_of(object.get(workload, "apiVersion", "")) == "batch"
@@ -309,7 +316,7 @@ violation contains {"msg": msg} if {
 # is judged: Kueue lets go of a suspended Job whose label goes, and its
 # owner could then resume it. (A Job made before enforcement without
 # the label is left as it was.)
-violation contains {"msg": msg} if {
+workload_violation contains {"msg": msg} if {
 	workload.kind == "Job"
 	input.parameters.kueueJobKinds[accelc.review_kind]
 	not workload_labels[queue_label]
@@ -380,7 +387,7 @@ tier_bound_workload if {
 	not p.metadata.annotations[accelc.priority_class_key]
 }
 
-violation contains {"msg": msg} if {
+workload_violation contains {"msg": msg} if {
 	c := workload_labels[workload_priority_label]
 	tier_bound_workload
 	t := tier
@@ -390,7 +397,7 @@ violation contains {"msg": msg} if {
 	])
 }
 
-violation contains {"msg": msg} if {
+workload_violation contains {"msg": msg} if {
 	c := workload_labels[workload_priority_label]
 	tier_bound_workload
 	t := tier
@@ -464,7 +471,7 @@ kueue_gate := "kueue.x-k8s.io/admission"
 # template is a pod no webhook has mutated yet, and Gatekeeper's audit sees
 # pods Kueue has since admitted and ungated.
 violation contains {"msg": msg} if {
-	accelc.operation == "CREATE"
+	input.review.operation == "CREATE"
 	object.get(input.review, "uid", "") != ""
 	not input.review.fromTemplate
 	object.get(input.review.object, "kind", "") == "Pod"
@@ -497,7 +504,7 @@ managed_controller if {
 }
 
 violation contains {"msg": msg} if {
-	accelc.operation == "UPDATE"
+	input.review.operation == "UPDATE"
 	some g in object.get(input.review.oldObject, ["spec", "schedulingGates"], [])
 	g.name == kueue_gate
 	not kueue_gate in {x.name | some x in object.get(accelc.written_spec, "schedulingGates", [])}

@@ -64,8 +64,8 @@ written := {
 	},
 	"spec": object.get(nb, ["spec", "template", "spec"], {}),
 } if {
+	input.review.object.kind == "Notebook"
 	nb := input.review.object
-	nb.kind == "Notebook"
 	startswith(object.get(nb, "apiVersion", ""), "kubeflow.org/")
 }
 
