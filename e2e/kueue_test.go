@@ -126,7 +126,18 @@ func TestKueue(t *testing.T) {
 		const other = "team-unmanaged"
 		s.ensureNamespaces(t, other)
 		u := &kueueQueue{s: s, ns: other, queue: lq, cq: cq}
-		pod, err := s.client.CoreV1().Pods(other).Create(t.Context(), u.pod("train-unmanaged"), metav1.CreateOptions{})
+		// Kueue's pod webhook reads the namespace from its informer's
+		// cache, which may not have the new namespace yet: it refuses the
+		// pod until it does.
+		var pod *corev1.Pod
+		err := poll(t.Context(), 20*time.Second, func(ctx context.Context) (bool, string, error) {
+			var err error
+			pod, err = s.client.CoreV1().Pods(other).Create(ctx, u.pod("train-unmanaged"), metav1.CreateOptions{})
+			if err != nil && strings.Contains(err.Error(), fmt.Sprintf("Namespace %q not found", other)) {
+				return false, err.Error(), nil
+			}
+			return true, "", err
+		})
 		if err != nil {
 			t.Fatalf("creating pod %s/train-unmanaged: %v", other, err)
 		}

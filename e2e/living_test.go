@@ -6,10 +6,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -21,6 +25,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/accelc/accelc/internal/controlplane"
+	"github.com/accelc/accelc/pkg/audit"
+	"github.com/accelc/accelc/pkg/render"
 )
 
 // The living cluster's steps of the story: work started before accelc
@@ -208,4 +214,85 @@ func (st *story) git(t *testing.T, args ...string) {
 	if stdout, stderr, err := run(t.Context(), st.repo, "git", args...); err != nil {
 		t.Fatalf("git %s: %v\n%s%s", strings.Join(args, " "), err, stdout, stderr)
 	}
+}
+
+// migNode is the A100 node the story's dry-run MIG commit would cut into
+// slices.
+const migNode = "worker-node-16"
+
+// migDryrun: at dryrun, a commit that gives an A100 node a MIG config
+// changes none of the node's labels (the GPU Operator's MIG manager would
+// repartition the node when its nvidia.com/mig.config label changes, and
+// evict its GPU pods), and accelc audit --live, run before the commit,
+// names the node, the label change it holds back, and the pod the MIG
+// manager would evict. The admin takes the config out again in the next
+// commit.
+func (st *story) migDryrun(t *testing.T) {
+	s, ctx := st.s, t.Context()
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "on-the-mig-node", Namespace: "ml-research", Labels: map[string]string{"app": "on-the-mig-node"}},
+		Spec: corev1.PodSpec{
+			NodeName:    migNode,
+			Tolerations: []corev1.Toleration{{Key: "nvidia.com/gpu", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}},
+			Containers: []corev1.Container{{Name: "main", Image: "registry.example/legacy:1",
+				Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("2")}}}},
+		},
+	}
+	if _, err := s.client.CoreV1().Pods(pod.Namespace).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("a GPU pod on %s under dryrun: %v", migNode, err)
+	}
+	st.waitRunning(t, pod.Namespace, "app="+pod.Name, 1)
+	before, err := s.client.CoreV1().Nodes().Get(ctx, migNode, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	st.write(t, "mig.cue", "package cluster\n\n// Inference slices on one A100 node.\ncluster: mig: configs: \"a100-3g\": {acceleratorType: \"nvidia-a100-80gb\", nodes: [\""+migNode+"\"], layout: \"3g.40gb\": 2}\n")
+	r, _ := st.auditPrediction(t)
+	var change *audit.NodeChange
+	for i := range r.Nodes {
+		if r.Nodes[i].Node == migNode {
+			change = &r.Nodes[i]
+		}
+	}
+	switch {
+	case change == nil:
+		t.Fatalf("accelc audit --live names no change to %s: %s", migNode, jsonString(r.Nodes))
+	case change.Applied || change.Stage != "dryrun":
+		t.Errorf("accelc audit --live: %s's MIG config applied %v at %q, want withheld at dryrun", migNode, change.Applied, change.Stage)
+	case !slices.ContainsFunc(change.Changes, func(c audit.LabelChange) bool { return c.Key == render.MIGConfigLabel && c.To == "a100-3g" }):
+		t.Errorf("accelc audit --live does not name the label %s → a100-3g it holds back: %s", render.MIGConfigLabel, jsonString(change.Changes))
+	case !slices.ContainsFunc(change.Evicted, func(p audit.EvictedPod) bool {
+		return p.Namespace == pod.Namespace && p.Name == pod.Name && p.Reason == audit.EvictRepartition
+	}):
+		t.Errorf("accelc audit --live does not name %s/%s as evicted by the MIG manager: %s", pod.Namespace, pod.Name, jsonString(change.Evicted))
+	}
+	if r.EvictsNow() != 0 {
+		t.Errorf("accelc audit --live: the dry-run commit would evict %d pods when it lands", r.EvictsNow())
+	}
+	st.commit(t, "commit: MIG config a100-3g on "+migNode+" (the cluster is at dryrun)")
+
+	// nfd-master applies the node rules Flux has just applied; the node
+	// keeps its labels and taints while it does.
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		n, err := s.client.CoreV1().Nodes().Get(ctx, migNode, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !maps.Equal(n.Labels, before.Labels) || !slices.EqualFunc(n.Spec.Taints, before.Spec.Taints, func(a, b corev1.Taint) bool { return a.MatchTaint(&b) && a.Value == b.Value }) {
+			t.Fatalf("the dry-run commit changed %s: labels %v → %v, taints %v → %v", migNode, before.Labels, n.Labels, before.Spec.Taints, n.Spec.Taints)
+		}
+		time.Sleep(time.Second)
+	}
+	if got, err := s.client.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{}); err != nil || got.Status.Phase != corev1.PodRunning {
+		t.Errorf("%s/%s after the dry-run commit: %v %v", pod.Namespace, pod.Name, err, got.Status.Phase)
+	}
+	t.Logf("dryrun: the MIG config reached no node: %s kept its labels and taints for 20 s after Flux applied the commit, and its GPU pod runs; accelc audit named the label change (%s → a100-3g) and the pod the MIG manager would evict", migNode, render.MIGConfigLabel)
+
+	if err := os.Remove(filepath.Join(st.cluster, "mig.cue")); err != nil {
+		t.Fatal(err)
+	}
+	st.commit(t, "commit: the MIG config taken out again")
+	st.deletePod(t, pod.Namespace, pod.Name)
 }

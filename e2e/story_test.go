@@ -70,6 +70,7 @@ func TestStory(t *testing.T) {
 	}
 	step("1-before-accelc", st.beforeAccelc)
 	step("2-commit-dryrun", st.commitDryrun)
+	step("2-mig-dry-run", st.migDryrun)
 	step("3-commit-warn", st.commitWarn)
 	step("3-stages-per-team", st.stagesPerTeam)
 	step("3-commit-deny", st.commitDeny)

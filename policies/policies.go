@@ -40,7 +40,7 @@ var All = []Policy{
 		Params:      []string{"labelPrefix", "profileNamespace", "genericNamespaces", "extraResourcePrefixes"}},
 	{Dir: "profilescheduling", Kind: "AccelcProfileScheduling",
 		Description: "A pod of a typed hardware profile is confined to the profile's accelerator types and tolerates only its profile's taints.",
-		Params:      []string{"labelPrefix", "profileNamespace", "typeLabel", "taintKeys", "extraResourcePrefixes"}},
+		Params:      []string{"labelPrefix", "profileNamespace", "typeLabel", "taintKeys", "extraResourcePrefixes", "labelledFromQueue"}},
 	{Dir: "annotations", Kind: "AccelcAnnotations",
 		Description: "The accelerator-type, types and team annotations a pod carries agree with its hardware profile and namespace.",
 		Params:      []string{"labelPrefix", "profileNamespace", "extraResourcePrefixes"}},

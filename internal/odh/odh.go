@@ -131,6 +131,12 @@ var OlderMinorDiffers = map[string]string{
 	// label; before 1.36 nothing can (a Gatekeeper mutator selects by the
 	// Job's own labels, not its template's), and a Job outside Kueue
 	// would run its pods counted in no quota.
+	// KubeRay makes its pods from the templates, not from the
+	// RayCluster's or RayJob's own labels, so the queue label ODH's stack
+	// puts on the workload reaches no pod; no mutator labels them, and
+	// they would be refused when made: refused at the workload instead.
+	"hetero-prod/raycluster-odh":     "a RayCluster naming its profile by annotation only is refused at the workload before 1.36 (its pods would be refused when made): label its templates",
+	"hetero-prod/rayjob-odh":         "a RayJob naming its profile by annotation only is refused at the workload before 1.36 (its pods would be refused when made): label its templates",
 	"hetero-prod/job-no-queue-label": "a Job of a queued profile that names no LocalQueue is refused before 1.36, saying to add the profile's queue label; 1.36 labels it",
 }
 

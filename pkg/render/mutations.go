@@ -305,10 +305,7 @@ func profileFromQueue(m *compile.Model, p *compile.Profile, namespaces []string,
 	})
 	var apply []applyTo
 	var kinds []matchKinds
-	for _, w := range WorkloadKinds {
-		if w.ObjectLabels || w.Composed || len(w.Lists) > 0 || len(w.Templates) != 1 || !slices.Equal(w.Templates[0].Path, podTemplate[0].Path) {
-			continue
-		}
+	for _, w := range queueLabelledKinds() {
 		apply = append(apply, applyTo{Groups: []string{w.Group}, Kinds: []string{w.Kind}, Versions: w.Versions})
 		kinds = append(kinds, matchKinds{APIGroups: []string{w.Group}, Kinds: []string{w.Kind}})
 	}
@@ -328,6 +325,19 @@ func profileFromQueue(m *compile.Model, p *compile.Profile, namespaces []string,
 			PathTests: []pathTest{{SubPath: location, Condition: "MustNotExist"}},
 		},
 	})
+}
+
+// queueLabelledKinds are the workload kinds whose one pod template, at
+// spec.template, profileFromQueue labels from the profile's LocalQueue.
+func queueLabelledKinds() []WorkloadKind {
+	var out []WorkloadKind
+	for _, w := range WorkloadKinds {
+		if w.ObjectLabels || w.Composed || len(w.Lists) > 0 || len(w.Templates) != 1 || !slices.Equal(w.Templates[0].Path, podTemplate[0].Path) {
+			continue
+		}
+		out = append(out, w)
+	}
+	return out
 }
 
 // scopeMatch narrows a mutator's match to the namespaces that deny: to

@@ -39,6 +39,20 @@ func TestOlderMinorLabelsFromQueue(t *testing.T) {
 	assert.Zero(t, count(newer, "mutations/assignmetadata-accelc-standard-gpu-profile-from-queue"))
 	assert.Zero(t, count(older, "mutations/mutatingadmissionpolicy"), "no MutatingAdmissionPolicy or binding before 1.36")
 
+	// The constraint is told which kinds' templates are labelled from
+	// their queue, and only before 1.36.
+	params := func(tree render.Tree) map[string]any {
+		var c struct {
+			Spec struct {
+				Parameters map[string]any `json:"parameters"`
+			} `json:"spec"`
+		}
+		require.NoError(t, yaml.Unmarshal(tree[render.DirConstraints+"/accelcadmission-"+render.ConstraintName+".yaml"], &c))
+		return c.Spec.Parameters
+	}
+	assert.NotContains(t, params(newer), "labelledFromQueue")
+	assert.Equal(t, map[string]any{"apps/Deployment": true, "apps/StatefulSet": true, "apps/ReplicaSet": true, "apps/DaemonSet": true, "batch/Job": true}, params(older)["labelledFromQueue"])
+
 	var queued int
 	for i := range m.Profiles {
 		p := &m.Profiles[i]
@@ -82,7 +96,7 @@ func TestOlderMinorLabelsFromQueue(t *testing.T) {
 	assert.Positive(t, queued)
 	// What does not depend on the minor is the same.
 	for p, data := range newer {
-		if strings.HasPrefix(p, "mutations/") || strings.HasPrefix(p, "catalog-service/configmap-accelc-catalog-config") {
+		if strings.HasPrefix(p, "mutations/") || strings.HasPrefix(p, "catalog-service/configmap-accelc-catalog-config") || strings.HasPrefix(p, render.DirConstraints+"/accelcadmission-") {
 			continue
 		}
 		assert.Equal(t, string(data), string(older[p]), "%s differs between 1.36 and 1.34", p)

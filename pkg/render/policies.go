@@ -152,7 +152,13 @@ type admissionParameters struct {
 	// (the owner's Workload accounts for them). It gates the pods of every
 	// other owner that joins a queue.
 	KueueJobKinds map[string]bool `json:"kueueJobKinds"`
-	Forecast      bool            `json:"forecast"`
+	// LabelledFromQueue, set only before Kubernetes 1.36 (no
+	// MutatingAdmissionPolicies), are by "<group>/<Kind>" the kinds whose
+	// one pod template Gatekeeper's mutators label from the profile's
+	// LocalQueue (queueLabelledKinds): a template of any other kind must
+	// carry the profile label itself.
+	LabelledFromQueue map[string]bool `json:"labelledFromQueue,omitempty"`
+	Forecast          bool            `json:"forecast"`
 }
 
 // admissionParams are the admission constraint's parameters.
@@ -231,7 +237,15 @@ func admissionParams(m *compile.Model, inv *inventory.Inventory) admissionParame
 	}
 	extraList := nonNil(prefixes)
 	sort.Strings(extraList)
+	var fromQueue map[string]bool
+	if !m.Cluster.AdmissionPolicies() {
+		fromQueue = map[string]bool{}
+		for _, w := range queueLabelledKinds() {
+			fromQueue[w.Group+"/"+w.Kind] = true
+		}
+	}
 	return admissionParameters{
+		LabelledFromQueue:     fromQueue,
 		TypeLabel:             m.Cluster.TypeLabel(),
 		LabelPrefix:           m.Cluster.LabelPrefix,
 		ProfileNamespace:      m.Cluster.ProfileNamespace,

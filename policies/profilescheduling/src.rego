@@ -200,3 +200,41 @@ violation contains {"msg": msg} if {
 		accelc.profile_name, concat(", ", pools), node, p,
 	])
 }
+
+# Before Kubernetes 1.36 no MutatingAdmissionPolicy gives a workload's pod
+# templates the profile label from Open Data Hub's annotation; the
+# constraint is told so by labelledFromQueue, the kinds whose one pod
+# template Gatekeeper's mutators label from the profile's LocalQueue
+# instead, and every pod that joins a profile's queue is labelled as a
+# pod. A template that names its profile by annotation only, of any other
+# kind (a RayCluster's, a PyTorchJob's, a LeaderWorkerSet's) or outside
+# the profile's queue, would be admitted here and its
+# pods, placed by no mutator, refused when its controller makes them: it
+# is refused now, naming the label to add.
+violation contains {"msg": msg} if {
+	kinds := input.parameters.labelledFromQueue
+	w := input.review.object
+	not w.kind in {"Pod", "Notebook"}
+	some [path, t] in accelc.object_templates(w)
+	count(path) > 0
+	name := t.metadata.annotations[accelc.profile_annotation]
+	not t.metadata.labels[accelc.profile_label]
+	not labelled_from_queue(w, kinds, t, name)
+	msg := sprintf("%v %v: the pod template at %v names hardware profile %q by annotation %v only; before Kubernetes 1.36 nothing gives its pods accelc's label, so they would be refused when made: label the template %v: %v", [
+		w.kind, object.get(w.metadata, "name", ""), concat(".", [sprintf("%v", [x]) | some x in path]), name, accelc.profile_annotation, accelc.profile_label, name,
+	])
+}
+
+# The kind's one template is labelled from the workload's queue label, or
+# the template's pods join the profile's queue themselves (each is then
+# labelled as a pod).
+labelled_from_queue(w, kinds, _, name) if {
+	kinds[accelc.group_kind(w)]
+	q := accelc.profiles[name].spec.scheduling.kueue.localQueueName
+	object.get(w.metadata, ["labels", "kueue.x-k8s.io/queue-name"], "") == q
+}
+
+labelled_from_queue(_, _, t, name) if {
+	q := accelc.profiles[name].spec.scheduling.kueue.localQueueName
+	object.get(t.metadata, ["labels", "kueue.x-k8s.io/queue-name"], "") == q
+}

@@ -235,3 +235,57 @@ test_forecast_no_selector_allowed if {
 test_forecast_wrong_type_denied if {
 	count(violation) == 1 with input as forecast_input({"nodeSelector": {label: "nvidia-a100-80gb"}}) with data.inventory as f.inventory
 }
+
+# Before Kubernetes 1.36 (labelledFromQueue set), a workload's template
+# that names its profile by annotation only gets no label: refused up
+# front, but for a one-template kind Gatekeeper labels from the profile's
+# queue, or a template that carries the label itself.
+older_params := object.union(f.params, {"labelledFromQueue": {"apps/Deployment": true}})
+
+older_workload(kind, api, labels, template_labels) := {"review": {
+	"operation": "CREATE",
+	"object": {
+		"apiVersion": api, "kind": kind,
+		"metadata": {"name": "w", "namespace": "ml", "labels": labels},
+		"spec": {"template": {
+			"metadata": {"annotations": f.profile("premium-gpu"), "labels": template_labels},
+			"spec": {"containers": [f.gpu_container(1)]},
+		}},
+	},
+}, "parameters": older_params}
+
+unlabelled_denials contains v.msg if {
+	some v in violation
+	contains(v.msg, "before Kubernetes 1.36 nothing gives its pods accelc's label")
+}
+
+queued_premium := object.union(f.inventory, {"namespace": {"opendatahub": {"infrastructure.opendatahub.io/v1": {"HardwareProfile": {"premium-gpu": {"spec": {"scheduling": {"type": "Queue", "kueue": {"localQueueName": "premium"}}}}}}}}})
+
+test_older_minor_annotation_only_template_denied if {
+	some v in violation with input as older_workload("Deployment", "apps/v1", {}, {}) with data.inventory as queued_premium
+	contains(v.msg, `Deployment w: the pod template at spec.template names hardware profile "premium-gpu" by annotation opendatahub.io/hardware-profile-name only`)
+	contains(v.msg, "label the template accelerator.opendatahub.io/profile: premium-gpu")
+}
+
+test_older_minor_template_labelled_from_queue_admitted if {
+	count(unlabelled_denials) == 0 with input as older_workload("Deployment", "apps/v1", {"kueue.x-k8s.io/queue-name": "premium"}, {}) with data.inventory as queued_premium
+}
+
+test_older_minor_template_in_the_queue_admitted if {
+	inp := older_workload("StatefulSet", "apps/v1", {}, {"kueue.x-k8s.io/queue-name": "premium"})
+	count(unlabelled_denials) == 0 with input as inp with data.inventory as queued_premium
+}
+
+test_older_minor_other_kind_in_a_queue_denied if {
+	inp := older_workload("StatefulSet", "apps/v1", {"kueue.x-k8s.io/queue-name": "premium"}, {})
+	count(unlabelled_denials) == 1 with input as inp with data.inventory as queued_premium
+}
+
+test_older_minor_template_with_label_admitted if {
+	count(unlabelled_denials) == 0 with input as older_workload("Deployment", "apps/v1", {}, {"accelerator.opendatahub.io/profile": "premium-gpu"}) with data.inventory as queued_premium
+}
+
+test_older_minor_not_judged_on_newer if {
+	inp := {"review": older_workload("Deployment", "apps/v1", {}, {}).review, "parameters": f.params}
+	count(unlabelled_denials) == 0 with input as inp with data.inventory as queued_premium
+}
