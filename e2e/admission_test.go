@@ -938,11 +938,47 @@ func (s *suite) fixtures(t *testing.T, c *clusterUnderTest) {
 	if s.older() {
 		s.odhForm(t, c, inputs, objects)
 	}
+	// A Job's UPDATE cases go first, while Kueue holds the old Jobs'
+	// LocalQueues (createOldObjects): they replace a Job that waits
+	// suspended, which Kueue would otherwise admit, and so unsuspend,
+	// within moments of its making. The holds go once they are played.
+	jobUpdate := func(i int) bool { return inputs[i].Operation == "UPDATE" && objects[i].GetKind() == "Job" }
+	order := make([]int, len(inputs))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		switch ja, jb := jobUpdate(a), jobUpdate(b); {
+		case ja && !jb:
+			return -1
+		case jb && !ja:
+			return 1
+		}
+		return 0
+	})
+	inputs = slices.Collect(func(yield func(policytest.CaseInput) bool) {
+		for _, i := range order {
+			if !yield(inputs[i]) {
+				return
+			}
+		}
+	})
+	objects = slices.Collect(func(yield func(*unstructured.Unstructured) bool) {
+		for _, i := range order {
+			if !yield(objects[i]) {
+				return
+			}
+		}
+	})
 	judge := s.offlineJudge(t, c, inputs)
-	olds := s.createOldObjects(t, c, inputs, objects, constraints)
+	olds, releaseQueues := s.createOldObjects(t, c, inputs, objects, constraints)
+	defer releaseQueues()
 	same, denied, admitted, skipped, asWritten, beforeAdmission := 0, 0, 0, 0, 0, 0
 	for i, tc := range inputs {
 		obj := objects[i]
+		if !jobUpdate(i) {
+			releaseQueues()
+		}
 		if why := s.notServed(obj); why != "" {
 			t.Logf("case %-32s skipped: %s", tc.Name, why)
 			skipped++
@@ -1385,9 +1421,16 @@ func verdict(policies []string) string {
 // as it was made before the cluster enforced anything (the constraints at
 // dryrun meanwhile: a fixture's old object may be one admitted before its
 // namespace moved to deny), and returns them by case; nil for a CREATE.
-func (s *suite) createOldObjects(t *testing.T, c *clusterUnderTest, inputs []policytest.CaseInput, objects []*unstructured.Unstructured, constraints []*unstructured.Unstructured) []*unstructured.Unstructured {
+func (s *suite) createOldObjects(t *testing.T, c *clusterUnderTest, inputs []policytest.CaseInput, objects []*unstructured.Unstructured, constraints []*unstructured.Unstructured) (olds []*unstructured.Unstructured, releaseQueues func()) {
 	t.Helper()
-	olds := make([]*unstructured.Unstructured, len(inputs))
+	olds = make([]*unstructured.Unstructured, len(inputs))
+	var held []*unstructured.Unstructured
+	releaseQueues = func() {
+		for _, lq := range held {
+			s.stopLocalQueue(t, lq.GetNamespace(), lq.GetName(), "None")
+		}
+		held = nil
+	}
 	var todo []int
 	for i, tc := range inputs {
 		if tc.Operation != "UPDATE" || s.notServed(objects[i]) != "" {
@@ -1400,7 +1443,7 @@ func (s *suite) createOldObjects(t *testing.T, c *clusterUnderTest, inputs []pol
 		todo = append(todo, i)
 	}
 	if len(todo) == 0 {
-		return olds
+		return olds, releaseQueues
 	}
 	for _, con := range constraints {
 		s.setEnforcement(t, con, "dryrun")
@@ -1421,6 +1464,14 @@ func (s *suite) createOldObjects(t *testing.T, c *clusterUnderTest, inputs []pol
 		old := objs[0]
 		s.ensureNamespaces(t, old.GetNamespace())
 		c.addNamespace(old.GetNamespace())
+		if q := old.GetLabels()[render.QueueNameLabel]; q != "" && old.GetKind() == "Job" && !slices.ContainsFunc(held, func(lq *unstructured.Unstructured) bool {
+			return lq.GetNamespace() == old.GetNamespace() && lq.GetName() == q
+		}) && s.stopLocalQueue(t, old.GetNamespace(), q, "Hold") {
+			lq := &unstructured.Unstructured{}
+			lq.SetNamespace(old.GetNamespace())
+			lq.SetName(q)
+			held = append(held, lq)
+		}
 		made := old.DeepCopy()
 		// What the API server sets itself.
 		for _, f := range []string{"uid", "resourceVersion", "generation", "creationTimestamp", "managedFields"} {
@@ -1436,7 +1487,25 @@ func (s *suite) createOldObjects(t *testing.T, c *clusterUnderTest, inputs []pol
 	for _, con := range constraints {
 		s.setEnforcement(t, con, "deny")
 	}
-	return olds
+	return olds, releaseQueues
+}
+
+// stopLocalQueue sets a LocalQueue's stopPolicy: Hold keeps Kueue from
+// admitting its pending workloads (a Job stays suspended, as one waiting
+// for quota does), None lets it go on. It reports whether the queue is
+// there.
+func (s *suite) stopLocalQueue(t *testing.T, ns, name, policy string) bool {
+	t.Helper()
+	patch := []byte(`{"spec":{"stopPolicy":"` + policy + `"}}`)
+	_, err := s.dyn.Resource(localQueueGVR).Namespace(ns).Patch(t.Context(), name, types.MergePatchType, patch, metav1.PatchOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return false
+	case err != nil:
+		t.Errorf("LocalQueue %s/%s: stopPolicy %s: %v", ns, name, policy, err)
+		return false
+	}
+	return true
 }
 
 // liveVerdict sends the case's request as a server-side dry run and

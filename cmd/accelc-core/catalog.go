@@ -87,10 +87,27 @@ func writeCatalog(w io.Writer, doc *catalogdoc.Document) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	writeUnlabelled(w, doc)
 	if err := writeGrowth(w, doc); err != nil {
 		return err
 	}
 	return writeQueues(w, doc)
+}
+
+// writeUnlabelled prints, once per type, why devices of its nodes are
+// not counted available: no rule gives the nodes the type label its
+// profiles select.
+func writeUnlabelled(w io.Writer, doc *catalogdoc.Document) {
+	seen := map[string]bool{}
+	for _, p := range doc.Profiles {
+		for _, t := range p.Types {
+			if t.Labelling == "" || seen[t.ID] {
+				continue
+			}
+			seen[t.ID] = true
+			fmt.Fprintf(w, "\n%s: %d devices not counted available: %s\n", t.DisplayName, t.Unlabelled, t.Labelling)
+		}
+	}
 }
 
 // writeGrowth prints, for the types Karpenter NodePools launch, which

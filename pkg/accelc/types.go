@@ -28,7 +28,9 @@ type TypeInfo struct {
 	// class (catalog.ByResource).
 	Resources []string `json:"resources,omitempty"`
 	// PCI is the vendor:device ids Node Feature Discovery reports, which
-	// the rendered NodeFeatureRule matches; NoPCI says why there are none.
+	// the rendered NodeFeatureRule matches ("10de:1e30 subsystem
+	// 10de:129e" for a board told by its subsystem); NoPCI says why there
+	// are no ids of the device alone.
 	PCI   []string `json:"pci,omitempty"`
 	NoPCI string   `json:"noPCI,omitempty"`
 }
@@ -76,6 +78,10 @@ func Types(vendors ...string) ([]TypeInfo, error) {
 		t.Resources = namingResources(cat, c)
 		for _, id := range c.PCIDeviceIDs {
 			t.PCI = append(t.PCI, c.PCIVendor()+":"+strings.ToLower(id))
+		}
+		for _, b := range c.PCISubsystems {
+			// A board of a device id another model shares: its subsystem.
+			t.PCI = append(t.PCI, c.PCIVendor()+":"+b.Device+" subsystem "+b.SubsystemVendor+":"+b.SubsystemDevice)
 		}
 		out = append(out, t)
 	}

@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -21,6 +22,10 @@ type Class struct {
 	// NoPCIDeviceIDs says why a class has no PCI device id (an id two
 	// models share, none published); empty when it has ids.
 	NoPCIDeviceIDs string `json:"noPCIDeviceIDs,omitempty"`
+	// PCISubsystems are the class's boards by device and subsystem ids,
+	// where another model's boards share the device id (the Quadro RTX
+	// 6000 and 8000 are both 1e30 and 1e78).
+	PCISubsystems []PCISubsystem `json:"pciSubsystems,omitempty"`
 	// PCIVendorID is the class's PCI vendor id when it is not its vendor's
 	// usual one (Intel's data-centre GPUs are 8086, its Gaudi line 1da3).
 	PCIVendorID  string `json:"pciVendorID,omitempty"`
@@ -28,15 +33,29 @@ type Class struct {
 	// ResourceNames are extended resources whose name alone names this
 	// class (HAMi's huawei.com/Ascend910B3, Tenstorrent's
 	// tenstorrent.com/n150): a node that advertises one is of the class.
-	ResourceNames       []string `json:"resourceNames,omitempty"`
-	FP16TFLOPS          float64  `json:"fp16TFLOPS,omitempty"`
-	BF16TFLOPS          float64  `json:"bf16TFLOPS,omitempty"`
-	MemoryBandwidthGBps float64  `json:"memoryBandwidthGBps,omitempty"`
+	ResourceNames []string `json:"resourceNames,omitempty"`
+	// SharedResourceName says the vendor's device plugin offers every one
+	// of its models as ResourceName (hygon.com/dcu, mthreads.com/gpu): the
+	// resource alone does not name the class, however few of the vendor's
+	// models the catalog lists. Its labels do.
+	SharedResourceName  bool    `json:"sharedResourceName,omitempty"`
+	FP16TFLOPS          float64 `json:"fp16TFLOPS,omitempty"`
+	BF16TFLOPS          float64 `json:"bf16TFLOPS,omitempty"`
+	MemoryBandwidthGBps float64 `json:"memoryBandwidthGBps,omitempty"`
 	// CostPerHour is one device's hourly cost; nil when the admin gave none.
 	CostPerHour *float64 `json:"costPerHour,omitempty"`
 	// Performance holds what models measured on this type, by model name.
 	Performance  map[string]Performance `json:"performance,omitempty"`
 	IdentifiedBy map[string][]string    `json:"identifiedBy"`
+}
+
+// PCISubsystem is a board by its PCI device id and its subsystem's
+// vendor and device ids, lower-case hex without 0x, as NFD's pci.device
+// feature reports them (device, subsystem_vendor, subsystem_device).
+type PCISubsystem struct {
+	Device          string `json:"device"`
+	SubsystemVendor string `json:"subsystemVendor"`
+	SubsystemDevice string `json:"subsystemDevice"`
 }
 
 // Performance is one model's measurement on a type.
@@ -104,6 +123,7 @@ func New(classes []Class) (*Catalog, error) {
 	}
 	sort.Strings(c.ids)
 	var errs []string
+	boards := map[string]string{}
 	for _, id := range c.ids {
 		cl := c.classes[id]
 		mk := cl.Vendor + "/" + strings.ToUpper(cl.Model)
@@ -111,6 +131,13 @@ func New(classes []Class) (*Catalog, error) {
 		for _, dev := range cl.PCIDeviceIDs {
 			pk := cl.Vendor + "/" + strings.ToLower(dev)
 			c.byPCI[pk] = append(c.byPCI[pk], id)
+		}
+		for _, b := range cl.PCISubsystems {
+			bk := cl.Vendor + "/" + b.Device + "/" + b.SubsystemVendor + ":" + b.SubsystemDevice
+			if other, ok := boards[bk]; ok && other != id {
+				errs = append(errs, fmt.Sprintf("PCI device %s subsystem %s:%s names both %s and %s: keep it on one class", b.Device, b.SubsystemVendor, b.SubsystemDevice, other, id))
+			}
+			boards[bk] = id
 		}
 		keys := make([]string, 0, len(cl.IdentifiedBy))
 		for k := range cl.IdentifiedBy {
@@ -130,6 +157,18 @@ func New(classes []Class) (*Catalog, error) {
 					continue
 				}
 				m[nv] = id
+			}
+		}
+	}
+	for _, bk := range slices.Sorted(maps.Keys(boards)) {
+		// A board told by its subsystem is no other class's by its
+		// device id alone: both rules would label its node.
+		id := boards[bk]
+		vendor, rest, _ := strings.Cut(bk, "/")
+		dev, _, _ := strings.Cut(rest, "/")
+		for _, other := range c.byPCI[vendor+"/"+dev] {
+			if other != id {
+				errs = append(errs, fmt.Sprintf("PCI device %s names %s by its id alone and %s by its subsystem: give %s its subsystems instead", dev, other, id, other))
 			}
 		}
 	}
@@ -163,7 +202,7 @@ func (c *Catalog) indexResources() []string {
 		}
 	}
 	for _, id := range c.ids {
-		if r := c.classes[id].ResourceName; r != "" && shared[r] == 1 {
+		if r := c.classes[id].ResourceName; r != "" && shared[r] == 1 && !c.classes[id].SharedResourceName {
 			if _, ok := c.byResource[r]; !ok {
 				c.byResource[r] = id
 			}
@@ -336,7 +375,9 @@ func DefaultResourceName(vendor string) string {
 // a class it does not type get the label only from a pin in
 // cluster.nodes, from their node pool, or from a Karpenter pool of the
 // class (see Labelling).
-func (c *Class) TypedByPCI() bool { return len(c.PCIDeviceIDs) > 0 && c.PCIVendor() != "" }
+func (c *Class) TypedByPCI() bool {
+	return (len(c.PCIDeviceIDs) > 0 || len(c.PCISubsystems) > 0) && c.PCIVendor() != ""
+}
 
 // Labelling says, for a class no NodeFeatureRule types, why none does
 // and what gives its nodes typeLabel=<id>, which every profile naming it

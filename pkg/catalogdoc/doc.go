@@ -138,6 +138,13 @@ type Type struct {
 	// the inventory counted them; for a profile over shared GPUs, the
 	// slices or replicas of the profile's pools of this type.
 	Available int `json:"available"`
+	// Unlabelled counts the devices, left out of Available, on nodes of
+	// the type that the profile's pods cannot reach until the nodes carry
+	// the type label: no NodeFeatureRule labels the type, and they are
+	// neither pinned nor labelled by their pool. Labelling says why and
+	// what gives them the label, as vet does. Both absent when none is.
+	Unlabelled int    `json:"unlabelled,omitempty"`
+	Labelling  string `json:"labelling,omitempty"`
 	// Device is what one device of a profile over shared GPUs is on this
 	// type; absent for whole GPUs.
 	Device *Device `json:"device,omitempty"`

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/accelc/accelc/pkg/catalog"
 	"github.com/accelc/accelc/pkg/inventory"
 )
 
@@ -32,10 +33,8 @@ func (m *Model) checkTypeLabelling(inv *inventory.Inventory) []Diagnostic {
 			}
 			nodes := inv.ByType(id)
 			var unlabelled []string
-			for _, n := range nodes {
-				if v, _ := n.Label(label); !n.Pinned && v != id {
-					unlabelled = append(unlabelled, n.Name)
-				}
+			for _, n := range m.Unlabelled(class, nodes) {
+				unlabelled = append(unlabelled, n.Name)
 			}
 			advice := class.Labelling(label)
 			switch {
@@ -51,6 +50,26 @@ func (m *Model) checkTypeLabelling(inv *inventory.Inventory) []Diagnostic {
 				out = append(out, Diagnostic{Severity: Warning, Path: p.path.At(p.types[j]), Msg: fmt.Sprintf(
 					"when %s nodes join, %s", id, advice)})
 			}
+		}
+	}
+	return out
+}
+
+// Unlabelled are the nodes of class, among nodes, that its profiles'
+// pods cannot reach: no NodeFeatureRule gives them the type label (the
+// class has no PCI id to match), they are not pinned in cluster.nodes,
+// and they do not carry the label already (their node pool's, a
+// Karpenter pool's). The inventory types them by their other labels;
+// profiles select the type label. None for a class the rule types.
+func (m *Model) Unlabelled(class *catalog.Class, nodes []*inventory.Node) []*inventory.Node {
+	if class.TypedByPCI() {
+		return nil
+	}
+	label := m.Cluster.TypeLabel()
+	var out []*inventory.Node
+	for _, n := range nodes {
+		if v, _ := n.Label(label); !n.Pinned && v != class.ID {
+			out = append(out, n)
 		}
 	}
 	return out

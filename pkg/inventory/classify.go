@@ -149,6 +149,13 @@ func (r *nodeReading) detectType(opts Options) {
 	}
 	n, res := &r.n, r.res
 	d := detectByLabels(r.labels, r.cat)
+	if !d.found() {
+		// HAMi's plugin names some vendors' models in the device type it
+		// registers.
+		if hd := hamiDetection(r.raw.Metadata.Annotations, r.cat); hd.found() || (hd.model != "" && d.why == "") {
+			d = hd
+		}
+	}
 	vgpu := false
 	if !d.found() {
 		if rd, isVGPU := resourceDetection(res, r.raw.Status.Capacity, r.cat); rd.found() || (rd.why != "" && d.why == "") {
@@ -174,6 +181,11 @@ func (r *nodeReading) detectType(opts Options) {
 		n.Vendor = d.vendor
 	default:
 		n.Vendor = res.vendor
+	}
+	if k := vendorModelLabels[n.Vendor]; r.class == nil && len(d.types) == 0 && k != "" && strings.TrimSpace(r.labels[k]) != "" {
+		// The vendor's labeller names a model the catalog has no class of.
+		n.Model = strings.TrimSpace(r.labels[k])
+		d.why = fmt.Sprintf("%s=%s names the model", k, n.Model)
 	}
 	n.Count = res.capacity
 	if n.Count == 0 {

@@ -306,6 +306,9 @@ func unknownAdvice(vendor string, labels map[string]string) string {
 		return "no " + lblTPUAccelerator + " label names the TPU version: pin the type in cluster.nodes"
 	case vendor == "aws":
 		return "add the instance type to a class's identifiedBy " + lblInstanceType + ", or pin the type in cluster.nodes"
+	case vendorModelLabels[vendor] != "" && strings.TrimSpace(labels[vendorModelLabels[vendor]]) != "":
+		k := vendorModelLabels[vendor]
+		return fmt.Sprintf("the model %s=%s is not in the catalog: add a class under accelerators whose identifiedBy %s lists it, or pin the type in cluster.nodes", k, strings.TrimSpace(labels[k]), k)
 	case vendor != "" && vendor != "nvidia" && vendor != "amd" && vendor != "intel":
 		return fmt.Sprintf("no label or resource names the %s model: add a class under accelerators whose resourceNames or identifiedBy name it, or pin the type in cluster.nodes", vendor)
 	default:

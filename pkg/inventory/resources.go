@@ -166,6 +166,9 @@ type resources struct {
 	// partitions is the capacity of AMD partition resources per mode
 	// (amd.com/cpx_nps4 under the device plugin's mixed naming).
 	partitions map[string]int
+	// gcuShares is the most shares of Enflame's GCUs the node offers
+	// (enflameShare): in capacity, and in allocatable (-1: none listed).
+	gcuShares, gcuSharesAlloc int
 	// bad lists the accelerator quantities that are not device counts
 	// ("capacity nvidia.com/gpu \"abc\""): the node's counts are not
 	// trusted.
@@ -194,7 +197,7 @@ func deviceVendor(name string, nonAccel func(string) bool) string {
 }
 
 func readResources(n *RawNode, nonAccel func(string) bool) resources {
-	r := resources{allocatable: -1}
+	r := resources{allocatable: -1, gcuSharesAlloc: -1}
 	keys := make([]string, 0, len(n.Status.Capacity))
 	for k := range n.Status.Capacity {
 		keys = append(keys, k)
@@ -208,6 +211,10 @@ func readResources(n *RawNode, nonAccel func(string) bool) resources {
 		q, ok := quantity(n.Status.Capacity[k])
 		if !ok {
 			r.bad = append(r.bad, fmt.Sprintf("capacity %s %q", k, n.Status.Capacity[k]))
+		}
+		if enflameShare(k, n.Status.Capacity) {
+			r.gcuShares = max(r.gcuShares, q)
+			continue
 		}
 		if q > 0 && r.vendor == "" {
 			r.vendor = v
@@ -245,11 +252,44 @@ func readResources(n *RawNode, nonAccel func(string) bool) resources {
 				if !ok {
 					r.bad = append(r.bad, fmt.Sprintf("allocatable %s %q", k, n.Status.Allocatable[k]))
 				}
+				if enflameShare(k, n.Status.Allocatable) {
+					r.gcuSharesAlloc = max(r.gcuSharesAlloc, q)
+					continue
+				}
 				r.allocatable += q
+			}
+		}
+		if r.gcuSharesAlloc >= 0 {
+			// Pods get the GCUs' shares, not the cards gcu-count counts.
+			if q, ok := quantity(n.Status.Allocatable[resEnflameCount]); ok {
+				r.allocatable += r.gcuSharesAlloc - q
 			}
 		}
 	}
 	return r
+}
+
+// Enflame's gcushare device plugin offers a node's GCUs three ways at
+// once: enflame.com/gcu-count counts the cards, enflame.com/shared-gcu
+// offers shares of their memory and enflame.com/drs-gcu their DRS
+// instances, hard partitions like MIG's (HAMi pkg/device/enflame:
+// CountNoSharedName, SharedResourceName, the DRS resource; a node with one
+// S60 reports gcu-count 1, shared-gcu 6 and drs-gcu 6). Summed they would
+// count one card thirteen times.
+const (
+	resEnflameCount  = "enflame.com/gcu-count"
+	resEnflameShared = "enflame.com/shared-gcu"
+	resEnflameDRS    = "enflame.com/drs-gcu"
+)
+
+// enflameShare reports whether a resource offers shares of the GCUs
+// enflame.com/gcu-count counts on the same node.
+func enflameShare(name string, list map[string]string) bool {
+	if name != resEnflameShared && name != resEnflameDRS {
+		return false
+	}
+	_, counted := list[resEnflameCount]
+	return counted
 }
 
 // neuronAlias reports whether a Neuron resource counts again what another

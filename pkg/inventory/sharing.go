@@ -63,6 +63,11 @@ func (n *Node) readSharing(labels map[string]string, res resources, class *catal
 		n.readGKE(labels, res)
 	case res.resource == resIntelI915 || res.resource == resIntelXe:
 		n.readIntelShared(labels, res)
+	case res.gcuShares > 0 && res.capacity > 0:
+		n.Sharing = TimeSliced
+		n.Replicas = res.gcuShares / res.capacity
+		n.Notes = append(n.Notes, fmt.Sprintf("shared by Enflame's gcushare: %s %d GCUs offered as up to %d shares (%s) or DRS instances (%s)",
+			resEnflameCount, res.capacity, res.gcuShares, resEnflameShared, resEnflameDRS))
 	case res.shared > 0 && res.shared == res.capacity:
 		n.Sharing = TimeSliced
 		n.Count = 0

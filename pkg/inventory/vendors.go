@@ -132,6 +132,9 @@ func resourceDetection(res resources, capacity map[string]string, cat *catalog.C
 			return detection{class: c, why: fmt.Sprintf("type from the resource %s, which only %s's device plugin names", k, c.DisplayName)}, false
 		}
 	}
+	if c, why := mthreadsBySGPU(capacity, cat); c != nil {
+		return detection{class: c, why: why}, false
+	}
 	for _, k := range names {
 		product, ok := perDeviceNVIDIA(k)
 		if !ok {
@@ -158,13 +161,57 @@ func resourceDetection(res resources, capacity map[string]string, cat *catalog.C
 	return detection{}, false
 }
 
+// Moore Threads' sGPU slices each card it is given into 16 core groups
+// and its memory into units of 512 MiB, which the node advertises as
+// mthreads.com/sgpu-core and sgpu-memory (HAMi's Mthreads MTT S5000
+// guide). Its labels name no model, and every model is mthreads.com/gpu,
+// but the cards sGPU slices differ by their memory: the sliced cards' say
+// which they are.
+const (
+	mthreadsSGPUCore   = "mthreads.com/sgpu-core"
+	mthreadsSGPUMemory = "mthreads.com/sgpu-memory"
+	sgpuCoresPerCard   = 16
+	sgpuMemoryUnitMiB  = 512
+)
+
+// mthreadsBySGPU is the Moore Threads class whose memory is a sliced
+// card's, and why; nil when the node slices no card, its memory is not a
+// whole number of GiB a card (an overcommit ratio raises it), or not one
+// class has that memory.
+func mthreadsBySGPU(capacity map[string]string, cat *catalog.Catalog) (*catalog.Class, string) {
+	cores, okCores := quantity(capacity[mthreadsSGPUCore])
+	mem, okMem := quantity(capacity[mthreadsSGPUMemory])
+	if !okCores || !okMem || cores < sgpuCoresPerCard || cores%sgpuCoresPerCard != 0 || mem == 0 {
+		return nil, ""
+	}
+	cards := cores / sgpuCoresPerCard
+	if mem%cards != 0 || mem/cards*sgpuMemoryUnitMiB%1024 != 0 {
+		return nil, ""
+	}
+	gib := mem / cards * sgpuMemoryUnitMiB / 1024
+	var found *catalog.Class
+	for _, c := range cat.Classes() {
+		if c.Vendor == "mthreads" && c.MemoryGB == gib {
+			if found != nil {
+				return nil, ""
+			}
+			found = c
+		}
+	}
+	if found == nil {
+		return nil, ""
+	}
+	return found, fmt.Sprintf("type from %s=%d over %d cards (%s=%d, %d a card): %d units of %d MiB a card, the %d GiB of the %s; those %d cards are shared by sGPU slices (HAMi's mthreads.com/vgpu), not counted with the whole cards of mthreads.com/gpu",
+		mthreadsSGPUMemory, mem, cards, mthreadsSGPUCore, cores, sgpuCoresPerCard, mem/cards, sgpuMemoryUnitMiB, gib, found.DisplayName, cards)
+}
+
 // modelOfResource is the chip a per-chip resource names (Ascend910B3 of
 // huawei.com/Ascend910B3, BI-V150 of iluvatar.ai/BI-V150-vgpu), or "".
 func modelOfResource(name string) string {
 	_, rest, _ := strings.Cut(name, "/")
 	rest = strings.TrimSuffix(strings.TrimSuffix(rest, "-vgpu"), "-1")
 	switch strings.ToLower(rest) {
-	case "gpu", "vgpu", "sgpu", "npu", "xpu", "vxpu", "dcunum", "vmlu", "mlu", "gcu", "drs-gcu", "va", "qaic":
+	case "gpu", "vgpu", "sgpu", "npu", "xpu", "vxpu", "dcu", "dcunum", "vmlu", "mlu", "gcu", "gcu-count", "drs-gcu", "shared-gcu", "va", "qaic":
 		return ""
 	}
 	return rest
@@ -222,6 +269,55 @@ func hamiDevices(annotations map[string]string) ([]hamiDevice, string) {
 		}
 	}
 	return nil, ""
+}
+
+// vendorModelLabels are the labels the vendors' labellers name a node's
+// model in: Enflame's GCU Feature Discovery (enflame.com/gcu.model=S60),
+// Hygon's DCU-Label-Node, MetaX's operator, Cambricon's labeller
+// (Model=MLU370-X8). Where the catalog has no class of the model, the
+// node is of type unknown with that model named.
+var vendorModelLabels = map[string]string{
+	"enflame":   "enflame.com/gcu.model",
+	"hygon":     "hygon.com/dcu.name",
+	"metax":     "metax-tech.com/gpu.product",
+	"cambricon": "Model",
+}
+
+// hamiTypeLabels maps the register annotation of a HAMi device plugin
+// whose device type names the model to the vendor's prefix on that type
+// and the node label that names the model the same way: HAMi's Hygon
+// plugin registers "DCU-K100_AI" (the type a pod's hygon.com/use-dcutype
+// names, HAMi examples/hygon), Hygon's DCU-Label-Node labels
+// hygon.com/dcu.name=K100_AI; its Cambricon plugin registers
+// "MLU-MLU370-X4" (HAMi docs/develop/protocol.md), Cambricon's labeller
+// labels Model=MLU370-X4.
+var hamiTypeLabels = map[string]struct{ prefix, label, vendor string }{
+	hamiAnnotationPrefix + "dcu-register": {"DCU-", "hygon.com/dcu.name", "hygon"},
+	hamiAnnotationPrefix + "mlu-register": {"MLU-", "Model", "cambricon"},
+}
+
+// hamiDetection types a node by the device type HAMi registers for it,
+// where that names the model (hamiTypeLabels); it names the model alone
+// when the catalog has no class of it.
+func hamiDetection(annotations map[string]string, cat *catalog.Catalog) detection {
+	devs, key := hamiDevices(annotations)
+	t, ok := hamiTypeLabels[key]
+	if len(devs) == 0 || !ok {
+		return detection{}
+	}
+	model, ok := strings.CutPrefix(devs[0].Type, t.prefix)
+	if !ok || model == "" {
+		return detection{}
+	}
+	for _, d := range devs {
+		if d.Type != devs[0].Type {
+			return detection{vendor: t.vendor, why: fmt.Sprintf("%s registers devices of more than one type (%s, %s): pin the type in cluster.nodes", key, devs[0].Type, d.Type)}
+		}
+	}
+	if c, ok := cat.ByLabel(t.label, model); ok {
+		return detection{class: c, why: fmt.Sprintf("type from %s: devices of type %s, as %s=%s names it", key, devs[0].Type, t.label, model)}
+	}
+	return detection{vendor: t.vendor, model: model, why: fmt.Sprintf("%s registers devices of type %s, a model the catalog does not name: add a class whose identifiedBy %s lists %s, or pin the type in cluster.nodes", key, devs[0].Type, t.label, model)}
 }
 
 // readHAMi reads a node whose devices HAMi shares: each offered count

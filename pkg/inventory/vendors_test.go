@@ -1,6 +1,7 @@
 package inventory_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -62,11 +63,45 @@ func TestEveryVendor(t *testing.T) {
 			typ: inventory.TypeUnknown, vendor: "metax", sharing: inventory.Exclusive, count: 8, allocN: 8, why: "metax-tech.com/gpu"},
 		{name: "iluvatar-bi-v150", source: "HAMi's device config (iluvatar.ai/BI-V150-vgpu, .vMem, .vCore)",
 			cap: m{"iluvatar.ai/BI-V150-vgpu": "8", "iluvatar.ai/BI-V150.vMem": "512", "iluvatar.ai/BI-V150.vCore": "800"},
-			typ: inventory.TypeUnknown, vendor: "iluvatar", sharing: inventory.Exclusive, count: 8, allocN: 8, model: "BI-V150", why: "iluvatar.ai/BI-V150-vgpu"},
+			typ: "iluvatar-bi-v150-64gb", vendor: "iluvatar", sharing: inventory.Exclusive, count: 8, allocN: 8, why: "type from the resource iluvatar.ai/BI-V150-vgpu"},
+		{name: "iluvatar-mr-v100", source: "HAMi's examples/iluvatar/default_use_MR-V100.yaml (iluvatar.ai/MR-V100-vgpu, .vCore, .vMem) on a two-GPU MR-V100 machine as a deployment report describes it (dual Iluvatar MR-V100 32GB)",
+			cap: m{"iluvatar.ai/MR-V100-vgpu": "2", "iluvatar.ai/MR-V100.vMem": "256", "iluvatar.ai/MR-V100.vCore": "200"},
+			typ: "iluvatar-mr-v100-32gb", vendor: "iluvatar", sharing: inventory.Exclusive, count: 2, allocN: 2, why: "type from the resource iluvatar.ai/MR-V100-vgpu"},
+		{name: "metax-c550", source: "a MetaX operator install write-up's node mx-5500g6 (kubectl get node -o yaml: metax-tech.com/gpu.product=MXC550, gpu.family=MXC, gpu.memory=64GB…; allocatable metax-tech.com/gpu 8, metax-tech.com/vfio-gpu 0)",
+			labels: m{"metax-tech.com/driver.ready": "true", "metax-tech.com/gpu.driver.major": "2", "metax-tech.com/gpu.driver.minor": "12", "metax-tech.com/gpu.driver.mode": "cloud", "metax-tech.com/gpu.driver.patch": "13", "metax-tech.com/gpu.family": "MXC", "metax-tech.com/gpu.installed": "true", "metax-tech.com/gpu.memory": "64GB", "metax-tech.com/gpu.product": "MXC550", "metax-tech.com/gpu.sriov": "forbidden", "metax-tech.com/maca.ready": "true", "metax-tech.com/runtime.ready": "true"},
+			cap:    m{"metax-tech.com/gpu": "8", "metax-tech.com/vfio-gpu": "0"},
+			typ:    "metax-c550-64gb", vendor: "metax", sharing: inventory.Exclusive, count: 8, allocN: 8, why: "metax-tech.com/gpu.product=MXC550"},
+		{name: "metax-c500", source: "a MetaX C500 cluster's node labels as a deployment note records the device plugin stack writing them (metax-tech.com/gpu.product=MXC500, gpu.family=MXC, gpu.memory=64GB, driver.ready/maca.ready/runtime.ready=true)",
+			labels: m{"metax-tech.com/gpu.installed": "true", "metax-tech.com/gpu.product": "MXC500", "metax-tech.com/gpu.memory": "64GB", "metax-tech.com/gpu.family": "MXC", "metax-tech.com/driver.ready": "true", "metax-tech.com/maca.ready": "true", "metax-tech.com/runtime.ready": "true"},
+			cap:    m{"metax-tech.com/gpu": "8"},
+			typ:    "metax-c500-64gb", vendor: "metax", sharing: inventory.Exclusive, count: 8, allocN: 8, why: "metax-tech.com/gpu.product=MXC500"},
+		{name: "hygon-k100-ai", source: "Hygon's DCU-Label-Node and DCU-Device-Plugin as a K100_AI deployment guide documents them (hygon.com/dcu=true, dcu.name=K100_AI, dcu.cu-count=120, dcu.vram=64G; resource hygon.com/dcu; 8 HCUs in hy-smi)",
+			labels: m{"hygon.com/dcu": "true", "hygon.com/dcu.name": "K100_AI", "hygon.com/dcu.cu-count": "120", "hygon.com/dcu.vram": "64G"},
+			cap:    m{"hygon.com/dcu": "8"},
+			typ:    "hygon-k100-ai-64gb", vendor: "hygon", sharing: inventory.Exclusive, count: 8, allocN: 8, why: "hygon.com/dcu.name=K100_AI"},
+		{name: "hygon-plugin-no-label", source: "Hygon's DCU-Device-Plugin without DCU-Label-Node (its labels can be switched off): hygon.com/dcu is every DCU's resource, so it names no model",
+			cap: m{"hygon.com/dcu": "8"},
+			typ: inventory.TypeUnknown, vendor: "hygon", sharing: inventory.Exclusive, count: 8, allocN: 8, why: "hygon.com/dcu"},
+		{name: "mthreads-s5000-sgpu", source: "HAMi's Use HAMi with Mthreads MTT S5000 guide (label mthreads.com/gpu-node=true; sgpu_km total_gpu_num=1 slices GPU 0; the node reports mthreads.com/gpu for whole cards, sgpu-core 16 and sgpu-memory 160 per sliced card)",
+			labels: m{"mthreads.com/gpu-node": "true", "mthreads.com/gpu.count": "8"},
+			cap:    m{"mthreads.com/gpu": "7", "mthreads.com/sgpu-core": "16", "mthreads.com/sgpu-memory": "160"},
+			typ:    "mthreads-s5000-80gb", vendor: "mthreads", sharing: inventory.Exclusive, count: 7, allocN: 7, why: "mthreads.com/sgpu-memory=160 over 1 cards"},
+		{name: "mthreads-s4000-sgpu", source: "the same guide's S4000 (HAMi's memoryPerCard default, 96 units of 512 MiB, matches the MTT S4000's 48 GiB) with two cards sliced",
+			labels: m{"mthreads.com/gpu-node": "true", "mthreads.com/gpu.count": "8"},
+			cap:    m{"mthreads.com/gpu": "6", "mthreads.com/sgpu-core": "32", "mthreads.com/sgpu-memory": "192"},
+			typ:    "mthreads-s4000-48gb", vendor: "mthreads", sharing: inventory.Exclusive, count: 6, allocN: 6, why: "the 48 GiB of the Moore Threads MTT S4000 48GB"},
+		{name: "mthreads-whole-cards", source: "the guide's whole-card pool alone (no card bound to sgpu_km): mthreads.com/gpu is every model's resource and the labels name none, so an S4000 node and an S5000 node read alike",
+			labels: m{"mthreads.com/gpu-node": "true", "mthreads.com/gpu.count": "8"},
+			cap:    m{"mthreads.com/gpu": "8"},
+			typ:    inventory.TypeUnknown, vendor: "mthreads", sharing: inventory.Exclusive, count: 8, allocN: 8, why: "mthreads.com/gpu"},
 		{name: "mthreads", source: "HAMi values.yaml (mthreads.com/vgpu)", cap: m{"mthreads.com/vgpu": "8"},
 			typ: inventory.TypeUnknown, vendor: "mthreads", sharing: inventory.Exclusive, count: 8, allocN: 8, why: "mthreads.com/vgpu"},
 		{name: "enflame", source: "HAMi values.yaml (enflame.com/gcu, drs-gcu, gcu-memory, gcu-core)", cap: m{"enflame.com/gcu": "8", "enflame.com/gcu-memory": "384"},
 			typ: inventory.TypeUnknown, vendor: "enflame", sharing: inventory.Exclusive, count: 8, allocN: 8, why: "enflame.com/gcu"},
+		{name: "enflame-s60-gcushare", source: "a node with one Enflame S60 under gcushare, as a HAMi Enflame DRS design note records it (node sse-jq-111-65: GCU Feature Discovery's enflame.com/gcu.model=S60, gcu.memory=41984, gcu.family=SCORPIO…; capacity enflame.com/gcu-count 1, shared-gcu 6, drs-gcu 6, enflame.com/gcu 0)",
+			labels: m{"enflame.com/gcu.count": "1", "enflame.com/gcu.driverVer": "1.8.7", "enflame.com/gcu.family": "SCORPIO", "enflame.com/gcu.machine": "System-Product-Name", "enflame.com/gcu.memory": "41984", "enflame.com/gcu.model": "S60", "enflame.com/gcu.present": "true", "enflame.com/gcu.product": "scorpio", "enflame.com/gcushare": "true"},
+			cap:    m{"enflame-tech.com/gcu": "0", "enflame.com/drs-gcu": "6", "enflame.com/gcu": "0", "enflame.com/gcu-count": "1", "enflame.com/shared-gcu": "6"},
+			typ:    inventory.TypeUnknown, vendor: "enflame", sharing: inventory.TimeSliced, count: 1, allocN: 6, model: "S60", why: "enflame.com/gcu-count 1 GCUs offered as up to 6 shares"},
 		{name: "kunlunxin", source: "HAMi values.yaml (kunlunxin.com/xpu, vxpu, vxpu-memory)", cap: m{"kunlunxin.com/xpu": "8"},
 			typ: inventory.TypeUnknown, vendor: "kunlunxin", sharing: inventory.Exclusive, count: 8, allocN: 8, why: "kunlunxin.com/xpu"},
 		{name: "qualcomm-ultra", source: "NRP's Qualcomm Cloud AI 100 docs (8 cards, 32 devices, qualcomm.com/qaic) and the AIC operator's node selector qualcomm.com/qaic=true",
@@ -156,6 +191,42 @@ func TestHAMiSharing(t *testing.T) {
 		assert.Equal(t, 10, got.Replicas)
 		assert.Equal(t, 2, got.Count)
 		assert.Equal(t, 20, got.Allocatable)
+	}
+}
+
+// TestHAMiTypes: where no label names the model, the device type HAMi's
+// plugin registers for the node may.
+func TestHAMiTypes(t *testing.T) {
+	for _, c := range []struct {
+		name, source, key, anno string
+		cap                     m
+		typ, vendor, model, why string
+		count, replicas         int
+	}{
+		{name: "hygon-hami-k100-ai", source: "HAMi's Hygon plugin: hami.io/node-dcu-register in the id,count,mem,core,type,numa,health form of docs/develop/protocol.md, with the device type its examples/hygon name (DCU-K100_AI) and hy-smi's 65438 MiB a K100_AI; hygon.com/dcunum offers each device count times",
+			key: "hami.io/node-dcu-register", anno: "DCU-0,4,65438,100,DCU-K100_AI,0,true:DCU-1,4,65438,100,DCU-K100_AI,0,true:",
+			cap: m{"hygon.com/dcunum": "8", "hygon.com/dcumem": "130876", "hygon.com/dcucores": "200"},
+			typ: "hygon-k100-ai-64gb", vendor: "hygon", why: "type from hami.io/node-dcu-register: devices of type DCU-K100_AI", count: 2, replicas: 4},
+		{name: "cambricon-hami-mlu370-x4", source: "HAMi's docs/develop/protocol.md example: hami.io/node-mlu-register MLU-45013011-2257-0000-0000-000000000000,10,23308,0,MLU-MLU370-X4,0,false (its first MLU370-X4)",
+			key: "hami.io/node-mlu-register", anno: "MLU-45013011-2257-0000-0000-000000000000,10,23308,0,MLU-MLU370-X4,0,false:",
+			cap: m{"cambricon.com/vmlu": "10"},
+			typ: inventory.TypeUnknown, vendor: "cambricon", model: "MLU370-X4", why: "a model the catalog does not name", count: 1, replicas: 10},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			require.NotEmpty(t, c.source)
+			n := node(t, c.name, nil, c.cap, nil)
+			n.Metadata.Annotations = map[string]string{c.key: c.anno}
+			inv := inventory.Classify([]inventory.RawNode{n}, builtin(t), inventory.Options{})
+			require.Len(t, inv.Nodes, 1)
+			got := inv.Nodes[0]
+			assert.Equal(t, c.typ, got.AcceleratorType, "notes: %q", got.Notes)
+			assert.Equal(t, c.vendor, got.Vendor)
+			assert.Equal(t, c.model, got.Model)
+			assert.Equal(t, inventory.TimeSliced, got.Sharing, "notes: %q", got.Notes)
+			assert.Equal(t, c.count, got.Count)
+			assert.Equal(t, c.replicas, got.Replicas)
+			assert.Contains(t, strings.Join(got.Notes, "\n"), c.why)
+		})
 	}
 }
 

@@ -359,12 +359,27 @@ func CatalogOf(cluster *compile.Placed) catalogdoc.Document {
 					}
 				}
 			}
+			// Nodes the inventory types by their other labels but that
+			// no rule gives the type label the profile selects: its pods
+			// stay Pending there, so they are not available to it.
+			unlabelled, labelling := 0, ""
+			if nodes := m.Unlabelled(c, pl.ByType(c.ID)); len(nodes) > 0 {
+				for _, n := range nodes {
+					if !pooled[c.ID] || pl.Reachable(p, n) {
+						unlabelled += n.Free()
+					}
+				}
+				available = max(available-unlabelled, 0)
+				labelling = fmt.Sprintf("%d of %d %s nodes carry no %s and are not pinned: %s",
+					len(nodes), len(pl.ByType(c.ID)), c.ID, m.Cluster.TypeLabel(), c.Labelling(m.Cluster.TypeLabel()))
+			}
 			cp.Types = append(cp.Types, catalogdoc.Type{
 				ID: c.ID, DisplayName: c.DisplayName, Vendor: c.Vendor, Architecture: c.Architecture,
 				Memory: strconv.Itoa(c.MemoryGB) + "GB", MemoryGB: c.MemoryGB, ComputeCapability: c.ComputeCapability,
 				FP16TFLOPS: c.FP16TFLOPS, BF16TFLOPS: c.BF16TFLOPS, MemoryBandwidthGBps: c.MemoryBandwidthGBps,
 				CostPerHour: c.CostPerHour, Performance: c.Performance,
 				Nodes: s.Nodes, GPUs: pl.TypeGPUs(c.ID), Available: available,
+				Unlabelled: unlabelled, Labelling: labelling,
 				Autoscaling: growth[c.ID],
 			})
 			cp.Available += available

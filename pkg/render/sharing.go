@@ -142,15 +142,7 @@ func poolRules(m *compile.Model) []nfrRule {
 			continue
 		}
 		class, _ := m.Catalog.Get(pool.AcceleratorType)
-		devices := append([]string(nil), class.PCIDeviceIDs...)
-		sort.Strings(devices)
-		r.MatchFeatures = []featureMatcher{{
-			Feature: "pci.device",
-			MatchExpressions: map[string]matchExpression{
-				"vendor": {Op: "In", Value: []string{class.PCIVendor()}},
-				"device": {Op: "In", Value: devices},
-			},
-		}}
+		r.MatchFeatures, r.MatchAny = pciMatch(class)
 		if others := listed[pool.AcceleratorType]; len(others) > 0 {
 			others = append([]string(nil), others...)
 			sort.Strings(others)
