@@ -139,19 +139,22 @@ func AdmissionTemplate() map[string]any {
 		// Gatekeeper rewrites library references through imports.
 		entry += "import data.lib.accelc_" + p.Dir + "\n"
 	}
-	var descriptions []string
+	var descriptions, judged []string
 	for _, p := range All {
 		pkg := "lib.accelc_" + p.Dir
 		libs = append(libs, strings.Replace(p.Rego(), "package accelc"+p.Dir, "package "+pkg, 1))
 		entry += strings.NewReplacer("POLICY", p.Dir).Replace(entryRules)
 		descriptions = append(descriptions, p.Dir+": "+p.Description)
+		judged = append(judged, strings.NewReplacer("POLICY", p.Dir).Replace(`{["POLICY", v.msg] | some v in accelc_POLICY.violation}`))
 	}
+	entry += strings.Replace(templateRules, "JUDGED", strings.Join(judged, " | "), 1)
 	return template(Admission.Name, Admission.Kind, strings.Join(descriptions, "\n"), entry, libs, AdmissionParams())
 }
 
 // entryRules are one policy's rules in the admission entry (POLICY its
 // folder). An UPDATE reports only the violations the object as it was,
-// judged as made now, did not have; a workload's pod templates are
+// judged as made now, did not have (old_POLICY: worked out once a review,
+// not once a violation); a workload's pod templates are
 // judged as the pods they make where the update changed them (all of
 // them on CREATE, lists only: Gatekeeper's expansion judges the rest),
 // and where Kueue changed them (its flavour's node selector in a
@@ -166,15 +169,17 @@ violation contains {"msg": concat(": ", ["POLICY", v.msg]), "details": {"policy"
 
 kept_POLICY(msg) if {
 	accelc.update_with_old
-	some v in accelc_POLICY.violation with input.review.object as input.review.oldObject with input.review.operation as "CREATE"
-	v.msg == msg
+	msg in old_POLICY
 }
 
-violation contains {"msg": concat(": ", ["POLICY", sprintf("[%v] %v", [where, v.msg])]), "details": {"policy": "POLICY"}} if {
-	some where, pod in accelc.template_pods
-	not accelc.template_kept(where, pod)
-	some v in accelc_POLICY.violation with input.review.object as pod with input.review.operation as "CREATE" with input.review.fromTemplate as true
-	not template_kept_POLICY(where, v.msg)
+old_POLICY := {v.msg | some v in old} if {
+	old := accelc_POLICY.violation with input.review.object as input.review.oldObject with input.review.operation as "CREATE"
+}
+
+violation contains {"msg": concat(": ", ["POLICY", sprintf("[%v] %v", [where, msg])]), "details": {"policy": "POLICY"}} if {
+	some where, found in template_violations
+	some ["POLICY", msg] in found
+	not template_kept_POLICY(where, msg)
 }
 
 template_kept_POLICY(where, msg) if {
@@ -183,6 +188,23 @@ template_kept_POLICY(where, msg) if {
 	some v in accelc_POLICY.violation with input.review.object as old with input.review.operation as "CREATE" with input.review.fromTemplate as true
 	v.msg == msg
 }
+`
+
+// templateRules judge each pod template the entry judges (JUDGED: every
+// policy's violations as [policy, message]) under one with, once per
+// template: OPA forgets what it worked out under a with when the with
+// ends, so a with per policy would work out the library's rules (the
+// pod, its profile, its team) again for each policy.
+const templateRules = `
+# (A pod holds no template: its review skips template_pods' rules.)
+template_violations[where] := found if {
+	input.review.object.kind != "Pod"
+	some where, pod in accelc.template_pods
+	not accelc.template_kept(where, pod)
+	found := template_judged with input.review.object as pod with input.review.operation as "CREATE" with input.review.fromTemplate as true
+}
+
+template_judged := JUDGED
 `
 
 // AdmissionParams are the admission constraint's parameters: every

@@ -167,3 +167,12 @@ func TestBaseResourcePrefixes(t *testing.T) {
 	}
 	assert.Equal(t, policies.BaseResourcePrefixes, got)
 }
+
+// TestBasePrefixesNameADomain keeps is_accelerator's shortcut true: it
+// skips base_prefixes for a resource name without a "/" (cpu, memory),
+// which no prefix with one can start.
+func TestBasePrefixesNameADomain(t *testing.T) {
+	for _, p := range policies.BaseResourcePrefixes {
+		assert.Contains(t, p, "/", "base prefix %q has no domain: is_accelerator in lib/accelc.rego skips base_prefixes for names without a \"/\"", p)
+	}
+}

@@ -11,7 +11,7 @@ import data.lib.accelc
 
 types := accelc.profile_types
 
-type_key := accelc.key("type")
+type_key := accelc.type_key
 
 old_annotations := object.get(input.review, ["oldObject", "metadata", "annotations"], {})
 
@@ -47,9 +47,9 @@ expected[type_key] := t if {
 	t := accelc.nodes[recording_node].metadata.labels[type_key]
 }
 
-expected[accelc.key("types")] := concat(",", types) if count(types) > 0
+expected[accelc.types_key] := concat(",", types) if count(types) > 0
 
-expected[accelc.key("team")] := accelc.team
+expected[accelc.team_key] := accelc.team
 
 # Where an expected value comes from, for messages.
 source(k) := sprintf("node %v's %v label gives", [recording_node, type_key]) if {
@@ -61,8 +61,7 @@ source(k) := sprintf("node %v's %v label gives", [recording_node, type_key]) if 
 ])
 
 violation contains {"msg": msg} if {
-	some name in ["type", "types", "team"]
-	k := accelc.key(name)
+	some k in [type_key, accelc.types_key, accelc.team_key]
 	v := accelc.annotations[k]
 	not expected[k]
 	msg := sprintf("annotation %v=%v is not set by accelc for this pod (hardware profile %q, namespace %v): remove it", [

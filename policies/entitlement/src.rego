@@ -59,7 +59,7 @@ violation contains {"msg": msg} if {
 	])
 }
 
-profile_priority := accelc.hwp.metadata.annotations[accelc.key("priority-class")]
+profile_priority := accelc.hwp.metadata.annotations[accelc.priority_class_key]
 
 violation contains {"msg": msg} if {
 	accelc.through_profile
@@ -201,6 +201,13 @@ workload := input.review.object if input.review.object.kind in workload_kinds
 workload_labels := object.get(workload, ["spec", "jobTemplate", "metadata", "labels"], {}) if workload.kind == "CronJob"
 else := object.get(workload, ["metadata", "labels"], {})
 
+# What is judged of a workload itself (workload_violation, below) is
+# asked only of a workload: a pod's review skips it with one check.
+violation contains v if {
+	workload
+	some v in workload_violation
+}
+
 workload_templates contains t if {
 	workload.kind in {"Job", "Deployment", "StatefulSet"}
 	t := workload.spec.template
@@ -256,7 +263,7 @@ workload_profiles contains [name, p] if {
 	p := accelc.profiles[name]
 }
 
-violation contains {"msg": msg} if {
+workload_violation contains {"msg": msg} if {
 	q := workload_labels[queue_label]
 	some [name, p] in workload_profiles
 	want := p.spec.scheduling.kueue.localQueueName
@@ -266,10 +273,10 @@ violation contains {"msg": msg} if {
 	])
 }
 
-violation contains {"msg": msg} if {
+workload_violation contains {"msg": msg} if {
 	c := workload_labels[workload_priority_label]
 	some [name, p] in workload_profiles
-	want := p.metadata.annotations[accelc.key("priority-class")]
+	want := p.metadata.annotations[accelc.priority_class_key]
 	c != want
 	msg := sprintf("%v %v: Kueue ranks it by its label %v=%v, but hardware profile %q runs at %v: drop the label or set it to %v", [
 		workload.kind, workload.metadata.name, workload_priority_label, c, name, want, want,
@@ -284,8 +291,8 @@ violation contains {"msg": msg} if {
 # integration off, the webhook failing open): its pods would run at once,
 # counted by no Workload. Judged on an API server's CREATE only: a Job
 # Kueue admitted is unsuspended by Kueue on UPDATE.
-violation contains {"msg": msg} if {
-	accelc.operation == "CREATE"
+workload_violation contains {"msg": msg} if {
+	input.review.operation == "CREATE"
 	object.get(input.review, "uid", "") != ""
 	workload.kind == "Job"
 	accelc.group_of(object.get(workload, "apiVersion", "")) == "batch"
@@ -309,9 +316,9 @@ violation contains {"msg": msg} if {
 # is judged: Kueue lets go of a suspended Job whose label goes, and its
 # owner could then resume it. (A Job made before enforcement without
 # the label is left as it was.)
-violation contains {"msg": msg} if {
+workload_violation contains {"msg": msg} if {
 	workload.kind == "Job"
-	input.parameters.kueueJobKinds[accelc.group_kind(workload)]
+	input.parameters.kueueJobKinds[accelc.review_kind]
 	not workload_labels[queue_label]
 	job_queue_judged
 	some [name, p] in workload_profiles
@@ -349,7 +356,8 @@ job_pod_owners := {"batch/Job", "batch/CronJob", "jobset.x-k8s.io/JobSet", "trai
 # would never get a pod made: its controller's creates fail for ever.
 violation contains {"msg": msg} if {
 	w := input.review.object
-	not accelc.group_kind(w) in job_pod_owners
+	w.kind != "Pod"
+	not accelc.review_kind in job_pod_owners
 	some [path, t] in accelc.object_templates(w)
 	count(path) > 0
 	node := object.get(t, ["spec", "nodeName"], "")
@@ -376,10 +384,10 @@ violation contains {"msg": msg} if {
 # label is held to the team's tier.
 tier_bound_workload if {
 	some [_, p] in workload_profiles
-	not p.metadata.annotations[accelc.key("priority-class")]
+	not p.metadata.annotations[accelc.priority_class_key]
 }
 
-violation contains {"msg": msg} if {
+workload_violation contains {"msg": msg} if {
 	c := workload_labels[workload_priority_label]
 	tier_bound_workload
 	t := tier
@@ -389,7 +397,7 @@ violation contains {"msg": msg} if {
 	])
 }
 
-violation contains {"msg": msg} if {
+workload_violation contains {"msg": msg} if {
 	c := workload_labels[workload_priority_label]
 	tier_bound_workload
 	t := tier
@@ -463,7 +471,7 @@ kueue_gate := "kueue.x-k8s.io/admission"
 # template is a pod no webhook has mutated yet, and Gatekeeper's audit sees
 # pods Kueue has since admitted and ungated.
 violation contains {"msg": msg} if {
-	accelc.operation == "CREATE"
+	input.review.operation == "CREATE"
 	object.get(input.review, "uid", "") != ""
 	not input.review.fromTemplate
 	object.get(input.review.object, "kind", "") == "Pod"
@@ -496,7 +504,7 @@ managed_controller if {
 }
 
 violation contains {"msg": msg} if {
-	accelc.operation == "UPDATE"
+	input.review.operation == "UPDATE"
 	some g in object.get(input.review.oldObject, ["spec", "schedulingGates"], [])
 	g.name == kueue_gate
 	not kueue_gate in {x.name | some x in object.get(accelc.written_spec, "schedulingGates", [])}

@@ -64,8 +64,8 @@ written := {
 	},
 	"spec": object.get(nb, ["spec", "template", "spec"], {}),
 } if {
+	input.review.object.kind == "Notebook"
 	nb := input.review.object
-	nb.kind == "Notebook"
 	startswith(object.get(nb, "apiVersion", ""), "kubeflow.org/")
 }
 
@@ -95,7 +95,7 @@ forecast if input.parameters.forecast == true
 # the pod from ODH's annotation when it is made) and its spec.
 list_template_pods[where] := template_pod(t) if {
 	w := input.review.object
-	some l in object.get(template_lists, group_kind(w), [])
+	some l in object.get(template_lists, review_kind, [])
 	some i, e in object.get(w, l.path, [])
 	where := sprintf("%v[%d] %v", [l.path[count(l.path) - 1], i, object.get(e, l.name, "")])
 	t := object.get(e, l.template, {})
@@ -119,7 +119,7 @@ constraint_paths := {
 
 list_template_pods[where] := template_pod(t) if {
 	w := input.review.object
-	some p in object.get(constraint_paths, group_kind(w), [])
+	some p in object.get(constraint_paths, review_kind, [])
 	t := object.get(w, p, null)
 	is_object(t)
 	where := concat(".", p)
@@ -134,17 +134,20 @@ template_lists := {
 # object_templates are the pod templates an object of a judged kind holds,
 # as [path, template] (the path as object.get takes it); a bare Pod is its
 # own template.
-object_templates(o) := ({[p, t] |
-	some p in array.concat(object.get(fixed_templates, group_kind(o), []), object.get(constraint_paths, group_kind(o), []))
+object_templates(o) := kind_templates(o, group_kind(o))
+
+# (Its kind worked out once: a function's result is not kept.)
+kind_templates(o, kind) := ({[p, t] |
+	some p in array.concat(object.get(fixed_templates, kind, []), object.get(constraint_paths, kind, []))
 	t := object.get(o, p, null)
 	is_object(t)
 } | {[p, t] |
-	some l in object.get(template_lists, group_kind(o), [])
+	some l in object.get(template_lists, kind, [])
 	some i, e in object.get(o, l.path, [])
 	t := object.get(e, l.template, null)
 	is_object(t)
 	p := array.concat(array.concat(l.path, [i]), l.template)
-}) | {[[], o] | group_kind(o) == "/Pod"}
+}) | {[[], o] | kind == "/Pod"}
 
 # An AppWrapper's components each wrap a whole object (a Job, a
 # PyTorchJob, a RayJob, …), which the AppWrapper controller creates once
@@ -156,7 +159,7 @@ object_templates(o) := ({[p, t] |
 # themselves are.
 list_template_pods[where] := template_pod(t) if {
 	w := input.review.object
-	group_kind(w) == "workload.codeflare.dev/AppWrapper"
+	review_kind == "workload.codeflare.dev/AppWrapper"
 	some i, c in object.get(w, ["spec", "components"], [])
 	o := object.get(c, "template", {})
 	some [p, t] in wrapped_templates(o, c)
@@ -193,13 +196,13 @@ else := concat("", [".", x])
 # and the profile it names on itself.
 list_template_pods[where] := template_pod(trainjob_template(w, [o | some [_, o] in trainjob_overrides(w); "node" in o.targets], trainer_containers(w))) if {
 	w := input.review.object
-	group_kind(w) == "trainer.kubeflow.org/TrainJob"
+	review_kind == "trainer.kubeflow.org/TrainJob"
 	where := "trainer node"
 }
 
 list_template_pods[where] := template_pod(trainjob_template(w, [o], [])) if {
 	w := input.review.object
-	group_kind(w) == "trainer.kubeflow.org/TrainJob"
+	review_kind == "trainer.kubeflow.org/TrainJob"
 	some [at, o] in trainjob_overrides(w)
 	not "node" in o.targets
 	where := sprintf("%v %v", [at, concat(",", o.targets)])
@@ -250,14 +253,14 @@ own_profile(w, field, k) := {k: v} if {
 # annotations and the component's.
 list_template_pods[c] := template_pod(isvc_template(w, w.spec[c], w.spec[c])) if {
 	w := input.review.object
-	group_kind(w) == "serving.kserve.io/InferenceService"
+	review_kind == "serving.kserve.io/InferenceService"
 	some c in ["predictor", "transformer", "explainer"]
 	is_object(w.spec[c])
 }
 
 list_template_pods["predictor workerSpec"] := template_pod(isvc_template(w, w.spec.predictor.workerSpec, w.spec.predictor)) if {
 	w := input.review.object
-	group_kind(w) == "serving.kserve.io/InferenceService"
+	review_kind == "serving.kserve.io/InferenceService"
 	is_object(w.spec.predictor.workerSpec)
 }
 
@@ -323,6 +326,10 @@ fixed_templates := {
 # for the core group).
 group_kind(o) := sprintf("%v/%v", [group_of(object.get(o, "apiVersion", "")), object.get(o, "kind", "")])
 
+# The reviewed object's, worked out once per review (OPA evaluates a
+# function again at every call; a rule's value it keeps).
+review_kind := group_kind(input.review.object)
+
 group_of(api) := g if {
 	contains(api, "/")
 	g := split(api, "/")[0]
@@ -337,7 +344,7 @@ template_pods[where] := p if {
 
 template_pods[where] := template_pod(t) if {
 	operation == "UPDATE"
-	some path in fixed_templates[group_kind(input.review.object)]
+	some path in fixed_templates[review_kind]
 	t := object.get(input.review.object, path, null)
 	is_object(t)
 	where := concat(".", path)
@@ -346,8 +353,13 @@ template_pods[where] := template_pod(t) if {
 # A template the UPDATE left as it was is not judged again.
 template_kept(where, p) if {
 	update_with_old
-	old := template_pods[where] with input.review.object as input.review.oldObject
-	old == p
+	old_template_pods[where] == p
+}
+
+# (Worked out once per review, not once per template: OPA forgets what it
+# worked out under a with when the with ends.)
+old_template_pods := old if {
+	old := template_pods with input.review.object as input.review.oldObject
 }
 
 template_pod(t) := {
@@ -406,7 +418,7 @@ confining_types(types) := array.concat(types, [mixed_type]) if {
 
 forecast_expressions := array.concat(
 	[{"key": input.parameters.typeLabel, "operator": "In", "values": forecast_type_values} | count(forecast_type_values) > 0],
-	[{"key": key("pool"), "operator": "In", "values": profile_pools} | count(profile_pools) > 0],
+	[{"key": pool_key, "operator": "In", "values": profile_pools} | count(profile_pools) > 0],
 )
 
 forecast_required := {"nodeSelectorTerms": [{"matchExpressions": forecast_expressions}]} if {
@@ -431,7 +443,7 @@ forecast_affinity := {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgn
 
 forecast_priority := {"priorityClassName": pc, "priority": priority_classes[pc].value} if {
 	through_profile
-	pc := hwp.metadata.annotations[key("priority-class")]
+	pc := hwp.metadata.annotations[priority_class_key]
 } else := {}
 
 namespace := ns if {
@@ -450,7 +462,10 @@ all_containers := array.concat(
 
 # Parameters live in OPA's store: look them up by path, never hand a
 # whole parameter map to a builtin (that copies it on every review).
+# Every base prefix has a "/" (a test keeps it so): a name without one
+# (cpu, memory, …) skips the list.
 is_accelerator(name) if {
+	contains(name, "/")
 	some prefix in base_prefixes
 	startswith(name, prefix)
 }
@@ -679,6 +694,19 @@ hwp := profiles[profile_name]
 
 key(name) := concat("/", [input.parameters.labelPrefix, name])
 
+# The keys the rules read on every pod, each worked out once per review.
+type_key := key("type")
+
+types_key := key("types")
+
+pools_key := key("pools")
+
+pool_key := key("pool")
+
+team_key := key("team")
+
+priority_class_key := key("priority-class")
+
 profile_enabled if object.get(hwp, ["metadata", "annotations", "opendatahub.io/disabled"], "false") != "true"
 
 # A retired profile (dashboard-disabled too) names the profile that
@@ -689,7 +717,7 @@ retired_for := hwp.metadata.annotations[key("retired-for")]
 # The profile's accelerator types in preference order; empty for a
 # generic profile.
 profile_types := split(t, ",") if {
-	t := hwp.metadata.annotations[key("types")]
+	t := hwp.metadata.annotations[types_key]
 	t != ""
 } else := []
 
@@ -697,7 +725,7 @@ profile_types := split(t, ",") if {
 # rules put on sharing pools' and MIG configs' nodes) a profile over
 # shared GPUs runs in, in preference order; empty for whole GPUs.
 profile_pools := split(p, ",") if {
-	p := hwp.metadata.annotations[key("pools")]
+	p := hwp.metadata.annotations[pools_key]
 	p != ""
 } else := []
 
@@ -784,9 +812,9 @@ nodes := data.inventory.cluster.v1.Node
 
 # A node is an accelerator node when accelc's node rules typed or pooled
 # it, or it offers an accelerator resource.
-accelerator_node(name) if nodes[name].metadata.labels[key("type")]
+accelerator_node(name) if nodes[name].metadata.labels[type_key]
 
-accelerator_node(name) if nodes[name].metadata.labels[key("pool")]
+accelerator_node(name) if nodes[name].metadata.labels[pool_key]
 
 accelerator_node(name) if {
 	some section in ["capacity", "allocatable"]

@@ -154,7 +154,7 @@ violation contains {"msg": msg} if {
 }
 
 # Profiles over shared GPUs: the same confinement on the pool label.
-pool_label := accelc.key("pool")
+pool_label := accelc.pool_key
 
 pools := accelc.profile_pools
 
