@@ -485,6 +485,23 @@ violation contains {"msg": msg} if {
 	])
 }
 
+# A generic namespace of no team has no LocalQueue, and accelc's Kueue
+# configuration does not manage it: a pod there that names a queued
+# profile's LocalQueue would never be gated or admitted by Kueue (the rule
+# above refuses the pod when it is made). Refused for whatever makes it,
+# a Notebook included, and listed by the audit. The label judged is the
+# one written: generic use is not forecast into a queue.
+violation contains {"msg": msg} if {
+	accelc.generic_namespace
+	not accelc.entitlement
+	accelc.holds_accelerators
+	queue := accelc.written_labels[queue_label]
+	kueue_accounts
+	msg := sprintf("the pod joins Kueue's LocalQueue %v (label %v), but namespace %v is no team's: it has no LocalQueue and Kueue does not manage it, so Kueue would never admit the pod or count its accelerators: drop the label (generic use runs outside Kueue)", [
+		queue, queue_label, accelc.namespace,
+	])
+}
+
 # Kueue shares out the pod's accelerators: its profile schedules through
 # Kueue, or its team's quota is Kueue's. (Elsewhere a queue label is the
 # pod's own affair: accelc expects no Workload for it.)

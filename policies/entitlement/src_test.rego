@@ -681,3 +681,22 @@ test_forecast_queue_not_held_to_the_gate if {
 	inp := object.union(request(p, "alice"), {"parameters": {"forecast": true}})
 	count(ungated_denials) == 0 with input as inp with data.inventory as premium_queued
 }
+
+# A generic namespace of no team has no LocalQueue, and Kueue does not
+# manage it: a pod there that names one is refused, as a Notebook's pod
+# is, and the audit lists it (no uid needed).
+no_team_queue_denials contains v.msg if {
+	some v in violation
+	contains(v.msg, "is no team's: it has no LocalQueue")
+}
+
+scratch_pod(labels) := object.union(f.pod("scratch", f.profile("premium-gpu"), {"containers": [f.gpu_container(1)]}), {"metadata": {"labels": labels}})
+
+test_generic_namespace_pod_in_a_queue_denied if {
+	some v in violation with input as {"review": {"object": scratch_pod({"kueue.x-k8s.io/queue-name": "premium"})}, "parameters": f.params} with data.inventory as premium_queued
+	contains(v.msg, "the pod joins Kueue's LocalQueue premium (label kueue.x-k8s.io/queue-name), but namespace scratch is no team's")
+}
+
+test_generic_namespace_pod_outside_kueue_not_held_to_a_queue if {
+	count(no_team_queue_denials) == 0 with input as {"review": {"object": scratch_pod({})}, "parameters": f.params} with data.inventory as premium_queued
+}
