@@ -329,7 +329,34 @@ workload_violation contains {"msg": msg} if {
 	])
 }
 
+# A CronJob's controller makes its Jobs with its jobTemplate's labels.
+# Before 1.36 (labelledFromQueue set: no job queue policy labels them) a
+# CronJob of a queued profile whose jobTemplate names no LocalQueue would
+# have every Job it makes refused by the rule above: refused at the
+# CronJob instead, saying where the label goes.
+workload_violation contains {"msg": msg} if {
+	workload.kind == "CronJob"
+	input.parameters.labelledFromQueue
+	input.parameters.kueueJobKinds["batch/Job"]
+	not workload_labels[queue_label]
+	job_queue_judged
+	some [name, p] in workload_profiles
+	want := p.spec.scheduling.kueue.localQueueName
+	team_may_use(name)
+	msg := sprintf("CronJob %v: before Kubernetes 1.36 its Jobs carry only its jobTemplate's labels, and Kueue manages a Job only while it names LocalQueue %v (label %v), the queue of hardware profile %q: without it each Job would be refused when made; set spec.jobTemplate.metadata.labels %v=%v", [
+		workload.metadata.name, want, queue_label, name, queue_label, want,
+	])
+}
+
 job_queue_judged if accelc.operation == "CREATE"
+
+job_queue_judged if {
+	accelc.operation == "UPDATE"
+	old_workload_labels[queue_label] != ""
+}
+
+old_workload_labels := object.get(input.review, ["oldObject", "spec", "jobTemplate", "metadata", "labels"], {}) if workload.kind == "CronJob"
+else := object.get(input.review, ["oldObject", "metadata", "labels"], {})
 
 # The profile's LocalQueue is in the namespace: its team may use the
 # profile (a team that lists none may use every profile of its types).
@@ -339,11 +366,6 @@ team_may_use(_) if {
 }
 
 team_may_use(name) if name in accelc.entitled_profiles
-
-job_queue_judged if {
-	accelc.operation == "UPDATE"
-	object.get(input.review, ["oldObject", "metadata", "labels", queue_label], "") != ""
-}
 
 # The kinds whose pods a Job makes: Kueue admits them through the Job's
 # Workload where the Job joins a queue (accelc's job queue policy labels

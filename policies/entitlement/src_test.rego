@@ -700,3 +700,37 @@ test_generic_namespace_pod_in_a_queue_denied if {
 test_generic_namespace_pod_outside_kueue_not_held_to_a_queue if {
 	count(no_team_queue_denials) == 0 with input as {"review": {"object": scratch_pod({})}, "parameters": f.params} with data.inventory as premium_queued
 }
+
+# Before 1.36 a CronJob's Jobs carry only its jobTemplate's labels: a
+# CronJob of a queued profile must name the queue there.
+slice_cronjob(labels, params) := {"review": {"object": {
+	"apiVersion": "batch/v1",
+	"kind": "CronJob",
+	"metadata": {"name": "cj", "namespace": "slices"},
+	"spec": {"jobTemplate": {"metadata": {"labels": labels}, "spec": {"template": {
+		"metadata": {"annotations": f.profile("mig-slice")},
+		"spec": {"containers": [{"name": "main", "image": "x", "resources": {"limits": {"nvidia.com/mig-1g.5gb": 1}}}]},
+	}}}},
+}, "namespace": "slices", "operation": "CREATE"}, "parameters": params}
+
+older_minor_params := object.union(f.params, {"labelledFromQueue": {"batch/Job": true}})
+
+test_older_minor_cronjob_without_its_queue_denied if {
+	some v in violation with input as slice_cronjob({}, older_minor_params) with data.inventory as queue_profile
+	contains(v.msg, "CronJob cj: before Kubernetes 1.36 its Jobs carry only its jobTemplate's labels")
+	contains(v.msg, "set spec.jobTemplate.metadata.labels kueue.x-k8s.io/queue-name=mig-slice")
+}
+
+test_older_minor_cronjob_with_its_queue_admitted if {
+	count(unqueued_cronjob_denials) == 0 with input as slice_cronjob({"kueue.x-k8s.io/queue-name": "mig-slice"}, older_minor_params) with data.inventory as queue_profile
+}
+
+# On 1.36 the job queue policy labels each Job the CronJob makes.
+test_cronjob_without_a_queue_admitted_where_the_policy_labels_its_jobs if {
+	count(unqueued_cronjob_denials) == 0 with input as slice_cronjob({}, f.params) with data.inventory as queue_profile
+}
+
+unqueued_cronjob_denials contains v.msg if {
+	some v in violation
+	contains(v.msg, "its Jobs carry only its jobTemplate's labels")
+}
