@@ -117,8 +117,7 @@ func jobQueuePolicy(m *compile.Model) []Object {
 		if len(mutations) == 0 {
 			continue
 		}
-		name := "accelc-" + strings.ToLower(w.Kind) + "-queue"
-		objs := mutatingPolicy(m, name, admissionregistrationv1.MutatingAdmissionPolicySpec{
+		objs := mutatingPolicy(m, JobQueuePolicyName(f), admissionregistrationv1.MutatingAdmissionPolicySpec{
 			MatchConstraints: &admissionregistrationv1.MatchResources{ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
 				RuleWithOperations: admissionregistrationv1.RuleWithOperations{
 					// Kueue takes the queue from the object as it is
@@ -133,6 +132,12 @@ func jobQueuePolicy(m *compile.Model) []Object {
 		out = append(out, objs...)
 	}
 	return out
+}
+
+// JobQueuePolicyName names the job queue policy of one of
+// KueueJobFrameworks' kinds (and its binding).
+func JobQueuePolicyName(f KueueJobFramework) string {
+	return "accelc-" + strings.ToLower(f.Kind) + "-queue"
 }
 
 // gangProfile is a CEL expression for the profile the pod template at

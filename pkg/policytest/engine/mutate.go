@@ -119,16 +119,19 @@ func NewMutator(tree render.Tree, namespaces []string) (*Mutator, error) {
 // render.KueueJobFrameworks kind) back into what their mutations do.
 func jobQueuePolicies(tree render.Tree) (map[string][]render.GangLabels, error) {
 	out := map[string][]render.GangLabels{}
-	for _, f := range render.KueueJobFrameworks {
-		p := "mutations/mutatingadmissionpolicy-accelc-" + strings.ToLower(f.Kind) + "-queue.yaml"
-		b, ok := tree[p]
-		if !ok {
+	for _, p := range tree.Paths() {
+		if !strings.HasPrefix(p, "mutations/mutatingadmissionpolicy-") {
 			continue
 		}
 		var mp admissionregistrationv1.MutatingAdmissionPolicy
-		if err := yaml.Unmarshal(b, &mp); err != nil {
+		if err := yaml.Unmarshal(tree[p], &mp); err != nil {
 			return nil, fmt.Errorf("%s: %w", p, err)
 		}
+		i := slices.IndexFunc(render.KueueJobFrameworks, func(f render.KueueJobFramework) bool { return render.JobQueuePolicyName(f) == mp.Name })
+		if i < 0 {
+			continue
+		}
+		f := render.KueueJobFrameworks[i]
 		for i, mu := range mp.Spec.Mutations {
 			if mu.JSONPatch == nil {
 				return nil, fmt.Errorf("%s: mutation %d is not a JSON patch", p, i)
