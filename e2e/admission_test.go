@@ -956,20 +956,11 @@ func (s *suite) fixtures(t *testing.T, c *clusterUnderTest) {
 		}
 		return 0
 	})
-	inputs = slices.Collect(func(yield func(policytest.CaseInput) bool) {
-		for _, i := range order {
-			if !yield(inputs[i]) {
-				return
-			}
-		}
-	})
-	objects = slices.Collect(func(yield func(*unstructured.Unstructured) bool) {
-		for _, i := range order {
-			if !yield(objects[i]) {
-				return
-			}
-		}
-	})
+	ordered, orderedObjects := make([]policytest.CaseInput, len(order)), make([]*unstructured.Unstructured, len(order))
+	for to, from := range order {
+		ordered[to], orderedObjects[to] = inputs[from], objects[from]
+	}
+	inputs, objects = ordered, orderedObjects
 	judge := s.offlineJudge(t, c, inputs)
 	olds, releaseQueues := s.createOldObjects(t, c, inputs, objects, constraints)
 	defer releaseQueues()
