@@ -29,7 +29,7 @@ var VendorPrefixes = []string{
 	"nvidia.com/", "amd.com/", "habana.ai/", "gpu.intel.com/", "huawei.com/",
 	"qualcomm.com/", "cambricon.com/", "hygon.com/", "metax-tech.com/", "iluvatar.ai/",
 	"mthreads.com/", "enflame.com/", "kunlunxin.com/", "tenstorrent.com/", "xilinx.com/",
-	"google.com/tpu", "cloud-tpus.google.com/", "aws.amazon.com/neuron",
+	"iluvatar.com/", "birentech.com/", "vastaitech.com/", "google.com/tpu", "cloud-tpus.google.com/", "aws.amazon.com/neuron",
 }
 
 // VendorResource reports whether the resource is a known accelerator's:
@@ -169,6 +169,15 @@ type resources struct {
 	// gcuShares is the most shares of Enflame's GCUs the node offers
 	// (enflameShare): in capacity, and in allocatable (-1: none listed).
 	gcuShares, gcuSharesAlloc int
+	// shares is the capacity of a vendor's share or partition resources
+	// (vendorShare: cambricon.com/mlu370.share, hygon.com/dcu-mig-2g-15gb),
+	// counted in capacity but not in whole.
+	shares map[string]int
+	// cores is, on a node with no device count, a vendor's resource of
+	// cores or memory it offers (mthreads.com/sgpu-core,
+	// huawei.com/npu-core), and coresQty its capacity.
+	cores    string
+	coresQty int
 	// bad lists the accelerator quantities that are not device counts
 	// ("capacity nvidia.com/gpu \"abc\""): the node's counts are not
 	// trusted.
@@ -240,9 +249,19 @@ func readResources(n *RawNode, nonAccel func(string) bool) resources {
 				}
 				r.partitions[amdPartitionResource(k)] = q
 			}
+		case vendorShareOf(k):
+			if q > 0 {
+				if r.shares == nil {
+					r.shares = map[string]int{}
+				}
+				r.shares[k] = q
+			}
 		default:
 			r.whole += q
 		}
+	}
+	if r.vendor == "" {
+		r.readCores(n.Status.Capacity, keys)
 	}
 	if n.Status.Allocatable != nil {
 		r.allocatable = 0
@@ -267,6 +286,32 @@ func readResources(n *RawNode, nonAccel func(string) bool) resources {
 		}
 	}
 	return r
+}
+
+// vendorShareOf reports whether a resource offers shares or partitions
+// of a vendor's devices (vendorShare).
+func vendorShareOf(name string) bool {
+	s, _ := vendorShare(name)
+	return s != ""
+}
+
+// readCores finds, on a node no device count names, a vendor's resource
+// of cores (or, failing one, of memory) with some capacity: the node's
+// devices are offered only as shares of them.
+func (r *resources) readCores(capacity map[string]string, keys []string) {
+	for _, suffix := range []string{"core", "cores", "mem", "memory"} {
+		for _, k := range keys {
+			v := vendorOfDomain(k)
+			if v == "" || !strings.HasSuffix(strings.ToLower(k), suffix) {
+				continue
+			}
+			if q, ok := quantity(capacity[k]); ok && q > 0 {
+				r.vendor, r.cores, r.coresQty = v, k, q
+				r.resource = k
+				return
+			}
+		}
+	}
 }
 
 // Enflame's gcushare device plugin offers a node's GCUs three ways at

@@ -3,6 +3,7 @@ package inventory
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -26,6 +27,9 @@ import (
 //     mthreads.com/vgpu, enflame.com/drs-gcu, kunlunxin.com/xpu and vxpu,
 //     each with memory and core resources that are not device counts;
 //     vastaitech.com/va and birentech.com/gpu.
+//   - The vendors' own plugins: Iluvatar's offers iluvatar.com/gpu, Biren's
+//     birentech.com/gpu and its pre-created partitions birentech.com/1-4-gpu
+//     and 1-2-gpu (BirenTechnology/k8s-device-plugin).
 //   - Qualcomm's Cloud AI 100 as qualcomm.com/qaic, one per SoC;
 //     Tenstorrent's boards as tenstorrent.com/<board> (n150, n300…).
 //   - KubeVirt's and Confidential Containers' NVIDIA device plugin names a
@@ -40,7 +44,8 @@ var resourceDomains = map[string]string{
 	"huawei.com/": "huawei", "qualcomm.com/": "qualcomm", "cambricon.com/": "cambricon",
 	"hygon.com/": "hygon", "metax-tech.com/": "metax", "iluvatar.ai/": "iluvatar",
 	"mthreads.com/": "mthreads", "enflame.com/": "enflame", "kunlunxin.com/": "kunlunxin",
-	"tenstorrent.com/": "tenstorrent",
+	"tenstorrent.com/": "tenstorrent", "iluvatar.com/": "iluvatar", "birentech.com/": "biren",
+	"vastaitech.com/": "vastai",
 }
 
 // vendorOfDomain is the vendor whose domain the resource is under, or "".
@@ -209,6 +214,21 @@ func mthreadsBySGPU(capacity map[string]string, cat *catalog.Catalog) (*catalog.
 // huawei.com/Ascend910B3, BI-V150 of iluvatar.ai/BI-V150-vgpu), or "".
 func modelOfResource(name string) string {
 	_, rest, _ := strings.Cut(name, "/")
+	if notADeviceCount().MatchString(rest) {
+		return ""
+	}
+	if sharing, _ := vendorShare(name); sharing != "" {
+		// The model before the share's suffix: mlu370 of
+		// cambricon.com/mlu370.share, Ascend910 of huawei.com/Ascend910-4c.
+		rest = regexp.MustCompile(`(\.share|\.mim-.*|-[0-9]+c(\..*)?)$`).ReplaceAllString(rest, "")
+		switch rest {
+		case "sgpu", "shared-gcu", "drs-gcu", "vxpu":
+			return ""
+		}
+		if strings.HasPrefix(rest, "dcu-") || strings.HasSuffix(rest, "-gpu") {
+			return ""
+		}
+	}
 	rest = strings.TrimSuffix(strings.TrimSuffix(rest, "-vgpu"), "-1")
 	switch strings.ToLower(rest) {
 	case "gpu", "vgpu", "sgpu", "npu", "xpu", "vxpu", "dcu", "dcunum", "vmlu", "mlu", "gcu", "gcu-count", "drs-gcu", "shared-gcu", "va", "qaic":
@@ -371,4 +391,112 @@ func vendorDriver(driver string) bool {
 		}
 	}
 	return false
+}
+
+// Vendors' plugins that share or cut their devices offer the shares or
+// the partitions under a resource of their own, whose count is not of
+// devices:
+//
+//   - Cambricon's plugin offers cambricon.com/<model>.share in its
+//     env-share mode, each MLU to several containers, and
+//     cambricon.com/<model>.mim-<profile> (mlu370.mim-2m.8gb) for the
+//     hardware instances MIM cuts an MLU into
+//     (Cambricon/cambricon-k8s-device-plugin device-plugin/README.md);
+//   - Hygon's offers pre-created vDCUs as hygon.com/dcu-share-<cu>c-<mem>g
+//     (dcu-share-30c-16g) and MIG instances as hygon.com/dcu-mig-2g-15gb
+//     (Hygon's DCU Kubernetes deployment guide, standard and MIG modes);
+//   - MetaX's offers metax-tech.com/sgpu in sGPU mode, up to 16 software
+//     instances of a GPU (MetaX's Kubernetes component guide);
+//   - Enflame's gcushare offers enflame.com/shared-gcu and drs-gcu
+//     (enflameShare counts them where gcu-count counts the cards);
+//   - Biren's offers its SVI partitions as birentech.com/1-4-gpu and
+//     1-2-gpu (BirenTechnology/k8s-device-plugin);
+//   - Huawei's Ascend plugin offers static vNPUs by template,
+//     huawei.com/Ascend910-4c, Ascend310P-2c.1cpu, and CCE's
+//     huawei.com/ascend-1980-10c.3cpu.32g (MindX DL's virtual NPU guide;
+//     Huawei Cloud CCE's NPU virtualisation);
+//   - HAMi's Kunlunxin vXPU offers kunlunxin.com/vxpu, a half or a quarter
+//     of an XPU (Project-HAMi/HAMi pkg/device/kunlun).
+var vendorShareResources = sync.OnceValue(func() []struct {
+	re      *regexp.Regexp
+	sharing Sharing
+	what    string
+} {
+	type share = struct {
+		re      *regexp.Regexp
+		sharing Sharing
+		what    string
+	}
+	return []share{
+		{regexp.MustCompile(`^cambricon\.com/[a-z0-9-]+\.share$`), TimeSliced, "Cambricon's env-share offers each MLU to several containers"},
+		{regexp.MustCompile(`^cambricon\.com/[a-z0-9-]+\.mim-`), Partitioned, "Cambricon's MIM instances, hardware partitions of an MLU"},
+		{regexp.MustCompile(`^hygon\.com/dcu-share-`), Partitioned, "Hygon's pre-created vDCUs, partitions of a DCU's compute units and memory"},
+		{regexp.MustCompile(`^hygon\.com/dcu-mig-`), Partitioned, "Hygon's MIG instances of a DCU"},
+		{regexp.MustCompile(`^metax-tech\.com/sgpu$`), TimeSliced, "MetaX's sGPU instances, up to 16 software shares of a GPU"},
+		{regexp.MustCompile(`^enflame\.com/shared-gcu$`), TimeSliced, "shares of Enflame GCUs' memory (gcushare)"},
+		{regexp.MustCompile(`^enflame\.com/drs-gcu$`), Partitioned, "Enflame's DRS instances, hard partitions of a GCU"},
+		{regexp.MustCompile(`^birentech\.com/[0-9]+-[0-9]+-gpu$`), Partitioned, "Biren's SVI partitions of a GPU"},
+		{regexp.MustCompile(`^huawei\.com/[A-Za-z0-9-]+-[0-9]+c(\.[A-Za-z0-9]+)*$`), Partitioned, "Ascend virtual NPUs, each a template's share of an NPU's AI cores and memory"},
+		{regexp.MustCompile(`^kunlunxin\.com/vxpu$`), Partitioned, "HAMi's vXPUs, halves or quarters of a Kunlunxin XPU"},
+	}
+})
+
+// vendorShare is how a vendor's resource shares the devices it offers,
+// and what its count is; "" for a resource of whole devices.
+func vendorShare(name string) (Sharing, string) {
+	for _, s := range vendorShareResources() {
+		if s.re.MatchString(name) {
+			return s.sharing, s.what
+		}
+	}
+	return "", ""
+}
+
+// A node may offer its devices only as cores and memory a pod asks a
+// share of: Moore Threads' sGPU (mthreads.com/sgpu-core, 16 a card, and
+// sgpu-memory) on a node whose every card it slices, Ascend's dynamic vNPUs
+// (huawei.com/npu-core, Ascend/ascend-device-plugin's virtual-device
+// resource). Such a node is an accelerator node all the same.
+const resAscendNPUCore = "huawei.com/npu-core"
+
+// readVendorShares reads the sharing a vendor's share or partition
+// resources state (vendorShare), or a node that offers only cores and
+// memory: its devices are not the resource's count.
+func (n *Node) readVendorShares(res resources) {
+	if len(res.shares) > 0 {
+		names := slices.Sorted(maps.Keys(res.shares))
+		sharing, what := vendorShare(names[0])
+		var list []string
+		for _, k := range names {
+			list = append(list, fmt.Sprintf("%s %d", k, res.shares[k]))
+		}
+		n.Sharing = sharing
+		n.Count = res.whole
+		note := fmt.Sprintf("%s from capacity %s: %s; ", sharing, strings.Join(list, ", "), what)
+		if res.whole > 0 {
+			note += fmt.Sprintf("the %d whole devices beside them are counted, not the devices they are cut from", res.whole)
+		} else {
+			note += "the devices they are cut from are not counted"
+		}
+		n.Notes = append(n.Notes, note)
+		return
+	}
+	if res.cores == "" || res.capacity > 0 {
+		return
+	}
+	q := res.coresQty
+	switch {
+	case res.cores == mthreadsSGPUCore:
+		n.Sharing = TimeSliced
+		if q%sgpuCoresPerCard == 0 {
+			n.Count = q / sgpuCoresPerCard
+		}
+		n.Notes = append(n.Notes, fmt.Sprintf("time-sliced: every card is sliced by Moore Threads' sGPU, offered as %s %d (%d a card: %d cards) and %s; a pod asks a share of both", mthreadsSGPUCore, q, sgpuCoresPerCard, n.Count, mthreadsSGPUMemory))
+	case res.cores == resAscendNPUCore:
+		n.Sharing = Partitioned
+		n.Notes = append(n.Notes, fmt.Sprintf("partitioned: Ascend's dynamic virtual NPUs, offered as %s %d AI cores a pod asks some of; the NPUs are not counted", resAscendNPUCore, q))
+	default:
+		n.Sharing = TimeSliced
+		n.Notes = append(n.Notes, fmt.Sprintf("time-sliced: the node offers its devices only as %s %d, a share a pod asks of a device; the devices are not counted", res.cores, q))
+	}
 }
