@@ -239,6 +239,7 @@ var BaseResourcePrefixes = []string{
 	"hygon.com/",
 	"metax-tech.com/",
 	"iluvatar.ai/",
+	"iluvatar.com/",
 	"mthreads.com/",
 	"enflame.com/",
 	"kunlunxin.com/",

@@ -31,6 +31,7 @@ base_prefixes := [
 	"hygon.com/",
 	"metax-tech.com/",
 	"iluvatar.ai/",
+	"iluvatar.com/",
 	"mthreads.com/",
 	"enflame.com/",
 	"kunlunxin.com/",

@@ -426,7 +426,7 @@ func isAccelerator(r string) bool {
 // acceleratorDomains are the accelerator vendors' resource domains: every
 // resource under one is a device.
 var acceleratorDomains = []string{"nvidia.com", "amd.com", "habana.ai", "gpu.intel.com", "google.com", "cloud-tpus.google.com", "aws.amazon.com", "deviceclass.resource.kubernetes.io",
-	"huawei.com", "qualcomm.com", "cambricon.com", "hygon.com", "metax-tech.com", "iluvatar.ai", "mthreads.com", "enflame.com", "kunlunxin.com", "tenstorrent.com", "xilinx.com",
+	"huawei.com", "qualcomm.com", "cambricon.com", "hygon.com", "metax-tech.com", "iluvatar.ai", "iluvatar.com", "mthreads.com", "enflame.com", "kunlunxin.com", "tenstorrent.com", "xilinx.com",
 	"birentech.com", "vastaitech.com"}
 
 // unknownVendorResources are other vendors' device plugin resources,
@@ -439,4 +439,10 @@ var unknownVendorResources = []string{"huawei.com/Ascend910", "huawei.com/Ascend
 	"nvidia.com/GH100_H200_141GB", "nvidia.com/GRID_T4-16Q", "cambricon.com/mlu", "cambricon.com/vmlu", "hygon.com/dcu", "hygon.com/dcunum",
 	"metax-tech.com/gpu", "metax-tech.com/sgpu", "iluvatar.ai/gpu", "iluvatar.ai/BI-V150-vgpu", "mthreads.com/vgpu", "enflame.com/gcu",
 	"enflame.com/drs-gcu", "kunlunxin.com/xpu", "kunlunxin.com/vxpu", "tenstorrent.com/n300", "tenstorrent.com/p150a", "xilinx.com/fpga-xilinx_u250",
-	"gpu.intel.com/xe", "birentech.com/gpu", "vastaitech.com/va"}
+	"gpu.intel.com/xe", "birentech.com/gpu", "vastaitech.com/va",
+	// Vendors' own plugins' resources and their shares and partitions
+	// (inventory's vendorShare): Iluvatar's iluvatar.com/gpu, Cambricon's
+	// env-share, Hygon's MIG, Biren's SVI, Ascend's vNPUs, Moore Threads'
+	// sGPU cores, Enflame's shares.
+	"iluvatar.com/gpu", "cambricon.com/mlu370.share", "hygon.com/dcu-mig-2g-15gb", "birentech.com/1-4-gpu", "huawei.com/npu-core",
+	"huawei.com/Ascend310P-2c", "mthreads.com/sgpu-core", "enflame.com/shared-gcu"}
