@@ -178,6 +178,11 @@ type resources struct {
 	// huawei.com/npu-core), and coresQty its capacity.
 	cores    string
 	coresQty int
+	// gpuShare is the GPU sharing scheme whose resources the node
+	// offers (gpushare.go): they are not device counts.
+	gpuShare *gpuShare
+	// gpuShares are its share resources with some capacity, "name qty".
+	gpuShares []string
 	// bad lists the accelerator quantities that are not device counts
 	// ("capacity nvidia.com/gpu \"abc\""): the node's counts are not
 	// trusted.
@@ -212,7 +217,12 @@ func readResources(n *RawNode, nonAccel func(string) bool) resources {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
+	var share *gpuShare
 	for _, k := range keys {
+		if s := gpuShareOf(k); s != nil {
+			share = s
+			continue
+		}
 		v := deviceVendor(k, nonAccel)
 		if v == "" || neuronAlias(k, n.Status.Capacity) {
 			continue
@@ -266,7 +276,7 @@ func readResources(n *RawNode, nonAccel func(string) bool) resources {
 	if n.Status.Allocatable != nil {
 		r.allocatable = 0
 		for _, k := range slices.Sorted(maps.Keys(n.Status.Allocatable)) {
-			if deviceVendor(k, nonAccel) != "" && !neuronAlias(k, n.Status.Allocatable) {
+			if deviceVendor(k, nonAccel) != "" && gpuShareOf(k) == nil && !neuronAlias(k, n.Status.Allocatable) {
 				q, ok := quantity(n.Status.Allocatable[k])
 				if !ok {
 					r.bad = append(r.bad, fmt.Sprintf("allocatable %s %q", k, n.Status.Allocatable[k]))
@@ -284,6 +294,9 @@ func readResources(n *RawNode, nonAccel func(string) bool) resources {
 				r.allocatable += r.gcuSharesAlloc - q
 			}
 		}
+	}
+	if share != nil {
+		r.readGPUShare(share, n.Status.Capacity, n.Status.Allocatable)
 	}
 	return r
 }

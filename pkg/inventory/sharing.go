@@ -68,6 +68,8 @@ func (n *Node) readSharing(labels map[string]string, res resources, class *catal
 		n.Replicas = res.gcuShares / res.capacity
 		n.Notes = append(n.Notes, fmt.Sprintf("shared by Enflame's gcushare: %s %d GCUs offered as up to %d shares (%s) or DRS instances (%s)",
 			resEnflameCount, res.capacity, res.gcuShares, resEnflameShared, resEnflameDRS))
+	case res.gpuShare != nil:
+		n.readGPUShare(labels, res)
 	case len(res.shares) > 0 || (res.cores != "" && res.capacity == 0):
 		n.readVendorShares(res)
 	case res.shared > 0 && res.shared == res.capacity:

@@ -186,6 +186,32 @@ func TestEveryVendor(t *testing.T) {
 	})
 }
 
+// TestGPUSharingResources: GPUs a cloud's or a scheduler's own sharing
+// offers under resources of its own, not nvidia.com/gpu.
+func TestGPUSharingResources(t *testing.T) {
+	runFamilies(t, []family{
+		{name: "volcano-gpu-share", source: "a Volcano GPU-sharing node as a deployment note prints it (kubectl get node -o yaml: nvidia.com/gpu 2, volcano.sh/gpu-memory 21978, volcano.sh/gpu-number 2)",
+			cap: m{"nvidia.com/gpu": "2", "volcano.sh/gpu-memory": "21978", "volcano.sh/gpu-number": "2"},
+			typ: inventory.TypeUnknown, vendor: "nvidia", sharing: inventory.TimeSliced, count: 2, allocN: 2, why: "time-sliced by Volcano's GPU sharing"},
+		{name: "volcano-gpu-number-only", source: "Volcano's GPU number user guide (kubectl describe node: volcano.sh/gpu-memory 0, volcano.sh/gpu-number 1 on a GCE node)",
+			cap: m{"volcano.sh/gpu-memory": "0", "volcano.sh/gpu-number": "1"},
+			typ: inventory.TypeUnknown, vendor: "nvidia", sharing: inventory.Exclusive, count: 1, allocN: 1, why: "no GPU Feature Discovery labels"},
+		{name: "tke-qgpu", source: "a vLLM-on-TKE guide's qGPU node (kubectl describe node, Allocatable: tke.cloud.tencent.com/qgpu-core 100, qgpu-memory 48)",
+			cap: m{"tke.cloud.tencent.com/qgpu-core": "100", "tke.cloud.tencent.com/qgpu-memory": "48"},
+			typ: inventory.TypeUnknown, vendor: "nvidia", sharing: inventory.TimeSliced, count: 1, allocN: 1, why: "time-sliced by Tencent Cloud's qGPU"},
+		{name: "vke-mgpu", source: "VKE's mgpu-share scheduler code (allocatable vke.volcengine.com/mgpu-core \"200\", mgpu-memory \"30218\"; GPUs = mgpu-core / 100)",
+			cap: m{"vke.volcengine.com/mgpu-core": "200", "vke.volcengine.com/mgpu-memory": "30218"},
+			typ: inventory.TypeUnknown, vendor: "nvidia", sharing: inventory.TimeSliced, count: 2, allocN: 2, why: "time-sliced by Volcengine's mGPU"},
+		{name: "ack-cgpu", source: "an ACK cGPU node: ACK's labels (aliyun.accelerator/nvidia_name, nvidia_count, nvidia_mem; ack.node.gpu.schedule=cgpu, the scheduler framework's GPUShareNodeLabels) and gpushare's resources aliyun.com/gpu-count and aliyun.com/gpu-mem (GiB)",
+			labels: m{"aliyun.accelerator/nvidia_name": "Tesla-V100-SXM2-16GB", "aliyun.accelerator/nvidia_count": "4", "aliyun.accelerator/nvidia_mem": "16160MiB", "ack.node.gpu.schedule": "cgpu"},
+			cap:    m{"aliyun.com/gpu-count": "4", "aliyun.com/gpu-mem": "64", "nvidia.com/gpu": "0"},
+			typ:    "nvidia-v100-16gb", vendor: "nvidia", sharing: inventory.TimeSliced, count: 4, allocN: 4, why: "(ack.node.gpu.schedule=cgpu)"},
+		{name: "gpushare-memory-only", source: "AliyunContainerService/gpushare-device-plugin on a node labelled gpushare=true, offering aliyun.com/gpu-mem alone",
+			labels: m{"gpushare": "true"}, cap: m{"aliyun.com/gpu-mem": "32"},
+			typ: inventory.TypeUnknown, vendor: "nvidia", sharing: inventory.TimeSliced, count: 0, allocN: 0, why: "how many GPUs it shares is not said"},
+	})
+}
+
 // TestPerDeviceResources: a GPU advertised by its PCI name or its vGPU
 // type, as KubeVirt's and Confidential Containers' device plugin does.
 func TestPerDeviceResources(t *testing.T) {
