@@ -212,6 +212,12 @@ func (r *nodeReading) detectType(opts Options) {
 	if n.Sharing == Exclusive {
 		// Sharing that no GFD label states: the provider's labels,
 		// AMD's partitions, a shared resource.
+		if len(res.shares) > 0 && hamiShares(r.raw.Metadata.Annotations) {
+			// HAMi shares the devices, its register says how many;
+			// a vendor's partitions beside them are some of those
+			// devices, not more.
+			res.shares = nil
+		}
 		n.readSharing(r.labels, res, r.class)
 	}
 	if n.Vendor == otherVendor {

@@ -16,6 +16,7 @@ type family struct {
 	name, source  string
 	labels, cap   m
 	alloc         m
+	anno          m // the node's annotations (HAMi's register)
 	typ, vendor   string
 	sharing       inventory.Sharing
 	count, allocN int
@@ -30,7 +31,9 @@ func runFamilies(t *testing.T, cases []family) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			require.NotEmpty(t, c.source, "every case cites where its labels were seen")
-			inv := inventory.Classify([]inventory.RawNode{node(t, c.name, c.labels, c.cap, c.alloc)}, cat, inventory.Options{})
+			raw := node(t, c.name, c.labels, c.cap, c.alloc)
+			raw.Metadata.Annotations = c.anno
+			inv := inventory.Classify([]inventory.RawNode{raw}, cat, inventory.Options{})
 			require.Len(t, inv.Nodes, 1, "a GPU node, never \"no accelerator\"")
 			n := inv.Nodes[0]
 			notes := strings.Join(n.Notes, "\n")

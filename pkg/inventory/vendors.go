@@ -349,17 +349,33 @@ func (n *Node) readHAMi(annotations map[string]string) string {
 	if len(devs) == 0 {
 		return ""
 	}
-	split := devs[0].Count
-	for _, d := range devs {
-		split = min(split, d.Count)
-	}
-	if split > 1 {
+	if split := hamiSplit(devs); split > 1 {
 		n.Sharing = TimeSliced
 		n.Replicas = split
 		n.Count = len(devs)
 		n.Notes = append(n.Notes, fmt.Sprintf("shared by HAMi: %s registers %d devices, each offered to up to %d containers (deviceSplitCount), memory and cores split among them", key, len(devs), split))
 	}
 	return devs[0].Type
+}
+
+// hamiSplit is how many containers HAMi lets share each device: the
+// fewest any registered device allows.
+func hamiSplit(devs []hamiDevice) int {
+	if len(devs) == 0 {
+		return 0
+	}
+	split := devs[0].Count
+	for _, d := range devs {
+		split = min(split, d.Count)
+	}
+	return split
+}
+
+// hamiShares reports whether HAMi shares the node's devices: its register
+// annotation lets more than one container use each.
+func hamiShares(annotations map[string]string) bool {
+	devs, _ := hamiDevices(annotations)
+	return hamiSplit(devs) > 1
 }
 
 // nodesWithSlices lists per node the drivers of the ResourceSlices it
