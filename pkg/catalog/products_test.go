@@ -96,6 +96,11 @@ func TestGFDProducts(t *testing.T) {
 		{"NVIDIA-RTX-PRO-6000-Blackwell-Server-Edition", "nvidia-rtx-pro-6000-96gb"},
 		{"NVIDIA-RTX-PRO-6000-Blackwell-Workstation-Edition", "nvidia-rtx-pro-6000-96gb"},
 		{"NVIDIA-RTX-PRO-6000-Blackwell-Max-Q-Workstation-Edition", "nvidia-rtx-pro-6000-96gb"},
+		{"NVIDIA-GeForce-RTX-5090", "nvidia-rtx-5090-32gb"},
+		{"NVIDIA-GeForce-RTX-4080", "nvidia-rtx-4080-16gb"},
+		{"NVIDIA-GeForce-RTX-2080-Ti", "nvidia-rtx-2080ti-11gb"},
+		{"NVIDIA-TITAN-RTX", "nvidia-titan-rtx-24gb"},
+		{"NVIDIA-RTX-4000-Ada-Generation", "nvidia-rtx-4000-ada-20gb"},
 	} {
 		c, ok := cat.ByLabel(catalog.LabelGFDProduct, tc.value)
 		if assert.True(t, ok, tc.value) {
@@ -104,7 +109,7 @@ func TestGFDProducts(t *testing.T) {
 	}
 	for _, value := range []string{
 		"NVIDIA-A1", "NVIDIA-A8", "NVIDIA-A800", "NVIDIA-H8", "NVIDIA-H2", "NVIDIA-L2",
-		"NVIDIA-RTX-6000-Ada", "NVIDIA-GeForce-RTX-4080", "Tesla-P",
+		"NVIDIA-RTX-6000-Ada", "NVIDIA-GeForce-RTX-4070", "Tesla-P",
 		// GB200 and GB300 are not B200 and B300; the RTX PRO 6000D is
 		// another product.
 		"NVIDIA-B", "NVIDIA-GB", "NVIDIA-B300", "NVIDIA-RTX-PRO-6000D-Blackwell-Workstation-Edition",

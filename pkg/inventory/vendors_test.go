@@ -218,6 +218,21 @@ func TestGPUSharingResources(t *testing.T) {
 	})
 }
 
+// TestWorkstationGPUs: GeForce and TITAN cards in clusters, as GPU Feature
+// Discovery labels them.
+func TestWorkstationGPUs(t *testing.T) {
+	runFamilies(t, []family{
+		{name: "rtx-5090-gfd", source: "a GPU Operator write-up's GFD labels on a two-card RTX 5090 node (nvidia.com/gpu.count=2, gpu.product=NVIDIA-GeForce-RTX-5090, gpu.memory=32768, gpu.family=blackwell…)",
+			labels: m{"nvidia.com/gpu.count": "2", "nvidia.com/gpu.product": "NVIDIA-GeForce-RTX-5090", "nvidia.com/gpu.memory": "32768", "nvidia.com/gpu.compute.major": "10", "nvidia.com/gpu.compute.minor": "0", "nvidia.com/cuda.driver.major": "570", "nvidia.com/cuda.runtime.major": "12", "nvidia.com/gpu.family": "blackwell"},
+			cap:    m{"nvidia.com/gpu": "2"},
+			typ:    "nvidia-rtx-5090-32gb", vendor: "nvidia", sharing: inventory.Exclusive, count: 2, allocN: 2, why: "NVIDIA-GeForce-RTX-5090"},
+		{name: "rtx-2080-ti-time-sliced", source: "a time-slicing tutorial's node b120639-pc3 (kubectl describe node: nvidia.com/gpu.product=NVIDIA-GeForce-RTX-2080-Ti-SHARED, nvidia.com/gpu 6, the GPUs uncounted: no gpu.count in what it shows)",
+			labels: m{"nvidia.com/gpu.product": "NVIDIA-GeForce-RTX-2080-Ti-SHARED"},
+			cap:    m{"nvidia.com/gpu": "6"},
+			typ:    "nvidia-rtx-2080ti-11gb", vendor: "nvidia", sharing: inventory.TimeSliced, count: 0, allocN: 6, why: "NVIDIA-GeForce-RTX-2080-Ti-SHARED"},
+	})
+}
+
 // TestPerDeviceResources: a GPU advertised by its PCI name or its vGPU
 // type, as KubeVirt's and Confidential Containers' device plugin does.
 func TestPerDeviceResources(t *testing.T) {
