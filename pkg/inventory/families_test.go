@@ -258,8 +258,8 @@ func TestTPUAndNeuron(t *testing.T) {
 			labels: m{"karpenter.k8s.aws/instance-accelerator-name": "inferentia2", "karpenter.k8s.aws/instance-accelerator-manufacturer": "aws",
 				"karpenter.k8s.aws/instance-accelerator-count": "1", "karpenter.sh/nodepool": "neuron"},
 			typ: "aws-inferentia2-32gb", vendor: "aws", sharing: inventory.Exclusive, count: 1, allocN: 1, why: "instance-accelerator-name=inferentia2"},
-		{name: "inf1-not-in-catalog", source: "Inf1 (awsdocs-neuron general/arch/neuron-hardware/inf1-arch: inf1.xlarge has 1 Inferentia device) under the Neuron device plugin",
+		{name: "inf1", source: "Inf1 (awsdocs-neuron general/arch/neuron-hardware/inf1-arch: inf1.xlarge has 1 Inferentia device) under the Neuron device plugin",
 			labels: m{"node.kubernetes.io/instance-type": "inf1.xlarge"}, cap: m{"aws.amazon.com/neuron": "1", "aws.amazon.com/neuroncore": "4"},
-			typ: inventory.TypeUnknown, vendor: "aws", sharing: inventory.Exclusive, count: 1, allocN: 1, model: "inf1", why: "instance family inf1 is an AWS Neuron family of no catalog class"},
+			typ: "aws-inferentia-8gb", vendor: "aws", sharing: inventory.Exclusive, count: 1, allocN: 1, why: "type from node.kubernetes.io/instance-type=inf1.xlarge"},
 	})
 }
