@@ -242,6 +242,7 @@ var BaseResourcePrefixes = []string{
 	"iluvatar.com/",
 	"mthreads.com/",
 	"enflame.com/",
+	"enflame-tech.com/",
 	"kunlunxin.com/",
 	"tenstorrent.com/",
 	"birentech.com/",

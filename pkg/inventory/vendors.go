@@ -43,7 +43,7 @@ var resourceDomains = map[string]string{
 	"nvidia.com/": "nvidia", "amd.com/": "amd", "habana.ai/": "intel", "gpu.intel.com/": "intel",
 	"huawei.com/": "huawei", "qualcomm.com/": "qualcomm", "cambricon.com/": "cambricon",
 	"hygon.com/": "hygon", "metax-tech.com/": "metax", "iluvatar.ai/": "iluvatar",
-	"mthreads.com/": "mthreads", "enflame.com/": "enflame", "kunlunxin.com/": "kunlunxin",
+	"mthreads.com/": "mthreads", "enflame.com/": "enflame", "enflame-tech.com/": "enflame", "kunlunxin.com/": "kunlunxin",
 	"tenstorrent.com/": "tenstorrent", "iluvatar.com/": "iluvatar", "birentech.com/": "biren",
 	"vastaitech.com/": "vastai",
 }
@@ -222,7 +222,7 @@ func modelOfResource(name string) string {
 		// cambricon.com/mlu370.share, Ascend910 of huawei.com/Ascend910-4c.
 		rest = regexp.MustCompile(`(\.share|\.mim-.*|-[0-9]+c(\..*)?)$`).ReplaceAllString(rest, "")
 		switch rest {
-		case "sgpu", "shared-gcu", "drs-gcu", "vxpu":
+		case "sgpu", "shared-gcu", "drs-gcu", "vxpu", "vgcu":
 			return ""
 		}
 		if strings.HasPrefix(rest, "dcu-") || strings.HasSuffix(rest, "-gpu") {
@@ -424,7 +424,9 @@ func vendorDriver(driver string) bool {
 //   - MetaX's offers metax-tech.com/sgpu in sGPU mode, up to 16 software
 //     instances of a GPU (MetaX's Kubernetes component guide);
 //   - Enflame's gcushare offers enflame.com/shared-gcu and drs-gcu
-//     (enflameShare counts them where gcu-count counts the cards);
+//     (enflameShare counts them where gcu-count counts the cards), HAMi's
+//     Enflame support enflame.com/vgcu with vgcu-percentage (HAMi's
+//     device config, enflame resourceCountName);
 //   - Biren's offers its SVI partitions as birentech.com/1-4-gpu and
 //     1-2-gpu (BirenTechnology/k8s-device-plugin);
 //   - Huawei's Ascend plugin offers static vNPUs by template,
@@ -451,6 +453,7 @@ var vendorShareResources = sync.OnceValue(func() []struct {
 		{regexp.MustCompile(`^metax-tech\.com/sgpu$`), TimeSliced, "MetaX's sGPU instances, up to 16 software shares of a GPU"},
 		{regexp.MustCompile(`^enflame\.com/shared-gcu$`), TimeSliced, "shares of Enflame GCUs' memory (gcushare)"},
 		{regexp.MustCompile(`^enflame\.com/drs-gcu$`), Partitioned, "Enflame's DRS instances, hard partitions of a GCU"},
+		{regexp.MustCompile(`^enflame\.com/vgcu$`), TimeSliced, "HAMi's vGCUs, percentage shares of an Enflame GCU"},
 		{regexp.MustCompile(`^birentech\.com/[0-9]+-[0-9]+-gpu$`), Partitioned, "Biren's SVI partitions of a GPU"},
 		{regexp.MustCompile(`^huawei\.com/[A-Za-z0-9-]+-[0-9]+c(\.[A-Za-z0-9]+)*$`), Partitioned, "Ascend virtual NPUs, each a template's share of an NPU's AI cores and memory"},
 		{regexp.MustCompile(`^kunlunxin\.com/vxpu$`), Partitioned, "HAMi's vXPUs, halves or quarters of a Kunlunxin XPU"},

@@ -34,6 +34,7 @@ base_prefixes := [
 	"iluvatar.com/",
 	"mthreads.com/",
 	"enflame.com/",
+	"enflame-tech.com/",
 	"kunlunxin.com/",
 	"tenstorrent.com/",
 	"birentech.com/",
