@@ -244,6 +244,7 @@ var BaseResourcePrefixes = []string{
 	"enflame.com/",
 	"enflame-tech.com/",
 	"kunlunxin.com/",
+	"baidu.com/xpu",
 	"tenstorrent.com/",
 	"birentech.com/",
 	"vastaitech.com/",

@@ -29,7 +29,7 @@ var VendorPrefixes = []string{
 	"nvidia.com/", "amd.com/", "habana.ai/", "gpu.intel.com/", "huawei.com/",
 	"qualcomm.com/", "cambricon.com/", "hygon.com/", "metax-tech.com/", "iluvatar.ai/",
 	"mthreads.com/", "enflame.com/", "enflame-tech.com/", "kunlunxin.com/", "tenstorrent.com/", "xilinx.com/",
-	"iluvatar.com/", "birentech.com/", "vastaitech.com/", "google.com/tpu", "cloud-tpus.google.com/", "aws.amazon.com/neuron",
+	"iluvatar.com/", "birentech.com/", "vastaitech.com/", "baidu.com/xpu", "google.com/tpu", "cloud-tpus.google.com/", "aws.amazon.com/neuron",
 }
 
 // VendorResource reports whether the resource is a known accelerator's:

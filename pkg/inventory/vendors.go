@@ -45,6 +45,10 @@ var resourceDomains = map[string]string{
 	"hygon.com/": "hygon", "metax-tech.com/": "metax", "iluvatar.ai/": "iluvatar",
 	"mthreads.com/": "mthreads", "enflame.com/": "enflame", "enflame-tech.com/": "enflame", "kunlunxin.com/": "kunlunxin",
 	"tenstorrent.com/": "tenstorrent", "iluvatar.com/": "iluvatar", "birentech.com/": "biren",
+	// Kunlunxin's own device plugin offers its XPUs as baidu.com/xpu
+	// (kunlunxpu/xpu-device-plugin); the rest of baidu.com is Baidu
+	// Cloud's.
+	"baidu.com/xpu": "kunlunxin",
 	"vastaitech.com/": "vastai",
 }
 

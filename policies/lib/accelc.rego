@@ -36,6 +36,7 @@ base_prefixes := [
 	"enflame.com/",
 	"enflame-tech.com/",
 	"kunlunxin.com/",
+	"baidu.com/xpu",
 	"tenstorrent.com/",
 	"birentech.com/",
 	"vastaitech.com/",

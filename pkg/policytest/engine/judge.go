@@ -427,7 +427,7 @@ func isAccelerator(r string) bool {
 // resource under one is a device.
 var acceleratorDomains = []string{"nvidia.com", "amd.com", "habana.ai", "gpu.intel.com", "google.com", "cloud-tpus.google.com", "aws.amazon.com", "deviceclass.resource.kubernetes.io",
 	"huawei.com", "qualcomm.com", "cambricon.com", "hygon.com", "metax-tech.com", "iluvatar.ai", "iluvatar.com", "mthreads.com", "enflame.com", "enflame-tech.com", "kunlunxin.com", "tenstorrent.com", "xilinx.com",
-	"birentech.com", "vastaitech.com"}
+	"birentech.com", "vastaitech.com", "baidu.com"}
 
 // unknownVendorResources are other vendors' device plugin resources,
 // HAMi's per-chip and shared ones (huawei.com/Ascend910B3,
@@ -445,4 +445,4 @@ var unknownVendorResources = []string{"huawei.com/Ascend910", "huawei.com/Ascend
 	// env-share, Hygon's MIG, Biren's SVI, Ascend's vNPUs, Moore Threads'
 	// sGPU cores, Enflame's shares.
 	"iluvatar.com/gpu", "cambricon.com/mlu370.share", "hygon.com/dcu-mig-2g-15gb", "birentech.com/1-4-gpu", "huawei.com/npu-core",
-	"huawei.com/Ascend310P-2c", "mthreads.com/sgpu-core", "enflame.com/shared-gcu", "enflame-tech.com/gcu", "enflame.com/vgcu"}
+	"huawei.com/Ascend310P-2c", "mthreads.com/sgpu-core", "enflame.com/shared-gcu", "enflame-tech.com/gcu", "enflame.com/vgcu", "baidu.com/xpu"}
