@@ -74,6 +74,9 @@ var notADeviceCount = sync.OnceValue(func() *regexp.Regexp {
 // vendor's domain (VendorPrefixes) that VendorOfResource does not name:
 // empty for the memory and core resources of sharing plugins.
 func vendorDeviceResource(name string) string {
+	if _, ok := baiduGPU(name); ok {
+		return "nvidia"
+	}
 	v := vendorOfDomain(name)
 	if v == "" {
 		return ""
@@ -125,6 +128,22 @@ func perDeviceNVIDIA(name string) (string, bool) {
 	return strings.ReplaceAll(rest, "_", "-"), true
 }
 
+// Baidu Cloud's GPU virtualisation (cGPU) offers a node's NVIDIA GPUs under
+// a resource named by their model and memory: baidu.com/a800_80g_cgpu,
+// v100_32g_cgpu, h20_96g_cgpu, l20_cgpu, rtx_4090_cgpu (Baidu AI Cloud's
+// AIHC resource descriptors, as its queues report them per node pool).
+var baiduCGPU = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^baidu\.com/([a-z0-9]+(?:_[a-z0-9]+)*)_cgpu$`) })
+
+// baiduGPU reads a Baidu cGPU resource as a product name ("A800-80G" of
+// baidu.com/a800_80g_cgpu, "RTX-4090" of baidu.com/rtx_4090_cgpu).
+func baiduGPU(name string) (string, bool) {
+	m := baiduCGPU().FindStringSubmatch(name)
+	if m == nil {
+		return "", false
+	}
+	return strings.ToUpper(strings.ReplaceAll(m[1], "_", "-")), true
+}
+
 // resourceDetection types a node by the names of its device resources:
 // a catalog class's resourceNames, or an NVIDIA resource named per
 // device. It tells the vendor where it finds no class.
@@ -163,6 +182,16 @@ func resourceDetection(res resources, capacity map[string]string, cat *catalog.C
 			return detection{class: c, why: fmt.Sprintf("type from the resource %s, the GPU's PCI name, by %s", k, why)}, false
 		}
 		return detection{vendor: "nvidia", model: product, why: fmt.Sprintf("the resource %s names a GPU the catalog does not: add %s to a class's identifiedBy %s, or pin the type in cluster.nodes", k, product, lblProduct)}, false
+	}
+	for _, k := range names {
+		product, ok := baiduGPU(k)
+		if !ok {
+			continue
+		}
+		if c, why := matchByModel(cat, product, "", lblMemory, false); c != nil {
+			return detection{class: c, why: fmt.Sprintf("type from the resource %s, Baidu Cloud's cGPU resource of the GPU, by %s", k, why)}, false
+		}
+		return detection{vendor: "nvidia", model: product, why: fmt.Sprintf("the resource %s names a GPU the catalog does not (%s): pin the type in cluster.nodes", k, product)}, false
 	}
 	if res.vendor != "" && res.vendor != otherVendor && res.vendor != "nvidia" && res.vendor != "amd" && res.vendor != "intel" && res.vendor != "google" && res.vendor != "aws" {
 		return detection{vendor: res.vendor, model: modelOfResource(res.resource), why: fmt.Sprintf("the resource %s is a %s device the catalog does not name by itself", res.resource, res.vendor)}, false

@@ -231,6 +231,22 @@ func TestGPUSharingResources(t *testing.T) {
 	})
 }
 
+// TestBaiduCGPU: Baidu Cloud's cGPU resources name the GPU model and its
+// memory.
+func TestBaiduCGPU(t *testing.T) {
+	runFamilies(t, []family{
+		{name: "baidu-a800", source: "a Baidu AIHC resource pool's status (gpuDetail: gpudescriptor baidu.com/a800_80g_cgpu, total 8), a node of eight A800",
+			cap: m{"baidu.com/a800_80g_cgpu": "8"},
+			typ: "nvidia-a800-80gb", vendor: "nvidia", sharing: inventory.Exclusive, count: 8, allocN: 8, why: "Baidu Cloud's cGPU resource"},
+		{name: "baidu-l20", source: "Baidu AIHC's descriptor for the L20 (baidu.com/l20_cgpu), as a job-submission tool's alias table lists it",
+			cap: m{"baidu.com/l20_cgpu": "8"},
+			typ: "nvidia-l20-48gb", vendor: "nvidia", sharing: inventory.Exclusive, count: 8, allocN: 8, why: "baidu.com/l20_cgpu"},
+		{name: "baidu-h20z", source: "the same table's baidu.com/h20z_141g_cgpu, a name the catalog has no model of",
+			cap: m{"baidu.com/h20z_141g_cgpu": "8"},
+			typ: inventory.TypeUnknown, vendor: "nvidia", sharing: inventory.Exclusive, count: 8, allocN: 8, model: "H20Z-141G", why: "names a GPU the catalog does not"},
+	})
+}
+
 // TestWorkstationGPUs: GeForce and TITAN cards in clusters, as GPU Feature
 // Discovery labels them.
 func TestWorkstationGPUs(t *testing.T) {
