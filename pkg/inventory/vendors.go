@@ -48,7 +48,7 @@ var resourceDomains = map[string]string{
 	// Kunlunxin's own device plugin offers its XPUs as baidu.com/xpu
 	// (kunlunxpu/xpu-device-plugin); the rest of baidu.com is Baidu
 	// Cloud's.
-	"baidu.com/xpu": "kunlunxin",
+	"baidu.com/xpu":   "kunlunxin",
 	"vastaitech.com/": "vastai",
 }
 
