@@ -65,7 +65,9 @@ type EvictedPod struct {
 	Devices   map[string]int `json:"devices,omitempty"`
 	// Claims are the pod's Dynamic Resource Allocation claims (as its
 	// spec.resourceClaims names them): a pod may hold the node's devices
-	// through them and ask for no device resource at all.
+	// through them and ask for no device resource at all. The audit does
+	// not read the claims' allocations, so a pod whose claims hold other
+	// devices (a NIC) is listed too: it errs towards stopping a commit.
 	Claims []string `json:"claims,omitempty"`
 	// Reason says who evicts it: the MIG manager before it repartitions
 	// the node's GPUs, the device plugin's restart under its new sharing,
