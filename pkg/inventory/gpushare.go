@@ -1,5 +1,8 @@
 package inventory
 
+// GPU sharing run by a cloud's or a scheduler's own device plugin:
+// reading a node's GPUs from the shares of memory and compute it offers.
+
 import (
 	"fmt"
 	"slices"

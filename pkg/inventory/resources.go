@@ -8,7 +8,6 @@ import (
 	"maps"
 	"regexp"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -212,11 +211,7 @@ func deviceVendor(name string, nonAccel func(string) bool) string {
 
 func readResources(n *RawNode, nonAccel func(string) bool) resources {
 	r := resources{allocatable: -1, gcuSharesAlloc: -1}
-	keys := make([]string, 0, len(n.Status.Capacity))
-	for k := range n.Status.Capacity {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(n.Status.Capacity))
 	var share *gpuShare
 	for _, k := range keys {
 		if s := gpuShareOf(k); s != nil {
@@ -227,78 +222,86 @@ func readResources(n *RawNode, nonAccel func(string) bool) resources {
 		if v == "" || neuronAlias(k, n.Status.Capacity) {
 			continue
 		}
-		q, ok := quantity(n.Status.Capacity[k])
-		if !ok {
-			r.bad = append(r.bad, fmt.Sprintf("capacity %s %q", k, n.Status.Capacity[k]))
-		}
-		if enflameShare(k, n.Status.Capacity) {
-			r.gcuShares = max(r.gcuShares, q)
-			continue
-		}
-		if q > 0 && r.vendor == "" {
-			r.vendor = v
-		}
-		r.capacity += q
-		if q > r.resourceQty {
-			r.resource, r.resourceQty = k, q
-		}
-		switch {
-		case k == resNVIDIAShared:
-			r.shared = q
-		case strings.HasPrefix(k, resNVIDIAMIG):
-			if q > 0 {
-				if r.migCapacity == nil {
-					r.migCapacity = map[string]int{}
-				}
-				r.migCapacity[strings.TrimPrefix(k, resNVIDIAMIG)] = q
-			}
-		case amdPartitionResource(k) != "":
-			if q > 0 {
-				if r.partitions == nil {
-					r.partitions = map[string]int{}
-				}
-				r.partitions[amdPartitionResource(k)] = q
-			}
-		case vendorShareOf(k):
-			if q > 0 {
-				if r.shares == nil {
-					r.shares = map[string]int{}
-				}
-				r.shares[k] = q
-			}
-		default:
-			r.whole += q
-		}
+		r.addCapacity(k, v, n.Status.Capacity)
 	}
 	if r.vendor == "" {
 		r.readCores(n.Status.Capacity, keys)
 	}
 	if n.Status.Allocatable != nil {
-		r.allocatable = 0
-		for _, k := range slices.Sorted(maps.Keys(n.Status.Allocatable)) {
-			if deviceVendor(k, nonAccel) != "" && gpuShareOf(k) == nil && !neuronAlias(k, n.Status.Allocatable) {
-				q, ok := quantity(n.Status.Allocatable[k])
-				if !ok {
-					r.bad = append(r.bad, fmt.Sprintf("allocatable %s %q", k, n.Status.Allocatable[k]))
-				}
-				if enflameShare(k, n.Status.Allocatable) {
-					r.gcuSharesAlloc = max(r.gcuSharesAlloc, q)
-					continue
-				}
-				r.allocatable += q
-			}
-		}
-		if r.gcuSharesAlloc >= 0 {
-			// Pods get the GCUs' shares, not the cards gcu-count counts.
-			if q, ok := quantity(n.Status.Allocatable[resEnflameCount]); ok {
-				r.allocatable += r.gcuSharesAlloc - q
-			}
-		}
+		r.readAllocatable(n.Status.Allocatable, nonAccel)
 	}
 	if share != nil {
 		r.readGPUShare(share, n.Status.Capacity, n.Status.Allocatable)
 	}
 	return r
+}
+
+// addCapacity counts one device resource k of vendor v: as the node's
+// largest, and by what it offers (whole devices, time-sliced replicas,
+// MIG slices, AMD partitions, a vendor's shares, Enflame's GCU shares).
+func (r *resources) addCapacity(k, v string, capacity map[string]string) {
+	q, ok := quantity(capacity[k])
+	if !ok {
+		r.bad = append(r.bad, fmt.Sprintf("capacity %s %q", k, capacity[k]))
+	}
+	if enflameShare(k, capacity) {
+		r.gcuShares = max(r.gcuShares, q)
+		return
+	}
+	if q > 0 && r.vendor == "" {
+		r.vendor = v
+	}
+	r.capacity += q
+	if q > r.resourceQty {
+		r.resource, r.resourceQty = k, q
+	}
+	count := func(m *map[string]int, key string) {
+		if q > 0 {
+			if *m == nil {
+				*m = map[string]int{}
+			}
+			(*m)[key] = q
+		}
+	}
+	switch {
+	case k == resNVIDIAShared:
+		r.shared = q
+	case strings.HasPrefix(k, resNVIDIAMIG):
+		count(&r.migCapacity, strings.TrimPrefix(k, resNVIDIAMIG))
+	case amdPartitionResource(k) != "":
+		count(&r.partitions, amdPartitionResource(k))
+	case vendorShareOf(k):
+		count(&r.shares, k)
+	default:
+		r.whole += q
+	}
+}
+
+// readAllocatable counts the devices pods may get: the allocatable
+// device resources, Enflame's GCU shares in place of the cards gcu-count
+// counts.
+func (r *resources) readAllocatable(alloc map[string]string, nonAccel func(string) bool) {
+	r.allocatable = 0
+	for _, k := range slices.Sorted(maps.Keys(alloc)) {
+		if deviceVendor(k, nonAccel) == "" || gpuShareOf(k) != nil || neuronAlias(k, alloc) {
+			continue
+		}
+		q, ok := quantity(alloc[k])
+		if !ok {
+			r.bad = append(r.bad, fmt.Sprintf("allocatable %s %q", k, alloc[k]))
+		}
+		if enflameShare(k, alloc) {
+			r.gcuSharesAlloc = max(r.gcuSharesAlloc, q)
+			continue
+		}
+		r.allocatable += q
+	}
+	if r.gcuSharesAlloc >= 0 {
+		// Pods get the GCUs' shares, not the cards gcu-count counts.
+		if q, ok := quantity(alloc[resEnflameCount]); ok {
+			r.allocatable += r.gcuSharesAlloc - q
+		}
+	}
 }
 
 // vendorShareOf reports whether a resource offers shares or partitions
