@@ -43,9 +43,9 @@ violation contains {"msg": msg} if {
 # A container's claim must be one the pod declares: the API server
 # refuses another, and the policy does not account for it either.
 violation contains {"msg": msg} if {
-	declared := {rc.name | some rc in object.get(accelc.spec, "resourceClaims", [])}
-	some c in accelc.all_containers
+	some c in accelc.resourced_containers
 	some r in object.get(c, ["resources", "claims"], [])
+	declared := {rc.name | some rc in object.get(accelc.spec, "resourceClaims", [])}
 	not r.name in declared
 	msg := sprintf("container %v uses DRA claim %q, which spec.resourceClaims does not declare: declare it there (from the profile's ResourceClaimTemplate) or drop it", [c.name, object.get(r, "name", "")])
 }

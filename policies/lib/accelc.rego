@@ -460,6 +460,15 @@ all_containers := array.concat(
 	object.get(spec, "ephemeralContainers", []),
 )
 
+# The containers with something to judge, each list made once per review:
+# a rule over containers reads one of these fields, and most containers
+# have none of them, so it looks at only those that do.
+resourced_containers := [c | some c in all_containers; c.resources]
+
+env_containers := [c | some c in all_containers; c.env]
+
+secured_containers := [c | some c in all_containers; c.securityContext]
+
 # Parameters live in OPA's store: look them up by path, never hand a
 # whole parameter map to a builtin (that copies it on every review).
 # Every base prefix has a "/" (a test keeps it so): a name without one
@@ -477,7 +486,7 @@ is_accelerator(name) if {
 
 # Accelerator resources the pod asks for, in requests or limits.
 accelerator_resources contains name if {
-	some c in all_containers
+	some c in resourced_containers
 	some section in ["requests", "limits"]
 	some name, _ in object.get(c, ["resources", section], {})
 	is_accelerator(name)
@@ -489,7 +498,7 @@ requests_accelerators if count(accelerator_resources) > 0
 holds_claims if count(object.get(spec, "resourceClaims", [])) > 0
 
 holds_claims if {
-	some c in all_containers
+	some c in resourced_containers
 	count(object.get(c, ["resources", "claims"], [])) > 0
 }
 
@@ -566,7 +575,7 @@ device_host_path(p) if {
 # toolkit ignoring visibility variables of unprivileged containers)
 # covers what admission cannot see: envFrom and the image's own ENV.
 device_access contains sprintf("container %v sets %v=%v", [c.name, e.name, e.value]) if {
-	some c in all_containers
+	some c in env_containers
 	some e in object.get(c, "env", [])
 	e.name in visibility_env
 	not e.valueFrom
@@ -574,14 +583,14 @@ device_access contains sprintf("container %v sets %v=%v", [c.name, e.name, e.val
 }
 
 device_access contains sprintf("container %v takes %v from valueFrom", [c.name, e.name]) if {
-	some c in all_containers
+	some c in env_containers
 	some e in object.get(c, "env", [])
 	e.name in visibility_env
 	e.valueFrom
 }
 
 device_access contains sprintf("container %v is privileged (it sees every device of its node)", [c.name]) if {
-	some c in all_containers
+	some c in secured_containers
 	object.get(c, ["securityContext", "privileged"], false) == true
 }
 
@@ -620,13 +629,13 @@ baseline_capabilities := {
 capability_name(c) := trim_prefix(upper(c), "CAP_")
 
 device_access contains sprintf("container %v adds capability %v (Pod Security baseline allows %v)", [c.name, cap, concat(", ", sort(baseline_capabilities))]) if {
-	some c in all_containers
+	some c in secured_containers
 	some cap in object.get(c, ["securityContext", "capabilities", "add"], [])
 	not capability_name(cap) in baseline_capabilities
 }
 
 device_access contains sprintf("container %v unmasks /proc (procMount %v)", [c.name, c.securityContext.procMount]) if {
-	some c in all_containers
+	some c in secured_containers
 	object.get(c, ["securityContext", "procMount"], "Default") != "Default"
 }
 
@@ -651,10 +660,11 @@ amount(c, name) := to_number(c.resources.limits[name]) if {
 # init container does not hold its devices during it).
 sidecar(c) if object.get(c, "restartPolicy", "") == "Always"
 
+# (A container without resources holds none: it is not looked at.)
 pod_amount(name) := max([
-	sum([amount(c, name) | some c in object.get(spec, "containers", [])]),
-	max(array.concat([0], [amount(c, name) | some c in object.get(spec, "initContainers", []); not sidecar(c)])),
-]) + sum([amount(c, name) | some c in object.get(spec, "initContainers", []); sidecar(c)])
+	sum([amount(c, name) | some c in object.get(spec, "containers", []); c.resources]),
+	max(array.concat([0], [amount(c, name) | some c in object.get(spec, "initContainers", []); c.resources; not sidecar(c)])),
+]) + sum([amount(c, name) | some c in object.get(spec, "initContainers", []); c.resources; sidecar(c)])
 
 labels := object.get(pod, ["metadata", "labels"], {})
 
