@@ -36,8 +36,16 @@ violation contains {"msg": msg} if {
 
 queue_label := "kueue.x-k8s.io/queue-name"
 
-violation contains {"msg": msg} if {
+# The queue rules, entered only where Kueue shares out the pod's
+# accelerators (kueue_accounts, below): OPA pays for every rule body it
+# enters, and most pods' profiles and teams name no queue.
+violation contains v if {
+	kueue_accounts
 	accelc.through_profile
+	some v in queue_violation
+}
+
+queue_violation contains {"msg": msg} if {
 	not accelc.profile_queue
 	queue := accelc.entitlement.spec.queue
 	queue != ""
@@ -49,8 +57,7 @@ violation contains {"msg": msg} if {
 
 # A profile that schedules through Kueue names its LocalQueue, which
 # every namespace of every team that may use it has.
-violation contains {"msg": msg} if {
-	accelc.through_profile
+queue_violation contains {"msg": msg} if {
 	not accelc.generic_use
 	queue := accelc.profile_queue
 	object.get(accelc.labels, queue_label, "") != queue
@@ -61,8 +68,22 @@ violation contains {"msg": msg} if {
 
 profile_priority := accelc.hwp.metadata.annotations[accelc.priority_class_key]
 
-violation contains {"msg": msg} if {
+# The priority rules, entered only where the profile or the team says
+# something of priority or the pod names a class (each rule needs one of
+# them).
+priority_judged if profile_priority
+
+priority_judged if tier
+
+priority_judged if accelc.spec.priorityClassName
+
+violation contains v if {
+	priority_judged
 	accelc.through_profile
+	some v in priority_violation
+}
+
+priority_violation contains {"msg": msg} if {
 	want := profile_priority
 	got := object.get(accelc.spec, "priorityClassName", "")
 	got != want
@@ -78,8 +99,7 @@ tier := accelc.entitlement.spec.priority
 pod_class := accelc.spec.priorityClassName if accelc.spec.priorityClassName
 else := "(none named: the cluster's global default)"
 
-violation contains {"msg": msg} if {
-	accelc.through_profile
+priority_violation contains {"msg": msg} if {
 	not profile_priority
 	tier
 	accelc.pod_priority > tier.value
@@ -88,8 +108,7 @@ violation contains {"msg": msg} if {
 	])
 }
 
-violation contains {"msg": msg} if {
-	accelc.through_profile
+priority_violation contains {"msg": msg} if {
 	cls := accelc.spec.priorityClassName
 	not accelc.pod_priority
 	msg := sprintf("priority class %v is not synced to Gatekeeper, so its tier cannot be checked: use one of the cluster's priority classes", [cls])
@@ -102,8 +121,7 @@ violation contains {"msg": msg} if {
 # name and value, so the synced PriorityClass says what it is worth.
 workload_priority_label := "kueue.x-k8s.io/priority-class"
 
-violation contains {"msg": msg} if {
-	accelc.through_profile
+priority_violation contains {"msg": msg} if {
 	want := profile_priority
 	got := accelc.labels[workload_priority_label]
 	got != want
@@ -112,8 +130,7 @@ violation contains {"msg": msg} if {
 	])
 }
 
-violation contains {"msg": msg} if {
-	accelc.through_profile
+priority_violation contains {"msg": msg} if {
 	not profile_priority
 	tier
 	got := accelc.labels[workload_priority_label]
@@ -123,8 +140,7 @@ violation contains {"msg": msg} if {
 	])
 }
 
-violation contains {"msg": msg} if {
-	accelc.through_profile
+priority_violation contains {"msg": msg} if {
 	not profile_priority
 	tier
 	got := accelc.labels[workload_priority_label]
