@@ -484,12 +484,26 @@ is_accelerator(name) if {
 	startswith(name, prefix)
 }
 
-# Accelerator resources the pod asks for, in requests or limits.
-accelerator_resources contains name if {
+# The resources the pod asks for, in requests or limits.
+resource_names contains name if {
 	some c in resourced_containers
 	some section in ["requests", "limits"]
 	some name, _ in object.get(c, ["resources", section], {})
-	is_accelerator(name)
+}
+
+# Accelerator resources the pod asks for: is_accelerator, written out (a
+# function call is a rule body OPA enters, once a name).
+accelerator_resources contains name if {
+	some name in resource_names
+	contains(name, "/")
+	some prefix in base_prefixes
+	startswith(name, prefix)
+}
+
+accelerator_resources contains name if {
+	some name in resource_names
+	some prefix in input.parameters.extraResourcePrefixes
+	startswith(name, prefix)
 }
 
 requests_accelerators if count(accelerator_resources) > 0
@@ -672,7 +686,7 @@ labels := object.get(pod, ["metadata", "labels"], {})
 # <prefix>/profile label, which accelc's mutations key on (Gatekeeper
 # mutations can select by label, not by annotation) and which they turn
 # into the annotation.
-profile_label := key("profile")
+profile_label := concat("/", [input.parameters.labelPrefix, "profile"])
 
 profile_name := n if {
 	n := annotations[profile_annotation]
@@ -704,25 +718,27 @@ hwp := profiles[profile_name]
 
 key(name) := concat("/", [input.parameters.labelPrefix, name])
 
-# The keys the rules read on every pod, each worked out once per review.
-type_key := key("type")
+# The keys the rules read on every pod, each worked out once per review
+# (written out rather than through key: a function call is a rule body
+# OPA enters).
+type_key := concat("/", [input.parameters.labelPrefix, "type"])
 
-types_key := key("types")
+types_key := concat("/", [input.parameters.labelPrefix, "types"])
 
-pools_key := key("pools")
+pools_key := concat("/", [input.parameters.labelPrefix, "pools"])
 
-pool_key := key("pool")
+pool_key := concat("/", [input.parameters.labelPrefix, "pool"])
 
-team_key := key("team")
+team_key := concat("/", [input.parameters.labelPrefix, "team"])
 
-priority_class_key := key("priority-class")
+priority_class_key := concat("/", [input.parameters.labelPrefix, "priority-class"])
 
 profile_enabled if object.get(hwp, ["metadata", "annotations", "opendatahub.io/disabled"], "false") != "true"
 
 # A retired profile (dashboard-disabled too) names the profile that
 # replaces it, "" for none: its new pods are refused, its running ones
 # finish (an UPDATE reports only what it adds).
-retired_for := hwp.metadata.annotations[key("retired-for")]
+retired_for := hwp.metadata.annotations[concat("/", [input.parameters.labelPrefix, "retired-for"])]
 
 # The profile's accelerator types in preference order; empty for a
 # generic profile.
