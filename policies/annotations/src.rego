@@ -64,8 +64,9 @@ source(k) := sprintf("node %v's %v label gives", [recording_node, type_key]) if 
 # when they are judged (the mutation adds them after), and then neither
 # rule below works out what they should be.
 carried contains k if {
+	a := accelc.annotations
 	some k in [type_key, accelc.types_key, accelc.team_key]
-	accelc.annotations[k] = _
+	a[k] = _
 }
 
 violation contains {"msg": msg} if {

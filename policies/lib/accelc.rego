@@ -470,19 +470,12 @@ env_containers := [c | some c in all_containers; c.env]
 secured_containers := [c | some c in all_containers; c.securityContext]
 
 # Parameters live in OPA's store: look them up by path, never hand a
-# whole parameter map to a builtin (that copies it on every review).
-# Every base prefix has a "/" (a test keeps it so): a name without one
-# (cpu, memory, …) skips the list.
-is_accelerator(name) if {
-	contains(name, "/")
-	some prefix in base_prefixes
-	startswith(name, prefix)
-}
+# whole parameter map to a builtin (that copies it on every review); the
+# prefixes are a short list, matched in one builtin call rather than a
+# rule body a prefix. Every base prefix has a "/" (a test keeps it so).
+is_accelerator(name) if strings.any_prefix_match(name, base_prefixes)
 
-is_accelerator(name) if {
-	some prefix in input.parameters.extraResourcePrefixes
-	startswith(name, prefix)
-}
+is_accelerator(name) if strings.any_prefix_match(name, input.parameters.extraResourcePrefixes)
 
 # The resources the pod asks for, in requests or limits.
 resource_names contains name if {
@@ -495,15 +488,12 @@ resource_names contains name if {
 # function call is a rule body OPA enters, once a name).
 accelerator_resources contains name if {
 	some name in resource_names
-	contains(name, "/")
-	some prefix in base_prefixes
-	startswith(name, prefix)
+	strings.any_prefix_match(name, base_prefixes)
 }
 
 accelerator_resources contains name if {
 	some name in resource_names
-	some prefix in input.parameters.extraResourcePrefixes
-	startswith(name, prefix)
+	strings.any_prefix_match(name, input.parameters.extraResourcePrefixes)
 }
 
 requests_accelerators if count(accelerator_resources) > 0
@@ -654,8 +644,9 @@ device_access contains sprintf("container %v unmasks /proc (procMount %v)", [c.n
 }
 
 device_access contains sprintf("the pod shares the node's %v namespace (spec.%v)", [what, field]) if {
+	s := spec
 	some field, what in {"hostPID": "PID", "hostIPC": "IPC", "hostNetwork": "network"}
-	object.get(spec, field, false) == true
+	object.get(s, field, false) == true
 }
 
 # Devices a container gets: the limit, else the request (for extended
