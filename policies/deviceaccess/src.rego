@@ -125,7 +125,7 @@ violation contains {"msg": msg} if {
 }
 
 violation contains {"msg": msg} if {
-	no_profile
+	not accelc.through_profile
 	not accelc.generic_namespace
 	some what in accelc.targets_accelerators
 	msg := sprintf("%v aims the pod at accelerator nodes, and %v: drop it, or name a profile with annotation %v", [what, why_no_profile, accelc.profile_annotation])

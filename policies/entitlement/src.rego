@@ -165,7 +165,9 @@ checked_violation contains {"msg": msg} if {
 
 checked_violation contains {"msg": msg} if {
 	some t in accelc.profile_types
-	not t in accelc.entitled_types
+	# (The list itself, not entitled_types: no set is made for a pod
+	# whose types are all the team's.)
+	not t in accelc.entitlement.spec.acceleratorTypes
 	msg := sprintf("team %v may not use %v (hardware profile %q): it may use %v; pick another profile or ask for the type in the team's CUE", [
 		accelc.team, t, accelc.profile_name, concat(", ", sort(accelc.entitled_types)),
 	])

@@ -456,9 +456,9 @@ annotations := object.get(written, ["metadata", "annotations"], {})
 # All containers, init and ephemeral ones included: any of them can hold a
 # device.
 all_containers := array.concat(
-	array.concat(object.get(spec, "containers", []), object.get(spec, "initContainers", [])),
-	object.get(spec, "ephemeralContainers", []),
-)
+	array.concat(object.get(s, "containers", []), object.get(s, "initContainers", [])),
+	object.get(s, "ephemeralContainers", []),
+) if s := spec
 
 # The containers with something to judge, each list made once per review:
 # a rule over containers reads one of these fields, and most containers
@@ -667,9 +667,12 @@ sidecar(c) if object.get(c, "restartPolicy", "") == "Always"
 
 # (A container without resources holds none: it is not looked at.)
 pod_amount(name) := max([
-	sum([amount(c, name) | some c in object.get(spec, "containers", []); c.resources]),
-	max(array.concat([0], [amount(c, name) | some c in object.get(spec, "initContainers", []); c.resources; not sidecar(c)])),
-]) + sum([amount(c, name) | some c in object.get(spec, "initContainers", []); c.resources; sidecar(c)])
+	sum([amount(c, name) | some c in object.get(s, "containers", []); c.resources]),
+	max(array.concat([0], [amount(c, name) | some c in inits; c.resources; not sidecar(c)])),
+]) + sum([amount(c, name) | some c in inits; c.resources; sidecar(c)]) if {
+	s := spec
+	inits := object.get(s, "initContainers", [])
+}
 
 labels := object.get(pod, ["metadata", "labels"], {})
 
