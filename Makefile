@@ -86,6 +86,7 @@ test: lint control-plane registry ## Vet, check formatting and go.mod, run every
 	$(MAKE) --no-print-directory policy-check
 	$(MAKE) --no-print-directory upstream-check
 	$(MAKE) --no-print-directory karpenter-check
+	$(MAKE) --no-print-directory escape-ablation
 	$(MAKE) --no-print-directory bench-once
 
 .PHONY: upstream-check
@@ -199,6 +200,10 @@ bench-live: control-plane ## Live inventory, accelc serve and accelc audit --liv
 	ACCELC_BENCH_LIVE=1 $(GO) test ./pkg/serve -run '^$$' -bench 'ServeLive$$|ServeNodeView$$' -benchtime 1x -timeout 30m
 	ACCELC_BENCH_LIVE=1 $(GO) test ./pkg/workloads -run '^$$' -bench ReadLive -benchmem -benchtime 3x -timeout 30m
 	ACCELC_BENCH_LIVE=1 $(GO) test ./pkg/audit -run '^$$' -bench AuditLive -benchtime 1x -timeout 30m
+
+.PHONY: escape-ablation
+escape-ablation: control-plane ## Each guard rule taken out of the admission template in turn: the escape check must then find escapes (pkg/policytest/engine TestGuardsAreNeeded)
+	$(GO) test ./pkg/policytest/engine -run '^TestGuardsAreNeeded$$' -count=1 -timeout 30m -escape.ablate
 
 .PHONY: fuzz
 fuzz: control-plane ## Fuzz each parser, the artifact reader and the URL sanitiser briefly (FUZZTIME=10s each); the escape check with ESCAPE_PODS (100,000) pods per example

@@ -289,8 +289,9 @@ func (a *attacks) cdiAnnotations(t *testing.T) {
 // nodePaths, finding 4: in the generic GPU namespace (GPUs without a
 // profile, as before accelc), what reaches every device of a node:
 // CAP_SYS_ADMIN, hostPID with SYS_PTRACE, the container runtime's socket
-// under /run. Pod Security admission refuses first where accelc renders
-// the namespace's level.
+// under /run, the container toolkit's install mounted writable. Pod
+// Security admission refuses first where accelc renders the namespace's
+// level.
 func (a *attacks) nodePaths(t *testing.T) {
 	oneGPU := corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("1")}
 	gpuTol := []corev1.Toleration{{Key: "nvidia.com/gpu", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}}
@@ -303,6 +304,12 @@ func (a *attacks) nodePaths(t *testing.T) {
 	const sock = "/run/containerd/containerd.sock"
 	socket.Spec.Volumes = []corev1.Volume{{Name: "runtime", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: sock}}}}
 	socket.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "runtime", MountPath: sock}}
+	// The GPU Operator's install of the NVIDIA container toolkit: its
+	// configuration decides which devices every later container gets.
+	toolkit := a.pod("toolkit-writable", attackGenericNS, oneGPU)
+	const toolkitDir = "/usr/local/nvidia/toolkit"
+	toolkit.Spec.Volumes = []corev1.Volume{{Name: "toolkit", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: toolkitDir}}}}
+	toolkit.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "toolkit", MountPath: "/toolkit"}}
 	for _, x := range []struct {
 		what string
 		pod  *corev1.Pod
@@ -310,6 +317,7 @@ func (a *attacks) nodePaths(t *testing.T) {
 		{"a GPU pod with capability CAP_SYS_ADMIN", sysAdmin},
 		{"a GPU pod with hostPID and capability SYS_PTRACE", ptrace},
 		{"a GPU pod with hostPath " + sock, socket},
+		{"a GPU pod writing hostPath " + toolkitDir, toolkit},
 	} {
 		x.pod.Spec.Tolerations = gpuTol
 		a.createPod(t, x.what+" in generic GPU namespace "+attackGenericNS, x.pod, regexp.MustCompile(`deviceaccess: `), podSecurity)
@@ -320,7 +328,7 @@ func (a *attacks) nodePaths(t *testing.T) {
 		bare.Namespace = "default"
 		bare.Spec.Containers[0].Resources = corev1.ResourceRequirements{}
 		a.createPodAs(t, a.st.s.client, strings.Replace(x.what, "a GPU pod", "a CPU pod", 1)+" in namespace default, which sets no Pod Security level", bare,
-			regexp.MustCompile(`deviceaccess: .*(adds capability|shares the node's PID namespace|mounts host path /run)`))
+			regexp.MustCompile(`deviceaccess: .*(adds capability|shares the node's PID namespace|mounts host path /run|mounts host path /usr/local/nvidia/toolkit writable)`))
 	}
 }
 

@@ -11,17 +11,6 @@ import (
 	"github.com/accelc/accelc/pkg/estimate"
 )
 
-// estimateReport is estimate's -o json/yaml document.
-type estimateReport struct {
-	Params         float64             `json:"params"`
-	Tokens         float64             `json:"tokens"`
-	Precision      string              `json:"precision"`
-	GPUs           int                 `json:"gpus"`
-	MFU            float64             `json:"mfu"`
-	MemoryPerGPUGB float64             `json:"memoryPerGPUGB"`
-	Estimates      []estimate.Estimate `json:"estimates"`
-}
-
 func newEstimateCmd(stdout, stderr io.Writer) *cobra.Command {
 	var (
 		inv            inventoryFlags
@@ -54,10 +43,7 @@ cost. A type with no throughput figure gets "no estimate", never a guess.`,
 			}
 			es := estimate.Train(doc, t)
 			if output.Value() != cli.FormatText {
-				return cli.WriteReport(stdout, output.Value(), estimateReport{
-					Params: t.Params, Tokens: t.Tokens, Precision: t.Precision, GPUs: t.GPUs, MFU: mfuOf(t),
-					MemoryPerGPUGB: t.MemoryPerGPUGB(), Estimates: es,
-				})
+				return cli.WriteReport(stdout, output.Value(), estimate.ReportOf(t, es))
 			}
 			writeEstimates(stdout, params, tokens, t, es)
 			return nil
@@ -102,7 +88,7 @@ func parseTraining(t *estimate.Training, params, tokens string) error {
 // basis of each type's figure.
 func writeEstimates(w io.Writer, params, tokens string, t estimate.Training, es []estimate.Estimate) {
 	fmt.Fprintf(w, "Training %s parameters on %s tokens (%s, %s, MFU %.2f unless measured):\n\n",
-		params, tokens, t.Precision, words.Plural(t.GPUs, "GPU"), mfuOf(t))
+		params, tokens, t.Precision, words.Plural(t.GPUs, "GPU"), t.MFUUsed())
 	for i, e := range es {
 		mark := "✓"
 		if e.Hours == nil || !e.Fits {
@@ -126,11 +112,4 @@ func writeEstimates(w io.Writer, params, tokens string, t estimate.Training, es 
 			fmt.Fprintf(w, "  %s: %s\n", name, e.Basis)
 		}
 	}
-}
-
-func mfuOf(t estimate.Training) float64 {
-	if t.MFU <= 0 {
-		return estimate.DefaultMFU
-	}
-	return t.MFU
 }

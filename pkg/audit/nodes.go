@@ -63,6 +63,12 @@ type EvictedPod struct {
 	Namespace string         `json:"namespace"`
 	Name      string         `json:"name"`
 	Devices   map[string]int `json:"devices,omitempty"`
+	// Claims are the pod's Dynamic Resource Allocation claims (as its
+	// spec.resourceClaims names them): a pod may hold the node's devices
+	// through them and ask for no device resource at all. The audit does
+	// not read the claims' allocations, so a pod whose claims hold other
+	// devices (a NIC) is listed too: it errs towards stopping a commit.
+	Claims []string `json:"claims,omitempty"`
 	// Reason says who evicts it: the MIG manager before it repartitions
 	// the node's GPUs, the device plugin's restart under its new sharing,
 	// or a NoExecute taint the pod does not tolerate.
@@ -128,19 +134,20 @@ func (a *auditor) nodeChanges() []NodeChange {
 		}
 		c.AlreadyCut = pool.Sharing == compile.ShareMIG && a.alreadyCut(n, pool)
 		for _, pod := range running[n.Name] {
-			held := podDevices(pod, a.accelerators)
+			held, claims := podDevices(pod, a.accelerators), podClaims(pod)
+			holds := len(held) > 0 || len(claims) > 0
 			reason := ""
 			switch {
-			case selectorChanges && len(held) > 0 && pool.Sharing == compile.ShareMIG && !c.AlreadyCut:
+			case selectorChanges && holds && pool.Sharing == compile.ShareMIG && !c.AlreadyCut:
 				reason = EvictRepartition
-			case selectorChanges && len(held) > 0:
+			case selectorChanges && holds:
 				reason = EvictSharing
 			case noExecute != nil && !toleratesTaint(pod, *noExecute):
 				reason = EvictTaint
 			default:
 				continue
 			}
-			c.Evicted = append(c.Evicted, EvictedPod{Namespace: pod.GetNamespace(), Name: pod.GetName(), Devices: held, Reason: reason})
+			c.Evicted = append(c.Evicted, EvictedPod{Namespace: pod.GetNamespace(), Name: pod.GetName(), Devices: held, Claims: claims, Reason: reason})
 		}
 		slices.SortFunc(c.Evicted, func(x, y EvictedPod) int {
 			return cmp.Or(cmp.Compare(x.Namespace, y.Namespace), cmp.Compare(x.Name, y.Name))
@@ -193,6 +200,19 @@ func podDevices(pod *unstructured.Unstructured, prefixes []string) map[string]in
 	maps.DeleteFunc(out, func(_ string, n int) bool { return n == 0 })
 	if len(out) == 0 {
 		return nil
+	}
+	return out
+}
+
+// podClaims are the names of a pod's DRA claims (spec.resourceClaims), in
+// its order; nil if it has none.
+func podClaims(pod *unstructured.Unstructured) []string {
+	claims, _, _ := unstructured.NestedSlice(pod.Object, "spec", "resourceClaims")
+	var out []string
+	for _, c := range claims {
+		if name, _ := c.(map[string]any)["name"].(string); name != "" {
+			out = append(out, name)
+		}
 	}
 	return out
 }

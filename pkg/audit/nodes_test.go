@@ -55,8 +55,9 @@ items:
     conditions: [{type: Ready, status: "True"}]
 `
 
-// migRunning: two GPU pods and a CPU pod on a100-1, a finished GPU pod
-// there, and a GPU pod on the L4 node.
+// migRunning: two GPU pods, a pod holding its GPU through a DRA claim and
+// a CPU pod on a100-1, a finished GPU pod there, and a GPU pod on the L4
+// node.
 const migRunning = `apiVersion: v1
 kind: List
 items:
@@ -65,6 +66,7 @@ items:
 - {apiVersion: v1, kind: Pod, metadata: {name: exporter, namespace: ml}, spec: {nodeName: a100-1, containers: [{name: c, image: x}]}, status: {phase: Running}}
 - {apiVersion: v1, kind: Pod, metadata: {name: done, namespace: ml}, spec: {nodeName: a100-1, containers: [{name: c, image: x, resources: {limits: {nvidia.com/gpu: "1"}}}]}, status: {phase: Succeeded}}
 - {apiVersion: v1, kind: Pod, metadata: {name: serve, namespace: ml}, spec: {nodeName: l4-1, containers: [{name: c, image: x, resources: {limits: {nvidia.com/gpu: "1"}}}]}, status: {phase: Running}}
+- {apiVersion: v1, kind: Pod, metadata: {name: claimed, namespace: ml}, spec: {nodeName: a100-1, resourceClaims: [{name: gpu, resourceClaimTemplateName: a100}], containers: [{name: c, image: x, resources: {claims: [{name: gpu}]}}]}, status: {phase: Running}}
 `
 
 // auditMIG audits migRunning on migNodes with the MIG config at stage,
@@ -89,9 +91,10 @@ func auditMIG(t *testing.T, stage string) (*audit.Report, render.Tree) {
 
 // TestAuditNodes: with the MIG config held back at dryrun, the tree puts
 // no MIG config label on a100-1, and the audit names the node, its label
-// from all-disabled to a100-3g, its pool label and taint, and the two
-// running pods holding its GPUs, which the MIG manager would evict; not
-// the CPU pod, the finished one, nor the L4 node's.
+// from all-disabled to a100-3g, its pool label and taint, and the three
+// running pods holding its GPUs (one through a DRA claim), which the MIG
+// manager would evict; not the CPU pod, the finished one, nor the L4
+// node's.
 func TestAuditNodes(t *testing.T) {
 	for _, stage := range []string{"dryrun", "warn"} {
 		r, tree := auditMIG(t, stage)
@@ -109,12 +112,13 @@ func TestAuditNodes(t *testing.T) {
 			{Kind: "taint", Key: "accelerator.opendatahub.io/pool", To: "accelerator.opendatahub.io/pool=a100-3g:NoSchedule"},
 		}, c.Changes)
 		assert.Equal(t, []audit.EvictedPod{
+			{Namespace: "ml", Name: "claimed", Claims: []string{"gpu"}, Reason: audit.EvictRepartition},
 			{Namespace: "ml", Name: "notebook", Devices: map[string]int{"nvidia.com/gpu": 1}, Reason: audit.EvictRepartition},
 			{Namespace: "ml", Name: "train-0", Devices: map[string]int{"nvidia.com/gpu": 4}, Reason: audit.EvictRepartition},
 		}, c.Evicted)
 		assert.Equal(t, 1, r.Totals.Withheld)
 		assert.Equal(t, 0, r.Totals.Reconfigured)
-		assert.Equal(t, 2, r.Totals.Evicted)
+		assert.Equal(t, 3, r.Totals.Evicted)
 		assert.Zero(t, r.EvictsNow(), "withheld: nothing is evicted when the commit lands")
 		assert.False(t, r.Failed(compile.Deny), "a withheld change fails no --fail-on")
 	}
@@ -126,9 +130,9 @@ func TestAuditNodes(t *testing.T) {
 	require.Len(t, r.Nodes, 1)
 	assert.True(t, r.Nodes[0].Applied)
 	assert.Equal(t, 1, r.Totals.Reconfigured)
-	assert.Len(t, r.Nodes[0].Evicted, 2)
+	assert.Len(t, r.Nodes[0].Evicted, 3)
 	// Any --fail-on stops the commit that would evict them.
-	assert.Equal(t, 2, r.EvictsNow())
+	assert.Equal(t, 3, r.EvictsNow())
 	for _, stage := range []string{compile.Deny, compile.Warn, compile.DryRun} {
 		assert.True(t, r.Failed(stage), stage)
 	}

@@ -164,9 +164,16 @@ func (r *Report) writeNodes(b *strings.Builder) {
 		}
 		fmt.Fprintf(b, "    would evict %s:\n", count(len(c.Evicted), "pod"))
 		for _, p := range c.Evicted {
-			held := ""
+			var what []string
 			if len(p.Devices) > 0 {
-				held = " (" + devicesText(p.Devices) + ")"
+				what = append(what, devicesText(p.Devices))
+			}
+			if len(p.Claims) > 0 {
+				what = append(what, "DRA claim "+strings.Join(p.Claims, ", "))
+			}
+			held := ""
+			if len(what) > 0 {
+				held = " (" + strings.Join(what, "; ") + ")"
 			}
 			fmt.Fprintf(b, "    - Pod %s/%s%s: %s\n", p.Namespace, p.Name, held, evictions[p.Reason])
 		}

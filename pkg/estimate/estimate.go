@@ -105,7 +105,8 @@ type Training struct {
 
 func (t Training) gpus() int { return max(t.GPUs, 1) }
 
-func (t Training) mfu() float64 {
+// MFUUsed is the MFU the estimate uses: MFU, or DefaultMFU when unset.
+func (t Training) MFUUsed() float64 {
 	if t.MFU <= 0 {
 		return DefaultMFU
 	}
@@ -119,6 +120,27 @@ func (t Training) FLOPs() float64 { return 6 * t.Params * t.Tokens }
 // and optimizer state, in GB (10^9 bytes).
 func (t Training) MemoryPerGPUGB() float64 {
 	return BytesPerParam * t.Params / float64(t.gpus()) / 1e9
+}
+
+// Report is one training run's estimates as `accelc estimate -o json`
+// and serve's /api/v1/estimate write them: the run's figures as used
+// (the defaults filled in), then an estimate per profile and type.
+type Report struct {
+	Params         float64    `json:"params"`
+	Tokens         float64    `json:"tokens"`
+	Precision      string     `json:"precision"`
+	GPUs           int        `json:"gpus"`
+	MFU            float64    `json:"mfu"`
+	MemoryPerGPUGB float64    `json:"memoryPerGPUGB"`
+	Estimates      []Estimate `json:"estimates"`
+}
+
+// ReportOf is the report of t's estimates es.
+func ReportOf(t Training, es []Estimate) Report {
+	return Report{
+		Params: t.Params, Tokens: t.Tokens, Precision: t.Precision, GPUs: t.GPUs, MFU: t.MFUUsed(),
+		MemoryPerGPUGB: t.MemoryPerGPUGB(), Estimates: es,
+	}
 }
 
 // Estimate is the answer for one profile and type.
@@ -256,12 +278,12 @@ func trainingHours(ct *catalogdoc.Type, t Training, share float64, device string
 	if peak == 0 {
 		return 0, "", fmt.Sprintf("no estimate: no %s throughput or measured performance for %s (record performance in CUE)", name, ct.DisplayName)
 	}
-	seconds := t.FLOPs() / (g * peak * share * 1e12 * t.mfu())
+	seconds := t.FLOPs() / (g * peak * share * 1e12 * t.MFUUsed())
 	part := ""
 	if device != "" {
 		part = fmt.Sprintf(" × %s of the GPU (%s)", fraction(share), device)
 	}
-	return seconds / 3600, fmt.Sprintf("6 × params × tokens at %s %s TFLOPS%s%s × MFU %.2f", thousands(peak), name, aside, part, t.mfu()), ""
+	return seconds / 3600, fmt.Sprintf("6 × params × tokens at %s %s TFLOPS%s%s × MFU %.2f", thousands(peak), name, aside, part, t.MFUUsed()), ""
 }
 
 // fraction prints a share as the fraction it is: 3/7, 1/3; else 0.43.

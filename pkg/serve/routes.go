@@ -323,8 +323,5 @@ func (s *Server) estimate(w http.ResponseWriter, r *http.Request, v *view) {
 	if es == nil {
 		es = []estimate.Estimate{}
 	}
-	serveFresh(w, r, mustJSON(estimateResponse{
-		Meta: v.meta(), Params: t.Params, Tokens: t.Tokens, Precision: t.Precision, GPUs: t.GPUs, MFU: t.MFU,
-		MemoryPerGPUGB: t.MemoryPerGPUGB(), Estimates: es,
-	}))
+	serveFresh(w, r, mustJSON(estimateResponse{Meta: v.meta(), Report: estimate.ReportOf(t, es)}))
 }

@@ -159,14 +159,8 @@ type recommendResponse struct {
 
 // estimateResponse is accelc estimate -o json's document, with meta.
 type estimateResponse struct {
-	Meta           Meta                `json:"meta"`
-	Params         float64             `json:"params"`
-	Tokens         float64             `json:"tokens"`
-	Precision      string              `json:"precision"`
-	GPUs           int                 `json:"gpus"`
-	MFU            float64             `json:"mfu"`
-	MemoryPerGPUGB float64             `json:"memoryPerGPUGB"`
-	Estimates      []estimate.Estimate `json:"estimates"`
+	Meta Meta `json:"meta"`
+	estimate.Report
 }
 
 // Error is every error response's body.

@@ -603,6 +603,53 @@ device_access contains sprintf("volume %v mounts host path %v", [v.name, v.hostP
 	device_host_path(v.hostPath.path)
 }
 
+# Host paths where the node keeps what it runs: its binaries and
+# libraries (the container runtime, runc, the NVIDIA container runtime
+# and its hook), their configuration (containerd's, CRI-O's, Docker's,
+# the kubelet's, the NVIDIA container toolkit's, which decides which
+# devices each container gets, and whether it heeds a visibility variable
+# from an unprivileged one), the GPU Operator's and GKE's driver and
+# toolkit installs, CNI's plugins, the runtimes' state. Pod Security
+# baseline refuses every host path; where it is not enforced, a path here
+# mounted read-only changes nothing, but one a container may write lets it
+# change what every later container on the node gets, devices included.
+node_system_paths := [
+	["etc", "nvidia-container-runtime"],
+	["etc", "nvidia-container-toolkit"],
+	["etc", "containerd"],
+	["etc", "crio"],
+	["etc", "docker"],
+	["etc", "kubernetes"],
+	["etc", "systemd"],
+	["usr"],
+	["bin"],
+	["sbin"],
+	["lib"],
+	["lib64"],
+	["opt"],
+	["boot"],
+	["root"],
+	["var", "lib"],
+	["home", "kubernetes"],
+]
+
+node_system_path(p) if {
+	segs := path_segments(p)
+	some d in node_system_paths
+	n := min([count(segs), count(d)])
+	array.slice(segs, 0, n) == array.slice(d, 0, n)
+}
+
+device_access contains sprintf("container %v mounts host path %v writable (volume %v), where the node keeps what it runs: a write there changes which devices every container on the node gets; mount it with readOnly: true", [c.name, v.hostPath.path, v.name]) if {
+	some v in object.get(spec, "volumes", [])
+	not device_host_path(v.hostPath.path)
+	node_system_path(v.hostPath.path)
+	some c in all_containers
+	some m in object.get(c, "volumeMounts", [])
+	m.name == v.name
+	object.get(m, "readOnly", false) != true
+}
+
 # Pod annotations the container runtime reads as device requests: the
 # Container Device Interface's (cdi.k8s.io/<name>, and the vendors'
 # <vendor>.cdi.k8s.io/<name>, which containerd and CRI-O hand to the

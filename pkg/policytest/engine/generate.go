@@ -185,10 +185,22 @@ func (e *EscapeCheck) generate(rng *rand.Rand, i int) map[string]any {
 		}
 		spec["resourceClaims"] = []any{claim}
 	}
-	if chance(0.08) {
+	if chance(0.1) {
 		spec["volumes"] = []any{map[string]any{"name": "host", "hostPath": map[string]any{
 			"path": pick([]string{"/dev/nvidia0", "/dev", "//dev/./dri", "/", "/var/run", "/data", "/home", "/data/../dev", "/run/nvidia/driver",
-				"/run/containerd/containerd.sock", "/run/crio/crio.sock", "/run", "/run/docker.sock", "/var/run/containerd/containerd.sock"})}}}
+				"/run/containerd/containerd.sock", "/run/crio/crio.sock", "/run", "/run/docker.sock", "/var/run/containerd/containerd.sock",
+				// What the node runs: the container toolkit's
+				// configuration, the GPU Operator's install, the runtimes'
+				// binaries and state; and data.
+				"/etc/nvidia-container-runtime", "/usr/local/nvidia/toolkit", "/etc/containerd", "/usr/bin", "/opt/cni/bin",
+				"/var/lib/containerd", "/home/kubernetes/bin/nvidia", "/etc/localtime", "/mnt/datasets"})}}}
+		// Mounted, mostly, sometimes read-only, by any of the pod's
+		// containers.
+		if cs := containers(spec); chance(0.8) && len(cs) > 0 {
+			c := cs[rng.IntN(len(cs))]
+			mounts, _ := c["volumeMounts"].([]any)
+			c["volumeMounts"] = append(mounts, map[string]any{"name": "host", "mountPath": "/host", "readOnly": chance(0.4)})
+		}
 	}
 	for _, f := range []string{"hostPID", "hostIPC", "hostNetwork"} {
 		if chance(0.03) {

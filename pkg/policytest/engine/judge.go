@@ -308,6 +308,11 @@ func (e *EscapeCheck) reach(spec, md map[string]any, n simNode, draClaim bool) (
 		if p, ok := mapOf(v["hostPath"])["path"].(string); ok && deviceHostPath(p) {
 			return "host path " + p, true
 		}
+		if p, ok := mapOf(v["hostPath"])["path"].(string); ok && nodeSystemPath(p) {
+			if c := writesVolume(spec, fmt.Sprint(v["name"])); c != "" {
+				return "container " + c + "'s writable host path " + p, true
+			}
+		}
 	}
 	requested := ""
 	for _, c := range containers(spec) {
@@ -395,6 +400,45 @@ func deviceHostPath(p string) bool {
 		}
 	}
 	return false
+}
+
+// nodeSystemPath reports whether a host path holds what the node runs or
+// lies above it: binaries and libraries (the runtimes, the NVIDIA
+// container runtime and hook), their configuration (the container
+// toolkit's decides which devices each container gets), the GPU
+// Operator's and GKE's driver and toolkit installs, CNI's plugins, the
+// runtimes' state. Written, it changes what every later container on the
+// node gets.
+func nodeSystemPath(p string) bool {
+	var segs []string
+	for _, s := range strings.Split(p, "/") {
+		if s != "" && s != "." {
+			segs = append(segs, s)
+		}
+	}
+	for _, d := range [][]string{
+		{"etc", "nvidia-container-runtime"}, {"etc", "nvidia-container-toolkit"}, {"etc", "containerd"}, {"etc", "crio"}, {"etc", "docker"}, {"etc", "kubernetes"}, {"etc", "systemd"},
+		{"usr"}, {"bin"}, {"sbin"}, {"lib"}, {"lib64"}, {"opt"}, {"boot"}, {"root"}, {"var", "lib"}, {"home", "kubernetes"},
+	} {
+		n := min(len(segs), len(d))
+		if slices.Equal(segs[:n], d[:n]) {
+			return true
+		}
+	}
+	return false
+}
+
+// writesVolume is the first container (init and ephemeral ones too) that
+// mounts the volume without readOnly, "" if none does.
+func writesVolume(spec map[string]any, volume string) string {
+	for _, c := range containers(spec) {
+		for _, m := range list(c["volumeMounts"]) {
+			if m["name"] == volume && m["readOnly"] != true {
+				return fmt.Sprint(c["name"])
+			}
+		}
+	}
+	return ""
 }
 
 // feasible reports whether kube-scheduler (or, with spec.nodeName, the
