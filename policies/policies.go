@@ -143,68 +143,66 @@ func AdmissionTemplate() map[string]any {
 	for _, p := range All {
 		pkg := "lib.accelc_" + p.Dir
 		libs = append(libs, strings.Replace(p.Rego(), "package accelc"+p.Dir, "package "+pkg, 1))
-		entry += strings.NewReplacer("POLICY", p.Dir).Replace(entryRules)
 		descriptions = append(descriptions, p.Dir+": "+p.Description)
 		judged = append(judged, strings.NewReplacer("POLICY", p.Dir).Replace(`{["POLICY", v.msg] | some v in accelc_POLICY.violation}`))
 	}
-	entry += strings.Replace(templateRules, "JUDGED", strings.Join(judged, " | "), 1)
+	entry += strings.Replace(entryRules, "JUDGED", strings.Join(judged, " | "), 1)
 	return template(Admission.Name, Admission.Kind, strings.Join(descriptions, "\n"), entry, libs, AdmissionParams())
 }
 
-// entryRules are one policy's rules in the admission entry (POLICY its
-// folder). An UPDATE reports only the violations the object as it was,
-// judged as made now, did not have (old_POLICY: worked out once a review,
-// not once a violation); a workload's pod templates are
-// judged as the pods they make where the update changed them (all of
-// them on CREATE, lists only: Gatekeeper's expansion judges the rest),
-// and where Kueue changed them (its flavour's node selector in a
-// suspended Job's template) only for what the change adds. See
-// update_with_old in the library.
+// entryRules are the admission entry's rules, over every policy's
+// violations as [policy, message] (JUDGED), worked out in one rule: OPA
+// pays for every rule body it enters, so one rule for all the policies
+// costs a review less than a rule for each. An UPDATE reports only the
+// violations the object as it was, judged as made now, did not have
+// (old_judged: worked out once a review, not once a violation); a
+// workload's pod templates are judged as the pods they make where the
+// update changed them (all of them on CREATE, lists only: Gatekeeper's
+// expansion judges the rest), and where Kueue changed them (its
+// flavour's node selector in a suspended Job's template) only for what
+// the change adds. See update_with_old in the library.
+//
+// Each pod template is judged under one with, once per template: OPA
+// forgets what it worked out under a with when the with ends, so a with
+// per policy would work out the library's rules (the pod, its profile,
+// its team) again for each policy.
 const entryRules = `
-violation contains {"msg": concat(": ", ["POLICY", v.msg]), "details": {"policy": "POLICY"}} if {
+judged := JUDGED
+
+violation contains {"msg": concat(": ", [policy, msg]), "details": {"policy": policy}} if {
 	not accelc.expansion_of_update
-	some v in accelc_POLICY.violation
-	not kept_POLICY(v.msg)
+	some [policy, msg] in judged
+	not kept(policy, msg)
 }
 
-kept_POLICY(msg) if {
+kept(policy, msg) if {
 	accelc.update_with_old
-	msg in old_POLICY
+	[policy, msg] in old_judged
 }
 
-old_POLICY := {v.msg | some v in old} if {
-	old := accelc_POLICY.violation with input.review.object as input.review.oldObject with input.review.operation as "CREATE"
+old_judged := old if {
+	old := judged with input.review.object as input.review.oldObject with input.review.operation as "CREATE"
 }
 
-violation contains {"msg": concat(": ", ["POLICY", sprintf("[%v] %v", [where, msg])]), "details": {"policy": "POLICY"}} if {
+violation contains {"msg": concat(": ", [policy, sprintf("[%v] %v", [where, msg])]), "details": {"policy": policy}} if {
 	some where, found in template_violations
-	some ["POLICY", msg] in found
-	not template_kept_POLICY(where, msg)
+	some [policy, msg] in found
+	not template_kept(policy, where, msg)
 }
 
-template_kept_POLICY(where, msg) if {
+template_kept(policy, where, msg) if {
 	accelc.kueue_update
 	old := accelc.template_pods[where] with input.review.object as input.review.oldObject
-	some v in accelc_POLICY.violation with input.review.object as old with input.review.operation as "CREATE" with input.review.fromTemplate as true
-	v.msg == msg
+	[policy, msg] in judged with input.review.object as old with input.review.operation as "CREATE" with input.review.fromTemplate as true
 }
-`
 
-// templateRules judge each pod template the entry judges (JUDGED: every
-// policy's violations as [policy, message]) under one with, once per
-// template: OPA forgets what it worked out under a with when the with
-// ends, so a with per policy would work out the library's rules (the
-// pod, its profile, its team) again for each policy.
-const templateRules = `
 # (A pod holds no template: its review skips template_pods' rules.)
 template_violations[where] := found if {
 	input.review.object.kind != "Pod"
 	some where, pod in accelc.template_pods
 	not accelc.template_kept(where, pod)
-	found := template_judged with input.review.object as pod with input.review.operation as "CREATE" with input.review.fromTemplate as true
+	found := judged with input.review.object as pod with input.review.operation as "CREATE" with input.review.fromTemplate as true
 }
-
-template_judged := JUDGED
 `
 
 // AdmissionParams are the admission constraint's parameters: every

@@ -22,8 +22,22 @@ violation contains {"msg": msg} if {
 # of the pod's claims is made from the profile's ResourceClaimTemplate, or
 # names a ResourceClaim, which is judged as it is now (synced); any other
 # pod may hold none.
-violation contains {"msg": msg} if {
+#
+# The claim rules are entered only for a pod that holds or uses claims,
+# and those of a profile that hands out devices by claim only for its
+# pods: OPA pays for every rule body it enters, and most pods have
+# neither.
+violation contains v if {
 	accelc.holds_claims
+	some v in claims_violation
+}
+
+violation contains v if {
+	accelc.dra_profile
+	some v in dra_violation
+}
+
+claims_violation contains {"msg": msg} if {
 	not accelc.dra_profile
 	msg := sprintf("pod holds Dynamic Resource Allocation claims, but %v, so a claim could reach any device: name a profile that does (its HardwareProfile has annotation %v), or ask for the profile's resource (%v)", [claims_why, accelc.key("resource-claim-template"), excluded_hint])
 }
@@ -34,18 +48,17 @@ else := "the pod names no hardware profile that hands out devices by claim"
 # A profile that hands out devices by claim hands them out only through
 # its claim: a pod of it without one would run on an accelerator node
 # with devices no claim governs.
-violation contains {"msg": msg} if {
-	accelc.dra_profile
+dra_violation contains {"msg": msg} if {
 	count(object.get(accelc.spec, "resourceClaims", [])) == 0
 	msg := sprintf("hardware profile %q hands out devices by resource claim, and the pod holds none: add spec.resourceClaims [{name: gpu, resourceClaimTemplateName: %v}] and resources.claims [{name: gpu}] on the container that uses it", [accelc.profile_name, accelc.dra_template])
 }
 
 # A container's claim must be one the pod declares: the API server
 # refuses another, and the policy does not account for it either.
-violation contains {"msg": msg} if {
-	declared := {rc.name | some rc in object.get(accelc.spec, "resourceClaims", [])}
-	some c in accelc.all_containers
+claims_violation contains {"msg": msg} if {
+	some c in accelc.resourced_containers
 	some r in object.get(c, ["resources", "claims"], [])
+	declared := {rc.name | some rc in object.get(accelc.spec, "resourceClaims", [])}
 	not r.name in declared
 	msg := sprintf("container %v uses DRA claim %q, which spec.resourceClaims does not declare: declare it there (from the profile's ResourceClaimTemplate) or drop it", [c.name, object.get(r, "name", "")])
 }
@@ -53,8 +66,7 @@ violation contains {"msg": msg} if {
 # A named ResourceClaim is judged as it is now, from Gatekeeper's synced
 # copy: one that is not synced yet is refused until it is, so that a claim
 # the policy cannot read never reaches a device.
-violation contains {"msg": msg} if {
-	accelc.dra_profile
+dra_violation contains {"msg": msg} if {
 	some c in object.get(accelc.spec, "resourceClaims", [])
 	name := c.resourceClaimName
 	not accelc.synced_claims[name]
@@ -64,8 +76,7 @@ violation contains {"msg": msg} if {
 # The named claims as they are now, judged as the claims policy judges a
 # claim when it is made. (A namespace of no team is the entitlement
 # policy's denial.)
-violation contains {"msg": msg} if {
-	accelc.dra_profile
+dra_violation contains {"msg": msg} if {
 	accelc.entitlement
 	some msg in accelc.claim_problem
 }
@@ -73,8 +84,7 @@ violation contains {"msg": msg} if {
 # Kueue admits a pod of its pod integration only with claims made from
 # templates: a pod naming a ResourceClaim stays gated for ever. Refused
 # here, with the way that works, rather than admitted to wait.
-violation contains {"msg": msg} if {
-	accelc.dra_profile
+dra_violation contains {"msg": msg} if {
 	accelc.profile_queue
 	some c in object.get(accelc.spec, "resourceClaims", [])
 	c.resourceClaimName
@@ -83,14 +93,12 @@ violation contains {"msg": msg} if {
 
 # One claim: several, each within the profile's count, would add up past
 # it.
-violation contains {"msg": msg} if {
-	accelc.dra_profile
+dra_violation contains {"msg": msg} if {
 	count(object.get(accelc.spec, "resourceClaims", [])) > 1
 	msg := sprintf("pod holds %v claims; hardware profile %q hands out its devices through one, made from ResourceClaimTemplate %q: hold only that", [count(accelc.spec.resourceClaims), accelc.profile_name, accelc.dra_template])
 }
 
-violation contains {"msg": msg} if {
-	accelc.dra_profile
+dra_violation contains {"msg": msg} if {
 	some c in object.get(accelc.spec, "resourceClaims", [])
 	not c.resourceClaimName
 	object.get(c, "resourceClaimTemplateName", "") != accelc.dra_template
@@ -117,7 +125,7 @@ violation contains {"msg": msg} if {
 }
 
 violation contains {"msg": msg} if {
-	no_profile
+	not accelc.through_profile
 	not accelc.generic_namespace
 	some what in accelc.targets_accelerators
 	msg := sprintf("%v aims the pod at accelerator nodes, and %v: drop it, or name a profile with annotation %v", [what, why_no_profile, accelc.profile_annotation])

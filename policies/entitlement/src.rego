@@ -16,17 +16,23 @@ checked if {
 
 checked if accelc.through_profile
 
-violation contains {"msg": msg} if {
+# The rules of a checked pod, behind one look at checked (OPA pays for
+# every rule it looks up).
+violation contains v if {
+	checked
+	some v in checked_violation
+}
+
+checked_violation contains {"msg": msg} if {
+	not accelc.accelerator_profile
 	accelc.requests_accelerators
 	accelc.hwp
-	not accelc.accelerator_profile
 	msg := sprintf("hardware profile %q hands out no accelerator, yet the pod asks for %v: pick a profile with an accelerator", [
 		accelc.profile_name, concat(", ", sort(accelc.accelerator_resources)),
 	])
 }
 
-violation contains {"msg": msg} if {
-	checked
+checked_violation contains {"msg": msg} if {
 	count(accelc.entitled_profiles) > 0
 	not accelc.profile_name in accelc.entitled_profiles
 	msg := sprintf("team %v may not use hardware profile %q: it may use %v; pick one of them or add the profile to the team's profiles in the cluster's CUE", [
@@ -36,8 +42,16 @@ violation contains {"msg": msg} if {
 
 queue_label := "kueue.x-k8s.io/queue-name"
 
-violation contains {"msg": msg} if {
+# The queue rules, entered only where Kueue shares out the pod's
+# accelerators (kueue_accounts, below): OPA pays for every rule body it
+# enters, and most pods' profiles and teams name no queue.
+violation contains v if {
+	kueue_accounts
 	accelc.through_profile
+	some v in queue_violation
+}
+
+queue_violation contains {"msg": msg} if {
 	not accelc.profile_queue
 	queue := accelc.entitlement.spec.queue
 	queue != ""
@@ -49,8 +63,7 @@ violation contains {"msg": msg} if {
 
 # A profile that schedules through Kueue names its LocalQueue, which
 # every namespace of every team that may use it has.
-violation contains {"msg": msg} if {
-	accelc.through_profile
+queue_violation contains {"msg": msg} if {
 	not accelc.generic_use
 	queue := accelc.profile_queue
 	object.get(accelc.labels, queue_label, "") != queue
@@ -61,8 +74,22 @@ violation contains {"msg": msg} if {
 
 profile_priority := accelc.hwp.metadata.annotations[accelc.priority_class_key]
 
-violation contains {"msg": msg} if {
+# The priority rules, entered only where the profile or the team says
+# something of priority or the pod names a class (each rule needs one of
+# them).
+priority_judged if profile_priority
+
+priority_judged if tier
+
+priority_judged if accelc.spec.priorityClassName
+
+violation contains v if {
+	priority_judged
 	accelc.through_profile
+	some v in priority_violation
+}
+
+priority_violation contains {"msg": msg} if {
 	want := profile_priority
 	got := object.get(accelc.spec, "priorityClassName", "")
 	got != want
@@ -78,8 +105,7 @@ tier := accelc.entitlement.spec.priority
 pod_class := accelc.spec.priorityClassName if accelc.spec.priorityClassName
 else := "(none named: the cluster's global default)"
 
-violation contains {"msg": msg} if {
-	accelc.through_profile
+priority_violation contains {"msg": msg} if {
 	not profile_priority
 	tier
 	accelc.pod_priority > tier.value
@@ -88,8 +114,7 @@ violation contains {"msg": msg} if {
 	])
 }
 
-violation contains {"msg": msg} if {
-	accelc.through_profile
+priority_violation contains {"msg": msg} if {
 	cls := accelc.spec.priorityClassName
 	not accelc.pod_priority
 	msg := sprintf("priority class %v is not synced to Gatekeeper, so its tier cannot be checked: use one of the cluster's priority classes", [cls])
@@ -102,8 +127,7 @@ violation contains {"msg": msg} if {
 # name and value, so the synced PriorityClass says what it is worth.
 workload_priority_label := "kueue.x-k8s.io/priority-class"
 
-violation contains {"msg": msg} if {
-	accelc.through_profile
+priority_violation contains {"msg": msg} if {
 	want := profile_priority
 	got := accelc.labels[workload_priority_label]
 	got != want
@@ -112,8 +136,7 @@ violation contains {"msg": msg} if {
 	])
 }
 
-violation contains {"msg": msg} if {
-	accelc.through_profile
+priority_violation contains {"msg": msg} if {
 	not profile_priority
 	tier
 	got := accelc.labels[workload_priority_label]
@@ -123,8 +146,7 @@ violation contains {"msg": msg} if {
 	])
 }
 
-violation contains {"msg": msg} if {
-	accelc.through_profile
+priority_violation contains {"msg": msg} if {
 	not profile_priority
 	tier
 	got := accelc.labels[workload_priority_label]
@@ -135,24 +157,23 @@ violation contains {"msg": msg} if {
 	])
 }
 
-violation contains {"msg": msg} if {
-	checked
+checked_violation contains {"msg": msg} if {
 	not accelc.team
 	not accelc.generic_use
 	msg := sprintf("namespace %v belongs to no team, so it may use no accelerator: add it to a team's namespaces in the cluster's CUE", [accelc.namespace])
 }
 
-violation contains {"msg": msg} if {
-	checked
+checked_violation contains {"msg": msg} if {
 	some t in accelc.profile_types
-	not t in accelc.entitled_types
+	# (The list itself, not entitled_types: no set is made for a pod
+	# whose types are all the team's.)
+	not t in accelc.entitlement.spec.acceleratorTypes
 	msg := sprintf("team %v may not use %v (hardware profile %q): it may use %v; pick another profile or ask for the type in the team's CUE", [
 		accelc.team, t, accelc.profile_name, concat(", ", sort(accelc.entitled_types)),
 	])
 }
 
-violation contains {"msg": msg} if {
-	checked
+checked_violation contains {"msg": msg} if {
 	some r in accelc.accelerator_resources
 	r != accelc.profile_resource
 	msg := sprintf("hardware profile %q is requested through %v, not %v: ask for %v", [
@@ -172,16 +193,14 @@ violation contains {"msg": msg} if {
 
 count_of := accelc.pod_amount(accelc.profile_resource)
 
-violation contains {"msg": msg} if {
-	checked
+checked_violation contains {"msg": msg} if {
 	count_of < accelc.profile_min
 	msg := sprintf("hardware profile %q needs at least %v %v per pod; the pod asks for %v", [
 		accelc.profile_name, accelc.profile_min, accelc.profile_resource, count_of,
 	])
 }
 
-violation contains {"msg": msg} if {
-	checked
+checked_violation contains {"msg": msg} if {
 	count_of > accelc.profile_max
 	msg := sprintf("hardware profile %q allows at most %v %v per pod; the pod asks for %v", [
 		accelc.profile_name, accelc.profile_max, accelc.profile_resource, count_of,

@@ -459,31 +459,44 @@ annotations := object.get(written, ["metadata", "annotations"], {})
 # All containers, init and ephemeral ones included: any of them can hold a
 # device.
 all_containers := array.concat(
-	array.concat(object.get(spec, "containers", []), object.get(spec, "initContainers", [])),
-	object.get(spec, "ephemeralContainers", []),
-)
+	array.concat(object.get(s, "containers", []), object.get(s, "initContainers", [])),
+	object.get(s, "ephemeralContainers", []),
+) if s := spec
+
+# The containers with something to judge, each list made once per review:
+# a rule over containers reads one of these fields, and most containers
+# have none of them, so it looks at only those that do.
+resourced_containers := [c | some c in all_containers; c.resources]
+
+env_containers := [c | some c in all_containers; c.env]
+
+secured_containers := [c | some c in all_containers; c.securityContext]
 
 # Parameters live in OPA's store: look them up by path, never hand a
-# whole parameter map to a builtin (that copies it on every review).
-# Every base prefix has a "/" (a test keeps it so): a name without one
-# (cpu, memory, …) skips the list.
-is_accelerator(name) if {
-	contains(name, "/")
-	some prefix in base_prefixes
-	startswith(name, prefix)
-}
+# whole parameter map to a builtin (that copies it on every review); the
+# prefixes are a short list, matched in one builtin call rather than a
+# rule body a prefix. Every base prefix has a "/" (a test keeps it so).
+is_accelerator(name) if strings.any_prefix_match(name, base_prefixes)
 
-is_accelerator(name) if {
-	some prefix in input.parameters.extraResourcePrefixes
-	startswith(name, prefix)
-}
+is_accelerator(name) if strings.any_prefix_match(name, input.parameters.extraResourcePrefixes)
 
-# Accelerator resources the pod asks for, in requests or limits.
-accelerator_resources contains name if {
-	some c in all_containers
+# The resources the pod asks for, in requests or limits.
+resource_names contains name if {
+	some c in resourced_containers
 	some section in ["requests", "limits"]
 	some name, _ in object.get(c, ["resources", section], {})
-	is_accelerator(name)
+}
+
+# Accelerator resources the pod asks for: is_accelerator, written out (a
+# function call is a rule body OPA enters, once a name).
+accelerator_resources contains name if {
+	some name in resource_names
+	strings.any_prefix_match(name, base_prefixes)
+}
+
+accelerator_resources contains name if {
+	some name in resource_names
+	strings.any_prefix_match(name, input.parameters.extraResourcePrefixes)
 }
 
 requests_accelerators if count(accelerator_resources) > 0
@@ -492,7 +505,7 @@ requests_accelerators if count(accelerator_resources) > 0
 holds_claims if count(object.get(spec, "resourceClaims", [])) > 0
 
 holds_claims if {
-	some c in all_containers
+	some c in resourced_containers
 	count(object.get(c, ["resources", "claims"], [])) > 0
 }
 
@@ -569,7 +582,7 @@ device_host_path(p) if {
 # toolkit ignoring visibility variables of unprivileged containers)
 # covers what admission cannot see: envFrom and the image's own ENV.
 device_access contains sprintf("container %v sets %v=%v", [c.name, e.name, e.value]) if {
-	some c in all_containers
+	some c in env_containers
 	some e in object.get(c, "env", [])
 	e.name in visibility_env
 	not e.valueFrom
@@ -577,14 +590,14 @@ device_access contains sprintf("container %v sets %v=%v", [c.name, e.name, e.val
 }
 
 device_access contains sprintf("container %v takes %v from valueFrom", [c.name, e.name]) if {
-	some c in all_containers
+	some c in env_containers
 	some e in object.get(c, "env", [])
 	e.name in visibility_env
 	e.valueFrom
 }
 
 device_access contains sprintf("container %v is privileged (it sees every device of its node)", [c.name]) if {
-	some c in all_containers
+	some c in secured_containers
 	object.get(c, ["securityContext", "privileged"], false) == true
 }
 
@@ -670,19 +683,20 @@ baseline_capabilities := {
 capability_name(c) := trim_prefix(upper(c), "CAP_")
 
 device_access contains sprintf("container %v adds capability %v (Pod Security baseline allows %v)", [c.name, cap, concat(", ", sort(baseline_capabilities))]) if {
-	some c in all_containers
+	some c in secured_containers
 	some cap in object.get(c, ["securityContext", "capabilities", "add"], [])
 	not capability_name(cap) in baseline_capabilities
 }
 
 device_access contains sprintf("container %v unmasks /proc (procMount %v)", [c.name, c.securityContext.procMount]) if {
-	some c in all_containers
+	some c in secured_containers
 	object.get(c, ["securityContext", "procMount"], "Default") != "Default"
 }
 
 device_access contains sprintf("the pod shares the node's %v namespace (spec.%v)", [what, field]) if {
+	s := spec
 	some field, what in {"hostPID": "PID", "hostIPC": "IPC", "hostNetwork": "network"}
-	object.get(spec, field, false) == true
+	object.get(s, field, false) == true
 }
 
 # Devices a container gets: the limit, else the request (for extended
@@ -701,10 +715,14 @@ amount(c, name) := to_number(c.resources.limits[name]) if {
 # init container does not hold its devices during it).
 sidecar(c) if object.get(c, "restartPolicy", "") == "Always"
 
+# (A container without resources holds none: it is not looked at.)
 pod_amount(name) := max([
-	sum([amount(c, name) | some c in object.get(spec, "containers", [])]),
-	max(array.concat([0], [amount(c, name) | some c in object.get(spec, "initContainers", []); not sidecar(c)])),
-]) + sum([amount(c, name) | some c in object.get(spec, "initContainers", []); sidecar(c)])
+	sum([amount(c, name) | some c in object.get(s, "containers", []); c.resources]),
+	max(array.concat([0], [amount(c, name) | some c in inits; c.resources; not sidecar(c)])),
+]) + sum([amount(c, name) | some c in inits; c.resources; sidecar(c)]) if {
+	s := spec
+	inits := object.get(s, "initContainers", [])
+}
 
 labels := object.get(pod, ["metadata", "labels"], {})
 
@@ -712,7 +730,7 @@ labels := object.get(pod, ["metadata", "labels"], {})
 # <prefix>/profile label, which accelc's mutations key on (Gatekeeper
 # mutations can select by label, not by annotation) and which they turn
 # into the annotation.
-profile_label := key("profile")
+profile_label := concat("/", [input.parameters.labelPrefix, "profile"])
 
 profile_name := n if {
 	n := annotations[profile_annotation]
@@ -744,25 +762,27 @@ hwp := profiles[profile_name]
 
 key(name) := concat("/", [input.parameters.labelPrefix, name])
 
-# The keys the rules read on every pod, each worked out once per review.
-type_key := key("type")
+# The keys the rules read on every pod, each worked out once per review
+# (written out rather than through key: a function call is a rule body
+# OPA enters).
+type_key := concat("/", [input.parameters.labelPrefix, "type"])
 
-types_key := key("types")
+types_key := concat("/", [input.parameters.labelPrefix, "types"])
 
-pools_key := key("pools")
+pools_key := concat("/", [input.parameters.labelPrefix, "pools"])
 
-pool_key := key("pool")
+pool_key := concat("/", [input.parameters.labelPrefix, "pool"])
 
-team_key := key("team")
+team_key := concat("/", [input.parameters.labelPrefix, "team"])
 
-priority_class_key := key("priority-class")
+priority_class_key := concat("/", [input.parameters.labelPrefix, "priority-class"])
 
 profile_enabled if object.get(hwp, ["metadata", "annotations", "opendatahub.io/disabled"], "false") != "true"
 
 # A retired profile (dashboard-disabled too) names the profile that
 # replaces it, "" for none: its new pods are refused, its running ones
 # finish (an UPDATE reports only what it adds).
-retired_for := hwp.metadata.annotations[key("retired-for")]
+retired_for := hwp.metadata.annotations[concat("/", [input.parameters.labelPrefix, "retired-for"])]
 
 # The profile's accelerator types in preference order; empty for a
 # generic profile.

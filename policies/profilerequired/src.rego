@@ -10,8 +10,22 @@ known := concat(", ", sort(object.keys(accelc.profiles))) if {
 	accelc.profiles
 } else := "(none synced)"
 
-violation contains {"msg": msg} if {
+# The profile rules below are entered only where the pod's profile is
+# not a usable one (most pods name one): OPA pays for every rule body it
+# enters.
+usable_profile if {
+	accelc.hwp
+	accelc.profile_enabled
+	not accelc.retired_for
+}
+
+violation contains v if {
 	accelc.requests_accelerators
+	not usable_profile
+	some v in profile_violation
+}
+
+profile_violation contains {"msg": msg} if {
 	not accelc.has_profile
 	not input.parameters.genericNamespaces[accelc.namespace]
 	msg := sprintf("pod asks for %v but names no hardware profile: set annotation %v to one of: %v (namespace %v is not allowed generic GPU use)", [
@@ -19,8 +33,7 @@ violation contains {"msg": msg} if {
 	])
 }
 
-violation contains {"msg": msg} if {
-	accelc.requests_accelerators
+profile_violation contains {"msg": msg} if {
 	accelc.has_profile
 	not accelc.hwp
 	msg := sprintf("hardware profile %q does not exist in namespace %v: set annotation %v to one of: %v", [
@@ -28,23 +41,20 @@ violation contains {"msg": msg} if {
 	])
 }
 
-violation contains {"msg": msg} if {
-	accelc.requests_accelerators
+profile_violation contains {"msg": msg} if {
 	accelc.hwp
 	not accelc.profile_enabled
 	not accelc.retired_for
 	msg := sprintf("hardware profile %q is disabled: pick an enabled one (%v)", [accelc.profile_name, known])
 }
 
-violation contains {"msg": msg} if {
-	accelc.requests_accelerators
+profile_violation contains {"msg": msg} if {
 	r := accelc.retired_for
 	r != ""
 	msg := sprintf("hardware profile %q is retired: use %v (its running pods finish; new ones are refused)", [accelc.profile_name, r])
 }
 
-violation contains {"msg": msg} if {
-	accelc.requests_accelerators
+profile_violation contains {"msg": msg} if {
 	accelc.retired_for == ""
 	msg := sprintf("hardware profile %q is retired and names no replacement: pick one of: %v (its running pods finish; new ones are refused)", [accelc.profile_name, known])
 }

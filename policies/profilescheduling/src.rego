@@ -85,10 +85,10 @@ violation contains {"msg": msg} if {
 }
 
 violation contains {"msg": msg} if {
-	typed
-	confined
 	t := selector[type_label]
 	not t in types
+	typed
+	confined
 	msg := sprintf("%v allows %v, but nodeSelector %v is %v: drop it (the pod's node affinity already picks the types)", [
 		who, concat(", ", types), type_label, t,
 	])
@@ -177,8 +177,14 @@ pool_confined if {
 	}
 }
 
-violation contains {"msg": msg} if {
+# (Entered only for a profile over shared GPUs: OPA pays for every rule
+# body it enters.)
+violation contains v if {
 	count(pools) > 0
+	some v in pool_violation
+}
+
+pool_violation contains {"msg": msg} if {
 	not accelc.spec.nodeName
 	not pool_confined
 	msg := sprintf("hardware profile %q runs on shared GPUs in %v: add nodeSelector %v: %v, or required node affinity %v In [%v] in every term", [
@@ -190,8 +196,7 @@ node_pool(node) := p if {
 	p := data.inventory.cluster.v1.Node[node].metadata.labels[pool_label]
 } else := "none (not synced, or in no pool)"
 
-violation contains {"msg": msg} if {
-	count(pools) > 0
+pool_violation contains {"msg": msg} if {
 	node := accelc.spec.nodeName
 	not accelc.bound_already(node)
 	p := node_pool(node)
