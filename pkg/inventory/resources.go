@@ -240,11 +240,8 @@ func readResources(n *RawNode, nonAccel func(string) bool) resources {
 // largest, and by what it offers (whole devices, time-sliced replicas,
 // MIG slices, AMD partitions, a vendor's shares, Enflame's GCU shares).
 func (r *resources) addCapacity(k, v string, capacity map[string]string) {
-	q, ok := quantity(capacity[k])
-	if !ok {
-		r.bad = append(r.bad, fmt.Sprintf("capacity %s %q", k, capacity[k]))
-	}
-	if enflameShare(k, capacity) {
+	q, gcuShares := r.deviceQuantity("capacity", k, capacity)
+	if gcuShares {
 		r.gcuShares = max(r.gcuShares, q)
 		return
 	}
@@ -277,6 +274,17 @@ func (r *resources) addCapacity(k, v string, capacity map[string]string) {
 	}
 }
 
+// deviceQuantity is device resource k's count in m (the node's capacity
+// or allocatable, what), a count it cannot read noted as bad, and whether
+// k is an Enflame GCU's shares rather than devices.
+func (r *resources) deviceQuantity(what, k string, m map[string]string) (q int, gcuShares bool) {
+	q, ok := quantity(m[k])
+	if !ok {
+		r.bad = append(r.bad, fmt.Sprintf("%s %s %q", what, k, m[k]))
+	}
+	return q, enflameShare(k, m)
+}
+
 // readAllocatable counts the devices pods may get: the allocatable
 // device resources, Enflame's GCU shares in place of the cards gcu-count
 // counts.
@@ -286,11 +294,8 @@ func (r *resources) readAllocatable(alloc map[string]string, nonAccel func(strin
 		if deviceVendor(k, nonAccel) == "" || gpuShareOf(k) != nil || neuronAlias(k, alloc) {
 			continue
 		}
-		q, ok := quantity(alloc[k])
-		if !ok {
-			r.bad = append(r.bad, fmt.Sprintf("allocatable %s %q", k, alloc[k]))
-		}
-		if enflameShare(k, alloc) {
+		q, gcuShares := r.deviceQuantity("allocatable", k, alloc)
+		if gcuShares {
 			r.gcuSharesAlloc = max(r.gcuSharesAlloc, q)
 			continue
 		}
