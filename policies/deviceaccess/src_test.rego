@@ -70,31 +70,29 @@ mounted_host_path(p, read_only) := plain({
 	"containers": [object.union(cpu, {"volumeMounts": [{"name": "h", "mountPath": "/host", "readOnly": read_only}]})],
 })
 
-# Where the node keeps what it runs (the container toolkit's configuration
-# decides which devices a container gets): read-only is harmless, a
-# writable mount is not.
-test_writable_node_system_paths_denied if {
-	every p in ["/etc/nvidia-container-runtime", "/usr/local/nvidia/toolkit", "/usr", "/etc/containerd/config.toml", "/usr/bin", "/opt/cni/bin", "/var/lib/containerd", "/home/kubernetes/bin/nvidia", "/home"] {
+# A host path a container may write: the node's own files (the container
+# toolkit's configuration decides which devices a container gets) or a
+# data disk, where a link made now is followed by a later pod's host path.
+# Read-only is harmless.
+test_writable_host_paths_denied if {
+	every p in ["/etc/nvidia-container-runtime", "/usr/local/nvidia/toolkit", "/usr", "/etc/containerd/config.toml", "/usr/bin", "/opt/cni/bin", "/var/lib/containerd", "/home/kubernetes/bin/nvidia", "/mnt/datasets", "/data", "/etc/localtime"] {
 		denied(mounted_host_path(p, false), "writable")
 	}
 }
 
-test_writable_node_system_path_in_init_container_denied if {
+test_writable_host_path_in_init_container_denied if {
 	init := object.union(cpu, {"volumeMounts": [{"name": "h", "mountPath": "/host"}]})
 	denied(plain({"volumes": [{"name": "h", "hostPath": {"path": "/usr/local/nvidia"}}], "initContainers": [init]}), "container app mounts host path /usr/local/nvidia writable")
 }
 
-test_read_only_node_system_paths_admitted if {
-	every p in ["/etc/nvidia-container-runtime", "/usr/share/zoneinfo", "/etc/ssl/certs", "/opt/data"] {
+test_read_only_host_paths_admitted if {
+	every p in ["/etc/nvidia-container-runtime", "/usr/share/zoneinfo", "/etc/ssl/certs", "/opt/data", "/mnt/datasets", "/var/log"] {
 		admitted(mounted_host_path(p, true))
 	}
 }
 
-test_writable_data_host_paths_admitted if {
-	every p in ["/data", "/mnt/datasets", "/etc/localtime", "/home/user", "/var/log", "/scratch"] {
-		admitted(mounted_host_path(p, false))
-	}
-}
+# A host path no container mounts reaches nothing.
+test_unmounted_host_path_admitted if admitted(host_path("/mnt/datasets"))
 
 test_runtime_class_without_profile_denied if {
 	denied(plain({"runtimeClassName": "nvidia"}), "runtimeClassName nvidia hands devices to containers, and the pod names no hardware profile")

@@ -606,47 +606,18 @@ device_access contains sprintf("volume %v mounts host path %v", [v.name, v.hostP
 	device_host_path(v.hostPath.path)
 }
 
-# Host paths where the node keeps what it runs: its binaries and
-# libraries (the container runtime, runc, the NVIDIA container runtime
-# and its hook), their configuration (containerd's, CRI-O's, Docker's,
-# the kubelet's, the NVIDIA container toolkit's, which decides which
-# devices each container gets, and whether it heeds a visibility variable
-# from an unprivileged one), the GPU Operator's and GKE's driver and
-# toolkit installs, CNI's plugins, the runtimes' state. Pod Security
-# baseline refuses every host path; where it is not enforced, a path here
-# mounted read-only changes nothing, but one a container may write lets it
-# change what every later container on the node gets, devices included.
-node_system_paths := [
-	["etc", "nvidia-container-runtime"],
-	["etc", "nvidia-container-toolkit"],
-	["etc", "containerd"],
-	["etc", "crio"],
-	["etc", "docker"],
-	["etc", "kubernetes"],
-	["etc", "systemd"],
-	["usr"],
-	["bin"],
-	["sbin"],
-	["lib"],
-	["lib64"],
-	["opt"],
-	["boot"],
-	["root"],
-	["var", "lib"],
-	["home", "kubernetes"],
-]
-
-node_system_path(p) if {
-	segs := path_segments(p)
-	some d in node_system_paths
-	n := min([count(segs), count(d)])
-	array.slice(segs, 0, n) == array.slice(d, 0, n)
-}
-
-device_access contains sprintf("container %v mounts host path %v writable (volume %v), where the node keeps what it runs: a write there changes which devices every container on the node gets; mount it with readOnly: true", [c.name, v.hostPath.path, v.name]) if {
+# A host path a container may write. Pod Security baseline refuses every
+# host path; where it is not enforced, what a container writes on the
+# node outlives it: the container toolkit's configuration (which devices
+# each container gets, whether a visibility variable counts), the
+# runtimes' binaries and configuration, and links that a later pod's
+# host path follows (a path the rule above allows, made a link to /dev or
+# to the runtime's socket: the kubelet mounts what the link names). So a
+# host path is mounted read-only by every container, or not at all.
+device_access contains sprintf("container %v mounts host path %v writable (volume %v): what it writes on the node outlives the pod (the container toolkit's configuration, the runtimes, a link another pod's host path follows to the node's devices); mount it with readOnly: true", [c.name, v.hostPath.path, v.name]) if {
 	some v in object.get(spec, "volumes", [])
+	v.hostPath
 	not device_host_path(v.hostPath.path)
-	node_system_path(v.hostPath.path)
 	some c in all_containers
 	some m in object.get(c, "volumeMounts", [])
 	m.name == v.name

@@ -48,7 +48,7 @@ var guards = []struct {
 	{family: "device-visibility variable by valueFrom", phrase: `"container %v takes %v from valueFrom"`, examples: []string{"hetero-prod"}},
 	{family: "privileged container", phrase: `is privileged (it sees every device of its node)`, examples: []string{"hetero-prod"}},
 	{family: "device or runtime host path", phrase: `"volume %v mounts host path %v"`, examples: []string{"hetero-prod"}},
-	{family: "writable host path where the node keeps what it runs", phrase: `writable (volume %v), where the node keeps what it runs`, examples: []string{"hetero-prod", "gpu-pools"}},
+	{family: "writable host path", phrase: `writable (volume %v): what it writes on the node outlives the pod`, examples: []string{"hetero-prod", "gpu-pools"}},
 	{family: "runtime device annotation (CDI)", phrase: `asks the container runtime for devices`, examples: []string{"hetero-prod", "gpu-pools"}},
 	{family: "capability beyond baseline", phrase: `adds capability %v (Pod Security baseline`, examples: []string{"hetero-prod", "gpu-pools"}},
 	{family: "node's host namespaces", phrase: `the pod shares the node's %v namespace`, examples: []string{"hetero-prod", "gpu-pools"}},

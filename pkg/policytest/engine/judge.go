@@ -305,13 +305,18 @@ func (e *EscapeCheck) reach(spec, md map[string]any, n simNode, draClaim bool) (
 		return "a DRA claim", true
 	}
 	for _, v := range list(spec["volumes"]) {
-		if p, ok := mapOf(v["hostPath"])["path"].(string); ok && deviceHostPath(p) {
+		p, ok := mapOf(v["hostPath"])["path"].(string)
+		if !ok {
+			continue
+		}
+		if deviceHostPath(p) {
 			return "host path " + p, true
 		}
-		if p, ok := mapOf(v["hostPath"])["path"].(string); ok && nodeSystemPath(p) {
-			if c := writesVolume(spec, fmt.Sprint(v["name"])); c != "" {
-				return "container " + c + "'s writable host path " + p, true
-			}
+		// What it writes on the node outlives it: the toolkit's
+		// configuration, the runtimes, a link to /dev or the runtime's
+		// socket that a later pod's host path follows.
+		if c := writesVolume(spec, fmt.Sprint(v["name"])); c != "" {
+			return "container " + c + "'s writable host path " + p, true
 		}
 	}
 	requested := ""
@@ -394,32 +399,6 @@ func deviceHostPath(p string) bool {
 		return true
 	}
 	for _, d := range [][]string{{"dev"}, {"proc"}, {"sys"}, {"run"}, {"var", "run"}, {"etc", "cdi"}, {"var", "lib", "kubelet"}} {
-		n := min(len(segs), len(d))
-		if slices.Equal(segs[:n], d[:n]) {
-			return true
-		}
-	}
-	return false
-}
-
-// nodeSystemPath reports whether a host path holds what the node runs or
-// lies above it: binaries and libraries (the runtimes, the NVIDIA
-// container runtime and hook), their configuration (the container
-// toolkit's decides which devices each container gets), the GPU
-// Operator's and GKE's driver and toolkit installs, CNI's plugins, the
-// runtimes' state. Written, it changes what every later container on the
-// node gets.
-func nodeSystemPath(p string) bool {
-	var segs []string
-	for _, s := range strings.Split(p, "/") {
-		if s != "" && s != "." {
-			segs = append(segs, s)
-		}
-	}
-	for _, d := range [][]string{
-		{"etc", "nvidia-container-runtime"}, {"etc", "nvidia-container-toolkit"}, {"etc", "containerd"}, {"etc", "crio"}, {"etc", "docker"}, {"etc", "kubernetes"}, {"etc", "systemd"},
-		{"usr"}, {"bin"}, {"sbin"}, {"lib"}, {"lib64"}, {"opt"}, {"boot"}, {"root"}, {"var", "lib"}, {"home", "kubernetes"},
-	} {
 		n := min(len(segs), len(d))
 		if slices.Equal(segs[:n], d[:n]) {
 			return true

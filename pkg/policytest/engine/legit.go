@@ -251,14 +251,11 @@ func (e *EscapeCheck) legitimateObject(rng *rand.Rand, i int) (map[string]any, b
 		md["namespace"] = ns
 		container["resources"] = map[string]any{"limits": map[string]any{"nvidia.com/gpu": int64(1)}}
 		if chance(0.2) {
-			// Workloads from before accelc mount the node's disks: data
-			// written, the node's own files read.
-			path, readOnly := "/mnt/datasets", false
-			if chance(0.5) {
-				path, readOnly = []string{"/etc/localtime", "/usr/share/zoneinfo", "/etc/nvidia-container-runtime", "/var/lib/models"}[rng.IntN(4)], true
-			}
+			// Workloads from before accelc read the node's disks and its
+			// own files, read-only.
+			path := []string{"/mnt/datasets", "/etc/localtime", "/usr/share/zoneinfo", "/etc/nvidia-container-runtime", "/opt/models"}[rng.IntN(5)]
 			spec["volumes"] = []any{map[string]any{"name": "host", "hostPath": map[string]any{"path": path}}}
-			container["volumeMounts"] = []any{map[string]any{"name": "host", "mountPath": "/host", "readOnly": readOnly}}
+			container["volumeMounts"] = []any{map[string]any{"name": "host", "mountPath": "/host", "readOnly": true}}
 		}
 		if chance(0.5) {
 			for _, p := range m.Profiles {
