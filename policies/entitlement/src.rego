@@ -403,11 +403,37 @@ violation contains {"msg": msg} if {
 	count(path) > 0
 	node := object.get(t, ["spec", "nodeName"], "")
 	node != ""
-	name := template_profile(t)
-	accelc.profiles[name].spec.scheduling.kueue.localQueueName
+	name := queued_template_profile(t)
 	msg := sprintf("%v %v: the pod template at %v names node %v, but hardware profile %q schedules through Kueue, whose pod webhook gates each of its pods, and the API server refuses a gated pod that names a node, so no pod would ever be made: drop spec.nodeName and let the scheduler place them", [
 		w.kind, object.get(w.metadata, "name", ""), concat(".", [sprintf("%v", [x]) | some x in path]), node, name,
 	])
+}
+
+# The same for a template that joins a LocalQueue itself, of no queued
+# profile (a CPU pod in a team's queue, a queue of its own): Kueue's pod
+# webhook gates every pod that names a queue in a namespace it manages
+# (a team's whose devices Kueue shares out).
+violation contains {"msg": msg} if {
+	w := input.review.object
+	w.kind != "Pod"
+	not accelc.review_kind in job_pod_owners
+	accelc.entitlement.spec.queue != ""
+	some [path, t] in accelc.object_templates(w)
+	count(path) > 0
+	node := object.get(t, ["spec", "nodeName"], "")
+	node != ""
+	not queued_template_profile(t)
+	queue := object.get(t, ["metadata", "labels", queue_label], "")
+	queue != ""
+	msg := sprintf("%v %v: the pod template at %v names node %v and joins Kueue's LocalQueue %v (label %v); Kueue's pod webhook gates every pod that joins a queue in namespace %v, and the API server refuses a gated pod that names a node, so no pod would ever be made: drop spec.nodeName and let the scheduler place them, or drop the label", [
+		w.kind, object.get(w.metadata, "name", ""), concat(".", [sprintf("%v", [x]) | some x in path]), node, queue, queue_label, accelc.namespace,
+	])
+}
+
+# The profile a template names, where it schedules through Kueue.
+queued_template_profile(t) := name if {
+	name := template_profile(t)
+	accelc.profiles[name].spec.scheduling.kueue.localQueueName
 }
 
 # A Notebook is judged as its pod; its controller's StatefulSet makes it.

@@ -673,6 +673,28 @@ test_pinned_pods_not_gated_admitted if {
 	count(pin_denials) == 0 with input as pinned("Deployment", "apps/v1") with data.inventory as f.inventory
 }
 
+# A template of no queued profile that joins a queue itself, in a
+# namespace Kueue manages, is gated all the same: pinned to a node, no pod
+# would be made. Outside a namespace Kueue manages nothing gates it.
+pinned_in_queue(ns) := f.input_for({
+	"apiVersion": "apps/v1",
+	"kind": "DaemonSet",
+	"metadata": {"name": "w", "namespace": ns},
+	"spec": {"template": {
+		"metadata": {"labels": {"kueue.x-k8s.io/queue-name": "other"}},
+		"spec": {"nodeName": "cpu-01", "containers": [{"name": "main", "image": "x"}]},
+	}},
+})
+
+test_template_in_a_queue_pinned_to_a_node_denied if {
+	some v in violation with input as pinned_in_queue("slices") with data.inventory as queue_profile
+	contains(v.msg, "DaemonSet w: the pod template at spec.template names node cpu-01 and joins Kueue's LocalQueue other (label kueue.x-k8s.io/queue-name); Kueue's pod webhook gates every pod that joins a queue in namespace slices")
+}
+
+test_template_in_a_queue_pinned_outside_kueue_admitted if {
+	count(pin_denials) == 0 with input as pinned_in_queue("ml") with data.inventory as queue_profile
+}
+
 # Where the mutators do not run (the forecast: dryrun, warn), a pod the
 # forecast would put in its profile's queue carries no queue label, so
 # Kueue did not skip it: the gate is not asked of it.
