@@ -287,7 +287,7 @@ func printClusterTable(w io.Writer, variants []variant, rounds int, runs []clust
 		return strings.Join(parts, ", ")
 	}
 	secs := func(d time.Duration) string { return fmt.Sprintf("%.1f", d.Seconds()) }
-	fmt.Fprintln(w, "\n| variant | pods bound/s | create→bound p50 (s) | p99 (s) | CPU ms/pod, all components | API writes/pod | webhook calls/pod | API server peak MiB | Workloads | load 1 min, start→end |")
+	fmt.Fprintln(w, "\n| variant | pods bound/s | create→bound p50 (s) | p99 (s) | CPU ms/pod, all components | API writes/pod | webhook calls/pod | API server MiB, before the storm → peak | Workloads | load 1 min, start→end |")
 	fmt.Fprintln(w, "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
 	for _, name := range names {
 		rs := byVariant[name]
@@ -302,7 +302,7 @@ func printClusterTable(w io.Writer, variants []variant, rounds int, runs []clust
 			list(rs, func(r clusterRun) string { return fmt.Sprintf("%.0f", r.perPod(r.stackCPU())) }),
 			list(rs, func(r clusterRun) string { return fmt.Sprintf("%.1f", sum(r.api.writes())/float64(r.pods)) }),
 			list(rs, func(r clusterRun) string { return fmt.Sprintf("%.1f", sum(r.api.webhooks)/float64(r.pods)) }),
-			list(rs, func(r clusterRun) string { return fmt.Sprint(r.rss["kube-apiserver"] >> 20) }),
+			list(rs, func(r clusterRun) string { return fmt.Sprintf("%d→%d", r.apiStart>>20, r.rss["kube-apiserver"]>>20) }),
 			list(rs, func(r clusterRun) string {
 				if r.workloads < 0 {
 					return "—"

@@ -5,6 +5,8 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -40,6 +42,10 @@ const (
 	benchPodsEnv     = "ACCELC_BENCH_PODS"
 	benchRoundsEnv   = "ACCELC_BENCH_ROUNDS"
 	benchVariantsEnv = "ACCELC_BENCH_VARIANTS"
+	// benchProfileEnv names a folder for CPU profiles of kube-apiserver
+	// and Gatekeeper over each storm (profileStorm): where the time goes.
+	benchProfileEnv        = "ACCELC_BENCH_PROFILE"
+	benchProfileSecondsEnv = "ACCELC_BENCH_PROFILE_SECONDS"
 	// stormTimeout is how long a storm may take before it is taken for
 	// stuck: on the shared 2-core machine, under a load of 40, Kueue's
 	// variants bind a few pods a second.
@@ -139,6 +145,7 @@ type clusterRun struct {
 	workloads   int             // Workloads Kueue made (-1: no Kueue)
 	cpu         map[string]time.Duration
 	rss         map[string]int64 // peak resident set, bytes
+	apiStart    int64            // kube-apiserver's resident set as the storm starts (the cluster, nodes and stack before the first pod), bytes
 	api         apiMetrics       // the API server's counters over the storm
 	load        [2]float64       // the machine's 1-minute load average at the storm's start and end
 	wrongType   []string
@@ -187,7 +194,11 @@ func BenchmarkCluster(b *testing.B) {
 func runStorm(b *testing.B, v variant, scale, pods int) clusterRun {
 	b.StopTimer()
 	s := newSuite(b)
-	s.cp = controlplane.Start(b, controlplane.WithScheduler(), controlplane.WithControllerManager())
+	opts := []controlplane.Option{controlplane.WithScheduler(), controlplane.WithControllerManager()}
+	if os.Getenv(benchProfileEnv) != "" {
+		opts = append(opts, controlplane.WithProfiling())
+	}
+	s.cp = controlplane.Start(b, opts...)
 	s.connect(b)
 
 	// The example's CUE module with the quotas scaled to the fleet, and
@@ -213,8 +224,16 @@ func runStorm(b *testing.B, v variant, scale, pods int) clusterRun {
 	if v.gatekeeper {
 		s.gk = startBenchGatekeeper(b, s, v, c)
 	}
-	if v.accelc {
+	// Every variant runs on the same cluster: it serves the API groups of
+	// the projects an Open Data Hub cluster runs beside accelc (ODH's
+	// HardwareProfile and Notebook, KubeRay, Kubeflow's training kinds,
+	// JobSet, LeaderWorkerSet, AppWrapper, Node Feature Discovery, Flux,
+	// the Prometheus operator, Karpenter), whether or not accelc is
+	// there; Kueue's only with Kueue.
+	if v.kueue {
 		s.installCRDs(b)
+	} else {
+		s.installCRDsBut(b, "kueue.x-k8s.io")
 	}
 	if v.kueue {
 		fragment, namespaces := kueueConfig(b, c.objs)
@@ -287,10 +306,15 @@ const gatekeeperChartDefaults = "auditInterval: 60\n"
 // for Gatekeeper's Helm chart (its accelc-gatekeeper-values ConfigMap),
 // which docs/scale.md installs it with.
 func startBenchGatekeeper(b *testing.B, s *suite, v variant, c *clusterUnderTest) *controlplane.Gatekeeper {
-	if !v.accelc {
-		return s.cp.StartGatekeeper(b, controlplane.WithGatekeeperValues([]byte(gatekeeperChartDefaults)))
+	values := gatekeeperChartDefaults
+	if v.accelc {
+		values = gatekeeperValues(b, c)
 	}
-	return s.cp.StartGatekeeper(b, controlplane.WithGatekeeperValues([]byte(gatekeeperValues(b, c))))
+	opts := []controlplane.GatekeeperOption{controlplane.WithGatekeeperValues([]byte(values))}
+	if os.Getenv(benchProfileEnv) != "" {
+		opts = append(opts, controlplane.WithGatekeeperProfiling())
+	}
+	return s.cp.StartGatekeeper(b, opts...)
 }
 
 // gatekeeperValues is the values.yaml of the tree's
@@ -497,9 +521,11 @@ func storm(b *testing.B, s *suite, v variant, w stormWriter, n int, types map[st
 	// far, to subtract.
 	pids := s.cp.PIDs()
 	cpu0 := cpuTimes(pids)
+	r.apiStart = residentRSS(pids["kube-apiserver"])
 	api0 := scrapeAPIMetrics(b, s)
 	r.load[0] = loadAverage()
 	begin := time.Now()
+	profiled := profileStorm(b, s, v)
 	work := make(chan item)
 	var wg sync.WaitGroup
 	var errs []error
@@ -569,6 +595,7 @@ func storm(b *testing.B, s *suite, v variant, w stormWriter, n int, types map[st
 		r.rss[name] = peakRSS(pids[name])
 	}
 	r.api = scrapeAPIMetrics(b, s).minus(api0)
+	profiled() // after the counting: the last profile runs on a while
 	cancel() // the informers stop: their factories' Shutdown waits for them
 	r.admitted, r.workloads = workloads()
 	factory.Shutdown()
@@ -595,6 +622,80 @@ func storm(b *testing.B, s *suite, v variant, w stormWriter, n int, types map[st
 			v.name, r.workloads, r.jobs, r.solo, r.jobs+r.solo)
 	}
 	return r
+}
+
+// profileStorm, when $ACCELC_BENCH_PROFILE names a folder, takes CPU
+// profiles of kube-apiserver and Gatekeeper over the whole storm, back to
+// back, $ACCELC_BENCH_PROFILE_SECONDS (10) each, into
+// <folder>/<variant>-<n>-<component>-<k>.pprof (n counting the variant's
+// storms in this run, k the profile; `go tool pprof` merges them). The
+// function it returns ends them, waiting for the last to finish.
+func profileStorm(b *testing.B, s *suite, v variant) (stop func()) {
+	dir := os.Getenv(benchProfileEnv)
+	if dir == "" {
+		return func() {}
+	}
+	seconds := envInt(b, benchProfileSecondsEnv, 10)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	n := 1
+	for {
+		if m, _ := filepath.Glob(filepath.Join(dir, fmt.Sprintf("%s-%d-*.pprof", v.name, n))); len(m) == 0 {
+			break
+		}
+		n++
+	}
+	timeout := time.Duration(seconds+60) * time.Second
+	fetch := map[string]func(ctx context.Context) ([]byte, error){
+		"kube-apiserver": func(ctx context.Context) ([]byte, error) {
+			return s.client.CoreV1().RESTClient().Get().AbsPath("/debug/pprof/profile").Param("seconds", strconv.Itoa(seconds)).Timeout(timeout).DoRaw(ctx)
+		},
+	}
+	if s.gk != nil && s.gk.ProfilingURL() != "" {
+		fetch["gatekeeper"] = func(ctx context.Context) ([]byte, error) {
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", s.gk.ProfilingURL(), seconds), nil)
+			if err != nil {
+				return nil, err
+			}
+			resp, err := (&http.Client{Timeout: timeout}).Do(req)
+			if err != nil {
+				return nil, err
+			}
+			defer resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				return nil, fmt.Errorf("%s", resp.Status)
+			}
+			return io.ReadAll(resp.Body)
+		}
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for name, get := range fetch {
+		wg.Go(func() {
+			for k := 1; ; k++ {
+				data, err := get(b.Context())
+				if err != nil {
+					b.Logf("%s: no CPU profile of %s: %v", v.name, name, err)
+					return
+				}
+				if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("%s-%d-%s-%03d.pprof", v.name, n, name, k)), data, 0o644); err != nil {
+					b.Error(err)
+					return
+				}
+				select {
+				case <-done:
+					b.Logf("%s: %d CPU profiles of %s, %d s each, over the storm: %s", v.name, k, name, seconds, filepath.Join(dir, fmt.Sprintf("%s-%d-%s-*.pprof", v.name, n, name)))
+					return
+				default:
+				}
+			}
+		})
+	}
+	return func() {
+		close(done)
+		wg.Wait()
+	}
 }
 
 // watchWorkloads follows Kueue's Workloads and returns a function that
@@ -667,13 +768,20 @@ func cpuTimes(pids map[string]int) map[string]time.Duration {
 }
 
 // peakRSS is the process's peak resident set (VmHWM), in bytes.
-func peakRSS(pid int) int64 {
+func peakRSS(pid int) int64 { return procStatusKB(pid, "VmHWM:") }
+
+// residentRSS is the process's resident set now (VmRSS), bytes.
+func residentRSS(pid int) int64 { return procStatusKB(pid, "VmRSS:") }
+
+// procStatusKB is the field of /proc/PID/status, in kB, as bytes; 0 where
+// it cannot be read.
+func procStatusKB(pid int, field string) int64 {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0
 	}
 	for _, line := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+		if v, ok := strings.CutPrefix(line, field); ok {
 			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
 			return kb << 10
 		}

@@ -107,7 +107,11 @@ func TestEndToEnd(t *testing.T) {
 func (s *suite) stepCRDs(t *testing.T) { s.installCRDs(t) }
 
 // installCRDs is stepCRDs for any test or benchmark.
-func (s *suite) installCRDs(t testing.TB) {
+func (s *suite) installCRDs(t testing.TB) { s.installCRDsBut(t) }
+
+// installCRDsBut is installCRDs without the CRDs of the API groups skip
+// names.
+func (s *suite) installCRDsBut(t testing.TB, skip ...string) {
 	dirs, err := filepath.Glob(filepath.Join(s.root, "bin", "e2e-crds-*"))
 	if err != nil || len(dirs) != 1 {
 		t.Fatalf("want one bin/e2e-crds-* folder, found %d: run `make e2e-tools`", len(dirs))
@@ -118,7 +122,12 @@ func (s *suite) installCRDs(t testing.TB) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		files = append(files, m...)
+		for _, f := range m {
+			group, _, _ := strings.Cut(filepath.Base(f), "_")
+			if !slices.Contains(skip, group) {
+				files = append(files, f)
+			}
+		}
 	}
 	names, err := controlplane.ApplyCRDs(t.Context(), s.dyn, files...)
 	if err != nil {

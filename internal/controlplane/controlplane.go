@@ -97,6 +97,14 @@ type Option func(*options)
 type options struct {
 	scheduler, controllerManager bool
 	noWatchList                  bool
+	profiling                    bool
+}
+
+// WithProfiling serves kube-apiserver's Go profiles at /debug/pprof/ (its
+// --profiling; off otherwise): for a benchmark to say where the API
+// server's time goes.
+func WithProfiling() Option {
+	return func(o *options) { o.profiling = true }
 }
 
 // WithScheduler starts kube-scheduler too, so that pods created in the
@@ -396,7 +404,7 @@ func (cp *ControlPlane) start(ctx context.Context, bins binaries, o options, att
 		// turned DRA on before it went GA still serves them: policies
 		// must read claims written in each.
 		"--runtime-config=resource.k8s.io/v1beta1=true,resource.k8s.io/v1beta2=true",
-		"--profiling=false",
+		"--profiling=" + strconv.FormatBool(o.profiling),
 	}
 	if o.noWatchList {
 		args = append(args, "--feature-gates=WatchList=false")

@@ -50,11 +50,30 @@ type GatekeeperHelmValues struct {
 	DisableMutation bool `json:"disableMutation,omitempty"`
 }
 
-// GatekeeperAuditInterval is the seconds between Gatekeeper's audits
-// accelc installs: the chart's default. An audit sweep of a large cluster
-// takes tens of seconds; a shorter interval runs them back to back, and
-// the admission webhook, not the audit, is what keeps objects out.
-const GatekeeperAuditInterval = 60
+// GatekeeperAuditInterval is the fewest seconds between Gatekeeper's
+// audits accelc installs, the chart's default; gatekeeperAuditInterval
+// lengthens it for a large cluster, to at most GatekeeperAuditIntervalMax.
+const (
+	GatekeeperAuditInterval    = 60
+	GatekeeperAuditIntervalMax = 600
+)
+
+// gatekeeperAuditInterval sizes the audit for the devices the teams'
+// quotas hold, D. A sweep lists and judges every object of the kinds the
+// constraint matches, in a full cluster about a pod per device, at about
+// 2 ms of Gatekeeper's CPU each (measured under BenchmarkCluster's storm,
+// where at a sweep a minute the audit was half of Gatekeeper's CPU): D/10
+// seconds between sweeps keeps the audit near 2% of a core. The admission
+// webhook, not the audit, keeps objects out; the audit reports what was
+// there before (a pod made before its namespace denied, an object a new
+// policy refuses), so a large cluster waits longer for that report: at
+// most GatekeeperAuditIntervalMax. In whole minutes, at least the chart's
+// default.
+func gatekeeperAuditInterval(m *compile.Model) int {
+	seconds := (quotaDevices(m) + 9) / 10
+	minutes := (seconds + 59) / 60
+	return min(max(minutes*60, GatekeeperAuditInterval), GatekeeperAuditIntervalMax)
+}
 
 // gatekeeperGroups are the API groups of Gatekeeper's own objects that its
 // validating webhook checks (a template's Rego compiles, a constraint's
@@ -108,7 +127,7 @@ func kindResource(group, kind string) (string, error) {
 // gets no mutating webhook.) Both webhooks skip the namespaces the
 // cluster excludes by name (a glob is left to the constraint's match).
 func GatekeeperInstallValues(m *compile.Model) (GatekeeperHelmValues, error) {
-	v := GatekeeperHelmValues{AuditInterval: GatekeeperAuditInterval, AuditMatchKindOnly: true, ValidatingWebhookFailurePolicy: admissionregistrationv1.Fail}
+	v := GatekeeperHelmValues{AuditInterval: gatekeeperAuditInterval(m), AuditMatchKindOnly: true, ValidatingWebhookFailurePolicy: admissionregistrationv1.Fail}
 	var err error
 	if v.ValidatingWebhookCustomRules, err = validatingRules(); err != nil {
 		return v, err

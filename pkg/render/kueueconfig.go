@@ -117,6 +117,17 @@ type kueueClientConnection struct {
 	Burst int `json:"burst"`
 }
 
+// quotaDevices is D, the devices the teams' quotas hold in all.
+func quotaDevices(m *compile.Model) int {
+	devices := 0
+	for _, t := range m.Teams {
+		for _, n := range t.Quota {
+			devices += n
+		}
+	}
+	return devices
+}
+
 // kueueSizing sizes Kueue's controllers and client for the devices its
 // queues hold: D, the sum of every team's quota. Kueue writes about five
 // times for each pod it queues alone (the Workload, its quota
@@ -132,12 +143,7 @@ type kueueClientConnection struct {
 // see a change per queue, not per pod. The numbers depend on the CUE
 // alone, so a render is reproducible.
 func kueueSizing(m *compile.Model) (kueueController, kueueClientConnection) {
-	devices := 0
-	for _, t := range m.Teams {
-		for _, n := range t.Quota {
-			devices += n
-		}
-	}
+	devices := quotaDevices(m)
 	qps := 300
 	// D/16 rounded up to a multiple of 50: 50 requests/s per 800 devices.
 	if steps := (devices + 799) / 800; steps*50 > qps {

@@ -40,3 +40,26 @@ func TestKueueSizing(t *testing.T) {
 		})
 	}
 }
+
+// TestGatekeeperAuditSizing: the chart's minute up to 600 devices, then
+// D/10 seconds in whole minutes, at most ten minutes.
+func TestGatekeeperAuditSizing(t *testing.T) {
+	for _, c := range []struct{ devices, seconds int }{
+		{0, 60},
+		{180, 60},
+		{600, 60},
+		{601, 120},
+		{1800, 180},
+		{6000, 600},
+		{6300, 600},
+		{100000, 600},
+	} {
+		t.Run(fmt.Sprint(c.devices), func(t *testing.T) {
+			m := &compile.Model{Teams: []compile.Team{
+				{Name: "a", Quota: map[string]int{"x": c.devices / 2}},
+				{Name: "b", Quota: map[string]int{"y": c.devices - c.devices/2}},
+			}}
+			assert.Equal(t, c.seconds, gatekeeperAuditInterval(m))
+		})
+	}
+}
