@@ -596,7 +596,7 @@ func storm(b *testing.B, s *suite, v variant, w stormWriter, n int, types map[st
 	}
 	r.api = scrapeAPIMetrics(b, s).minus(api0)
 	profiled() // after the counting: the last profile runs on a while
-	cancel() // the informers stop: their factories' Shutdown waits for them
+	cancel()   // the informers stop: their factories' Shutdown waits for them
 	r.admitted, r.workloads = workloads()
 	factory.Shutdown()
 
