@@ -628,8 +628,10 @@ func storm(b *testing.B, s *suite, v variant, w stormWriter, n int, types map[st
 // profiles of kube-apiserver and Gatekeeper over the whole storm, back to
 // back, $ACCELC_BENCH_PROFILE_SECONDS (10) each, into
 // <folder>/<variant>-<n>-<component>-<k>.pprof (n counting the variant's
-// storms in this run, k the profile; `go tool pprof` merges them). The
-// function it returns ends them, waiting for the last to finish.
+// storms in this run, k the profile; `go tool pprof` merges them), and a
+// heap profile of kube-apiserver as the storm starts
+// (<variant>-<n>-kube-apiserver-heap.pprof). The function it returns ends
+// them, waiting for the last to finish.
 func profileStorm(b *testing.B, s *suite, v variant) (stop func()) {
 	dir := os.Getenv(benchProfileEnv)
 	if dir == "" {
@@ -668,6 +670,13 @@ func profileStorm(b *testing.B, s *suite, v variant) (stop func()) {
 			}
 			return io.ReadAll(resp.Body)
 		}
+	}
+	// The API server's heap as the storm starts: what the cluster and the
+	// stack hold before the first pod.
+	if heap, err := s.client.CoreV1().RESTClient().Get().AbsPath("/debug/pprof/heap").Param("gc", "1").DoRaw(b.Context()); err != nil {
+		b.Logf("%s: no heap profile of kube-apiserver: %v", v.name, err)
+	} else if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("%s-%d-kube-apiserver-heap.pprof", v.name, n)), heap, 0o644); err != nil {
+		b.Error(err)
 	}
 	done := make(chan struct{})
 	var wg sync.WaitGroup
