@@ -74,12 +74,12 @@ var crdGVR = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version:
 // against a ControlPlane: the validating and mutating admission webhook,
 // audit and status, with the webhook configurations pointing at it.
 type Gatekeeper struct {
-	cp      *ControlPlane
-	webhook string // https://127.0.0.1:PORT
-	health  string // http://127.0.0.1:PORT
-	proc    *process
-	values  *render.GatekeeperHelmValues
-	pprof   string // http://127.0.0.1:PORT, with WithGatekeeperProfiling
+	cp        *ControlPlane
+	webhook   string // https://127.0.0.1:PORT
+	health    string // http://127.0.0.1:PORT
+	proc      *process
+	values    *render.GatekeeperHelmValues
+	pprofPort int // with WithGatekeeperProfiling; 0 without
 }
 
 // GatekeeperOption configures StartGatekeeper.
@@ -111,14 +111,19 @@ func WithGatekeeperProfiling() GatekeeperOption {
 		if err != nil {
 			return err
 		}
-		gk.pprof = "http://127.0.0.1:" + strconv.Itoa(ports[0])
+		gk.pprofPort = ports[0]
 		return nil
 	}
 }
 
 // ProfilingURL is where the manager serves /debug/pprof/, "" unless
 // started WithGatekeeperProfiling.
-func (gk *Gatekeeper) ProfilingURL() string { return gk.pprof }
+func (gk *Gatekeeper) ProfilingURL() string {
+	if gk.pprofPort == 0 {
+		return ""
+	}
+	return "http://127.0.0.1:" + strconv.Itoa(gk.pprofPort)
+}
 
 // auditArgs are the manager's audit flags, as the chart sets them from
 // its values (auditInterval, auditMatchKindOnly).
@@ -258,8 +263,8 @@ func (cp *ControlPlane) startGatekeeper(ctx context.Context, dir string, opts []
 		"--shutdown-delay=0",
 	}
 	args = append(args, gk.auditArgs()...)
-	if gk.pprof != "" {
-		args = append(args, "--enable-pprof", "--pprof-port="+gk.pprof[strings.LastIndex(gk.pprof, ":")+1:])
+	if gk.pprofPort != 0 {
+		args = append(args, "--enable-pprof", "--pprof-port="+strconv.Itoa(gk.pprofPort))
 	}
 	// The pod it runs as owns its status objects, as in a cluster: one
 	// that exists, or kube-controller-manager's garbage collector deletes
