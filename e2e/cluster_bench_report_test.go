@@ -209,7 +209,9 @@ func (r clusterRun) report(b *testing.B) {
 	b.ReportMetric(sum(r.api.webhooks)/float64(r.pods), "webhook-calls/pod")
 	b.ReportMetric(float64(r.rss["kube-apiserver"])/(1<<20), "apiserver-peak-MiB")
 	b.ReportMetric(r.load[1], "load1")
+	b.ReportMetric(float64(r.stored.pod), "pod-bytes")
 	if r.workloads >= 0 {
+		b.ReportMetric(float64(r.stored.workload), "workload-bytes")
 		b.ReportMetric(float64(r.workloads), "workloads")
 		b.ReportMetric(float64(pct(r.admitted, 50).Milliseconds()), "p50-kueue-admit-ms")
 		b.ReportMetric(float64(pct(r.admitted, 99).Milliseconds()), "p99-kueue-admit-ms")
@@ -220,10 +222,10 @@ func (r clusterRun) report(b *testing.B) {
 			parts = append(parts, fmt.Sprintf("%s %.1f ms/pod, %d MiB peak", name, r.perPod(cpu), r.rss[name]>>20))
 		}
 	}
-	b.Logf("%s: %d pods (%d alone, %d Jobs of five) on %d nodes in %s, load %.2f→%.2f: %.1f bound/s, create→bound p50 %s p99 %s; %.1f ms CPU/pod; %.1f API writes/pod, %.1f webhook calls/pod; Workloads %d; %s",
+	b.Logf("%s: %d pods (%d alone, %d Jobs of five) on %d nodes in %s, load %.2f→%.2f: %.1f bound/s, create→bound p50 %s p99 %s; %.1f ms CPU/pod; %.1f API writes/pod, %.1f webhook calls/pod; Workloads %d; stored as JSON: a pod %d bytes, a Workload %d; %s",
 		r.variant, r.pods, r.solo, r.jobs, r.nodes, r.wall.Round(time.Millisecond), r.load[0], r.load[1], r.perSecond,
 		pct(r.bound, 50).Round(time.Millisecond), pct(r.bound, 99).Round(time.Millisecond), r.perPod(r.stackCPU()),
-		sum(r.api.writes())/float64(r.pods), sum(r.api.webhooks)/float64(r.pods), r.workloads, strings.Join(parts, "; "))
+		sum(r.api.writes())/float64(r.pods), sum(r.api.webhooks)/float64(r.pods), r.workloads, r.stored.pod, r.stored.workload, strings.Join(parts, "; "))
 }
 
 // pct is the p-th percentile of ds, 0 when empty.

@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -150,6 +151,48 @@ type clusterRun struct {
 	load        [2]float64       // the machine's 1-minute load average at the storm's start and end
 	wrongType   []string
 	perSecond   float64
+	stored      storedSize
+}
+
+// storedSize is the mean size, as JSON, of the storm's pods and Kueue's
+// Workloads once bound: what the API server's watch cache holds a copy of
+// for every change of each.
+type storedSize struct {
+	pod, workload int // bytes; workload 0 without Kueue
+}
+
+// storedSizes lists the storm's pods and Kueue's Workloads as JSON after
+// the storm (outside the measurement) and returns their mean sizes.
+func storedSizes(b *testing.B, s *suite, kueue bool) storedSize {
+	mean := func(path, selector string) int {
+		req := s.client.CoreV1().RESTClient().Get().AbsPath(path)
+		if selector != "" {
+			req = req.Param("labelSelector", selector)
+		}
+		data, err := req.DoRaw(b.Context())
+		if err != nil {
+			b.Fatalf("list %s: %v", path, err)
+		}
+		var list struct {
+			Items []json.RawMessage `json:"items"`
+		}
+		if err := json.Unmarshal(data, &list); err != nil {
+			b.Fatalf("list %s: %v", path, err)
+		}
+		if len(list.Items) == 0 {
+			return 0
+		}
+		total := 0
+		for _, it := range list.Items {
+			total += len(it)
+		}
+		return total / len(list.Items)
+	}
+	out := storedSize{pod: mean("/api/v1/pods", "accelc.io/bench")}
+	if kueue {
+		out.workload = mean("/apis/"+workloadGVR.Group+"/"+workloadGVR.Version+"/workloads", "")
+	}
+	return out
 }
 
 // BenchmarkCluster runs a storm of GPU pods and Jobs on the whole stack at
@@ -599,6 +642,7 @@ func storm(b *testing.B, s *suite, v variant, w stormWriter, n int, types map[st
 	cancel()   // the informers stop: their factories' Shutdown waits for them
 	r.admitted, r.workloads = workloads()
 	factory.Shutdown()
+	r.stored = storedSizes(b, s, v.kueue)
 
 	mu.Lock()
 	defer mu.Unlock()
@@ -630,8 +674,9 @@ func storm(b *testing.B, s *suite, v variant, w stormWriter, n int, types map[st
 // <folder>/<variant>-<n>-<component>-<k>.pprof (n counting the variant's
 // storms in this run, k the profile; `go tool pprof` merges them), and a
 // heap profile of kube-apiserver as the storm starts
-// (<variant>-<n>-kube-apiserver-heap.pprof). The function it returns ends
-// them, waiting for the last to finish.
+// (<variant>-<n>-kube-apiserver-heap.pprof) and every profile's length
+// through it (<variant>-<n>-kube-apiserver-heap-<k>.pprof). The function
+// it returns ends them, waiting for the last to finish.
 func profileStorm(b *testing.B, s *suite, v variant) (stop func()) {
 	dir := os.Getenv(benchProfileEnv)
 	if dir == "" {
@@ -678,6 +723,16 @@ func profileStorm(b *testing.B, s *suite, v variant) (stop func()) {
 	} else if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("%s-%d-kube-apiserver-heap.pprof", v.name, n)), heap, 0o644); err != nil {
 		b.Error(err)
 	}
+	// The API server's heap through the storm, one every profile's length,
+	// as of its last collection (no forced one): what the peak is made of.
+	fetch["kube-apiserver-heap"] = func(ctx context.Context) ([]byte, error) {
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(time.Duration(seconds) * time.Second):
+		}
+		return s.client.CoreV1().RESTClient().Get().AbsPath("/debug/pprof/heap").Timeout(timeout).DoRaw(ctx)
+	}
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	for name, get := range fetch {
@@ -694,7 +749,7 @@ func profileStorm(b *testing.B, s *suite, v variant) (stop func()) {
 				}
 				select {
 				case <-done:
-					b.Logf("%s: %d CPU profiles of %s, %d s each, over the storm: %s", v.name, k, name, seconds, filepath.Join(dir, fmt.Sprintf("%s-%d-%s-*.pprof", v.name, n, name)))
+					b.Logf("%s: %d profiles of %s, %d s apart, over the storm: %s", v.name, k, name, seconds, filepath.Join(dir, fmt.Sprintf("%s-%d-%s-[0-9]*.pprof", v.name, n, name)))
 					return
 				default:
 				}
