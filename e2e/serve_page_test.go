@@ -37,12 +37,7 @@ const chromium = "/usr/bin/chromium"
 // asset. A screenshot is kept in $ACCELC_TEST_ARTIFACTS (default
 // bin/test-artifacts).
 func TestServePage(t *testing.T) {
-	if _, err := os.Stat(chromium); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("CI=true and no %s: make browser installs Debian's chromium", chromium)
-		}
-		t.Skipf("skipping: no %s: make browser", chromium)
-	}
+	needChromium(t)
 	root := repoRoot(t)
 	s := &suite{root: root, work: t.TempDir(), accelc: program(t, root, filepath.Join("bin", "accelc"), "build")}
 	s.cp = controlplane.Start(t)
@@ -60,12 +55,7 @@ func TestServePage(t *testing.T) {
 	// real API server); here the page is read as anyone.
 	base := s.serve(t, "examples/clusters/small-lab", "--live", "--auth=false", "--kubeconfig", s.cp.Kubeconfig(), "--refresh", "300ms")
 
-	actx, cancel := chromedp.NewExecAllocator(t.Context(), append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chromium), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.WindowSize(1280, 1600),
-		chromedp.Flag("headless", "new"))...)
-	defer cancel()
-	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
+	ctx := browser(t)
 	var (
 		mu       sync.Mutex
 		requests []string
@@ -122,7 +112,7 @@ func TestServePage(t *testing.T) {
 	}
 	dropped := waitFor(before-2, "a pod bound with 2 GPUs")
 	t.Logf("the page shows %d L40S available, then %d %s after a pod with 2 GPUs was bound", before, before-2, dropped.Round(time.Millisecond))
-	shot := screenshot(t, ctx)
+	shot := screenshot(t, ctx, "serve-page.png")
 	if err := s.client.CoreV1().Pods("lab").Delete(t.Context(), "finetune", metav1.DeleteOptions{GracePeriodSeconds: new(int64)}); err != nil {
 		t.Fatal(err)
 	}
@@ -157,8 +147,32 @@ func (s *suite) serve(t *testing.T, cluster string, args ...string) string {
 	return base
 }
 
-// screenshot keeps the page as it is in the test's artifacts.
-func screenshot(t *testing.T, ctx context.Context) string {
+// needChromium skips t without Debian's chromium, or fails it when
+// CI=true.
+func needChromium(t *testing.T) {
+	t.Helper()
+	if _, err := os.Stat(chromium); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("CI=true and no %s: make browser installs Debian's chromium", chromium)
+		}
+		t.Skipf("skipping: no %s: make browser", chromium)
+	}
+}
+
+// browser starts a headless chromium with one tab, closed when t ends.
+func browser(t *testing.T) context.Context {
+	t.Helper()
+	actx, cancel := chromedp.NewExecAllocator(t.Context(), append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromium), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.WindowSize(1280, 1600),
+		chromedp.Flag("headless", "new"))...)
+	t.Cleanup(cancel)
+	ctx, cancel := chromedp.NewContext(actx)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// screenshot keeps the page as it is in the test's artifacts, as name.
+func screenshot(t *testing.T, ctx context.Context, name string) string {
 	t.Helper()
 	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 	if err != nil {
@@ -171,7 +185,7 @@ func screenshot(t *testing.T, ctx context.Context) string {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(dir, "serve-page.png")
+	path := filepath.Join(dir, name)
 	if err := os.WriteFile(path, png, 0o644); err != nil {
 		t.Fatal(err)
 	}
