@@ -39,7 +39,8 @@ import (
 //     token;
 //   - a reload keeps him signed in (the tab's sessionStorage); a new tab
 //     (sessionStorage cleared) asks again;
-//   - alice, who may also list the nodes, sees them;
+//   - alice, who may also list the nodes, sees them, and signing out
+//     forgets her token;
 //   - every request goes to the server itself, and the token only ever in
 //     the Authorization header, never in a URL.
 func TestServePageSignIn(t *testing.T) {
@@ -214,6 +215,20 @@ func TestServePageSignIn(t *testing.T) {
 		t.Errorf("alice, who may list nodes, sees %q where the nodes go", got)
 	}
 	shot := screenshot(t, bctx, "serve-page-signed-in.png")
+
+	// Signing out forgets the tab's token: the shell asks again, and the
+	// page's refreshes show nothing meanwhile.
+	if eval(`document.querySelector('header .session').hidden ? "" : "shown"`) == "" {
+		t.Error("alice, signed in with a pasted token, is offered no way to sign out")
+	}
+	if err := chromedp.Do(bctx, chromedp.Click(chromedp.CSS(`#signout`))); err != nil {
+		t.Fatal(err)
+	}
+	until("the shell asking again after signing out", asking)
+	time.Sleep(time.Second) // three of the page's refresh ticks
+	if eval(available) != "" || eval(`sessionStorage.length ? "kept" : ""`) != "" {
+		t.Error("after signing out the page still shows the catalog or keeps the token")
+	}
 
 	mu.Lock()
 	defer mu.Unlock()

@@ -14,6 +14,10 @@
   const key = "accelc-token";
   let etag = null;
   let asking = false;
+  // Signed in with a pasted token: a way to forget it before the tab
+  // closes (a shared machine). Behind a proxy that signs users in there
+  // is no such token, and signing out is the proxy's.
+  const session = document.querySelector("header .session");
   function headers() {
     const h = {};
     const token = sessionStorage.getItem(key);
@@ -25,6 +29,7 @@
     sessionStorage.removeItem(key);
     etag = null;
     asking = true;
+    if (session) session.hidden = true;
     main.replaceChildren(document.getElementById("login").content.cloneNode(true));
     main.querySelector(".login-error").textContent = message || "";
     main.querySelector("form").addEventListener("submit", ev => {
@@ -43,6 +48,7 @@
         const open = new Set(Array.from(main.querySelectorAll("details[open]"), d => d.dataset.type));
         etag = res.headers.get("ETag");
         main.innerHTML = await res.text();
+        if (session && sessionStorage.getItem(key)) session.hidden = false;
         main.querySelectorAll("details.type").forEach(d => { if (open.has(d.dataset.type)) d.open = true; });
       } else if (res.status === 304) {
         etag = res.headers.get("ETag") || etag;
@@ -57,6 +63,9 @@
     } catch (e) {
       // The server is away: try again at the next tick.
     }
+  }
+  if (session) {
+    session.querySelector("button").addEventListener("click", () => login(""));
   }
   async function tick() {
     if (!asking) await refresh();
