@@ -46,7 +46,7 @@ var All = []Policy{
 		Params:      []string{"labelPrefix", "profileNamespace", "extraResourcePrefixes"}},
 	{Dir: "entitlement", Kind: "AccelcEntitlement",
 		Description: "The pod's team may use its profile and the profile's types; the pod asks for the profile's resource, within its device limits, joins its team's Kueue queue and runs at its profile's priority class or at most its team's tier; only a Kueue-managed kind's controller makes pods it owns, and only Kueue lifts its admission gate.",
-		Params:      []string{"labelPrefix", "profileNamespace", "extraResourcePrefixes", "podControllers", "kueueManagers", "kueueJobKinds", "labelledFromQueue"}},
+		Params:      []string{"labelPrefix", "profileNamespace", "extraResourcePrefixes", "podControllers", "kueueManagers", "kueueJobKinds", "kueueNamespaces", "labelledFromQueue"}},
 	{Dir: "claims", Kind: "AccelcClaims",
 		Description: "A ResourceClaim or ResourceClaimTemplate asks only for DeviceClasses its namespace's team may use, never for all of a node's devices, admin access, device taints or driver configuration.",
 		Params:      []string{"labelPrefix", "profileNamespace"}},

@@ -17,6 +17,37 @@ import (
 // Configuration accelc's queues need.
 const KueueConfigMapName = "accelc-kueue-configuration"
 
+// KueueQuotas reports whether the teams' quotas are Kueue's: some team has
+// a quota and the cluster does not ask for ResourceQuotas. Then accelc
+// renders Kueue's queues and its Configuration fragment.
+func KueueQuotas(m *compile.Model) bool {
+	if m.Cluster.Quotas == "resourcequota" {
+		return false
+	}
+	for i := range m.Teams {
+		if len(m.Teams[i].Quota) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// KueueNamespaces are the namespaces accelc's Kueue Configuration hands
+// Kueue's webhooks (managedJobsNamespaceSelector), sorted: every team's,
+// where the teams' quotas are Kueue's (KueueQuotas); none otherwise. Kueue's
+// pod webhook gates each pod made there that joins a LocalQueue.
+func KueueNamespaces(m *compile.Model) []string {
+	if !KueueQuotas(m) {
+		return nil
+	}
+	var namespaces []string
+	for _, t := range m.Teams {
+		namespaces = append(namespaces, t.Namespaces...)
+	}
+	slices.Sort(namespaces)
+	return namespaces
+}
+
 // kueueConfiguration is a ConfigMap, in the profile namespace, holding
 // the fragment of Kueue's Configuration (config.kueue.x-k8s.io/v1beta2)
 // that the admin merges into Kueue's own (kueue-manager-config,
@@ -33,11 +64,7 @@ const KueueConfigMapName = "accelc-kueue-configuration"
 // where a team sets admissionFairSharing, so is Kueue's
 // admissionFairSharing.
 func kueueConfiguration(m *compile.Model) (Object, error) {
-	var namespaces []string
-	for _, t := range m.Teams {
-		namespaces = append(namespaces, t.Namespaces...)
-	}
-	slices.Sort(namespaces)
+	namespaces := KueueNamespaces(m)
 	type deviceClassMapping struct {
 		Name             string   `json:"name"`
 		DeviceClassNames []string `json:"deviceClassNames"`

@@ -155,6 +155,10 @@ type admissionParameters struct {
 	// (the owner's Workload accounts for them). It gates the pods of every
 	// other owner that joins a queue.
 	KueueJobKinds map[string]bool `json:"kueueJobKinds"`
+	// KueueNamespaces are the namespaces Kueue's webhooks manage
+	// (KueueNamespaces: its Configuration's managedJobsNamespaceSelector):
+	// its pod webhook gates every pod made there that joins a LocalQueue.
+	KueueNamespaces map[string]bool `json:"kueueNamespaces"`
 	// LabelledFromQueue, set only before Kubernetes 1.36 (no
 	// MutatingAdmissionPolicies), are by "<group>/<Kind>" the kinds whose
 	// one pod template Gatekeeper's mutators label from the profile's
@@ -240,6 +244,10 @@ func admissionParams(m *compile.Model, inv *inventory.Inventory) admissionParame
 	}
 	extraList := nonNil(prefixes)
 	sort.Strings(extraList)
+	kueueNamespaces := map[string]bool{}
+	for _, ns := range KueueNamespaces(m) {
+		kueueNamespaces[ns] = true
+	}
 	var fromQueue map[string]bool
 	if !m.Cluster.AdmissionPolicies() {
 		fromQueue = map[string]bool{}
@@ -259,5 +267,6 @@ func admissionParams(m *compile.Model, inv *inventory.Inventory) admissionParame
 		PodControllers:        podControllers,
 		KueueManagers:         managers,
 		KueueJobKinds:         kueueJobKinds(),
+		KueueNamespaces:       kueueNamespaces,
 	}
 }

@@ -43,20 +43,19 @@ func TeamCohortName(t *compile.Team) string { return t.Name }
 func quotaObjects(pl *compile.Placed) ([]Object, error) {
 	m := pl.Model
 	out := priorityClasses(m)
+	if !KueueQuotas(m) {
+		for i := range m.Teams {
+			if len(m.Teams[i].Quota) > 0 {
+				out = append(out, resourceQuotas(m, &m.Teams[i])...)
+			}
+		}
+		return out, nil
+	}
 	var teams []*compile.Team
 	for i := range m.Teams {
 		if len(m.Teams[i].Quota) > 0 {
 			teams = append(teams, &m.Teams[i])
 		}
-	}
-	if len(teams) == 0 {
-		return out, nil
-	}
-	if m.Cluster.Quotas == "resourcequota" {
-		for _, t := range teams {
-			out = append(out, resourceQuotas(m, t)...)
-		}
-		return out, nil
 	}
 	out = append(out, workloadPriorityClasses(m)...)
 	cfg, err := kueueConfiguration(m)

@@ -412,12 +412,13 @@ violation contains {"msg": msg} if {
 # The same for a template that joins a LocalQueue itself, of no queued
 # profile (a CPU pod in a team's queue, a queue of its own): Kueue's pod
 # webhook gates every pod that names a queue in a namespace it manages
-# (a team's whose devices Kueue shares out).
+# (kueueNamespaces: its Configuration's managedJobsNamespaceSelector, every
+# team's namespace where the quotas are Kueue's).
 violation contains {"msg": msg} if {
 	w := input.review.object
 	w.kind != "Pod"
 	not accelc.review_kind in job_pod_owners
-	accelc.entitlement.spec.queue != ""
+	input.parameters.kueueNamespaces[accelc.namespace]
 	some [path, t] in accelc.object_templates(w)
 	count(path) > 0
 	node := object.get(t, ["spec", "nodeName"], "")

@@ -695,6 +695,17 @@ test_template_in_a_queue_pinned_outside_kueue_admitted if {
 	count(pin_denials) == 0 with input as pinned_in_queue("ml") with data.inventory as queue_profile
 }
 
+# Whether Kueue gates the pods is its Configuration's
+# managedJobsNamespaceSelector (kueueNamespaces), not whether the team's
+# entitlement names one queue: a team with a queue per profile (no
+# spec.queue) is managed all the same (the escape check found such a
+# DaemonSet at 100,000 pods, hetero-prod-retired seed 1).
+test_template_in_a_queue_pinned_in_a_kueue_namespace_without_team_queue_denied if {
+	not data.inventory.cluster["accelc.io/v1alpha1"].NamespaceEntitlement.ml.spec.queue with data.inventory as queue_profile
+	some v in violation with input as pinned_in_queue("ml") with input.parameters.kueueNamespaces as {"ml": true} with data.inventory as queue_profile
+	contains(v.msg, "DaemonSet w: the pod template at spec.template names node cpu-01 and joins Kueue's LocalQueue other (label kueue.x-k8s.io/queue-name); Kueue's pod webhook gates every pod that joins a queue in namespace ml")
+}
+
 # Where the mutators do not run (the forecast: dryrun, warn), a pod the
 # forecast would put in its profile's queue carries no queue label, so
 # Kueue did not skip it: the gate is not asked of it.

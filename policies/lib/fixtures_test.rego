@@ -134,6 +134,7 @@ params := {
 	"podControllers": {"batch/Job": ["system:serviceaccount:kube-system:job-controller"]},
 	"kueueManagers": {"system:serviceaccount:kueue-system:kueue-controller-manager": true},
 	"kueueJobKinds": {"batch/Job": true},
+	"kueueNamespaces": {"slices": true},
 }
 
 # pod builds a pod in namespace ns with the given annotations and spec.
