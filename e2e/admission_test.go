@@ -951,7 +951,7 @@ func (s *suite) fixtures(t *testing.T, c *clusterUnderTest) {
 		}
 		objects[i] = objs[0]
 	}
-	if s.older() {
+	if s.labelsFromQueue(c) {
 		s.odhForm(t, c, inputs, objects)
 	}
 	// A Job's UPDATE cases go first, while Kueue holds the old Jobs'

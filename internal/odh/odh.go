@@ -103,8 +103,7 @@ func templateMetadata(obj *unstructured.Unstructured) []map[string]any {
 // and why: where accelc's webhook does not stand in for 1.36's
 // MutatingAdmissionPolicies (a cluster without the catalog service, whose
 // workloads get the label from the queue label only: docs/policies.md,
-// "Before Kubernetes 1.36"), and what the comparison itself plays on the
-// older minor only. Every other case is admitted on both or refused on
+// "Before Kubernetes 1.36"). Every other case is admitted on both or refused on
 // both, a refusal before 1.36 naming every policy 1.36's names; the
 // offline comparison (pkg/policytest/engine TestOlderMinorVerdicts) and
 // the end-to-end suite on the older minor hold the examples to it.
@@ -115,13 +114,6 @@ var OlderMinorDiffers = map[string]string{
 	// writes no queue label for a Gatekeeper mutator to key on, only the
 	// HardwareProfile's tolerations.
 	"small-lab/l40s-claim": "without the catalog service (accelc's webhook), a pod of a profile that does not schedule through Kueue, naming it by annotation only, is refused before 1.36: label it, or run the catalog service",
-	// Not accelc's doing: the comparison plays Open Data Hub's
-	// hardware-profile webhook on the older minor only (the 1.36 case is
-	// played as its fixture is written). ODH's webhook writes the generic
-	// profile's queue label on a pod in a generic GPU namespace of no
-	// team, where the profile has no LocalQueue; on an ODH cluster it
-	// writes it on 1.36 too, with the same refusal.
-	"hetero-prod/generic-namespace-generic-profile": "ODH's webhook (played on the older minor only) puts a generic namespace's pod in a LocalQueue of a namespace Kueue does not manage: refused, as on an ODH cluster on 1.36",
 }
 
 // OlderMinorDiffersMutated are the cases that accelc test judges as
