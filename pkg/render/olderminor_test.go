@@ -178,6 +178,24 @@ func TestOlderMinorWebhook(t *testing.T) {
 	}
 }
 
+// TestOlderMinorWebhookOpenShift: where OpenShift's service CA writes the
+// catalog's certificate, the webhook serves it and the service CA
+// injects its bundle; no cert-manager object is rendered.
+func TestOlderMinorWebhookOpenShift(t *testing.T) {
+	m, err := compile.Load(examplesDir + "/hetero-prod")
+	require.NoError(t, err)
+	m.Cluster.KubernetesVersion = "1.34"
+	m.Cluster.CatalogService.TLS = &compile.CatalogServiceTLS{SecretName: "accelc-catalog-tls", OpenShiftServiceCA: true}
+	tree := renderModel(t, m)
+	hooks := string(tree["catalog-service/mutatingwebhookconfiguration-"+render.ProfileWebhookName+".yaml"])
+	assert.Contains(t, hooks, `service.beta.openshift.io/inject-cabundle: "true"`)
+	assert.NotContains(t, hooks, "cert-manager.io")
+	assert.NotContains(t, tree, "catalog-service/certificate-accelc-catalog-webhook.yaml")
+	deploy := string(tree["catalog-service/deployment-accelc-catalog.yaml"])
+	assert.Contains(t, deploy, "secretName: accelc-catalog-tls")
+	assert.NotContains(t, deploy, "accelc-catalog-webhook-tls")
+}
+
 func readMutations(t *testing.T, tree render.Tree) render.AdmissionMutations {
 	t.Helper()
 	var cm struct {
