@@ -139,8 +139,10 @@ e2e: build e2e-tools browser $(BIN)/ko ## End to end: every example through etcd
 	$(MAKE) --no-print-directory e2e-older
 
 # The older minor's subset: the examples through admission (their ODH
-# workloads and hostile fixtures, rendered for the older minor) and the
-# attacks, on the same harness with the older control plane.
+# workloads and hostile fixtures, rendered for the older minor; where the
+# example runs the catalog service, through accelc's own mutating webhook,
+# which stands in for the MutatingAdmissionPolicies) and the attacks, on
+# the same harness with the older control plane.
 .PHONY: e2e-older
 e2e-older: build e2e-tools ## The end-to-end suite's ODH workloads and hostile fixtures (TestEndToEnd, TestAttacks) on the older Kubernetes minor (K8S_OLDER_VERSION), which serves no MutatingAdmissionPolicy
 	CI=true ACCELC_K8S_VERSION=$(K8S_OLDER_VERSION) ACCELC_E2E_EXAMPLES=$(or $(ACCELC_E2E_EXAMPLES),hetero-prod) $(GO) test -tags e2e -count=1 -v -timeout 40m -run '^(TestEndToEnd|TestAttacks)$$' ./e2e

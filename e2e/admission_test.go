@@ -66,6 +66,9 @@ type clusterUnderTest struct {
 	dev          kubernetes.Interface
 	devDyn       dynamic.Interface
 	ready        bool // applied, taken by Gatekeeper
+	// webhook: before 1.36, accelc's webhook does what the
+	// MutatingAdmissionPolicies do on 1.36 (startWebhook).
+	webhook bool
 }
 
 type profile struct {
@@ -102,6 +105,13 @@ func (e entitlement) mayUse(p string, types []string) bool {
 	return ok
 }
 
+// labelsFromQueue: before 1.36 without accelc's webhook (a tree without
+// the catalog service), a workload that names its profile by annotation
+// only is labelled from the queue label ODH's webhook writes, or refused.
+func (s *suite) labelsFromQueue(c *clusterUnderTest) bool {
+	return s.older() && !c.webhook
+}
+
 // stepAdmission applies the example's tree as Flux would, waits until
 // Gatekeeper has taken every template, constraint and mutator, and puts
 // pods through admission and scheduling.
@@ -111,6 +121,9 @@ func (s *suite) stepAdmission(t *testing.T, example string, cp **clusterUnderTes
 	c.objs = readTree(t, c.out)
 	c.applied = appliedFolders(t, c.out)
 	c.read(t)
+	if s.older() {
+		c.webhook = s.startWebhook(t, c)
+	}
 	s.apply(t, c)
 	s.stampNFD(t, c)
 	s.podSecurity(t, c)
@@ -626,7 +639,7 @@ func (s *suite) claimPod(t *testing.T, c *clusterUnderTest, p profile, ns string
 			},
 		}
 	}
-	if s.older() {
+	if s.labelsFromQueue(c) {
 		// Before 1.36, as annotationOnly: the queue label ODH writes, or
 		// a refusal where the profile has no queue.
 		if !s.olderRefused(t, c, p, ns, pod("claim-"+p.name, p.claimTemplate)) {
@@ -681,7 +694,10 @@ func (s *suite) annotationOnly(t *testing.T, c *clusterUnderTest, p profile, ns 
 	pod := userPod("annotated-"+p.name, ns, nil, p.resource, p.count)
 	pod.Annotations = map[string]string{profileAnnotation: p.name}
 	by := "the MutatingAdmissionPolicy"
-	if s.older() {
+	if c.webhook {
+		by = "accelc's webhook"
+	}
+	if s.labelsFromQueue(c) {
 		if !s.olderRefused(t, c, p, ns, pod) {
 			return
 		}
@@ -935,7 +951,7 @@ func (s *suite) fixtures(t *testing.T, c *clusterUnderTest) {
 		}
 		objects[i] = objs[0]
 	}
-	if s.older() {
+	if s.labelsFromQueue(c) {
 		s.odhForm(t, c, inputs, objects)
 	}
 	// A Job's UPDATE cases go first, while Kueue holds the old Jobs'
@@ -1175,7 +1191,7 @@ func (s *suite) odhForm(t *testing.T, c *clusterUnderTest, inputs []policytest.C
 // describes (and that accelc test judges). "" when it can be played.
 func (s *suite) labelledFromQueue(t *testing.T, c *clusterUnderTest, old *unstructured.Unstructured) string {
 	t.Helper()
-	if !s.older() {
+	if !s.labelsFromQueue(c) {
 		return ""
 	}
 	live, err := s.get(t.Context(), old)
@@ -1883,7 +1899,7 @@ func (s *suite) controllerPodBound(t *testing.T, c *clusterUnderTest, name strin
 		profileName, _, _ = unstructured.NestedString(pod.Object, "metadata", "annotations", render.ProfileAnnotation)
 		byAnnotation = profileName != ""
 	}
-	if profileName == "" && s.older() {
+	if profileName == "" && s.labelsFromQueue(c) {
 		// Before 1.36 a Notebook's pod is labelled when it is made, from
 		// the queue label it takes from the Notebook.
 		queue, _, _ := unstructured.NestedString(pod.Object, "metadata", "labels", render.QueueNameLabel)
@@ -1905,7 +1921,7 @@ func (s *suite) controllerPodBound(t *testing.T, c *clusterUnderTest, name strin
 			}
 		}
 	}
-	if queue, _, _ := unstructured.NestedString(pod.Object, "metadata", "labels", render.QueueNameLabel); s.older() && byAnnotation && queue == "" {
+	if queue, _, _ := unstructured.NestedString(pod.Object, "metadata", "labels", render.QueueNameLabel); s.labelsFromQueue(c) && byAnnotation && queue == "" {
 		// Before 1.36 nothing labels the pod of a listed template that
 		// names its profile by annotation only and joins no queue (its
 		// controller copies neither the workload's queue label nor

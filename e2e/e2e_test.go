@@ -40,6 +40,10 @@ func TestEndToEnd(t *testing.T) {
 	}
 	if s.older() {
 		t.Logf("Kubernetes %s: no MutatingAdmissionPolicy; the examples are rendered with cluster.kubernetesVersion 1.%d", s.k8sVersion, controlplane.Minor(s.k8sVersion))
+		// accelc's webhook's certificate is cert-manager's: its kinds
+		// must be served for the tree to apply (no cert-manager runs;
+		// startWebhook serves with a test certificate).
+		s.certManagerCRDs(t)
 	}
 
 	exs := examples(t, s.root)

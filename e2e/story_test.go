@@ -155,6 +155,19 @@ func newStory(t *testing.T, s *suite, registry string) *story {
 		if err := os.Remove(filepath.Join(st.cluster, "admission", "cases.yaml")); err != nil {
 			t.Fatal(err)
 		}
+		// Without the catalog service, so without accelc's webhook
+		// (render.ProfileWebhookName): Flux would apply its configuration
+		// calling the catalog Service, which no pod here serves (KWOK's
+		// pods run nothing, and nothing routes a Service), and keep it so.
+		// The story's cluster labels from the queue, as a cluster before
+		// 1.36 without the catalog service does; TestEndToEnd plays
+		// accelc's webhook on the older minor.
+		cue := st.read(t, "cluster.cue")
+		block := regexp.MustCompile(`(?s)\tcatalogService: \{\n.*?\n\t\}\n`)
+		if !block.MatchString(cue) {
+			t.Fatalf("%s/cluster.cue has no catalogService block to take out", storyExample)
+		}
+		st.write(t, "cluster.cue", block.ReplaceAllString(cue, ""))
 	}
 	st.f = &fluxRun{s: s, repo: "oci://" + registry + "/accelc/" + storyExample, name: storyExample}
 	st.f.signingKey(t)

@@ -58,6 +58,14 @@ kubectl port-forward). A snapshot (no --live) is served to anyone.
 --tls-cert-file and --tls-key-file serve HTTPS, reading the files again
 when they change.
 
+--webhook-listen also serves accelc's mutating admission webhook (POST
+/mutate, AdmissionReview v1, over HTTPS with --webhook-tls-cert-file and
+--webhook-tls-key-file) on an address of its own: on a cluster before
+Kubernetes 1.36, which serves no MutatingAdmissionPolicy, it does what
+accelc's policies do on 1.36 (the profile label from Open Data Hub's
+annotation on pods and workload templates, a new Job's LocalQueue and
+priority labels), as --webhook-mutations says, and never refuses.
+
 With --live --record-types it writes one thing: on each pod of a
 multi-type or generic profile in a team's namespace, once bound, its
 node's type in the <labelPrefix>/type annotation, for cost attribution
@@ -120,6 +128,10 @@ Flux does not take it back).`,
 	f.BoolVar(&auth, "auth", true, "with --live: serve only requests whose bearer token the cluster knows, each user what the cluster lets it read (false: anyone who reaches the address)")
 	f.StringVar(&opts.TLSCertFile, "tls-cert-file", "", "serve HTTPS with the certificate in this PEM file (with --tls-key-file; read again when it changes)")
 	f.StringVar(&opts.TLSKeyFile, "tls-key-file", "", "the private key of --tls-cert-file (PEM)")
+	f.StringVar(&opts.Webhook.Listen, "webhook-listen", "", "also serve accelc's mutating admission webhook (POST /mutate, HTTPS) on this HOST:PORT: what accelc's MutatingAdmissionPolicies do, for a cluster before Kubernetes 1.36")
+	f.StringVar(&opts.Webhook.CertFile, "webhook-tls-cert-file", "", "the webhook's serving certificate (PEM; read again when it changes)")
+	f.StringVar(&opts.Webhook.KeyFile, "webhook-tls-key-file", "", "the private key of --webhook-tls-cert-file (PEM)")
+	f.StringVar(&opts.Webhook.MutationsFile, "webhook-mutations", "", "the webhook's mutations as accelc renders them (mutations.json of ConfigMap accelc-catalog-admission; read again when it changes)")
 	f.BoolVar(&opts.LeaderElect, "leader-elect", false, "with --live: replicas elect the one that writes (--record-types, --live-descriptions) on a Lease; the others serve reads and wait")
 	f.StringVar(&opts.Leader.Namespace, "leader-elect-namespace", "", "the Lease's namespace (default: the pod's)")
 	f.StringVar(&opts.Leader.Name, "leader-elect-name", serve.DefaultLeaseName, "the Lease's name")

@@ -100,52 +100,24 @@ func templateMetadata(obj *unstructured.Unstructured) []map[string]any {
 
 // OlderMinorDiffers are the example admission cases
 // (<example>/<case>) whose verdict before Kubernetes 1.36 is not 1.36's,
-// and why: what the queue label cannot cover (docs/policies.md, "Before
-// Kubernetes 1.36"). Every other case is admitted on both or refused on
+// and why: where accelc's webhook does not stand in for 1.36's
+// MutatingAdmissionPolicies (a cluster without the catalog service, whose
+// workloads get the label from the queue label only: docs/policies.md,
+// "Before Kubernetes 1.36"). Every other case is admitted on both or refused on
 // both, a refusal before 1.36 naming every policy 1.36's names; the
 // offline comparison (pkg/policytest/engine TestOlderMinorVerdicts) and
 // the end-to-end suite on the older minor hold the examples to it.
 var OlderMinorDiffers = map[string]string{
-	// A LeaderWorkerSet holds two templates (leader, workers): it is not
-	// labelled from its queue (a CPU template beside a GPU one would take
-	// the profile's placement).
-	"hetero-prod/lws-odh": "a LeaderWorkerSet naming its profile by annotation only is refused before 1.36: label its templates",
-	// small-lab's quotas are ResourceQuotas: its profiles schedule by
-	// node (type Node), so ODH writes no queue label, only the
-	// HardwareProfile's tolerations (and node selector, which a profile
-	// that claims devices, confined to two type values, has none of).
-	"small-lab/l40s-claim": "a pod of a profile that does not schedule through Kueue, naming it by annotation only, is refused before 1.36: label it",
-	// ODH's webhook writes the generic profile's queue label on a pod in
-	// a generic GPU namespace of no team, where the profile has no
-	// LocalQueue: the pod joins a queue that is not there, and is
-	// refused. The 1.36 case is played without ODH's webhook; on an ODH
-	// cluster the webhook writes the label on 1.36 too.
-	"hetero-prod/generic-namespace-generic-profile": "a generic namespace's pod of a Kueue profile, given the profile's queue label by ODH's webhook, joins a LocalQueue in a namespace Kueue does not manage, so it arrives without Kueue's gate and Kueue would never count it: refused",
-	// What joins a profile's queue is the profile's (TestOlderMinorVerdicts
-	// plays both): a CPU-only Job there is a pod of the profile asking
-	// for none of its devices, and a GPU pod that names no profile is
-	// taken as the profile's, with its placement and quota.
-	"hetero-prod/older-cpu-job-in-gpu-queue": "a CPU-only Job in a GPU profile's LocalQueue is that profile's before 1.36, and asks for too few devices: give it a queue of its own",
-	"hetero-prod/older-queue-label-only":     "a GPU pod that joins a profile's LocalQueue and names no profile is that profile's pod before 1.36: admitted, confined to the profile's types",
-	// 1.36's job queue policy gives a Job of a queued profile its queue
-	// label; before 1.36 nothing can (a Gatekeeper mutator selects by the
-	// Job's own labels, not its template's), and a Job outside Kueue
-	// would run its pods counted in no quota.
-	// KubeRay makes its pods from the templates, not from the
-	// RayCluster's or RayJob's own labels, so the queue label ODH's stack
-	// puts on the workload reaches no pod; no mutator labels them, and
-	// they would be refused when made: refused at the workload instead.
-	"hetero-prod/raycluster-odh":     "a RayCluster naming its profile by annotation only is refused at the workload before 1.36 (its pods would be refused when made): label its templates",
-	"hetero-prod/rayjob-odh":         "a RayJob naming its profile by annotation only is refused at the workload before 1.36 (its pods would be refused when made): label its templates",
-	"hetero-prod/job-no-queue-label": "a Job of a queued profile that names no LocalQueue is refused before 1.36, saying to add the profile's queue label; 1.36 labels it",
+	// small-lab runs no catalog service, so no accelc webhook stands in
+	// for 1.36's MutatingAdmissionPolicies there, and its quotas are
+	// ResourceQuotas: its profiles schedule by node (type Node), so ODH
+	// writes no queue label for a Gatekeeper mutator to key on, only the
+	// HardwareProfile's tolerations.
+	"small-lab/l40s-claim": "without the catalog service (accelc's webhook), a pod of a profile that does not schedule through Kueue, naming it by annotation only, is refused before 1.36: label it, or run the catalog service",
 }
 
 // OlderMinorDiffersMutated are the cases that accelc test judges as
 // written (no mutate) whose verdict once the API server has run the
-// mutations, as it does, is not 1.36's before 1.36, and why.
-var OlderMinorDiffersMutated = map[string]string{
-	// 1.36's admission policy labels the pod from its annotation and the
-	// queue mutator then puts it in the profile's LocalQueue; before 1.36
-	// nothing labels a pod that joins no queue.
-	"hetero-prod/annotation-only-no-queue": "a pod naming a Kueue profile by annotation only and joining no queue (not as ODH's webhook leaves it) is refused before 1.36, saying to add the queue label; 1.36 puts it in the queue",
-}
+// mutations, as it does, is not 1.36's before 1.36, and why: none, now
+// that accelc's webhook does before 1.36 what its policies do on it.
+var OlderMinorDiffersMutated = map[string]string{}

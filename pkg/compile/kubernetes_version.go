@@ -55,14 +55,37 @@ func (c Cluster) AdmissionPolicies() bool {
 	return c.KubernetesMinor() >= AdmissionPolicyMinor
 }
 
+// ProfileWebhook reports whether accelc's own mutating webhook (accelc
+// serve, in the catalog service's Deployment) does what the
+// MutatingAdmissionPolicies do on 1.36: on a cluster whose API server
+// serves none, where the catalog service runs.
+func (c Cluster) ProfileWebhook() bool {
+	return !c.AdmissionPolicies() && c.CatalogService != nil
+}
+
+// LabelsFromQueue reports whether Gatekeeper mutators label a workload
+// that names its profile only by Open Data Hub's annotation from the
+// queue label ODH's webhook writes: before 1.36, without accelc's webhook.
+func (c Cluster) LabelsFromQueue() bool {
+	return !c.AdmissionPolicies() && !c.ProfileWebhook()
+}
+
 // checkKubernetesVersion says, for a cluster before 1.36, how a workload
 // that names its profile only by Open Data Hub's annotation is labelled
-// there, and which profiles' such workloads are refused instead: those
-// that do not schedule through Kueue, whose HardwareProfile gives ODH's
-// webhook no queue label to write.
+// there: by accelc's webhook, where the catalog service runs it; else
+// from the queue label ODH's webhook writes, and which profiles' such
+// workloads are refused instead: those that do not schedule through
+// Kueue, whose HardwareProfile gives ODH's webhook no queue label to
+// write.
 func (m *Model) checkKubernetesVersion() []Diagnostic {
 	if m.Cluster.AdmissionPolicies() {
 		return nil
+	}
+	at := m.root().Key("cluster").Key("kubernetesVersion")
+	if m.Cluster.ProfileWebhook() {
+		return []Diagnostic{{Severity: Warning, Path: at, Msg: fmt.Sprintf(
+			"Kubernetes %s serves no MutatingAdmissionPolicy by default (GA in 1.36), so none is rendered: accelc's own mutating webhook (accelc serve in the catalog service, MutatingWebhookConfiguration accelc-profile-label) does what they do — the profile label from annotation opendatahub.io/hardware-profile-name on pods and workload templates, a new Job's LocalQueue and priority labels — over TLS from a certificate cert-manager issues (or OpenShift's service CA, with catalogService.tls.openshiftServiceCA); it fails closed: while no replica answers, what it would label is refused",
+			m.Cluster.KubernetesVersion)}}
 	}
 	var queued, other []string
 	for i := range m.Profiles {
@@ -76,8 +99,7 @@ func (m *Model) checkKubernetesVersion() []Diagnostic {
 			other = append(other, p.Name)
 		}
 	}
-	at := m.root().Key("cluster").Key("kubernetesVersion")
-	msg := fmt.Sprintf("Kubernetes %s serves no MutatingAdmissionPolicy by default (GA in 1.36), so none is rendered: a workload that names its profile only by annotation opendatahub.io/hardware-profile-name gets accelc's profile label from a Gatekeeper mutator instead, keyed on the kueue.x-k8s.io/queue-name label Open Data Hub's webhook writes from the HardwareProfile's scheduling.kueue.localQueueName",
+	msg := fmt.Sprintf("Kubernetes %s serves no MutatingAdmissionPolicy by default (GA in 1.36), so none is rendered, and without cluster.catalogService no accelc webhook stands in: a workload that names its profile only by annotation opendatahub.io/hardware-profile-name gets accelc's profile label from a Gatekeeper mutator instead, keyed on the kueue.x-k8s.io/queue-name label Open Data Hub's webhook writes from the HardwareProfile's scheduling.kueue.localQueueName",
 		m.Cluster.KubernetesVersion)
 	if len(queued) > 0 {
 		msg += fmt.Sprintf(" (profiles %s)", strings.Join(queued, ", "))
@@ -86,5 +108,6 @@ func (m *Model) checkKubernetesVersion() []Diagnostic {
 		msg += fmt.Sprintf("; profiles %s do not schedule through Kueue, so such a workload of theirs is refused until it carries label %s/profile (give the profile's teams Kueue quotas, or label the workloads)",
 			strings.Join(other, ", "), m.Cluster.LabelPrefix)
 	}
+	msg += "; set cluster.catalogService to have accelc's webhook label them as on 1.36"
 	return []Diagnostic{{Severity: Warning, Path: at, Msg: msg}}
 }

@@ -204,6 +204,13 @@ func catalogServiceObjects(m *compile.Model, inv *inventory.Inventory) ([]Object
 			service.Annotations = map[string]string{serviceCAAnnotation: t.SecretName}
 		}
 	}
+	if m.Cluster.ProfileWebhook() {
+		hook, err := profileWebhook(m, ns, labels, deploy, service, policy)
+		if err != nil {
+			return nil, err
+		}
+		bodies = append(bodies, hook...)
+	}
 	if cs.Replicas > 1 {
 		// A drain or a node's upgrade takes one replica at a time.
 		bodies = append(bodies, &podDisruptionBudget{

@@ -81,38 +81,13 @@ func jobQueuePolicy(m *compile.Model) []Object {
 	}
 	var out []Object
 	for _, f := range KueueJobFrameworks {
-		w, ok := WorkloadKindOf(f.Group, f.Kind)
-		if !ok || len(w.Templates) != 1 {
-			// A kind with one pod template is all the expression knows.
-			panic(fmt.Sprintf("render: Kueue framework %s: %s/%s is not a workload kind with one pod template", f.Name, f.Group, f.Kind))
-		}
+		w, _ := WorkloadKindOf(f.Group, f.Kind)
 		var mutations []admissionregistrationv1.Mutation
-		for i := range m.Profiles {
-			p := &m.Profiles[i]
-			if !p.Offered() {
-				continue
-			}
-			// The labels, by the namespaces that get them: a profile
-			// without a class of its own runs at each team's tier.
-			byLabels := map[string][]string{}
-			labelsOf := map[string]map[string]string{}
-			for _, t := range m.QueueTeams(p) {
-				labels := map[string]string{QueueNameLabel: LocalQueueName(p)}
-				if c := p.PriorityClassName; c != "" {
-					labels[WorkloadPriorityLabel] = c
-				} else if t.Priority != "" {
-					labels[WorkloadPriorityLabel] = t.Priority
-				}
-				key := fmt.Sprint(labels)
-				byLabels[key] = append(byLabels[key], t.Namespaces...)
-				labelsOf[key] = labels
-			}
-			for _, key := range slices.Sorted(maps.Keys(byLabels)) {
-				mutations = append(mutations, admissionregistrationv1.Mutation{
-					PatchType: admissionregistrationv1.PatchTypeJSONPatch,
-					JSONPatch: &admissionregistrationv1.JSONPatch{Expression: gangLabelPatch(p.Name, slices.Sorted(slices.Values(byLabels[key])), labelsOf[key])},
-				})
-			}
+		for _, g := range jobQueueLabels(m, f) {
+			mutations = append(mutations, admissionregistrationv1.Mutation{
+				PatchType: admissionregistrationv1.PatchTypeJSONPatch,
+				JSONPatch: &admissionregistrationv1.JSONPatch{Expression: gangLabelPatch(g.Profile, g.Namespaces, g.Labels)},
+			})
 		}
 		if len(mutations) == 0 {
 			continue
@@ -174,9 +149,9 @@ func gangLabelPatch(profile string, namespaces []string, labels map[string]strin
 // made in one of Namespaces whose pod template names Profile gets each
 // of Labels it does not have.
 type GangLabels struct {
-	Profile    string
-	Namespaces []string
-	Labels     map[string]string
+	Profile    string            `json:"profile"`
+	Namespaces []string          `json:"namespaces"`
+	Labels     map[string]string `json:"labels"`
 }
 
 var (

@@ -258,7 +258,7 @@ func mutationObjects(m *compile.Model) []Object {
 			namespaces = append(namespaces, t.Namespaces...)
 		}
 		slices.Sort(namespaces)
-		if !m.Cluster.AdmissionPolicies() {
+		if m.Cluster.LabelsFromQueue() {
 			profileFromQueue(m, p, namespaces, matchPods, add)
 		}
 		sel := matchPods(match{Namespaces: namespaces, LabelSelector: profileLabel(p)})

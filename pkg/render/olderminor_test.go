@@ -13,15 +13,16 @@ import (
 	"github.com/accelc/accelc/pkg/render"
 )
 
-// TestOlderMinorLabelsFromQueue: hetero-prod rendered for Kubernetes 1.34
-// has no MutatingAdmissionPolicy (the API server serves none) and, per
-// profile that schedules through Kueue, a mutator labelling the pods and
-// the single pod templates that join the profile's LocalQueue in its
-// teams' namespaces; rendered for 1.36 (the default) it is the other way
-// round.
+// TestOlderMinorLabelsFromQueue: hetero-prod without its catalog service
+// (so without accelc's webhook) rendered for Kubernetes 1.34 has no
+// MutatingAdmissionPolicy (the API server serves none) and, per profile
+// that schedules through Kueue, a mutator labelling the pods and the
+// single pod templates that join the profile's LocalQueue in its teams'
+// namespaces; rendered for 1.36 (the default) it is the other way round.
 func TestOlderMinorLabelsFromQueue(t *testing.T) {
 	m, err := compile.Load(examplesDir + "/hetero-prod")
 	require.NoError(t, err)
+	m.Cluster.CatalogService = nil
 	newer := renderModel(t, m)
 	m.Cluster.KubernetesVersion = "1.34"
 	older := renderModel(t, m)
@@ -96,7 +97,7 @@ func TestOlderMinorLabelsFromQueue(t *testing.T) {
 	assert.Positive(t, queued)
 	// What does not depend on the minor is the same.
 	for p, data := range newer {
-		if strings.HasPrefix(p, "mutations/") || strings.HasPrefix(p, "catalog-service/configmap-accelc-catalog-config") || strings.HasPrefix(p, render.DirConstraints+"/accelcadmission-") {
+		if strings.HasPrefix(p, "mutations/") || strings.HasPrefix(p, render.DirConstraints+"/accelcadmission-") {
 			continue
 		}
 		assert.Equal(t, string(data), string(older[p]), "%s differs between 1.36 and 1.34", p)
@@ -108,4 +109,100 @@ func renderModel(t *testing.T, m *compile.Model) render.Tree {
 	tree, err := render.Cluster(m, &inventory.Inventory{})
 	require.NoError(t, err)
 	return tree
+}
+
+// TestOlderMinorWebhook: hetero-prod (which runs the catalog service)
+// rendered for Kubernetes 1.34 has, in place of the
+// MutatingAdmissionPolicies, accelc's webhook: a
+// MutatingWebhookConfiguration calling the catalog Service, the
+// mutations it is told (those of 1.36's policies), its certificate, and
+// the Deployment serving it over TLS; no mutator labels from a queue,
+// and the constraint is not told of one. Everything else is 1.36's.
+func TestOlderMinorWebhook(t *testing.T) {
+	m, err := compile.Load(examplesDir + "/hetero-prod")
+	require.NoError(t, err)
+	newer := renderModel(t, m)
+	m.Cluster.KubernetesVersion = "1.34"
+	older := renderModel(t, m)
+
+	for p := range older {
+		assert.False(t, strings.HasPrefix(p, "mutations/mutatingadmissionpolicy"), p)
+		assert.NotContains(t, p, "profile-from-queue", p)
+	}
+	var hooks struct {
+		Metadata struct {
+			Annotations map[string]string `json:"annotations"`
+		} `json:"metadata"`
+		Webhooks []struct {
+			Name          string `json:"name"`
+			FailurePolicy string `json:"failurePolicy"`
+			SideEffects   string `json:"sideEffects"`
+			ClientConfig  struct {
+				Service struct {
+					Name, Namespace, Path string
+					Port                  int
+				} `json:"service"`
+			} `json:"clientConfig"`
+			MatchConditions []struct{ Expression string } `json:"matchConditions"`
+		} `json:"webhooks"`
+	}
+	require.NoError(t, yaml.Unmarshal(older["catalog-service/mutatingwebhookconfiguration-"+render.ProfileWebhookName+".yaml"], &hooks))
+	assert.Equal(t, "accelc-system/accelc-catalog-webhook", hooks.Metadata.Annotations["cert-manager.io/inject-ca-from"])
+	var names []string
+	for _, h := range hooks.Webhooks {
+		names = append(names, h.Name)
+		assert.Equal(t, "Fail", h.FailurePolicy, h.Name)
+		assert.Equal(t, "None", h.SideEffects, h.Name)
+		assert.Equal(t, "/mutate", h.ClientConfig.Service.Path)
+		assert.Equal(t, 9443, h.ClientConfig.Service.Port)
+		require.Len(t, h.MatchConditions, 1, h.Name)
+	}
+	assert.Contains(t, names, "pods.profile-label.accelc.io")
+	assert.Contains(t, names, "workloads.profile-label.accelc.io")
+	assert.Contains(t, names, "jobs.job-queue.accelc.io")
+	for _, f := range []string{render.AdmissionMutationsFile, "catalog-service/certificate-accelc-catalog-webhook.yaml", "catalog-service/issuer-accelc-catalog-webhook.yaml"} {
+		assert.Contains(t, older, f)
+		assert.NotContains(t, newer, f)
+	}
+	deploy := string(older["catalog-service/deployment-accelc-catalog.yaml"])
+	for _, arg := range []string{"--webhook-listen", "--webhook-tls-cert-file", "--webhook-mutations"} {
+		assert.Contains(t, deploy, arg)
+	}
+	// The same mutations as 1.36's job queue policy.
+	assert.Equal(t, render.AdmissionMutationsOf(m), readMutations(t, older))
+	for p, data := range newer {
+		if strings.HasPrefix(p, "mutations/mutatingadmissionpolicy") || p == "mutations/kustomization.yaml" || strings.HasPrefix(p, "catalog-service/") {
+			continue
+		}
+		assert.Equal(t, string(data), string(older[p]), "%s differs between 1.36 and 1.34", p)
+	}
+}
+
+// TestOlderMinorWebhookOpenShift: where OpenShift's service CA writes the
+// catalog's certificate, the webhook serves it and the service CA
+// injects its bundle; no cert-manager object is rendered.
+func TestOlderMinorWebhookOpenShift(t *testing.T) {
+	m, err := compile.Load(examplesDir + "/hetero-prod")
+	require.NoError(t, err)
+	m.Cluster.KubernetesVersion = "1.34"
+	m.Cluster.CatalogService.TLS = &compile.CatalogServiceTLS{SecretName: "accelc-catalog-tls", OpenShiftServiceCA: true}
+	tree := renderModel(t, m)
+	hooks := string(tree["catalog-service/mutatingwebhookconfiguration-"+render.ProfileWebhookName+".yaml"])
+	assert.Contains(t, hooks, `service.beta.openshift.io/inject-cabundle: "true"`)
+	assert.NotContains(t, hooks, "cert-manager.io")
+	assert.NotContains(t, tree, "catalog-service/certificate-accelc-catalog-webhook.yaml")
+	deploy := string(tree["catalog-service/deployment-accelc-catalog.yaml"])
+	assert.Contains(t, deploy, "secretName: accelc-catalog-tls")
+	assert.NotContains(t, deploy, "accelc-catalog-webhook-tls")
+}
+
+func readMutations(t *testing.T, tree render.Tree) render.AdmissionMutations {
+	t.Helper()
+	var cm struct {
+		Data map[string]string `json:"data"`
+	}
+	require.NoError(t, yaml.Unmarshal(tree[render.AdmissionMutationsFile], &cm))
+	a, err := render.ParseAdmissionMutations([]byte(cm.Data[render.AdmissionMutationsKey]))
+	require.NoError(t, err)
+	return a
 }

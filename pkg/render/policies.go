@@ -249,7 +249,7 @@ func admissionParams(m *compile.Model, inv *inventory.Inventory) admissionParame
 		kueueNamespaces[ns] = true
 	}
 	var fromQueue map[string]bool
-	if !m.Cluster.AdmissionPolicies() {
+	if m.Cluster.LabelsFromQueue() {
 		fromQueue = map[string]bool{}
 		for _, w := range queueLabelledKinds() {
 			fromQueue[w.Group+"/"+w.Kind] = true

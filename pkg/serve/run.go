@@ -67,6 +67,9 @@ type RunOptions struct {
 	// (RecordTypes) on a Lease (Leader); the others serve reads and wait.
 	LeaderElect bool
 	Leader      LeaderOptions
+	// Webhook, with its Listen, runs accelc's mutating admission webhook
+	// beside the catalog (webhook.go).
+	Webhook WebhookOptions
 }
 
 // check refuses options that cannot work together, before anything is
@@ -87,7 +90,7 @@ func (o *RunOptions) check() error {
 	if (o.TLSCertFile == "") != (o.TLSKeyFile == "") {
 		return &accelc.UsageError{Err: errors.New("give --tls-cert-file and --tls-key-file together: the certificate and its key")}
 	}
-	return nil
+	return o.Webhook.check()
 }
 
 // Run compiles the cluster in opts.Dir and serves its catalog with the
@@ -138,6 +141,9 @@ func Run(ctx context.Context, opts RunOptions) error {
 		g.Go(func() error { certs(gctx); return nil })
 	}
 	r.start(g, gctx)
+	if opts.Webhook.Listen != "" {
+		g.Go(func() error { return serveWebhook(gctx, opts.Webhook, opts.Grace, log) })
+	}
 	if opts.Reload > 0 {
 		g.Go(func() error {
 			WatchConfig(gctx, os.DirFS(opts.Dir), opts.Reload, func() { r.reload(gctx, load) })

@@ -102,8 +102,7 @@ func (m *Mutator) admit(ctx context.Context, r *Reviewer, req Request, mutating 
 	d := Decision{Stored: obj}
 	if req.SubResource == "" {
 		if mutating {
-			m.labelJobQueue(obj, op)
-			m.labelProfile(obj, op)
+			m.admission.Mutate(obj, op)
 		}
 		w, isWorkload := render.WorkloadKindOf(obj.GroupVersionKind().Group, obj.GetKind())
 		if !(isWorkload && w.ObjectLabels) {

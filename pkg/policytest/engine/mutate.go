@@ -14,7 +14,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 
 	"github.com/accelc/accelc/pkg/render"
@@ -36,15 +35,11 @@ import (
 // Kueue's manager's pod UPDATEs and UPDATEs that change nothing the
 // policies read included, which the installed webhook does not receive.
 type Mutator struct {
-	expander     *expand.Expander
-	profileLabel string
-	// policyNamespaces selects, by the namespace's name label, where the
-	// policies' bindings apply (the namespaces that deny).
-	policyNamespaces labels.Selector
-	// policyOperations are, by resource, the operations the
-	// MutatingAdmissionPolicies' matchConstraints name: a pod's and a
-	// Job's template are labelled on CREATE only, as they cannot change.
-	policyOperations map[schema.GroupResource][]string
+	expander *expand.Expander
+	// admission is what accelc's admission mutations do (its
+	// MutatingAdmissionPolicies on 1.36, its webhook before), read from
+	// the tree: render.AdmissionMutations.Mutate is the webhook's own code.
+	admission render.AdmissionMutations
 	// MutateUpdates says that Gatekeeper's mutating webhook receives
 	// UPDATEs too (its default installation). accelc's installation
 	// (docs/scale.md) registers it for CREATE only: its mutators give a
@@ -62,9 +57,6 @@ type Mutator struct {
 	// integration the fragment turns on: Kueue's pod webhook leaves the
 	// pods they own ungated.
 	kueueJobKinds map[string]bool
-	// jobQueues are the job queue policies' mutations, by the kind they
-	// label ("<group>/<Kind>").
-	jobQueues map[string][]render.GangLabels
 }
 
 // NewMutator loads the tree's mutators and ExpansionTemplates once.
@@ -96,11 +88,7 @@ func NewMutator(tree render.Tree, namespaces []string) (*Mutator, error) {
 	if err != nil {
 		return nil, err
 	}
-	scope, err := policyNamespaces(tree)
-	if err != nil {
-		return nil, err
-	}
-	ops, err := policyOperations(tree)
+	admission, err := admissionMutations(tree)
 	if err != nil {
 		return nil, err
 	}
@@ -108,139 +96,7 @@ func NewMutator(tree render.Tree, namespaces []string) (*Mutator, error) {
 	if err != nil {
 		return nil, err
 	}
-	jobQueues, err := jobQueuePolicies(tree)
-	if err != nil {
-		return nil, err
-	}
-	return &Mutator{expander: er, profileLabel: profileLabel(tree), policyNamespaces: scope, policyOperations: ops, kueue: kueue, kueueJobKinds: jobKinds, jobQueues: jobQueues}, nil
-}
-
-// jobQueuePolicies reads the tree's job queue policies (one per
-// render.KueueJobFrameworks kind) back into what their mutations do.
-func jobQueuePolicies(tree render.Tree) (map[string][]render.GangLabels, error) {
-	out := map[string][]render.GangLabels{}
-	for _, p := range tree.Paths() {
-		if !strings.HasPrefix(p, "mutations/mutatingadmissionpolicy-") {
-			continue
-		}
-		var mp admissionregistrationv1.MutatingAdmissionPolicy
-		if err := yaml.Unmarshal(tree[p], &mp); err != nil {
-			return nil, fmt.Errorf("%s: %w", p, err)
-		}
-		i := slices.IndexFunc(render.KueueJobFrameworks, func(f render.KueueJobFramework) bool { return render.JobQueuePolicyName(f) == mp.Name })
-		if i < 0 {
-			continue
-		}
-		f := render.KueueJobFrameworks[i]
-		for i, mu := range mp.Spec.Mutations {
-			if mu.JSONPatch == nil {
-				return nil, fmt.Errorf("%s: mutation %d is not a JSON patch", p, i)
-			}
-			g, ok := render.ReadGangLabelPatch(mu.JSONPatch.Expression)
-			if !ok {
-				return nil, fmt.Errorf("%s: mutation %d: not an expression of the job queue policy: %s", p, i, mu.JSONPatch.Expression)
-			}
-			out[f.Group+"/"+f.Kind] = append(out[f.Group+"/"+f.Kind], g)
-		}
-	}
-	return out, nil
-}
-
-// labelJobQueue does what the job queue policy does to an object of one
-// of its kinds under operation op (CREATE only): the labels of the mutation for the profile its one
-// pod template names (label, else annotation) and its namespace, each
-// it does not have.
-func (m *Mutator) labelJobQueue(obj *unstructured.Unstructured, op string) {
-	gvk := obj.GroupVersionKind()
-	muts := m.jobQueues[gvk.Group+"/"+gvk.Kind]
-	if len(muts) == 0 || op != string(admissionregistrationv1.Create) || !m.policyNamespaces.Matches(labels.Set{corev1.LabelMetadataName: obj.GetNamespace()}) {
-		return
-	}
-	w, ok := render.WorkloadKindOf(gvk.Group, gvk.Kind)
-	if !ok || len(w.Templates) != 1 {
-		return
-	}
-	md := append(append([]string{}, w.Templates[0].Path...), "metadata")
-	profile, ok, _ := unstructured.NestedString(obj.Object, append(append([]string{}, md...), "labels", m.profileLabel)...)
-	if !ok {
-		profile, _, _ = unstructured.NestedString(obj.Object, append(append([]string{}, md...), "annotations", render.ProfileAnnotation)...)
-	}
-	for _, g := range muts {
-		if g.Profile != profile || !slices.Contains(g.Namespaces, obj.GetNamespace()) {
-			continue
-		}
-		have := obj.GetLabels()
-		if have == nil {
-			have = map[string]string{}
-		}
-		for k, v := range g.Labels {
-			if _, ok := have[k]; !ok {
-				have[k] = v
-			}
-		}
-		obj.SetLabels(have)
-	}
-}
-
-// policyOperations are the operations of the tree's
-// MutatingAdmissionPolicies' resource rules, by the resources they name.
-func policyOperations(tree render.Tree) (map[schema.GroupResource][]string, error) {
-	ops := map[schema.GroupResource][]string{}
-	for _, p := range tree.Paths() {
-		if !strings.HasPrefix(p, "mutations/mutatingadmissionpolicy-") {
-			continue
-		}
-		var mp admissionregistrationv1.MutatingAdmissionPolicy
-		if err := yaml.Unmarshal(tree[p], &mp); err != nil {
-			return nil, fmt.Errorf("%s: %w", p, err)
-		}
-		if mp.Spec.MatchConstraints == nil {
-			continue
-		}
-		for _, rule := range mp.Spec.MatchConstraints.ResourceRules {
-			for _, g := range rule.APIGroups {
-				for _, res := range rule.Resources {
-					gr := schema.GroupResource{Group: g, Resource: res}
-					for _, op := range rule.Operations {
-						ops[gr] = append(ops[gr], string(op))
-					}
-				}
-			}
-		}
-	}
-	return ops, nil
-}
-
-// policyApplies reports whether a MutatingAdmissionPolicy of the tree
-// matches obj's resource under operation op.
-func (m *Mutator) policyApplies(obj *unstructured.Unstructured, op string) bool {
-	gvk := obj.GroupVersionKind()
-	ops := m.policyOperations[schema.GroupResource{Group: gvk.Group, Resource: resourceOf(gvk)}]
-	return slices.Contains(ops, op) || slices.Contains(ops, string(admissionregistrationv1.OperationAll))
-}
-
-// policyNamespaces is the namespaceSelector of the tree's
-// MutatingAdmissionPolicyBindings (accelc gives them all the same), as a
-// selector over a namespace's labels; everything when they have none.
-func policyNamespaces(tree render.Tree) (labels.Selector, error) {
-	for _, p := range tree.Paths() {
-		if !strings.HasPrefix(p, "mutations/mutatingadmissionpolicybinding-") {
-			continue
-		}
-		var b admissionregistrationv1.MutatingAdmissionPolicyBinding
-		if err := yaml.Unmarshal(tree[p], &b); err != nil {
-			return nil, fmt.Errorf("%s: %w", p, err)
-		}
-		if b.Spec.MatchResources == nil || b.Spec.MatchResources.NamespaceSelector == nil {
-			return labels.Everything(), nil
-		}
-		sel, err := metav1.LabelSelectorAsSelector(b.Spec.MatchResources.NamespaceSelector)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", p, err)
-		}
-		return sel, nil
-	}
-	return labels.Everything(), nil
+	return &Mutator{expander: er, admission: admission, kueue: kueue, kueueJobKinds: jobKinds}, nil
 }
 
 // Mutate returns an object as the API server stores it after accelc's
@@ -265,8 +121,7 @@ func (m *Mutator) Mutate(object []byte) ([]byte, error) {
 // the workload with its expansions judges the pods its controllers make.
 // A Notebook is labelled itself; list templates are left as written.
 func (m *Mutator) MutateObject(obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-	m.labelJobQueue(obj, string(admissionregistrationv1.Create))
-	m.labelProfile(obj, string(admissionregistrationv1.Create))
+	m.admission.Mutate(obj, string(admissionregistrationv1.Create))
 	w, isWorkload := render.WorkloadKindOf(obj.GroupVersionKind().Group, obj.GetKind())
 	if isWorkload && w.ObjectLabels {
 		return obj, nil
@@ -297,16 +152,65 @@ func (m *Mutator) MutateObject(obj *unstructured.Unstructured) (*unstructured.Un
 	return obj, nil
 }
 
-// profileLabel is accelc's profile label (<labelPrefix>/profile, the
-// prefix read from the admission constraint), which the tree's
-// MutatingAdmissionPolicy copies the profile annotation into; "" when the
-// tree has no such policy.
-func profileLabel(tree render.Tree) string {
+// admissionMutations reads what the tree's admission mutations do: from
+// its MutatingAdmissionPolicies (Kubernetes 1.36) — the profile label
+// (<labelPrefix>/profile, the prefix read from the admission
+// constraint), their bindings' namespaceSelector (accelc gives them all
+// the same), the job queue policies' labels read back from their
+// expressions (render.ReadGangLabelPatch) — or, before 1.36, from what
+// accelc's webhook is given (render.AdmissionMutationsFile). Nothing
+// where the tree has neither.
+func admissionMutations(tree render.Tree) (render.AdmissionMutations, error) {
+	if data, ok := tree[render.AdmissionMutationsFile]; ok {
+		var cm corev1.ConfigMap
+		if err := yaml.Unmarshal(data, &cm); err != nil {
+			return render.AdmissionMutations{}, fmt.Errorf("%s: %w", render.AdmissionMutationsFile, err)
+		}
+		a, err := render.ParseAdmissionMutations([]byte(cm.Data[render.AdmissionMutationsKey]))
+		if err != nil {
+			return render.AdmissionMutations{}, fmt.Errorf("%s: %w", render.AdmissionMutationsFile, err)
+		}
+		return a, nil
+	}
+	var out render.AdmissionMutations
 	hasPolicy, prefix := false, ""
 	for _, p := range tree.Paths() {
 		switch {
 		case strings.HasPrefix(p, "mutations/mutatingadmissionpolicy-"):
 			hasPolicy = true
+			var mp admissionregistrationv1.MutatingAdmissionPolicy
+			if err := yaml.Unmarshal(tree[p], &mp); err != nil {
+				return out, fmt.Errorf("%s: %w", p, err)
+			}
+			i := slices.IndexFunc(render.KueueJobFrameworks, func(f render.KueueJobFramework) bool { return render.JobQueuePolicyName(f) == mp.Name })
+			if i < 0 {
+				continue
+			}
+			f := render.KueueJobFrameworks[i]
+			for i, mu := range mp.Spec.Mutations {
+				if mu.JSONPatch == nil {
+					return out, fmt.Errorf("%s: mutation %d is not a JSON patch", p, i)
+				}
+				g, ok := render.ReadGangLabelPatch(mu.JSONPatch.Expression)
+				if !ok {
+					return out, fmt.Errorf("%s: mutation %d: not an expression of the job queue policy: %s", p, i, mu.JSONPatch.Expression)
+				}
+				if out.JobQueues == nil {
+					out.JobQueues = map[string][]render.GangLabels{}
+				}
+				out.JobQueues[f.Group+"/"+f.Kind] = append(out.JobQueues[f.Group+"/"+f.Kind], g)
+			}
+		case strings.HasPrefix(p, "mutations/mutatingadmissionpolicybinding-"):
+			var b admissionregistrationv1.MutatingAdmissionPolicyBinding
+			if err := yaml.Unmarshal(tree[p], &b); err != nil {
+				return out, fmt.Errorf("%s: %w", p, err)
+			}
+			if b.Spec.MatchResources != nil && b.Spec.MatchResources.NamespaceSelector != nil {
+				if _, err := metav1.LabelSelectorAsSelector(b.Spec.MatchResources.NamespaceSelector); err != nil {
+					return out, fmt.Errorf("%s: %w", p, err)
+				}
+				out.NamespaceSelector = b.Spec.MatchResources.NamespaceSelector
+			}
 		case strings.HasPrefix(p, render.DirConstraints+"/") && !strings.HasSuffix(p, "kustomization.yaml"):
 			var c struct {
 				Spec struct {
@@ -321,52 +225,8 @@ func profileLabel(tree render.Tree) string {
 		}
 	}
 	if !hasPolicy || prefix == "" {
-		return ""
+		return render.AdmissionMutations{}, nil
 	}
-	return prefix + "/profile"
-}
-
-// labelProfile does what accelc's MutatingAdmissionPolicies do under
-// operation op, where one matches it: on a pod, and on each pod template
-// of a workload kind at the paths the workload policy patches
-// (render.WorkloadKinds), the profile annotation, where there is no
-// profile label, becomes the label; a kind whose controller copies its
-// own labels to its pods (a Notebook) is labelled from its own
-// annotation.
-func (m *Mutator) labelProfile(obj *unstructured.Unstructured, op string) {
-	if m.profileLabel == "" || !m.policyApplies(obj, op) || !m.policyNamespaces.Matches(labels.Set{corev1.LabelMetadataName: obj.GetNamespace()}) {
-		return
-	}
-	if obj.GetKind() == "Pod" && obj.GroupVersionKind().Group == "" {
-		labelFromAnnotation(obj.Object, m.profileLabel)
-		return
-	}
-	w, ok := render.WorkloadKindOf(obj.GroupVersionKind().Group, obj.GetKind())
-	if !ok {
-		return
-	}
-	if w.ObjectLabels {
-		labelFromAnnotation(obj.Object, m.profileLabel)
-		return
-	}
-	for _, t := range w.Templates {
-		if tmpl, ok, _ := unstructured.NestedFieldNoCopy(obj.Object, t.Path...); ok {
-			if tmpl, ok := tmpl.(map[string]any); ok {
-				labelFromAnnotation(tmpl, m.profileLabel)
-			}
-		}
-	}
-}
-
-// labelFromAnnotation gives obj (a pod, a pod template or a workload) the
-// profile label its annotation names, unless it has the label.
-func labelFromAnnotation(obj map[string]any, label string) {
-	name, ok, _ := unstructured.NestedString(obj, "metadata", "annotations", render.ProfileAnnotation)
-	if !ok {
-		return
-	}
-	if _, has, _ := unstructured.NestedFieldNoCopy(obj, "metadata", "labels", label); has {
-		return
-	}
-	_ = unstructured.SetNestedField(obj, name, "metadata", "labels", label)
+	out.ProfileLabel = prefix + "/profile"
+	return out, nil
 }

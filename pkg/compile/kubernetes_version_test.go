@@ -1,0 +1,41 @@
+package compile_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/accelc/accelc/pkg/compile"
+	"github.com/accelc/accelc/pkg/inventory"
+)
+
+// Before 1.36, vet says how an annotation-only workload is labelled: by
+// accelc's webhook where the catalog service runs, else from the queue
+// label (naming which profiles cannot be); on 1.36 it says nothing.
+func TestKubernetesVersionDiagnostic(t *testing.T) {
+	m, err := compile.Load("../../examples/clusters/hetero-prod")
+	require.NoError(t, err)
+	say := func() string {
+		for _, d := range m.Check(&inventory.Inventory{}) {
+			if strings.Contains(d.Msg, "serves no MutatingAdmissionPolicy") {
+				assert.Equal(t, compile.Warning, d.Severity)
+				return d.Msg
+			}
+		}
+		return ""
+	}
+	assert.Empty(t, say(), "1.36")
+	m.Cluster.KubernetesVersion = "1.34"
+	require.True(t, m.Cluster.ProfileWebhook())
+	msg := say()
+	assert.Contains(t, msg, "accelc's own mutating webhook")
+	assert.Contains(t, msg, "fails closed")
+	assert.NotContains(t, msg, "queue-name label")
+	m.Cluster.CatalogService = nil
+	require.True(t, m.Cluster.LabelsFromQueue())
+	msg = say()
+	assert.Contains(t, msg, "kueue.x-k8s.io/queue-name label Open Data Hub's webhook writes")
+	assert.Contains(t, msg, "set cluster.catalogService")
+}

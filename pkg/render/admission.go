@@ -1,0 +1,247 @@
+package render
+
+// What accelc's admission mutations do to an object, in Go: the one
+// implementation that accelc's mutating webhook (before Kubernetes 1.36)
+// runs and that the offline admission engine (accelc test) applies.
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/accelc/accelc/pkg/compile"
+)
+
+// AdmissionMutations is what accelc's MutatingAdmissionPolicies do
+// (profileLabelPolicy, workloadLabelPolicies, jobQueuePolicy), and, on a
+// cluster whose API server serves none (before Kubernetes 1.36), what
+// accelc's mutating webhook does in their place (profileWebhook): a pod
+// or a workload's pod template that names its profile only by Open Data
+// Hub's annotation gets accelc's profile label, and a new Job whose
+// template names a queued profile gets the profile's LocalQueue and
+// priority labels. The policies' CEL and the webhook's configuration are
+// rendered from the same model; Mutate is what both do.
+type AdmissionMutations struct {
+	// ProfileLabel is <labelPrefix>/profile; "" mutates nothing.
+	ProfileLabel string `json:"profileLabel"`
+	// NamespaceSelector selects, by the namespace's name label, where the
+	// mutations apply (the namespaces that deny: policyScope); nil for
+	// every namespace.
+	NamespaceSelector *metav1.LabelSelector `json:"namespaceSelector,omitempty"`
+	// JobQueues are the job queue policy's mutations, by the kind they
+	// label ("<group>/<Kind>", one of KueueJobFrameworks).
+	JobQueues map[string][]GangLabels `json:"jobQueues,omitempty"`
+}
+
+// AdmissionMutationsOf is what the model's admission mutations do; the
+// zero value where the model mutates nothing.
+func AdmissionMutationsOf(m *compile.Model) AdmissionMutations {
+	if _, _, none := m.Mutating(); none {
+		return AdmissionMutations{}
+	}
+	out := AdmissionMutations{ProfileLabel: m.Cluster.LabelPrefix + "/profile", NamespaceSelector: policyScope(m)}
+	for _, f := range KueueJobFrameworks {
+		if g := jobQueueLabels(m, f); len(g) > 0 {
+			if out.JobQueues == nil {
+				out.JobQueues = map[string][]GangLabels{}
+			}
+			out.JobQueues[f.Group+"/"+f.Kind] = g
+		}
+	}
+	return out
+}
+
+// jobQueueLabels are the job queue policy's mutations for one of
+// KueueJobFrameworks' kinds, one per profile and set of labels (a
+// profile without a class of its own runs at each team's tier); nil
+// where no profile is queued.
+func jobQueueLabels(m *compile.Model, f KueueJobFramework) []GangLabels {
+	if !m.UsesKueue() {
+		return nil
+	}
+	w, ok := WorkloadKindOf(f.Group, f.Kind)
+	if !ok || len(w.Templates) != 1 {
+		// A kind with one pod template is all the expression knows.
+		panic(fmt.Sprintf("render: Kueue framework %s: %s/%s is not a workload kind with one pod template", f.Name, f.Group, f.Kind))
+	}
+	var out []GangLabels
+	for i := range m.Profiles {
+		p := &m.Profiles[i]
+		if !p.Offered() {
+			continue
+		}
+		byLabels := map[string][]string{}
+		labelsOf := map[string]map[string]string{}
+		for _, t := range m.QueueTeams(p) {
+			l := map[string]string{QueueNameLabel: LocalQueueName(p)}
+			if c := p.PriorityClassName; c != "" {
+				l[WorkloadPriorityLabel] = c
+			} else if t.Priority != "" {
+				l[WorkloadPriorityLabel] = t.Priority
+			}
+			key := fmt.Sprint(l)
+			byLabels[key] = append(byLabels[key], t.Namespaces...)
+			labelsOf[key] = l
+		}
+		for _, key := range slices.Sorted(maps.Keys(byLabels)) {
+			out = append(out, GangLabels{Profile: p.Name, Namespaces: slices.Sorted(slices.Values(byLabels[key])), Labels: labelsOf[key]})
+		}
+	}
+	return out
+}
+
+// ParseAdmissionMutations reads AdmissionMutations as accelc renders them
+// for its webhook (AdmissionMutationsFile).
+func ParseAdmissionMutations(data []byte) (AdmissionMutations, error) {
+	var a AdmissionMutations
+	if err := json.Unmarshal(data, &a); err != nil {
+		return AdmissionMutations{}, fmt.Errorf("admission mutations: %w", err)
+	}
+	if _, err := a.namespaces(); err != nil {
+		return AdmissionMutations{}, err
+	}
+	return a, nil
+}
+
+func (a *AdmissionMutations) namespaces() (labels.Selector, error) {
+	if a.NamespaceSelector == nil {
+		return labels.Everything(), nil
+	}
+	sel, err := metav1.LabelSelectorAsSelector(a.NamespaceSelector)
+	if err != nil {
+		return nil, fmt.Errorf("admission mutations: namespaceSelector: %w", err)
+	}
+	return sel, nil
+}
+
+// AppliesTo reports whether a namespace is one the mutations apply in.
+func (a *AdmissionMutations) AppliesTo(namespace string) bool {
+	sel, err := a.namespaces()
+	return err == nil && sel.Matches(labels.Set{corev1.LabelMetadataName: namespace})
+}
+
+// PatchOp is one operation of a JSON patch (RFC 6902): what an admission
+// webhook answers with.
+type PatchOp struct {
+	Op    string `json:"op"`
+	Path  string `json:"path"`
+	Value any    `json:"value"`
+}
+
+// labelOperations are the operations on which a kind's profile label is
+// written, as the MutatingAdmissionPolicies' rules name them: a pod's on
+// CREATE, a workload kind's (one with a policy) on CREATE and UPDATE, or
+// CREATE only where its template cannot change; nil for any other kind.
+func labelOperations(group, kind string) []string {
+	if group == "" && kind == "Pod" {
+		return []string{"CREATE"}
+	}
+	w, ok := WorkloadKindOf(group, kind)
+	if !ok || w.Policy == "" {
+		return nil
+	}
+	if w.CreateOnly {
+		return []string{"CREATE"}
+	}
+	return []string{"CREATE", "UPDATE"}
+}
+
+// Mutate changes obj as accelc's admission mutations do under operation
+// op (CREATE, UPDATE) in obj's namespace, and returns the JSON patch of
+// the change against obj as it came (nil where nothing changes): the job
+// queue labels of a new Job whose one template names a queued profile
+// (by label, else by annotation), each it lacks, in the profile's teams'
+// namespaces; then accelc's profile label from Open Data Hub's annotation
+// on a pod, on each pod template of a workload kind (on the object for a
+// kind whose controller copies its own labels to its pods, a Notebook),
+// wherever there is no label already.
+func (a *AdmissionMutations) Mutate(obj *unstructured.Unstructured, op string) []PatchOp {
+	if a.ProfileLabel == "" || !a.AppliesTo(obj.GetNamespace()) {
+		return nil
+	}
+	var patch []PatchOp
+	gvk := obj.GroupVersionKind()
+	if muts := a.JobQueues[gvk.Group+"/"+gvk.Kind]; len(muts) > 0 && op == "CREATE" {
+		if w, ok := WorkloadKindOf(gvk.Group, gvk.Kind); ok && len(w.Templates) == 1 {
+			md := append(slices.Clone(w.Templates[0].Path), "metadata")
+			profile, ok, _ := unstructured.NestedString(obj.Object, append(slices.Clone(md), "labels", a.ProfileLabel)...)
+			if !ok {
+				profile, _, _ = unstructured.NestedString(obj.Object, append(slices.Clone(md), "annotations", ProfileAnnotation)...)
+			}
+			for _, g := range muts {
+				if g.Profile != profile || !slices.Contains(g.Namespaces, obj.GetNamespace()) {
+					continue
+				}
+				for _, k := range slices.Sorted(maps.Keys(g.Labels)) {
+					patch = addLabelOnce(obj.Object, nil, k, g.Labels[k], patch)
+				}
+			}
+		}
+	}
+	if !slices.Contains(labelOperations(gvk.Group, gvk.Kind), op) {
+		return patch
+	}
+	if gvk.Group == "" && gvk.Kind == "Pod" {
+		return a.labelFromAnnotation(obj.Object, nil, patch)
+	}
+	w, _ := WorkloadKindOf(gvk.Group, gvk.Kind)
+	if w.ObjectLabels {
+		return a.labelFromAnnotation(obj.Object, nil, patch)
+	}
+	for _, t := range w.Templates {
+		if _, ok, _ := unstructured.NestedMap(obj.Object, t.Path...); ok {
+			patch = a.labelFromAnnotation(obj.Object, t.Path, patch)
+		}
+	}
+	return patch
+}
+
+// labelFromAnnotation gives the object or template at path the profile
+// label its annotation names, unless it has the label.
+func (a *AdmissionMutations) labelFromAnnotation(obj map[string]any, path []string, patch []PatchOp) []PatchOp {
+	md := append(slices.Clone(path), "metadata")
+	name, ok, _ := unstructured.NestedString(obj, append(slices.Clone(md), "annotations", ProfileAnnotation)...)
+	if !ok {
+		return patch
+	}
+	return addLabelOnce(obj, path, a.ProfileLabel, name, patch)
+}
+
+// addLabelOnce sets label key to value on the metadata of the object or
+// template at path, unless it has the key, and appends the patch of it:
+// the one key where the metadata has labels, else the labels.
+func addLabelOnce(obj map[string]any, path []string, key, value string, patch []PatchOp) []PatchOp {
+	lbl := append(slices.Clone(path), "metadata", "labels")
+	have, ok, _ := unstructured.NestedFieldNoCopy(obj, lbl...)
+	if ok && have != nil {
+		if m, isMap := have.(map[string]any); isMap {
+			if _, has := m[key]; has {
+				return patch
+			}
+			m[key] = value
+			return append(patch, PatchOp{Op: "add", Path: jsonPointer(lbl) + "/" + escapePointer(key), Value: value})
+		}
+	}
+	_ = unstructured.SetNestedField(obj, map[string]any{key: value}, lbl...)
+	return append(patch, PatchOp{Op: "add", Path: jsonPointer(lbl), Value: map[string]any{key: value}})
+}
+
+// jsonPointer is a field path as a JSON pointer (RFC 6901).
+func jsonPointer(path []string) string {
+	var b strings.Builder
+	for _, p := range path {
+		b.WriteString("/" + escapePointer(p))
+	}
+	return b.String()
+}
+
+func escapePointer(s string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
+}
