@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/retry"
 )
 
 // TestKWOKWithControllerManager runs the whole node side of a cluster:
@@ -37,16 +38,25 @@ func TestKWOKWithControllerManager(t *testing.T) {
 		Labels:      map[string]string{"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"},
 		Annotations: map[string]string{KWOKNodeAnnotation: "fake"},
 	}}
-	created, err := client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
+	_, err = client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
 	require.NoError(t, err)
-	created.Status.Capacity = corev1.ResourceList{
-		"nvidia.com/gpu":      resource.MustParse("8"),
-		corev1.ResourceCPU:    resource.MustParse("64"),
-		corev1.ResourceMemory: resource.MustParse("512Gi"),
-		corev1.ResourcePods:   resource.MustParse("110"),
-	}
-	created.Status.Allocatable = created.Status.Capacity
-	_, err = client.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{})
+	// KWOK and the node controllers write the new node too: set its
+	// capacity on the latest version, again on a conflict.
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		latest, err := client.CoreV1().Nodes().Get(ctx, node.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		latest.Status.Capacity = corev1.ResourceList{
+			"nvidia.com/gpu":      resource.MustParse("8"),
+			corev1.ResourceCPU:    resource.MustParse("64"),
+			corev1.ResourceMemory: resource.MustParse("512Gi"),
+			corev1.ResourcePods:   resource.MustParse("110"),
+		}
+		latest.Status.Allocatable = latest.Status.Capacity
+		_, err = client.CoreV1().Nodes().UpdateStatus(ctx, latest, metav1.UpdateOptions{})
+		return err
+	})
 	require.NoError(t, err)
 
 	gpu := corev1.PodSpec{Containers: []corev1.Container{{
