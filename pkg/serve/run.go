@@ -295,7 +295,18 @@ func (r *running) reload(ctx context.Context, load func(context.Context) (*compi
 // a link), so a half-written state is not seen.
 func WatchConfig(ctx context.Context, fsys fs.FS, every time.Duration, changed func()) {
 	last := ConfigDigest(fsys)
-	tick := time.NewTicker(every)
+	eachTick(ctx, every, func() {
+		if h := ConfigDigest(fsys); h != last {
+			last = h
+			changed()
+		}
+	})
+}
+
+// eachTick calls fn every d (not at once) until ctx ends: the files the
+// server reads again (its configuration, certificate, webhook mutations).
+func eachTick(ctx context.Context, d time.Duration, fn func()) {
+	tick := time.NewTicker(d)
 	defer tick.Stop()
 	for {
 		select {
@@ -303,10 +314,7 @@ func WatchConfig(ctx context.Context, fsys fs.FS, every time.Duration, changed f
 			return
 		case <-tick.C:
 		}
-		if h := ConfigDigest(fsys); h != last {
-			last = h
-			changed()
-		}
+		fn()
 	}
 }
 
@@ -358,21 +366,14 @@ func servingTLS(certFile, keyFile string, log io.Writer) (*tls.Config, func(cont
 		return nil, nil, &accelc.UsageError{Err: fmt.Errorf("--tls-cert-file %s, --tls-key-file %s: %w", certFile, keyFile, err)}
 	}
 	watch := func(ctx context.Context) {
-		tick := time.NewTicker(certReload)
-		defer tick.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-			}
+		eachTick(ctx, certReload, func() {
 			switch changed, err := load(); {
 			case err != nil:
 				fmt.Fprintf(log, "the certificate in %s and its key in %s do not load: still serving the previous one: %v\n", certFile, keyFile, err)
 			case changed:
 				fmt.Fprintf(log, "the certificate in %s changed: serving it\n", certFile)
 			}
-		}
+		})
 	}
 	return &tls.Config{
 		MinVersion:     tls.VersionTLS12,

@@ -159,20 +159,11 @@ func serveWebhook(ctx context.Context, o WebhookOptions, grace time.Duration, lo
 		return &accelc.UsageError{Err: fmt.Errorf("--webhook-mutations %s: %w", o.MutationsFile, err)}
 	}
 	go certs(ctx)
-	go func() {
-		tick := time.NewTicker(certReload)
-		defer tick.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-			}
-			if err := load(); err != nil {
-				fmt.Fprintf(log, "the webhook's mutations in %s do not load: still doing the previous ones: %v\n", o.MutationsFile, err)
-			}
+	go eachTick(ctx, certReload, func() {
+		if err := load(); err != nil {
+			fmt.Fprintf(log, "the webhook's mutations in %s do not load: still doing the previous ones: %v\n", o.MutationsFile, err)
 		}
-	}()
+	})
 	l, err := net.Listen("tcp", o.Listen)
 	if err != nil {
 		return &accelc.OutsideError{Err: fmt.Errorf("--webhook-listen %s: %w", o.Listen, err)}
