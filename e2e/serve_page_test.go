@@ -38,17 +38,7 @@ const chromium = "/usr/bin/chromium"
 // bin/test-artifacts).
 func TestServePage(t *testing.T) {
 	needChromium(t)
-	root := repoRoot(t)
-	s := &suite{root: root, work: t.TempDir(), accelc: program(t, root, filepath.Join("bin", "accelc"), "build")}
-	s.cp = controlplane.Start(t)
-	var err error
-	if s.client, err = kubernetes.NewForConfig(s.cp.RESTConfig()); err != nil {
-		t.Fatal(err)
-	}
-	if s.dyn, err = dynamic.NewForConfig(s.cp.RESTConfig()); err != nil {
-		t.Fatal(err)
-	}
-	s.createNodes(t, filepath.Join(root, "examples", "clusters", "small-lab", "inventory.json"), nil)
+	s := smallLabServeSuite(t)
 	s.ensureNamespaces(t, "lab")
 
 	// Signing in is TestAccess's (the API and the page's shell, against a
@@ -102,20 +92,11 @@ func TestServePage(t *testing.T) {
 		return 0
 	}
 
-	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "finetune", Namespace: "lab"}, Spec: corev1.PodSpec{
-		NodeName: "lab-l40s-01",
-		Containers: []corev1.Container{{Name: "c", Image: "registry.example/train:1", Resources: corev1.ResourceRequirements{
-			Limits: corev1.ResourceList{"nvidia.com/gpu": *resource.NewQuantity(2, resource.DecimalSI)}}}},
-	}}
-	if _, err := s.client.CoreV1().Pods("lab").Create(t.Context(), pod, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	unbind := s.bindL40SPod(t)
 	dropped := waitFor(before-2, "a pod bound with 2 GPUs")
 	t.Logf("the page shows %d L40S available, then %d %s after a pod with 2 GPUs was bound", before, before-2, dropped.Round(time.Millisecond))
 	shot := screenshot(t, ctx, "serve-page.png")
-	if err := s.client.CoreV1().Pods("lab").Delete(t.Context(), "finetune", metav1.DeleteOptions{GracePeriodSeconds: new(int64)}); err != nil {
-		t.Fatal(err)
-	}
+	unbind()
 	back := waitFor(before, "the pod deleted")
 	t.Logf("and %d again %s after it was deleted; screenshot: %s", before, back.Round(time.Millisecond), shot)
 
@@ -145,6 +126,44 @@ func (s *suite) serve(t *testing.T, cluster string, args ...string) string {
 	t.Helper()
 	base, _ := s.serveProc(t, cluster, args...)
 	return base
+}
+
+// smallLabServeSuite is a control plane with small-lab's nodes, for
+// `accelc serve --live` (bin/accelc) to count.
+func smallLabServeSuite(t *testing.T) *suite {
+	t.Helper()
+	root := repoRoot(t)
+	s := &suite{root: root, work: t.TempDir(), accelc: program(t, root, filepath.Join("bin", "accelc"), "build")}
+	s.cp = controlplane.Start(t)
+	var err error
+	if s.client, err = kubernetes.NewForConfig(s.cp.RESTConfig()); err != nil {
+		t.Fatal(err)
+	}
+	if s.dyn, err = dynamic.NewForConfig(s.cp.RESTConfig()); err != nil {
+		t.Fatal(err)
+	}
+	s.createNodes(t, filepath.Join(root, "examples", "clusters", "small-lab", "inventory.json"), nil)
+	return s
+}
+
+// bindL40SPod binds a pod holding 2 GPUs to the L40S node lab-l40s-01
+// (namespace lab) and returns the function that deletes it.
+func (s *suite) bindL40SPod(t *testing.T) (unbind func()) {
+	t.Helper()
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "finetune", Namespace: "lab"}, Spec: corev1.PodSpec{
+		NodeName: "lab-l40s-01",
+		Containers: []corev1.Container{{Name: "c", Image: "registry.example/train:1", Resources: corev1.ResourceRequirements{
+			Limits: corev1.ResourceList{"nvidia.com/gpu": *resource.NewQuantity(2, resource.DecimalSI)}}}},
+	}}
+	if _, err := s.client.CoreV1().Pods("lab").Create(t.Context(), pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return func() {
+		t.Helper()
+		if err := s.client.CoreV1().Pods("lab").Delete(t.Context(), pod.Name, metav1.DeleteOptions{GracePeriodSeconds: new(int64)}); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // needChromium skips t without Debian's chromium, or fails it when

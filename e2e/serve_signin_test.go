@@ -15,12 +15,7 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
-
-	"github.com/accelc/accelc/internal/controlplane"
 )
 
 // TestServePageSignIn signs in to `accelc serve --live` (the cluster
@@ -45,18 +40,8 @@ import (
 //     the Authorization header, never in a URL.
 func TestServePageSignIn(t *testing.T) {
 	needChromium(t)
-	root := repoRoot(t)
-	s := &suite{root: root, work: t.TempDir(), accelc: program(t, root, "bin/accelc", "build")}
-	s.cp = controlplane.Start(t)
-	var err error
-	if s.client, err = kubernetes.NewForConfig(s.cp.RESTConfig()); err != nil {
-		t.Fatal(err)
-	}
-	if s.dyn, err = dynamic.NewForConfig(s.cp.RESTConfig()); err != nil {
-		t.Fatal(err)
-	}
+	s := smallLabServeSuite(t)
 	ctx := t.Context()
-	s.createNodes(t, root+"/examples/clusters/small-lab/inventory.json", nil)
 	// small-lab's profiles live in redhat-ods-applications (its
 	// cluster.profileNamespace): who may list them there may read the
 	// catalog.
@@ -84,6 +69,7 @@ func TestServePageSignIn(t *testing.T) {
 		}
 		ref := rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: role}
 		meta := metav1.ObjectMeta{Name: role}
+		var err error
 		if ns == "" {
 			_, err = s.client.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: meta, RoleRef: ref, Subjects: subjects}, metav1.CreateOptions{})
 		} else {
@@ -181,18 +167,9 @@ func TestServePageSignIn(t *testing.T) {
 	if got := eval(nodes); got != "The nodes are shown to those who may list them." {
 		t.Errorf("dave, who may not list nodes, sees %q where the nodes go", got)
 	}
-	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "finetune", Namespace: "lab"}, Spec: corev1.PodSpec{
-		NodeName: "lab-l40s-01",
-		Containers: []corev1.Container{{Name: "c", Image: "registry.example/train:1", Resources: corev1.ResourceRequirements{
-			Limits: corev1.ResourceList{"nvidia.com/gpu": *resource.NewQuantity(2, resource.DecimalSI)}}}},
-	}}
-	if _, err := s.client.CoreV1().Pods("lab").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	unbind := s.bindL40SPod(t)
 	until("dave's page counting a pod bound with 2 GPUs", fmt.Sprintf(`%s === "6" ? "6" : ""`, available))
-	if err := s.client.CoreV1().Pods("lab").Delete(ctx, "finetune", metav1.DeleteOptions{GracePeriodSeconds: new(int64)}); err != nil {
-		t.Fatal(err)
-	}
+	unbind()
 	until("dave's page counting it gone", fmt.Sprintf(`%s === "8" ? "8" : ""`, available))
 
 	// A reload keeps the tab's token; a new tab has none.
