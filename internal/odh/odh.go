@@ -100,21 +100,16 @@ func templateMetadata(obj *unstructured.Unstructured) []map[string]any {
 
 // OlderMinorDiffers are the example admission cases
 // (<example>/<case>) whose verdict before Kubernetes 1.36 is not 1.36's,
-// and why: where accelc's webhook does not stand in for 1.36's
-// MutatingAdmissionPolicies (a cluster without the catalog service, whose
-// workloads get the label from the queue label only: docs/policies.md,
-// "Before Kubernetes 1.36"). Every other case is admitted on both or refused on
-// both, a refusal before 1.36 naming every policy 1.36's names; the
-// offline comparison (pkg/policytest/engine TestOlderMinorVerdicts) and
-// the end-to-end suite on the older minor hold the examples to it.
-var OlderMinorDiffers = map[string]string{
-	// small-lab runs no catalog service, so no accelc webhook stands in
-	// for 1.36's MutatingAdmissionPolicies there, and its quotas are
-	// ResourceQuotas: its profiles schedule by node (type Node), so ODH
-	// writes no queue label for a Gatekeeper mutator to key on, only the
-	// HardwareProfile's tolerations.
-	"small-lab/l40s-claim": "without the catalog service (accelc's webhook), a pod of a profile that does not schedule through Kueue, naming it by annotation only, is refused before 1.36: label it, or run the catalog service",
-}
+// and why: none. Every case is admitted on both or refused on both, a
+// refusal before 1.36 naming every policy 1.36's names: where a profile
+// does not schedule through Kueue, vet refuses an older cluster without
+// the catalog service, whose webhook stands in for 1.36's
+// MutatingAdmissionPolicies (docs/policies.md, "Before Kubernetes
+// 1.36"). The offline comparison (pkg/policytest/engine
+// TestOlderMinorVerdicts) and the end-to-end suite on the older minor
+// hold the examples to it; a case that must differ is named here with
+// why.
+var OlderMinorDiffers = map[string]string{}
 
 // OlderMinorDiffersMutated are the cases that accelc test judges as
 // written (no mutate) whose verdict once the API server has run the

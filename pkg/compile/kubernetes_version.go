@@ -73,10 +73,14 @@ func (c Cluster) LabelsFromQueue() bool {
 // checkKubernetesVersion says, for a cluster before 1.36, how a workload
 // that names its profile only by Open Data Hub's annotation is labelled
 // there: by accelc's webhook, where the catalog service runs it; else
-// from the queue label ODH's webhook writes, and which profiles' such
-// workloads are refused instead: those that do not schedule through
-// Kueue, whose HardwareProfile gives ODH's webhook no queue label to
-// write.
+// from the queue label ODH's webhook writes. That fallback labels only
+// the workloads of profiles that schedule through Kueue (ODH's webhook
+// writes a queue label only from a HardwareProfile with
+// scheduling.kueue.localQueueName), so a cluster with an offered profile
+// that does not, and no catalog service, is refused: such a workload of
+// that profile, as ODH's dashboard writes Notebooks and
+// InferenceServices, would be denied under deny, and nothing accelc
+// renders without its webhook could label it.
 func (m *Model) checkKubernetesVersion() []Diagnostic {
 	if m.Cluster.AdmissionPolicies() {
 		return nil
@@ -99,14 +103,15 @@ func (m *Model) checkKubernetesVersion() []Diagnostic {
 			other = append(other, p.Name)
 		}
 	}
+	if len(other) > 0 {
+		return []Diagnostic{{Path: at, Msg: fmt.Sprintf(
+			"Kubernetes %s serves no MutatingAdmissionPolicy by default (GA in 1.36), and profiles %s do not schedule through Kueue, so nothing but accelc's own webhook can give their workloads that name them only by annotation opendatahub.io/hardware-profile-name (as Open Data Hub's dashboard writes Notebooks and InferenceServices) label %s/profile, and without it they would be refused: set cluster.catalogService (accelc serve runs the webhook; docs/policies.md, \"Before Kubernetes 1.36\"), or give every profile's teams Kueue quotas",
+			m.Cluster.KubernetesVersion, strings.Join(other, ", "), m.Cluster.LabelPrefix)}}
+	}
 	msg := fmt.Sprintf("Kubernetes %s serves no MutatingAdmissionPolicy by default (GA in 1.36), so none is rendered, and without cluster.catalogService no accelc webhook stands in: a workload that names its profile only by annotation opendatahub.io/hardware-profile-name gets accelc's profile label from a Gatekeeper mutator instead, keyed on the kueue.x-k8s.io/queue-name label Open Data Hub's webhook writes from the HardwareProfile's scheduling.kueue.localQueueName",
 		m.Cluster.KubernetesVersion)
 	if len(queued) > 0 {
 		msg += fmt.Sprintf(" (profiles %s)", strings.Join(queued, ", "))
-	}
-	if len(other) > 0 {
-		msg += fmt.Sprintf("; profiles %s do not schedule through Kueue, so such a workload of theirs is refused until it carries label %s/profile (give the profile's teams Kueue quotas, or label the workloads)",
-			strings.Join(other, ", "), m.Cluster.LabelPrefix)
 	}
 	msg += "; set cluster.catalogService to have accelc's webhook label them as on 1.36"
 	return []Diagnostic{{Severity: Warning, Path: at, Msg: msg}}

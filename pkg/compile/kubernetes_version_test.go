@@ -13,29 +13,42 @@ import (
 
 // Before 1.36, vet says how an annotation-only workload is labelled: by
 // accelc's webhook where the catalog service runs, else from the queue
-// label (naming which profiles cannot be); on 1.36 it says nothing.
+// label; a cluster with a profile that does not schedule through Kueue
+// and no catalog service is refused, naming the profiles; on 1.36 it
+// says nothing.
 func TestKubernetesVersionDiagnostic(t *testing.T) {
 	m, err := compile.Load("../../examples/clusters/hetero-prod")
 	require.NoError(t, err)
-	say := func() string {
+	say := func(want compile.Severity) string {
 		for _, d := range m.Check(&inventory.Inventory{}) {
 			if strings.Contains(d.Msg, "serves no MutatingAdmissionPolicy") {
-				assert.Equal(t, compile.Warning, d.Severity)
+				assert.Equal(t, want, d.Severity)
 				return d.Msg
 			}
 		}
 		return ""
 	}
-	assert.Empty(t, say(), "1.36")
+	assert.Empty(t, say(compile.Warning), "1.36")
 	m.Cluster.KubernetesVersion = "1.34"
 	require.True(t, m.Cluster.ProfileWebhook())
-	msg := say()
+	msg := say(compile.Warning)
 	assert.Contains(t, msg, "accelc's own mutating webhook")
 	assert.Contains(t, msg, "fails closed")
 	assert.NotContains(t, msg, "queue-name label")
+	// Every offered profile queued: the queue label stands in, and vet
+	// says so.
 	m.Cluster.CatalogService = nil
 	require.True(t, m.Cluster.LabelsFromQueue())
-	msg = say()
+	msg = say(compile.Warning)
 	assert.Contains(t, msg, "kueue.x-k8s.io/queue-name label Open Data Hub's webhook writes")
+	assert.Contains(t, msg, "set cluster.catalogService")
+
+	// A profile that does not schedule through Kueue: refused.
+	m, err = compile.Load("../../examples/clusters/gpu-pools")
+	require.NoError(t, err)
+	m.Cluster.KubernetesVersion = "1.34"
+	m.Cluster.CatalogService = nil
+	msg = say(compile.Error)
+	assert.Contains(t, msg, "profiles h100-shared do not schedule through Kueue")
 	assert.Contains(t, msg, "set cluster.catalogService")
 }

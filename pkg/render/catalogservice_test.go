@@ -110,7 +110,7 @@ func TestCatalogService(t *testing.T) {
 	assert.Equal(t, []rbacv1.Subject{{Kind: "ServiceAccount", Name: "accelc-catalog", Namespace: "accelc-system"}}, delegator.Subjects)
 
 	// No catalog service, no folder.
-	for path := range renderExample(t, "small-lab") {
+	for path := range renderExample(t, "tpu-trainium") {
 		assert.NotContains(t, path, "catalog-service/")
 	}
 }
