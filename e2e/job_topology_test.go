@@ -14,6 +14,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/accelc/accelc/internal/controlplane"
+	"github.com/accelc/accelc/pkg/render"
 )
 
 // TestJobTopologyPolicy: the API server itself runs the rendered
@@ -22,7 +23,8 @@ import (
 // names the profile: as Open Data Hub writes it (the template's
 // annotation), by accelc's label on the template, or on the Job; a Job
 // with no metadata on its template gets it too; a Job of another profile,
-// or one that chose its own level, is left as written.
+// or one that chose its own level, is left as written. Then accelc's
+// webhook, which stands in for the policy before 1.36, does the same.
 func TestJobTopologyPolicy(t *testing.T) {
 	s := newSuite(t)
 	// fair-topology at deny: mutations are rendered only where a
@@ -63,30 +65,56 @@ func TestJobTopologyPolicy(t *testing.T) {
 		{job("other-profile", nil, nil, map[string]string{hardwareProfileAnnotation: "h200"}), ""},
 		{job("own-level", nil, nil, map[string]string{hardwareProfileAnnotation: "h200-nvlink", key: "kubernetes.io/hostname"}), "kubernetes.io/hostname"},
 	}
-	// The policy is in force once the API server has loaded it: the
-	// first case is retried until it is.
-	err := poll(t.Context(), admitTimeout, func(ctx context.Context) (bool, string, error) {
-		j := cases[0].job.DeepCopy()
-		j.Name = "probe"
-		got, err := s.client.BatchV1().Jobs("research").Create(ctx, j, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+	// What renders them is in force once the API server has loaded it:
+	// the first case is retried until it is.
+	play := func(what, prefix string) {
+		err := poll(t.Context(), admitTimeout, func(ctx context.Context) (bool, string, error) {
+			j := cases[0].job.DeepCopy()
+			j.Name = prefix + "probe"
+			got, err := s.client.BatchV1().Jobs("research").Create(ctx, j, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+			if err != nil {
+				return false, err.Error(), nil
+			}
+			return got.Spec.Template.Annotations[key] == clique, "template annotations " + jsonString(got.Spec.Template.Annotations), nil
+		})
 		if err != nil {
-			return false, err.Error(), nil
+			t.Fatalf("%s never took effect: %v", what, err)
 		}
-		return got.Spec.Template.Annotations[key] == clique, "template annotations " + jsonString(got.Spec.Template.Annotations), nil
-	})
-	if err != nil {
-		t.Fatalf("the job topology policy never took effect: %v", err)
+		for _, c := range cases {
+			j := c.job.DeepCopy()
+			j.Name = prefix + j.Name
+			got, err := s.client.BatchV1().Jobs("research").Create(t.Context(), j, metav1.CreateOptions{})
+			if err != nil {
+				t.Errorf("%s: Job %s: %v", what, j.Name, err)
+				continue
+			}
+			if have := got.Spec.Template.Annotations[key]; have != c.want {
+				t.Errorf("%s: Job %s: template annotation %s=%q, want %q", what, j.Name, key, have, c.want)
+				continue
+			}
+			t.Logf("%s: Job %s: template %s=%q", what, j.Name, key, got.Spec.Template.Annotations[key])
+		}
 	}
-	for _, c := range cases {
-		got, err := s.client.BatchV1().Jobs("research").Create(t.Context(), c.job, metav1.CreateOptions{})
-		if err != nil {
-			t.Errorf("Job %s: %v", c.job.Name, err)
-			continue
-		}
-		if have := got.Spec.Template.Annotations[key]; have != c.want {
-			t.Errorf("Job %s: template annotation %s=%q, want %q", c.job.Name, key, have, c.want)
-			continue
-		}
-		t.Logf("Job %s: template %s=%q", c.job.Name, key, got.Spec.Template.Annotations[key])
+	play("the job topology policy", "")
+
+	// Before 1.36 accelc's webhook does it in the policy's place: the
+	// cluster rendered for 1.34 with the catalog service, its webhook
+	// served here (startWebhook) and registered with the API server
+	// instead of the policy, the same Jobs give the same templates.
+	for _, f := range []string{"mutations/mutatingadmissionpolicybinding-accelc-job-topology.yaml", "mutations/mutatingadmissionpolicy-accelc-job-topology.yaml"} {
+		s.mustKubectl(t, "delete", "-f", filepath.Join(out, f))
 	}
+	older := filepath.Join(s.work, "fair-topology-1.34")
+	if err := os.CopyFS(older, os.DirFS(dir)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(older, "older.cue"), []byte("package cluster\n\ncluster: kubernetesVersion: \"1.34\"\ncluster: catalogService: {image: \"registry.example.com/accelc:v0.4.0\", allowFrom: []}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := &clusterUnderTest{out: s.render(t, older, "deny")}
+	if !s.startWebhook(t, c) {
+		t.Fatal("fair-topology rendered for 1.34 with the catalog service has no accelc webhook")
+	}
+	s.mustKubectl(t, "apply", "--server-side", "-f", filepath.Join(c.out, render.DirCatalogService, "mutatingwebhookconfiguration-"+render.ProfileWebhookName+".yaml"))
+	play("accelc's webhook", "hook-")
 }

@@ -20,13 +20,15 @@ import (
 )
 
 // AdmissionMutations is what accelc's MutatingAdmissionPolicies do
-// (profileLabelPolicy, workloadLabelPolicies, jobQueuePolicy), and, on a
-// cluster whose API server serves none (before Kubernetes 1.36), what
-// accelc's mutating webhook does in their place (profileWebhook): a pod
-// or a workload's pod template that names its profile only by Open Data
-// Hub's annotation gets accelc's profile label, and a new Job whose
-// template names a queued profile gets the profile's LocalQueue and
-// priority labels. The policies' CEL and the webhook's configuration are
+// (profileLabelPolicy, workloadLabelPolicies, jobQueuePolicy,
+// jobTopologyPolicy), and, on a cluster whose API server serves none
+// (before Kubernetes 1.36), what accelc's mutating webhook does in their
+// place (profileWebhook): a pod or a workload's pod template that names
+// its profile only by Open Data Hub's annotation gets accelc's profile
+// label; a new Job whose template names a queued profile gets the
+// profile's LocalQueue and priority labels, and one of a profile kept in
+// one topology domain Kueue's pod-set topology annotation on its
+// template. The policies' CEL and the webhook's configuration are
 // rendered from the same model; Mutate is what both do.
 type AdmissionMutations struct {
 	// ProfileLabel is <labelPrefix>/profile; "" mutates nothing.
@@ -38,6 +40,20 @@ type AdmissionMutations struct {
 	// JobQueues are the job queue policy's mutations, by the kind they
 	// label ("<group>/<Kind>", one of KueueJobFrameworks).
 	JobQueues map[string][]GangLabels `json:"jobQueues,omitempty"`
+	// JobTopology are the job topology policy's mutations: Kueue's
+	// pod-set topology annotation for a new Job's template, by profile.
+	JobTopology []JobTopology `json:"jobTopology,omitempty"`
+}
+
+// JobTopology is Kueue's pod-set topology annotation (Key, one of
+// compile.RequiredTopologyAnnotation and PreferredTopologyAnnotation,
+// naming the node label of the level, Level) that a new Job's template
+// gets where the Job names Profile: by its template's label or Open Data
+// Hub's annotation there, or by its own label.
+type JobTopology struct {
+	Profile string `json:"profile"`
+	Key     string `json:"key"`
+	Level   string `json:"level"`
 }
 
 // AdmissionMutationsOf is what the model's admission mutations do; the
@@ -53,6 +69,23 @@ func AdmissionMutationsOf(m *compile.Model) AdmissionMutations {
 				out.JobQueues = map[string][]GangLabels{}
 			}
 			out.JobQueues[f.Group+"/"+f.Kind] = g
+		}
+	}
+	out.JobTopology = jobTopologies(m)
+	return out
+}
+
+// jobTopologies are the job topology policy's mutations, one per enabled
+// profile with a topology; nil where the cluster has no Kueue queues.
+func jobTopologies(m *compile.Model) []JobTopology {
+	if !m.UsesKueue() {
+		return nil
+	}
+	var out []JobTopology
+	for i := range m.Profiles {
+		p := &m.Profiles[i]
+		if key, level := m.TopologyAnnotation(p); key != "" && p.Enabled {
+			out = append(out, JobTopology{Profile: p.Name, Key: key, Level: level})
 		}
 	}
 	return out
@@ -185,6 +218,9 @@ func (a *AdmissionMutations) Mutate(obj *unstructured.Unstructured, op string) [
 			}
 		}
 	}
+	if gvk.Group == "batch" && gvk.Kind == "Job" && op == "CREATE" {
+		patch = a.jobTopology(obj.Object, patch)
+	}
 	if !slices.Contains(labelOperations(gvk.Group, gvk.Kind), op) {
 		return patch
 	}
@@ -199,6 +235,52 @@ func (a *AdmissionMutations) Mutate(obj *unstructured.Unstructured, op string) [
 		if _, ok, _ := unstructured.NestedMap(obj.Object, t.Path...); ok {
 			patch = a.labelFromAnnotation(obj.Object, t.Path, patch)
 		}
+	}
+	return patch
+}
+
+// jobTopology gives a Job's template the topology annotation of the
+// profile the Job names (by the template's label, else its annotation,
+// else the Job's own label), unless the template names a level already:
+// the user's choice.
+func (a *AdmissionMutations) jobTopology(job map[string]any, patch []PatchOp) []PatchOp {
+	if len(a.JobTopology) == 0 {
+		return patch
+	}
+	tmpl := []string{"spec", "template", "metadata"}
+	names := func(profile string) bool {
+		for _, at := range [][]string{
+			append(slices.Clone(tmpl), "labels", a.ProfileLabel),
+			append(slices.Clone(tmpl), "annotations", ProfileAnnotation),
+			{"metadata", "labels", a.ProfileLabel},
+		} {
+			if v, ok, _ := unstructured.NestedString(job, at...); ok && v == profile {
+				return true
+			}
+		}
+		return false
+	}
+	for _, t := range a.JobTopology {
+		if !names(t.Profile) {
+			continue
+		}
+		ann := append(slices.Clone(tmpl), "annotations")
+		have, ok, _ := unstructured.NestedFieldNoCopy(job, ann...)
+		if m, isMap := have.(map[string]any); ok && isMap {
+			if _, set := m[t.Key]; set {
+				continue
+			}
+			m[t.Key] = t.Level
+			patch = append(patch, PatchOp{Op: "add", Path: jsonPointer(ann) + "/" + escapePointer(t.Key), Value: t.Level})
+			continue
+		}
+		if _, hasMeta, _ := unstructured.NestedFieldNoCopy(job, tmpl...); !hasMeta {
+			_ = unstructured.SetNestedField(job, map[string]any{"annotations": map[string]any{t.Key: t.Level}}, tmpl...)
+			patch = append(patch, PatchOp{Op: "add", Path: jsonPointer(tmpl), Value: map[string]any{"annotations": map[string]any{t.Key: t.Level}}})
+			continue
+		}
+		_ = unstructured.SetNestedField(job, map[string]any{t.Key: t.Level}, ann...)
+		patch = append(patch, PatchOp{Op: "add", Path: jsonPointer(ann), Value: map[string]any{t.Key: t.Level}})
 	}
 	return patch
 }

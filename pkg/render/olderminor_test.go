@@ -1,11 +1,15 @@
 package render_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/google/cel-go/cel"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
 	"github.com/accelc/accelc/pkg/compile"
@@ -205,4 +209,69 @@ func readMutations(t *testing.T, tree render.Tree) render.AdmissionMutations {
 	a, err := render.ParseAdmissionMutations([]byte(cm.Data[render.AdmissionMutationsKey]))
 	require.NoError(t, err)
 	return a
+}
+
+// TestOlderMinorJobTopology: before 1.36 accelc's webhook gives a new Job
+// of a profile kept in one topology domain Kueue's pod-set topology
+// annotation on its template, as 1.36's job topology policy does, and its
+// configuration sends the API server's request for exactly the Jobs it
+// changes: the template's match condition, evaluated as CEL over each
+// Job, agrees with what Mutate does to it.
+func TestOlderMinorJobTopology(t *testing.T) {
+	m := loadCUE(t, sharingSrc+`
+cluster: kubernetesVersion: "1.34"
+cluster: catalogService: {image: "registry.example.com/accelc:v1", allowFrom: []}
+`)
+	tree := renderModel(t, m)
+	a := readMutations(t, tree)
+	assert.Equal(t, []render.JobTopology{{Profile: "train", Key: compile.RequiredTopologyAnnotation, Level: "nvidia.com/gpu.clique"}}, a.JobTopology)
+
+	var hooks admissionregistrationv1.MutatingWebhookConfiguration
+	require.NoError(t, yaml.Unmarshal(tree["catalog-service/mutatingwebhookconfiguration-"+render.ProfileWebhookName+".yaml"], &hooks))
+	i := slices.IndexFunc(hooks.Webhooks, func(h admissionregistrationv1.MutatingWebhook) bool { return h.Name == "jobs.topology.accelc.io" })
+	require.GreaterOrEqual(t, i, 0, "no topology webhook")
+	hook := hooks.Webhooks[i]
+	assert.Equal(t, []admissionregistrationv1.OperationType{admissionregistrationv1.Create}, hook.Rules[0].Operations)
+	assert.Equal(t, []string{"jobs"}, hook.Rules[0].Resources)
+	env, err := cel.NewEnv(cel.Variable("object", cel.DynType), cel.Variable("request", cel.DynType))
+	require.NoError(t, err)
+	require.Len(t, hook.MatchConditions, 1)
+	ast, iss := env.Compile(hook.MatchConditions[0].Expression)
+	require.NoError(t, iss.Err())
+	prog, err := env.Program(ast)
+	require.NoError(t, err)
+
+	const key, label = compile.RequiredTopologyAnnotation, "accelerator.opendatahub.io/profile"
+	job := func(labels, tmplMeta map[string]any) map[string]any {
+		spec := map[string]any{"containers": []any{map[string]any{"name": "main", "image": "x"}}, "restartPolicy": "Never"}
+		tmpl := map[string]any{"spec": spec}
+		if tmplMeta != nil {
+			tmpl["metadata"] = tmplMeta
+		}
+		md := map[string]any{"name": "j", "namespace": "research"}
+		if labels != nil {
+			md["labels"] = labels
+		}
+		return map[string]any{"apiVersion": "batch/v1", "kind": "Job", "metadata": md, "spec": map[string]any{"template": tmpl}}
+	}
+	for _, c := range []struct {
+		name string
+		job  map[string]any
+		want string
+	}{
+		{"as ODH writes it", job(nil, map[string]any{"annotations": map[string]any{render.ProfileAnnotation: "train"}}), "nvidia.com/gpu.clique"},
+		{"by the template's label", job(nil, map[string]any{"labels": map[string]any{label: "train"}}), "nvidia.com/gpu.clique"},
+		{"by the Job's label, no template metadata", job(map[string]any{label: "train"}, nil), "nvidia.com/gpu.clique"},
+		{"another profile", job(nil, map[string]any{"annotations": map[string]any{render.ProfileAnnotation: "serve"}}), ""},
+		{"a level of its own", job(nil, map[string]any{"annotations": map[string]any{render.ProfileAnnotation: "train", key: "kubernetes.io/hostname"}}), "kubernetes.io/hostname"},
+	} {
+		out, _, err := prog.Eval(map[string]any{"object": c.job, "request": map[string]any{"operation": "CREATE"}})
+		require.NoError(t, err, c.name)
+		obj := &unstructured.Unstructured{Object: c.job}
+		before, _, _ := unstructured.NestedString(obj.Object, "spec", "template", "metadata", "annotations", key)
+		a.Mutate(obj, "CREATE")
+		got, _, _ := unstructured.NestedString(obj.Object, "spec", "template", "metadata", "annotations", key)
+		assert.Equal(t, c.want, got, c.name)
+		assert.Equal(t, got != before, out.Value() == true, "%s: the webhook is sent the Job exactly when it changes its topology", c.name)
+	}
 }

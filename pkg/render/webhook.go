@@ -145,7 +145,8 @@ type certManagerObject struct {
 // its profile by Open Data Hub's annotation and has no profile label, a
 // workload one of whose templates (or, for a Notebook, itself) does, a
 // new Job whose template names a queued profile in a namespace where the
-// profile is queued. It fails closed, as the policies do: see
+// profile is queued, a new Job that names a profile with a topology and
+// whose template names no level. It fails closed, as the policies do: see
 // docs/policies.md, "Before Kubernetes 1.36".
 func ProfileWebhookConfiguration(m *compile.Model, a *AdmissionMutations, client admissionregistrationv1.WebhookClientConfig) *admissionregistrationv1.MutatingWebhookConfiguration {
 	label := a.ProfileLabel
@@ -234,6 +235,28 @@ func ProfileWebhookConfiguration(m *compile.Model, a *AdmissionMutations, client
 				APIGroups: []string{w.Group}, APIVersions: w.Versions, Resources: []string{w.Resource}, Scope: ref(admissionregistrationv1.NamespacedScope)}}},
 			admissionregistrationv1.MatchCondition{Name: "template-names-queued-profile", Expression: fmt.Sprintf("request.namespace in [%s] && (%s) in [%s]",
 				strings.Join(slices.Compact(namespaces), ", "), gangProfile(w.Templates[0].Path, label), strings.Join(slices.Compact(profiles), ", "))}))
+	}
+	if len(a.JobTopology) > 0 {
+		// A new Job that names a profile with a topology (as
+		// jobTopologyPolicy reads it) and whose template names no level
+		// of that kind.
+		label := a.ProfileLabel
+		tmpl := []string{"spec", "template", "metadata"}
+		ann := append(slices.Clone(tmpl), "annotations")
+		lbl := append(slices.Clone(tmpl), "labels")
+		names := func(at []string, key, profile string) string {
+			return fmt.Sprintf("(%s && %q in %s && %s[%q] == %q)", has(at), key, celPath(at), celPath(at), key, profile)
+		}
+		var conds []string
+		for _, t := range a.JobTopology {
+			conds = append(conds, fmt.Sprintf("(%s || %s || %s) && !(%s && %q in %s)",
+				names(lbl, label, t.Profile), names(ann, ProfileAnnotation, t.Profile), names([]string{"metadata", "labels"}, label, t.Profile),
+				has(ann), t.Key, celPath(ann)))
+		}
+		hooks = append(hooks, webhook("jobs.topology.accelc.io",
+			[]admissionregistrationv1.RuleWithOperations{{Operations: create, Rule: admissionregistrationv1.Rule{
+				APIGroups: []string{"batch"}, APIVersions: []string{"v1"}, Resources: []string{"jobs"}, Scope: ref(admissionregistrationv1.NamespacedScope)}}},
+			admissionregistrationv1.MatchCondition{Name: "names-profile-with-topology", Expression: "(" + strings.Join(conds, ") || (") + ")"}))
 	}
 	return &admissionregistrationv1.MutatingWebhookConfiguration{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "MutatingWebhookConfiguration"},
