@@ -95,6 +95,7 @@ var benchVariants = []variant{
 	{name: "gatekeeper", gatekeeper: true, about: "Gatekeeper installed with its chart's defaults (audit every 60 s, webhooks on every resource), no constraints; pods as bare"},
 	{name: "accelc", kueue: true, gatekeeper: true, accelc: true, about: "accelc as rendered: the tree applied, Gatekeeper with the values accelc renders; pods and Jobs name only their profile (ODH's annotation)"},
 	{name: "kueue-defaults", kueue: true, kueueDefaults: true, extra: true, about: "as kueue, with Kueue's default Configuration (accelc's fragment not merged)"},
+	{name: "kueue-gatekeeper", kueue: true, gatekeeper: true, extra: true, about: "as kueue, with Gatekeeper installed as accelc installs it (its rendered values) but none of accelc's tree: what Gatekeeper itself costs beside Kueue"},
 }
 
 // pickVariants are the variants $ACCELC_BENCH_VARIANTS names, in
@@ -345,12 +346,13 @@ func runStorm(b *testing.B, v variant, scale, pods int) clusterRun {
 const gatekeeperChartDefaults = "auditInterval: 60\n"
 
 // startBenchGatekeeper starts Gatekeeper as the variant installs it: alone,
-// with its chart's defaults; with accelc, with the values accelc renders
-// for Gatekeeper's Helm chart (its accelc-gatekeeper-values ConfigMap),
-// which docs/scale.md installs it with.
+// with its chart's defaults; with accelc, or beside Kueue, with the values
+// accelc renders for Gatekeeper's Helm chart (its
+// accelc-gatekeeper-values ConfigMap), which docs/scale.md installs it
+// with.
 func startBenchGatekeeper(b *testing.B, s *suite, v variant, c *clusterUnderTest) *controlplane.Gatekeeper {
 	values := gatekeeperChartDefaults
-	if v.accelc {
+	if v.accelc || v.kueue {
 		values = gatekeeperValues(b, c)
 	}
 	opts := []controlplane.GatekeeperOption{controlplane.WithGatekeeperValues([]byte(values))}
