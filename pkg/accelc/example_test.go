@@ -22,5 +22,5 @@ func ExampleCluster() {
 	fmt.Println(res.Tree.Paths()[0])
 	// Output:
 	// cluster small-lab: 4 nodes, 5 profiles
-	// constraints/accelcadmission-accelc.yaml
+	// catalog-service/clusterrole-accelc-catalog.yaml
 }

@@ -81,15 +81,36 @@ func (c Cluster) LabelsFromQueue() bool {
 // that profile, as ODH's dashboard writes Notebooks and
 // InferenceServices, would be denied under deny, and nothing accelc
 // renders without its webhook could label it.
+//
+// The refusal is a configuration error, found when the model loads
+// (checkOlderMinorLabelling); the warnings are vet's (Check).
 func (m *Model) checkKubernetesVersion() []Diagnostic {
+	if d := m.olderMinorLabelling(); d != nil && d.Severity == Warning {
+		return []Diagnostic{*d}
+	}
+	return nil
+}
+
+// checkOlderMinorLabelling refuses, at load, a cluster before 1.36
+// whose annotation-only workloads of some profile nothing would label
+// (checkKubernetesVersion).
+func checkOlderMinorLabelling(m *Model) []Diagnostic {
+	if d := m.olderMinorLabelling(); d != nil && d.Severity == Error {
+		return []Diagnostic{*d}
+	}
+	return nil
+}
+
+// olderMinorLabelling is what checkKubernetesVersion says, nil on 1.36.
+func (m *Model) olderMinorLabelling() *Diagnostic {
 	if m.Cluster.AdmissionPolicies() {
 		return nil
 	}
 	at := m.root().Key("cluster").Key("kubernetesVersion")
 	if m.Cluster.ProfileWebhook() {
-		return []Diagnostic{{Severity: Warning, Path: at, Msg: fmt.Sprintf(
+		return &Diagnostic{Severity: Warning, Path: at, Msg: fmt.Sprintf(
 			"Kubernetes %s serves no MutatingAdmissionPolicy by default (GA in 1.36), so none is rendered: accelc's own mutating webhook (accelc serve in the catalog service, MutatingWebhookConfiguration accelc-profile-label) does what they do — the profile label from annotation opendatahub.io/hardware-profile-name on pods and workload templates, a new Job's LocalQueue and priority labels — over TLS from a certificate cert-manager issues (or OpenShift's service CA, with catalogService.tls.openshiftServiceCA); it fails closed: while no replica answers, what it would label is refused",
-			m.Cluster.KubernetesVersion)}}
+			m.Cluster.KubernetesVersion)}
 	}
 	var queued, other []string
 	for i := range m.Profiles {
@@ -104,9 +125,9 @@ func (m *Model) checkKubernetesVersion() []Diagnostic {
 		}
 	}
 	if len(other) > 0 {
-		return []Diagnostic{{Path: at, Msg: fmt.Sprintf(
+		return &Diagnostic{Path: at, Msg: fmt.Sprintf(
 			"Kubernetes %s serves no MutatingAdmissionPolicy by default (GA in 1.36), and profiles %s do not schedule through Kueue, so nothing but accelc's own webhook can give their workloads that name them only by annotation opendatahub.io/hardware-profile-name (as Open Data Hub's dashboard writes Notebooks and InferenceServices) label %s/profile, and without it they would be refused: set cluster.catalogService (accelc serve runs the webhook; docs/policies.md, \"Before Kubernetes 1.36\"), or give every profile's teams Kueue quotas",
-			m.Cluster.KubernetesVersion, strings.Join(other, ", "), m.Cluster.LabelPrefix)}}
+			m.Cluster.KubernetesVersion, strings.Join(other, ", "), m.Cluster.LabelPrefix)}
 	}
 	msg := fmt.Sprintf("Kubernetes %s serves no MutatingAdmissionPolicy by default (GA in 1.36), so none is rendered, and without cluster.catalogService no accelc webhook stands in: a workload that names its profile only by annotation opendatahub.io/hardware-profile-name gets accelc's profile label from a Gatekeeper mutator instead, keyed on the kueue.x-k8s.io/queue-name label Open Data Hub's webhook writes from the HardwareProfile's scheduling.kueue.localQueueName",
 		m.Cluster.KubernetesVersion)
@@ -114,5 +135,5 @@ func (m *Model) checkKubernetesVersion() []Diagnostic {
 		msg += fmt.Sprintf(" (profiles %s)", strings.Join(queued, ", "))
 	}
 	msg += "; set cluster.catalogService to have accelc's webhook label them as on 1.36"
-	return []Diagnostic{{Severity: Warning, Path: at, Msg: msg}}
+	return &Diagnostic{Severity: Warning, Path: at, Msg: msg}
 }

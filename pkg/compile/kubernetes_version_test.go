@@ -1,6 +1,8 @@
 package compile_test
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -43,12 +45,18 @@ func TestKubernetesVersionDiagnostic(t *testing.T) {
 	assert.Contains(t, msg, "kueue.x-k8s.io/queue-name label Open Data Hub's webhook writes")
 	assert.Contains(t, msg, "set cluster.catalogService")
 
-	// A profile that does not schedule through Kueue: refused.
-	m, err = compile.Load("../../examples/clusters/gpu-pools")
-	require.NoError(t, err)
-	m.Cluster.KubernetesVersion = "1.34"
-	m.Cluster.CatalogService = nil
-	msg = say(compile.Error)
-	assert.Contains(t, msg, "profiles h100-shared do not schedule through Kueue")
-	assert.Contains(t, msg, "set cluster.catalogService")
+	// A profile that does not schedule through Kueue: refused when the
+	// configuration loads, at kubernetesVersion.
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "c.cue"), []byte(`package c
+
+cluster: {name: "lab", kubernetesVersion: "1.34"}
+profiles: l40s: {displayName: "L40S", acceleratorTypes: ["nvidia-l40s-48gb"]}
+teams: research: {namespaces: ["research"], acceleratorTypes: ["nvidia-l40s-48gb"]}
+`), 0o644))
+	_, err = compile.Load(dir)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "c.cue:3:")
+	assert.Contains(t, err.Error(), "profiles l40s do not schedule through Kueue")
+	assert.Contains(t, err.Error(), "set cluster.catalogService")
 }

@@ -65,6 +65,7 @@ func loadUnbounded(dir string) (*Model, error) {
 		checkAutoscaling,
 		checkCatalogService,
 		checkKubernetesMinor,
+		checkOlderMinorLabelling,
 		checkNonAcceleratorResources,
 		checkProvisioning,
 		checkMultiKueue,
