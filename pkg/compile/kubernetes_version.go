@@ -109,7 +109,7 @@ func (m *Model) olderMinorLabelling() *Diagnostic {
 	at := m.root().Key("cluster").Key("kubernetesVersion")
 	if m.Cluster.ProfileWebhook() {
 		return &Diagnostic{Severity: Warning, Path: at, Msg: fmt.Sprintf(
-			"Kubernetes %s serves no MutatingAdmissionPolicy by default (GA in 1.36), so none is rendered: accelc's own mutating webhook (accelc serve in the catalog service, MutatingWebhookConfiguration accelc-profile-label) does what they do — the profile label from annotation opendatahub.io/hardware-profile-name on pods and workload templates, a new Job's LocalQueue and priority labels — over TLS from a certificate cert-manager issues (or OpenShift's service CA, with catalogService.tls.openshiftServiceCA); it fails closed: while no replica answers, what it would label is refused",
+			"Kubernetes %s serves no MutatingAdmissionPolicy by default (GA in 1.36), so none is rendered: accelc's own mutating webhook (accelc serve in the catalog service, MutatingWebhookConfiguration accelc-profile-label) does what they do — the profile label from annotation opendatahub.io/hardware-profile-name on pods and workload templates, a new Job's LocalQueue and priority labels and Kueue topology annotation — over TLS from a certificate cert-manager issues (or OpenShift's service CA, with catalogService.tls.openshiftServiceCA); it fails closed: while no replica answers, what it would label is refused",
 			m.Cluster.KubernetesVersion)}
 	}
 	var queued, other []string

@@ -240,18 +240,15 @@ func (a *AdmissionMutations) Mutate(obj *unstructured.Unstructured, op string) [
 }
 
 // jobTopology gives a Job's template the topology annotation of the
-// profile the Job names (by the template's label, else its annotation,
-// else the Job's own label), unless the template names a level already:
-// the user's choice.
+// profile the Job names (by the template's label, its annotation, or the
+// Job's own label), unless the template names that key already: the
+// user's choice.
 func (a *AdmissionMutations) jobTopology(job map[string]any, patch []PatchOp) []PatchOp {
-	if len(a.JobTopology) == 0 {
-		return patch
-	}
-	tmpl := []string{"spec", "template", "metadata"}
+	tmpl := []string{"spec", "template"}
 	names := func(profile string) bool {
 		for _, at := range [][]string{
-			append(slices.Clone(tmpl), "labels", a.ProfileLabel),
-			append(slices.Clone(tmpl), "annotations", ProfileAnnotation),
+			{"spec", "template", "metadata", "labels", a.ProfileLabel},
+			{"spec", "template", "metadata", "annotations", ProfileAnnotation},
 			{"metadata", "labels", a.ProfileLabel},
 		} {
 			if v, ok, _ := unstructured.NestedString(job, at...); ok && v == profile {
@@ -261,26 +258,9 @@ func (a *AdmissionMutations) jobTopology(job map[string]any, patch []PatchOp) []
 		return false
 	}
 	for _, t := range a.JobTopology {
-		if !names(t.Profile) {
-			continue
+		if names(t.Profile) {
+			patch = addKeyOnce(job, tmpl, "annotations", t.Key, t.Level, patch)
 		}
-		ann := append(slices.Clone(tmpl), "annotations")
-		have, ok, _ := unstructured.NestedFieldNoCopy(job, ann...)
-		if m, isMap := have.(map[string]any); ok && isMap {
-			if _, set := m[t.Key]; set {
-				continue
-			}
-			m[t.Key] = t.Level
-			patch = append(patch, PatchOp{Op: "add", Path: jsonPointer(ann) + "/" + escapePointer(t.Key), Value: t.Level})
-			continue
-		}
-		if _, hasMeta, _ := unstructured.NestedFieldNoCopy(job, tmpl...); !hasMeta {
-			_ = unstructured.SetNestedField(job, map[string]any{"annotations": map[string]any{t.Key: t.Level}}, tmpl...)
-			patch = append(patch, PatchOp{Op: "add", Path: jsonPointer(tmpl), Value: map[string]any{"annotations": map[string]any{t.Key: t.Level}}})
-			continue
-		}
-		_ = unstructured.SetNestedField(job, map[string]any{t.Key: t.Level}, ann...)
-		patch = append(patch, PatchOp{Op: "add", Path: jsonPointer(ann), Value: map[string]any{t.Key: t.Level}})
 	}
 	return patch
 }
@@ -297,22 +277,33 @@ func (a *AdmissionMutations) labelFromAnnotation(obj map[string]any, path []stri
 }
 
 // addLabelOnce sets label key to value on the metadata of the object or
-// template at path, unless it has the key, and appends the patch of it:
-// the one key where the metadata has labels, else the labels.
+// template at path, unless it has the key, and appends the patch of it.
 func addLabelOnce(obj map[string]any, path []string, key, value string, patch []PatchOp) []PatchOp {
-	lbl := append(slices.Clone(path), "metadata", "labels")
-	have, ok, _ := unstructured.NestedFieldNoCopy(obj, lbl...)
-	if ok && have != nil {
+	return addKeyOnce(obj, path, "labels", key, value, patch)
+}
+
+// addKeyOnce sets key to value in the metadata map field (labels,
+// annotations) of the object or template at path, unless it has the key,
+// and appends the patch of it: the one key where the map exists, else the
+// map, else (a template written without metadata) the metadata.
+func addKeyOnce(obj map[string]any, path []string, field, key, value string, patch []PatchOp) []PatchOp {
+	md := append(slices.Clone(path), "metadata")
+	at := append(slices.Clone(md), field)
+	if have, ok, _ := unstructured.NestedFieldNoCopy(obj, at...); ok && have != nil {
 		if m, isMap := have.(map[string]any); isMap {
 			if _, has := m[key]; has {
 				return patch
 			}
 			m[key] = value
-			return append(patch, PatchOp{Op: "add", Path: jsonPointer(lbl) + "/" + escapePointer(key), Value: value})
+			return append(patch, PatchOp{Op: "add", Path: jsonPointer(at) + "/" + escapePointer(key), Value: value})
 		}
 	}
-	_ = unstructured.SetNestedField(obj, map[string]any{key: value}, lbl...)
-	return append(patch, PatchOp{Op: "add", Path: jsonPointer(lbl), Value: map[string]any{key: value}})
+	if have, ok, _ := unstructured.NestedFieldNoCopy(obj, md...); !ok || have == nil {
+		_ = unstructured.SetNestedField(obj, map[string]any{field: map[string]any{key: value}}, md...)
+		return append(patch, PatchOp{Op: "add", Path: jsonPointer(md), Value: map[string]any{field: map[string]any{key: value}}})
+	}
+	_ = unstructured.SetNestedField(obj, map[string]any{key: value}, at...)
+	return append(patch, PatchOp{Op: "add", Path: jsonPointer(at), Value: map[string]any{key: value}})
 }
 
 // jsonPointer is a field path as a JSON pointer (RFC 6901).

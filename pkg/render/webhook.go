@@ -237,21 +237,9 @@ func ProfileWebhookConfiguration(m *compile.Model, a *AdmissionMutations, client
 				strings.Join(slices.Compact(namespaces), ", "), gangProfile(w.Templates[0].Path, label), strings.Join(slices.Compact(profiles), ", "))}))
 	}
 	if len(a.JobTopology) > 0 {
-		// A new Job that names a profile with a topology (as
-		// jobTopologyPolicy reads it) and whose template names no level
-		// of that kind.
-		label := a.ProfileLabel
-		tmpl := []string{"spec", "template", "metadata"}
-		ann := append(slices.Clone(tmpl), "annotations")
-		lbl := append(slices.Clone(tmpl), "labels")
-		names := func(at []string, key, profile string) string {
-			return fmt.Sprintf("(%s && %q in %s && %s[%q] == %q)", has(at), key, celPath(at), celPath(at), key, profile)
-		}
 		var conds []string
 		for _, t := range a.JobTopology {
-			conds = append(conds, fmt.Sprintf("(%s || %s || %s) && !(%s && %q in %s)",
-				names(lbl, label, t.Profile), names(ann, ProfileAnnotation, t.Profile), names([]string{"metadata", "labels"}, label, t.Profile),
-				has(ann), t.Key, celPath(ann)))
+			conds = append(conds, jobTopologyUnset(a.ProfileLabel, t))
 		}
 		hooks = append(hooks, webhook("jobs.topology.accelc.io",
 			[]admissionregistrationv1.RuleWithOperations{{Operations: create, Rule: admissionregistrationv1.Rule{

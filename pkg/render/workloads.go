@@ -262,28 +262,14 @@ func addKey(md []string, field, key, value string) string {
 // the last. A level the template already names is kept: the user's
 // choice. Nil without such a profile.
 func jobTopologyPolicy(m *compile.Model) []Object {
-	if !m.UsesKueue() {
-		return nil
-	}
-	label := m.Cluster.LabelPrefix + "/profile"
 	tmpl := []string{"spec", "template", "metadata"}
-	ann, lbl := append(append([]string{}, tmpl...), "annotations"), append(append([]string{}, tmpl...), "labels")
 	var mutations []admissionregistrationv1.Mutation
-	for i := range m.Profiles {
-		p := &m.Profiles[i]
-		key, level := m.TopologyAnnotation(p)
-		if key == "" || !p.Enabled {
-			continue
-		}
-		names := fmt.Sprintf("(%s && %q in %s && %s[%q] == %q) || (%s && %q in %s && %s[%q] == %q) || (has(object.metadata.labels) && %q in object.metadata.labels && object.metadata.labels[%q] == %q)",
-			has(lbl), label, celPath(lbl), celPath(lbl), label, p.Name,
-			has(ann), ProfileAnnotation, celPath(ann), celPath(ann), ProfileAnnotation, p.Name,
-			label, label, p.Name)
+	for _, t := range jobTopologies(m) {
 		// A template with no metadata (a Job labelled on itself) gets
 		// its metadata, with the annotation.
 		patch := fmt.Sprintf("(%s ? %s : [JSONPatch{op: \"add\", path: %q, value: {\"annotations\": {%q: %q}}}])",
-			has(tmpl), addKey(tmpl, "annotations", key, strconv.Quote(level)), patchPath(tmpl), key, level)
-		expr := fmt.Sprintf("(%s) && !(%s && %q in %s) ? %s : []", names, has(ann), key, celPath(ann), patch)
+			has(tmpl), addKey(tmpl, "annotations", t.Key, strconv.Quote(t.Level)), patchPath(tmpl), t.Key, t.Level)
+		expr := fmt.Sprintf("%s ? %s : []", jobTopologyUnset(m.Cluster.LabelPrefix+"/profile", t), patch)
 		mutations = append(mutations, admissionregistrationv1.Mutation{
 			PatchType: admissionregistrationv1.PatchTypeJSONPatch,
 			JSONPatch: &admissionregistrationv1.JSONPatch{Expression: expr},
@@ -303,6 +289,21 @@ func jobTopologyPolicy(m *compile.Model) []Object {
 		Mutations: mutations,
 	})
 	return objs
+}
+
+// jobTopologyUnset is the CEL condition that a Job names t's profile
+// (by its template's label or Open Data Hub's annotation there, or by its
+// own label) and its template has no annotation t.Key: where the job
+// topology policy, and accelc's webhook in its place, write it.
+func jobTopologyUnset(label string, t JobTopology) string {
+	tmpl := []string{"spec", "template", "metadata"}
+	ann, lbl := append(slices.Clone(tmpl), "annotations"), append(slices.Clone(tmpl), "labels")
+	names := func(at []string, key string) string {
+		return fmt.Sprintf("(%s && %q in %s && %s[%q] == %q)", has(at), key, celPath(at), celPath(at), key, t.Profile)
+	}
+	return fmt.Sprintf("(%s || %s || %s) && !(%s && %q in %s)",
+		names(lbl, label), names(ann, ProfileAnnotation), names([]string{"metadata", "labels"}, label),
+		has(ann), t.Key, celPath(ann))
 }
 
 // templateLabelPatch is a CEL expression yielding the JSON patch that
