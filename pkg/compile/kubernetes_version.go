@@ -134,6 +134,18 @@ func (m *Model) olderMinorLabelling() *Diagnostic {
 	if len(queued) > 0 {
 		msg += fmt.Sprintf(" (profiles %s)", strings.Join(queued, ", "))
 	}
+	var topology []string
+	for i := range m.Profiles {
+		if p := &m.Profiles[i]; p.Offered() && m.UsesKueue() {
+			if key, _ := m.TopologyAnnotation(p); key != "" {
+				topology = append(topology, p.Name)
+			}
+		}
+	}
+	if len(topology) > 0 {
+		msg += fmt.Sprintf("; and profiles %s keep their pods in one topology domain, which only accelc's policies or webhook write as Kueue asks: without them a new Job gets no topology annotation (Kueue places it without one), and a pod gets one from a Gatekeeper mutator that cannot leave alone a pod that names another (Kueue refuses a pod with two)",
+			strings.Join(topology, ", "))
+	}
 	msg += "; set cluster.catalogService to have accelc's webhook label them as on 1.36"
 	return &Diagnostic{Severity: Warning, Path: at, Msg: msg}
 }

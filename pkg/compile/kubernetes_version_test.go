@@ -44,6 +44,27 @@ func TestKubernetesVersionDiagnostic(t *testing.T) {
 	msg = say(compile.Warning)
 	assert.Contains(t, msg, "kueue.x-k8s.io/queue-name label Open Data Hub's webhook writes")
 	assert.Contains(t, msg, "set cluster.catalogService")
+	assert.NotContains(t, msg, "topology domain", "hetero-prod has no profile with a topology")
+
+	// A queued profile kept in one topology domain: without accelc's
+	// policies or webhook, what Kueue is told of it is not what 1.36
+	// tells it, and vet says what differs.
+	topo := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(topo, "c.cue"), []byte(`package c
+
+cluster: {
+	name: "lab"
+	kubernetesVersion: "1.34"
+	topology: "nvidia-h200-141gb": levels: [{name: "nvlink", nodeLabel: "nvidia.com/gpu.clique"}]
+}
+profiles: nvlink: {displayName: "H200", acceleratorTypes: ["nvidia-h200-141gb"], topology: required: "nvlink"}
+teams: research: {namespaces: ["research"], acceleratorTypes: ["nvidia-h200-141gb"], quota: "nvidia-h200-141gb": 8}
+`), 0o644))
+	m, err = compile.Load(topo)
+	require.NoError(t, err)
+	msg = say(compile.Warning)
+	assert.Contains(t, msg, "profiles nvlink keep their pods in one topology domain")
+	assert.Contains(t, msg, "Kueue refuses a pod with two")
 
 	// A profile that does not schedule through Kueue: refused when the
 	// configuration loads, at kubernetesVersion.

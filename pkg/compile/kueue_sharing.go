@@ -46,11 +46,17 @@ type ProfileTopology struct {
 }
 
 // Kueue's pod-set annotations that ask for topology-aware scheduling; the
-// value is a level's node label.
+// value is a level's node label (for the unconstrained one, "true").
 const (
-	RequiredTopologyAnnotation  = "kueue.x-k8s.io/podset-required-topology"
-	PreferredTopologyAnnotation = "kueue.x-k8s.io/podset-preferred-topology"
+	RequiredTopologyAnnotation      = "kueue.x-k8s.io/podset-required-topology"
+	PreferredTopologyAnnotation     = "kueue.x-k8s.io/podset-preferred-topology"
+	UnconstrainedTopologyAnnotation = "kueue.x-k8s.io/podset-unconstrained-topology"
 )
+
+// TopologyAnnotations are the pod-set annotations of which Kueue's
+// webhooks admit at most one on a pod or a pod template: a second is
+// refused ("must not contain more than one topology annotation").
+var TopologyAnnotations = []string{RequiredTopologyAnnotation, PreferredTopologyAnnotation, UnconstrainedTopologyAnnotation}
 
 // weight is the weight as Kueue reads it; 1 for nil.
 func (f *FairShare) weight() float64 {

@@ -21,14 +21,14 @@ import (
 
 // AdmissionMutations is what accelc's MutatingAdmissionPolicies do
 // (profileLabelPolicy, workloadLabelPolicies, jobQueuePolicy,
-// jobTopologyPolicy), and, on a cluster whose API server serves none
+// jobTopologyPolicy, podTopologyPolicy), and, on a cluster whose API server serves none
 // (before Kubernetes 1.36), what accelc's mutating webhook does in their
 // place (profileWebhook): a pod or a workload's pod template that names
 // its profile only by Open Data Hub's annotation gets accelc's profile
 // label; a new Job whose template names a queued profile gets the
-// profile's LocalQueue and priority labels, and one of a profile kept in
-// one topology domain Kueue's pod-set topology annotation on its
-// template. The policies' CEL and the webhook's configuration are
+// profile's LocalQueue and priority labels, and a new Job or pod of a
+// profile kept in one topology domain Kueue's pod-set topology annotation
+// (on the Job's template). The policies' CEL and the webhook's configuration are
 // rendered from the same model; Mutate is what both do.
 type AdmissionMutations struct {
 	// ProfileLabel is <labelPrefix>/profile; "" mutates nothing.
@@ -40,17 +40,21 @@ type AdmissionMutations struct {
 	// JobQueues are the job queue policy's mutations, by the kind they
 	// label ("<group>/<Kind>", one of KueueJobFrameworks).
 	JobQueues map[string][]GangLabels `json:"jobQueues,omitempty"`
-	// JobTopology are the job topology policy's mutations: Kueue's
-	// pod-set topology annotation for a new Job's template, by profile.
-	JobTopology []JobTopology `json:"jobTopology,omitempty"`
+	// Topology are the topology policies' mutations: Kueue's pod-set
+	// topology annotation for a new Job's template and a new pod, by
+	// profile.
+	Topology []TopologyAnnotation `json:"topology,omitempty"`
 }
 
-// JobTopology is Kueue's pod-set topology annotation (Key, one of
+// TopologyAnnotation is Kueue's pod-set topology annotation (Key, one of
 // compile.RequiredTopologyAnnotation and PreferredTopologyAnnotation,
 // naming the node label of the level, Level) that a new Job's template
-// gets where the Job names Profile: by its template's label or Open Data
-// Hub's annotation there, or by its own label.
-type JobTopology struct {
+// gets where the Job names Profile (by its template's label or Open Data
+// Hub's annotation there, or by its own label), and a new pod where it
+// names Profile (by its label or the annotation). Where the template or
+// pod has any of compile.TopologyAnnotations already, it is left as it
+// is: the user's choice, and Kueue refuses a second.
+type TopologyAnnotation struct {
 	Profile string `json:"profile"`
 	Key     string `json:"key"`
 	Level   string `json:"level"`
@@ -71,21 +75,21 @@ func AdmissionMutationsOf(m *compile.Model) AdmissionMutations {
 			out.JobQueues[f.Group+"/"+f.Kind] = g
 		}
 	}
-	out.JobTopology = jobTopologies(m)
+	out.Topology = topologyAnnotations(m)
 	return out
 }
 
-// jobTopologies are the job topology policy's mutations, one per enabled
+// topologyAnnotations are the topology policies' mutations, one per enabled
 // profile with a topology; nil where the cluster has no Kueue queues.
-func jobTopologies(m *compile.Model) []JobTopology {
+func topologyAnnotations(m *compile.Model) []TopologyAnnotation {
 	if !m.UsesKueue() {
 		return nil
 	}
-	var out []JobTopology
+	var out []TopologyAnnotation
 	for i := range m.Profiles {
 		p := &m.Profiles[i]
 		if key, level := m.TopologyAnnotation(p); key != "" && p.Enabled {
-			out = append(out, JobTopology{Profile: p.Name, Key: key, Level: level})
+			out = append(out, TopologyAnnotation{Profile: p.Name, Key: key, Level: level})
 		}
 	}
 	return out
@@ -191,8 +195,9 @@ func labelOperations(group, kind string) []string {
 // the change against obj as it came (nil where nothing changes): the job
 // queue labels of a new Job whose one template names a queued profile
 // (by label, else by annotation), each it lacks, in the profile's teams'
-// namespaces; then accelc's profile label from Open Data Hub's annotation
-// on a pod, on each pod template of a workload kind (on the object for a
+// namespaces; the topology annotation of a new Job's template or a new
+// pod (topology); then accelc's profile label from Open Data Hub's
+// annotation on a pod, on each pod template of a workload kind (on the object for a
 // kind whose controller copies its own labels to its pods, a Notebook),
 // wherever there is no label already.
 func (a *AdmissionMutations) Mutate(obj *unstructured.Unstructured, op string) []PatchOp {
@@ -219,7 +224,17 @@ func (a *AdmissionMutations) Mutate(obj *unstructured.Unstructured, op string) [
 		}
 	}
 	if gvk.Group == "batch" && gvk.Kind == "Job" && op == "CREATE" {
-		patch = a.jobTopology(obj.Object, patch)
+		patch = a.topology(obj.Object, []string{"spec", "template"}, [][]string{
+			{"spec", "template", "metadata", "labels", a.ProfileLabel},
+			{"spec", "template", "metadata", "annotations", ProfileAnnotation},
+			{"metadata", "labels", a.ProfileLabel},
+		}, patch)
+	}
+	if gvk.Group == "" && gvk.Kind == "Pod" && op == "CREATE" {
+		patch = a.topology(obj.Object, nil, [][]string{
+			{"metadata", "labels", a.ProfileLabel},
+			{"metadata", "annotations", ProfileAnnotation},
+		}, patch)
 	}
 	if !slices.Contains(labelOperations(gvk.Group, gvk.Kind), op) {
 		return patch
@@ -239,27 +254,21 @@ func (a *AdmissionMutations) Mutate(obj *unstructured.Unstructured, op string) [
 	return patch
 }
 
-// jobTopology gives a Job's template the topology annotation of the
-// profile the Job names (by the template's label, its annotation, or the
-// Job's own label), unless the template names that key already: the
-// user's choice.
-func (a *AdmissionMutations) jobTopology(job map[string]any, patch []PatchOp) []PatchOp {
-	tmpl := []string{"spec", "template"}
-	names := func(profile string) bool {
-		for _, at := range [][]string{
-			{"spec", "template", "metadata", "labels", a.ProfileLabel},
-			{"spec", "template", "metadata", "annotations", ProfileAnnotation},
-			{"metadata", "labels", a.ProfileLabel},
-		} {
-			if v, ok, _ := unstructured.NestedString(job, at...); ok && v == profile {
-				return true
-			}
+// topology gives the pod or Job's template at path (nil for the object
+// itself) the topology annotation of the profile the object names at one
+// of names, unless the pod or template has one of Kueue's topology
+// annotations already: the user's choice, and Kueue refuses a second.
+func (a *AdmissionMutations) topology(obj map[string]any, path []string, names [][]string, patch []PatchOp) []PatchOp {
+	ann := append(slices.Clone(path), "metadata", "annotations")
+	for _, t := range a.Topology {
+		if have, _, _ := unstructured.NestedStringMap(obj, ann...); slices.ContainsFunc(compile.TopologyAnnotations, func(k string) bool { _, ok := have[k]; return ok }) {
+			return patch
 		}
-		return false
-	}
-	for _, t := range a.JobTopology {
-		if names(t.Profile) {
-			patch = addKeyOnce(job, tmpl, "annotations", t.Key, t.Level, patch)
+		if slices.ContainsFunc(names, func(at []string) bool {
+			v, ok, _ := unstructured.NestedString(obj, at...)
+			return ok && v == t.Profile
+		}) {
+			patch = addKeyOnce(obj, path, "annotations", t.Key, t.Level, patch)
 		}
 	}
 	return patch

@@ -149,7 +149,10 @@ func TestTopology(t *testing.T) {
 			assert.Contains(t, string(b), "nvidia.com/gpu.clique")
 		}
 	}
-	assert.ElementsMatch(t, []string{"mutations/mutatingadmissionpolicy-accelc-job-topology.yaml", "mutations/mutatingadmissionpolicybinding-accelc-job-topology.yaml", "mutations/assignmetadata-accelc-train-topology.yaml"}, found)
+	assert.ElementsMatch(t, []string{
+		"mutations/mutatingadmissionpolicy-accelc-job-topology.yaml", "mutations/mutatingadmissionpolicybinding-accelc-job-topology.yaml",
+		"mutations/mutatingadmissionpolicy-accelc-pod-topology.yaml", "mutations/mutatingadmissionpolicybinding-accelc-pod-topology.yaml",
+	}, found)
 }
 
 // TestFairSharingInTeam: admission fair sharing is the team's
@@ -214,10 +217,21 @@ func TestTopologyStages(t *testing.T) {
 	staged := renderSharing(t, strings.Replace(sharingSrc, `enforcement: "deny"`, `enforcement: "dryrun"`, 1)+`
 teams: research: enforcement: "deny"
 `)
-	binding := readObject(t, staged, "mutations/mutatingadmissionpolicybinding-accelc-job-topology.yaml")
-	sel, _ := json.Marshal(binding["spec"].(map[string]any)["matchResources"])
-	assert.JSONEq(t, `{"namespaceSelector": {"matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "In", "values": ["research"]}]}}`, string(sel))
-	assign := readObject(t, staged, "mutations/assignmetadata-accelc-train-topology.yaml")
+	for _, policy := range []string{"accelc-job-topology", "accelc-pod-topology"} {
+		binding := readObject(t, staged, "mutations/mutatingadmissionpolicybinding-"+policy+".yaml")
+		sel, _ := json.Marshal(binding["spec"].(map[string]any)["matchResources"])
+		assert.JSONEq(t, `{"namespaceSelector": {"matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "In", "values": ["research"]}]}}`, string(sel), policy)
+	}
+	assert.NotContains(t, staged, "mutations/assignmetadata-accelc-train-topology.yaml", "on 1.36 the pod topology policy writes it, not a Gatekeeper mutator")
+
+	// Before 1.36 with no accelc webhook, only a Gatekeeper mutator can
+	// write a pod's topology, in the same namespaces; vet says what it
+	// cannot do.
+	older := renderSharing(t, strings.Replace(sharingSrc, `enforcement: "deny"`, `enforcement: "dryrun"`, 1)+`
+teams: research: enforcement: "deny"
+cluster: kubernetesVersion: "1.34"
+`)
+	assign := readObject(t, older, "mutations/assignmetadata-accelc-train-topology.yaml")
 	match, _ := json.Marshal(assign["spec"].(map[string]any)["match"])
 	assert.Contains(t, string(match), `"namespaces":["research"]`)
 }

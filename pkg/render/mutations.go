@@ -52,6 +52,7 @@ func mutationObjects(m *compile.Model) []Object {
 	if m.Cluster.AdmissionPolicies() {
 		out = append(profileLabelPolicy(m), workloadLabelPolicies(m)...)
 		out = append(out, jobTopologyPolicy(m)...)
+		out = append(out, podTopologyPolicy(m)...)
 		out = append(out, jobQueuePolicy(m)...)
 	}
 	prefix := m.Cluster.LabelPrefix
@@ -132,11 +133,14 @@ func mutationObjects(m *compile.Model) []Object {
 		sel := match{LabelSelector: profileLabel(p)}
 		annotate("accelc-"+p.Name+"-profile", sel, ProfileAnnotation, p.Name)
 		// A profile kept in one domain of a topology level: Kueue reads
-		// the pod-set annotation from a plain pod (here), and from a
-		// Job's pod template when it makes the Job's Workload, before any
-		// pod exists (jobTopologyPolicy; the HardwareProfile cannot carry
-		// it).
-		if key, label := m.TopologyAnnotation(p); key != "" && m.UsesKueue() {
+		// the pod-set annotation from a plain pod, and from a Job's pod
+		// template when it makes the Job's Workload, before any pod
+		// exists. accelc's policies (jobTopologyPolicy,
+		// podTopologyPolicy), or its webhook before 1.36, write it where
+		// the user has written none of Kueue's; only a cluster with
+		// neither gets it from this mutator, which cannot hold back for
+		// another key (vet says so).
+		if key, label := m.TopologyAnnotation(p); key != "" && m.UsesKueue() && !m.Cluster.AdmissionPolicies() && !m.Cluster.ProfileWebhook() {
 			annotate("accelc-"+p.Name+"-topology", sel, key, label)
 		}
 		if len(p.Tolerations) > 0 {

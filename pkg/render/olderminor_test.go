@@ -1,6 +1,7 @@
 package render_test
 
 import (
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -211,37 +212,49 @@ func readMutations(t *testing.T, tree render.Tree) render.AdmissionMutations {
 	return a
 }
 
-// TestOlderMinorJobTopology: before 1.36 accelc's webhook gives a new Job
-// of a profile kept in one topology domain Kueue's pod-set topology
-// annotation on its template, as 1.36's job topology policy does, and its
-// configuration sends the API server's request for exactly the Jobs it
-// changes: the template's match condition, evaluated as CEL over each
-// Job, agrees with what Mutate does to it.
-func TestOlderMinorJobTopology(t *testing.T) {
+// TestOlderMinorTopology: before 1.36 accelc's webhook gives a new Job
+// (its template) or pod of a profile kept in one topology domain Kueue's
+// pod-set topology annotation, as 1.36's topology policies do, and its
+// configuration sends the API server's request for exactly the objects
+// it changes: each webhook's match condition, evaluated as CEL over each
+// object, agrees with what Mutate does to it. A Job or pod that names one
+// of Kueue's topology annotations itself keeps it and gets no second:
+// Kueue's webhooks refuse a pod set with two.
+func TestOlderMinorTopology(t *testing.T) {
 	m := loadCUE(t, sharingSrc+`
 cluster: kubernetesVersion: "1.34"
 cluster: catalogService: {image: "registry.example.com/accelc:v1", allowFrom: []}
 `)
 	tree := renderModel(t, m)
+	for path := range tree {
+		assert.False(t, strings.HasPrefix(path, "mutations/") && strings.Contains(path, "topology"), "%s: with accelc's webhook no Gatekeeper mutator writes the topology", path)
+	}
 	a := readMutations(t, tree)
-	assert.Equal(t, []render.JobTopology{{Profile: "train", Key: compile.RequiredTopologyAnnotation, Level: "nvidia.com/gpu.clique"}}, a.JobTopology)
+	assert.Equal(t, []render.TopologyAnnotation{{Profile: "train", Key: compile.RequiredTopologyAnnotation, Level: "nvidia.com/gpu.clique"}}, a.Topology)
 
 	var hooks admissionregistrationv1.MutatingWebhookConfiguration
 	require.NoError(t, yaml.Unmarshal(tree["catalog-service/mutatingwebhookconfiguration-"+render.ProfileWebhookName+".yaml"], &hooks))
-	i := slices.IndexFunc(hooks.Webhooks, func(h admissionregistrationv1.MutatingWebhook) bool { return h.Name == "jobs.topology.accelc.io" })
-	require.GreaterOrEqual(t, i, 0, "no topology webhook")
-	hook := hooks.Webhooks[i]
-	assert.Equal(t, []admissionregistrationv1.OperationType{admissionregistrationv1.Create}, hook.Rules[0].Operations)
-	assert.Equal(t, []string{"jobs"}, hook.Rules[0].Resources)
 	env, err := cel.NewEnv(cel.Variable("object", cel.DynType), cel.Variable("request", cel.DynType))
 	require.NoError(t, err)
-	require.Len(t, hook.MatchConditions, 1)
-	ast, iss := env.Compile(hook.MatchConditions[0].Expression)
-	require.NoError(t, iss.Err())
-	prog, err := env.Program(ast)
-	require.NoError(t, err)
+	condition := func(name, resource string) cel.Program {
+		i := slices.IndexFunc(hooks.Webhooks, func(h admissionregistrationv1.MutatingWebhook) bool { return h.Name == name })
+		require.GreaterOrEqual(t, i, 0, "no webhook %s", name)
+		hook := hooks.Webhooks[i]
+		assert.Equal(t, []admissionregistrationv1.OperationType{admissionregistrationv1.Create}, hook.Rules[0].Operations)
+		assert.Equal(t, []string{resource}, hook.Rules[0].Resources)
+		require.Len(t, hook.MatchConditions, 1)
+		ast, iss := env.Compile(hook.MatchConditions[0].Expression)
+		require.NoError(t, iss.Err())
+		prog, err := env.Program(ast)
+		require.NoError(t, err)
+		return prog
+	}
+	jobs, pods := condition("jobs.topology.accelc.io", "jobs"), condition("pods.topology.accelc.io", "pods")
 
-	const key, label = compile.RequiredTopologyAnnotation, "accelerator.opendatahub.io/profile"
+	const (
+		required, preferred, unconstrained = compile.RequiredTopologyAnnotation, compile.PreferredTopologyAnnotation, compile.UnconstrainedTopologyAnnotation
+		label                              = "accelerator.opendatahub.io/profile"
+	)
 	job := func(labels, tmplMeta map[string]any) map[string]any {
 		spec := map[string]any{"containers": []any{map[string]any{"name": "main", "image": "x"}}, "restartPolicy": "Never"}
 		tmpl := map[string]any{"spec": spec}
@@ -254,24 +267,59 @@ cluster: catalogService: {image: "registry.example.com/accelc:v1", allowFrom: []
 		}
 		return map[string]any{"apiVersion": "batch/v1", "kind": "Job", "metadata": md, "spec": map[string]any{"template": tmpl}}
 	}
+	pod := func(md map[string]any) map[string]any {
+		md["name"], md["namespace"] = "p", "research"
+		return map[string]any{"apiVersion": "v1", "kind": "Pod", "metadata": md,
+			"spec": map[string]any{"containers": []any{map[string]any{"name": "main", "image": "x"}}}}
+	}
+	odh := func(kv ...string) map[string]any {
+		ann := map[string]any{render.ProfileAnnotation: "train"}
+		for i := 0; i+1 < len(kv); i += 2 {
+			ann[kv[i]] = kv[i+1]
+		}
+		return map[string]any{"annotations": ann}
+	}
 	for _, c := range []struct {
 		name string
-		job  map[string]any
-		want string
+		obj  map[string]any
+		want map[string]string // Kueue's topology annotations after
 	}{
-		{"as ODH writes it", job(nil, map[string]any{"annotations": map[string]any{render.ProfileAnnotation: "train"}}), "nvidia.com/gpu.clique"},
-		{"by the template's label", job(nil, map[string]any{"labels": map[string]any{label: "train"}}), "nvidia.com/gpu.clique"},
-		{"by the Job's label, no template metadata", job(map[string]any{label: "train"}, nil), "nvidia.com/gpu.clique"},
-		{"another profile", job(nil, map[string]any{"annotations": map[string]any{render.ProfileAnnotation: "serve"}}), ""},
-		{"a level of its own", job(nil, map[string]any{"annotations": map[string]any{render.ProfileAnnotation: "train", key: "kubernetes.io/hostname"}}), "kubernetes.io/hostname"},
+		{"a Job as ODH writes it", job(nil, odh()), map[string]string{required: "nvidia.com/gpu.clique"}},
+		{"a Job by the template's label", job(nil, map[string]any{"labels": map[string]any{label: "train"}}), map[string]string{required: "nvidia.com/gpu.clique"}},
+		{"a Job by its own label, no template metadata", job(map[string]any{label: "train"}, nil), map[string]string{required: "nvidia.com/gpu.clique"}},
+		{"a Job of another profile", job(nil, map[string]any{"annotations": map[string]any{render.ProfileAnnotation: "serve"}}), map[string]string{}},
+		{"a Job with a level of its own", job(nil, odh(required, "kubernetes.io/hostname")), map[string]string{required: "kubernetes.io/hostname"}},
+		{"a Job that prefers a level", job(nil, odh(preferred, "kubernetes.io/hostname")), map[string]string{preferred: "kubernetes.io/hostname"}},
+		{"a Job that asks for none", job(nil, odh(unconstrained, "true")), map[string]string{unconstrained: "true"}},
+		{"a pod as ODH writes it", pod(odh()), map[string]string{required: "nvidia.com/gpu.clique"}},
+		{"a pod by its label", pod(map[string]any{"labels": map[string]any{label: "train"}}), map[string]string{required: "nvidia.com/gpu.clique"}},
+		{"a pod of another profile", pod(map[string]any{"labels": map[string]any{label: "serve"}}), map[string]string{}},
+		{"a pod that prefers a level", pod(odh(preferred, "kubernetes.io/hostname")), map[string]string{preferred: "kubernetes.io/hostname"}},
+		{"a pod that asks for none", pod(odh(unconstrained, "true")), map[string]string{unconstrained: "true"}},
 	} {
-		out, _, err := prog.Eval(map[string]any{"object": c.job, "request": map[string]any{"operation": "CREATE"}})
+		obj := &unstructured.Unstructured{Object: c.obj}
+		ann := []string{"metadata", "annotations"}
+		prog := pods
+		if obj.GetKind() == "Job" {
+			ann, prog = []string{"spec", "template", "metadata", "annotations"}, jobs
+		}
+		topology := func() map[string]string {
+			have, _, _ := unstructured.NestedStringMap(obj.Object, ann...)
+			out := map[string]string{}
+			for _, k := range compile.TopologyAnnotations {
+				if v, ok := have[k]; ok {
+					out[k] = v
+				}
+			}
+			return out
+		}
+		out, _, err := prog.Eval(map[string]any{"object": c.obj, "request": map[string]any{"operation": "CREATE"}})
 		require.NoError(t, err, c.name)
-		obj := &unstructured.Unstructured{Object: c.job}
-		before, _, _ := unstructured.NestedString(obj.Object, "spec", "template", "metadata", "annotations", key)
+		before := topology()
 		a.Mutate(obj, "CREATE")
-		got, _, _ := unstructured.NestedString(obj.Object, "spec", "template", "metadata", "annotations", key)
+		got := topology()
 		assert.Equal(t, c.want, got, c.name)
-		assert.Equal(t, got != before, out.Value() == true, "%s: the webhook is sent the Job exactly when it changes its topology", c.name)
+		assert.LessOrEqual(t, len(got), 1, "%s: Kueue refuses more than one topology annotation", c.name)
+		assert.Equal(t, !maps.Equal(got, before), out.Value() == true, "%s: the webhook is sent the object exactly when it changes its topology", c.name)
 	}
 }

@@ -145,8 +145,9 @@ type certManagerObject struct {
 // its profile by Open Data Hub's annotation and has no profile label, a
 // workload one of whose templates (or, for a Notebook, itself) does, a
 // new Job whose template names a queued profile in a namespace where the
-// profile is queued, a new Job that names a profile with a topology and
-// whose template names no level. It fails closed, as the policies do: see
+// profile is queued, a new Job or pod that names a profile with a
+// topology and has none of Kueue's topology annotations (on the Job's
+// template). It fails closed, as the policies do: see
 // docs/policies.md, "Before Kubernetes 1.36".
 func ProfileWebhookConfiguration(m *compile.Model, a *AdmissionMutations, client admissionregistrationv1.WebhookClientConfig) *admissionregistrationv1.MutatingWebhookConfiguration {
 	label := a.ProfileLabel
@@ -236,15 +237,20 @@ func ProfileWebhookConfiguration(m *compile.Model, a *AdmissionMutations, client
 			admissionregistrationv1.MatchCondition{Name: "template-names-queued-profile", Expression: fmt.Sprintf("request.namespace in [%s] && (%s) in [%s]",
 				strings.Join(slices.Compact(namespaces), ", "), gangProfile(w.Templates[0].Path, label), strings.Join(slices.Compact(profiles), ", "))}))
 	}
-	if len(a.JobTopology) > 0 {
-		var conds []string
-		for _, t := range a.JobTopology {
-			conds = append(conds, jobTopologyUnset(a.ProfileLabel, t))
+	if len(a.Topology) > 0 {
+		var jobs, pods []string
+		for _, t := range a.Topology {
+			jobs = append(jobs, topologyUnset([]string{"spec", "template", "metadata"}, jobProfileNames(label), t))
+			pods = append(pods, topologyUnset([]string{"metadata"}, podProfileNames(label), t))
 		}
 		hooks = append(hooks, webhook("jobs.topology.accelc.io",
 			[]admissionregistrationv1.RuleWithOperations{{Operations: create, Rule: admissionregistrationv1.Rule{
 				APIGroups: []string{"batch"}, APIVersions: []string{"v1"}, Resources: []string{"jobs"}, Scope: ref(admissionregistrationv1.NamespacedScope)}}},
-			admissionregistrationv1.MatchCondition{Name: "names-profile-with-topology", Expression: "(" + strings.Join(conds, ") || (") + ")"}))
+			admissionregistrationv1.MatchCondition{Name: "names-profile-with-topology", Expression: "(" + strings.Join(jobs, ") || (") + ")"}),
+			webhook("pods.topology.accelc.io",
+				[]admissionregistrationv1.RuleWithOperations{{Operations: create, Rule: admissionregistrationv1.Rule{
+					APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"pods"}, Scope: ref(admissionregistrationv1.NamespacedScope)}}},
+				admissionregistrationv1.MatchCondition{Name: "names-profile-with-topology", Expression: "(" + strings.Join(pods, ") || (") + ")"}))
 	}
 	return &admissionregistrationv1.MutatingWebhookConfiguration{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "MutatingWebhookConfiguration"},

@@ -259,17 +259,42 @@ func addKey(md []string, field, key, value string) string {
 // Workload, before any pod exists. The Job names its profile as Open Data
 // Hub writes it (the template's annotation), by accelc's label on its
 // template, or on the Job itself; a Gatekeeper mutator could select only
-// the last. A level the template already names is kept: the user's
-// choice. Nil without such a profile.
+// the last. A template that has one of Kueue's topology annotations
+// already is left as it is: the user's choice, and Kueue's Job webhook
+// refuses a template with two. Nil without such a profile.
 func jobTopologyPolicy(m *compile.Model) []Object {
-	tmpl := []string{"spec", "template", "metadata"}
+	return topologyPolicy(m, "accelc-job-topology", "batch", "jobs", []string{"spec", "template", "metadata"}, jobProfileNames(m.Cluster.LabelPrefix+"/profile"))
+}
+
+// podTopologyPolicy is the MutatingAdmissionPolicy that gives a new pod
+// of a profile with a topology Kueue's pod-set topology annotation, which
+// Kueue reads from a plain pod or a pod group's. The pod names its
+// profile by accelc's label or Open Data Hub's annotation. As for a Job,
+// a pod with one of Kueue's topology annotations already is left as it is
+// (a Job's pods have their template's): Kueue's pod webhook refuses a pod
+// with two. A Gatekeeper AssignMetadata cannot hold back for another key,
+// so before 1.36 accelc's webhook does this (podTopologyUnset), and only
+// a cluster with neither has the AssignMetadata (mutationObjects). Nil
+// without such a profile.
+func podTopologyPolicy(m *compile.Model) []Object {
+	return topologyPolicy(m, "accelc-pod-topology", "", "pods", []string{"metadata"}, podProfileNames(m.Cluster.LabelPrefix+"/profile"))
+}
+
+// topologyPolicy is the MutatingAdmissionPolicy name that gives the new
+// objects of resource (in group) the topology annotation of the profile
+// they name at one of names, on the metadata at md, where it has none of
+// Kueue's.
+func topologyPolicy(m *compile.Model, name, group, resource string, md []string, names [][]string) []Object {
 	var mutations []admissionregistrationv1.Mutation
-	for _, t := range jobTopologies(m) {
+	for _, t := range topologyAnnotations(m) {
 		// A template with no metadata (a Job labelled on itself) gets
 		// its metadata, with the annotation.
-		patch := fmt.Sprintf("(%s ? %s : [JSONPatch{op: \"add\", path: %q, value: {\"annotations\": {%q: %q}}}])",
-			has(tmpl), addKey(tmpl, "annotations", t.Key, strconv.Quote(t.Level)), patchPath(tmpl), t.Key, t.Level)
-		expr := fmt.Sprintf("%s ? %s : []", jobTopologyUnset(m.Cluster.LabelPrefix+"/profile", t), patch)
+		patch := addKey(md, "annotations", t.Key, strconv.Quote(t.Level))
+		if len(md) > 1 {
+			patch = fmt.Sprintf("(%s ? %s : [JSONPatch{op: \"add\", path: %q, value: {\"annotations\": {%q: %q}}}])",
+				has(md), patch, patchPath(md), t.Key, t.Level)
+		}
+		expr := fmt.Sprintf("%s ? %s : []", topologyUnset(md, names, t), patch)
 		mutations = append(mutations, admissionregistrationv1.Mutation{
 			PatchType: admissionregistrationv1.PatchTypeJSONPatch,
 			JSONPatch: &admissionregistrationv1.JSONPatch{Expression: expr},
@@ -278,32 +303,52 @@ func jobTopologyPolicy(m *compile.Model) []Object {
 	if len(mutations) == 0 {
 		return nil
 	}
-	const name = "accelc-job-topology"
-	objs := mutatingPolicy(m, name, admissionregistrationv1.MutatingAdmissionPolicySpec{
+	return mutatingPolicy(m, name, admissionregistrationv1.MutatingAdmissionPolicySpec{
 		MatchConstraints: &admissionregistrationv1.MatchResources{ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
 			RuleWithOperations: admissionregistrationv1.RuleWithOperations{
 				Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
-				Rule:       admissionregistrationv1.Rule{APIGroups: []string{"batch"}, APIVersions: v1, Resources: []string{"jobs"}},
+				Rule:       admissionregistrationv1.Rule{APIGroups: []string{group}, APIVersions: v1, Resources: []string{resource}},
 			},
 		}}},
 		Mutations: mutations,
 	})
-	return objs
 }
 
-// jobTopologyUnset is the CEL condition that a Job names t's profile
-// (by its template's label or Open Data Hub's annotation there, or by its
-// own label) and its template has no annotation t.Key: where the job
-// topology policy, and accelc's webhook in its place, write it.
-func jobTopologyUnset(label string, t JobTopology) string {
-	tmpl := []string{"spec", "template", "metadata"}
-	ann, lbl := append(slices.Clone(tmpl), "annotations"), append(slices.Clone(tmpl), "labels")
-	names := func(at []string, key string) string {
-		return fmt.Sprintf("(%s && %q in %s && %s[%q] == %q)", has(at), key, celPath(at), celPath(at), key, t.Profile)
+// jobProfileNames are where a Job names its profile: its template's
+// label, Open Data Hub's annotation there, its own label.
+func jobProfileNames(label string) [][]string {
+	return [][]string{
+		{"spec", "template", "metadata", "labels", label},
+		{"spec", "template", "metadata", "annotations", ProfileAnnotation},
+		{"metadata", "labels", label},
 	}
-	return fmt.Sprintf("(%s || %s || %s) && !(%s && %q in %s)",
-		names(lbl, label), names(ann, ProfileAnnotation), names([]string{"metadata", "labels"}, label),
-		has(ann), t.Key, celPath(ann))
+}
+
+// podProfileNames are where a pod names its profile: its label, Open
+// Data Hub's annotation.
+func podProfileNames(label string) [][]string {
+	return [][]string{
+		{"metadata", "labels", label},
+		{"metadata", "annotations", ProfileAnnotation},
+	}
+}
+
+// topologyUnset is the CEL condition that the object names t's profile
+// at one of names (each a path to a label or annotation) and the
+// metadata at md has none of Kueue's topology annotations: where the
+// topology policies, and accelc's webhook in their place, write t.Key.
+func topologyUnset(md []string, names [][]string, t TopologyAnnotation) string {
+	var named []string
+	for _, at := range names {
+		m, key := at[:len(at)-1], at[len(at)-1]
+		named = append(named, fmt.Sprintf("(%s && %q in %s && %s[%q] == %q)", has(m), key, celPath(m), celPath(m), key, t.Profile))
+	}
+	ann := append(slices.Clone(md), "annotations")
+	var keys []string
+	for _, k := range compile.TopologyAnnotations {
+		keys = append(keys, fmt.Sprintf("%q in %s", k, celPath(ann)))
+	}
+	return fmt.Sprintf("(%s) && !(%s && (%s))", strings.Join(named, " || "), has(ann), strings.Join(keys, " || "))
 }
 
 // templateLabelPatch is a CEL expression yielding the JSON patch that
