@@ -30,6 +30,9 @@ import (
 // expressions (render.ReadGangLabelPatch): a new Job whose template names
 // a queued profile gets the profile's LocalQueue and priority labels it
 // lacks (TestJobGang runs the policy itself on a real API server). The
+// topology policies (accelc-job-topology, accelc-pod-topology) are not
+// read on 1.36: they write only Kueue's pod-set topology annotations,
+// which no validation reads (TestTopologyPolicies runs them). The
 // matchConditions of Gatekeeper's installation are not modelled
 // (render.GatekeeperInstallValues): every request here is judged,
 // Kueue's manager's pod UPDATEs and UPDATEs that change nothing the
