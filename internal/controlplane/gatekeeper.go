@@ -125,6 +125,17 @@ func (gk *Gatekeeper) ProfilingURL() string {
 	return "http://127.0.0.1:" + strconv.Itoa(gk.pprofPort)
 }
 
+// violationsLimit is how many violations the audit lists per constraint:
+// the chart's default (20) where Gatekeeper runs as its chart installs
+// it (WithGatekeeperValues; accelc's values do not change it), else 100,
+// for the tests that read which pods the audit found.
+func (gk *Gatekeeper) violationsLimit() int {
+	if gk.values != nil {
+		return 20
+	}
+	return 100
+}
+
 // auditArgs are the manager's audit flags, as the chart sets them from
 // its values (auditInterval, auditMatchKindOnly).
 func (gk *Gatekeeper) auditArgs() []string {
@@ -256,7 +267,7 @@ func (cp *ControlPlane) startGatekeeper(ctx context.Context, dir string, opts []
 		"--otlp-metric-interval=1h",
 		// Not /tmp/audit, which the audit expects to exist and empties.
 		"--api-cache-dir=" + auditDir,
-		"--constraint-violations-limit=100",
+		"--constraint-violations-limit=" + strconv.Itoa(gk.violationsLimit()),
 		"--exempt-namespace=" + GatekeeperNamespace,
 		"--disable-opa-builtin={http.send}",
 		"--log-denies",
