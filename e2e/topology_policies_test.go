@@ -27,7 +27,9 @@ import (
 // metadata on its template gets it too. A Job or pod of another profile,
 // or one that names one of Kueue's topology annotations itself (its own
 // level, a preferred one, none at all), is left as written: Kueue's
-// webhooks refuse a pod set with two. The rollout is staged: research
+// webhooks refuse a pod set with two, and Kueue's manager runs here to
+// say so of each (the Jobs and pods it admits are what it validated).
+// The rollout is staged: research
 // denies, serving is still at dryrun, and nothing in serving changes.
 // Then accelc's webhook, which stands in for the policies before 1.36,
 // does the same, in the same namespaces.
@@ -44,6 +46,11 @@ func TestTopologyPolicies(t *testing.T) {
 	}
 	out := s.render(t, dir, "staged")
 	s.cp = controlplane.Start(t)
+	// Kueue's manager with the rendered Configuration: its webhooks
+	// validate every Job and pod created here, and refuse a pod set
+	// with two topology annotations.
+	fragment, namespaces := kueueConfig(t, readTree(t, out))
+	s.cp.StartKueue(t, controlplane.KueueOptions{Namespaces: namespaces, Fragment: []byte(fragment)})
 	s.connect(t)
 	policies := []string{
 		"mutations/mutatingadmissionpolicy-accelc-job-topology.yaml", "mutations/mutatingadmissionpolicybinding-accelc-job-topology.yaml",

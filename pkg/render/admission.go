@@ -261,6 +261,9 @@ func (a *AdmissionMutations) Mutate(obj *unstructured.Unstructured, op string) [
 func (a *AdmissionMutations) topology(obj map[string]any, path []string, names [][]string, patch []PatchOp) []PatchOp {
 	ann := append(slices.Clone(path), "metadata", "annotations")
 	for _, t := range a.Topology {
+		// Checked for each: the first profile's annotation is the
+		// user's for the next (a Job whose label and annotation name
+		// two profiles).
 		if have, _, _ := unstructured.NestedStringMap(obj, ann...); slices.ContainsFunc(compile.TopologyAnnotations, func(k string) bool { _, ok := have[k]; return ok }) {
 			return patch
 		}
