@@ -21,15 +21,15 @@ import (
 
 // AdmissionMutations is what accelc's MutatingAdmissionPolicies do
 // (profileLabelPolicy, workloadLabelPolicies, jobQueuePolicy,
-// jobTopologyPolicy, podTopologyPolicy), and, on a cluster whose API server serves none
-// (before Kubernetes 1.36), what accelc's mutating webhook does in their
-// place (profileWebhook): a pod or a workload's pod template that names
-// its profile only by Open Data Hub's annotation gets accelc's profile
-// label; a new Job whose template names a queued profile gets the
-// profile's LocalQueue and priority labels, and a new Job or pod of a
-// profile kept in one topology domain Kueue's pod-set topology annotation
-// (on the Job's template). The policies' CEL and the webhook's configuration are
-// rendered from the same model; Mutate is what both do.
+// jobTopologyPolicy, podTopologyPolicy), and, on a cluster whose API
+// server serves none (before Kubernetes 1.36), what accelc's mutating
+// webhook does in their place (profileWebhook): a pod or a workload's pod
+// template that names its profile only by Open Data Hub's annotation gets
+// accelc's profile label; a new Job whose template names a queued profile
+// gets the profile's LocalQueue and priority labels; a new Job or pod of
+// a profile kept in one topology domain gets Kueue's pod-set topology
+// annotation (on the Job's template). The policies' CEL and the webhook's
+// configuration are rendered from the same model; Mutate is what both do.
 type AdmissionMutations struct {
 	// ProfileLabel is <labelPrefix>/profile; "" mutates nothing.
 	ProfileLabel string `json:"profileLabel"`
@@ -197,9 +197,9 @@ func labelOperations(group, kind string) []string {
 // (by label, else by annotation), each it lacks, in the profile's teams'
 // namespaces; the topology annotation of a new Job's template or a new
 // pod (topology); then accelc's profile label from Open Data Hub's
-// annotation on a pod, on each pod template of a workload kind (on the object for a
-// kind whose controller copies its own labels to its pods, a Notebook),
-// wherever there is no label already.
+// annotation on a pod, on each pod template of a workload kind (on the
+// object for a kind whose controller copies its own labels to its pods, a
+// Notebook), wherever there is no label already.
 func (a *AdmissionMutations) Mutate(obj *unstructured.Unstructured, op string) []PatchOp {
 	if a.ProfileLabel == "" || !a.AppliesTo(obj.GetNamespace()) {
 		return nil
@@ -224,17 +224,10 @@ func (a *AdmissionMutations) Mutate(obj *unstructured.Unstructured, op string) [
 		}
 	}
 	if gvk.Group == "batch" && gvk.Kind == "Job" && op == "CREATE" {
-		patch = a.topology(obj.Object, []string{"spec", "template"}, [][]string{
-			{"spec", "template", "metadata", "labels", a.ProfileLabel},
-			{"spec", "template", "metadata", "annotations", ProfileAnnotation},
-			{"metadata", "labels", a.ProfileLabel},
-		}, patch)
+		patch = a.topology(obj.Object, []string{"spec", "template"}, jobProfileNames(a.ProfileLabel), patch)
 	}
 	if gvk.Group == "" && gvk.Kind == "Pod" && op == "CREATE" {
-		patch = a.topology(obj.Object, nil, [][]string{
-			{"metadata", "labels", a.ProfileLabel},
-			{"metadata", "annotations", ProfileAnnotation},
-		}, patch)
+		patch = a.topology(obj.Object, nil, podProfileNames(a.ProfileLabel), patch)
 	}
 	if !slices.Contains(labelOperations(gvk.Group, gvk.Kind), op) {
 		return patch
