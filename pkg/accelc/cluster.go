@@ -28,7 +28,7 @@ const (
 	// catalog and pins.
 	ReadNodes Stages = 1 << iota
 	// CheckConfig checks the configuration, with ReadNodes, against the
-	// nodes read.
+	// nodes read; without, what it can of the configuration alone.
 	CheckConfig
 	// RenderTree renders and validates the cluster's tree into
 	// Result.Tree (from an empty inventory without ReadNodes).
@@ -133,7 +133,7 @@ func Cluster(ctx context.Context, dir string, opts Options) (*Result, error) {
 		}
 		res.Diagnostics = append(res.Diagnostics, ReadWorkerNodes(ctx, dir, m, opts.Limits)...)
 	}
-	if res.HasInventory() && opts.Stages.Has(CheckConfig) {
+	if opts.Stages.Has(CheckConfig) {
 		if err := res.check(); err != nil {
 			return res, err
 		}
@@ -172,11 +172,16 @@ func checkSelectors(ctx context.Context, m *compile.Model) error {
 	return nil
 }
 
-// check checks the configuration against the nodes read: errors fail
-// it, warnings join the diagnostics.
+// check checks the configuration against the nodes read, or on its own
+// where none were (compile.Model.CheckConfiguration): errors fail it,
+// warnings join the diagnostics.
 func (r *Result) check() error {
+	diags := r.Model.CheckConfiguration()
+	if r.HasInventory() {
+		diags = r.Model.Check(r.Inventory)
+	}
 	var errs compile.Errors
-	for _, d := range r.Model.Check(r.Inventory) {
+	for _, d := range diags {
 		if d.Severity == compile.Error {
 			errs = append(errs, d)
 			continue

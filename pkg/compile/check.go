@@ -13,6 +13,14 @@ import (
 	"github.com/accelc/accelc/pkg/inventory"
 )
 
+// CheckConfiguration is what Check says of the configuration alone,
+// with no node to read: a profile whose node pools are not reconfigured
+// yet, how a cluster before 1.36 labels and places what ODH's dashboard
+// writes. vet says it without an inventory too.
+func (m *Model) CheckConfiguration() []Diagnostic {
+	return slices.Concat(m.checkNodeStages(), m.checkKubernetesVersion())
+}
+
 // Check compares the model with a classified inventory and returns
 // warnings, things that render fine but will not behave as the admin
 // likely expects, and errors: a pool or MIG config that targets no node.
@@ -54,9 +62,8 @@ func (m *Model) Check(inv *inventory.Inventory) []Diagnostic {
 	out = append(out, m.checkQuotas(inv)...)
 	out = append(out, m.checkPoolNodes(inv)...)
 	out = append(out, m.checkWholeGPUProfiles(inv)...)
-	out = append(out, m.checkNodeStages()...)
 	out = append(out, m.checkScaling(inv)...)
-	out = append(out, m.checkKubernetesVersion()...)
+	out = append(out, m.CheckConfiguration()...)
 	known := map[string]bool{}
 	for i := range inv.Nodes {
 		known[inv.Nodes[i].Name] = true
