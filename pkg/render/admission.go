@@ -223,11 +223,13 @@ func (a *AdmissionMutations) Mutate(obj *unstructured.Unstructured, op string) [
 			}
 		}
 	}
-	if gvk.Group == "batch" && gvk.Kind == "Job" && op == "CREATE" {
-		patch = a.topology(obj.Object, []string{"spec", "template"}, jobProfileNames(a.ProfileLabel), patch)
-	}
-	if gvk.Group == "" && gvk.Kind == "Pod" && op == "CREATE" {
-		patch = a.topology(obj.Object, nil, podProfileNames(a.ProfileLabel), patch)
+	if len(a.Topology) > 0 && op == "CREATE" {
+		switch {
+		case gvk.Group == "batch" && gvk.Kind == "Job":
+			patch = a.topology(obj.Object, []string{"spec", "template"}, jobProfileNames(a.ProfileLabel), patch)
+		case gvk.Group == "" && gvk.Kind == "Pod":
+			patch = a.topology(obj.Object, nil, podProfileNames(a.ProfileLabel), patch)
+		}
 	}
 	if !slices.Contains(labelOperations(gvk.Group, gvk.Kind), op) {
 		return patch
