@@ -176,9 +176,11 @@ func checkSelectors(ctx context.Context, m *compile.Model) error {
 // where none were (compile.Model.CheckConfiguration): errors fail it,
 // warnings join the diagnostics.
 func (r *Result) check() error {
-	diags := r.Model.CheckConfiguration()
+	var diags []compile.Diagnostic
 	if r.HasInventory() {
 		diags = r.Model.Check(r.Inventory)
+	} else {
+		diags = r.Model.CheckConfiguration()
 	}
 	var errs compile.Errors
 	for _, d := range diags {

@@ -254,19 +254,19 @@ func (a *AdmissionMutations) Mutate(obj *unstructured.Unstructured, op string) [
 // of names, unless the pod or template has one of Kueue's topology
 // annotations already: the user's choice, and Kueue refuses a second.
 func (a *AdmissionMutations) topology(obj map[string]any, path []string, names [][]string, patch []PatchOp) []PatchOp {
-	ann := append(slices.Clone(path), "metadata", "annotations")
+	have, _, _ := unstructured.NestedStringMap(obj, append(slices.Clone(path), "metadata", "annotations")...)
+	if slices.ContainsFunc(compile.TopologyAnnotations, func(k string) bool { _, ok := have[k]; return ok }) {
+		return patch
+	}
+	// The first profile named: a Job whose label and annotation name two
+	// gets one annotation, as the policies' mutations give it (each sees
+	// the one before it wrote).
 	for _, t := range a.Topology {
-		// Checked for each: the first profile's annotation is the
-		// user's for the next (a Job whose label and annotation name
-		// two profiles).
-		if have, _, _ := unstructured.NestedStringMap(obj, ann...); slices.ContainsFunc(compile.TopologyAnnotations, func(k string) bool { _, ok := have[k]; return ok }) {
-			return patch
-		}
 		if slices.ContainsFunc(names, func(at []string) bool {
 			v, ok, _ := unstructured.NestedString(obj, at...)
 			return ok && v == t.Profile
 		}) {
-			patch = addKeyOnce(obj, path, "annotations", t.Key, t.Level, patch)
+			return addKeyOnce(obj, path, "annotations", t.Key, t.Level, patch)
 		}
 	}
 	return patch
