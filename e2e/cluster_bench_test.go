@@ -90,8 +90,8 @@ type variant struct {
 
 // benchVariants are the stacks, in the order each round runs them.
 var benchVariants = []variant{
-	{name: "bare", about: "kube-scheduler alone; pods carry their type's node selector and tolerations, written by hand"},
-	{name: "kueue", kueue: true, about: "Kueue with accelc's queues and Configuration fragment, no Gatekeeper; queue, priority, node selector and tolerations written by hand, Jobs labelled"},
+	{name: "bare", about: "kube-scheduler alone; pods carry their profile's types (a node selector, or required node affinity for several) and tolerations, written by hand"},
+	{name: "kueue", kueue: true, about: "Kueue with accelc's queues and Configuration fragment, no Gatekeeper; queue, priority, the profile's types and tolerations written by hand, Jobs labelled"},
 	{name: "gatekeeper", gatekeeper: true, about: "Gatekeeper installed with its chart's defaults (audit every 60 s, webhooks on every resource), no constraints; pods as bare"},
 	{name: "accelc", kueue: true, gatekeeper: true, accelc: true, about: "accelc as rendered: the tree applied, Gatekeeper with the values accelc renders; pods and Jobs name only their profile (ODH's annotation)"},
 	{name: "kueue-defaults", kueue: true, kueueDefaults: true, extra: true, about: "as kueue, with Kueue's default Configuration (accelc's fragment not merged)"},
@@ -460,8 +460,8 @@ func newStormWriter(b *testing.B, v variant, c *clusterUnderTest) stormWriter {
 
 // object is the labels and annotations of a pod or a Job of kind k, and
 // the pod spec: with accelc, one GPU and the profile's annotation (the
-// policies do the rest); otherwise the type's node selector and the GPU
-// taints' tolerations, as teams wrote pods before accelc, and with Kueue
+// policies do the rest); otherwise the profile's types (a node selector,
+// or required node affinity for several) and the GPU taints' tolerations, as teams wrote pods before accelc, and with Kueue
 // the queue and priority labels too, on the pod or on the Job.
 func (w stormWriter) object(k stormPod) (labels, annotations map[string]string, spec corev1.PodSpec) {
 	labels = map[string]string{"accelc.io/bench": k.profile}
@@ -472,7 +472,20 @@ func (w stormWriter) object(k stormPod) (labels, annotations map[string]string, 
 	if w.v.accelc {
 		return labels, map[string]string{hardwareProfileAnnotation: k.profile, hardwareProfileNSAnnotation: "opendatahub"}, spec
 	}
-	spec.NodeSelector = map[string]string{w.typeLabel: k.types[0]}
+	// The types the profile allows, as a team would write them by hand:
+	// a node selector for one, required node affinity for several (a
+	// node selector cannot say "either"). Narrower than the profile, the
+	// pods would be a different workload: fewer flavors for Kueue to
+	// try, fewer nodes for the scheduler to score.
+	if len(k.types) == 1 {
+		spec.NodeSelector = map[string]string{w.typeLabel: k.types[0]}
+	} else {
+		spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
+			RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
+				MatchExpressions: []corev1.NodeSelectorRequirement{{Key: w.typeLabel, Operator: corev1.NodeSelectorOpIn, Values: k.types}},
+			}}},
+		}}
+	}
 	spec.Tolerations = []corev1.Toleration{
 		{Key: "nvidia.com/gpu", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule},
 		{Key: "accelerator.opendatahub.io/pool", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule},
