@@ -5,6 +5,7 @@ package e2e
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -53,4 +54,24 @@ apiserver_admission_match_condition_exclusions_total{kind="webhook",name="valida
 	assert.InDelta(t, 1.5, d.webhookSeconds["validation.gatekeeper.sh"], 1e-9)
 	// 150 calls: 50 within 5 ms, 149 within 25 ms, one past it.
 	assert.InDelta(t, 0.025, d.webhookP99("validation.gatekeeper.sh"), 1e-9)
+}
+
+// CPU over the idle stack's: each component's storm CPU less its rate at
+// rest times the storm's length, none below zero; KWOK is not the stack.
+func TestBusyCPU(t *testing.T) {
+	r := clusterRun{
+		pods: 100,
+		wall: 10 * time.Second,
+		cpu: map[string]time.Duration{
+			"kube-apiserver": 5 * time.Second, "etcd": time.Second,
+			"kube-scheduler": 100 * time.Millisecond, loadComponent: 3 * time.Second,
+		},
+		// kube-apiserver spends 0.2 s a second at rest: 2 s of its 5 over
+		// the storm; the scheduler's rest rate would take more than it
+		// spent, so it counts for nothing, not less.
+		idle: map[string]float64{"kube-apiserver": 0.2, "kube-scheduler": 0.05, loadComponent: 0.1},
+	}
+	assert.Equal(t, 6100*time.Millisecond, r.stackCPU())
+	assert.Equal(t, 4*time.Second, r.busyCPU())
+	assert.InDelta(t, 40, r.perPod(r.busyCPU()), 1e-9)
 }
