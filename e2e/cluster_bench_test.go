@@ -151,10 +151,10 @@ type clusterRun struct {
 	workloads   int             // Workloads Kueue made (-1: no Kueue)
 	cpu         map[string]time.Duration
 	idle        map[string]float64 // CPU seconds a second each component spends at rest, before the storm
-	rss         map[string]int64 // peak resident set, bytes
-	apiStart    int64            // kube-apiserver's resident set as the storm starts (the cluster, nodes and stack before the first pod), bytes
-	api         apiMetrics       // the API server's counters over the storm
-	load        [2]float64       // the machine's 1-minute load average at the storm's start and end
+	rss         map[string]int64   // peak resident set, bytes
+	apiStart    int64              // kube-apiserver's resident set as the storm starts (the cluster, nodes and stack before the first pod), bytes
+	api         apiMetrics         // the API server's counters over the storm
+	load        [2]float64         // the machine's 1-minute load average at the storm's start and end
 	wrongType   []string
 	perSecond   float64
 	stored      storedSize
