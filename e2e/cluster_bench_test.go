@@ -337,10 +337,16 @@ func runStorm(b *testing.B, v variant, scale, pods int) clusterRun {
 			}
 		}
 	}
+	// What each component spends at rest, once settled, nodes Ready and
+	// the stack idle: the work that runs by the clock, which a longer
+	// storm charges to more pods. Outside the timer: no storm's time.
+	pids := s.cp.PIDs()
+	settle(b, v.name, pids)
+	idle := idleRates(pids, time.Duration(envInt(b, benchIdleSecondsEnv, 15))*time.Second)
 	b.StartTimer()
 	r := storm(b, s, v, w, pods, extra)
 	b.StopTimer()
-	r.nodes = len(names)
+	r.nodes, r.idle = len(names), idle
 	return r
 }
 
@@ -466,8 +472,9 @@ func newStormWriter(b *testing.B, v variant, c *clusterUnderTest) stormWriter {
 // object is the labels and annotations of a pod or a Job of kind k, and
 // the pod spec: with accelc, one GPU and the profile's annotation (the
 // policies do the rest); otherwise the profile's types (a node selector,
-// or required node affinity for several) and the GPU taints' tolerations, as teams wrote pods before accelc, and with Kueue
-// the queue and priority labels too, on the pod or on the Job.
+// or required node affinity for several) and the GPU taints'
+// tolerations, as teams wrote pods before accelc, and with Kueue the
+// queue and priority labels too, on the pod or on the Job.
 func (w stormWriter) object(k stormPod) (labels, annotations map[string]string, spec corev1.PodSpec) {
 	labels = map[string]string{"accelc.io/bench": k.profile}
 	spec = corev1.PodSpec{Containers: []corev1.Container{{
@@ -580,15 +587,9 @@ func storm(b *testing.B, s *suite, v variant, w stormWriter, n int, types map[st
 		}
 	}
 
-	// What each component spends at rest, nodes Ready and the stack
-	// idle: the work that runs by the clock, which a longer storm charges
-	// to more pods.
-	pids := s.cp.PIDs()
-	settle(b, v.name, pids)
-	r.idle = idleRates(pids, time.Duration(envInt(b, benchIdleSecondsEnv, 15))*time.Second)
-
 	// What every component has spent and the API server has counted so
 	// far, to subtract.
+	pids := s.cp.PIDs()
 	cpu0 := cpuTimes(pids)
 	r.apiStart = residentRSS(pids["kube-apiserver"])
 	api0 := scrapeAPIMetrics(b, s)
@@ -869,14 +870,10 @@ func settle(b *testing.B, variant string, pids map[string]int) {
 	var rates []string
 	start, prev := time.Now(), -1.0
 	for time.Since(start) < most {
-		before := cpuTimes(pids)
-		time.Sleep(window)
-		after := cpuTimes(pids)
-		var spent time.Duration
+		rate, now := idleRates(pids, window), 0.0
 		for _, name := range stackComponents {
-			spent += after[name] - before[name]
+			now += rate[name]
 		}
-		now := spent.Seconds() / window.Seconds()
 		rates = append(rates, fmt.Sprintf("%.2f", now))
 		if prev >= 0 && now >= 0.8*prev {
 			b.Logf("%s: the stack settled %s after its set-up (CPU in cores, 5 s windows: %s)", variant, time.Since(start).Round(time.Second), strings.Join(rates, ", "))
