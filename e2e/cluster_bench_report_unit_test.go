@@ -3,6 +3,9 @@
 package e2e
 
 import (
+	"os"
+	"runtime"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -74,4 +77,27 @@ func TestBusyCPU(t *testing.T) {
 	assert.Equal(t, 6100*time.Millisecond, r.stackCPU())
 	assert.Equal(t, 4*time.Second, r.busyCPU())
 	assert.InDelta(t, 40, r.perPod(r.busyCPU()), 1e-9)
+}
+
+// TestResetPeakRSS: after the reset a process's peak is what it holds
+// now, not what it held before, so a storm's peak is told from its
+// set-up's.
+func TestResetPeakRSS(t *testing.T) {
+	const size = 256 << 20
+	pid := os.Getpid()
+	var held int64
+	func() {
+		buf := make([]byte, size)
+		for i := range buf {
+			buf[i] = 1
+		}
+		held = peakRSS(pid)
+		runtime.KeepAlive(buf)
+	}()
+	runtime.GC()
+	debug.FreeOSMemory()
+	require.Less(t, residentRSS(pid), held-size/2, "the buffer was not given back to the system")
+	require.NoError(t, resetPeakRSS(pid))
+	assert.Less(t, peakRSS(pid), held-size/2, "the peak still counts the buffer")
+	assert.GreaterOrEqual(t, peakRSS(pid), residentRSS(pid)/2)
 }
