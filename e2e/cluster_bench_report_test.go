@@ -221,6 +221,7 @@ func (r clusterRun) report(b *testing.B) {
 	b.ReportMetric(sum(r.api.webhooks)/float64(r.pods), "webhook-calls/pod")
 	b.ReportMetric(float64(r.rss["kube-apiserver"])/(1<<20), "apiserver-peak-MiB")
 	b.ReportMetric(float64(r.setupPeak["kube-apiserver"])/(1<<20), "apiserver-setup-peak-MiB")
+	b.ReportMetric(r.probe[1].Seconds()*1000, "pace-ms")
 	b.ReportMetric(r.load[1], "load1")
 	b.ReportMetric(float64(r.stored.pod), "pod-bytes")
 	if r.workloads >= 0 {
@@ -328,6 +329,36 @@ func printClusterTable(w io.Writer, variants []variant, rounds int, runs []clust
 				return fmt.Sprintf("%d of %d", r.workloads, r.jobs+r.solo)
 			}),
 			list(rs, func(r clusterRun) string { return fmt.Sprintf("%.1f→%.1f", r.load[0], r.load[1]) }))
+	}
+
+	// The machine's pace: how long the probe's fixed work took, and the
+	// figures each storm would have had at the run's median pace.
+	var paces []float64
+	for _, r := range runs {
+		if r.probe[1] > 0 {
+			paces = append(paces, float64(r.probe[1]))
+		}
+	}
+	if ref := median(paces); ref > 0 {
+		fmt.Fprintf(w, "\nThe machine's pace: the CPU time one thread spends on a fixed piece of work (startSpeedProbe, median of one a second), at rest before each storm → during it; and each storm's figures brought to the run's median pace, %.2f ms (CPU per pod times the median over the storm's pace, pods per second times the storm's pace over the median)\n", ref/1e6)
+		fmt.Fprintln(w, "\n| variant | pace, ms (at rest → storm) | CPU ms/pod at the median pace | … over the idle stack's | pods bound/s at the median pace |")
+		fmt.Fprintln(w, "| --- | --- | --- | --- | --- |")
+		for _, name := range names {
+			rs := byVariant[name]
+			scale := func(r clusterRun) float64 {
+				if r.probe[1] <= 0 {
+					return 1
+				}
+				return ref / float64(r.probe[1])
+			}
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", name,
+				list(rs, func(r clusterRun) string {
+					return fmt.Sprintf("%.2f→%.2f", r.probe[0].Seconds()*1000, r.probe[1].Seconds()*1000)
+				}),
+				list(rs, func(r clusterRun) string { return fmt.Sprintf("%.0f", r.perPod(r.stackCPU())*scale(r)) }),
+				list(rs, func(r clusterRun) string { return fmt.Sprintf("%.0f", r.perPod(r.busyCPU())*scale(r)) }),
+				list(rs, func(r clusterRun) string { return fmt.Sprintf("%.1f", r.perSecond/scale(r)) }))
+		}
 	}
 
 	// A table of rows by variant, each cell the median over the rounds of

@@ -101,3 +101,17 @@ func TestResetPeakRSS(t *testing.T) {
 	assert.Less(t, peakRSS(pid), held-size/2, "the peak still counts the buffer")
 	assert.GreaterOrEqual(t, peakRSS(pid), residentRSS(pid)/2)
 }
+
+// TestSpeedProbe: the probe's work takes CPU time, and the probe reports
+// the median of its samples.
+func TestSpeedProbe(t *testing.T) {
+	d, ok := probeWork()
+	require.True(t, ok, "no thread CPU time on this system")
+	assert.Greater(t, d, 100*time.Microsecond)
+	assert.Less(t, d, time.Second)
+	stop := startSpeedProbe()
+	time.Sleep(1500 * time.Millisecond)
+	m := stop()
+	assert.Greater(t, m, 100*time.Microsecond)
+	t.Logf("probeWork: %s, the probe's median %s", d, m)
+}

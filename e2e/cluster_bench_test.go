@@ -4,13 +4,16 @@ package e2e
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,18 +21,23 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	apiruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/yaml"
 
 	"github.com/accelc/accelc/internal/controlplane"
 	"github.com/accelc/accelc/internal/nodegen"
+	"github.com/accelc/accelc/pkg/policytest/engine"
 	"github.com/accelc/accelc/pkg/render"
 )
 
@@ -87,6 +95,13 @@ type variant struct {
 	// accelc applies the whole rendered tree (constraints, mutators,
 	// profiles, queues) and its pods name only their profile.
 	accelc bool
+	// premutated writes accelc's pods as Gatekeeper's mutators would
+	// leave them (engine.Mutator), all but the profile label, which
+	// accelc's MutatingAdmissionPolicy still gives them, and sends
+	// Gatekeeper's mutating webhook no pod: what accelc would cost were
+	// its pod mutations done in the API server, less the cost of doing
+	// them there.
+	premutated bool
 	// extra variants run only when $ACCELC_BENCH_VARIANTS names them.
 	extra bool
 	about string
@@ -99,6 +114,7 @@ var benchVariants = []variant{
 	{name: "gatekeeper", gatekeeper: true, about: "Gatekeeper installed with its chart's defaults (audit every 60 s, webhooks on every resource), no constraints; pods as bare"},
 	{name: "accelc", kueue: true, gatekeeper: true, accelc: true, about: "accelc as rendered: the tree applied, Gatekeeper with the values accelc renders; pods and Jobs name only their profile (ODH's annotation)"},
 	{name: "kueue-defaults", kueue: true, kueueDefaults: true, extra: true, about: "as kueue, with Kueue's default Configuration (accelc's fragment not merged)"},
+	{name: "accelc-premutated", kueue: true, gatekeeper: true, accelc: true, premutated: true, extra: true, about: "as accelc, but its pods and Jobs written as Gatekeeper's mutators would leave them (all but the profile label, which accelc's MutatingAdmissionPolicy gives) and Gatekeeper's mutating webhook sent no pod: the most that moving the pod mutations out of Gatekeeper could save"},
 	{name: "kueue-gatekeeper", kueue: true, gatekeeper: true, extra: true, about: "as kueue, with Gatekeeper installed as accelc installs it (its rendered values) but none of accelc's tree: what Gatekeeper itself costs beside Kueue"},
 }
 
@@ -156,6 +172,7 @@ type clusterRun struct {
 	apiStart    int64              // kube-apiserver's resident set as the storm starts (the cluster, nodes and stack before the first pod), bytes
 	api         apiMetrics         // the API server's counters over the storm
 	load        [2]float64         // the machine's 1-minute load average at the storm's start and end
+	probe       [2]time.Duration   // the machine's pace: probeWork's CPU time, at rest before the storm and during it (medians)
 	wrongType   []string
 	perSecond   float64
 	stored      storedSize
@@ -343,11 +360,13 @@ func runStorm(b *testing.B, v variant, scale, pods int) clusterRun {
 	// storm charges to more pods. Outside the timer: no storm's time.
 	pids := s.cp.PIDs()
 	settle(b, v.name, pids)
+	stopProbe := startSpeedProbe()
 	idle := idleRates(pids, time.Duration(envInt(b, benchIdleSecondsEnv, 15))*time.Second)
+	atRest := stopProbe()
 	b.StartTimer()
 	r := storm(b, s, v, w, pods, extra)
 	b.StopTimer()
-	r.nodes, r.idle = len(names), idle
+	r.nodes, r.idle, r.probe[0] = len(names), idle, atRest
 	return r
 }
 
@@ -366,6 +385,24 @@ func startBenchGatekeeper(b *testing.B, s *suite, v variant, c *clusterUnderTest
 	values := gatekeeperChartDefaults
 	if v.accelc || v.kueue {
 		values = gatekeeperValues(b, c)
+	}
+	if v.premutated {
+		var hv render.GatekeeperHelmValues
+		if err := yaml.UnmarshalStrict([]byte(values), &hv); err != nil {
+			b.Fatal(err)
+		}
+		// A rule no request matches: Gatekeeper runs as installed, its
+		// mutators loaded (its expansion of Jobs reads them), but the
+		// API server sends it no pod to mutate.
+		hv.MutatingWebhookCustomRules = []admissionregistrationv1.RuleWithOperations{{
+			Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
+			Rule:       admissionregistrationv1.Rule{APIGroups: []string{"bench.accelc.io"}, APIVersions: []string{"v1"}, Resources: []string{"nothings"}},
+		}}
+		data, err := yaml.Marshal(hv)
+		if err != nil {
+			b.Fatal(err)
+		}
+		values = string(data)
 	}
 	opts := []controlplane.GatekeeperOption{controlplane.WithGatekeeperValues([]byte(values))}
 	if os.Getenv(benchProfileEnv) != "" {
@@ -436,6 +473,9 @@ type stormWriter struct {
 	typeLabel string
 	queue     map[string]string // profile → its LocalQueue (Kueue alone)
 	priority  map[string]string // namespace → its team's WorkloadPriorityClass (Kueue alone)
+	// premutated is, by namespace and profile, the pod as accelc's
+	// mutators leave it, less the profile label (accelc-premutated).
+	premutated map[string]*corev1.Pod
 }
 
 // newStormWriter reads from the tree what a team using Kueue without
@@ -460,6 +500,9 @@ func newStormWriter(b *testing.B, v variant, c *clusterUnderTest) stormWriter {
 			w.priority[ns] = value
 		}
 	}
+	if v.premutated {
+		w.premutated = premutatedPods(b, c)
+	}
 	if v.kueue && !v.accelc {
 		for _, k := range stormKinds {
 			if w.queue[k.profile] == "" {
@@ -468,6 +511,60 @@ func newStormWriter(b *testing.B, v variant, c *clusterUnderTest) stormWriter {
 		}
 	}
 	return w
+}
+
+// premutatedPods are, by "namespace/profile", the storm's accelc pods as
+// the tree's admission mutations and Gatekeeper's mutators leave them
+// (engine.Mutator, which the admission tests check against the live
+// cluster), without the profile label.
+func premutatedPods(b *testing.B, c *clusterUnderTest) map[string]*corev1.Pod {
+	tree := render.Tree{}
+	for _, r := range c.objs {
+		data, err := os.ReadFile(filepath.Join(c.out, r.file))
+		if err != nil {
+			b.Fatal(err)
+		}
+		tree[filepath.ToSlash(r.file)] = data
+	}
+	var namespaces []string
+	for _, k := range stormKinds {
+		namespaces = append(namespaces, k.ns)
+	}
+	mutator, err := engine.NewMutator(tree, namespaces)
+	if err != nil {
+		b.Fatal(err)
+	}
+	prefix := ""
+	for _, r := range c.objs {
+		if r.group() == "constraints.gatekeeper.sh" {
+			prefix, _, _ = unstructuredString(r.obj.Object, "spec", "parameters", "labelPrefix")
+		}
+	}
+	if prefix == "" {
+		b.Fatalf("the tree's constraint has no labelPrefix")
+	}
+	w := stormWriter{v: variant{accelc: true}}
+	out := map[string]*corev1.Pod{}
+	for _, k := range stormKinds {
+		labels, annotations, spec := w.object(k)
+		pod := &corev1.Pod{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+			ObjectMeta: metav1.ObjectMeta{Name: "bench", Namespace: k.ns, Labels: labels, Annotations: annotations}, Spec: spec}
+		u, err := apiruntime.DefaultUnstructuredConverter.ToUnstructured(pod)
+		if err != nil {
+			b.Fatal(err)
+		}
+		mutated, err := mutator.MutateObject(&unstructured.Unstructured{Object: u})
+		if err != nil {
+			b.Fatal(err)
+		}
+		var p corev1.Pod
+		if err := apiruntime.DefaultUnstructuredConverter.FromUnstructured(mutated.Object, &p); err != nil {
+			b.Fatal(err)
+		}
+		delete(p.Labels, prefix+"/profile")
+		out[k.ns+"/"+k.profile] = &p
+	}
+	return out
 }
 
 // object is the labels and annotations of a pod or a Job of kind k, and
@@ -482,6 +579,11 @@ func (w stormWriter) object(k stormPod) (labels, annotations map[string]string, 
 		Name: "main", Image: "registry.example/bench:1",
 		Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("1")}},
 	}}}
+	if w.v.premutated {
+		p := w.premutated[k.ns+"/"+k.profile]
+		maps.Copy(labels, p.Labels)
+		return labels, maps.Clone(p.Annotations), *p.Spec.DeepCopy()
+	}
 	if w.v.accelc {
 		return labels, map[string]string{hardwareProfileAnnotation: k.profile, hardwareProfileNSAnnotation: "opendatahub"}, spec
 	}
@@ -607,6 +709,7 @@ func storm(b *testing.B, s *suite, v variant, w stormWriter, n int, types map[st
 	r.load[0] = loadAverage()
 	begin := time.Now()
 	profiled := profileStorm(b, s, v)
+	stopProbe := startSpeedProbe()
 	work := make(chan item)
 	var wg sync.WaitGroup
 	var errs []error
@@ -630,6 +733,10 @@ func storm(b *testing.B, s *suite, v variant, w stormWriter, n int, types map[st
 						Labels:      map[string]string{"accelc.io/bench": it.kind.profile},
 						Annotations: controlplane.PodCompleteAfter(time.Hour),
 					}, Spec: spec}
+					if v.premutated {
+						// Its pods as the mutators would leave them.
+						tmpl.Labels = maps.Clone(labels)
+					}
 					for k, v := range annotations {
 						tmpl.Annotations[k] = v
 					}
@@ -670,6 +777,7 @@ func storm(b *testing.B, s *suite, v variant, w stormWriter, n int, types map[st
 	r.wall = time.Since(begin)
 	r.perSecond = float64(n) / r.wall.Seconds()
 	r.load[1] = loadAverage()
+	r.probe[1] = stopProbe()
 	r.cpu, r.rss = map[string]time.Duration{}, map[string]int64{}
 	for name, after := range cpuTimes(pids) {
 		r.cpu[name] = after - cpu0[name]
@@ -906,6 +1014,82 @@ func idleRates(pids map[string]int, d time.Duration) map[string]float64 {
 		out[name] = float64(c-before[name]) / float64(took)
 	}
 	return out
+}
+
+// startSpeedProbe measures the machine's pace until the function it
+// returns is called, which returns the median: once a second, the CPU
+// time one OS thread spends on probeWork, a fixed piece of work. CPU
+// time, not wall time, so waiting for a core does not count; what does
+// is how fast a core runs when it is had: a shared virtual machine's
+// cores run the same work up to half as fast again from one minute to
+// the next, and every component's CPU per pod with them.
+func startSpeedProbe() (stop func() time.Duration) {
+	done, out := make(chan struct{}), make(chan time.Duration, 1)
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		var samples []float64
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for {
+			if d, ok := probeWork(); ok {
+				samples = append(samples, float64(d))
+			}
+			select {
+			case <-done:
+				out <- time.Duration(median(samples))
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return func() time.Duration {
+		close(done)
+		return <-out
+	}
+}
+
+// probeSink keeps probeWork's result alive.
+var probeSink byte
+
+// probeWork is the calling thread's CPU time for a fixed piece of work
+// with no allocation, some of it branchy (sorting), some of it not
+// (hashing): a few milliseconds on this project's machine.
+func probeWork() (time.Duration, bool) {
+	var data [1 << 14]uint32
+	before, ok := threadCPU()
+	x := uint32(2463534242)
+	for range 8 {
+		for i := range data {
+			x ^= x << 13
+			x ^= x >> 17
+			x ^= x << 5
+			data[i] = x
+		}
+		slices.Sort(data[:])
+	}
+	var block [1 << 12]byte
+	for i := range block {
+		block[i] = byte(data[i])
+	}
+	sum := sha256.Sum256(block[:])
+	for range 255 {
+		sum = sha256.Sum256(append(sum[:], block[:]...))
+	}
+	after, ok2 := threadCPU()
+	probeSink ^= sum[0]
+	return after - before, ok && ok2
+}
+
+// threadCPU is the calling OS thread's CPU time
+// (CLOCK_THREAD_CPUTIME_ID: the scheduler's own count, to the
+// nanosecond; getrusage's is in clock ticks).
+func threadCPU() (time.Duration, bool) {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts); err != nil {
+		return 0, false
+	}
+	return time.Duration(ts.Nano()), true
 }
 
 // peakRSS is the process's peak resident set (VmHWM), in bytes.
