@@ -105,7 +105,9 @@ func TestResetPeakRSS(t *testing.T) {
 // TestSpeedProbe: the probe's work takes CPU time, and the probe reports
 // the median of its samples.
 func TestSpeedProbe(t *testing.T) {
+	runtime.LockOSThread() // both readings of one thread's clock
 	d, ok := probeWork()
+	runtime.UnlockOSThread()
 	require.True(t, ok, "no thread CPU time on this system")
 	assert.Greater(t, d, 100*time.Microsecond)
 	assert.Less(t, d, time.Second)

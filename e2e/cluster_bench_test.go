@@ -1032,7 +1032,7 @@ func startSpeedProbe() (stop func() time.Duration) {
 		tick := time.NewTicker(time.Second)
 		defer tick.Stop()
 		for {
-			if d, ok := probeWork(); ok {
+			if d, ok := probeWork(); ok && d > 0 {
 				samples = append(samples, float64(d))
 			}
 			select {
@@ -1054,7 +1054,9 @@ var probeSink byte
 
 // probeWork is the calling thread's CPU time for a fixed piece of work
 // with no allocation, some of it branchy (sorting), some of it not
-// (hashing): a few milliseconds on this project's machine.
+// (hashing): about 10 ms on this project's machine. The caller locks its
+// goroutine to its thread (runtime.LockOSThread): both readings must be
+// of one thread's clock.
 func probeWork() (time.Duration, bool) {
 	var data [1 << 14]uint32
 	before, ok := threadCPU()
