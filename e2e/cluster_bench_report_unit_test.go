@@ -117,3 +117,22 @@ func TestSpeedProbe(t *testing.T) {
 	assert.Greater(t, m, 100*time.Microsecond)
 	t.Logf("probeWork: %s, the probe's median %s", d, m)
 }
+
+// TestSteady: the stack has settled when a window's CPU is like the one
+// before, not while it falls and not when a burst starts.
+func TestSteady(t *testing.T) {
+	for _, tc := range []struct {
+		prev, now float64
+		want      bool
+	}{
+		{0.49, 0.09, false}, // still settling after the tree was applied
+		{0.09, 0.10, true},
+		{0.10, 0.11, true},
+		{0.07, 0.36, false}, // a burst of node status renewals starting
+		{0.36, 0.30, true},
+		{0.05, 0.065, true}, // within 0.02 of a core
+		{0.30, 0.40, false},
+	} {
+		assert.Equal(t, tc.want, steady(tc.prev, tc.now), "%.2f → %.2f", tc.prev, tc.now)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -983,7 +984,7 @@ func cpuTimes(pids map[string]int) map[string]time.Duration {
 // template, some 150 objects, their statuses) leaves the API server and
 // the controller manager busy for a while, in a way an admin's cluster,
 // set up long before its pods come, is not. It watches 5-second windows
-// and stops at the first that spends at least 0.8 of the one before.
+// and stops at the first that is steady with the one before (steady).
 func settle(b *testing.B, variant string, pids map[string]int) {
 	const window, most = 5 * time.Second, 2 * time.Minute
 	var rates []string
@@ -994,13 +995,24 @@ func settle(b *testing.B, variant string, pids map[string]int) {
 			now += rate[name]
 		}
 		rates = append(rates, fmt.Sprintf("%.2f", now))
-		if prev >= 0 && now >= 0.8*prev {
+		if prev >= 0 && steady(prev, now) {
 			b.Logf("%s: the stack settled %s after its set-up (CPU in cores, 5 s windows: %s)", variant, time.Since(start).Round(time.Second), strings.Join(rates, ", "))
 			return
 		}
 		prev = now
 	}
-	b.Logf("%s: the stack's CPU was still falling %s after its set-up (cores, 5 s windows: %s); the storm starts anyway", variant, most, strings.Join(rates, ", "))
+	b.Logf("%s: the stack's CPU was still not steady %s after its set-up (cores, 5 s windows: %s); the storm starts anyway", variant, most, strings.Join(rates, ", "))
+}
+
+// steady says two windows' CPU (cores) are alike: the second neither
+// below 0.8 of the first (still falling) nor above 1.25 times it (a burst
+// starting, which the idle watch that follows would take for the stack at
+// rest); within 0.02 of a core of each other, alike whatever the ratio.
+func steady(prev, now float64) bool {
+	if math.Abs(now-prev) <= 0.02 {
+		return true
+	}
+	return now >= 0.8*prev && now <= 1.25*prev
 }
 
 // idleRates watches the processes for d and returns the CPU each spent a
