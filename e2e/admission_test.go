@@ -58,6 +58,7 @@ type clusterUnderTest struct {
 	out          string
 	objs         []rendered
 	typeLabel    string
+	labelPrefix  string            // the constraint's parameters.labelPrefix
 	nodeTypes    map[string]string // node → type label NFD would stamp
 	profiles     []profile
 	entitlements map[string]entitlement // namespace → team and types
@@ -146,6 +147,7 @@ func (c *clusterUnderTest) read(t testing.TB) {
 		case r.group() == "constraints.gatekeeper.sh":
 			c.typeLabel, _, _ = unstructuredString(r.obj.Object, "spec", "parameters", "typeLabel")
 			prefix, _, _ = unstructuredString(r.obj.Object, "spec", "parameters", "labelPrefix")
+			c.labelPrefix = prefix
 		case r.obj.GetKind() == "NamespaceEntitlement":
 			team, _, _ := unstructuredString(r.obj.Object, "spec", "team")
 			typesList, _, _ := unstructured.NestedStringSlice(r.obj.Object, "spec", "acceleratorTypes")
@@ -1299,20 +1301,32 @@ func (c *clusterUnderTest) unreachable(s *suite, obj *unstructured.Unstructured,
 	return ""
 }
 
+// tree is the rendered tree applied here, as accelc's engine reads it:
+// each file's bytes by its path, each file read once.
+func (c *clusterUnderTest) tree(tb testing.TB) render.Tree {
+	tb.Helper()
+	tree := render.Tree{}
+	for _, r := range c.objs {
+		p := filepath.ToSlash(r.file)
+		if _, done := tree[p]; done {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(c.out, r.file))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		tree[p] = b
+	}
+	return tree
+}
+
 // predictor judges a fixture as the live API server will, offline: the
 // MutatingAdmissionPolicy's effect and Gatekeeper's mutators
 // (engine.Mutator), then the constraint with Gatekeeper's engine over
 // the tree and the live Nodes. It returns the violations' messages.
 func (s *suite) predictor(t *testing.T, c *clusterUnderTest, namespaces []string) func(engine.Request) []string {
 	t.Helper()
-	tree := render.Tree{}
-	for _, r := range c.objs {
-		b, err := os.ReadFile(filepath.Join(c.out, r.file))
-		if err != nil {
-			t.Fatal(err)
-		}
-		tree[filepath.ToSlash(r.file)] = b
-	}
+	tree := c.tree(t)
 	nodes, err := s.client.CoreV1().Nodes().List(t.Context(), metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -1369,14 +1383,7 @@ func (s *suite) notServed(obj *unstructured.Unstructured) string {
 // admitted), and the violations' messages.
 func (s *suite) offlineJudge(t *testing.T, c *clusterUnderTest, inputs []policytest.CaseInput) func(policytest.CaseInput) ([]string, []string) {
 	t.Helper()
-	tree := render.Tree{}
-	for _, r := range c.objs {
-		b, err := os.ReadFile(filepath.Join(c.out, r.file))
-		if err != nil {
-			t.Fatal(err)
-		}
-		tree[filepath.ToSlash(r.file)] = b
-	}
+	tree := c.tree(t)
 	nodes, err := policytest.Nodes(c.typeLabel, c.nodeTypes)
 	if err != nil {
 		t.Fatal(err)

@@ -340,17 +340,19 @@ func printClusterTable(w io.Writer, variants []variant, rounds int, runs []clust
 		}
 	}
 	if ref := median(paces); ref > 0 {
+		// A storm's CPU per pod times scale is its figure at the run's
+		// median pace (its pods per second, divided by it).
+		scale := func(r clusterRun) float64 {
+			if r.probe[1] <= 0 {
+				return 1
+			}
+			return ref / float64(r.probe[1])
+		}
 		fmt.Fprintf(w, "\nThe machine's pace: the CPU time one thread spends on a fixed piece of work (startSpeedProbe, median of one a second), at rest before each storm → during it; and each storm's figures brought to the run's median pace, %.2f ms (CPU per pod times the median over the storm's pace, pods per second times the storm's pace over the median)\n", ref/1e6)
 		fmt.Fprintln(w, "\n| variant | pace, ms (at rest → storm) | CPU ms/pod at the median pace | … over the idle stack's | pods bound/s at the median pace |")
 		fmt.Fprintln(w, "| --- | --- | --- | --- | --- |")
 		for _, name := range names {
 			rs := byVariant[name]
-			scale := func(r clusterRun) float64 {
-				if r.probe[1] <= 0 {
-					return 1
-				}
-				return ref / float64(r.probe[1])
-			}
 			fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", name,
 				list(rs, func(r clusterRun) string {
 					return fmt.Sprintf("%.2f→%.2f", r.probe[0].Seconds()*1000, r.probe[1].Seconds()*1000)

@@ -519,30 +519,18 @@ func newStormWriter(b *testing.B, v variant, c *clusterUnderTest) stormWriter {
 // (engine.Mutator, which the admission tests check against the live
 // cluster), without the profile label.
 func premutatedPods(b *testing.B, c *clusterUnderTest) map[string]*corev1.Pod {
-	tree := render.Tree{}
-	for _, r := range c.objs {
-		data, err := os.ReadFile(filepath.Join(c.out, r.file))
-		if err != nil {
-			b.Fatal(err)
-		}
-		tree[filepath.ToSlash(r.file)] = data
-	}
 	var namespaces []string
 	for _, k := range stormKinds {
-		namespaces = append(namespaces, k.ns)
+		if !slices.Contains(namespaces, k.ns) {
+			namespaces = append(namespaces, k.ns)
+		}
 	}
-	mutator, err := engine.NewMutator(tree, namespaces)
+	mutator, err := engine.NewMutator(c.tree(b), namespaces)
 	if err != nil {
 		b.Fatal(err)
 	}
-	prefix := ""
-	for _, r := range c.objs {
-		if r.group() == "constraints.gatekeeper.sh" {
-			prefix, _, _ = unstructuredString(r.obj.Object, "spec", "parameters", "labelPrefix")
-		}
-	}
-	if prefix == "" {
-		b.Fatalf("the tree's constraint has no labelPrefix")
+	if c.labelPrefix == "" {
+		b.Fatalf("%s: the tree's constraint has no spec.parameters.labelPrefix: render it again with this accelc", c.out)
 	}
 	w := stormWriter{v: variant{accelc: true}}
 	out := map[string]*corev1.Pod{}
@@ -562,7 +550,7 @@ func premutatedPods(b *testing.B, c *clusterUnderTest) map[string]*corev1.Pod {
 		if err := apiruntime.DefaultUnstructuredConverter.FromUnstructured(mutated.Object, &p); err != nil {
 			b.Fatal(err)
 		}
-		delete(p.Labels, prefix+"/profile")
+		delete(p.Labels, c.labelPrefix+"/profile")
 		out[k.ns+"/"+k.profile] = &p
 	}
 	return out
@@ -703,7 +691,7 @@ func storm(b *testing.B, s *suite, v variant, w stormWriter, n int, types map[st
 	for name, pid := range pids {
 		r.setupPeak[name] = peakRSS(pid)
 		if err := resetPeakRSS(pid); err != nil {
-			b.Fatalf("%s: %v: the storm's peak memory could not be told from its set-up's", name, err)
+			b.Fatalf("%s (pid %d): %v: the storm's peak memory cannot be told from its set-up's; resetting VmHWM needs Linux 4.0 or later and the right to write the process's /proc/PID/clear_refs (run the benchmark as the user that started the control plane)", name, pid, err)
 		}
 	}
 	api0 := scrapeAPIMetrics(b, s)
