@@ -279,6 +279,13 @@ func mutationObjects(m *compile.Model) []Object {
 			})
 		}
 	}
+	if m.Cluster.AdmissionPolicies() {
+		// The API server gives pods what the mutators above would, so
+		// that Gatekeeper's mutating webhook is sent none
+		// (GatekeeperInstallValues); the mutators stay for the pods
+		// Gatekeeper expands from workloads.
+		out = append(out, podProfilePolicy(m, out)...)
+	}
 	return out
 }
 

@@ -1,0 +1,237 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/accelc/accelc/internal/controlplane"
+	"github.com/accelc/accelc/pkg/compile"
+	"github.com/accelc/accelc/pkg/policytest/engine"
+	"github.com/accelc/accelc/pkg/render"
+)
+
+// TestPodProfilePolicy: on Kubernetes 1.36 the API server itself gives a
+// new pod what Gatekeeper's pod mutators would (the rendered
+// accelc-pod-profile MutatingAdmissionPolicy, translated from them), so
+// that Gatekeeper's mutating webhook is sent no pod. For every example,
+// every offered profile and every team namespace (and one no team has,
+// and one the cluster excludes), pods written as users and Open Data Hub
+// write them — the profile by label or only by ODH's annotation; with
+// their own required affinity (a term on another key, a term of
+// matchFields only, a term with a type of their own), tolerations (one
+// of the profile's, one of their own), a priority class, a preference, a
+// team annotation — are made (server-side dry run, so no node is needed)
+// through the real API server with the example's two pod policies, and
+// each comes back exactly as Gatekeeper's own mutation code leaves it
+// offline (engine.Mutator, which accelc test uses): its labels,
+// annotations, affinity, tolerations and priority.
+func TestPodProfilePolicy(t *testing.T) {
+	s := newSuite(t)
+	if s.older() {
+		t.Skipf("Kubernetes %s serves no MutatingAdmissionPolicy: Gatekeeper's mutating webhook mutates pods there", s.k8sVersion)
+	}
+	s.cp = controlplane.Start(t)
+	s.connect(t)
+	for _, example := range []string{"hetero-prod", "gpu-pools", "small-lab", "tpu-trainium"} {
+		t.Run(example, func(t *testing.T) {
+			out := s.render(t, example, "pod-policy")
+			m, err := compile.Load(s.clusterPath(example))
+			if err != nil {
+				t.Fatal(err)
+			}
+			tree, err := render.LoadTree(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := tree["mutations/mutatingadmissionpolicy-"+render.PodProfilePolicyName+".yaml"]; !ok {
+				t.Fatalf("%s: no %s rendered for Kubernetes 1.36", example, render.PodProfilePolicyName)
+			}
+			var namespaces []string
+			for _, team := range m.Teams {
+				namespaces = append(namespaces, team.Namespaces...)
+			}
+			slices.Sort(namespaces)
+			elsewhere := "no-team-" + example
+			namespaces = append(namespaces, elsewhere)
+			if len(m.Cluster.ExcludedNamespaces) > 0 && !strings.Contains(m.Cluster.ExcludedNamespaces[0], "*") {
+				namespaces = append(namespaces, m.Cluster.ExcludedNamespaces[0])
+			}
+			s.ensureNamespaces(t, namespaces...)
+			for _, p := range tree.Paths() {
+				if strings.HasPrefix(p, "priorities/priorityclass-") ||
+					strings.HasPrefix(p, "mutations/mutatingadmissionpolicy-"+render.PodProfilePolicyName+".") ||
+					strings.HasPrefix(p, "mutations/mutatingadmissionpolicybinding-"+render.PodProfilePolicyName+".") ||
+					strings.HasPrefix(p, "mutations/mutatingadmissionpolicy-accelc-profile-label.") ||
+					strings.HasPrefix(p, "mutations/mutatingadmissionpolicybinding-accelc-profile-label.") {
+					s.mustKubectl(t, "apply", "--server-side", "--force-conflicts", "-f", filepath.Join(out, p))
+				}
+			}
+			mutator, err := engine.NewMutator(tree, namespaces)
+			if err != nil {
+				t.Fatal(err)
+			}
+			label := m.Cluster.LabelPrefix + "/profile"
+			var profiles []*compile.Profile
+			for i := range m.Profiles {
+				if m.Profiles[i].Offered() {
+					profiles = append(profiles, &m.Profiles[i])
+				}
+			}
+			shapes := podShapes(label, profiles, m.Cluster.TypeLabel())
+			// The policies reach the API server's admission a moment after
+			// they are made: wait until the first profile's pod named by
+			// ODH's annotation, in the first namespace, is mutated by
+			// both.
+			probe := shapes[2].pod.DeepCopy()
+			probe.Name, probe.Namespace = "probe", namespaces[0]
+			want := mutatedFields(t, offline(t, mutator, probe))
+			deadline := time.Now().Add(30 * time.Second)
+			for {
+				created, err := s.client.CoreV1().Pods(probe.Namespace).Create(t.Context(), probe.DeepCopy(), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+				if err == nil && cmp.Equal(want, mutatedFields(t, created)) {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("the pod policies did not take effect in 30s: %v %s", err, cmp.Diff(want, mutatedFields(t, created)))
+				}
+				time.Sleep(200 * time.Millisecond)
+			}
+			checked := 0
+			for _, ns := range namespaces {
+				for _, c := range shapes {
+					pod := c.pod.DeepCopy()
+					pod.Name, pod.Namespace = c.name, ns
+					live, err := s.client.CoreV1().Pods(ns).Create(t.Context(), pod.DeepCopy(), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+					if err != nil {
+						t.Errorf("%s/%s (%s): %v", ns, c.name, c.what, err)
+						continue
+					}
+					if diff := cmp.Diff(mutatedFields(t, offline(t, mutator, pod)), mutatedFields(t, live)); diff != "" {
+						t.Errorf("%s/%s (%s): the API server's policy and Gatekeeper's mutators disagree (-offline +live):\n%s", ns, c.name, c.what, diff)
+						continue
+					}
+					checked++
+				}
+			}
+			t.Logf("%s: %d pods in %d namespaces came back from the API server as Gatekeeper's mutators leave them", example, checked, len(namespaces))
+		})
+	}
+}
+
+// podShape is a pod as a user or Open Data Hub writes it.
+type podShape struct {
+	name, what string
+	pod        *corev1.Pod
+}
+
+// podShapes are, for each profile, the pods TestPodProfilePolicy makes,
+// and a pod naming no profile.
+func podShapes(label string, profiles []*compile.Profile, typeLabel string) []podShape {
+	base := func(labels, annotations map[string]string) *corev1.Pod {
+		return &corev1.Pod{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+			ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: annotations},
+			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "main", Image: "registry.example/train:1"}}},
+		}
+	}
+	out := []podShape{{name: "plain", what: "no profile", pod: base(nil, nil)}}
+	for _, p := range profiles {
+		byLabel := func() *corev1.Pod { return base(map[string]string{label: p.Name}, nil) }
+		out = append(out,
+			podShape{name: p.Name + "-label", what: "the profile's label only", pod: byLabel()},
+			podShape{name: p.Name + "-odh", what: "Open Data Hub's annotation only", pod: base(nil, map[string]string{render.ProfileAnnotation: p.Name})})
+		terms := byLabel()
+		terms.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{
+			{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "kubernetes.io/arch", Operator: corev1.NodeSelectorOpIn, Values: []string{"amd64"}}}},
+			{MatchFields: []corev1.NodeSelectorRequirement{{Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: []string{"node-1"}}}},
+			{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: typeLabel, Operator: corev1.NodeSelectorOpIn, Values: []string{"own-choice"}}}},
+		}}}}
+		out = append(out, podShape{name: p.Name + "-own-affinity", what: "its own required terms", pod: terms})
+		own := byLabel()
+		own.Spec.Tolerations = []corev1.Toleration{{Key: "example.com/own", Operator: corev1.TolerationOpExists}}
+		if len(p.Tolerations) > 0 {
+			t := p.Tolerations[0]
+			own.Spec.Tolerations = append(own.Spec.Tolerations, corev1.Toleration{Key: t.Key, Operator: corev1.TolerationOperator(t.Operator), Value: t.Value, Effect: corev1.TaintEffect(t.Effect), TolerationSeconds: t.TolerationSeconds})
+		}
+		own.Annotations = map[string]string{"accelerator.opendatahub.io/team": "someone-else", render.ProfileAnnotation: p.Name}
+		own.Labels["kueue.x-k8s.io/queue-name"] = "own-queue"
+		own.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []corev1.PreferredSchedulingTerm{
+			{Weight: 5, Preference: corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "zone", Operator: corev1.NodeSelectorOpIn, Values: []string{"a"}}}}},
+		}}, PodAffinity: &corev1.PodAffinity{}}
+		out = append(out, podShape{name: p.Name + "-own-fields", what: "its own tolerations, queue, team, preference", pod: own})
+	}
+	return out
+}
+
+// offline is the pod as Gatekeeper's mutators (and accelc's other
+// admission mutations) leave it, offline.
+func offline(t *testing.T, mutator *engine.Mutator, pod *corev1.Pod) *corev1.Pod {
+	t.Helper()
+	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := mutator.MutateObject(&unstructured.Unstructured{Object: u})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out corev1.Pod
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(got.Object, &out); err != nil {
+		t.Fatal(err)
+	}
+	return &out
+}
+
+// mutatedFields are the fields the pod mutators write, as JSON, leaving
+// out what other admission plugins add (the DefaultTolerationSeconds
+// plugin's tolerations; the Priority plugin's value and policy of a pod
+// without a class).
+func mutatedFields(t *testing.T, pod *corev1.Pod) map[string]string {
+	t.Helper()
+	tolerations := slices.DeleteFunc(slices.Clone(pod.Spec.Tolerations), func(tol corev1.Toleration) bool {
+		return tol.TolerationSeconds != nil && *tol.TolerationSeconds == 300 &&
+			(tol.Key == corev1.TaintNodeNotReady || tol.Key == corev1.TaintNodeUnreachable)
+	})
+	if len(tolerations) == 0 {
+		tolerations = nil
+	}
+	labels, annotations := pod.Labels, pod.Annotations
+	if len(labels) == 0 {
+		labels = nil
+	}
+	if len(annotations) == 0 {
+		annotations = nil
+	}
+	fields := map[string]any{
+		"labels":            labels,
+		"annotations":       annotations,
+		"affinity":          pod.Spec.Affinity,
+		"tolerations":       tolerations,
+		"priorityClassName": pod.Spec.PriorityClassName,
+	}
+	if pod.Spec.PriorityClassName != "" {
+		fields["priority"] = pod.Spec.Priority
+		fields["preemptionPolicy"] = pod.Spec.PreemptionPolicy
+	}
+	out := map[string]string{}
+	for k, v := range fields {
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[k] = string(b)
+	}
+	return out
+}

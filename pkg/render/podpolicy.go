@@ -1,0 +1,497 @@
+package render
+
+// The MutatingAdmissionPolicy that gives a new pod, on Kubernetes 1.36,
+// what Gatekeeper's pod mutators would: translated from those mutators,
+// so that the two cannot drift, and run by the API server itself, so that
+// making a pod costs no call to Gatekeeper's mutating webhook.
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/accelc/accelc/pkg/compile"
+)
+
+// PodProfilePolicyName names the MutatingAdmissionPolicy (and its
+// binding) that mutates pods in place of Gatekeeper's mutating webhook.
+const PodProfilePolicyName = "accelc-pod-profile"
+
+// The locations of Gatekeeper's pod mutators that podProfilePolicy knows.
+const (
+	preferredAffinity  = "spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution"
+	requiredAffinityAt = "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
+	// termKeyPrefix and termKeySuffix surround the key of a mutator that
+	// ANDs one expression into every term of a required node affinity.
+	termKeyPrefix = requiredAffinityAt + ".nodeSelectorTerms[matchExpressions: *].matchExpressions[key: "
+	termKeySuffix = "]"
+)
+
+// podProfilePolicy is the MutatingAdmissionPolicy that does, on a new pod,
+// what the Gatekeeper mutators among mutators that match pods do
+// (mutationObjects renders both; Gatekeeper keeps its mutators for the
+// pods it expands from workloads, and its mutating webhook is sent no pod:
+// GatekeeperInstallValues). Each mutator becomes a JSON patch operation
+// under the same condition as its match, applied as Gatekeeper applies
+// them: in its order (kind, then name), a metadata key or a field with a
+// MustNotExist test written only where the pod has nothing, a toleration
+// merged where the pod has none equal to it, the rest (the priority)
+// set. A mutator keyed on accelc's profile label reads the label, else
+// Open Data Hub's annotation (accelc-profile-label gives the pod that
+// label from it; the order of the two policies does not matter).
+//
+// One policy with one JSON patch, for cost: the API server encodes and
+// decodes the pod once per mutation of a policy, and converts it for CEL
+// once per expression. So the operations that make a missing map, list or
+// affinity come first in the same patch, where the pod needs one, and the
+// expressions the mutators AND into the terms of a pod's own required
+// affinity are one operation that rewrites the terms.
+//
+// A mutator of any other shape is a bug in accelc: podProfilePolicy
+// panics, and every example's render test says which.
+func podProfilePolicy(m *compile.Model, mutators []Object) []Object {
+	var muts []*mutator
+	for _, o := range mutators {
+		if mu, ok := o.Body.(*mutator); ok && matchesPods(mu.Spec.Match) {
+			muts = append(muts, mu)
+		}
+	}
+	if len(muts) == 0 {
+		return nil
+	}
+	// Gatekeeper applies its mutators sorted by group (all
+	// mutations.gatekeeper.sh), kind and name.
+	slices.SortFunc(muts, func(a, b *mutator) int {
+		if c := strings.Compare(a.Kind, b.Kind); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
+	p := podPatch{label: m.Cluster.LabelPrefix + "/profile", earlier: map[string][]earlierOp{}}
+	for _, mu := range muts {
+		p.add(mu)
+	}
+	return mutatingPolicy(m, PodProfilePolicyName, admissionregistrationv1.MutatingAdmissionPolicySpec{
+		MatchConstraints: &admissionregistrationv1.MatchResources{ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
+			RuleWithOperations: admissionregistrationv1.RuleWithOperations{
+				Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
+				Rule:       admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: v1, Resources: []string{"pods"}},
+			},
+		}}},
+		MatchConditions: []admissionregistrationv1.MatchCondition{{
+			Name:       "a-mutator-matches",
+			Expression: p.anyMatch(),
+		}},
+		Variables: p.variables(),
+		Mutations: []admissionregistrationv1.Mutation{{
+			PatchType: admissionregistrationv1.PatchTypeJSONPatch,
+			JSONPatch: &admissionregistrationv1.JSONPatch{Expression: p.expression()},
+		}},
+	})
+}
+
+// variables are the policy's: the profile the pod names, then each
+// namespace test.
+func (p *podPatch) variables() []admissionregistrationv1.Variable {
+	out := []admissionregistrationv1.Variable{{
+		Name: "profile",
+		Expression: fmt.Sprintf(`has(object.metadata.labels) && %q in object.metadata.labels ? object.metadata.labels[%q] : (has(object.metadata.annotations) && %q in object.metadata.annotations ? object.metadata.annotations[%q] : "")`,
+			p.label, p.label, ProfileAnnotation, ProfileAnnotation),
+	}}
+	for i, test := range p.namespaces {
+		out = append(out, admissionregistrationv1.Variable{Name: fmt.Sprintf("namespaces%d", i), Expression: test})
+	}
+	return out
+}
+
+// matchesPods reports whether a mutator's match names pods.
+func matchesPods(mt match) bool {
+	return slices.ContainsFunc(mt.Kinds, func(k matchKinds) bool {
+		return slices.Contains(k.APIGroups, "") && slices.Contains(k.Kinds, "Pod")
+	})
+}
+
+// podPatch builds the policy's one JSON patch expression from the
+// mutators, in Gatekeeper's order.
+type podPatch struct {
+	label string
+	// anyPodIn are the namespaces of the mutators that select no
+	// profile; everywhere, that one of them names no namespace.
+	anyPodIn   []string
+	everywhere bool
+	// earlier are, by location, the operations before that write there:
+	// Gatekeeper's first mutator to write a location wins.
+	earlier map[string][]earlierOp
+	// namespaces names each distinct namespace test a variable
+	// (variables.namespaces0, …), in order.
+	namespaces []string
+	// labels, annotations, affinity (the required affinity or the
+	// preference written whole, which need spec.affinity.nodeAffinity)
+	// and tolerations hold the conditions of the operations that need
+	// the map, object or list to exist.
+	labels, annotations, affinity, tolerations []string
+	// ops are the operations, each "cond ? [JSONPatch{…}] : []".
+	ops []string
+	// terms are the expressions ANDed into each term of the pod's own
+	// required affinity, in order, each with its condition.
+	terms []termKey
+}
+
+type termKey struct {
+	key, cond, value string
+}
+
+// earlierOp is an operation before, by its mutator's selection and its
+// condition.
+type earlierOp struct {
+	sel  selection
+	cond string
+}
+
+// selection is what a mutator's match selects, as far as podProfilePolicy
+// compares two: the profiles (in, or notIn; every pod naming one for
+// neither, with named; any pod, without) and the namespaces (nil: any; a
+// glob makes them incomparable).
+type selection struct {
+	named      bool
+	in, notIn  []string
+	namespaces []string
+	globs      bool
+}
+
+// exclusive reports whether no pod is selected by both a and b: they
+// select different profiles, or namespaces named apart.
+func (a selection) exclusive(b selection) bool {
+	outside := func(in, notIn []string) bool {
+		return len(in) > 0 && !slices.ContainsFunc(in, func(p string) bool { return !slices.Contains(notIn, p) })
+	}
+	switch {
+	case len(a.in) > 0 && len(b.in) > 0 && !slices.ContainsFunc(a.in, func(p string) bool { return slices.Contains(b.in, p) }):
+		return true
+	case outside(a.in, b.notIn), outside(b.in, a.notIn):
+		return true
+	}
+	if a.namespaces == nil || b.namespaces == nil || a.globs || b.globs {
+		return false
+	}
+	return !slices.ContainsFunc(a.namespaces, func(ns string) bool { return slices.Contains(b.namespaces, ns) })
+}
+
+// add translates one mutator.
+func (p *podPatch) add(mu *mutator) {
+	cond, sel := p.matchCondition(mu.Spec.Match)
+	if mu.Spec.Match.LabelSelector == nil {
+		p.anyPodIn = append(p.anyPodIn, mu.Spec.Match.Namespaces...)
+		p.everywhere = p.everywhere || len(mu.Spec.Match.Namespaces) == 0
+	}
+	loc := mu.Spec.Location
+	mustNotExist := slices.ContainsFunc(mu.Spec.Parameters.PathTests, func(t pathTest) bool {
+		return t.SubPath == loc && t.Condition == "MustNotExist"
+	})
+	bad := func(why string) {
+		panic(fmt.Sprintf("render: Gatekeeper mutator %s %s (%s): %s, which podProfilePolicy does not translate: teach it, or keep the mutator off pods", mu.Kind, mu.Name, loc, why))
+	}
+	if len(mu.Spec.Parameters.PathTests) > 0 && !mustNotExist {
+		bad("a path test other than MustNotExist on its location")
+	}
+	switch mu.Kind {
+	case "AssignMetadata":
+		field, quoted, ok := strings.Cut(strings.TrimPrefix(loc, "metadata."), ".")
+		key, err := strconv.Unquote(quoted)
+		if !ok || err != nil || (field != "labels" && field != "annotations") || !strings.HasPrefix(loc, "metadata.") {
+			bad("a location outside metadata.labels and metadata.annotations")
+		}
+		value, ok := mu.Spec.Parameters.Assign.Value.(string)
+		if !ok {
+			bad("a value that is not a string")
+		}
+		at := "object.metadata." + field
+		cond = p.first("metadata."+field+"."+key, sel, fmt.Sprintf("%s && !(has(%s) && %q in %s)", cond, at, key, at))
+		if field == "labels" {
+			p.labels = append(p.labels, cond)
+		} else {
+			p.annotations = append(p.annotations, cond)
+		}
+		p.op(cond, "add", "/metadata/"+field+"/"+escapePointer(key), strconv.Quote(value))
+	case "Assign":
+		switch {
+		case (loc == requiredAffinityAt || loc == preferredAffinity) && mustNotExist:
+			at := "object." + loc
+			cond = p.first(loc, sel, fmt.Sprintf("%s && !(%s)", cond, hasAll(at)))
+			p.affinity = append(p.affinity, cond)
+			p.op(cond, "add", "/"+strings.ReplaceAll(loc, ".", "/"), celLiteral(mu.Spec.Parameters.Assign.Value))
+		case strings.HasPrefix(loc, termKeyPrefix) && strings.HasSuffix(loc, termKeySuffix) && mustNotExist:
+			key, err := strconv.Unquote(strings.TrimSuffix(strings.TrimPrefix(loc, termKeyPrefix), termKeySuffix))
+			if err != nil {
+				bad("a key that is not a quoted string")
+			}
+			p.terms = append(p.terms, termKey{key: key, cond: cond,
+				value: celLiteral(mu.Spec.Parameters.Assign.Value)})
+		case (loc == "spec.priorityClassName" || loc == "spec.priority" || loc == "spec.preemptionPolicy") && !mustNotExist:
+			cond = p.first(loc, sel, cond)
+			p.op(cond, "add", "/"+strings.ReplaceAll(loc, ".", "/"), celLiteral(mu.Spec.Parameters.Assign.Value))
+		default:
+			bad("a location it has no operation for")
+		}
+	case "ModifySet":
+		if loc != "spec.tolerations" || mu.Spec.Parameters.Operation != "merge" || mu.Spec.Parameters.Values == nil {
+			bad("anything but merging tolerations")
+		}
+		for _, t := range mu.Spec.Parameters.Values.FromList {
+			id, err := json.Marshal(t)
+			if err != nil {
+				panic(err)
+			}
+			c := p.first("spec.tolerations "+string(id), sel, fmt.Sprintf("%s && !(has(object.spec.tolerations) && object.spec.tolerations.exists(t, %s))", cond, tolerationEqual("t", t)))
+			p.tolerations = append(p.tolerations, c)
+			p.op(c, "add", "/spec/tolerations/-", celLiteral(t))
+		}
+	default:
+		bad("a kind other than Assign, AssignMetadata and ModifySet")
+	}
+}
+
+// first is cond, unless an earlier operation that may select the same
+// pod writes at: then cond and not that operation's condition.
+func (p *podPatch) first(at string, sel selection, cond string) string {
+	out := cond
+	var prev []string
+	for _, e := range p.earlier[at] {
+		if !sel.exclusive(e.sel) {
+			prev = append(prev, e.cond)
+		}
+	}
+	if len(prev) > 0 {
+		out = fmt.Sprintf("%s && !(%s)", cond, strings.Join(prev, " || "))
+	}
+	p.earlier[at] = append(p.earlier[at], earlierOp{sel: sel, cond: cond})
+	return out
+}
+
+// op appends the operation at path with the CEL value under cond.
+func (p *podPatch) op(cond, op, path, value string) {
+	p.ops = append(p.ops, fmt.Sprintf("((%s) ? [JSONPatch{op: %q, path: %q, value: %s}] : [])", cond, op, path, value))
+}
+
+// matchCondition is a mutator's match as CEL, and what it selects: the
+// profile label first (variables.profile: the label, else Open Data
+// Hub's annotation), then its namespaces and excluded namespaces, each a
+// variable.
+func (p *podPatch) matchCondition(mt match) (string, selection) {
+	var parts []string
+	sel := selection{namespaces: mt.Namespaces}
+	if ls := mt.LabelSelector; ls != nil {
+		sel.named = true
+		for _, k := range slices.Sorted(maps.Keys(ls.MatchLabels)) {
+			if k != p.label {
+				panic(fmt.Sprintf("render: a pod mutator selects on label %s: podProfilePolicy knows only %s", k, p.label))
+			}
+			parts = append(parts, fmt.Sprintf("variables.profile == %q", ls.MatchLabels[k]))
+			sel.in = append(sel.in, ls.MatchLabels[k])
+		}
+		for _, e := range ls.MatchExpressions {
+			if e.Key != p.label {
+				panic(fmt.Sprintf("render: a pod mutator selects on label %s: podProfilePolicy knows only %s", e.Key, p.label))
+			}
+			switch e.Operator {
+			case metav1.LabelSelectorOpExists:
+				parts = append(parts, `variables.profile != ""`)
+			case metav1.LabelSelectorOpIn:
+				parts = append(parts, "variables.profile in "+celStrings(e.Values))
+				sel.in = append(sel.in, e.Values...)
+			case metav1.LabelSelectorOpNotIn:
+				parts = append(parts, "!(variables.profile in "+celStrings(e.Values)+")")
+				sel.notIn = append(sel.notIn, e.Values...)
+			default:
+				panic(fmt.Sprintf("render: a pod mutator selects with %s: podProfilePolicy knows Exists, In and NotIn", e.Operator))
+			}
+		}
+	}
+	if len(mt.Namespaces) > 0 {
+		parts = append(parts, p.namespaceVariable(mt.Namespaces))
+		sel.globs = slices.ContainsFunc(mt.Namespaces, func(ns string) bool { return strings.Contains(ns, "*") })
+	}
+	if len(mt.ExcludedNamespaces) > 0 {
+		parts = append(parts, "!"+p.namespaceVariable(mt.ExcludedNamespaces))
+	}
+	if len(parts) == 0 {
+		return "true", sel
+	}
+	return strings.Join(parts, " && "), sel
+}
+
+// namespaceVariable is the variable that tests the request's namespace
+// against patterns (namespaceIn), named for the first time here.
+func (p *podPatch) namespaceVariable(patterns []string) string {
+	test := namespaceIn(patterns)
+	i := slices.Index(p.namespaces, test)
+	if i < 0 {
+		i = len(p.namespaces)
+		p.namespaces = append(p.namespaces, test)
+	}
+	return fmt.Sprintf("variables.namespaces%d", i)
+}
+
+// anyMatch is the policy's match condition: the pod names a profile (by
+// label or annotation: a match condition reads no variable), or it is
+// in the namespaces of a mutator that selects no profile (the team
+// annotation, on every pod of the team's namespaces). The operations'
+// conditions hold back the rest.
+func (p *podPatch) anyMatch() string {
+	cond := fmt.Sprintf("(has(object.metadata.labels) && %q in object.metadata.labels) || (has(object.metadata.annotations) && %q in object.metadata.annotations)", p.label, ProfileAnnotation)
+	if p.everywhere {
+		return "true"
+	}
+	if len(p.anyPodIn) > 0 {
+		cond += " || " + namespaceIn(slices.Compact(slices.Sorted(slices.Values(p.anyPodIn))))
+	}
+	return cond
+}
+
+// expression is the policy's JSON patch: the maps, list and affinity a
+// pod lacks and an operation needs, the operations, then the terms of the
+// pod's own required affinity rewritten with what the mutators AND in.
+func (p *podPatch) expression() string {
+	var out []string
+	ensure := func(conds []string, missing, path, value string) {
+		if len(conds) > 0 {
+			out = append(out, fmt.Sprintf("((%s) && (%s) ? [JSONPatch{op: \"add\", path: %q, value: %s}] : [])", missing, strings.Join(conds, " || "), path, value))
+		}
+	}
+	ensure(p.labels, "!has(object.metadata.labels)", "/metadata/labels", "{}")
+	ensure(p.annotations, "!has(object.metadata.annotations)", "/metadata/annotations", "{}")
+	ensure(p.affinity, "!has(object.spec.affinity)", "/spec/affinity", "{}")
+	ensure(p.affinity, "!(has(object.spec.affinity) && has(object.spec.affinity.nodeAffinity))", "/spec/affinity/nodeAffinity", "{}")
+	ensure(p.tolerations, "!has(object.spec.tolerations)", "/spec/tolerations", "[]")
+	out = append(out, p.ops...)
+	if len(p.terms) > 0 {
+		const terms = "object." + requiredAffinityAt + ".nodeSelectorTerms"
+		var conds []string
+		exprs := "(has(t.matchExpressions) ? t.matchExpressions : [])"
+		for _, k := range p.terms {
+			conds = append(conds, k.cond)
+			exprs += fmt.Sprintf(" + ((%s) && !(has(t.matchExpressions) && t.matchExpressions.exists(e, e.key == %q)) ? [%s] : [])", k.cond, k.key, k.value)
+		}
+		term := fmt.Sprintf(`has(t.matchFields) ? {"matchExpressions": dyn(%s), "matchFields": dyn(t.matchFields)} : {"matchExpressions": dyn(%s)}`, exprs, exprs)
+		out = append(out, fmt.Sprintf("((%s) && (%s) ? [JSONPatch{op: \"replace\", path: %q, value: %s.map(t, %s)}] : [])",
+			hasAll(terms), strings.Join(conds, " || "), "/"+strings.ReplaceAll(requiredAffinityAt, ".", "/")+"/nodeSelectorTerms", terms, term))
+	}
+	return strings.Join(out, " +\n")
+}
+
+// hasAll is CEL's test that every field of a dotted path under object is
+// set.
+func hasAll(path string) string {
+	parts := strings.Split(strings.TrimPrefix(path, "object."), ".")
+	return has(parts)
+}
+
+// namespaceIn is the CEL test that the request's namespace is one of
+// patterns, each a name or a glob with * at its start or end, as
+// Gatekeeper's match reads them.
+func namespaceIn(patterns []string) string {
+	var exact, globs []string
+	for _, ns := range patterns {
+		lead, trail := strings.HasPrefix(ns, "*"), strings.HasSuffix(ns, "*")
+		core := strconv.Quote(strings.TrimSuffix(strings.TrimPrefix(ns, "*"), "*"))
+		switch {
+		case lead && trail:
+			globs = append(globs, "request.namespace.contains("+core+")")
+		case lead:
+			globs = append(globs, "request.namespace.endsWith("+core+")")
+		case trail:
+			globs = append(globs, "request.namespace.startsWith("+core+")")
+		default:
+			exact = append(exact, ns)
+		}
+	}
+	var parts []string
+	if len(exact) > 0 {
+		parts = append(parts, "request.namespace in "+celStrings(exact))
+	}
+	parts = append(parts, globs...)
+	return "(" + strings.Join(parts, " || ") + ")"
+}
+
+// celStrings is a CEL list of string literals.
+func celStrings(ss []string) string {
+	q := make([]string, len(ss))
+	for i, s := range ss {
+		q[i] = strconv.Quote(s)
+	}
+	return "[" + strings.Join(q, ", ") + "]"
+}
+
+// tolerationEqual is the CEL test that the toleration v (a variable)
+// equals t field by field, as Gatekeeper's merge compares them: the
+// fields t sets, with the same values, and no other.
+func tolerationEqual(v string, t compile.Toleration) string {
+	field := func(name, value string, set bool) string {
+		if !set {
+			return fmt.Sprintf("!has(%s.%s)", v, name)
+		}
+		return fmt.Sprintf("has(%s.%s) && %s.%s == %s", v, name, v, name, value)
+	}
+	var secs string
+	if t.TolerationSeconds != nil {
+		secs = strconv.FormatInt(*t.TolerationSeconds, 10)
+	}
+	return strings.Join([]string{
+		field("key", strconv.Quote(t.Key), t.Key != ""),
+		field("operator", strconv.Quote(t.Operator), t.Operator != ""),
+		field("value", strconv.Quote(t.Value), t.Value != ""),
+		field("effect", strconv.Quote(t.Effect), t.Effect != ""),
+		field("tolerationSeconds", secs, t.TolerationSeconds != nil),
+	}, " && ")
+}
+
+// celLiteral is v (any value that encodes as JSON) as a CEL literal: an
+// object a map of its fields, each value dyn() (Kubernetes' CEL takes no
+// map literal whose values differ in type), a list its elements, a
+// string, number or boolean itself. Not an object initializer
+// (Object.spec.…{}): the API server (1.36.3) panics converting a list of
+// them to JSON.
+func celLiteral(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("render: %v", err))
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var x any
+	if err := dec.Decode(&x); err != nil {
+		panic(fmt.Sprintf("render: %v", err))
+	}
+	return celValue(x)
+}
+
+func celValue(x any) string {
+	switch x := x.(type) {
+	case map[string]any:
+		var fields []string
+		for _, k := range slices.Sorted(maps.Keys(x)) {
+			fields = append(fields, fmt.Sprintf("%q: dyn(%s)", k, celValue(x[k])))
+		}
+		return "{" + strings.Join(fields, ", ") + "}"
+	case []any:
+		elems := make([]string, len(x))
+		for i, e := range x {
+			elems[i] = celValue(e)
+		}
+		return "[" + strings.Join(elems, ", ") + "]"
+	case string:
+		return strconv.Quote(x)
+	case json.Number:
+		return x.String()
+	case bool:
+		return strconv.FormatBool(x)
+	}
+	panic(fmt.Sprintf("render: a %T has no CEL literal", x))
+}
