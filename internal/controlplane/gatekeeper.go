@@ -367,6 +367,7 @@ func (gk *Gatekeeper) registerWebhooks(ctx context.Context, client kubernetes.In
 				Name:                    "mutation.gatekeeper.sh",
 				ClientConfig:            cfg("/v1/mutate"),
 				Rules:                   rules,
+				MatchConditions:         v.MutatingWebhookMatchConditions,
 				FailurePolicy:           &fail,
 				MatchPolicy:             &exact,
 				NamespaceSelector:       selector(v.MutatingWebhookExemptNamespacesLabels),

@@ -46,6 +46,9 @@ type GatekeeperHelmValues struct {
 	// are the mutating webhook's.
 	MutatingWebhookCustomRules            []admissionregistrationv1.RuleWithOperations `json:"mutatingWebhookCustomRules,omitempty"`
 	MutatingWebhookExemptNamespacesLabels map[string][]string                          `json:"mutatingWebhookExemptNamespacesLabels,omitempty"`
+	// MutatingWebhookMatchConditions: a request the mutating webhook's
+	// rules match is sent only where every condition holds.
+	MutatingWebhookMatchConditions []admissionregistrationv1.MatchCondition `json:"mutatingWebhookMatchConditions,omitempty"`
 	// DisableMutation: no mutator, so no mutating webhook at all.
 	DisableMutation bool `json:"disableMutation,omitempty"`
 }
@@ -124,8 +127,13 @@ func kindResource(group, kind string) (string, error) {
 // the API server would refuse its controllers' updates (a finalizer
 // removed), so its Job would never complete; Gatekeeper mutates the pods
 // it expands from workloads itself. (A cluster with no mutator at all
-// gets no mutating webhook.) Both webhooks skip the namespaces the
-// cluster excludes by name (a glob is left to the constraint's match).
+// gets no mutating webhook.) On Kubernetes 1.36 a matchCondition keeps
+// every pod from the mutating webhook: the API server gives a new pod
+// what the mutators would (accelc-pod-profile, podProfilePolicy), and
+// Gatekeeper keeps its mutators for the pods it expands from workloads;
+// a pod's creation makes one webhook call, Gatekeeper's validation. Both
+// webhooks skip the namespaces the cluster excludes by name (a glob is
+// left to the constraint's match).
 func GatekeeperInstallValues(m *compile.Model) (GatekeeperHelmValues, error) {
 	v := GatekeeperHelmValues{AuditInterval: gatekeeperAuditInterval(m), AuditMatchKindOnly: true, ValidatingWebhookFailurePolicy: admissionregistrationv1.Fail}
 	var err error
@@ -138,6 +146,12 @@ func GatekeeperInstallValues(m *compile.Model) (GatekeeperHelmValues, error) {
 	// No mutator even at deny: the chart's default rules would send it
 	// every write, for nothing.
 	v.DisableMutation = len(v.MutatingWebhookCustomRules) == 0
+	if !v.DisableMutation && m.Cluster.AdmissionPolicies() {
+		v.MutatingWebhookMatchConditions = []admissionregistrationv1.MatchCondition{{
+			Name:       "pods-mutated-by-" + PodProfilePolicyName,
+			Expression: fmt.Sprintf(`!(request.resource.resource == "pods" && %s == "")`, requestGroup),
+		}}
+	}
 	v.ValidatingWebhookMatchConditions = validatingMatchConditions(m)
 	var exempt []string
 	for _, ns := range m.Cluster.ExcludedNamespaces {
