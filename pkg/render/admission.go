@@ -30,6 +30,9 @@ import (
 // a profile kept in one topology domain gets Kueue's pod-set topology
 // annotation (on the Job's template). The policies' CEL and the webhook's
 // configuration are rendered from the same model; Mutate is what both do.
+// (accelc-pod-profile, which gives a pod what Gatekeeper's pod mutators
+// would, is not here: it is translated from those mutators, which model
+// it; podProfilePolicy.)
 type AdmissionMutations struct {
 	// ProfileLabel is <labelPrefix>/profile; "" mutates nothing.
 	ProfileLabel string `json:"profileLabel"`

@@ -26,6 +26,13 @@ import (
 // gets accelc's profile label. (The end-to-end test runs the policy
 // itself on a real API server.)
 //
+// On Kubernetes 1.36 no pod reaches Gatekeeper's mutating webhook: the
+// API server applies accelc-pod-profile, a MutatingAdmissionPolicy
+// translated from the same mutators (render.PodProfilePolicyName). The
+// mutators stay the model of it here; TestPodProfilePolicy makes 560 pods
+// of the four examples through a real API server with the policy and
+// finds each as this Mutator leaves it.
+//
 // The job queue policy (accelc-job-queue) is read from its rendered
 // expressions (render.ReadGangLabelPatch): a new Job whose template names
 // a queued profile gets the profile's LocalQueue and priority labels it

@@ -1,0 +1,89 @@
+package render
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/accelc/accelc/pkg/compile"
+)
+
+// podMutator is a Gatekeeper mutator of pods in namespaces ns selecting
+// the profile label's value profile ("" for no selector).
+func podMutator(kind, name, location, profile string, ns []string, params mutatorParameters) Object {
+	mt := match{Scope: "Namespaced", Kinds: []matchKinds{{APIGroups: []string{""}, Kinds: []string{"Pod"}}}, Namespaces: ns}
+	if profile != "" {
+		mt.LabelSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"accelc.io/profile": profile}}
+	}
+	return Object{Dir: "mutations", Body: &mutator{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "mutations.gatekeeper.sh/v1", Kind: kind},
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec:       mutatorSpec{Match: mt, Location: location, Parameters: params},
+	}}
+}
+
+// TestPodProfilePolicyRefusesWhatItCannotTranslate: a pod mutator of a
+// shape the translation does not know stops the render with its name,
+// rather than being left out of the policy (a pod mutated less on 1.36
+// than Gatekeeper would).
+func TestPodProfilePolicyRefusesWhatItCannotTranslate(t *testing.T) {
+	m := &compile.Model{Cluster: compile.Cluster{Name: "c", LabelPrefix: "accelc.io"}}
+	assign := mutatorParameters{Assign: &assignField{Value: "x"}}
+	for _, c := range []struct {
+		mu   Object
+		want string
+	}{
+		{podMutator("Assign", "node-selector", `spec.nodeSelector."t"`, "p", nil, assign), "a location it has no operation for"},
+		{podMutator("AssignMetadata", "finalizer", "metadata.finalizers", "p", nil, assign), "outside metadata.labels and metadata.annotations"},
+		{podMutator("AssignImage", "image", "spec.containers[name: *].image", "p", nil, assign), "a kind other than"},
+		{podMutator("ModifySet", "gates", "spec.schedulingGates", "p", nil, mutatorParameters{Operation: "merge", Values: &modifySetValues{}}), "anything but merging tolerations"},
+		{podMutator("Assign", "affinity", requiredAffinityAt, "p", nil, mutatorParameters{Assign: &assignField{Value: "x"}, PathTests: []pathTest{{SubPath: requiredAffinityAt, Condition: "MustExist"}}}), "a path test other than MustNotExist"},
+	} {
+		name := c.mu.Body.(*mutator).Name
+		assert.PanicsWithValue(t, panicMessage(t, c.mu), func() { podProfilePolicy(m, []Object{c.mu}) }, name)
+		assert.Contains(t, panicMessage(t, c.mu), c.want, name)
+		assert.Contains(t, panicMessage(t, c.mu), name, name)
+	}
+	// A mutator of another kind than Pod is not the policy's.
+	job := podMutator("Assign", "job", `spec.nodeSelector."t"`, "p", nil, assign)
+	job.Body.(*mutator).Spec.Match.Kinds = []matchKinds{{APIGroups: []string{"batch"}, Kinds: []string{"Job"}}}
+	assert.Nil(t, podProfilePolicy(m, []Object{job}))
+}
+
+func panicMessage(t *testing.T, mu Object) (msg string) {
+	t.Helper()
+	defer func() { msg, _ = recover().(string) }()
+	podProfilePolicy(&compile.Model{Cluster: compile.Cluster{Name: "c", LabelPrefix: "accelc.io"}}, []Object{mu})
+	return ""
+}
+
+// TestPodProfilePolicyFirstWins: two mutators that may both write one
+// label for a pod keep Gatekeeper's order, the first's value; two that
+// select apart (other profiles, other namespaces) are not held back.
+func TestPodProfilePolicyFirstWins(t *testing.T) {
+	m := &compile.Model{Cluster: compile.Cluster{Name: "c", LabelPrefix: "accelc.io"}}
+	label := func(name, profile string, ns []string, value string) Object {
+		return podMutator("AssignMetadata", name, `metadata.labels."q"`, profile, ns, mutatorParameters{Assign: &assignField{Value: value}})
+	}
+	expr := func(objs ...Object) string { return mustExpression(t, podProfilePolicy(m, objs)) }
+	overlapping := expr(label("a", "p", nil, "first"), label("b", "", []string{"team"}, "second"))
+	assert.Contains(t, overlapping, `!(variables.profile == "p" && !(has(object.metadata.labels) && "q" in object.metadata.labels))`, "the second held back where the first writes")
+	apart := expr(label("a", "p", nil, "first"), label("b", "r", nil, "second"))
+	assert.NotContains(t, apart, "&& !(variables.profile", "other profiles select apart")
+	teams := expr(label("a", "", []string{"x"}, "first"), label("b", "", []string{"y"}, "second"))
+	assert.Equal(t, 0, strings.Count(teams, "&& !(variables.namespaces0 &&"), "other namespaces select apart")
+}
+
+func mustExpression(t *testing.T, objs []Object) string {
+	t.Helper()
+	for _, o := range objs {
+		if mp, ok := o.Body.(*admissionregistrationv1.MutatingAdmissionPolicy); ok && mp.Name == PodProfilePolicyName {
+			return mp.Spec.Mutations[0].JSONPatch.Expression
+		}
+	}
+	t.Fatal("no " + PodProfilePolicyName)
+	return ""
+}
