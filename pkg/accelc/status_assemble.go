@@ -72,6 +72,9 @@ func assemble(objs *clusterObjects, m *compile.Model, checkout *Rendering) *Stat
 	if objs.mutatesPodUpdates && len(objs.mutators) > 0 {
 		st.Notes = append(st.Notes, "Gatekeeper's mutating webhook ("+gatekeeperMutatingWebhook+") receives pod UPDATEs: on a running pod made before its namespace denied, accelc's mutators would change its spec on its controllers' updates, which the API server refuses (a finalizer is never removed, a Job never completes); install Gatekeeper with the values of mutations/configmap-"+render.GatekeeperValuesName+".yaml (its mutating webhook on CREATE only)")
 	}
+	if objs.mutatesPods && len(objs.mutators) > 0 && m != nil && m.Cluster.AdmissionPolicies() {
+		st.Notes = append(st.Notes, "Gatekeeper's mutating webhook ("+gatekeeperMutatingWebhook+") receives new pods, which the API server already mutates on Kubernetes 1.36 ("+render.PodProfilePolicyName+", the MutatingAdmissionPolicy translated from accelc's mutators): every pod's creation waits for a webhook call that changes nothing; install Gatekeeper with the values of mutations/configmap-"+render.GatekeeperValuesName+".yaml (its match condition pods-mutated-by-"+render.PodProfilePolicyName+")")
+	}
 	if objs.validatesEverything && len(objs.constraints) > 0 {
 		st.Notes = append(st.Notes, "Gatekeeper's validating webhook ("+gatekeeperValidatingWebhook+") receives every resource: every write to the cluster (Kueue's Workloads, Events, node Leases, pods' bookkeeping) waits for a webhook call no accelc policy needs; install Gatekeeper with the values of mutations/configmap-"+render.GatekeeperValuesName+".yaml (docs/scale.md)")
 	}

@@ -304,6 +304,7 @@ func (k *kube) readGatekeeper(ctx context.Context, objs *clusterObjects) error {
 	var hook mutatingWebhookConfiguration
 	if err := k.get(ctx, "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/"+gatekeeperMutatingWebhook, &hook); err == nil {
 		objs.mutatesPodUpdates = hook.mutatesPodUpdates()
+		objs.mutatesPods = hook.mutatesPods()
 	}
 	var validating mutatingWebhookConfiguration // the same fields
 	if err := k.get(ctx, "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/"+gatekeeperValidatingWebhook, &validating); err == nil {
@@ -333,7 +334,8 @@ func (h mutatingWebhookConfiguration) receivesEverything() bool {
 // Gatekeeper's chart installs.
 const gatekeeperMutatingWebhook = "gatekeeper-mutating-webhook-configuration"
 
-// mutatingWebhookConfiguration is what status reads of one: its rules.
+// mutatingWebhookConfiguration is what status reads of one: its rules
+// and the names of its match conditions.
 type mutatingWebhookConfiguration struct {
 	Webhooks []struct {
 		Rules []struct {
@@ -341,7 +343,32 @@ type mutatingWebhookConfiguration struct {
 			APIGroups  []string `json:"apiGroups"`
 			Resources  []string `json:"resources"`
 		} `json:"rules"`
+		MatchConditions []webhookMatchCondition `json:"matchConditions"`
 	} `json:"webhooks"`
+}
+
+// webhookMatchCondition is what status reads of a match condition.
+type webhookMatchCondition struct {
+	Name string `json:"name"`
+}
+
+// mutatesPods says whether a rule sends new pods to the webhook and no
+// match condition is the one accelc's values give it on Kubernetes 1.36,
+// which keeps them to accelc-pod-profile (render.GatekeeperInstallValues).
+func (h mutatingWebhookConfiguration) mutatesPods() bool {
+	for _, w := range h.Webhooks {
+		if slices.Contains(w.MatchConditions, webhookMatchCondition{Name: "pods-mutated-by-" + render.PodProfilePolicyName}) {
+			continue
+		}
+		for _, r := range w.Rules {
+			if (slices.Contains(r.Operations, "CREATE") || slices.Contains(r.Operations, "*")) &&
+				(slices.Contains(r.APIGroups, "") || slices.Contains(r.APIGroups, "*")) &&
+				(slices.Contains(r.Resources, "pods") || slices.Contains(r.Resources, "*")) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // mutatesPodUpdates says whether a rule sends pod UPDATEs to the webhook.

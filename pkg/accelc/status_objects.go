@@ -22,6 +22,9 @@ type clusterObjects struct {
 	// mutatesPodUpdates: Gatekeeper's mutating webhook receives pod
 	// UPDATEs (its default rules), which accelc's installation leaves out.
 	mutatesPodUpdates bool
+	// mutatesPods: Gatekeeper's mutating webhook receives new pods, with
+	// no match condition that keeps them to accelc-pod-profile.
+	mutatesPods bool
 	// validatesEverything: Gatekeeper's validating webhook receives every
 	// resource (its default rules), not only the kinds accelc judges.
 	validatesEverything bool

@@ -408,6 +408,34 @@ func TestStatusGatekeeperMutatesUpdates(t *testing.T) {
 	assert.Empty(t, assemble(objs, nil, nil).Notes)
 }
 
+// TestStatusGatekeeperMutatesPods: on Kubernetes 1.36 a Gatekeeper whose
+// mutating webhook receives new pods (installed without accelc's match
+// condition) makes every pod wait for a call that changes nothing, since
+// the API server mutates them (accelc-pod-profile): status says so. With
+// the condition, on an older cluster, or with no model, it says nothing.
+func TestStatusGatekeeperMutatesPods(t *testing.T) {
+	hook := func(doc string) mutatingWebhookConfiguration {
+		return decode[mutatingWebhookConfiguration](t, doc)
+	}
+	chart := hook(`{"webhooks": [{"rules": [{"operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["*"], "resources": ["pods"]}]}]}`)
+	accelcs := hook(`{"webhooks": [{"rules": [{"operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["*"], "resources": ["pods"]}], "matchConditions": [{"name": "pods-mutated-by-accelc-pod-profile", "expression": "true"}]}]}`)
+	others := hook(`{"webhooks": [{"rules": [{"operations": ["CREATE"], "apiGroups": ["apps"], "apiVersions": ["*"], "resources": ["deployments"]}]}]}`)
+	assert.True(t, chart.mutatesPods())
+	assert.False(t, accelcs.mutatesPods())
+	assert.False(t, others.mutatesPods())
+
+	objs := statusObjects(t)
+	objs.mutatesPods = true
+	m := &compile.Model{Cluster: compile.Cluster{KubernetesVersion: "1.36"}}
+	st := assemble(objs, m, nil)
+	require.Len(t, st.Notes, 1)
+	assert.Contains(t, st.Notes[0], "receives new pods")
+	assert.Contains(t, st.Notes[0], "mutations/configmap-accelc-gatekeeper-values.yaml")
+	m.Cluster.KubernetesVersion = "1.34"
+	assert.Empty(t, assemble(objs, m, nil).Notes, "before 1.36 Gatekeeper mutates pods")
+	assert.Empty(t, assemble(objs, nil, nil).Notes)
+}
+
 // TestStatusGatekeeperValidatesEverything: Gatekeeper's default
 // validating rules (every resource) send every write through its webhook:
 // status says so, and how to install it; accelc's narrowed rules say
