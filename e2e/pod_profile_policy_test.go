@@ -126,6 +126,23 @@ func TestPodProfilePolicy(t *testing.T) {
 				}
 			}
 			t.Logf("%s: %d pods in %d namespaces came back from the API server as Gatekeeper's mutators leave them", example, checked, len(namespaces))
+			// A namespace Gatekeeper's webhooks ignore (its label) is
+			// ignored by the policy that stands in for its mutating one.
+			ignored := "gk-ignored-" + example
+			if _, err := s.client.CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
+				Name: ignored, Labels: map[string]string{render.GatekeeperIgnoreLabel: "true"},
+			}}, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			pod := shapes[1].pod.DeepCopy()
+			pod.Name = "ignored"
+			live, err := s.client.CoreV1().Pods(ignored).Create(t.Context(), pod, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(mutatedFields(t, pod), mutatedFields(t, live)); diff != "" {
+				t.Errorf("%s/%s: a pod in a namespace Gatekeeper ignores was mutated (-written +live):\n%s", ignored, pod.Name, diff)
+			}
 		})
 	}
 }

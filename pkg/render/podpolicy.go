@@ -78,7 +78,7 @@ func podProfilePolicy(m *compile.Model, mutators []Object) []Object {
 	for _, mu := range muts {
 		p.add(mu)
 	}
-	return mutatingPolicy(m, PodProfilePolicyName, admissionregistrationv1.MutatingAdmissionPolicySpec{
+	objs := mutatingPolicy(m, PodProfilePolicyName, admissionregistrationv1.MutatingAdmissionPolicySpec{
 		MatchConstraints: &admissionregistrationv1.MatchResources{ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
 			RuleWithOperations: admissionregistrationv1.RuleWithOperations{
 				Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
@@ -95,7 +95,27 @@ func podProfilePolicy(m *compile.Model, mutators []Object) []Object {
 			JSONPatch: &admissionregistrationv1.JSONPatch{Expression: p.expression()},
 		}},
 	})
+	// Gatekeeper's webhooks skip a namespace labelled
+	// admission.gatekeeper.sh/ignore (its own, and any an admin exempts):
+	// so does the policy that stands in for its mutating webhook.
+	for _, o := range objs {
+		if b, ok := o.Body.(*admissionregistrationv1.MutatingAdmissionPolicyBinding); ok {
+			if b.Spec.MatchResources == nil {
+				b.Spec.MatchResources = &admissionregistrationv1.MatchResources{}
+			}
+			sel := &metav1.LabelSelector{}
+			if b.Spec.MatchResources.NamespaceSelector != nil {
+				sel = b.Spec.MatchResources.NamespaceSelector.DeepCopy()
+			}
+			sel.MatchExpressions = append(sel.MatchExpressions, metav1.LabelSelectorRequirement{Key: GatekeeperIgnoreLabel, Operator: metav1.LabelSelectorOpDoesNotExist})
+			b.Spec.MatchResources.NamespaceSelector = sel
+		}
+	}
+	return objs
 }
+
+// GatekeeperIgnoreLabel exempts a namespace from Gatekeeper's webhooks.
+const GatekeeperIgnoreLabel = "admission.gatekeeper.sh/ignore"
 
 // variables are the policy's: the profile the pod names, then each
 // namespace test.
