@@ -356,26 +356,25 @@ type webhookMatchCondition struct {
 // match condition is the one accelc's values give it on Kubernetes 1.36,
 // which keeps them to accelc-pod-profile (render.GatekeeperInstallValues).
 func (h mutatingWebhookConfiguration) mutatesPods() bool {
-	for _, w := range h.Webhooks {
-		if slices.Contains(w.MatchConditions, webhookMatchCondition{Name: "pods-mutated-by-" + render.PodProfilePolicyName}) {
-			continue
-		}
-		for _, r := range w.Rules {
-			if (slices.Contains(r.Operations, "CREATE") || slices.Contains(r.Operations, "*")) &&
-				(slices.Contains(r.APIGroups, "") || slices.Contains(r.APIGroups, "*")) &&
-				(slices.Contains(r.Resources, "pods") || slices.Contains(r.Resources, "*")) {
-				return true
-			}
-		}
-	}
-	return false
+	return h.sendsPods("CREATE", func(conds []webhookMatchCondition) bool {
+		return slices.Contains(conds, webhookMatchCondition{Name: "pods-mutated-by-" + render.PodProfilePolicyName})
+	})
 }
 
 // mutatesPodUpdates says whether a rule sends pod UPDATEs to the webhook.
 func (h mutatingWebhookConfiguration) mutatesPodUpdates() bool {
+	return h.sendsPods("UPDATE", func([]webhookMatchCondition) bool { return false })
+}
+
+// sendsPods says whether a rule of a webhook whose match conditions do
+// not keep pods away (kept) sends pods under operation op.
+func (h mutatingWebhookConfiguration) sendsPods(op string, kept func([]webhookMatchCondition) bool) bool {
 	for _, w := range h.Webhooks {
+		if kept(w.MatchConditions) {
+			continue
+		}
 		for _, r := range w.Rules {
-			if (slices.Contains(r.Operations, "UPDATE") || slices.Contains(r.Operations, "*")) &&
+			if (slices.Contains(r.Operations, op) || slices.Contains(r.Operations, "*")) &&
 				(slices.Contains(r.APIGroups, "") || slices.Contains(r.APIGroups, "*")) &&
 				(slices.Contains(r.Resources, "pods") || slices.Contains(r.Resources, "*")) {
 				return true
