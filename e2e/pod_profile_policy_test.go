@@ -94,7 +94,7 @@ func TestPodProfilePolicy(t *testing.T) {
 			// they are made: wait until the first profile's pod named by
 			// ODH's annotation, in the first namespace, is mutated by
 			// both.
-			probe := shapes[2].pod.DeepCopy()
+			probe := shapes[4].pod.DeepCopy()
 			probe.Name, probe.Namespace = "probe", namespaces[0]
 			want := mutatedFields(t, offline(t, mutator, probe))
 			deadline := time.Now().Add(30 * time.Second)
@@ -134,7 +134,7 @@ func TestPodProfilePolicy(t *testing.T) {
 			}}, metav1.CreateOptions{}); err != nil {
 				t.Fatal(err)
 			}
-			pod := shapes[1].pod.DeepCopy()
+			pod := shapes[3].pod.DeepCopy()
 			pod.Name = "ignored"
 			live, err := s.client.CoreV1().Pods(ignored).Create(t.Context(), pod, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 			if err != nil {
@@ -163,7 +163,13 @@ func podShapes(label string, profiles []*compile.Profile, typeLabel string) []po
 			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "main", Image: "registry.example/train:1"}}},
 		}
 	}
-	out := []podShape{{name: "plain", what: "no profile", pod: base(nil, nil)}}
+	out := []podShape{
+		{name: "plain", what: "no profile", pod: base(nil, nil)},
+		// An empty profile label exists to Gatekeeper's selectors (the
+		// team's priority label selects Exists).
+		{name: "empty-label", what: "an empty profile label", pod: base(map[string]string{label: ""}, nil)},
+		{name: "empty-odh", what: "an empty ODH annotation", pod: base(nil, map[string]string{render.ProfileAnnotation: ""})},
+	}
 	for _, p := range profiles {
 		byLabel := func() *corev1.Pod { return base(map[string]string{label: p.Name}, nil) }
 		out = append(out,

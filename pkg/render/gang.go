@@ -132,17 +132,13 @@ func gangProfile(path []string, profileLabel string) string {
 // not have; no patch otherwise. The patch is one expression, so that
 // labels added to an object that had none are one map.
 func gangLabelPatch(profile string, namespaces []string, labels map[string]string) string {
-	quoted := make([]string, len(namespaces))
-	for i, ns := range namespaces {
-		quoted[i] = strconv.Quote(ns)
-	}
 	var each, whole []string
 	for _, k := range slices.Sorted(maps.Keys(labels)) {
 		each = append(each, fmt.Sprintf("(%q in object.metadata.labels ? [] : [JSONPatch{op: \"add\", path: \"/metadata/labels/\" + jsonpatch.escapeKey(%q), value: %q}])", k, k, labels[k]))
 		whole = append(whole, fmt.Sprintf("%q: %q", k, labels[k]))
 	}
-	return fmt.Sprintf("variables.profile == %q && request.namespace in [%s] ? (has(object.metadata.labels) ? %s : [JSONPatch{op: \"add\", path: \"/metadata/labels\", value: {%s}}]) : []",
-		profile, strings.Join(quoted, ", "), strings.Join(each, " + "), strings.Join(whole, ", "))
+	return fmt.Sprintf("variables.profile == %q && request.namespace in %s ? (has(object.metadata.labels) ? %s : [JSONPatch{op: \"add\", path: \"/metadata/labels\", value: {%s}}]) : []",
+		profile, celStrings(namespaces), strings.Join(each, " + "), strings.Join(whole, ", "))
 }
 
 // GangLabels is what one mutation of the job queue policy does: a Job

@@ -6,7 +6,6 @@ package render
 import (
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -263,14 +262,10 @@ const (
 func validatingMatchConditions(m *compile.Model) []admissionregistrationv1.MatchCondition {
 	var out []admissionregistrationv1.MatchCondition
 	if managers := slices.Sorted(slices.Values(m.Cluster.KueueIdentities.Manager)); len(managers) > 0 {
-		quoted := make([]string, len(managers))
-		for i, u := range managers {
-			quoted[i] = strconv.Quote(u)
-		}
 		out = append(out, admissionregistrationv1.MatchCondition{
 			Name: "not-kueue-admitting-a-pod",
-			Expression: fmt.Sprintf(`!(request.operation == "UPDATE" && %s == "" && request.resource.resource == "pods" && %s == "" && request.userInfo.username in [%s])`,
-				requestGroup, requestSubResource, strings.Join(quoted, ", ")),
+			Expression: fmt.Sprintf(`!(request.operation == "UPDATE" && %s == "" && request.resource.resource == "pods" && %s == "" && request.userInfo.username in %s)`,
+				requestGroup, requestSubResource, celStrings(managers)),
 		})
 	}
 	same := func(field, empty string) string {

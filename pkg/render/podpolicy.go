@@ -124,6 +124,11 @@ func (p *podPatch) variables() []admissionregistrationv1.Variable {
 		Name: "profile",
 		Expression: fmt.Sprintf(`has(object.metadata.labels) && %q in object.metadata.labels ? object.metadata.labels[%q] : (has(object.metadata.annotations) && %q in object.metadata.annotations ? object.metadata.annotations[%q] : "")`,
 			p.label, p.label, ProfileAnnotation, ProfileAnnotation),
+	}, {
+		// The pod names a profile, perhaps an empty one: the label is
+		// there, or accelc-profile-label writes it from the annotation.
+		Name:       "named",
+		Expression: p.names(),
 	}}
 	for i, test := range p.namespaces {
 		out = append(out, admissionregistrationv1.Variable{Name: fmt.Sprintf("namespaces%d", i), Expression: test})
@@ -176,11 +181,9 @@ type earlierOp struct {
 }
 
 // selection is what a mutator's match selects, as far as podProfilePolicy
-// compares two: the profiles (in, or notIn; every pod naming one for
-// neither, with named; any pod, without) and the namespaces (nil: any; a
-// glob makes them incomparable).
+// compares two: the profiles (in, or notIn; neither: any) and the
+// namespaces (nil: any; a glob makes them incomparable).
 type selection struct {
-	named      bool
 	in, notIn  []string
 	namespaces []string
 	globs      bool
@@ -243,10 +246,9 @@ func (p *podPatch) add(mu *mutator) {
 	case "Assign":
 		switch {
 		case (loc == requiredAffinityAt || loc == preferredAffinity) && mustNotExist:
-			at := "object." + loc
-			cond = p.first(loc, sel, fmt.Sprintf("%s && !(%s)", cond, hasAll(at)))
+			cond = p.first(loc, sel, fmt.Sprintf("%s && !(%s)", cond, has(strings.Split(loc, "."))))
 			p.affinity = append(p.affinity, cond)
-			p.op(cond, "add", "/"+strings.ReplaceAll(loc, ".", "/"), celLiteral(mu.Spec.Parameters.Assign.Value))
+			p.op(cond, "add", patchPath(strings.Split(loc, ".")), celLiteral(mu.Spec.Parameters.Assign.Value))
 		case strings.HasPrefix(loc, termKeyPrefix) && strings.HasSuffix(loc, termKeySuffix) && mustNotExist:
 			key, err := strconv.Unquote(strings.TrimSuffix(strings.TrimPrefix(loc, termKeyPrefix), termKeySuffix))
 			if err != nil {
@@ -256,7 +258,7 @@ func (p *podPatch) add(mu *mutator) {
 				value: celLiteral(mu.Spec.Parameters.Assign.Value)})
 		case (loc == "spec.priorityClassName" || loc == "spec.priority" || loc == "spec.preemptionPolicy") && !mustNotExist:
 			cond = p.first(loc, sel, cond)
-			p.op(cond, "add", "/"+strings.ReplaceAll(loc, ".", "/"), celLiteral(mu.Spec.Parameters.Assign.Value))
+			p.op(cond, "add", patchPath(strings.Split(loc, ".")), celLiteral(mu.Spec.Parameters.Assign.Value))
 		default:
 			bad("a location it has no operation for")
 		}
@@ -308,7 +310,6 @@ func (p *podPatch) matchCondition(mt match) (string, selection) {
 	var parts []string
 	sel := selection{namespaces: mt.Namespaces}
 	if ls := mt.LabelSelector; ls != nil {
-		sel.named = true
 		for _, k := range slices.Sorted(maps.Keys(ls.MatchLabels)) {
 			if k != p.label {
 				panic(fmt.Sprintf("render: a pod mutator selects on label %s: podProfilePolicy knows only %s", k, p.label))
@@ -322,7 +323,9 @@ func (p *podPatch) matchCondition(mt match) (string, selection) {
 			}
 			switch e.Operator {
 			case metav1.LabelSelectorOpExists:
-				parts = append(parts, `variables.profile != ""`)
+				// The label exists, empty too, as Gatekeeper's selector
+				// reads it.
+				parts = append(parts, "variables.named")
 			case metav1.LabelSelectorOpIn:
 				parts = append(parts, "variables.profile in "+celStrings(e.Values))
 				sel.in = append(sel.in, e.Values...)
@@ -365,7 +368,7 @@ func (p *podPatch) namespaceVariable(patterns []string) string {
 // annotation, on every pod of the team's namespaces). The operations'
 // conditions hold back the rest.
 func (p *podPatch) anyMatch() string {
-	cond := fmt.Sprintf("(has(object.metadata.labels) && %q in object.metadata.labels) || (has(object.metadata.annotations) && %q in object.metadata.annotations)", p.label, ProfileAnnotation)
+	cond := p.names()
 	if p.everywhere {
 		return "true"
 	}
@@ -373,6 +376,12 @@ func (p *podPatch) anyMatch() string {
 		cond += " || " + namespaceIn(slices.Compact(slices.Sorted(slices.Values(p.anyPodIn))))
 	}
 	return cond
+}
+
+// names is the CEL test that the pod names a profile: by the label, or
+// by Open Data Hub's annotation.
+func (p *podPatch) names() string {
+	return fmt.Sprintf("(has(object.metadata.labels) && %q in object.metadata.labels) || (has(object.metadata.annotations) && %q in object.metadata.annotations)", p.label, ProfileAnnotation)
 }
 
 // expression is the policy's JSON patch: the maps, list and affinity a
@@ -392,7 +401,7 @@ func (p *podPatch) expression() string {
 	ensure(p.tolerations, "!has(object.spec.tolerations)", "/spec/tolerations", "[]")
 	out = append(out, p.ops...)
 	if len(p.terms) > 0 {
-		const terms = "object." + requiredAffinityAt + ".nodeSelectorTerms"
+		termsAt := strings.Split(requiredAffinityAt+".nodeSelectorTerms", ".")
 		var conds []string
 		exprs := "(has(t.matchExpressions) ? t.matchExpressions : [])"
 		for _, k := range p.terms {
@@ -401,16 +410,9 @@ func (p *podPatch) expression() string {
 		}
 		term := fmt.Sprintf(`has(t.matchFields) ? {"matchExpressions": dyn(%s), "matchFields": dyn(t.matchFields)} : {"matchExpressions": dyn(%s)}`, exprs, exprs)
 		out = append(out, fmt.Sprintf("((%s) && (%s) ? [JSONPatch{op: \"replace\", path: %q, value: %s.map(t, %s)}] : [])",
-			hasAll(terms), strings.Join(conds, " || "), "/"+strings.ReplaceAll(requiredAffinityAt, ".", "/")+"/nodeSelectorTerms", terms, term))
+			has(termsAt), strings.Join(conds, " || "), patchPath(termsAt), celPath(termsAt), term))
 	}
 	return strings.Join(out, " +\n")
-}
-
-// hasAll is CEL's test that every field of a dotted path under object is
-// set.
-func hasAll(path string) string {
-	parts := strings.Split(strings.TrimPrefix(path, "object."), ".")
-	return has(parts)
 }
 
 // namespaceIn is the CEL test that the request's namespace is one of
