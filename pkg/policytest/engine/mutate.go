@@ -29,7 +29,7 @@ import (
 // On Kubernetes 1.36 no pod reaches Gatekeeper's mutating webhook: the
 // API server applies accelc-pod-profile, a MutatingAdmissionPolicy
 // translated from the same mutators (render.PodProfilePolicyName). The
-// mutators stay the model of it here; TestPodProfilePolicy makes 560 pods
+// mutators stay the model of it here; TestPodProfilePolicy makes 616 pods
 // of the four examples through a real API server with the policy and
 // finds each as this Mutator leaves it.
 //
