@@ -283,8 +283,16 @@ func mutationObjects(m *compile.Model) []Object {
 		// The API server gives pods what the mutators above would, so
 		// that Gatekeeper's mutating webhook is sent none
 		// (GatekeeperInstallValues); the mutators stay for the pods
-		// Gatekeeper expands from workloads.
-		out = append(out, podProfilePolicy(m, out)...)
+		// Gatekeeper expands from workloads. It writes the profile label
+		// from ODH's annotation too, in place of accelc-profile-label:
+		// the API server converts a pod for CEL twice per policy that
+		// matches it (its match conditions are evaluated again when a
+		// later webhook changes the pod) and encodes and decodes it once
+		// per patch, so one policy costs a pod about half of what two do.
+		if pod := podProfilePolicy(m, out); len(pod) > 0 {
+			out = slices.DeleteFunc(out, func(o Object) bool { return mutatingPolicyName(o) == ProfileLabelPolicyName })
+			out = append(out, pod...)
+		}
 	}
 	return out
 }
@@ -420,6 +428,21 @@ func mutatingPolicy(m *compile.Model, name string, spec admissionregistrationv1.
 	return []Object{{Dir: "mutations", Body: &policy}, {Dir: "mutations", Body: &binding}}
 }
 
+// ProfileLabelPolicyName names profileLabelPolicy and its binding.
+const ProfileLabelPolicyName = "accelc-profile-label"
+
+// mutatingPolicyName is the name of o where it is a
+// MutatingAdmissionPolicy or its binding; "" otherwise.
+func mutatingPolicyName(o Object) string {
+	switch b := o.Body.(type) {
+	case *admissionregistrationv1.MutatingAdmissionPolicy:
+		return b.Name
+	case *admissionregistrationv1.MutatingAdmissionPolicyBinding:
+		return b.Name
+	}
+	return ""
+}
+
 // profileLabelPolicy is a MutatingAdmissionPolicy (admissionregistration
 // v1, GA and on by default from Kubernetes 1.36) that gives a pod naming
 // its profile only by Open Data Hub's annotation — as ODH's workbenches
@@ -429,7 +452,7 @@ func mutatingPolicy(m *compile.Model, name string, spec admissionregistrationv1.
 // Gatekeeper sees the label. A label the pod already has is kept (the
 // policy denies a label and annotation that disagree).
 func profileLabelPolicy(m *compile.Model) []Object {
-	const name = "accelc-profile-label"
+	const name = ProfileLabelPolicyName
 	label := m.Cluster.LabelPrefix + "/profile"
 	objs := mutatingPolicy(m, name, admissionregistrationv1.MutatingAdmissionPolicySpec{
 		MatchConstraints: &admissionregistrationv1.MatchResources{

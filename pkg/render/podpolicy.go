@@ -44,8 +44,10 @@ const (
 // MustNotExist test written only where the pod has nothing, a toleration
 // merged where the pod has none equal to it, the rest (the priority)
 // set. A mutator keyed on accelc's profile label reads the label, else
-// Open Data Hub's annotation (accelc-profile-label gives the pod that
-// label from it; the order of the two policies does not matter).
+// Open Data Hub's annotation; the policy's first operation gives a pod
+// that has only the annotation the label, as profileLabelPolicy does
+// where there is no pod mutator (mutationObjects renders one or the
+// other).
 //
 // One policy with one JSON patch, for cost: the API server encodes and
 // decodes the pod once per mutation of a policy, and converts it for CEL
@@ -75,6 +77,12 @@ func podProfilePolicy(m *compile.Model, mutators []Object) []Object {
 		return strings.Compare(a.Name, b.Name)
 	})
 	p := podPatch{label: m.Cluster.LabelPrefix + "/profile", earlier: map[string][]earlierOp{}}
+	// First, what profileLabelPolicy does, which this policy replaces: a
+	// pod that names its profile only by Open Data Hub's annotation gets
+	// accelc's profile label from it.
+	byAnnotation := fmt.Sprintf("!(has(object.metadata.labels) && %q in object.metadata.labels) && has(object.metadata.annotations) && %q in object.metadata.annotations", p.label, ProfileAnnotation)
+	p.labels = append(p.labels, byAnnotation)
+	p.op(byAnnotation, "add", "/metadata/labels/"+escapePointer(p.label), fmt.Sprintf("object.metadata.annotations[%q]", ProfileAnnotation))
 	for _, mu := range muts {
 		p.add(mu)
 	}
@@ -126,7 +134,7 @@ func (p *podPatch) variables() []admissionregistrationv1.Variable {
 			p.label, p.label, ProfileAnnotation, ProfileAnnotation),
 	}, {
 		// The pod names a profile, perhaps an empty one: the label is
-		// there, or accelc-profile-label writes it from the annotation.
+		// there, or the policy writes it from the annotation.
 		Name:       "named",
 		Expression: p.names(),
 	}}
