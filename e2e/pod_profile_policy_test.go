@@ -72,9 +72,7 @@ func TestPodProfilePolicy(t *testing.T) {
 			for _, p := range tree.Paths() {
 				if strings.HasPrefix(p, "priorities/priorityclass-") ||
 					strings.HasPrefix(p, "mutations/mutatingadmissionpolicy-"+render.PodProfilePolicyName+".") ||
-					strings.HasPrefix(p, "mutations/mutatingadmissionpolicybinding-"+render.PodProfilePolicyName+".") ||
-					strings.HasPrefix(p, "mutations/mutatingadmissionpolicy-accelc-profile-label.") ||
-					strings.HasPrefix(p, "mutations/mutatingadmissionpolicybinding-accelc-profile-label.") {
+					strings.HasPrefix(p, "mutations/mutatingadmissionpolicybinding-"+render.PodProfilePolicyName+".") {
 					s.mustKubectl(t, "apply", "--server-side", "--force-conflicts", "-f", filepath.Join(out, p))
 				}
 			}

@@ -23,8 +23,9 @@ const ProfileAnnotation = "opendatahub.io/hardware-profile-name"
 // mutationObjects renders the Gatekeeper mutators that turn a pod naming
 // its profile into one the validation admits. Gatekeeper mutators select
 // by label, not by annotation, so they key on the <prefix>/profile label,
-// which the MutatingAdmissionPolicy (profileLabelPolicy) gives pods that
-// name their profile only by ODH's annotation, as ODH's controllers do.
+// which a MutatingAdmissionPolicy gives pods that name their profile only
+// by ODH's annotation, as ODH's controllers do: accelc-pod-profile, or
+// profileLabelPolicy where no mutator matches pods.
 //
 // Per profile: the ODH annotation; for a typed profile the types (and,
 // single-typed, type) annotations, a required node affinity on the type
@@ -50,7 +51,8 @@ func mutationObjects(m *compile.Model) []Object {
 	}
 	var out []Object
 	if m.Cluster.AdmissionPolicies() {
-		out = append(profileLabelPolicy(m), workloadLabelPolicies(m)...)
+		// The pods' profile label comes with accelc-pod-profile, below.
+		out = workloadLabelPolicies(m)
 		out = append(out, jobTopologyPolicy(m)...)
 		out = append(out, podTopologyPolicy(m)...)
 		out = append(out, jobQueuePolicy(m)...)
@@ -289,10 +291,11 @@ func mutationObjects(m *compile.Model) []Object {
 		// matches it (its match conditions are evaluated again when a
 		// later webhook changes the pod) and encodes and decodes it once
 		// per patch, so one policy costs a pod about half of what two do.
-		if pod := podProfilePolicy(m, out); len(pod) > 0 {
-			out = slices.DeleteFunc(out, func(o Object) bool { return mutatingPolicyName(o) == ProfileLabelPolicyName })
-			out = append(out, pod...)
+		pod := podProfilePolicy(m, out)
+		if len(pod) == 0 {
+			pod = profileLabelPolicy(m)
 		}
+		out = append(out, pod...)
 	}
 	return out
 }
@@ -430,18 +433,6 @@ func mutatingPolicy(m *compile.Model, name string, spec admissionregistrationv1.
 
 // ProfileLabelPolicyName names profileLabelPolicy and its binding.
 const ProfileLabelPolicyName = "accelc-profile-label"
-
-// mutatingPolicyName is the name of o where it is a
-// MutatingAdmissionPolicy or its binding; "" otherwise.
-func mutatingPolicyName(o Object) string {
-	switch b := o.Body.(type) {
-	case *admissionregistrationv1.MutatingAdmissionPolicy:
-		return b.Name
-	case *admissionregistrationv1.MutatingAdmissionPolicyBinding:
-		return b.Name
-	}
-	return ""
-}
 
 // profileLabelPolicy is a MutatingAdmissionPolicy (admissionregistration
 // v1, GA and on by default from Kubernetes 1.36) that gives a pod naming

@@ -87,3 +87,38 @@ func mustExpression(t *testing.T, objs []Object) string {
 	t.Fatal("no " + PodProfilePolicyName)
 	return ""
 }
+
+// TestPodProfileLabelOnePolicy: on 1.36 a pod gets its profile label from
+// ODH's annotation from accelc-pod-profile where pod mutators render it,
+// and from accelc-profile-label only where none does; never from both.
+func TestPodProfileLabelOnePolicy(t *testing.T) {
+	names := func(objs []Object) []string {
+		var out []string
+		for _, o := range objs {
+			if p, ok := o.Body.(*admissionregistrationv1.MutatingAdmissionPolicy); ok {
+				out = append(out, p.Name)
+			}
+		}
+		return out
+	}
+	cluster := compile.Cluster{Name: "c", LabelPrefix: "accelc.io", Enforcement: compile.Deny}
+	// A team: its annotation is a pod mutator.
+	withTeam := mutationObjects(&compile.Model{Cluster: cluster, Teams: []compile.Team{{Name: "t", Namespaces: []string{"ns"}, Enforcement: compile.Deny}}})
+	assert.Contains(t, names(withTeam), PodProfilePolicyName)
+	assert.NotContains(t, names(withTeam), ProfileLabelPolicyName)
+	var pod *admissionregistrationv1.MutatingAdmissionPolicy
+	for _, o := range withTeam {
+		if p, ok := o.Body.(*admissionregistrationv1.MutatingAdmissionPolicy); ok && p.Name == PodProfilePolicyName {
+			pod = p
+		}
+	}
+	expr := pod.Spec.Mutations[0].JSONPatch.Expression
+	assert.Contains(t, expr, `path: "/metadata/labels/accelc.io~1profile", value: object.metadata.annotations["opendatahub.io/hardware-profile-name"]`)
+	// The labels map is made for an annotation-only pod that has none.
+	assert.True(t, strings.HasPrefix(expr, `((!has(object.metadata.labels)) && (!(has(object.metadata.labels) && "accelc.io/profile" in object.metadata.labels) && has(object.metadata.annotations)`), expr)
+
+	// Nothing mutates pods: the small policy labels them.
+	bare := mutationObjects(&compile.Model{Cluster: cluster})
+	assert.Contains(t, names(bare), ProfileLabelPolicyName)
+	assert.NotContains(t, names(bare), PodProfilePolicyName)
+}
