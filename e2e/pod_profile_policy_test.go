@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -140,6 +141,16 @@ func TestPodProfilePolicy(t *testing.T) {
 			}
 			if diff := cmp.Diff(mutatedFields(t, pod), mutatedFields(t, live)); diff != "" {
 				t.Errorf("%s/%s: a pod in a namespace Gatekeeper ignores was mutated (-written +live):\n%s", ignored, pod.Name, diff)
+			}
+			// An ODH annotation that cannot be a label value (a hand-written
+			// pod's typo, or a try to get past the label's selectors) is
+			// refused, not admitted without the label the mutators key on.
+			bad := shapes[0].pod.DeepCopy()
+			bad.Name = "bad-annotation"
+			bad.Annotations = map[string]string{render.ProfileAnnotation: "not a label value!"}
+			_, err = s.client.CoreV1().Pods(namespaces[0]).Create(t.Context(), bad, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+			if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "metadata.labels") {
+				t.Errorf("%s/%s: a pod whose ODH annotation is no label value: got %v, want the API server to refuse the label as invalid", namespaces[0], bad.Name, err)
 			}
 		})
 	}
