@@ -368,6 +368,7 @@ func (gk *Gatekeeper) registerWebhooks(ctx context.Context, client kubernetes.In
 				ClientConfig:            cfg("/v1/mutate"),
 				Rules:                   rules,
 				MatchConditions:         v.MutatingWebhookMatchConditions,
+				ObjectSelector:          v.MutatingWebhookObjectSelector,
 				FailurePolicy:           &fail,
 				MatchPolicy:             &exact,
 				NamespaceSelector:       selector(v.MutatingWebhookExemptNamespacesLabels),

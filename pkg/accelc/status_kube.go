@@ -344,6 +344,7 @@ type mutatingWebhookConfiguration struct {
 			Resources  []string `json:"resources"`
 		} `json:"rules"`
 		MatchConditions []webhookMatchCondition `json:"matchConditions"`
+		ObjectSelector  *metav1.LabelSelector   `json:"objectSelector"`
 	} `json:"webhooks"`
 }
 
@@ -352,9 +353,10 @@ type webhookMatchCondition struct {
 	Name string `json:"name"`
 }
 
-// mutatesPods says whether a rule sends new pods to the webhook and no
-// match condition is the one accelc's values give it on Kubernetes 1.36,
-// which keeps them to accelc-pod-profile (render.GatekeeperInstallValues).
+// mutatesPods says whether a rule sends new pods to the webhook, unless
+// the webhook's object selector meets no object or a match condition is
+// the one accelc's values give it on Kubernetes 1.36, which keeps them to
+// accelc-pod-profile (render.GatekeeperInstallValues).
 func (h mutatingWebhookConfiguration) mutatesPods() bool {
 	return h.sendsPods("CREATE", func(conds []webhookMatchCondition) bool {
 		return slices.Contains(conds, webhookMatchCondition{Name: "pods-mutated-by-" + render.PodProfilePolicyName})
@@ -366,11 +368,12 @@ func (h mutatingWebhookConfiguration) mutatesPodUpdates() bool {
 	return h.sendsPods("UPDATE", func([]webhookMatchCondition) bool { return false })
 }
 
-// sendsPods says whether a rule of a webhook whose match conditions do
-// not keep pods away (kept) sends pods under operation op.
+// sendsPods says whether a rule of a webhook whose object selector can
+// be met and whose match conditions do not keep pods away (kept) sends
+// pods under operation op.
 func (h mutatingWebhookConfiguration) sendsPods(op string, kept func([]webhookMatchCondition) bool) bool {
 	for _, w := range h.Webhooks {
-		if kept(w.MatchConditions) {
+		if kept(w.MatchConditions) || meetsNothing(w.ObjectSelector) {
 			continue
 		}
 		for _, r := range w.Rules {
@@ -379,6 +382,32 @@ func (h mutatingWebhookConfiguration) sendsPods(op string, kept func([]webhookMa
 				(slices.Contains(r.Resources, "pods") || slices.Contains(r.Resources, "*")) {
 				return true
 			}
+		}
+	}
+	return false
+}
+
+// meetsNothing says whether no object's labels can meet the selector:
+// one of its keys both required and forbidden.
+func meetsNothing(sel *metav1.LabelSelector) bool {
+	if sel == nil {
+		return false
+	}
+	exists, absent := map[string]bool{}, map[string]bool{}
+	for k := range sel.MatchLabels {
+		exists[k] = true
+	}
+	for _, r := range sel.MatchExpressions {
+		switch r.Operator {
+		case metav1.LabelSelectorOpExists, metav1.LabelSelectorOpIn:
+			exists[r.Key] = true
+		case metav1.LabelSelectorOpDoesNotExist:
+			absent[r.Key] = true
+		}
+	}
+	for k := range exists {
+		if absent[k] {
+			return true
 		}
 	}
 	return false

@@ -419,9 +419,13 @@ func TestStatusGatekeeperMutatesPods(t *testing.T) {
 	}
 	chart := hook(`{"webhooks": [{"rules": [{"operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["*"], "resources": ["pods"]}]}]}`)
 	accelcs := hook(`{"webhooks": [{"rules": [{"operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["*"], "resources": ["pods"]}], "matchConditions": [{"name": "pods-mutated-by-accelc-pod-profile", "expression": "true"}]}]}`)
+	selected := hook(`{"webhooks": [{"rules": [{"operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["*"], "resources": ["pods"]}], "objectSelector": {"matchExpressions": [{"key": "accelc.io/no-object", "operator": "Exists"}, {"key": "accelc.io/no-object", "operator": "DoesNotExist"}]}}]}`)
+	someLabelled := hook(`{"webhooks": [{"rules": [{"operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["*"], "resources": ["pods"]}], "objectSelector": {"matchExpressions": [{"key": "team", "operator": "Exists"}, {"key": "accelc.io/no-object", "operator": "DoesNotExist"}]}}]}`)
 	others := hook(`{"webhooks": [{"rules": [{"operations": ["CREATE"], "apiGroups": ["apps"], "apiVersions": ["*"], "resources": ["deployments"]}]}]}`)
 	assert.True(t, chart.mutatesPods())
 	assert.False(t, accelcs.mutatesPods())
+	assert.False(t, selected.mutatesPods(), "a selector no object meets sends no pod")
+	assert.True(t, someLabelled.mutatesPods(), "a selector some pods meet sends them")
 	assert.False(t, others.mutatesPods())
 
 	objs := statusObjects(t)

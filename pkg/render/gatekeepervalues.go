@@ -10,6 +10,7 @@ import (
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/accelc/accelc/pkg/compile"
 	"github.com/accelc/accelc/policies"
@@ -48,6 +49,9 @@ type GatekeeperHelmValues struct {
 	// MutatingWebhookMatchConditions: a request the mutating webhook's
 	// rules match is sent only where every condition holds.
 	MutatingWebhookMatchConditions []admissionregistrationv1.MatchCondition `json:"mutatingWebhookMatchConditions,omitempty"`
+	// MutatingWebhookObjectSelector: a request the mutating webhook's
+	// rules match is sent only where the object's labels meet it.
+	MutatingWebhookObjectSelector *metav1.LabelSelector `json:"mutatingWebhookObjectSelector,omitempty"`
 	// DisableMutation: no mutator, so no mutating webhook at all.
 	DisableMutation bool `json:"disableMutation,omitempty"`
 }
@@ -126,8 +130,9 @@ func kindResource(group, kind string) (string, error) {
 // the API server would refuse its controllers' updates (a finalizer
 // removed), so its Job would never complete; Gatekeeper mutates the pods
 // it expands from workloads itself. (A cluster with no mutator at all
-// gets no mutating webhook.) On Kubernetes 1.36 a matchCondition keeps
-// every pod from the mutating webhook: the API server gives a new pod
+// gets no mutating webhook.) On Kubernetes 1.36 the mutating webhook is
+// sent no pod (an object selector no object meets, where pods are all its
+// rules match; a matchCondition otherwise): the API server gives a new pod
 // what the mutators would (accelc-pod-profile, podProfilePolicy), and
 // Gatekeeper keeps its mutators for the pods it expands from workloads;
 // a pod's creation makes one webhook call, Gatekeeper's validation. Both
@@ -146,10 +151,21 @@ func GatekeeperInstallValues(m *compile.Model) (GatekeeperHelmValues, error) {
 	// every write, for nothing.
 	v.DisableMutation = len(v.MutatingWebhookCustomRules) == 0
 	if !v.DisableMutation && m.Cluster.AdmissionPolicies() {
-		v.MutatingWebhookMatchConditions = []admissionregistrationv1.MatchCondition{{
-			Name:       "pods-mutated-by-" + PodProfilePolicyName,
-			Expression: fmt.Sprintf(`!(request.resource.resource == "pods" && %s == "")`, requestGroup),
-		}}
+		if len(withoutPods(v.MutatingWebhookCustomRules)) == 0 {
+			// Pods are all the rules match, and none is to be sent: a
+			// selector no object meets keeps the webhook (and with it
+			// the mutation system Gatekeeper expands workloads with)
+			// at the price of a label lookup. A match condition would
+			// convert each new pod for CEL, twice (the chain runs again
+			// after Kueue's webhook changes it); rules left empty would
+			// be the chart's own, every resource.
+			v.MutatingWebhookObjectSelector = NoObjectSelector()
+		} else {
+			v.MutatingWebhookMatchConditions = []admissionregistrationv1.MatchCondition{{
+				Name:       "pods-mutated-by-" + PodProfilePolicyName,
+				Expression: fmt.Sprintf(`!(request.resource.resource == "pods" && %s == "")`, requestGroup),
+			}}
+		}
 	}
 	v.ValidatingWebhookMatchConditions = validatingMatchConditions(m)
 	var exempt []string
@@ -204,6 +220,34 @@ func validatingRules() ([]admissionregistrationv1.RuleWithOperations, error) {
 		APIGroups: gatekeeperGroups, APIVersions: []string{"*"}, Resources: []string{"*"}, Scope: ptr(admissionregistrationv1.AllScopes),
 	}})
 	return out, nil
+}
+
+// noObjectLabel is the label key of NoObjectSelector.
+const noObjectLabel = "accelc.io/no-object"
+
+// NoObjectSelector is a label selector no object meets: one label both
+// present and absent.
+func NoObjectSelector() *metav1.LabelSelector {
+	return &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
+		{Key: noObjectLabel, Operator: metav1.LabelSelectorOpExists},
+		{Key: noObjectLabel, Operator: metav1.LabelSelectorOpDoesNotExist},
+	}}
+}
+
+// withoutPods are rules with the core group's pods taken out, and a rule
+// left with no resource dropped.
+func withoutPods(rules []admissionregistrationv1.RuleWithOperations) []admissionregistrationv1.RuleWithOperations {
+	var out []admissionregistrationv1.RuleWithOperations
+	for _, r := range rules {
+		if slices.Contains(r.APIGroups, "") {
+			r.Resources = slices.DeleteFunc(slices.Clone(r.Resources), func(res string) bool { return res == "pods" })
+			if len(r.Resources) == 0 {
+				continue
+			}
+		}
+		out = append(out, r)
+	}
+	return out
 }
 
 // mutatingRules are the mutating webhook's rules: CREATE of the kinds

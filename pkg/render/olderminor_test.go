@@ -179,7 +179,8 @@ func TestOlderMinorWebhook(t *testing.T) {
 	// The same mutations as 1.36's job queue policy.
 	assert.Equal(t, render.AdmissionMutationsOf(m), readMutations(t, older))
 	values := "mutations/configmap-" + render.GatekeeperValuesName + ".yaml"
-	assert.Contains(t, string(newer[values]), "name: pods-mutated-by-"+render.PodProfilePolicyName)
+	assert.Contains(t, string(newer[values]), "mutatingWebhookObjectSelector:")
+	assert.NotContains(t, string(older[values]), "mutatingWebhookObjectSelector")
 	assert.NotContains(t, string(older[values]), "mutatingWebhookMatchConditions")
 	for p, data := range newer {
 		if strings.HasPrefix(p, "mutations/mutatingadmissionpolicy") || p == "mutations/kustomization.yaml" || strings.HasPrefix(p, "catalog-service/") || p == values {
