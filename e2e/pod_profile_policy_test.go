@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -18,7 +19,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/accelc/accelc/internal/controlplane"
+	"github.com/accelc/accelc/pkg/catalog"
 	"github.com/accelc/accelc/pkg/compile"
+	"github.com/accelc/accelc/pkg/inventory"
 	"github.com/accelc/accelc/pkg/policytest/engine"
 	"github.com/accelc/accelc/pkg/render"
 )
@@ -56,103 +59,135 @@ func TestPodProfilePolicy(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, ok := tree["mutations/mutatingadmissionpolicy-"+render.PodProfilePolicyName+".yaml"]; !ok {
-				t.Fatalf("%s: no %s rendered for Kubernetes 1.36", example, render.PodProfilePolicyName)
-			}
-			var namespaces []string
-			for _, team := range m.Teams {
-				namespaces = append(namespaces, team.Namespaces...)
-			}
-			slices.Sort(namespaces)
-			elsewhere := "no-team-" + example
-			namespaces = append(namespaces, elsewhere)
-			if len(m.Cluster.ExcludedNamespaces) > 0 && !strings.Contains(m.Cluster.ExcludedNamespaces[0], "*") {
-				namespaces = append(namespaces, m.Cluster.ExcludedNamespaces[0])
-			}
-			s.ensureNamespaces(t, namespaces...)
-			for _, p := range tree.Paths() {
-				if strings.HasPrefix(p, "priorities/priorityclass-") ||
-					strings.HasPrefix(p, "mutations/mutatingadmissionpolicy-"+render.PodProfilePolicyName+".") ||
-					strings.HasPrefix(p, "mutations/mutatingadmissionpolicybinding-"+render.PodProfilePolicyName+".") {
-					s.mustKubectl(t, "apply", "--server-side", "--force-conflicts", "-f", filepath.Join(out, p))
-				}
-			}
-			mutator, err := engine.NewMutator(tree, namespaces)
-			if err != nil {
-				t.Fatal(err)
-			}
-			label := m.Cluster.LabelPrefix + "/profile"
-			var profiles []*compile.Profile
-			for i := range m.Profiles {
-				if m.Profiles[i].Offered() {
-					profiles = append(profiles, &m.Profiles[i])
-				}
-			}
-			shapes := podShapes(label, profiles, m.Cluster.TypeLabel())
-			// The policies reach the API server's admission a moment after
-			// they are made: wait until the first profile's pod named by
-			// ODH's annotation, in the first namespace, is mutated by
-			// both.
-			probe := shapes[4].pod.DeepCopy()
-			probe.Name, probe.Namespace = "probe", namespaces[0]
-			want := mutatedFields(t, offline(t, mutator, probe))
-			deadline := time.Now().Add(30 * time.Second)
-			for {
-				created, err := s.client.CoreV1().Pods(probe.Namespace).Create(t.Context(), probe.DeepCopy(), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
-				if err == nil && cmp.Equal(want, mutatedFields(t, created)) {
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Fatalf("the pod policies did not take effect in 30s: %v %s", err, cmp.Diff(want, mutatedFields(t, created)))
-				}
-				time.Sleep(200 * time.Millisecond)
-			}
-			checked := 0
-			for _, ns := range namespaces {
-				for _, c := range shapes {
-					pod := c.pod.DeepCopy()
-					pod.Name, pod.Namespace = c.name, ns
-					live, err := s.client.CoreV1().Pods(ns).Create(t.Context(), pod.DeepCopy(), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
-					if err != nil {
-						t.Errorf("%s/%s (%s): %v", ns, c.name, c.what, err)
-						continue
-					}
-					if diff := cmp.Diff(mutatedFields(t, offline(t, mutator, pod)), mutatedFields(t, live)); diff != "" {
-						t.Errorf("%s/%s (%s): the API server's policy and Gatekeeper's mutators disagree (-offline +live):\n%s", ns, c.name, c.what, diff)
-						continue
-					}
-					checked++
-				}
-			}
-			t.Logf("%s: %d pods in %d namespaces came back from the API server as Gatekeeper's mutators leave them", example, checked, len(namespaces))
-			// A namespace Gatekeeper's webhooks ignore (its label) is
-			// ignored by the policy that stands in for its mutating one.
-			ignored := "gk-ignored-" + example
-			if _, err := s.client.CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
-				Name: ignored, Labels: map[string]string{render.GatekeeperIgnoreLabel: "true"},
-			}}, metav1.CreateOptions{}); err != nil {
-				t.Fatal(err)
-			}
-			pod := shapes[3].pod.DeepCopy()
-			pod.Name = "ignored"
-			live, err := s.client.CoreV1().Pods(ignored).Create(t.Context(), pod, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(mutatedFields(t, pod), mutatedFields(t, live)); diff != "" {
-				t.Errorf("%s/%s: a pod in a namespace Gatekeeper ignores was mutated (-written +live):\n%s", ignored, pod.Name, diff)
-			}
-			// An ODH annotation that cannot be a label value (a hand-written
-			// pod's typo, or a try to get past the label's selectors) is
-			// refused, not admitted without the label the mutators key on.
-			bad := shapes[0].pod.DeepCopy()
-			bad.Name = "bad-annotation"
-			bad.Annotations = map[string]string{render.ProfileAnnotation: "not a label value!"}
-			_, err = s.client.CoreV1().Pods(namespaces[0]).Create(t.Context(), bad, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
-			if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "metadata.labels") {
-				t.Errorf("%s/%s: a pod whose ODH annotation is no label value: got %v, want the API server to refuse the label as invalid", namespaces[0], bad.Name, err)
-			}
+			checkPodPolicy(t, s, example, m, tree, out, nil, 0)
 		})
+	}
+	// A fleet of 500 teams (1,000 namespaces) and 100 profiles: one
+	// expression of every operation would outgrow the API server's
+	// limit on a CEL expression (100,000 code points) and the policy be
+	// refused, so no pod mutated.
+	t.Run("fleet", func(t *testing.T) {
+		m := fleetModel(t, 500, 100)
+		tree, err := render.Cluster(m, &inventory.Inventory{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := t.TempDir()
+		if err := tree.Write(out); err != nil {
+			t.Fatal(err)
+		}
+		// Every fiftieth team's first namespace, every tenth profile.
+		var namespaces []string
+		for i := 0; i < len(m.Teams); i += 50 {
+			namespaces = append(namespaces, m.Teams[i].Namespaces[0])
+		}
+		checkPodPolicy(t, s, "fleet", m, tree, out, namespaces, 10)
+	})
+}
+
+// checkPodPolicy applies the tree's pod policy and priority classes (from
+// out, where it is written), then makes each pod shape in each namespace
+// (the teams' by default) and in one no team has and one the cluster
+// excludes, and compares what comes back with what Gatekeeper's mutators
+// do offline. every > 1 takes every such profile only.
+func checkPodPolicy(t *testing.T, s *suite, example string, m *compile.Model, tree render.Tree, out string, namespaces []string, every int) {
+	t.Helper()
+	if _, ok := tree["mutations/mutatingadmissionpolicy-"+render.PodProfilePolicyName+".yaml"]; !ok {
+		t.Fatalf("%s: no %s rendered for Kubernetes 1.36", example, render.PodProfilePolicyName)
+	}
+	if namespaces == nil {
+		for _, team := range m.Teams {
+			namespaces = append(namespaces, team.Namespaces...)
+		}
+	}
+	namespaces = slices.Sorted(slices.Values(namespaces))
+	elsewhere := "no-team-" + example
+	namespaces = append(namespaces, elsewhere)
+	if len(m.Cluster.ExcludedNamespaces) > 0 && !strings.Contains(m.Cluster.ExcludedNamespaces[0], "*") {
+		namespaces = append(namespaces, m.Cluster.ExcludedNamespaces[0])
+	}
+	s.ensureNamespaces(t, namespaces...)
+	for _, p := range tree.Paths() {
+		if strings.HasPrefix(p, "priorities/priorityclass-") ||
+			strings.HasPrefix(p, "mutations/mutatingadmissionpolicy-"+render.PodProfilePolicyName+".") ||
+			strings.HasPrefix(p, "mutations/mutatingadmissionpolicybinding-"+render.PodProfilePolicyName+".") {
+			s.mustKubectl(t, "apply", "--server-side", "--force-conflicts", "-f", filepath.Join(out, p))
+		}
+	}
+	mutator, err := engine.NewMutator(tree, namespaces)
+	if err != nil {
+		t.Fatal(err)
+	}
+	label := m.Cluster.LabelPrefix + "/profile"
+	var profiles []*compile.Profile
+	for i := range m.Profiles {
+		if m.Profiles[i].Offered() && (every <= 1 || i%every == 0) {
+			profiles = append(profiles, &m.Profiles[i])
+		}
+	}
+	shapes := podShapes(label, profiles, m.Cluster.TypeLabel())
+	// The policies reach the API server's admission a moment after
+	// they are made: wait until the first profile's pod named by
+	// ODH's annotation, in the first namespace, is mutated by
+	// both.
+	probe := shapes[4].pod.DeepCopy()
+	probe.Name, probe.Namespace = "probe", namespaces[0]
+	want := mutatedFields(t, offline(t, mutator, probe))
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		created, err := s.client.CoreV1().Pods(probe.Namespace).Create(t.Context(), probe.DeepCopy(), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		if err == nil && cmp.Equal(want, mutatedFields(t, created)) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the pod policies did not take effect in 30s: %v %s", err, cmp.Diff(want, mutatedFields(t, created)))
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	checked := 0
+	for _, ns := range namespaces {
+		for _, c := range shapes {
+			pod := c.pod.DeepCopy()
+			pod.Name, pod.Namespace = c.name, ns
+			live, err := s.client.CoreV1().Pods(ns).Create(t.Context(), pod.DeepCopy(), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+			if err != nil {
+				t.Errorf("%s/%s (%s): %v", ns, c.name, c.what, err)
+				continue
+			}
+			if diff := cmp.Diff(mutatedFields(t, offline(t, mutator, pod)), mutatedFields(t, live)); diff != "" {
+				t.Errorf("%s/%s (%s): the API server's policy and Gatekeeper's mutators disagree (-offline +live):\n%s", ns, c.name, c.what, diff)
+				continue
+			}
+			checked++
+		}
+	}
+	t.Logf("%s: %d pods in %d namespaces came back from the API server as Gatekeeper's mutators leave them", example, checked, len(namespaces))
+	// A namespace Gatekeeper's webhooks ignore (its label) is
+	// ignored by the policy that stands in for its mutating one.
+	ignored := "gk-ignored-" + example
+	if _, err := s.client.CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
+		Name: ignored, Labels: map[string]string{render.GatekeeperIgnoreLabel: "true"},
+	}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	pod := shapes[3].pod.DeepCopy()
+	pod.Name = "ignored"
+	live, err := s.client.CoreV1().Pods(ignored).Create(t.Context(), pod, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(mutatedFields(t, pod), mutatedFields(t, live)); diff != "" {
+		t.Errorf("%s/%s: a pod in a namespace Gatekeeper ignores was mutated (-written +live):\n%s", ignored, pod.Name, diff)
+	}
+	// An ODH annotation that cannot be a label value (a hand-written
+	// pod's typo, or a try to get past the label's selectors) is
+	// refused, not admitted without the label the mutators key on.
+	bad := shapes[0].pod.DeepCopy()
+	bad.Name = "bad-annotation"
+	bad.Annotations = map[string]string{render.ProfileAnnotation: "not a label value!"}
+	_, err = s.client.CoreV1().Pods(namespaces[0]).Create(t.Context(), bad, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "metadata.labels") {
+		t.Errorf("%s/%s: a pod whose ODH annotation is no label value: got %v, want the API server to refuse the label as invalid", namespaces[0], bad.Name, err)
 	}
 }
 
@@ -266,4 +301,38 @@ func mutatedFields(t *testing.T, pod *corev1.Pod) map[string]string {
 		out[k] = string(b)
 	}
 	return out
+}
+
+// fleetModel is a cluster of teams, two namespaces each, entitled to ten
+// of the built-in catalog's types, and profiles, one type each in turn,
+// on Kubernetes 1.36.
+func fleetModel(t *testing.T, teams, profiles int) *compile.Model {
+	t.Helper()
+	cat, err := catalog.Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := cat.IDs()
+	m := &compile.Model{
+		Cluster: compile.Cluster{Name: "fleet", LabelPrefix: "accelerator.opendatahub.io", ProfileNamespace: "opendatahub",
+			KubernetesVersion: "1.36", Enforcement: compile.Deny, ExcludedNamespaces: []string{"kube-system"}},
+		Catalog: cat,
+	}
+	for i := range profiles {
+		c, _ := cat.Get(ids[i%len(ids)])
+		most := 8
+		m.Profiles = append(m.Profiles, compile.Profile{
+			Name: fmt.Sprintf("profile-%03d", i), DisplayName: fmt.Sprintf("Profile %d", i), Enabled: true,
+			AcceleratorTypes: []string{c.ID}, Classes: []*catalog.Class{c}, ResourceName: c.ResourceName,
+			GPU:         compile.GPURange{Min: 1, Default: 1, Max: &most},
+			Tolerations: []compile.Toleration{{Key: c.ResourceName, Operator: "Exists", Effect: "NoSchedule"}},
+		})
+	}
+	for i := range teams {
+		m.Teams = append(m.Teams, compile.Team{
+			Name: fmt.Sprintf("team-%03d", i), Namespaces: []string{fmt.Sprintf("team-%03d-a", i), fmt.Sprintf("team-%03d-b", i)},
+			AcceleratorTypes: ids[i%7 : i%7+10],
+		})
+	}
+	return m
 }

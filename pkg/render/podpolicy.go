@@ -54,7 +54,13 @@ const (
 // once per expression. So the operations that make a missing map, list or
 // affinity come first in the same patch, where the pod needs one, and the
 // expressions the mutators AND into the terms of a pod's own required
-// affinity are one operation that rewrites the terms.
+// affinity are one operation that rewrites the terms. The operations
+// themselves are variables, by what they add into (labels, annotations,
+// affinity, tolerations, the rest) and cut where they grow long: the API
+// server takes no CEL expression of more than CELExpressionLimit code
+// points, which one of every operation outgrows at some hundred teams or
+// twenty profiles, and a variable is evaluated once, so each condition
+// is too where the patch both makes a map and adds into it.
 //
 // A mutator of any other shape is a bug in accelc: podProfilePolicy
 // panics, and every example's render test says which.
@@ -81,8 +87,7 @@ func podProfilePolicy(m *compile.Model, mutators []Object) []Object {
 	// pod that names its profile only by Open Data Hub's annotation gets
 	// accelc's profile label from it.
 	byAnnotation := fmt.Sprintf("!(has(object.metadata.labels) && %q in object.metadata.labels) && has(object.metadata.annotations) && %q in object.metadata.annotations", p.label, ProfileAnnotation)
-	p.labels = append(p.labels, byAnnotation)
-	p.op(byAnnotation, "add", "/metadata/labels/"+escapePointer(p.label), fmt.Sprintf("object.metadata.annotations[%q]", ProfileAnnotation))
+	p.op(opLabels, byAnnotation, "add", "/metadata/labels/"+escapePointer(p.label), fmt.Sprintf("object.metadata.annotations[%q]", ProfileAnnotation))
 	for _, mu := range muts {
 		p.add(mu)
 	}
@@ -141,7 +146,51 @@ func (p *podPatch) variables() []admissionregistrationv1.Variable {
 	for i, test := range p.namespaces {
 		out = append(out, admissionregistrationv1.Variable{Name: fmt.Sprintf("namespaces%d", i), Expression: test})
 	}
-	return out
+	for class, ops := range p.ops {
+		vars, _ := chunked(opVariables[class], ops)
+		out = append(out, vars...)
+	}
+	vars, _ := chunked("termExpressions", p.terms)
+	return append(out, vars...)
+}
+
+// celChunk is how long chunked lets one variable grow, in bytes (at
+// least the code points the API server counts): a CEL expression of more
+// than CELExpressionLimit is refused, so the policy would not be
+// admitted and no pod mutated. The rest is headroom for a long name.
+const celChunk = 60_000
+
+// CELExpressionLimit is the most code points the API server takes in one
+// CEL expression (cel-go's parser limit, which Kubernetes sets).
+const CELExpressionLimit = 100_000
+
+// chunked packs items, each a CEL list, into variables name0, name1, …
+// of at most celChunk bytes each (an item longer than that alone), and
+// returns them with the expression that joins them ("" for none): one
+// expression of a cluster's every operation would outgrow
+// CELExpressionLimit with some hundred teams or twenty profiles.
+func chunked(name string, items []string) ([]admissionregistrationv1.Variable, string) {
+	var vars []admissionregistrationv1.Variable
+	var refs, cur []string
+	size := 0
+	flush := func() {
+		if len(cur) == 0 {
+			return
+		}
+		v := fmt.Sprintf("%s%d", name, len(vars))
+		vars = append(vars, admissionregistrationv1.Variable{Name: v, Expression: strings.Join(cur, " +\n")})
+		refs = append(refs, "variables."+v)
+		cur, size = nil, 0
+	}
+	for _, it := range items {
+		if size > 0 && size+len(it)+3 > celChunk {
+			flush()
+		}
+		cur = append(cur, it)
+		size += len(it) + 3
+	}
+	flush()
+	return vars, strings.Join(refs, " + ")
 }
 
 // matchesPods reports whether a mutator's match names pods.
@@ -165,21 +214,33 @@ type podPatch struct {
 	// namespaces names each distinct namespace test a variable
 	// (variables.namespaces0, …), in order.
 	namespaces []string
-	// labels, annotations, affinity (the required affinity or the
-	// preference written whole, which need spec.affinity.nodeAffinity)
-	// and tolerations hold the conditions of the operations that need
-	// the map, object or list to exist.
-	labels, annotations, affinity, tolerations []string
-	// ops are the operations, each "cond ? [JSONPatch{…}] : []".
-	ops []string
+	// ops are the operations, each "cond ? [{op, path, value}] : []", by
+	// what they need to exist (opLabels: metadata.labels, …), each class
+	// in Gatekeeper's order.
+	ops [opClasses][]string
 	// terms are the expressions ANDed into each term of the pod's own
-	// required affinity, in order, each with its condition.
-	terms []termKey
+	// required affinity, in order, each "cond ? [{key, expression}] : []".
+	terms []string
 }
 
-type termKey struct {
-	key, cond, value string
-}
+// opClass sorts operations by the map, object or list they add into:
+// each class is a list of its own, so that the operation that makes a
+// missing one asks only whether its class has an operation.
+type opClass int
+
+const (
+	opLabels opClass = iota
+	opAnnotations
+	// opAffinity: the required affinity or the preference, written whole
+	// into spec.affinity.nodeAffinity.
+	opAffinity
+	opTolerations
+	opOther
+	opClasses
+)
+
+// opVariables name each class's variables (labelOps0, labelOps1, …).
+var opVariables = [opClasses]string{"labelOps", "annotationOps", "affinityOps", "tolerationOps", "otherOps"}
 
 // earlierOp is an operation before, by its mutator's selection and its
 // condition.
@@ -245,28 +306,25 @@ func (p *podPatch) add(mu *mutator) {
 		}
 		at := "object.metadata." + field
 		cond = p.first("metadata."+field+"."+key, sel, fmt.Sprintf("%s && !(has(%s) && %q in %s)", cond, at, key, at))
+		class := opAnnotations
 		if field == "labels" {
-			p.labels = append(p.labels, cond)
-		} else {
-			p.annotations = append(p.annotations, cond)
+			class = opLabels
 		}
-		p.op(cond, "add", "/metadata/"+field+"/"+escapePointer(key), strconv.Quote(value))
+		p.op(class, cond, "add", "/metadata/"+field+"/"+escapePointer(key), strconv.Quote(value))
 	case "Assign":
 		switch {
 		case (loc == requiredAffinityAt || loc == preferredAffinity) && mustNotExist:
 			cond = p.first(loc, sel, fmt.Sprintf("%s && !(%s)", cond, has(strings.Split(loc, "."))))
-			p.affinity = append(p.affinity, cond)
-			p.op(cond, "add", patchPath(strings.Split(loc, ".")), celLiteral(mu.Spec.Parameters.Assign.Value))
+			p.op(opAffinity, cond, "add", patchPath(strings.Split(loc, ".")), celLiteral(mu.Spec.Parameters.Assign.Value))
 		case strings.HasPrefix(loc, termKeyPrefix) && strings.HasSuffix(loc, termKeySuffix) && mustNotExist:
 			key, err := strconv.Unquote(strings.TrimSuffix(strings.TrimPrefix(loc, termKeyPrefix), termKeySuffix))
 			if err != nil {
 				bad("a key that is not a quoted string")
 			}
-			p.terms = append(p.terms, termKey{key: key, cond: cond,
-				value: celLiteral(mu.Spec.Parameters.Assign.Value)})
+			p.terms = append(p.terms, fmt.Sprintf(`((%s) ? [{"key": dyn(%q), "expression": dyn(%s)}] : [])`, cond, key, celLiteral(mu.Spec.Parameters.Assign.Value)))
 		case (loc == "spec.priorityClassName" || loc == "spec.priority" || loc == "spec.preemptionPolicy") && !mustNotExist:
 			cond = p.first(loc, sel, cond)
-			p.op(cond, "add", patchPath(strings.Split(loc, ".")), celLiteral(mu.Spec.Parameters.Assign.Value))
+			p.op(opOther, cond, "add", patchPath(strings.Split(loc, ".")), celLiteral(mu.Spec.Parameters.Assign.Value))
 		default:
 			bad("a location it has no operation for")
 		}
@@ -280,8 +338,7 @@ func (p *podPatch) add(mu *mutator) {
 				panic(err)
 			}
 			c := p.first("spec.tolerations "+string(id), sel, fmt.Sprintf("%s && !(has(object.spec.tolerations) && object.spec.tolerations.exists(t, %s))", cond, tolerationEqual("t", t)))
-			p.tolerations = append(p.tolerations, c)
-			p.op(c, "add", "/spec/tolerations/-", celLiteral(t))
+			p.op(opTolerations, c, "add", "/spec/tolerations/-", celLiteral(t))
 		}
 	default:
 		bad("a kind other than Assign, AssignMetadata and ModifySet")
@@ -305,9 +362,10 @@ func (p *podPatch) first(at string, sel selection, cond string) string {
 	return out
 }
 
-// op appends the operation at path with the CEL value under cond.
-func (p *podPatch) op(cond, op, path, value string) {
-	p.ops = append(p.ops, fmt.Sprintf("((%s) ? [JSONPatch{op: %q, path: %q, value: %s}] : [])", cond, op, path, value))
+// op appends the operation at path with the CEL value under cond to its
+// class.
+func (p *podPatch) op(class opClass, cond, op, path, value string) {
+	p.ops[class] = append(p.ops[class], fmt.Sprintf(`((%s) ? [{"op": dyn(%q), "path": dyn(%q), "value": dyn(%s)}] : [])`, cond, op, path, value))
 }
 
 // matchCondition is a mutator's match as CEL, and what it selects: the
@@ -393,32 +451,39 @@ func (p *podPatch) names() string {
 }
 
 // expression is the policy's JSON patch: the maps, list and affinity a
-// pod lacks and an operation needs, the operations, then the terms of the
-// pod's own required affinity rewritten with what the mutators AND in.
+// pod lacks and an operation needs, the operations (by class, each a
+// variable or several: each condition is evaluated once, and no
+// expression outgrows CELExpressionLimit), then the terms of the pod's
+// own required affinity rewritten with what the mutators AND in.
 func (p *podPatch) expression() string {
 	var out []string
-	ensure := func(conds []string, missing, path, value string) {
-		if len(conds) > 0 {
-			out = append(out, fmt.Sprintf("((%s) && (%s) ? [JSONPatch{op: \"add\", path: %q, value: %s}] : [])", missing, strings.Join(conds, " || "), path, value))
+	var refs [opClasses]string
+	for class, ops := range p.ops {
+		_, refs[class] = chunked(opVariables[class], ops)
+	}
+	ensure := func(class opClass, missing, path, value string) {
+		if refs[class] != "" {
+			out = append(out, fmt.Sprintf("((%s) && size(%s) > 0 ? [JSONPatch{op: \"add\", path: %q, value: %s}] : [])", missing, refs[class], path, value))
 		}
 	}
-	ensure(p.labels, "!has(object.metadata.labels)", "/metadata/labels", "{}")
-	ensure(p.annotations, "!has(object.metadata.annotations)", "/metadata/annotations", "{}")
-	ensure(p.affinity, "!has(object.spec.affinity)", "/spec/affinity", "{}")
-	ensure(p.affinity, "!(has(object.spec.affinity) && has(object.spec.affinity.nodeAffinity))", "/spec/affinity/nodeAffinity", "{}")
-	ensure(p.tolerations, "!has(object.spec.tolerations)", "/spec/tolerations", "[]")
-	out = append(out, p.ops...)
-	if len(p.terms) > 0 {
-		termsAt := strings.Split(requiredAffinityAt+".nodeSelectorTerms", ".")
-		var conds []string
-		exprs := "(has(t.matchExpressions) ? t.matchExpressions : [])"
-		for _, k := range p.terms {
-			conds = append(conds, k.cond)
-			exprs += fmt.Sprintf(" + ((%s) && !(has(t.matchExpressions) && t.matchExpressions.exists(e, e.key == %q)) ? [%s] : [])", k.cond, k.key, k.value)
+	ensure(opLabels, "!has(object.metadata.labels)", "/metadata/labels", "{}")
+	ensure(opAnnotations, "!has(object.metadata.annotations)", "/metadata/annotations", "{}")
+	ensure(opAffinity, "!has(object.spec.affinity)", "/spec/affinity", "{}")
+	ensure(opAffinity, "!(has(object.spec.affinity) && has(object.spec.affinity.nodeAffinity))", "/spec/affinity/nodeAffinity", "{}")
+	ensure(opTolerations, "!has(object.spec.tolerations)", "/spec/tolerations", "[]")
+	// A variable cannot name JSONPatch: the operations are maps there.
+	for _, r := range refs {
+		if r != "" {
+			out = append(out, fmt.Sprintf("(%s).map(o, JSONPatch{op: o.op, path: o.path, value: o.value})", r))
 		}
+	}
+	if _, terms := chunked("termExpressions", p.terms); terms != "" {
+		// Each term gets the expressions whose key it lacks, in order.
+		termsAt := strings.Split(requiredAffinityAt+".nodeSelectorTerms", ".")
+		exprs := fmt.Sprintf("(has(t.matchExpressions) ? t.matchExpressions : []) + (%s).filter(a, !(has(t.matchExpressions) && t.matchExpressions.exists(e, e.key == a.key))).map(a, a.expression)", terms)
 		term := fmt.Sprintf(`has(t.matchFields) ? {"matchExpressions": dyn(%s), "matchFields": dyn(t.matchFields)} : {"matchExpressions": dyn(%s)}`, exprs, exprs)
-		out = append(out, fmt.Sprintf("((%s) && (%s) ? [JSONPatch{op: \"replace\", path: %q, value: %s.map(t, %s)}] : [])",
-			has(termsAt), strings.Join(conds, " || "), patchPath(termsAt), celPath(termsAt), term))
+		out = append(out, fmt.Sprintf("((%s) && size(%s) > 0 ? [JSONPatch{op: \"replace\", path: %q, value: %s.map(t, %s)}] : [])",
+			has(termsAt), terms, patchPath(termsAt), celPath(termsAt), term))
 	}
 	return strings.Join(out, " +\n")
 }

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -77,14 +78,36 @@ func TestPodProfilePolicyFirstWins(t *testing.T) {
 	assert.Equal(t, 0, strings.Count(teams, "&& !(variables.namespaces0 &&"), "other namespaces select apart")
 }
 
+// mustExpression is the JSON patch of the policy, then each variable as
+// "name = expression", a line each.
 func mustExpression(t *testing.T, objs []Object) string {
 	t.Helper()
 	for _, o := range objs {
 		if mp, ok := o.Body.(*admissionregistrationv1.MutatingAdmissionPolicy); ok && mp.Name == PodProfilePolicyName {
-			return mp.Spec.Mutations[0].JSONPatch.Expression
+			return policyCEL(mp)
 		}
 	}
 	t.Fatal("no " + PodProfilePolicyName)
+	return ""
+}
+
+func policyCEL(mp *admissionregistrationv1.MutatingAdmissionPolicy) string {
+	out := []string{mp.Spec.Mutations[0].JSONPatch.Expression}
+	for _, v := range mp.Spec.Variables {
+		out = append(out, v.Name+" = "+v.Expression)
+	}
+	return strings.Join(out, "\n")
+}
+
+// variable is the policy's variable name's expression.
+func variable(t *testing.T, mp *admissionregistrationv1.MutatingAdmissionPolicy, name string) string {
+	t.Helper()
+	for _, v := range mp.Spec.Variables {
+		if v.Name == name {
+			return v.Expression
+		}
+	}
+	t.Fatalf("%s has no variable %s", mp.Name, name)
 	return ""
 }
 
@@ -112,13 +135,52 @@ func TestPodProfileLabelOnePolicy(t *testing.T) {
 			pod = p
 		}
 	}
+	// The label from the annotation is the first of the label
+	// operations, and the labels map is made for a pod that has none
+	// where a label operation applies.
+	ops := variable(t, pod, "labelOps0")
+	assert.True(t, strings.HasPrefix(ops, `((!(has(object.metadata.labels) && "accelc.io/profile" in object.metadata.labels) && has(object.metadata.annotations) && "opendatahub.io/hardware-profile-name" in object.metadata.annotations) ? [{"op": dyn("add"), "path": dyn("/metadata/labels/accelc.io~1profile"), "value": dyn(object.metadata.annotations["opendatahub.io/hardware-profile-name"])}] : [])`), ops)
 	expr := pod.Spec.Mutations[0].JSONPatch.Expression
-	assert.Contains(t, expr, `path: "/metadata/labels/accelc.io~1profile", value: object.metadata.annotations["opendatahub.io/hardware-profile-name"]`)
-	// The labels map is made for an annotation-only pod that has none.
-	assert.True(t, strings.HasPrefix(expr, `((!has(object.metadata.labels)) && (!(has(object.metadata.labels) && "accelc.io/profile" in object.metadata.labels) && has(object.metadata.annotations)`), expr)
+	assert.True(t, strings.HasPrefix(expr, `((!has(object.metadata.labels)) && size(variables.labelOps0) > 0 ? [JSONPatch{op: "add", path: "/metadata/labels", value: {}}] : [])`), expr)
 
 	// Nothing mutates pods: the small policy labels them.
 	bare := mutationObjects(&compile.Model{Cluster: cluster})
 	assert.Contains(t, names(bare), ProfileLabelPolicyName)
 	assert.NotContains(t, names(bare), PodProfilePolicyName)
+}
+
+// TestPodProfilePolicyFitsCEL: for a cluster of many teams and profiles
+// every expression of the pod policy stays within what the API server
+// takes (the e2e TestPodProfilePolicy applies such a fleet's policy), and
+// a policy that would not is refused at render with its name.
+func TestPodProfilePolicyFitsCEL(t *testing.T) {
+	m := &compile.Model{Cluster: compile.Cluster{Name: "c", LabelPrefix: "accelc.io", KubernetesVersion: "1.36", Enforcement: compile.Deny}}
+	for i := range 150 {
+		m.Profiles = append(m.Profiles, compile.Profile{Name: fmt.Sprintf("p%03d", i), Enabled: true, AcceleratorTypes: []string{fmt.Sprintf("type-%03d", i)},
+			Tolerations: []compile.Toleration{{Key: "nvidia.com/gpu", Operator: "Exists", Effect: "NoSchedule"}}})
+	}
+	for i := range 800 {
+		m.Teams = append(m.Teams, compile.Team{Name: fmt.Sprintf("t%03d", i), Namespaces: []string{fmt.Sprintf("t%03d-a", i), fmt.Sprintf("t%03d-b", i)}, Enforcement: compile.Deny})
+	}
+	objs := mutationObjects(m)
+	var pod *admissionregistrationv1.MutatingAdmissionPolicy
+	for _, o := range objs {
+		if p, ok := o.Body.(*admissionregistrationv1.MutatingAdmissionPolicy); ok && p.Name == PodProfilePolicyName {
+			pod = p
+		}
+	}
+	if pod == nil {
+		t.Fatal("no " + PodProfilePolicyName)
+	}
+	all := len(policyCEL(pod))
+	assert.Greater(t, all, CELExpressionLimit, "the fleet's operations, together, are more than one expression takes")
+	assert.NoError(t, checkCELSizes(objs))
+	for _, v := range pod.Spec.Variables {
+		assert.LessOrEqual(t, len(v.Expression), CELExpressionLimit, v.Name)
+	}
+	assert.LessOrEqual(t, len(pod.Spec.Mutations[0].JSONPatch.Expression), CELExpressionLimit)
+
+	pod.Spec.Variables[0].Expression = strings.Repeat("x", CELExpressionLimit+1)
+	err := checkCELSizes(objs)
+	assert.ErrorContains(t, err, "MutatingAdmissionPolicy accelc-pod-profile: spec.variables[0] (profile) is 100001 code points")
 }

@@ -4,6 +4,11 @@ package render
 // and handed to each part.
 
 import (
+	"fmt"
+	"unicode/utf8"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+
 	"github.com/accelc/accelc/pkg/compile"
 	"github.com/accelc/accelc/pkg/inventory"
 )
@@ -57,8 +62,46 @@ func Render(m *compile.Model, inv *inventory.Inventory) ([]Object, error) {
 	}
 	objs = append(objs, service...)
 	objs = append(objs, nodePools(m)...)
+	if err := checkCELSizes(objs); err != nil {
+		return nil, err
+	}
 	sortObjects(objs)
 	return objs, nil
+}
+
+// checkCELSizes refuses a MutatingAdmissionPolicy with a CEL expression
+// longer than the API server takes (CELExpressionLimit): it would refuse
+// the policy, and the pods it mutates would be made without what it
+// gives them.
+func checkCELSizes(objs []Object) error {
+	for _, o := range objs {
+		mp, ok := o.Body.(*admissionregistrationv1.MutatingAdmissionPolicy)
+		if !ok {
+			continue
+		}
+		type expr struct{ where, cel string }
+		var exprs []expr
+		for i, c := range mp.Spec.MatchConditions {
+			exprs = append(exprs, expr{fmt.Sprintf("spec.matchConditions[%d] (%s)", i, c.Name), c.Expression})
+		}
+		for i, v := range mp.Spec.Variables {
+			exprs = append(exprs, expr{fmt.Sprintf("spec.variables[%d] (%s)", i, v.Name), v.Expression})
+		}
+		for i, mu := range mp.Spec.Mutations {
+			if mu.JSONPatch != nil {
+				exprs = append(exprs, expr{fmt.Sprintf("spec.mutations[%d].jsonPatch", i), mu.JSONPatch.Expression})
+			}
+			if mu.ApplyConfiguration != nil {
+				exprs = append(exprs, expr{fmt.Sprintf("spec.mutations[%d].applyConfiguration", i), mu.ApplyConfiguration.Expression})
+			}
+		}
+		for _, e := range exprs {
+			if n := utf8.RuneCountInString(e.cel); n > CELExpressionLimit {
+				return fmt.Errorf("render: MutatingAdmissionPolicy %s: %s is %d code points of CEL, more than the %d the API server takes in one expression: it would refuse the policy, and pods would be made without what the policy gives them. The cluster names more teams, namespaces or profiles than accelc fits in one policy; report it with the counts", mp.Name, e.where, n, CELExpressionLimit)
+			}
+		}
+	}
+	return nil
 }
 
 // Cluster renders a cluster's whole tree: Render, Validate, then
