@@ -146,11 +146,11 @@ func (p *podPatch) variables() []admissionregistrationv1.Variable {
 	for i, test := range p.namespaces {
 		out = append(out, admissionregistrationv1.Variable{Name: fmt.Sprintf("namespaces%d", i), Expression: test})
 	}
-	for class, ops := range p.ops {
-		vars, _ := chunked(opVariables[class], ops)
+	for class := range opClasses {
+		vars, _ := chunked(opVariables[class], p.classItems(class))
 		out = append(out, vars...)
 	}
-	vars, _ := chunked("termExpressions", p.terms)
+	vars, _ := chunked("termExpressions", gated(p.terms, true))
 	return append(out, vars...)
 }
 
@@ -217,10 +217,75 @@ type podPatch struct {
 	// ops are the operations, each "cond ? [{op, path, value}] : []", by
 	// what they need to exist (opLabels: metadata.labels, …), each class
 	// in Gatekeeper's order.
-	ops [opClasses][]string
+	ops [opClasses][]gatedOp
 	// terms are the expressions ANDed into each term of the pod's own
 	// required affinity, in order, each "cond ? [{key, expression}] : []".
-	terms []string
+	terms []gatedOp
+	// gate is the current mutator's gate (gateOf).
+	gate string
+}
+
+// gatedOp is an operation and the gate its condition implies: a cheap
+// test, shared by the operations of one profile's mutators (or one
+// namespace list's), that holds wherever the condition does.
+type gatedOp struct {
+	gate, text string
+}
+
+// profileGate starts the gate of a mutator that selects one profile.
+const profileGate = "variables.profile == "
+
+// gateOf is the gate of a mutator's match: the profile its label selector
+// names, else its namespaces (a variable), else none.
+func (p *podPatch) gateOf(mt match) string {
+	if ls := mt.LabelSelector; ls != nil {
+		if v, ok := ls.MatchLabels[p.label]; ok {
+			return profileGate + strconv.Quote(v)
+		}
+	}
+	if len(mt.Namespaces) > 0 && !slices.ContainsFunc(mt.Namespaces, func(ns string) bool { return strings.Contains(ns, "*") }) {
+		return p.namespaceVariable(mt.Namespaces)
+	}
+	return ""
+}
+
+// gated are a class's operations as CEL lists: those of one gate
+// together under it, in the order each gate first comes, so that a pod
+// evaluates one test for each profile and namespace list, and the
+// operations of its own. Where the order between gates matters (several
+// operations append to one list: tolerations, a term's expressions),
+// only gates of which no pod meets two (one profile each) are grouped;
+// otherwise the operations keep their order, ungrouped.
+func gated(ops []gatedOp, ordered bool) []string {
+	if ordered && slices.ContainsFunc(ops, func(o gatedOp) bool { return !strings.HasPrefix(o.gate, profileGate) }) {
+		out := make([]string, len(ops))
+		for i, o := range ops {
+			out[i] = o.text
+		}
+		return out
+	}
+	var gates []string
+	byGate := map[string][]string{}
+	for _, o := range ops {
+		if _, ok := byGate[o.gate]; !ok {
+			gates = append(gates, o.gate)
+		}
+		byGate[o.gate] = append(byGate[o.gate], o.text)
+	}
+	var out []string
+	for _, g := range gates {
+		if g == "" {
+			out = append(out, byGate[g]...)
+			continue
+		}
+		out = append(out, fmt.Sprintf("(%s ? %s : [])", g, strings.Join(byGate[g], " + ")))
+	}
+	return out
+}
+
+// classItems are a class's operations, gated.
+func (p *podPatch) classItems(class opClass) []string {
+	return gated(p.ops[class], class == opTolerations)
 }
 
 // opClass sorts operations by the map, object or list they add into:
@@ -279,6 +344,8 @@ func (a selection) exclusive(b selection) bool {
 // add translates one mutator.
 func (p *podPatch) add(mu *mutator) {
 	cond, sel := p.matchCondition(mu.Spec.Match)
+	p.gate = p.gateOf(mu.Spec.Match)
+	defer func() { p.gate = "" }()
 	if mu.Spec.Match.LabelSelector == nil {
 		p.anyPodIn = append(p.anyPodIn, mu.Spec.Match.Namespaces...)
 		p.everywhere = p.everywhere || len(mu.Spec.Match.Namespaces) == 0
@@ -321,7 +388,7 @@ func (p *podPatch) add(mu *mutator) {
 			if err != nil {
 				bad("a key that is not a quoted string")
 			}
-			p.terms = append(p.terms, fmt.Sprintf(`((%s) ? [{"key": dyn(%q), "expression": dyn(%s)}] : [])`, cond, key, celLiteral(mu.Spec.Parameters.Assign.Value)))
+			p.terms = append(p.terms, gatedOp{gate: p.gate, text: fmt.Sprintf(`((%s) ? [{"key": dyn(%q), "expression": dyn(%s)}] : [])`, cond, key, celLiteral(mu.Spec.Parameters.Assign.Value))})
 		case (loc == "spec.priorityClassName" || loc == "spec.priority" || loc == "spec.preemptionPolicy") && !mustNotExist:
 			cond = p.first(loc, sel, cond)
 			p.op(opOther, cond, "add", patchPath(strings.Split(loc, ".")), celLiteral(mu.Spec.Parameters.Assign.Value))
@@ -365,7 +432,7 @@ func (p *podPatch) first(at string, sel selection, cond string) string {
 // op appends the operation at path with the CEL value under cond to its
 // class.
 func (p *podPatch) op(class opClass, cond, op, path, value string) {
-	p.ops[class] = append(p.ops[class], fmt.Sprintf(`((%s) ? [{"op": dyn(%q), "path": dyn(%q), "value": dyn(%s)}] : [])`, cond, op, path, value))
+	p.ops[class] = append(p.ops[class], gatedOp{gate: p.gate, text: fmt.Sprintf(`((%s) ? [{"op": dyn(%q), "path": dyn(%q), "value": dyn(%s)}] : [])`, cond, op, path, value)})
 }
 
 // matchCondition is a mutator's match as CEL, and what it selects: the
@@ -416,10 +483,21 @@ func (p *podPatch) matchCondition(mt match) (string, selection) {
 	return strings.Join(parts, " && "), sel
 }
 
+// inlineNamespaces is the most names a namespace test written in place
+// has: a variable costs the API server a program run of its own the first
+// time a pod's evaluation reads it (about 10 µs: with a thousand teams,
+// each a variable, ten milliseconds a pod), a short list costs about
+// nothing to test again.
+const inlineNamespaces = 4
+
 // namespaceVariable is the variable that tests the request's namespace
-// against patterns (namespaceIn), named for the first time here.
+// against patterns (namespaceIn), named for the first time here; a few
+// names without a glob are tested in place.
 func (p *podPatch) namespaceVariable(patterns []string) string {
 	test := namespaceIn(patterns)
+	if len(patterns) <= inlineNamespaces && !slices.ContainsFunc(patterns, func(ns string) bool { return strings.Contains(ns, "*") }) {
+		return test
+	}
 	i := slices.Index(p.namespaces, test)
 	if i < 0 {
 		i = len(p.namespaces)
@@ -458,8 +536,8 @@ func (p *podPatch) names() string {
 func (p *podPatch) expression() string {
 	var out []string
 	var refs [opClasses]string
-	for class, ops := range p.ops {
-		_, refs[class] = chunked(opVariables[class], ops)
+	for class := range opClasses {
+		_, refs[class] = chunked(opVariables[class], p.classItems(class))
 	}
 	ensure := func(class opClass, missing, path, value string) {
 		if refs[class] != "" {
@@ -477,7 +555,7 @@ func (p *podPatch) expression() string {
 			out = append(out, fmt.Sprintf("(%s).map(o, JSONPatch{op: o.op, path: o.path, value: o.value})", r))
 		}
 	}
-	if _, terms := chunked("termExpressions", p.terms); terms != "" {
+	if _, terms := chunked("termExpressions", gated(p.terms, true)); terms != "" {
 		// Each term gets the expressions whose key it lacks, in order.
 		termsAt := strings.Split(requiredAffinityAt+".nodeSelectorTerms", ".")
 		exprs := fmt.Sprintf("(has(t.matchExpressions) ? t.matchExpressions : []) + (%s).filter(a, !(has(t.matchExpressions) && t.matchExpressions.exists(e, e.key == a.key))).map(a, a.expression)", terms)
