@@ -306,7 +306,7 @@ func mutatedFields(t *testing.T, pod *corev1.Pod) map[string]string {
 // fleetModel is a cluster of teams, two namespaces each, entitled to ten
 // of the built-in catalog's types, and profiles, one type each in turn,
 // on Kubernetes 1.36.
-func fleetModel(t *testing.T, teams, profiles int) *compile.Model {
+func fleetModel(t testing.TB, teams, profiles int) *compile.Model {
 	t.Helper()
 	cat, err := catalog.Builtin()
 	if err != nil {
