@@ -89,7 +89,8 @@ func TestPodProfilePolicy(t *testing.T) {
 // out, where it is written), then makes each pod shape in each namespace
 // (the teams' by default) and in one no team has and one the cluster
 // excludes, and compares what comes back with what Gatekeeper's mutators
-// do offline. every > 1 takes every such profile only.
+// do offline, and one pod of 5,000 tolerations and 500 terms the same
+// way. every > 1 takes every such profile only.
 func checkPodPolicy(t *testing.T, s *suite, example string, m *compile.Model, tree render.Tree, out string, namespaces []string, every int) {
 	t.Helper()
 	if _, ok := tree["mutations/mutatingadmissionpolicy-"+render.PodProfilePolicyName+".yaml"]; !ok {
@@ -162,6 +163,25 @@ func checkPodPolicy(t *testing.T, s *suite, example string, m *compile.Model, tr
 		}
 	}
 	t.Logf("%s: %d pods in %d namespaces came back from the API server as Gatekeeper's mutators leave them", example, checked, len(namespaces))
+	// A pod made huge to run the policy out of its CEL cost budget (its
+	// failure would refuse the pod; a partial patch must never pass):
+	// 5,000 tolerations of its own and 500 required terms, each of which
+	// must still be confined to the profile's types.
+	huge := shapes[3].pod.DeepCopy()
+	huge.Name, huge.Namespace = "huge", namespaces[0]
+	var terms []corev1.NodeSelectorTerm
+	for i := range 5000 {
+		huge.Spec.Tolerations = append(huge.Spec.Tolerations, corev1.Toleration{Key: fmt.Sprintf("example.com/own-%d", i), Operator: corev1.TolerationOpExists})
+		if i%10 == 0 {
+			terms = append(terms, corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: fmt.Sprintf("example.com/zone-%d", i), Operator: corev1.NodeSelectorOpExists}}})
+		}
+	}
+	huge.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{NodeSelectorTerms: terms}}}
+	if live, err := s.client.CoreV1().Pods(huge.Namespace).Create(t.Context(), huge.DeepCopy(), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}); err != nil {
+		t.Errorf("%s/huge (5,000 tolerations, 500 terms): %v", huge.Namespace, err)
+	} else if diff := cmp.Diff(mutatedFields(t, offline(t, mutator, huge)), mutatedFields(t, live)); diff != "" {
+		t.Errorf("%s/huge (5,000 tolerations, 500 terms): the API server's policy and Gatekeeper's mutators disagree (-offline +live):\n%s", huge.Namespace, diff)
+	}
 	// A namespace Gatekeeper's webhooks ignore (its label) is
 	// ignored by the policy that stands in for its mutating one.
 	ignored := "gk-ignored-" + example

@@ -151,7 +151,7 @@ func GatekeeperInstallValues(m *compile.Model) (GatekeeperHelmValues, error) {
 	// every write, for nothing.
 	v.DisableMutation = len(v.MutatingWebhookCustomRules) == 0
 	if !v.DisableMutation && m.Cluster.AdmissionPolicies() {
-		if len(withoutPods(v.MutatingWebhookCustomRules)) == 0 {
+		if onlyPods(v.MutatingWebhookCustomRules) {
 			// Pods are all the rules match, and none is to be sent: a
 			// selector no object meets keeps the webhook (and with it
 			// the mutation system Gatekeeper expands workloads with)
@@ -234,20 +234,12 @@ func NoObjectSelector() *metav1.LabelSelector {
 	}}
 }
 
-// withoutPods are rules with the core group's pods taken out, and a rule
-// left with no resource dropped.
-func withoutPods(rules []admissionregistrationv1.RuleWithOperations) []admissionregistrationv1.RuleWithOperations {
-	var out []admissionregistrationv1.RuleWithOperations
-	for _, r := range rules {
-		if slices.Contains(r.APIGroups, "") {
-			r.Resources = slices.DeleteFunc(slices.Clone(r.Resources), func(res string) bool { return res == "pods" })
-			if len(r.Resources) == 0 {
-				continue
-			}
-		}
-		out = append(out, r)
-	}
-	return out
+// onlyPods says whether every rule matches the core group's pods and
+// nothing else.
+func onlyPods(rules []admissionregistrationv1.RuleWithOperations) bool {
+	return !slices.ContainsFunc(rules, func(r admissionregistrationv1.RuleWithOperations) bool {
+		return !slices.Equal(r.APIGroups, []string{""}) || slices.ContainsFunc(r.Resources, func(res string) bool { return res != "pods" })
+	})
 }
 
 // mutatingRules are the mutating webhook's rules: CREATE of the kinds

@@ -91,6 +91,7 @@ func podProfilePolicy(m *compile.Model, mutators []Object) []Object {
 	for _, mu := range muts {
 		p.add(mu)
 	}
+	vars, patch := p.policy()
 	objs := mutatingPolicy(m, PodProfilePolicyName, admissionregistrationv1.MutatingAdmissionPolicySpec{
 		MatchConstraints: &admissionregistrationv1.MatchResources{ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
 			RuleWithOperations: admissionregistrationv1.RuleWithOperations{
@@ -102,10 +103,10 @@ func podProfilePolicy(m *compile.Model, mutators []Object) []Object {
 			Name:       "a-mutator-matches",
 			Expression: p.anyMatch(),
 		}},
-		Variables: p.variables(),
+		Variables: vars,
 		Mutations: []admissionregistrationv1.Mutation{{
 			PatchType: admissionregistrationv1.PatchTypeJSONPatch,
-			JSONPatch: &admissionregistrationv1.JSONPatch{Expression: p.expression()},
+			JSONPatch: &admissionregistrationv1.JSONPatch{Expression: patch},
 		}},
 	})
 	// Gatekeeper's webhooks skip a namespace labelled
@@ -130,9 +131,10 @@ func podProfilePolicy(m *compile.Model, mutators []Object) []Object {
 // GatekeeperIgnoreLabel exempts a namespace from Gatekeeper's webhooks.
 const GatekeeperIgnoreLabel = "admission.gatekeeper.sh/ignore"
 
-// variables are the policy's: the profile the pod names, then each
-// namespace test.
-func (p *podPatch) variables() []admissionregistrationv1.Variable {
+// policy is the policy's variables — the profile the pod names, each
+// namespace test, then the operations (packed) — and its JSON patch
+// (expression).
+func (p *podPatch) policy() ([]admissionregistrationv1.Variable, string) {
 	out := []admissionregistrationv1.Variable{{
 		Name: "profile",
 		Expression: fmt.Sprintf(`has(object.metadata.labels) && %q in object.metadata.labels ? object.metadata.labels[%q] : (has(object.metadata.annotations) && %q in object.metadata.annotations ? object.metadata.annotations[%q] : "")`,
@@ -146,18 +148,37 @@ func (p *podPatch) variables() []admissionregistrationv1.Variable {
 	for i, test := range p.namespaces {
 		out = append(out, admissionregistrationv1.Variable{Name: fmt.Sprintf("namespaces%d", i), Expression: test})
 	}
-	for class := range opClasses {
-		vars, _ := chunked(opVariables[class], p.classItems(class))
-		out = append(out, vars...)
+	ops, terms := p.packed()
+	for _, o := range ops {
+		out = append(out, o.vars...)
 	}
-	vars, _ := chunked("termExpressions", gated(p.terms, true))
-	return append(out, vars...)
+	out = append(out, terms.vars...)
+	return out, p.expression(ops, terms.ref)
+}
+
+// packedOps are operations packed into variables (chunked): the
+// variables, and the expression that joins them ("" for none).
+type packedOps struct {
+	vars []admissionregistrationv1.Variable
+	ref  string
+}
+
+// packed are each class's operations and the terms' expressions, gated
+// and packed into variables.
+func (p *podPatch) packed() (ops [opClasses]packedOps, terms packedOps) {
+	for class := range opClasses {
+		ops[class].vars, ops[class].ref = chunked(opVariables[class], gated(p.ops[class], class == opTolerations))
+	}
+	terms.vars, terms.ref = chunked("termExpressions", gated(p.terms, true))
+	return ops, terms
 }
 
 // celChunk is how long chunked lets one variable grow, in bytes (at
 // least the code points the API server counts): a CEL expression of more
 // than CELExpressionLimit is refused, so the policy would not be
-// admitted and no pod mutated. The rest is headroom for a long name.
+// admitted and no pod mutated. A variable holds at most celChunk, or one
+// item alone that is longer (one operation: far shorter in practice);
+// checkCELSizes refuses what still crosses the limit.
 const celChunk = 60_000
 
 // CELExpressionLimit is the most code points the API server takes in one
@@ -281,11 +302,6 @@ func gated(ops []gatedOp, ordered bool) []string {
 		out = append(out, fmt.Sprintf("(%s ? %s : [])", g, strings.Join(byGate[g], " + ")))
 	}
 	return out
-}
-
-// classItems are a class's operations, gated.
-func (p *podPatch) classItems(class opClass) []string {
-	return gated(p.ops[class], class == opTolerations)
 }
 
 // opClass sorts operations by the map, object or list they add into:
@@ -533,15 +549,11 @@ func (p *podPatch) names() string {
 // variable or several: each condition is evaluated once, and no
 // expression outgrows CELExpressionLimit), then the terms of the pod's
 // own required affinity rewritten with what the mutators AND in.
-func (p *podPatch) expression() string {
+func (p *podPatch) expression(ops [opClasses]packedOps, terms string) string {
 	var out []string
-	var refs [opClasses]string
-	for class := range opClasses {
-		_, refs[class] = chunked(opVariables[class], p.classItems(class))
-	}
 	ensure := func(class opClass, missing, path, value string) {
-		if refs[class] != "" {
-			out = append(out, fmt.Sprintf("((%s) && size(%s) > 0 ? [JSONPatch{op: \"add\", path: %q, value: %s}] : [])", missing, refs[class], path, value))
+		if ops[class].ref != "" {
+			out = append(out, fmt.Sprintf("((%s) && size(%s) > 0 ? [JSONPatch{op: \"add\", path: %q, value: %s}] : [])", missing, ops[class].ref, path, value))
 		}
 	}
 	ensure(opLabels, "!has(object.metadata.labels)", "/metadata/labels", "{}")
@@ -550,12 +562,12 @@ func (p *podPatch) expression() string {
 	ensure(opAffinity, "!(has(object.spec.affinity) && has(object.spec.affinity.nodeAffinity))", "/spec/affinity/nodeAffinity", "{}")
 	ensure(opTolerations, "!has(object.spec.tolerations)", "/spec/tolerations", "[]")
 	// A variable cannot name JSONPatch: the operations are maps there.
-	for _, r := range refs {
-		if r != "" {
-			out = append(out, fmt.Sprintf("(%s).map(o, JSONPatch{op: o.op, path: o.path, value: o.value})", r))
+	for _, o := range ops {
+		if o.ref != "" {
+			out = append(out, fmt.Sprintf("(%s).map(o, JSONPatch{op: o.op, path: o.path, value: o.value})", o.ref))
 		}
 	}
-	if _, terms := chunked("termExpressions", gated(p.terms, true)); terms != "" {
+	if terms != "" {
 		// Each term gets the expressions whose key it lacks, in order.
 		termsAt := strings.Split(requiredAffinityAt+".nodeSelectorTerms", ".")
 		exprs := fmt.Sprintf("(has(t.matchExpressions) ? t.matchExpressions : []) + (%s).filter(a, !(has(t.matchExpressions) && t.matchExpressions.exists(e, e.key == a.key))).map(a, a.expression)", terms)

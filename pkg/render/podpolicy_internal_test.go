@@ -174,13 +174,28 @@ func TestPodProfilePolicyFitsCEL(t *testing.T) {
 	}
 	all := len(policyCEL(pod))
 	assert.Greater(t, all, CELExpressionLimit, "the fleet's operations, together, are more than one expression takes")
-	assert.NoError(t, checkCELSizes(objs))
+	assert.NoError(t, checkCELSizes(m, objs))
 	for _, v := range pod.Spec.Variables {
 		assert.LessOrEqual(t, len(v.Expression), CELExpressionLimit, v.Name)
 	}
 	assert.LessOrEqual(t, len(pod.Spec.Mutations[0].JSONPatch.Expression), CELExpressionLimit)
 
 	pod.Spec.Variables[0].Expression = strings.Repeat("x", CELExpressionLimit+1)
-	err := checkCELSizes(objs)
-	assert.ErrorContains(t, err, "MutatingAdmissionPolicy accelc-pod-profile: spec.variables[0] (profile) is 100001 code points")
+	err := checkCELSizes(m, objs)
+	assert.ErrorContains(t, err, "cluster c: MutatingAdmissionPolicy accelc-pod-profile: spec.variables[0] (profile) is 100001 code points")
+	assert.ErrorContains(t, err, "800 teams, 1600 namespaces and 150 profiles")
+}
+
+// TestOnlyPods: the mutating webhook is kept from pods by a selector no
+// object meets only where pods are all its rules match; a rule of any
+// other resource or group keeps the match condition, which skips pods
+// alone.
+func TestOnlyPods(t *testing.T) {
+	rule := func(group string, resources ...string) admissionregistrationv1.RuleWithOperations {
+		return admissionregistrationv1.RuleWithOperations{Rule: admissionregistrationv1.Rule{APIGroups: []string{group}, Resources: resources}}
+	}
+	assert.True(t, onlyPods([]admissionregistrationv1.RuleWithOperations{rule("", "pods")}))
+	assert.False(t, onlyPods([]admissionregistrationv1.RuleWithOperations{rule("", "pods", "configmaps")}))
+	assert.False(t, onlyPods([]admissionregistrationv1.RuleWithOperations{rule("", "pods"), rule("batch", "jobs")}))
+	assert.False(t, onlyPods([]admissionregistrationv1.RuleWithOperations{rule("apps", "pods")}), "another group's pods")
 }

@@ -62,7 +62,7 @@ func Render(m *compile.Model, inv *inventory.Inventory) ([]Object, error) {
 	}
 	objs = append(objs, service...)
 	objs = append(objs, nodePools(m)...)
-	if err := checkCELSizes(objs); err != nil {
+	if err := checkCELSizes(m, objs); err != nil {
 		return nil, err
 	}
 	sortObjects(objs)
@@ -73,7 +73,7 @@ func Render(m *compile.Model, inv *inventory.Inventory) ([]Object, error) {
 // longer than the API server takes (CELExpressionLimit): it would refuse
 // the policy, and the pods it mutates would be made without what it
 // gives them.
-func checkCELSizes(objs []Object) error {
+func checkCELSizes(m *compile.Model, objs []Object) error {
 	for _, o := range objs {
 		mp, ok := o.Body.(*admissionregistrationv1.MutatingAdmissionPolicy)
 		if !ok {
@@ -97,7 +97,11 @@ func checkCELSizes(objs []Object) error {
 		}
 		for _, e := range exprs {
 			if n := utf8.RuneCountInString(e.cel); n > CELExpressionLimit {
-				return fmt.Errorf("render: MutatingAdmissionPolicy %s: %s is %d code points of CEL, more than the %d the API server takes in one expression: it would refuse the policy, and pods would be made without what the policy gives them. The cluster names more teams, namespaces or profiles than accelc fits in one policy; report it with the counts", mp.Name, e.where, n, CELExpressionLimit)
+				namespaces := 0
+				for _, t := range m.Teams {
+					namespaces += len(t.Namespaces)
+				}
+				return fmt.Errorf("render: cluster %s: MutatingAdmissionPolicy %s: %s is %d code points of CEL, more than the %d the API server takes in one expression: it would refuse the policy, and pods would be made without what the policy gives them. The cluster's %d teams, %d namespaces and %d profiles are more than accelc fits in one policy: report it to accelc's maintainers with these counts", m.Cluster.Name, mp.Name, e.where, n, CELExpressionLimit, len(m.Teams), namespaces, len(m.Profiles))
 			}
 		}
 	}
