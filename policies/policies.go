@@ -221,6 +221,19 @@ func AdmissionParams() []string {
 	return append(params, "forecast")
 }
 
+// VisibilityEnv are the environment variables that make a container
+// runtime hand devices to a container whatever it asked the device
+// plugin for (visibility_env in lib/accelc.rego; a test keeps the two
+// equal).
+var VisibilityEnv = []string{
+	"AMD_VISIBLE_DEVICES",
+	"AWS_NEURON_VISIBLE_DEVICES",
+	"HABANA_VISIBLE_DEVICES",
+	"NVIDIA_MIG_CONFIG_DEVICES",
+	"NVIDIA_MIG_MONITOR_DEVICES",
+	"NVIDIA_VISIBLE_DEVICES",
+}
+
 // BaseResourcePrefixes are the accelerator resource prefixes the Rego
 // library knows (base_prefixes in lib/accelc.rego; a test keeps the two
 // equal). Resources of other catalog classes are passed to the policies

@@ -3,6 +3,7 @@ package policies_test
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -166,6 +167,22 @@ func TestBaseResourcePrefixes(t *testing.T) {
 		}
 	}
 	assert.Equal(t, policies.BaseResourcePrefixes, got)
+}
+
+// TestVisibilityEnv keeps the Go list render uses equal to the Rego
+// library's visibility_env.
+func TestVisibilityEnv(t *testing.T) {
+	lib := policies.Lib()
+	start := strings.Index(lib, "visibility_env := {")
+	end := strings.Index(lib[start:], "}")
+	var got []string
+	for _, line := range strings.Split(lib[start:start+end], "\n")[1:] {
+		if v := strings.Trim(strings.TrimSpace(line), `",`); v != "" {
+			got = append(got, v)
+		}
+	}
+	slices.Sort(got)
+	assert.Equal(t, policies.VisibilityEnv, got)
 }
 
 // TestBasePrefixesNameADomain keeps is_accelerator's shortcut true: it

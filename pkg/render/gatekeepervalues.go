@@ -168,6 +168,13 @@ func GatekeeperInstallValues(m *compile.Model) (GatekeeperHelmValues, error) {
 		}
 	}
 	v.ValidatingWebhookMatchConditions = validatingMatchConditions(m)
+	if m.Cluster.AdmissionPolicies() {
+		// The pods the API server judges itself (podAdmissionPolicy).
+		v.ValidatingWebhookMatchConditions = append(v.ValidatingWebhookMatchConditions, admissionregistrationv1.MatchCondition{
+			Name:       "pods-judged-by-" + PodAdmissionPolicyName,
+			Expression: "!(" + judgedInAPIServer(m) + ")",
+		})
+	}
 	var exempt []string
 	for _, ns := range m.Cluster.ExcludedNamespaces {
 		if !strings.ContainsAny(ns, "*?[") {

@@ -62,6 +62,9 @@ func Render(m *compile.Model, inv *inventory.Inventory) ([]Object, error) {
 	}
 	objs = append(objs, service...)
 	objs = append(objs, nodePools(m)...)
+	if m.Cluster.AdmissionPolicies() {
+		objs = append(objs, podAdmissionPolicy(m, admissionParams(m, inv), objs)...)
+	}
 	if err := checkCELSizes(m, objs); err != nil {
 		return nil, err
 	}
@@ -69,31 +72,47 @@ func Render(m *compile.Model, inv *inventory.Inventory) ([]Object, error) {
 	return objs, nil
 }
 
-// checkCELSizes refuses a MutatingAdmissionPolicy with a CEL expression
-// longer than the API server takes (CELExpressionLimit): it would refuse
-// the policy, and the pods it mutates would be made without what it
-// gives them.
+// checkCELSizes refuses an admission policy with a CEL expression longer
+// than the API server takes (CELExpressionLimit): it would refuse the
+// policy, and the pods it mutates would be made without what it gives
+// them, or those it judges refused (its bindings fail closed).
 func checkCELSizes(m *compile.Model, objs []Object) error {
+	type expr struct{ where, cel string }
 	for _, o := range objs {
-		mp, ok := o.Body.(*admissionregistrationv1.MutatingAdmissionPolicy)
-		if !ok {
-			continue
-		}
-		type expr struct{ where, cel string }
+		var kind, name string
 		var exprs []expr
-		for i, c := range mp.Spec.MatchConditions {
-			exprs = append(exprs, expr{fmt.Sprintf("spec.matchConditions[%d] (%s)", i, c.Name), c.Expression})
-		}
-		for i, v := range mp.Spec.Variables {
-			exprs = append(exprs, expr{fmt.Sprintf("spec.variables[%d] (%s)", i, v.Name), v.Expression})
-		}
-		for i, mu := range mp.Spec.Mutations {
-			if mu.JSONPatch != nil {
-				exprs = append(exprs, expr{fmt.Sprintf("spec.mutations[%d].jsonPatch", i), mu.JSONPatch.Expression})
+		conditions := func(cs []admissionregistrationv1.MatchCondition) {
+			for i, c := range cs {
+				exprs = append(exprs, expr{fmt.Sprintf("spec.matchConditions[%d] (%s)", i, c.Name), c.Expression})
 			}
-			if mu.ApplyConfiguration != nil {
-				exprs = append(exprs, expr{fmt.Sprintf("spec.mutations[%d].applyConfiguration", i), mu.ApplyConfiguration.Expression})
+		}
+		variables := func(vs []admissionregistrationv1.Variable) {
+			for i, v := range vs {
+				exprs = append(exprs, expr{fmt.Sprintf("spec.variables[%d] (%s)", i, v.Name), v.Expression})
 			}
+		}
+		switch p := o.Body.(type) {
+		case *admissionregistrationv1.MutatingAdmissionPolicy:
+			kind, name = "MutatingAdmissionPolicy", p.Name
+			conditions(p.Spec.MatchConditions)
+			variables(p.Spec.Variables)
+			for i, mu := range p.Spec.Mutations {
+				if mu.JSONPatch != nil {
+					exprs = append(exprs, expr{fmt.Sprintf("spec.mutations[%d].jsonPatch", i), mu.JSONPatch.Expression})
+				}
+				if mu.ApplyConfiguration != nil {
+					exprs = append(exprs, expr{fmt.Sprintf("spec.mutations[%d].applyConfiguration", i), mu.ApplyConfiguration.Expression})
+				}
+			}
+		case *admissionregistrationv1.ValidatingAdmissionPolicy:
+			kind, name = "ValidatingAdmissionPolicy", p.Name
+			conditions(p.Spec.MatchConditions)
+			variables(p.Spec.Variables)
+			for i, v := range p.Spec.Validations {
+				exprs = append(exprs, expr{fmt.Sprintf("spec.validations[%d]", i), v.Expression}, expr{fmt.Sprintf("spec.validations[%d].messageExpression", i), v.MessageExpression})
+			}
+		default:
+			continue
 		}
 		for _, e := range exprs {
 			if n := utf8.RuneCountInString(e.cel); n > CELExpressionLimit {
@@ -101,7 +120,7 @@ func checkCELSizes(m *compile.Model, objs []Object) error {
 				for _, t := range m.Teams {
 					namespaces += len(t.Namespaces)
 				}
-				return fmt.Errorf("render: cluster %s: MutatingAdmissionPolicy %s: %s is %d code points of CEL, more than the %d the API server takes in one expression: it would refuse the policy, and pods would be made without what the policy gives them. The cluster's %d teams, %d namespaces and %d profiles are more than accelc fits in one policy: report it to accelc's maintainers with these counts", m.Cluster.Name, mp.Name, e.where, n, CELExpressionLimit, len(m.Teams), namespaces, len(m.Profiles))
+				return fmt.Errorf("render: cluster %s: %s %s: %s is %d code points of CEL, more than the %d the API server takes in one expression: it would refuse the policy, and the pods it mutates or judges would be made without it. The cluster's %d teams, %d namespaces and %d profiles are more than accelc fits in one policy: report it to accelc's maintainers with these counts", m.Cluster.Name, kind, name, e.where, n, CELExpressionLimit, len(m.Teams), namespaces, len(m.Profiles))
 			}
 		}
 	}

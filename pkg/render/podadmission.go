@@ -1,0 +1,543 @@
+package render
+
+// The ValidatingAdmissionPolicy that judges, on Kubernetes 1.36, the
+// plain GPU pods accelc's own mutations made, in place of Gatekeeper's
+// validating webhook: the same rules as the Rego, for the pods whose
+// shape needs none of the Rego's synced data but the HardwareProfile
+// (which the policy reads live, as its parameter), so that the common
+// pod costs no call to Gatekeeper.
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/accelc/accelc/pkg/compile"
+	"github.com/accelc/accelc/policies"
+)
+
+// PodAdmissionPolicyName names the ValidatingAdmissionPolicy that judges
+// the pods Gatekeeper's validating webhook is not sent (one binding per
+// profile, named PodAdmissionPolicyName-<profile>);
+// UnknownProfilePolicyName the one that refuses such a pod naming a
+// profile the tree no longer has.
+const (
+	PodAdmissionPolicyName   = "accelc-pod-admission"
+	UnknownProfilePolicyName = "accelc-pod-admission-unknown-profile"
+)
+
+// kueueGate is the scheduling gate Kueue's pod webhook puts on a pod it
+// queues.
+const kueueGate = "kueue.x-k8s.io/admission"
+
+// judgedInAPIServer is the CEL condition (over an admission request:
+// request, object) a pod's creation meets when the API server judges it
+// (podAdmissionPolicy) and Gatekeeper's validating webhook is not sent
+// it. It reads only the pod, and the names of the cluster's profiles
+// and priority classes, so that Gatekeeper's installation values (which
+// a platform team applies rarely, not with every tree) can hold it:
+//
+//   - a CREATE of a pod that names one of the profiles by accelc's label
+//     (and by ODH's annotation, if at all, the same one), and carries
+//     the team annotation accelc's mutations write in the namespaces
+//     that deny: everywhere else (a namespace at warn or dryrun, which
+//     gets no mutation) a pod meets it only if written so by hand, and
+//     the policy judges it as the Rego would, or refuses it;
+//   - that asks for an accelerator by a resource name of a known vendor,
+//     every extended resource a whole number;
+//   - its Kueue priority label, if any, one of the cluster's classes (the
+//     Rego reads any synced class; the policy knows accelc's);
+//   - a resolved spec.priority (the Priority plugin sets it on every
+//     creation), no nodeName (which the Rego checks against the synced
+//     Node), no ephemeral containers, no Dynamic Resource Allocation
+//     claim, and none of what could reach a device outside the device
+//     plugin: a host path, a host namespace, a privileged container, an
+//     added capability, a procMount, a device visibility variable, a
+//     CDI annotation.
+//
+// What is stale in a condition installed from an older tree is safe: a
+// profile or class it does not list sends the pod to Gatekeeper; one the
+// tree no longer has is refused by UnknownProfilePolicyName (a profile)
+// or the policy (a class), as the Rego refuses what is not synced.
+func judgedInAPIServer(m *compile.Model) string {
+	label := m.Cluster.LabelPrefix + "/profile"
+	var profiles []string
+	for i := range m.Profiles {
+		profiles = append(profiles, m.Profiles[i].Name)
+	}
+	slices.Sort(profiles)
+	classes := slices.Sorted(maps.Keys(m.Cluster.PriorityClasses))
+	labels, annotations := "object.metadata.labels", "object.metadata.annotations"
+	all := "(object.spec.containers + (has(object.spec.initContainers) ? object.spec.initContainers : []))"
+	whole := func(section string) string {
+		return fmt.Sprintf(`(!has(c.resources.%[1]s) || c.resources.%[1]s.all(k, !k.contains("/") || string(c.resources.%[1]s[k]).matches("^[0-9]+$")))`, section)
+	}
+	asks := func(section string) string {
+		return fmt.Sprintf(`(has(c.resources.%[1]s) && c.resources.%[1]s.exists(k, %[2]s.exists(p, k.startsWith(p))))`, section, celStrings(policies.BaseResourcePrefixes))
+	}
+	parts := []string{
+		fmt.Sprintf(`request.operation == "CREATE" && %s == "" && request.resource.resource == "pods" && %s == ""`, requestGroup, requestSubResource),
+		fmt.Sprintf(`has(%s) && has(%s)`, labels, annotations),
+		fmt.Sprintf(`%[2]q in %[1]s && %[1]s[%[2]q] in %[3]s`, labels, label, celStrings(profiles)),
+		fmt.Sprintf(`%q in %s`, m.Cluster.LabelPrefix+"/team", annotations),
+		fmt.Sprintf(`(!(%[2]q in %[1]s) || %[1]s[%[2]q] == %[3]s[%[4]q])`, annotations, ProfileAnnotation, labels, label),
+		fmt.Sprintf(`(!(%[2]q in %[1]s) || %[1]s[%[2]q] in %[3]s)`, labels, WorkloadPriorityLabel, celStrings(classes)),
+		fmt.Sprintf(`!%s.exists(k, k.contains("cdi.k8s.io/") || k.startsWith("io.kubernetes.cri-o.Devices"))`, annotations),
+		`has(object.spec.priority) && !has(object.spec.nodeName) && !has(object.spec.ephemeralContainers)`,
+		`(!has(object.spec.resourceClaims) || size(object.spec.resourceClaims) == 0)`,
+		`!(has(object.spec.hostPID) && object.spec.hostPID) && !(has(object.spec.hostIPC) && object.spec.hostIPC) && !(has(object.spec.hostNetwork) && object.spec.hostNetwork)`,
+		`(!has(object.spec.volumes) || object.spec.volumes.all(v, !has(v.hostPath)))`,
+		fmt.Sprintf(`%s.all(c, (!has(c.env) || c.env.all(e, !(e.name in %s))) && `+
+			`(!has(c.securityContext) || (!(has(c.securityContext.privileged) && c.securityContext.privileged) && !(has(c.securityContext.capabilities) && has(c.securityContext.capabilities.add) && size(c.securityContext.capabilities.add) > 0) && (!has(c.securityContext.procMount) || c.securityContext.procMount == "Default"))) && `+
+			`(!has(c.resources) || ((!has(c.resources.claims) || size(c.resources.claims) == 0) && %s && %s)))`,
+			all, celStrings(policies.VisibilityEnv), whole("limits"), whole("requests")),
+		fmt.Sprintf(`%s.exists(c, has(c.resources) && (%s || %s))`, all, asks("limits"), asks("requests")),
+	}
+	return strings.Join(parts, " &&\n")
+}
+
+// podAdmissionPolicy is the ValidatingAdmissionPolicy that judges the pods
+// judgedInAPIServer sends past Gatekeeper's validating webhook, exactly
+// as the admission constraint's Rego does (TestPodAdmissionPolicy checks
+// the two against each other on generated pods, through a real API
+// server). Its parameter is the pod's HardwareProfile, read live: one
+// binding a profile, selected by the pod's profile label, names it, and a
+// profile that is missing refuses the pod, as the Rego refuses one that
+// is not synced. What the Rego reads from the other synced objects it
+// has compiled in from the same render: the teams' NamespaceEntitlements
+// (by namespace), the priority classes, the constraint's parameters.
+// The one thing of a profile it cannot read live is the tolerations a
+// profile that schedules through Kueue holds as JSON (CEL parses no
+// JSON): the live annotation must be the rendered one, or the pod is
+// refused, naming the profile.
+//
+// It is bound to the namespaces the policies deny (a namespace at warn
+// or dryrun keeps Gatekeeper's warnings; a pod there meets
+// judgedInAPIServer only if its team annotation was written by hand,
+// and is admitted, as at that stage it would be), skips the excluded
+// ones and those Gatekeeper's webhooks ignore, and fails closed.
+func podAdmissionPolicy(m *compile.Model, params admissionParameters, objs []Object) []Object {
+	only, except, none := m.Mutating()
+	if none {
+		return nil
+	}
+	scope := &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: GatekeeperIgnoreLabel, Operator: metav1.LabelSelectorOpDoesNotExist}}}
+	var excluded []string
+	var globs []string
+	for _, ns := range m.Cluster.ExcludedNamespaces {
+		if strings.ContainsAny(ns, "*?[") {
+			globs = append(globs, ns)
+		} else {
+			excluded = append(excluded, ns)
+		}
+	}
+	if only != nil {
+		scope.MatchExpressions = append(scope.MatchExpressions, metav1.LabelSelectorRequirement{Key: corev1.LabelMetadataName, Operator: metav1.LabelSelectorOpIn, Values: only})
+	} else if out := slices.Sorted(slices.Values(append(slices.Clone(except), excluded...))); len(out) > 0 {
+		scope.MatchExpressions = append(scope.MatchExpressions, metav1.LabelSelectorRequirement{Key: corev1.LabelMetadataName, Operator: metav1.LabelSelectorOpNotIn, Values: slices.Compact(out)})
+	}
+	conditions := []admissionregistrationv1.MatchCondition{{Name: "judged-here-not-by-gatekeeper", Expression: judgedInAPIServer(m)}}
+	if len(globs) > 0 {
+		var tests []string
+		for _, g := range globs {
+			tests = append(tests, globTest("request.namespace", g))
+		}
+		conditions = append(conditions, admissionregistrationv1.MatchCondition{Name: "not-excluded", Expression: "!(" + strings.Join(tests, " || ") + ")"})
+	}
+	match := &admissionregistrationv1.MatchResources{ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
+		RuleWithOperations: admissionregistrationv1.RuleWithOperations{
+			Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
+			Rule:       admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"pods"}},
+		},
+	}}}
+	label := m.Cluster.LabelPrefix + "/profile"
+	var profiles []string
+	var hwps []*hardwareProfile
+	var entitlements []*namespaceEntitlement
+	for _, o := range objs {
+		switch b := o.Body.(type) {
+		case *hardwareProfile:
+			profiles = append(profiles, b.Name)
+			hwps = append(hwps, b)
+		case *namespaceEntitlement:
+			entitlements = append(entitlements, b)
+		}
+	}
+	slices.Sort(profiles)
+	v := podRules{m: m, params: params, hwps: hwps, entitlements: entitlements, profiles: profiles}
+	policy := &admissionregistrationv1.ValidatingAdmissionPolicy{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "ValidatingAdmissionPolicy"},
+		ObjectMeta: metav1.ObjectMeta{Name: PodAdmissionPolicyName, Labels: managedLabels(m.Cluster.Name)},
+		Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
+			ParamKind:        &admissionregistrationv1.ParamKind{APIVersion: "infrastructure.opendatahub.io/v1", Kind: "HardwareProfile"},
+			MatchConstraints: match,
+			MatchConditions:  conditions,
+			FailurePolicy:    ptr(admissionregistrationv1.Fail),
+			Variables:        v.variables(),
+			Validations:      v.validations(),
+		},
+	}
+	out := []Object{{Dir: "policies", Body: policy}}
+	for _, p := range profiles {
+		sel := scope.DeepCopy()
+		out = append(out, Object{Dir: "policies", Body: &admissionregistrationv1.ValidatingAdmissionPolicyBinding{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "ValidatingAdmissionPolicyBinding"},
+			ObjectMeta: metav1.ObjectMeta{Name: PodAdmissionPolicyName + "-" + p, Labels: managedLabels(m.Cluster.Name)},
+			Spec: admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{
+				PolicyName: PodAdmissionPolicyName,
+				ParamRef: &admissionregistrationv1.ParamRef{
+					Name: p, Namespace: m.Cluster.ProfileNamespace,
+					ParameterNotFoundAction: ptr(admissionregistrationv1.DenyAction),
+				},
+				MatchResources: &admissionregistrationv1.MatchResources{
+					NamespaceSelector: sel,
+					ObjectSelector:    &metav1.LabelSelector{MatchLabels: map[string]string{label: p}},
+				},
+				ValidationActions: []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny},
+			},
+		}})
+	}
+	// A pod naming a profile a Gatekeeper installed from an older tree
+	// still lists, which this tree no longer has: refused, as the Rego
+	// refuses a profile that is not synced.
+	unknown := &admissionregistrationv1.ValidatingAdmissionPolicy{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "ValidatingAdmissionPolicy"},
+		ObjectMeta: metav1.ObjectMeta{Name: UnknownProfilePolicyName, Labels: managedLabels(m.Cluster.Name)},
+		Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
+			MatchConstraints: match.DeepCopy(),
+			MatchConditions:  slices.Clone(conditions),
+			FailurePolicy:    ptr(admissionregistrationv1.Fail),
+			Validations: []admissionregistrationv1.Validation{{
+				Expression: "false",
+				MessageExpression: fmt.Sprintf(`"hardware profile \"" + object.metadata.labels[%q] + "\" does not exist in namespace %s: set annotation %s to one of: %s"`,
+					label, m.Cluster.ProfileNamespace, ProfileAnnotation, strings.Join(profiles, ", ")),
+				Reason: ptr(metav1.StatusReasonForbidden),
+			}},
+		},
+	}
+	out = append(out, Object{Dir: "policies", Body: unknown}, Object{Dir: "policies", Body: &admissionregistrationv1.ValidatingAdmissionPolicyBinding{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "ValidatingAdmissionPolicyBinding"},
+		ObjectMeta: metav1.ObjectMeta{Name: UnknownProfilePolicyName, Labels: managedLabels(m.Cluster.Name)},
+		Spec: admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{
+			PolicyName: UnknownProfilePolicyName,
+			MatchResources: &admissionregistrationv1.MatchResources{
+				NamespaceSelector: scope.DeepCopy(),
+				ObjectSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
+					{Key: label, Operator: metav1.LabelSelectorOpNotIn, Values: profiles},
+				}},
+			},
+			ValidationActions: []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny},
+		},
+	}})
+	return out
+}
+
+// globTest is CEL that holds where s matches a Gatekeeper namespace glob
+// (a "*" at its start or end).
+func globTest(s, glob string) string {
+	switch {
+	case strings.HasPrefix(glob, "*") && strings.HasSuffix(glob, "*") && len(glob) > 1:
+		return fmt.Sprintf("%s.contains(%q)", s, strings.Trim(glob, "*"))
+	case strings.HasPrefix(glob, "*"):
+		return fmt.Sprintf("%s.endsWith(%q)", s, strings.TrimPrefix(glob, "*"))
+	case strings.HasSuffix(glob, "*"):
+		return fmt.Sprintf("%s.startsWith(%q)", s, strings.TrimSuffix(glob, "*"))
+	}
+	return fmt.Sprintf("%s == %q", s, glob)
+}
+
+// podRules builds podAdmissionPolicy's variables and validations.
+type podRules struct {
+	m            *compile.Model
+	params       admissionParameters
+	hwps         []*hardwareProfile
+	entitlements []*namespaceEntitlement
+	profiles     []string
+}
+
+// celQuote is s as a CEL string literal.
+func celQuote(s string) string { return strconv.Quote(s) }
+
+// or is CEL that reads an optional field of x, or def.
+func or(x, field, def string) string {
+	return fmt.Sprintf("(has(%[1]s.%[2]s) ? %[1]s.%[2]s : %[3]s)", x, field, def)
+}
+
+// variables: the pod's and the profile's facts, each evaluated once.
+func (r podRules) variables() []admissionregistrationv1.Variable {
+	prefix := r.m.Cluster.LabelPrefix
+	key := func(name string) string { return celQuote(prefix + "/" + name) }
+	ann := "variables.profileAnnotations"
+	vars := []admissionregistrationv1.Variable{
+		{Name: "profile", Expression: fmt.Sprintf("object.metadata.labels[%q]", prefix+"/profile")},
+		{Name: "profileAnnotations", Expression: "has(params.metadata.annotations) ? params.metadata.annotations : {}"},
+		{Name: "enabled", Expression: fmt.Sprintf(`!("opendatahub.io/disabled" in %[1]s && %[1]s["opendatahub.io/disabled"] == "true")`, ann)},
+		{Name: "retired", Expression: fmt.Sprintf("%s in %s", key(AnnotationRetired), ann)},
+		{Name: "types", Expression: fmt.Sprintf(`%[2]s in %[1]s && %[1]s[%[2]s] != "" ? %[1]s[%[2]s].split(",") : []`, ann, key(AnnotationTypes))},
+		{Name: "pools", Expression: fmt.Sprintf(`%[2]s in %[1]s && %[1]s[%[2]s] != "" ? %[1]s[%[2]s].split(",") : []`, ann, key(AnnotationPools))},
+		{Name: "accelerators", Expression: `has(params.spec) && has(params.spec.identifiers) ? params.spec.identifiers.filter(i, has(i.resourceType) && i.resourceType == "Accelerator") : []`},
+		{Name: "dra", Expression: fmt.Sprintf(`(has(params.spec) && has(params.spec.dra) && has(params.spec.dra.resourceClaimTemplateName) && params.spec.dra.resourceClaimTemplateName != "") || %s in %s`, key(AnnotationResourceClaimTemplate), ann)},
+		{Name: "acceleratorProfile", Expression: "size(variables.accelerators) > 0 || variables.dra"},
+		{Name: "through", Expression: "variables.enabled && variables.acceleratorProfile"},
+		{Name: "resource", Expression: `size(variables.accelerators) > 0 ? variables.accelerators[0].identifier : ""`},
+		{Name: "minCount", Expression: countOf("minCount")},
+		{Name: "maxCount", Expression: countOf("maxCount")},
+	}
+	vars = append(vars, r.teamVariables()...)
+	containerAmount := func(c string) string {
+		return fmt.Sprintf(`(has(%[1]s.resources) && has(%[1]s.resources.limits) && variables.resource in %[1]s.resources.limits ? double(int(string(%[1]s.resources.limits[variables.resource]))) : `+
+			`(has(%[1]s.resources) && has(%[1]s.resources.requests) && variables.resource in %[1]s.resources.requests ? double(int(string(%[1]s.resources.requests[variables.resource]))) : 0.0))`, c)
+	}
+	sidecar := `has(c.restartPolicy) && c.restartPolicy == "Always"`
+	nodeAffinity := "object.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
+	vars = append(vars,
+		admissionregistrationv1.Variable{Name: "generic", Expression: fmt.Sprintf("request.namespace in %s", celStrings(slices.Sorted(maps.Keys(r.params.GenericNamespaces))))},
+		admissionregistrationv1.Variable{Name: "genericUse", Expression: "variables.generic && variables.team == null && size(variables.types) == 0 && !variables.dra"},
+		admissionregistrationv1.Variable{Name: "scopeTypes", Expression: `size(variables.types) > 0 ? dyn(variables.types) : (variables.through && variables.team != null ? dyn(variables.team.types) : null)`},
+		admissionregistrationv1.Variable{Name: "confiningTypes", Expression: `variables.scopeTypes == null ? [] : (variables.dra && size(variables.scopeTypes) > 0 && !("mixed" in variables.scopeTypes) ? variables.scopeTypes + ["mixed"] : variables.scopeTypes)`},
+		admissionregistrationv1.Variable{Name: "nodeSelector", Expression: "has(object.spec.nodeSelector) ? object.spec.nodeSelector : {}"},
+		admissionregistrationv1.Variable{Name: "terms", Expression: fmt.Sprintf("has(object.spec.affinity) && has(object.spec.affinity.nodeAffinity) && has(%[1]s) && has(%[1]s.nodeSelectorTerms) ? %[1]s.nodeSelectorTerms : []", nodeAffinity)},
+		admissionregistrationv1.Variable{Name: "confined", Expression: confinedBy(celQuote(r.params.TypeLabel), "variables.confiningTypes")},
+		admissionregistrationv1.Variable{Name: "poolConfined", Expression: confinedBy(key("pool"), "variables.pools")},
+		admissionregistrationv1.Variable{Name: "initContainers", Expression: "has(object.spec.initContainers) ? object.spec.initContainers : []"},
+		admissionregistrationv1.Variable{Name: "containers", Expression: "object.spec.containers + variables.initContainers"},
+		admissionregistrationv1.Variable{Name: "otherAccelerator", Expression: fmt.Sprintf(`variables.containers.exists(c, has(c.resources) && `+
+			`((has(c.resources.limits) && c.resources.limits.exists(k, k != variables.resource && %[1]s.exists(p, k.startsWith(p)))) || `+
+			`(has(c.resources.requests) && c.resources.requests.exists(k, k != variables.resource && %[1]s.exists(p, k.startsWith(p))))))`,
+			celStrings(append(slices.Clone(policies.BaseResourcePrefixes), r.params.ExtraResourcePrefixes...)))},
+		admissionregistrationv1.Variable{Name: "amount", Expression: fmt.Sprintf(`(([0.0] + object.spec.containers.map(c, %[1]s)).sum() > ([0.0] + variables.initContainers.filter(c, !(%[2]s)).map(c, %[1]s)).max() ? `+
+			`([0.0] + object.spec.containers.map(c, %[1]s)).sum() : ([0.0] + variables.initContainers.filter(c, !(%[2]s)).map(c, %[1]s)).max()) + `+
+			`([0.0] + variables.initContainers.filter(c, %[2]s).map(c, %[1]s)).sum()`, containerAmount("c"), sidecar)},
+		admissionregistrationv1.Variable{Name: "nodeTolerations", Expression: "has(params.spec) && has(params.spec.scheduling) && has(params.spec.scheduling.node) && has(params.spec.scheduling.node.tolerations)"},
+		admissionregistrationv1.Variable{Name: "renderedTolerations", Expression: r.renderedTolerations()},
+		admissionregistrationv1.Variable{Name: "profileTolerations", Expression: profileTolerations(r.m.Cluster.LabelPrefix + "/" + AnnotationTolerations)},
+		admissionregistrationv1.Variable{Name: "profileQueue", Expression: "has(params.spec) && has(params.spec.scheduling) && has(params.spec.scheduling.kueue) && has(params.spec.scheduling.kueue.localQueueName) ? dyn(params.spec.scheduling.kueue.localQueueName) : null"},
+		admissionregistrationv1.Variable{Name: "kueueAccounts", Expression: `variables.profileQueue != null || (variables.team != null && variables.team.queue != "")`},
+		admissionregistrationv1.Variable{Name: "queueLabel", Expression: fmt.Sprintf(`%q in object.metadata.labels ? dyn(object.metadata.labels[%q]) : null`, QueueNameLabel, QueueNameLabel)},
+		admissionregistrationv1.Variable{Name: "controllers", Expression: `has(object.metadata.ownerReferences) ? object.metadata.ownerReferences.filter(o, has(o.controller) && o.controller).map(o, (o.apiVersion.split("/").size() == 2 ? o.apiVersion.split("/")[0] : "") + "/" + o.kind) : []`},
+		admissionregistrationv1.Variable{Name: "profilePriority", Expression: fmt.Sprintf("%[2]s in %[1]s ? dyn(%[1]s[%[2]s]) : null", ann, key(AnnotationPriorityClass))},
+		admissionregistrationv1.Variable{Name: "priorityJudged", Expression: "variables.through && (variables.profilePriority != null || (variables.team != null && variables.team.tier != null) || has(object.spec.priorityClassName))"},
+		admissionregistrationv1.Variable{Name: "workloadPriority", Expression: fmt.Sprintf(`%q in object.metadata.labels ? dyn(object.metadata.labels[%q]) : null`, WorkloadPriorityLabel, WorkloadPriorityLabel)},
+	)
+	return vars
+}
+
+// countOf reads an Accelerator identifier's count as the Rego's
+// to_number does: a number, or a string of one; null where it is absent
+// or no number (the rule that compares it does not apply).
+func countOf(field string) string {
+	x := "variables.accelerators[0]." + field
+	return fmt.Sprintf(`size(variables.accelerators) > 0 && has(%[1]s) ? (type(%[1]s) == string ? (string(%[1]s).matches("^-?[0-9]+(\\.[0-9]+)?$") ? dyn(double(string(%[1]s))) : null) : dyn(double(%[1]s))) : null`, x)
+}
+
+// confinedBy is CEL that holds where the pod is kept to values of a node
+// label: its node selector names one, or every required term has an In
+// expression on the label of values all among them.
+func confinedBy(label, values string) string {
+	return fmt.Sprintf(`(%[1]s in variables.nodeSelector && variables.nodeSelector[%[1]s] in %[2]s) || `+
+		`(size(variables.terms) > 0 && variables.terms.all(t, has(t.matchExpressions) && t.matchExpressions.exists(e, e.key == %[1]s && e.operator == "In" && has(e.values) && size(e.values) > 0 && e.values.all(v, v in %[2]s))))`, label, values)
+}
+
+// teamVariables are the namespace's entitlement, as the Rego reads it
+// from the synced NamespaceEntitlement: variables.team is null where the
+// namespace has none. The map is cut into variables of at most celChunk
+// (a fleet's would outgrow one expression), read in turn.
+func (r podRules) teamVariables() []admissionregistrationv1.Variable {
+	ents := slices.Clone(r.entitlements)
+	slices.SortFunc(ents, func(a, b *namespaceEntitlement) int { return strings.Compare(a.Name, b.Name) })
+	var entries []string
+	for _, e := range ents {
+		tier := "null"
+		if e.Spec.Priority != nil {
+			tier = fmt.Sprintf(`{"className": dyn(%q), "value": dyn(%d)}`, e.Spec.Priority.ClassName, e.Spec.Priority.Value)
+		}
+		entries = append(entries, fmt.Sprintf(`%q: {"team": dyn(%q), "types": dyn(%s), "profiles": dyn(%s), "queue": dyn(%q), "tier": dyn(%s)}`,
+			e.Name, e.Spec.Team, celStrings(slices.Sorted(slices.Values(e.Spec.AcceleratorTypes))), celStrings(nonNil(e.Spec.Profiles)), e.Spec.Queue, tier))
+	}
+	var vars []admissionregistrationv1.Variable
+	var chunk []string
+	size := 0
+	flush := func() {
+		vars = append(vars, admissionregistrationv1.Variable{Name: fmt.Sprintf("teams%d", len(vars)), Expression: "{" + strings.Join(chunk, ",\n") + "}"})
+		chunk, size = nil, 0
+	}
+	for _, e := range entries {
+		if size > 0 && size+len(e) > celChunk {
+			flush()
+		}
+		chunk = append(chunk, e)
+		size += len(e) + 2
+	}
+	if len(chunk) > 0 || len(vars) == 0 {
+		flush()
+	}
+	team := "null"
+	for i := len(vars) - 1; i >= 0; i-- {
+		team = fmt.Sprintf("(request.namespace in variables.teams%[1]d ? dyn(variables.teams%[1]d[request.namespace]) : %[2]s)", i, team)
+	}
+	return append(vars, admissionregistrationv1.Variable{Name: "team", Expression: team})
+}
+
+// renderedTolerations are, by profile that holds its tolerations as
+// JSON in its annotation (one that schedules through Kueue), that
+// annotation as the tree renders it and the tolerations in it, each a
+// map of key, operator, value and effect, defaults filled in.
+func (r podRules) renderedTolerations() string {
+	key := r.m.Cluster.LabelPrefix + "/" + AnnotationTolerations
+	var entries []string
+	for _, h := range r.hwps {
+		j, ok := h.Annotations[key]
+		if !ok {
+			continue
+		}
+		var list []string
+		for _, t := range r.m.Profile(h.Name).Tolerations {
+			op := t.Operator
+			if op == "" {
+				op = "Equal"
+			}
+			list = append(list, fmt.Sprintf(`{"key": %q, "operator": %q, "value": %q, "effect": %q}`, t.Key, op, t.Value, t.Effect))
+		}
+		entries = append(entries, fmt.Sprintf(`%q: {"json": dyn(%q), "tolerations": dyn([%s])}`, h.Name, j, strings.Join(list, ", ")))
+	}
+	slices.Sort(entries)
+	return "{" + strings.Join(entries, ", ") + "}"
+}
+
+// profileTolerations are the profile's tolerations as the Rego reads
+// them: its scheduling.node.tolerations, else its tolerations
+// annotation's JSON — here the rendered list, where the live annotation
+// is the rendered one (a validation refuses a pod whose profile's
+// annotation is not) — else none; defaults filled in.
+func profileTolerations(key string) string {
+	node := "params.spec.scheduling.node"
+	return fmt.Sprintf(`variables.nodeTolerations ? `+
+		`%[1]s.tolerations.map(p, {"key": %[2]s, "operator": %[3]s, "value": %[4]s, "effect": %[5]s}) : `+
+		`(%[6]q in variables.profileAnnotations && variables.profile in variables.renderedTolerations && variables.renderedTolerations[variables.profile].json == variables.profileAnnotations[%[6]q] ? variables.renderedTolerations[variables.profile].tolerations : [])`,
+		node, or("p", "key", `""`), or("p", "operator", `"Equal"`), or("p", "value", `""`), or("p", "effect", `""`), key)
+}
+
+// validations are the Rego's violations a pod judgedInAPIServer admits
+// can meet, each with the Rego's message (in the order of the policies:
+// profilerequired, profilescheduling, annotations, entitlement).
+func (r podRules) validations() []admissionregistrationv1.Validation {
+	prefix := r.m.Cluster.LabelPrefix
+	key := func(name string) string { return celQuote(prefix + "/" + name) }
+	ann := "variables.profileAnnotations"
+	known := celQuote(strings.Join(r.profiles, ", "))
+	pod := "object.metadata.annotations"
+	typeLabel := celQuote(r.params.TypeLabel)
+	profile := `"\"" + variables.profile + "\""`
+	types := `variables.confiningTypes.join(", ")`
+	who := fmt.Sprintf(`(size(variables.types) > 0 ? "hardware profile " + %[1]s : "team " + variables.team.team + " (generic hardware profile " + %[1]s + ")")`, profile)
+	var taintKeys []string
+	for k := range r.params.TaintKeys {
+		taintKeys = append(taintKeys, k)
+	}
+	slices.Sort(taintKeys)
+	podControllers := "{" + strings.Join(func() []string {
+		var out []string
+		for _, k := range slices.Sorted(maps.Keys(r.params.PodControllers)) {
+			out = append(out, fmt.Sprintf("%q: %s", k, celStrings(nonNil(r.params.PodControllers[k]))))
+		}
+		return out
+	}(), ", ") + "}"
+	jobKinds := celStrings(slices.Sorted(maps.Keys(r.params.KueueJobKinds)))
+	classes := "{" + strings.Join(func() []string {
+		var out []string
+		for _, k := range slices.Sorted(maps.Keys(r.m.Cluster.PriorityClasses)) {
+			out = append(out, fmt.Sprintf("%q: %d", k, r.m.Cluster.PriorityClasses[k].Value))
+		}
+		return out
+	}(), ", ") + "}"
+	tol := func(t, field, def string) string { return or(t, field, def) }
+	widens := fmt.Sprintf(`(%[1]s in %[2]s || (%[1]s == "" && %[3]s == "Exists"))`, tol("t", "key", `""`), celStrings(taintKeys), tol("t", "operator", `"Equal"`))
+	allowed := fmt.Sprintf(`variables.profileTolerations.exists(p, p.key == %[1]s && (p.operator == "Exists" || (p.operator == "Equal" && %[2]s == "Equal" && %[3]s == p.value)) && (p.effect == "" || p.effect == %[4]s))`,
+		tol("t", "key", `""`), tol("t", "operator", `"Equal"`), tol("t", "value", `""`), tol("t", "effect", `""`))
+	v := func(expr, msg string) admissionregistrationv1.Validation {
+		return admissionregistrationv1.Validation{Expression: expr, MessageExpression: msg, Reason: ptr(metav1.StatusReasonForbidden)}
+	}
+	return []admissionregistrationv1.Validation{
+		// profilerequired
+		v("variables.enabled || variables.retired",
+			fmt.Sprintf(`"hardware profile " + %s + " is disabled: pick an enabled one (" + %s + ")"`, profile, known)),
+		v(fmt.Sprintf(`!variables.retired || %[1]s[%[2]s] == ""`, ann, key(AnnotationRetired)),
+			fmt.Sprintf(`"hardware profile " + %s + " is retired: use " + %s[%s] + " (its running pods finish; new ones are refused)"`, profile, ann, key(AnnotationRetired))),
+		v(fmt.Sprintf(`!variables.retired || %[1]s[%[2]s] != ""`, ann, key(AnnotationRetired)),
+			fmt.Sprintf(`"hardware profile " + %s + " is retired and names no replacement: pick one of: " + %s + " (its running pods finish; new ones are refused)"`, profile, known)),
+		v(fmt.Sprintf(`!(%[2]q in %[1]s) || %[1]s[%[2]q] == %[3]q`, pod, profileNamespaceAnnotation, r.params.ProfileNamespace),
+			fmt.Sprintf(`"annotation %[1]s=" + %[2]s[%[1]q] + ": accelc only trusts hardware profiles in %[3]s; use one of: " + %[4]s`, profileNamespaceAnnotation, pod, r.params.ProfileNamespace, known)),
+		// An evaluation error of the Rego's (two Accelerator identifiers
+		// that differ), which Gatekeeper answers with a refusal.
+		v("variables.accelerators.all(i, i == variables.accelerators[0])",
+			fmt.Sprintf(`"hardware profile " + %s + " has more than one Accelerator identifier: give it one"`, profile)),
+		// profilescheduling
+		v(fmt.Sprintf("size(variables.confiningTypes) == 0 || variables.confined"),
+			fmt.Sprintf(`%s + " allows " + %s + ": add nodeSelector " + %s + ": " + variables.confiningTypes[0] + ", or required node affinity " + %s + " In [" + %s + "] in every term"`, who, types, typeLabel, typeLabel, types)),
+		v(fmt.Sprintf("size(variables.confiningTypes) == 0 || !variables.confined || !(%[1]s in variables.nodeSelector) || variables.nodeSelector[%[1]s] in variables.confiningTypes", typeLabel),
+			fmt.Sprintf(`%s + " allows " + %s + ", but nodeSelector " + %s + " is " + variables.nodeSelector[%s] + ": drop it (the pod's node affinity already picks the types)"`, who, types, typeLabel, typeLabel)),
+		v("variables.scopeTypes == null || size(variables.confiningTypes) > 0",
+			fmt.Sprintf(`%s + ": the team may use no accelerator type, so the pod has nowhere to run; give the team acceleratorTypes or profiles in the cluster's CUE"`, who)),
+		v(fmt.Sprintf(`variables.nodeTolerations || !(%[2]s in %[1]s) || (variables.profile in variables.renderedTolerations && %[1]s[%[2]s] == variables.renderedTolerations[variables.profile].json)`,
+			ann, key(AnnotationTolerations)),
+			fmt.Sprintf(`"hardware profile " + %s + "'s annotation %s is not the one accelc rendered, so its tolerations cannot be checked here: restore the profile from the tree (Flux reconciles it)"`, profile, prefix+"/"+AnnotationTolerations)),
+		v(fmt.Sprintf("!has(object.spec.tolerations) || object.spec.tolerations.all(t, !%s || %s)", widens, allowed),
+			fmt.Sprintf(`"a toleration is not one of hardware profile " + %s + "'s: it would let the pod onto another pool's nodes; use the profile's tolerations"`, profile)),
+		v("size(variables.pools) == 0 || variables.poolConfined",
+			fmt.Sprintf(`"hardware profile " + %s + " runs on shared GPUs in " + variables.pools.join(", ") + ": add nodeSelector %s: " + variables.pools[0] + ", or required node affinity %s In [" + variables.pools.join(", ") + "] in every term"`, profile, prefix+"/pool", prefix+"/pool")),
+		// annotations
+		v(fmt.Sprintf(`!(%[2]s in %[1]s) || (size(variables.types) == 1 && %[1]s[%[2]s] == variables.types[0])`, pod, key("type")),
+			fmt.Sprintf(`"annotation %s=" + %s[%s] + (size(variables.types) == 1 ? " does not match: hardware profile " + %s + " gives " + variables.types[0] + "; remove it or set " + variables.types[0] : " is not set by accelc for this pod (hardware profile " + %s + "): remove it")`, prefix+"/type", pod, key("type"), profile, profile)),
+		v(fmt.Sprintf(`!(%[2]s in %[1]s) || (size(variables.types) > 0 && %[1]s[%[2]s] == variables.types.join(","))`, pod, key(AnnotationTypes)),
+			fmt.Sprintf(`"annotation %s=" + %s[%s] + (size(variables.types) > 0 ? " does not match: hardware profile " + %s + " gives " + variables.types.join(",") + "; remove it or set " + variables.types.join(",") : " is not set by accelc for this pod (hardware profile " + %s + "): remove it")`, prefix+"/types", pod, key(AnnotationTypes), profile, profile)),
+		v(fmt.Sprintf(`!(%[2]s in %[1]s) || (variables.team != null && %[1]s[%[2]s] == variables.team.team)`, pod, key("team")),
+			fmt.Sprintf(`"annotation %s=" + %s[%s] + (variables.team != null ? " does not match: namespace " + request.namespace + " gives " + variables.team.team + "; remove it or set " + variables.team.team : " is not set by accelc for this pod (namespace " + request.namespace + "): remove it")`, prefix+"/team", pod, key("team"))),
+		// entitlement
+		v("variables.acceleratorProfile",
+			fmt.Sprintf(`"hardware profile " + %s + " hands out no accelerator, yet the pod asks for one: pick a profile with an accelerator"`, profile)),
+		v("variables.team == null || size(variables.team.profiles) == 0 || variables.profile in variables.team.profiles",
+			fmt.Sprintf(`"team " + variables.team.team + " may not use hardware profile " + %s + ": it may use " + variables.team.profiles.join(", ") + "; pick one of them or add the profile to the team's profiles in the cluster's CUE"`, profile)),
+		v("variables.team != null || variables.genericUse",
+			`"namespace " + request.namespace + " belongs to no team, so it may use no accelerator: add it to a team's namespaces in the cluster's CUE"`),
+		v("variables.types.all(t, variables.team != null && t in variables.team.types)",
+			fmt.Sprintf(`"team " + (variables.team != null ? variables.team.team : "(none)") + " may not use " + variables.types.filter(t, variables.team == null || !(t in variables.team.types))[0] + " (hardware profile " + %s + "): it may use " + (variables.team != null ? variables.team.types.join(", ") : "") + "; pick another profile or ask for the type in the team's CUE"`, profile)),
+		v("size(variables.accelerators) == 0 || !variables.otherAccelerator",
+			fmt.Sprintf(`"hardware profile " + %s + " is requested through " + variables.resource + ", not another accelerator resource: ask for " + variables.resource`, profile)),
+		v("variables.minCount == null || variables.amount >= variables.minCount",
+			fmt.Sprintf(`"hardware profile " + %s + " needs at least " + string(variables.minCount) + " " + variables.resource + " per pod; the pod asks for " + string(variables.amount)`, profile)),
+		v("variables.maxCount == null || variables.amount <= variables.maxCount",
+			fmt.Sprintf(`"hardware profile " + %s + " allows at most " + string(variables.maxCount) + " " + variables.resource + " per pod; the pod asks for " + string(variables.amount)`, profile)),
+		v("!variables.dra",
+			fmt.Sprintf(`"hardware profile " + %s + " hands out devices by resource claim, not an extended resource: drop the request, and claim the devices with the template"`, profile)),
+		v(`!(variables.kueueAccounts && variables.through) || variables.profileQueue != null || variables.team == null || variables.team.queue == "" || variables.queueLabel == variables.team.queue`,
+			fmt.Sprintf(`"team " + variables.team.team + "'s accelerators are shared out by Kueue: add label %s: " + variables.team.queue + " (the team's LocalQueue), or name the profile with label %s, which adds it"`, QueueNameLabel, prefix+"/profile")),
+		v(`!(variables.kueueAccounts && variables.through) || variables.genericUse || variables.profileQueue == null || (variables.queueLabel == null ? "" : variables.queueLabel) == variables.profileQueue`,
+			fmt.Sprintf(`"hardware profile " + %s + " schedules through Kueue: add label %s: " + variables.profileQueue + " (the profile's LocalQueue), or name the profile with label %s, which adds it"`, profile, QueueNameLabel, prefix+"/profile")),
+		v(`!variables.priorityJudged || variables.profilePriority == null || (has(object.spec.priorityClassName) ? object.spec.priorityClassName : "") == variables.profilePriority`,
+			fmt.Sprintf(`"hardware profile " + %s + " runs at priority class " + variables.profilePriority + ", but the pod names \"" + (has(object.spec.priorityClassName) ? object.spec.priorityClassName : "") + "\": set priorityClassName: " + variables.profilePriority + ", or name the profile with label %s, which sets it"`, profile, prefix+"/profile")),
+		v(`!variables.priorityJudged || variables.profilePriority != null || variables.team == null || variables.team.tier == null || object.spec.priority <= variables.team.tier.value`,
+			`"priority class " + (has(object.spec.priorityClassName) ? object.spec.priorityClassName : "(none named: the cluster's global default)") + " (" + string(object.spec.priority) + ") outranks team " + variables.team.team + "'s tier " + variables.team.tier.className + " (" + string(variables.team.tier.value) + "): drop priorityClassName or use " + variables.team.tier.className`),
+		v(`!variables.priorityJudged || variables.profilePriority == null || variables.workloadPriority == null || variables.workloadPriority == variables.profilePriority`,
+			fmt.Sprintf(`"hardware profile " + %s + " runs at priority class " + variables.profilePriority + ", but the pod's label %s is \"" + variables.workloadPriority + "\": drop the label (naming the profile with label %s sets it) or set it to " + variables.profilePriority`, profile, WorkloadPriorityLabel, prefix+"/profile")),
+		v(fmt.Sprintf(`!variables.priorityJudged || variables.profilePriority != null || variables.team == null || variables.team.tier == null || variables.workloadPriority == null || variables.workloadPriority in %s`, classes),
+			fmt.Sprintf(`"label %s=" + variables.workloadPriority + " names a priority class accelc does not know, so its rank against team " + variables.team.team + "'s tier " + variables.team.tier.className + " cannot be checked: drop the label or use " + variables.team.tier.className`, WorkloadPriorityLabel)),
+		v(fmt.Sprintf(`!variables.priorityJudged || variables.profilePriority != null || variables.team == null || variables.team.tier == null || variables.workloadPriority == null || !(variables.workloadPriority in %[1]s) || %[1]s[variables.workloadPriority] <= variables.team.tier.value`, classes),
+			fmt.Sprintf(`"label %s=" + variables.workloadPriority + " outranks team " + variables.team.team + "'s tier " + variables.team.tier.className + " (" + string(variables.team.tier.value) + ") in Kueue: drop the label or use " + variables.team.tier.className`, WorkloadPriorityLabel)),
+		v(fmt.Sprintf(`variables.controllers.all(k, !(k in %[1]s) || request.userInfo.username in %[1]s[k])`, podControllers),
+			`"the pod names a controller in its ownerReferences, but " + request.userInfo.username + " made it, not that kind's controller: Kueue does not queue the pods of a workload it manages, so these accelerators would be outside the team's quota; create the workload and let its controller make the pods"`),
+		v(fmt.Sprintf(`variables.queueLabel == null || !variables.kueueAccounts || variables.controllers.exists(k, k in %s) || (has(object.spec.schedulingGates) && object.spec.schedulingGates.exists(g, g.name == %q))`, jobKinds, kueueGate),
+			fmt.Sprintf(`"the pod joins Kueue's LocalQueue " + variables.queueLabel + " (label %s) but reached admission without Kueue's scheduling gate %s, so Kueue's pod webhook skipped it and would never count its accelerators in the team's quota: check that Kueue's pod integration is on, that its managedJobsNamespaceSelector selects namespace " + request.namespace + ", and that its webhook is reachable; then create the pod again"`, QueueNameLabel, kueueGate)),
+		v(`!(variables.generic && variables.team == null && variables.queueLabel != null && variables.kueueAccounts)`,
+			fmt.Sprintf(`"the pod joins Kueue's LocalQueue " + variables.queueLabel + " (label %s), but namespace " + request.namespace + " is no team's: it has no LocalQueue and Kueue does not manage it, so Kueue would never admit the pod or count its accelerators: drop the label (generic use runs outside Kueue)"`, QueueNameLabel)),
+	}
+}
+
+// profileNamespaceAnnotation is Open Data Hub's annotation naming the
+// namespace of a workload's HardwareProfile.
+const profileNamespaceAnnotation = "opendatahub.io/hardware-profile-namespace"
