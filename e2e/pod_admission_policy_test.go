@@ -514,7 +514,9 @@ func perturbed(m *compile.Model, r engine.Request) []engine.Request {
 	for _, a := range []struct{ k, v string }{{prefix + "/type", types[0]}, {prefix + "/types", strings.Join(types[:min(2, len(types))], ",")}, {prefix + "/team", "other-team"}, {"opendatahub.io/hardware-profile-namespace", "elsewhere"}} {
 		vary(func(_ map[string]any, md, _, _ map[string]any) { set(md, "annotations", a.k, a.v) })
 	}
-	vary(func(_ map[string]any, md, _, _ map[string]any) { set(md, "labels", "kueue.x-k8s.io/queue-name", "other") })
+	vary(func(_ map[string]any, md, _, _ map[string]any) {
+		set(md, "labels", "kueue.x-k8s.io/queue-name", "other")
+	})
 	for _, c := range classes {
 		vary(func(_ map[string]any, md, _, _ map[string]any) { set(md, "labels", "kueue.x-k8s.io/priority-class", c) })
 		vary(func(_ map[string]any, _, spec, _ map[string]any) { spec["priorityClassName"] = c })
