@@ -1407,6 +1407,29 @@ func (s *suite) offlineJudge(t *testing.T, c *clusterUnderTest, inputs []policyt
 // denyingPolicies are the accelc policies whose violations are among the
 // messages (each starts with its policy's name, after an expansion's
 // "[Implied by …] " or the webhook's "[<constraint>] "), sorted.
+// policyDenial starts a denial by accelc-pod-admission, the API server's
+// own judgement of the common GPU pod on Kubernetes 1.36, which words
+// its message as Gatekeeper does.
+var policyDenial = regexp.MustCompile(`ValidatingAdmissionPolicy '` + render.PodAdmissionPolicyName + `' with binding '[^']*' denied request: `)
+
+// accelcDenied is accelc's admission denial in an error's text — by
+// Gatekeeper's validating webhook or by accelc-pod-admission — and
+// whether there is one.
+func isAccelcDenial(text string) bool {
+	_, ok := accelcDenied(text)
+	return ok
+}
+
+func accelcDenied(text string) (string, bool) {
+	if _, msg, ok := strings.Cut(text, deniedBy+": "); ok {
+		return msg, true
+	}
+	if loc := policyDenial.FindStringIndex(text); loc != nil {
+		return text[loc[1]:], true
+	}
+	return "", false
+}
+
 func denyingPolicies(msgs ...string) []string {
 	var out []string
 	for _, p := range policies.All {
@@ -1558,13 +1581,13 @@ func (s *suite) liveVerdict(ctx context.Context, c *clusterUnderTest, obj *unstr
 		case sent == nil:
 		case invalidEphemeral(obj, sent):
 			return true, "", nil
-		case apierrors.IsInvalid(sent) && !strings.Contains(sent.Error(), deniedBy):
+		case apierrors.IsInvalid(sent) && !isAccelcDenial(sent.Error()):
 			live, msg = []string{refusedByAPIServer}, sent.Error()
-		case !strings.Contains(sent.Error(), deniedBy):
+		case !isAccelcDenial(sent.Error()):
 			return false, "refused, but not by Gatekeeper: " + sent.Error(), nil
 		default:
-			_, msg, _ = strings.Cut(sent.Error(), deniedBy+": ")
-			live = denyingPolicies(msg)
+			msg, _ = accelcDenied(sent.Error())
+			live = denyingPolicies(strings.Split(msg, "\n")...)
 		}
 		if !slices.Equal(live, want) {
 			return false, fmt.Sprintf("live %s: %s", verdict(live), msg), nil
@@ -1601,7 +1624,7 @@ func (s *suite) denied(ctx context.Context, c *clusterUnderTest, obj *unstructur
 		if apierrors.IsInvalid(err) {
 			return false, "", err
 		}
-		if !strings.Contains(msg, deniedBy) {
+		if !isAccelcDenial(msg) {
 			return false, "refused, but not by Gatekeeper: " + msg, nil
 		}
 		if !re.MatchString(msg) {
@@ -1609,7 +1632,7 @@ func (s *suite) denied(ctx context.Context, c *clusterUnderTest, obj *unstructur
 		}
 		return true, "", nil
 	})
-	_, after, _ := strings.Cut(msg, deniedBy+": ")
+	after, _ := accelcDenied(msg)
 	return after, err
 }
 

@@ -639,7 +639,7 @@ func (a *attacks) refused(t *testing.T, what string, err error, want *regexp.Reg
 		return false
 	}
 	msg := err.Error()
-	if _, denial, ok := strings.Cut(msg, deniedBy+": "); ok {
+	if denial, ok := accelcDenied(msg); ok {
 		for line := range strings.SplitSeq(denial, "\n") {
 			if want.MatchString(line) {
 				t.Logf("%s: refused by accelc: %s", what, strings.TrimSpace(line))

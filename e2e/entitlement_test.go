@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -56,8 +55,8 @@ func (s *suite) stepEntitlement(t *testing.T, c *clusterUnderTest) {
 		pod := userPod("unentitled-"+p.name, ns, map[string]string{p.labelKey: p.name}, p.resource, p.count)
 		created, err := c.dev.CoreV1().Pods(ns).Create(t.Context(), pod, metav1.CreateOptions{})
 		switch {
-		case err != nil && strings.Contains(err.Error(), deniedBy):
-			_, msg, _ := strings.Cut(err.Error(), deniedBy+": ")
+		case err != nil && isAccelcDenial(err.Error()):
+			msg, _ := accelcDenied(err.Error())
 			t.Logf("profile %-14s in %s: denied at admission: %s", p.name, ns, msg)
 		case err != nil:
 			t.Errorf("profile %s in %s: refused, but not by Gatekeeper: %v", p.name, ns, err)

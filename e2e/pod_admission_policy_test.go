@@ -188,6 +188,14 @@ func checkPodAdmission(t *testing.T, s *suite, example string, m *compile.Model,
 		case strings.HasPrefix(p, "policies/validatingadmissionpolicy-"):
 			if u.GetName() == render.PodAdmissionPolicyName {
 				conditions, _, _ = unstructured.NestedSlice(u.Object, "spec", "matchConditions")
+				// A warning is one header line: the denial's lines
+				// joined on one.
+				validations, _, _ := unstructured.NestedSlice(u.Object, "spec", "validations")
+				for _, v := range validations {
+					v := v.(map[string]any)
+					v["messageExpression"] = strings.ReplaceAll(v["messageExpression"].(string), `.join("\n")`, `.join("; ")`)
+				}
+				_ = unstructured.SetNestedSlice(u.Object, validations, "spec", "validations")
 			}
 		default:
 			continue
@@ -329,6 +337,10 @@ func checkPodAdmission(t *testing.T, s *suite, example string, m *compile.Model,
 			denied++
 		}
 		if (len(messages) == 0) == (len(denials) == 0) {
+			if rego, here := regoPolicies(messages), denyingPolicies(strings.Split(strings.Join(denials, "\n"), "\n")...); !slices.Equal(rego, here) {
+				written, _ := yaml.Marshal(r.Object.Object)
+				t.Errorf("%s pod %d (by %s): refused by the Rego's %v and accelc-pod-admission's %v: %s\n%s\nwritten:\n%s", example, i, r.User, rego, here, strings.Join(messages, "; "), strings.Join(denials, "; "), written)
+			}
 			if len(messages) == 0 && i < n && len(bases) < n/5 {
 				// An admitted pod of the generated ones: each of its
 				// variants that breaks one rule is judged too.
@@ -526,5 +538,19 @@ func perturbed(m *compile.Model, r engine.Request) []engine.Request {
 			md["ownerReferences"] = []any{map[string]any{"apiVersion": owner.apiVersion, "kind": owner.kind, "name": "owner", "uid": "00000000-0000-0000-0000-0000000000bb", "controller": true}}
 		})
 	}
+	return out
+}
+
+// regoPolicies are the policies of the Rego's violation messages (each
+// "<policy>: <message>"), sorted.
+func regoPolicies(messages []string) []string {
+	var out []string
+	for _, m := range messages {
+		p, _, _ := strings.Cut(m, ": ")
+		if !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	slices.Sort(out)
 	return out
 }

@@ -198,7 +198,7 @@ func (st *story) stagesPerTeam(t *testing.T) {
 			st.deletePod(t, "ml-research", "plain-staged")
 			return false, "admitted in ml-research", nil
 		}
-		return strings.Contains(stderr, deniedBy), stderr, nil
+		return isAccelcDenial(stderr), stderr, nil
 	})
 	if err != nil {
 		t.Fatalf("ml-research at deny: %v", err)

@@ -551,7 +551,7 @@ func (st *story) commitDeny(t *testing.T) {
 			st.deletePod(t, "ml-research", "legacy-new-warn")
 			return false, "admitted", nil
 		}
-		return strings.Contains(errOut, deniedBy), errOut, nil
+		return isAccelcDenial(errOut), errOut, nil
 	})
 	if err != nil {
 		t.Fatalf("deny: %v", err)
@@ -962,7 +962,7 @@ func (st *story) hostile(t *testing.T) {
 			// that names its node: refused before Gatekeeper judges it.
 			t.Logf("case %-32s refused by the API server: queued by the mutation, gated by Kueue, and a gated pod may not name a node", tc.Name)
 			continue
-		case !strings.Contains(err.Error(), deniedBy) || !re.MatchString(err.Error()):
+		case !isAccelcDenial(err.Error()) || !re.MatchString(err.Error()):
 			t.Errorf("case %s: refused, but not by Gatekeeper with a message matching %q: %v", tc.Name, tc.Message, err)
 			continue
 		}
@@ -971,7 +971,7 @@ func (st *story) hostile(t *testing.T) {
 		}
 		denied++
 		kinds[obj.GetKind()]++
-		_, msg, _ := strings.Cut(err.Error(), deniedBy+": ")
+		msg, _ := accelcDenied(err.Error())
 		t.Logf("case %-32s %s refused: %s", tc.Name, obj.GetKind(), firstLine(msg))
 	}
 	t.Logf("checked: %d hostile workloads refused at creation under deny, none in the cluster: %s", denied, jsonString(kinds))

@@ -221,6 +221,25 @@ func AdmissionParams() []string {
 	return append(params, "forecast")
 }
 
+// AcceleratorLabelPrefixes are the node labels that pick out accelerator
+// nodes besides accelc's own (accelerator_label_prefixes in
+// lib/accelc.rego; a test keeps the two equal).
+var AcceleratorLabelPrefixes = []string{
+	"nvidia.com/",
+	"amd.com/",
+	"beta.amd.com/",
+	"habana.ai/",
+	"gpu.intel.com/",
+	"intel.feature.node.kubernetes.io/gpu",
+	"feature.node.kubernetes.io/pci-",
+	"cloud.google.com/gke-accelerator",
+	"cloud.google.com/gke-gpu",
+	"cloud.google.com/gke-tpu",
+	"karpenter.k8s.aws/instance-gpu",
+	"karpenter.k8s.aws/instance-accelerator",
+	"k8s.amazonaws.com/accelerator",
+}
+
 // VisibilityEnv are the environment variables that make a container
 // runtime hand devices to a container whatever it asked the device
 // plugin for (visibility_env in lib/accelc.rego; a test keeps the two

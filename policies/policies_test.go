@@ -169,6 +169,21 @@ func TestBaseResourcePrefixes(t *testing.T) {
 	assert.Equal(t, policies.BaseResourcePrefixes, got)
 }
 
+// TestAcceleratorLabelPrefixes keeps the Go list render uses equal to
+// the Rego library's accelerator_label_prefixes.
+func TestAcceleratorLabelPrefixes(t *testing.T) {
+	lib := policies.Lib()
+	start := strings.Index(lib, "accelerator_label_prefixes := [")
+	end := strings.Index(lib[start:], "]")
+	var got []string
+	for _, line := range strings.Split(lib[start:start+end], "\n")[1:] {
+		if v := strings.Trim(strings.TrimSpace(line), `",`); v != "" {
+			got = append(got, v)
+		}
+	}
+	assert.Equal(t, policies.AcceleratorLabelPrefixes, got)
+}
+
 // TestVisibilityEnv keeps the Go list render uses equal to the Rego
 // library's visibility_env.
 func TestVisibilityEnv(t *testing.T) {

@@ -283,6 +283,7 @@ func (r podRules) variables() []admissionregistrationv1.Variable {
 		{Name: "pools", Expression: fmt.Sprintf(`%[2]s in %[1]s && %[1]s[%[2]s] != "" ? %[1]s[%[2]s].split(",") : []`, ann, key(AnnotationPools))},
 		{Name: "accelerators", Expression: `has(params.spec) && has(params.spec.identifiers) ? params.spec.identifiers.filter(i, has(i.resourceType) && i.resourceType == "Accelerator") : []`},
 		{Name: "dra", Expression: fmt.Sprintf(`(has(params.spec) && has(params.spec.dra) && has(params.spec.dra.resourceClaimTemplateName) && params.spec.dra.resourceClaimTemplateName != "") || %s in %s`, key(AnnotationResourceClaimTemplate), ann)},
+		{Name: "draTemplate", Expression: fmt.Sprintf(`has(params.spec) && has(params.spec.dra) && has(params.spec.dra.resourceClaimTemplateName) && params.spec.dra.resourceClaimTemplateName != "" ? params.spec.dra.resourceClaimTemplateName : (%[2]s in %[1]s ? %[1]s[%[2]s] : "")`, ann, key(AnnotationResourceClaimTemplate))},
 		{Name: "acceleratorProfile", Expression: "size(variables.accelerators) > 0 || variables.dra"},
 		{Name: "through", Expression: "variables.enabled && variables.acceleratorProfile"},
 		{Name: "resource", Expression: `size(variables.accelerators) > 0 ? variables.accelerators[0].identifier : ""`},
@@ -302,6 +303,7 @@ func (r podRules) variables() []admissionregistrationv1.Variable {
 		admissionregistrationv1.Variable{Name: "scopeTypes", Expression: `size(variables.types) > 0 ? dyn(variables.types) : (variables.through && variables.team != null ? dyn(variables.team.types) : null)`},
 		admissionregistrationv1.Variable{Name: "confiningTypes", Expression: `variables.scopeTypes == null ? [] : (variables.dra && size(variables.scopeTypes) > 0 && !("mixed" in variables.scopeTypes) ? variables.scopeTypes + ["mixed"] : variables.scopeTypes)`},
 		admissionregistrationv1.Variable{Name: "nodeSelector", Expression: "has(object.spec.nodeSelector) ? object.spec.nodeSelector : {}"},
+		admissionregistrationv1.Variable{Name: "preferred", Expression: "has(object.spec.affinity) && has(object.spec.affinity.nodeAffinity) && has(object.spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution) ? object.spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution.map(p, p.preference) : []"},
 		admissionregistrationv1.Variable{Name: "terms", Expression: fmt.Sprintf("has(object.spec.affinity) && has(object.spec.affinity.nodeAffinity) && has(%[1]s) && has(%[1]s.nodeSelectorTerms) ? %[1]s.nodeSelectorTerms : []", nodeAffinity)},
 		admissionregistrationv1.Variable{Name: "confined", Expression: confinedBy(celQuote(r.params.TypeLabel), "variables.confiningTypes")},
 		admissionregistrationv1.Variable{Name: "poolConfined", Expression: confinedBy(key("pool"), "variables.pools")},
@@ -457,14 +459,19 @@ func (r podRules) validations() []admissionregistrationv1.Validation {
 		return out
 	}(), ", ") + "}"
 	tol := func(t, field, def string) string { return or(t, field, def) }
+	acceleratorLabel := func(k string) string {
+		return fmt.Sprintf("(%[1]s.startsWith(%[2]q) || %[3]s.exists(p, %[1]s.startsWith(p)))", k, prefix+"/", celStrings(policies.AcceleratorLabelPrefixes))
+	}
+	whyNoProfile := fmt.Sprintf(`(variables.retired && %[1]s[%[2]s] != "" ? "hardware profile " + %[3]s + " is retired: use " + %[1]s[%[2]s] : (!variables.enabled ? "hardware profile " + %[3]s + " is disabled" : "hardware profile " + %[3]s + " does not hand out accelerators here"))`, ann, key(AnnotationRetired), profile)
 	widens := fmt.Sprintf(`(%[1]s in %[2]s || (%[1]s == "" && %[3]s == "Exists"))`, tol("t", "key", `""`), celStrings(taintKeys), tol("t", "operator", `"Equal"`))
 	allowed := fmt.Sprintf(`variables.profileTolerations.exists(p, p.key == %[1]s && (p.operator == "Exists" || (p.operator == "Equal" && %[2]s == "Equal" && %[3]s == p.value)) && (p.effect == "" || p.effect == %[4]s))`,
 		tol("t", "key", `""`), tol("t", "operator", `"Equal"`), tol("t", "value", `""`), tol("t", "effect", `""`))
-	v := func(expr, msg string) admissionregistrationv1.Validation {
-		return admissionregistrationv1.Validation{Expression: expr, MessageExpression: msg, Reason: ptr(metav1.StatusReasonForbidden)}
-	}
-	return []admissionregistrationv1.Validation{
-		// profilerequired
+	type rule struct{ policy, expr, msg string }
+	policy := "profilerequired"
+	from := func(p string) rule { policy = p; return rule{} }
+	v := func(expr, msg string) rule { return rule{policy, expr, msg} }
+	rules := []rule{
+		from("profilerequired"),
 		v("variables.enabled || variables.retired",
 			fmt.Sprintf(`"hardware profile " + %s + " is disabled: pick an enabled one (" + %s + ")"`, profile, known)),
 		v(fmt.Sprintf(`!variables.retired || %[1]s[%[2]s] == ""`, ann, key(AnnotationRetired)),
@@ -477,8 +484,8 @@ func (r podRules) validations() []admissionregistrationv1.Validation {
 		// that differ), which Gatekeeper answers with a refusal.
 		v("variables.accelerators.all(i, i == variables.accelerators[0])",
 			fmt.Sprintf(`"hardware profile " + %s + " has more than one Accelerator identifier: give it one"`, profile)),
-		// profilescheduling
-		v(fmt.Sprintf("size(variables.confiningTypes) == 0 || variables.confined"),
+		from("profilescheduling"),
+		v("size(variables.confiningTypes) == 0 || variables.confined",
 			fmt.Sprintf(`%s + " allows " + %s + ": add nodeSelector " + %s + ": " + variables.confiningTypes[0] + ", or required node affinity " + %s + " In [" + %s + "] in every term"`, who, types, typeLabel, typeLabel, types)),
 		v(fmt.Sprintf("size(variables.confiningTypes) == 0 || !variables.confined || !(%[1]s in variables.nodeSelector) || variables.nodeSelector[%[1]s] in variables.confiningTypes", typeLabel),
 			fmt.Sprintf(`%s + " allows " + %s + ", but nodeSelector " + %s + " is " + variables.nodeSelector[%s] + ": drop it (the pod's node affinity already picks the types)"`, who, types, typeLabel, typeLabel)),
@@ -491,14 +498,23 @@ func (r podRules) validations() []admissionregistrationv1.Validation {
 			fmt.Sprintf(`"a toleration is not one of hardware profile " + %s + "'s: it would let the pod onto another pool's nodes; use the profile's tolerations"`, profile)),
 		v("size(variables.pools) == 0 || variables.poolConfined",
 			fmt.Sprintf(`"hardware profile " + %s + " runs on shared GPUs in " + variables.pools.join(", ") + ": add nodeSelector %s: " + variables.pools[0] + ", or required node affinity %s In [" + variables.pools.join(", ") + "] in every term"`, profile, prefix+"/pool", prefix+"/pool")),
-		// annotations
+		from("annotations"),
 		v(fmt.Sprintf(`!(%[2]s in %[1]s) || (size(variables.types) == 1 && %[1]s[%[2]s] == variables.types[0])`, pod, key("type")),
 			fmt.Sprintf(`"annotation %s=" + %s[%s] + (size(variables.types) == 1 ? " does not match: hardware profile " + %s + " gives " + variables.types[0] + "; remove it or set " + variables.types[0] : " is not set by accelc for this pod (hardware profile " + %s + "): remove it")`, prefix+"/type", pod, key("type"), profile, profile)),
 		v(fmt.Sprintf(`!(%[2]s in %[1]s) || (size(variables.types) > 0 && %[1]s[%[2]s] == variables.types.join(","))`, pod, key(AnnotationTypes)),
 			fmt.Sprintf(`"annotation %s=" + %s[%s] + (size(variables.types) > 0 ? " does not match: hardware profile " + %s + " gives " + variables.types.join(",") + "; remove it or set " + variables.types.join(",") : " is not set by accelc for this pod (hardware profile " + %s + "): remove it")`, prefix+"/types", pod, key(AnnotationTypes), profile, profile)),
 		v(fmt.Sprintf(`!(%[2]s in %[1]s) || (variables.team != null && %[1]s[%[2]s] == variables.team.team)`, pod, key("team")),
 			fmt.Sprintf(`"annotation %s=" + %s[%s] + (variables.team != null ? " does not match: namespace " + request.namespace + " gives " + variables.team.team + "; remove it or set " + variables.team.team : " is not set by accelc for this pod (namespace " + request.namespace + "): remove it")`, prefix+"/team", pod, key("team"))),
-		// entitlement
+		from("deviceaccess"),
+		v("!variables.dra",
+			fmt.Sprintf(`"hardware profile " + %s + " hands out devices by resource claim, and the pod holds none: add spec.resourceClaims [{name: gpu, resourceClaimTemplateName: " + variables.draTemplate + "}] and resources.claims [{name: gpu}] on the container that uses it"`, profile)),
+		v(fmt.Sprintf(`variables.through || variables.generic || !has(object.spec.runtimeClassName) || !(object.spec.runtimeClassName in %s)`, celStrings(slices.Sorted(maps.Keys(r.params.DeviceRuntimeClasses)))),
+			fmt.Sprintf(`"runtimeClassName " + object.spec.runtimeClassName + " hands devices to containers, and " + %s + ": drop it, or name a profile with annotation %s"`, whyNoProfile, ProfileAnnotation)),
+		v(fmt.Sprintf(`variables.through || variables.generic || (!variables.nodeSelector.exists(k, %[1]s) && `+
+			`!(variables.terms + variables.preferred).exists(t, has(t.matchExpressions) && t.matchExpressions.exists(e, %[2]s && e.operator in ["In", "Exists", "Gt", "Lt"])) && `+
+			`!(has(object.spec.tolerations) && object.spec.tolerations.exists(t, %[3]s)))`, acceleratorLabel("k"), acceleratorLabel("e.key"), widens),
+			fmt.Sprintf(`"the pod aims at accelerator nodes (by its node selector, node affinity or tolerations), and " + %s + ": drop it, or name a profile with annotation %s"`, whyNoProfile, ProfileAnnotation)),
+		from("entitlement"),
 		v("variables.acceleratorProfile",
 			fmt.Sprintf(`"hardware profile " + %s + " hands out no accelerator, yet the pod asks for one: pick a profile with an accelerator"`, profile)),
 		v("variables.team == null || size(variables.team.profiles) == 0 || variables.profile in variables.team.profiles",
@@ -536,6 +552,29 @@ func (r podRules) validations() []admissionregistrationv1.Validation {
 		v(`!(variables.generic && variables.team == null && variables.queueLabel != null && variables.kueueAccounts)`,
 			fmt.Sprintf(`"the pod joins Kueue's LocalQueue " + variables.queueLabel + " (label %s), but namespace " + request.namespace + " is no team's: it has no LocalQueue and Kueue does not manage it, so Kueue would never admit the pod or count its accelerators: drop the label (generic use runs outside Kueue)"`, QueueNameLabel)),
 	}
+	// One validation of every rule, its message each broken rule's, one
+	// a line, as Gatekeeper words a denial ("[<constraint>] <policy>:
+	// <message>"): the API server reports only the first validation
+	// that fails, and a user fixes everything at once.
+	// The constraint the Rego's denial would name: the cluster's, or the
+	// one of the namespaces staged to deny.
+	constraint := ConstraintName
+	if r.m.Cluster.Enforcement != compile.Deny {
+		constraint += "-" + compile.Deny
+	}
+	var exprs, msgs []string
+	for _, r := range rules {
+		if r.expr == "" {
+			continue
+		}
+		exprs = append(exprs, "("+r.expr+")")
+		msgs = append(msgs, fmt.Sprintf(`((%s) ? "" : %q + %s)`, r.expr, "["+constraint+"] "+r.policy+": ", r.msg))
+	}
+	return []admissionregistrationv1.Validation{{
+		Expression:        strings.Join(exprs, " &&\n"),
+		MessageExpression: "[" + strings.Join(msgs, ",\n") + `].filter(m, m != "").join("\n")`,
+		Reason:            ptr(metav1.StatusReasonForbidden),
+	}}
 }
 
 // profileNamespaceAnnotation is Open Data Hub's annotation naming the
