@@ -24,12 +24,14 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/yaml"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/accelc/accelc/internal/controlplane"
 	"github.com/accelc/accelc/internal/testutil"
+	"github.com/accelc/accelc/pkg/accelc"
 	"github.com/accelc/accelc/pkg/compile"
 	"github.com/accelc/accelc/pkg/policytest"
 	"github.com/accelc/accelc/pkg/render"
@@ -95,7 +97,7 @@ func startWholeCluster(t *testing.T) *story {
 	registry := testutil.Registry(t)
 	begin := time.Now()
 	s.cp = controlplane.Start(t, controlplane.WithScheduler(), controlplane.WithControllerManager())
-	s.gk = s.cp.StartGatekeeper(t)
+	s.gk = s.cp.StartGatekeeper(t, controlplane.WithGatekeeperValues(storyGatekeeperValues(t, s)))
 	s.connect(t)
 	s.ensureNamespaces(t, systemNamespaces...)
 	if !t.Run("crds", s.stepCRDs) {
@@ -111,6 +113,33 @@ func startWholeCluster(t *testing.T) *story {
 	t.Logf("the whole cluster up in %s: etcd, kube-apiserver, kube-controller-manager, kube-scheduler, Gatekeeper, nfd-master, KWOK, Flux, Kueue; registry at %s; the admin's repository at %s",
 		time.Since(begin).Round(time.Millisecond), registry, st.repo)
 	return st
+}
+
+// storyGatekeeperValues are the Gatekeeper installation values the
+// story's example renders (docs/scale.md), as a platform team installs
+// Gatekeeper for accelc, but for the audit's interval: the story's
+// steps wait for the audit's reports, so it runs every
+// controlplane.AuditInterval, as the harness's default.
+func storyGatekeeperValues(t *testing.T, s *suite) []byte {
+	t.Helper()
+	res, err := accelc.Cluster(t.Context(), s.clusterPath(storyExample), accelc.Options{Stages: accelc.Rendered})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cm corev1.ConfigMap
+	if err := yaml.Unmarshal(res.Tree["mutations/configmap-"+render.GatekeeperValuesName+".yaml"], &cm); err != nil {
+		t.Fatal(err)
+	}
+	var v render.GatekeeperHelmValues
+	if err := yaml.UnmarshalStrict([]byte(cm.Data["values.yaml"]), &v); err != nil {
+		t.Fatalf("the Gatekeeper values %s renders: %v", storyExample, err)
+	}
+	v.AuditInterval = int(controlplane.AuditInterval / time.Second)
+	b, err := yaml.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 // story is the admin's repository, the CI that publishes it and the
