@@ -78,6 +78,9 @@ func assemble(objs *clusterObjects, m *compile.Model, checkout *Rendering) *Stat
 	if objs.validatesEverything && len(objs.constraints) > 0 {
 		st.Notes = append(st.Notes, "Gatekeeper's validating webhook ("+gatekeeperValidatingWebhook+") receives every resource: every write to the cluster (Kueue's Workloads, Events, node Leases, pods' bookkeeping) waits for a webhook call no accelc policy needs; install Gatekeeper with the values of mutations/configmap-"+render.GatekeeperValuesName+".yaml (docs/scale.md)")
 	}
+	if objs.unjudgedPods != "" {
+		st.Notes = append(st.Notes, "Gatekeeper's validating webhook ("+gatekeeperValidatingWebhook+") skips the common GPU pod (its match condition pods-judged-by-"+render.PodAdmissionPolicyName+"), which the API server is to judge itself, but the API server has no "+objs.unjudgedPods+": those pods are admitted unjudged; apply the tree (its policies/ folder), or install Gatekeeper without that match condition")
+	}
 	st.Delivery = delivery(objs)
 	if checkout != nil {
 		st.Delivery.Drift = drift(st.Delivery, m.Cluster.Name, *checkout)

@@ -309,8 +309,54 @@ func (k *kube) readGatekeeper(ctx context.Context, objs *clusterObjects) error {
 	var validating mutatingWebhookConfiguration // the same fields
 	if err := k.get(ctx, "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/"+gatekeeperValidatingWebhook, &validating); err == nil {
 		objs.validatesEverything = validating.receivesEverything()
+		if validating.skipsJudgedPods() {
+			objs.unjudgedPods = k.podAdmissionMissing(ctx)
+		}
 	}
 	return nil
+}
+
+// skipsJudgedPods says whether a webhook's match condition is the one
+// accelc's values give it on Kubernetes 1.36, which sends the common GPU
+// pod to accelc-pod-admission instead (render.GatekeeperInstallValues).
+func (h mutatingWebhookConfiguration) skipsJudgedPods() bool {
+	for _, w := range h.Webhooks {
+		if slices.Contains(w.MatchConditions, webhookMatchCondition{Name: "pods-judged-by-" + render.PodAdmissionPolicyName}) {
+			return true
+		}
+	}
+	return false
+}
+
+// podAdmissionMissing says what of accelc-pod-admission the API server
+// lacks — the policy, or every binding of it — "" where it has both or
+// the reader may not read them: where Gatekeeper skips the pods it
+// judges, nothing judges them without it.
+func (k *kube) podAdmissionMissing(ctx context.Context) string {
+	const base = "/apis/admissionregistration.k8s.io/v1/"
+	var policy struct{}
+	if err := k.get(ctx, base+"validatingadmissionpolicies/"+render.PodAdmissionPolicyName, &policy); err != nil {
+		if apierrors.IsNotFound(err) {
+			return "the ValidatingAdmissionPolicy " + render.PodAdmissionPolicyName
+		}
+		return ""
+	}
+	var bindings struct {
+		Items []struct {
+			Spec struct {
+				PolicyName string `json:"policyName"`
+			} `json:"spec"`
+		} `json:"items"`
+	}
+	if err := k.get(ctx, base+"validatingadmissionpolicybindings", &bindings); err != nil {
+		return ""
+	}
+	for _, b := range bindings.Items {
+		if b.Spec.PolicyName == render.PodAdmissionPolicyName {
+			return ""
+		}
+	}
+	return "every binding of the ValidatingAdmissionPolicy " + render.PodAdmissionPolicyName
 }
 
 // gatekeeperValidatingWebhook is the ValidatingWebhookConfiguration

@@ -28,6 +28,11 @@ type clusterObjects struct {
 	// validatesEverything: Gatekeeper's validating webhook receives every
 	// resource (its default rules), not only the kinds accelc judges.
 	validatesEverything bool
+	// unjudgedPods: Gatekeeper's validating webhook skips the pods
+	// accelc-pod-admission judges, and the API server lacks this of it
+	// (the policy, or its bindings); "" where nothing is missing or
+	// nothing could be read.
+	unjudgedPods string
 	// entitlements map namespaces to teams (read only without a
 	// configuration).
 	entitlements map[string]string

@@ -463,3 +463,20 @@ func TestStatusGatekeeperValidatesEverything(t *testing.T) {
 	objs.validatesEverything = false
 	assert.Empty(t, assemble(objs, nil, nil).Notes)
 }
+
+// TestStatusUnjudgedPods: where Gatekeeper's webhook skips the pods
+// accelc-pod-admission judges and the policy is not in the cluster,
+// status says those pods are admitted unjudged.
+func TestStatusUnjudgedPods(t *testing.T) {
+	hook := decode[mutatingWebhookConfiguration](t, `{"webhooks": [{"matchConditions": [{"name": "changes-what-policies-read"}, {"name": "pods-judged-by-accelc-pod-admission"}]}]}`)
+	assert.True(t, hook.skipsJudgedPods())
+	assert.False(t, decode[mutatingWebhookConfiguration](t, `{"webhooks": [{"matchConditions": [{"name": "changes-what-policies-read"}]}]}`).skipsJudgedPods())
+
+	objs := statusObjects(t)
+	objs.unjudgedPods = "the ValidatingAdmissionPolicy accelc-pod-admission"
+	st := assemble(objs, nil, nil)
+	require.Len(t, st.Notes, 1)
+	assert.Contains(t, st.Notes[0], "admitted unjudged")
+	objs.unjudgedPods = ""
+	assert.Empty(t, assemble(objs, nil, nil).Notes)
+}
