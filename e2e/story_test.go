@@ -122,7 +122,7 @@ func startWholeCluster(t *testing.T) *story {
 // controlplane.AuditInterval, as the harness's default.
 func storyGatekeeperValues(t *testing.T, s *suite) []byte {
 	t.Helper()
-	res, err := accelc.Cluster(t.Context(), s.clusterPath(storyExample), accelc.Options{Stages: accelc.Rendered})
+	res, err := accelc.Cluster(t.Context(), s.clusterPath(s.olderExample(t, storyExample)), accelc.Options{Stages: accelc.Rendered})
 	if err != nil {
 		t.Fatal(err)
 	}
