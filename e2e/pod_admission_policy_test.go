@@ -80,6 +80,39 @@ func TestPodAdmissionPolicy(t *testing.T) {
 		}
 		checkPodAdmission(t, s, "fleet", m, inv, tree, pods/3, 3)
 	})
+	// A profile retired in the CUE, as a commit retires it: its
+	// HardwareProfile rendered disabled and naming its replacement, its
+	// mutators gone.
+	t.Run("hetero-prod-retired-in-tree", func(t *testing.T) {
+		root := t.TempDir()
+		src := filepath.Join(s.root, "examples", "clusters")
+		for _, d := range []string{"cue.mod", "fleet", "hetero-prod"} {
+			if err := os.CopyFS(filepath.Join(root, d), os.DirFS(filepath.Join(src, d))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		dir := filepath.Join(root, "hetero-prod")
+		retire := `package cluster
+
+profiles: "large-gpu": retired: replacement: "large-memory"
+
+profiles: "a100-batch": {
+	displayName: "A100 batch"
+	acceleratorTypes: ["nvidia-a100-80gb"]
+	tolerations: [{key: "nvidia.com/gpu", operator: "Exists", effect: "NoSchedule"}]
+	retired: replacement: "premium-gpu"
+}
+`
+		if err := os.WriteFile(filepath.Join(dir, "retire.cue"), []byte(retire), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		res, err := accelc.Cluster(t.Context(), dir, accelc.Options{Stages: accelc.Rendered})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// As a user writes a pod of it: ODH's annotation alone.
+		checkPodAdmission(t, s, "hetero-prod-retired-in-tree", res.Model, res.Inventory, res.Tree, pods, 4, retiringPodOf("ml-research", "large-gpu"), retiringPodOf("serving-prod", "large-gpu"), retiringPodOf("ml-research", "a100-batch"))
+	})
 	// Profiles changed in the cluster, not in the tree (the dashboard, an
 	// admin's kubectl): the policy reads the live profile, and the Rego
 	// the synced one.
@@ -158,13 +191,17 @@ const judgedHere = "judged by accelc-pod-admission"
 // same match conditions, set to warn), then makes n generated pods
 // (seed) and compares each verdict of the admission policy with the
 // Rego's.
-func checkPodAdmission(t *testing.T, s *suite, example string, m *compile.Model, inv *inventory.Inventory, tree render.Tree, n int, seed uint64) {
+func checkPodAdmission(t *testing.T, s *suite, example string, m *compile.Model, inv *inventory.Inventory, tree render.Tree, n int, seed uint64, written ...*unstructured.Unstructured) {
 	t.Helper()
 	check, err := engine.NewEscapeCheck(t.Context(), m, inv, tree)
 	if err != nil {
 		t.Fatal(err)
 	}
 	requests := check.GeneratedPods(seed, n)
+	for _, w := range written {
+		requests = append(requests, engine.Request{Object: w})
+	}
+	n = len(requests)
 	namespaces := []string{m.Cluster.ProfileNamespace, "no-team"}
 	for _, team := range m.Teams {
 		namespaces = append(namespaces, team.Namespaces...)
@@ -195,14 +232,6 @@ func checkPodAdmission(t *testing.T, s *suite, example string, m *compile.Model,
 		case strings.HasPrefix(p, "policies/validatingadmissionpolicy-"):
 			if u.GetName() == render.PodAdmissionPolicyName {
 				conditions, _, _ = unstructured.NestedSlice(u.Object, "spec", "matchConditions")
-				// A warning is one header line: the denial's lines
-				// joined on one.
-				validations, _, _ := unstructured.NestedSlice(u.Object, "spec", "validations")
-				for _, v := range validations {
-					v := v.(map[string]any)
-					v["messageExpression"] = strings.ReplaceAll(v["messageExpression"].(string), `.join("\n")`, `.join("; ")`)
-				}
-				_ = unstructured.SetNestedSlice(u.Object, validations, "spec", "validations")
 			}
 		default:
 			continue
@@ -560,4 +589,20 @@ func regoPolicies(messages []string) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// retiringPodOf is a pod of a profile named only by ODH's annotation,
+// asking for one GPU.
+func retiringPodOf(namespace, profile string) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "Pod",
+		"metadata": map[string]any{
+			"name": "odh-" + profile, "namespace": namespace,
+			"annotations": map[string]any{render.ProfileAnnotation: profile},
+		},
+		"spec": map[string]any{"containers": []any{map[string]any{
+			"name": "main", "image": "registry.example/batch:1",
+			"resources": map[string]any{"limits": map[string]any{"nvidia.com/gpu": "1"}},
+		}}},
+	}}
 }

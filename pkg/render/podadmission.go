@@ -552,10 +552,12 @@ func (r podRules) validations() []admissionregistrationv1.Validation {
 		v(`!(variables.generic && variables.team == null && variables.queueLabel != null && variables.kueueAccounts)`,
 			fmt.Sprintf(`"the pod joins Kueue's LocalQueue " + variables.queueLabel + " (label %s), but namespace " + request.namespace + " is no team's: it has no LocalQueue and Kueue does not manage it, so Kueue would never admit the pod or count its accelerators: drop the label (generic use runs outside Kueue)"`, QueueNameLabel)),
 	}
-	// One validation of every rule, its message each broken rule's, one
-	// a line, as Gatekeeper words a denial ("[<constraint>] <policy>:
-	// <message>"): the API server reports only the first validation
-	// that fails, and a user fixes everything at once.
+	// One validation of every rule, its message each broken rule's, as
+	// Gatekeeper words a denial ("[<constraint>] <policy>: <message>"):
+	// the API server reports only the first validation that fails, and
+	// a user fixes everything at once. Joined on one line, and cut short
+	// of the API server's 5 KiB: it drops a message of several lines or
+	// more, and says "failed expression" with the whole expression.
 	// The constraint the Rego's denial would name: the cluster's, or the
 	// one of the namespaces staged to deny.
 	constraint := ConstraintName
@@ -571,9 +573,10 @@ func (r podRules) validations() []admissionregistrationv1.Validation {
 		msgs = append(msgs, fmt.Sprintf(`((%s) ? "" : %q + %s)`, r.expr, "["+constraint+"] "+r.policy+": ", r.msg))
 	}
 	return []admissionregistrationv1.Validation{{
-		Expression:        strings.Join(exprs, " &&\n"),
-		MessageExpression: "[" + strings.Join(msgs, ",\n") + `].filter(m, m != "").join("\n")`,
-		Reason:            ptr(metav1.StatusReasonForbidden),
+		Expression: strings.Join(exprs, " &&\n"),
+		MessageExpression: "[[" + strings.Join(msgs, ",\n") + `].filter(m, m != "").join("; ")].map(m, m.size() > 4000 ? m.substring(0, 4000) + " …" : m)[0]`,
+		Message:           "[" + constraint + "] the pod breaks a rule of accelc's admission policies (" + PodAdmissionPolicyName + "), which the API server could not word",
+		Reason:  ptr(metav1.StatusReasonForbidden),
 	}}
 }
 
