@@ -573,10 +573,10 @@ func (r podRules) validations() []admissionregistrationv1.Validation {
 		msgs = append(msgs, fmt.Sprintf(`((%s) ? "" : %q + %s)`, r.expr, "["+constraint+"] "+r.policy+": ", r.msg))
 	}
 	return []admissionregistrationv1.Validation{{
-		Expression: strings.Join(exprs, " &&\n"),
+		Expression:        strings.Join(exprs, " &&\n"),
 		MessageExpression: "[[" + strings.Join(msgs, ",\n") + `].filter(m, m != "").join("; ")].map(m, m.size() > 4000 ? m.substring(0, 4000) + " …" : m)[0]`,
 		Message:           "[" + constraint + "] the pod breaks a rule of accelc's admission policies (" + PodAdmissionPolicyName + "), which the API server could not word",
-		Reason:  ptr(metav1.StatusReasonForbidden),
+		Reason:            ptr(metav1.StatusReasonForbidden),
 	}}
 }
 
