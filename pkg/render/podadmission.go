@@ -486,7 +486,8 @@ func (r podRules) validations() []admissionregistrationv1.Validation {
 			fmt.Sprintf(`"hardware profile " + %s + " has more than one Accelerator identifier: give it one"`, profile)),
 		from("profilescheduling"),
 		v("size(variables.confiningTypes) == 0 || variables.confined",
-			fmt.Sprintf(`%s + " allows " + %s + ": add nodeSelector " + %s + ": " + variables.confiningTypes[0] + ", or required node affinity " + %s + " In [" + %s + "] in every term"`, who, types, typeLabel, typeLabel, types)),
+			fmt.Sprintf(`%s + " allows " + %s + ": add nodeSelector " + %s + ": " + variables.confiningTypes[0] + ", or required node affinity " + %s + " In [" + %s + "] in every term" + `+
+				`[variables.nodeSelector.filter(k, k != %s && ["nvidia.com/", "amd.com/", "cloud.google.com/gke-accelerator", "karpenter.k8s.aws/"].exists(p, k.startsWith(p)))].map(ks, size(ks) > 0 ? " (" + ks[0] + " selects on a vendor label; select on " + %s + " instead)" : "")[0]`, who, types, typeLabel, typeLabel, types, typeLabel, typeLabel)),
 		v(fmt.Sprintf("size(variables.confiningTypes) == 0 || !variables.confined || !(%[1]s in variables.nodeSelector) || variables.nodeSelector[%[1]s] in variables.confiningTypes", typeLabel),
 			fmt.Sprintf(`%s + " allows " + %s + ", but nodeSelector " + %s + " is " + variables.nodeSelector[%s] + ": drop it (the pod's node affinity already picks the types)"`, who, types, typeLabel, typeLabel)),
 		v("variables.scopeTypes == null || size(variables.confiningTypes) > 0",
@@ -500,11 +501,11 @@ func (r podRules) validations() []admissionregistrationv1.Validation {
 			fmt.Sprintf(`"hardware profile " + %s + " runs on shared GPUs in " + variables.pools.join(", ") + ": add nodeSelector %s: " + variables.pools[0] + ", or required node affinity %s In [" + variables.pools.join(", ") + "] in every term"`, profile, prefix+"/pool", prefix+"/pool")),
 		from("annotations"),
 		v(fmt.Sprintf(`!(%[2]s in %[1]s) || (size(variables.types) == 1 && %[1]s[%[2]s] == variables.types[0])`, pod, key("type")),
-			fmt.Sprintf(`"annotation %s=" + %s[%s] + (size(variables.types) == 1 ? " does not match: hardware profile " + %s + " gives " + variables.types[0] + "; remove it or set " + variables.types[0] : " is not set by accelc for this pod (hardware profile " + %s + "): remove it")`, prefix+"/type", pod, key("type"), profile, profile)),
+			annotationMessage(prefix+"/type", "size(variables.types) == 1", "variables.types[0]")),
 		v(fmt.Sprintf(`!(%[2]s in %[1]s) || (size(variables.types) > 0 && %[1]s[%[2]s] == variables.types.join(","))`, pod, key(AnnotationTypes)),
-			fmt.Sprintf(`"annotation %s=" + %s[%s] + (size(variables.types) > 0 ? " does not match: hardware profile " + %s + " gives " + variables.types.join(",") + "; remove it or set " + variables.types.join(",") : " is not set by accelc for this pod (hardware profile " + %s + "): remove it")`, prefix+"/types", pod, key(AnnotationTypes), profile, profile)),
+			annotationMessage(prefix+"/"+AnnotationTypes, "size(variables.types) > 0", `variables.types.join(",")`)),
 		v(fmt.Sprintf(`!(%[2]s in %[1]s) || (variables.team != null && %[1]s[%[2]s] == variables.team.team)`, pod, key("team")),
-			fmt.Sprintf(`"annotation %s=" + %s[%s] + (variables.team != null ? " does not match: namespace " + request.namespace + " gives " + variables.team.team + "; remove it or set " + variables.team.team : " is not set by accelc for this pod (namespace " + request.namespace + "): remove it")`, prefix+"/team", pod, key("team"))),
+			annotationMessage(prefix+"/team", "variables.team != null", "variables.team.team")),
 		from("deviceaccess"),
 		v("!variables.dra",
 			fmt.Sprintf(`"hardware profile " + %s + " hands out devices by resource claim, and the pod holds none: add spec.resourceClaims [{name: gpu, resourceClaimTemplateName: " + variables.draTemplate + "}] and resources.claims [{name: gpu}] on the container that uses it"`, profile)),
@@ -544,7 +545,7 @@ func (r podRules) validations() []admissionregistrationv1.Validation {
 		v(fmt.Sprintf(`!variables.priorityJudged || variables.profilePriority != null || variables.team == null || variables.team.tier == null || variables.workloadPriority == null || variables.workloadPriority in %s`, classes),
 			fmt.Sprintf(`"label %s=" + variables.workloadPriority + " names a priority class accelc does not know, so its rank against team " + variables.team.team + "'s tier " + variables.team.tier.className + " cannot be checked: drop the label or use " + variables.team.tier.className`, WorkloadPriorityLabel)),
 		v(fmt.Sprintf(`!variables.priorityJudged || variables.profilePriority != null || variables.team == null || variables.team.tier == null || variables.workloadPriority == null || !(variables.workloadPriority in %[1]s) || %[1]s[variables.workloadPriority] <= variables.team.tier.value`, classes),
-			fmt.Sprintf(`"label %s=" + variables.workloadPriority + " outranks team " + variables.team.team + "'s tier " + variables.team.tier.className + " (" + string(variables.team.tier.value) + ") in Kueue: drop the label or use " + variables.team.tier.className`, WorkloadPriorityLabel)),
+			fmt.Sprintf(`"label %s=" + variables.workloadPriority + " (" + string(%s[variables.workloadPriority]) + ") outranks team " + variables.team.team + "'s tier " + variables.team.tier.className + " (" + string(variables.team.tier.value) + ") in Kueue: drop the label or use " + variables.team.tier.className`, WorkloadPriorityLabel, classes)),
 		v(fmt.Sprintf(`variables.controllers.all(k, !(k in %[1]s) || request.userInfo.username in %[1]s[k])`, podControllers),
 			`"the pod names a controller in its ownerReferences, but " + request.userInfo.username + " made it, not that kind's controller: Kueue does not queue the pods of a workload it manages, so these accelerators would be outside the team's quota; create the workload and let its controller make the pods"`),
 		v(fmt.Sprintf(`variables.queueLabel == null || !variables.kueueAccounts || variables.controllers.exists(k, k in %s) || (has(object.spec.schedulingGates) && object.spec.schedulingGates.exists(g, g.name == %q))`, jobKinds, kueueGate),
@@ -578,6 +579,15 @@ func (r podRules) validations() []admissionregistrationv1.Validation {
 		Message:           "[" + constraint + "] the pod breaks a rule of accelc's admission policies (" + PodAdmissionPolicyName + "), which the API server could not word",
 		Reason:            ptr(metav1.StatusReasonForbidden),
 	}}
+}
+
+// annotationMessage words the annotations policy's refusal of a cost
+// annotation (key) the pod carries: where expected holds, one that is
+// not want; otherwise one accelc does not set for the pod.
+func annotationMessage(key, expected, want string) string {
+	named := fmt.Sprintf(`(%[1]q in object.metadata.annotations ? object.metadata.annotations[%[1]q] : "")`, ProfileAnnotation)
+	return fmt.Sprintf(`"annotation %[1]s=" + object.metadata.annotations[%[1]q] + (%[2]s ? " does not match: hardware profile \"" + %[4]s + "\" and namespace " + request.namespace + " give " + %[3]s + "; remove it or set " + %[3]s : " is not set by accelc for this pod (hardware profile \"" + %[4]s + "\", namespace " + request.namespace + "): remove it")`,
+		key, expected, want, named)
 }
 
 // profileNamespaceAnnotation is Open Data Hub's annotation naming the
