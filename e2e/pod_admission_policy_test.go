@@ -350,7 +350,8 @@ func checkPodAdmission(t *testing.T, s *suite, example string, m *compile.Model,
 		}
 		time.Sleep(time.Second)
 	}
-	var judged, denied, refused, gatekeeper int
+	var judged, denied, refused, gatekeeper, verbatim int
+	worded := map[string]int{} // the Rego's messages the policy words otherwise, by their first words
 	var bases []engine.Request
 	for i := 0; i < len(requests); i++ {
 		r := requests[i]
@@ -371,6 +372,14 @@ func checkPodAdmission(t *testing.T, s *suite, example string, m *compile.Model,
 		}
 		if len(messages) > 0 {
 			denied++
+			joined := strings.Join(denials, "; ")
+			for _, m := range messages {
+				if strings.Contains(joined, "] "+m) {
+					verbatim++
+				} else {
+					worded[strings.SplitN(m, " ", 3)[0]+" "+strings.SplitN(m, " ", 3)[1]]++
+				}
+			}
 		}
 		if (len(messages) == 0) == (len(denials) == 0) {
 			if rego, here := regoPolicies(messages), denyingPolicies(strings.Split(strings.Join(denials, "\n"), "\n")...); !slices.Equal(rego, here) {
@@ -394,6 +403,7 @@ func checkPodAdmission(t *testing.T, s *suite, example string, m *compile.Model,
 		}
 	}
 	t.Logf("%s: %d pods (%d of them variants of %d admitted ones): %d judged by the API server (%d refused, as by the Rego), %d left to Gatekeeper, %d refused by Kubernetes' own validation", example, len(requests), len(requests)-n, len(bases), judged, denied, gatekeeper, refused)
+	t.Logf("%s: %d of the Rego's messages in the policy's denials word for word; worded otherwise: %v", example, verbatim, worded)
 	// A check that judged nothing, or refused or admitted everything,
 	// proves nothing.
 	if judged < len(requests)/10 || denied == 0 || denied == judged {

@@ -8,6 +8,7 @@ package render
 // pod costs no call to Gatekeeper.
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -319,6 +320,9 @@ func (r podRules) variables() []admissionregistrationv1.Variable {
 		admissionregistrationv1.Variable{Name: "nodeTolerations", Expression: "has(params.spec) && has(params.spec.scheduling) && has(params.spec.scheduling.node) && has(params.spec.scheduling.node.tolerations)"},
 		admissionregistrationv1.Variable{Name: "renderedTolerations", Expression: r.renderedTolerations()},
 		admissionregistrationv1.Variable{Name: "profileTolerations", Expression: profileTolerations(r.m.Cluster.LabelPrefix + "/" + AnnotationTolerations)},
+		// The profile's tolerations as the Rego's %v writes them, for
+		// the message.
+		admissionregistrationv1.Variable{Name: "tolerationsText", Expression: fmt.Sprintf(`"[" + (variables.nodeTolerations ? params.spec.scheduling.node.tolerations.map(t, %s).join(", ") : (variables.profile in %s ? %s[variables.profile] : "")) + "]"`, tolerationText("t"), r.tolerationsTexts(), r.tolerationsTexts())},
 		admissionregistrationv1.Variable{Name: "profileQueue", Expression: "has(params.spec) && has(params.spec.scheduling) && has(params.spec.scheduling.kueue) && has(params.spec.scheduling.kueue.localQueueName) ? dyn(params.spec.scheduling.kueue.localQueueName) : null"},
 		admissionregistrationv1.Variable{Name: "kueueAccounts", Expression: `variables.profileQueue != null || (variables.team != null && variables.team.queue != "")`},
 		admissionregistrationv1.Variable{Name: "queueLabel", Expression: fmt.Sprintf(`%q in object.metadata.labels ? dyn(object.metadata.labels[%q]) : null`, QueueNameLabel, QueueNameLabel)},
@@ -412,6 +416,36 @@ func (r podRules) renderedTolerations() string {
 	return "{" + strings.Join(entries, ", ") + "}"
 }
 
+// tolerationsTexts are, by profile whose tolerations are JSON in its
+// annotation, those tolerations as the Rego's %v writes the parsed JSON
+// (its objects' keys in order), as a CEL map.
+func (r podRules) tolerationsTexts() string {
+	key := r.m.Cluster.LabelPrefix + "/" + AnnotationTolerations
+	var entries []string
+	for _, h := range r.hwps {
+		j, ok := h.Annotations[key]
+		if !ok {
+			continue
+		}
+		var list []map[string]any
+		if err := json.Unmarshal([]byte(j), &list); err != nil {
+			continue
+		}
+		var items []string
+		for _, t := range list {
+			var fields []string
+			for _, k := range slices.Sorted(maps.Keys(t)) {
+				v, _ := json.Marshal(t[k])
+				fields = append(fields, fmt.Sprintf("%q: %s", k, v))
+			}
+			items = append(items, "{"+strings.Join(fields, ", ")+"}")
+		}
+		entries = append(entries, fmt.Sprintf("%q: %q", h.Name, strings.Join(items, ", ")))
+	}
+	slices.Sort(entries)
+	return "{" + strings.Join(entries, ", ") + "}"
+}
+
 // profileTolerations are the profile's tolerations as the Rego reads
 // them: its scheduling.node.tolerations, else its tolerations
 // annotation's JSON — here the rendered list, where the live annotation
@@ -458,6 +492,12 @@ func (r podRules) validations() []admissionregistrationv1.Validation {
 		}
 		return out
 	}(), ", ") + "}"
+	// The constraint the Rego's denial would name: the cluster's, or the
+	// one of the namespaces staged to deny.
+	constraint := ConstraintName
+	if r.m.Cluster.Enforcement != compile.Deny {
+		constraint += "-" + compile.Deny
+	}
 	tol := func(t, field, def string) string { return or(t, field, def) }
 	acceleratorLabel := func(k string) string {
 		return fmt.Sprintf("(%[1]s.startsWith(%[2]q) || %[3]s.exists(p, %[1]s.startsWith(p)))", k, prefix+"/", celStrings(policies.AcceleratorLabelPrefixes))
@@ -496,7 +536,8 @@ func (r podRules) validations() []admissionregistrationv1.Validation {
 			ann, key(AnnotationTolerations)),
 			fmt.Sprintf(`"hardware profile " + %s + "'s annotation %s is not the one accelc rendered, so its tolerations cannot be checked here: restore the profile from the tree (Flux reconciles it)"`, profile, prefix+"/"+AnnotationTolerations)),
 		v(fmt.Sprintf("!has(object.spec.tolerations) || object.spec.tolerations.all(t, !%s || %s)", widens, allowed),
-			fmt.Sprintf(`"a toleration is not one of hardware profile " + %s + "'s: it would let the pod onto another pool's nodes; use the profile's tolerations"`, profile)),
+			fmt.Sprintf(`object.spec.tolerations.filter(t, %[1]s && !%[2]s).map(t, "toleration " + %[3]s + " is not one of hardware profile " + %[4]s + "'s: it would let the pod onto another pool's nodes; use the profile's tolerations " + variables.tolerationsText).join("; [%[5]s] profilescheduling: ")`,
+				widens, allowed, tolerationText("t"), profile, constraint)),
 		v("size(variables.pools) == 0 || variables.poolConfined",
 			fmt.Sprintf(`"hardware profile " + %s + " runs on shared GPUs in " + variables.pools.join(", ") + ": add nodeSelector %s: " + variables.pools[0] + ", or required node affinity %s In [" + variables.pools.join(", ") + "] in every term"`, profile, prefix+"/pool", prefix+"/pool")),
 		from("annotations"),
@@ -514,7 +555,11 @@ func (r podRules) validations() []admissionregistrationv1.Validation {
 		v(fmt.Sprintf(`variables.through || variables.generic || (!variables.nodeSelector.exists(k, %[1]s) && `+
 			`!(variables.terms + variables.preferred).exists(t, has(t.matchExpressions) && t.matchExpressions.exists(e, %[2]s && e.operator in ["In", "Exists", "Gt", "Lt"])) && `+
 			`!(has(object.spec.tolerations) && object.spec.tolerations.exists(t, %[3]s)))`, acceleratorLabel("k"), acceleratorLabel("e.key"), widens),
-			fmt.Sprintf(`"the pod aims at accelerator nodes (by its node selector, node affinity or tolerations), and " + %s + ": drop it, or name a profile with annotation %s"`, whyNoProfile, ProfileAnnotation)),
+			fmt.Sprintf(`(variables.nodeSelector.filter(k, %[1]s).map(k, "nodeSelector " + k) + `+
+				`(variables.terms + variables.preferred).filter(t, has(t.matchExpressions) && t.matchExpressions.exists(e, %[2]s && e.operator in ["In", "Exists", "Gt", "Lt"])).map(t, t.matchExpressions.filter(e, %[2]s && e.operator in ["In", "Exists", "Gt", "Lt"]).map(e, "node affinity on " + e.key).join("\x00")) + `+
+				`(has(object.spec.tolerations) ? object.spec.tolerations.filter(t, %[3]s).map(t, "toleration " + %[4]s + " (accelerator nodes carry it)") : [])).join("\x00").split("\x00").filter(w, w != "")`+
+				`.map(w, w + " aims the pod at accelerator nodes, and " + %[5]s + ": drop it, or name a profile with annotation %[6]s").join("; [%[7]s] deviceaccess: ")`,
+				acceleratorLabel("k"), acceleratorLabel("e.key"), widens, tolerationText("t"), whyNoProfile, ProfileAnnotation, constraint)),
 		from("entitlement"),
 		v("variables.acceleratorProfile",
 			fmt.Sprintf(`"hardware profile " + %s + " hands out no accelerator, yet the pod asks for one: pick a profile with an accelerator"`, profile)),
@@ -525,11 +570,13 @@ func (r podRules) validations() []admissionregistrationv1.Validation {
 		v("variables.types.all(t, variables.team != null && t in variables.team.types)",
 			fmt.Sprintf(`"team " + (variables.team != null ? variables.team.team : "(none)") + " may not use " + variables.types.filter(t, variables.team == null || !(t in variables.team.types))[0] + " (hardware profile " + %s + "): it may use " + (variables.team != null ? variables.team.types.join(", ") : "") + "; pick another profile or ask for the type in the team's CUE"`, profile)),
 		v("size(variables.accelerators) == 0 || !variables.otherAccelerator",
-			fmt.Sprintf(`"hardware profile " + %s + " is requested through " + variables.resource + ", not another accelerator resource: ask for " + variables.resource`, profile)),
+			fmt.Sprintf(`variables.containers.filter(c, has(c.resources)).map(c, (has(c.resources.requests) ? c.resources.requests.filter(k, k != variables.resource && %[1]s.exists(p, k.startsWith(p))) : []) + (has(c.resources.limits) ? c.resources.limits.filter(k, k != variables.resource && %[1]s.exists(p, k.startsWith(p))) : []))`+
+				`.map(ks, ks.join("\x00")).join("\x00").split("\x00").filter(r, r != "").sort().map(r, "hardware profile " + %[2]s + " is requested through " + variables.resource + ", not " + r + ": ask for " + variables.resource).join("; [%[3]s] entitlement: ")`,
+				celStrings(append(slices.Clone(policies.BaseResourcePrefixes), r.params.ExtraResourcePrefixes...)), profile, constraint)),
 		v("variables.minCount == null || variables.amount >= variables.minCount",
-			fmt.Sprintf(`"hardware profile " + %s + " needs at least " + string(variables.minCount) + " " + variables.resource + " per pod; the pod asks for " + string(variables.amount)`, profile)),
+			fmt.Sprintf(`"hardware profile " + %[1]s + " needs at least " + %[2]s + " " + variables.resource + " per pod; the pod asks for " + %[3]s`, profile, number("variables.minCount"), number("variables.amount"))),
 		v("variables.maxCount == null || variables.amount <= variables.maxCount",
-			fmt.Sprintf(`"hardware profile " + %s + " allows at most " + string(variables.maxCount) + " " + variables.resource + " per pod; the pod asks for " + string(variables.amount)`, profile)),
+			fmt.Sprintf(`"hardware profile " + %[1]s + " allows at most " + %[2]s + " " + variables.resource + " per pod; the pod asks for " + %[3]s`, profile, number("variables.maxCount"), number("variables.amount"))),
 		v("!variables.dra",
 			fmt.Sprintf(`"hardware profile " + %s + " hands out devices by resource claim, not an extended resource: drop the request, and claim the devices with the template"`, profile)),
 		v(`!(variables.kueueAccounts && variables.through) || variables.profileQueue != null || variables.team == null || variables.team.queue == "" || variables.queueLabel == variables.team.queue`,
@@ -546,10 +593,10 @@ func (r podRules) validations() []admissionregistrationv1.Validation {
 			fmt.Sprintf(`"label %s=" + variables.workloadPriority + " names a priority class accelc does not know, so its rank against team " + variables.team.team + "'s tier " + variables.team.tier.className + " cannot be checked: drop the label or use " + variables.team.tier.className`, WorkloadPriorityLabel)),
 		v(fmt.Sprintf(`!variables.priorityJudged || variables.profilePriority != null || variables.team == null || variables.team.tier == null || variables.workloadPriority == null || !(variables.workloadPriority in %[1]s) || %[1]s[variables.workloadPriority] <= variables.team.tier.value`, classes),
 			fmt.Sprintf(`"label %s=" + variables.workloadPriority + " (" + string(%s[variables.workloadPriority]) + ") outranks team " + variables.team.team + "'s tier " + variables.team.tier.className + " (" + string(variables.team.tier.value) + ") in Kueue: drop the label or use " + variables.team.tier.className`, WorkloadPriorityLabel, classes)),
-		v(fmt.Sprintf(`variables.controllers.all(k, !(k in %[1]s) || request.userInfo.username in %[1]s[k])`, podControllers),
-			`"the pod names a controller in its ownerReferences, but " + request.userInfo.username + " made it, not that kind's controller: Kueue does not queue the pods of a workload it manages, so these accelerators would be outside the team's quota; create the workload and let its controller make the pods"`),
+		v(when(len(r.params.PodControllers) > 0, fmt.Sprintf(`variables.controllers.all(k, !(k in %[1]s) || request.userInfo.username in %[1]s[k])`, podControllers)),
+			fmt.Sprintf(`object.metadata.ownerReferences.filter(o, has(o.controller) && o.controller && (o.apiVersion.split("/").size() == 2 ? o.apiVersion.split("/")[0] : "") + "/" + o.kind in %[1]s).map(o, "the pod names " + o.kind + " " + o.name + " as its controller (ownerReferences), but " + (request.userInfo.username != "" ? request.userInfo.username : "(no user)") + " made it, not the " + o.kind + " controller (" + [%[1]s[(o.apiVersion.split("/").size() == 2 ? o.apiVersion.split("/")[0] : "") + "/" + o.kind]].map(ms, size(ms) > 0 ? ms.sort().join(", ") : "none: it makes no pod itself")[0] + "): Kueue does not queue the pods of a " + o.kind + " it manages, so these accelerators would be outside team " + (variables.team != null ? variables.team.team : "(none)") + "'s quota; create the " + o.kind + " and let its controller make the pods").join("; [%[2]s] entitlement: ")`, podControllers, constraint)),
 		v(fmt.Sprintf(`variables.queueLabel == null || !variables.kueueAccounts || variables.controllers.exists(k, k in %s) || (has(object.spec.schedulingGates) && object.spec.schedulingGates.exists(g, g.name == %q))`, jobKinds, kueueGate),
-			fmt.Sprintf(`"the pod joins Kueue's LocalQueue " + variables.queueLabel + " (label %s) but reached admission without Kueue's scheduling gate %s, so Kueue's pod webhook skipped it and would never count its accelerators in the team's quota: check that Kueue's pod integration is on, that its managedJobsNamespaceSelector selects namespace " + request.namespace + ", and that its webhook is reachable; then create the pod again"`, QueueNameLabel, kueueGate)),
+			fmt.Sprintf(`"the pod joins Kueue's LocalQueue " + variables.queueLabel + " (label %s) but reached admission without Kueue's scheduling gate %s, so Kueue's pod webhook skipped it and would never count its accelerators in team " + (variables.team != null ? variables.team.team : "(none)") + "'s quota: check that Kueue's pod integration is on, that its managedJobsNamespaceSelector selects namespace " + request.namespace + " (accelc renders it in ConfigMap %s), that its webhook is reachable, and that it sees the label (it must run after Gatekeeper's mutating webhook, which adds it: the API server calls webhook configurations in the order of their names; or set its reinvocationPolicy: IfNeeded); then create the pod again"`, QueueNameLabel, kueueGate, KueueConfigMapName)),
 		v(`!(variables.generic && variables.team == null && variables.queueLabel != null && variables.kueueAccounts)`,
 			fmt.Sprintf(`"the pod joins Kueue's LocalQueue " + variables.queueLabel + " (label %s), but namespace " + request.namespace + " is no team's: it has no LocalQueue and Kueue does not manage it, so Kueue would never admit the pod or count its accelerators: drop the label (generic use runs outside Kueue)"`, QueueNameLabel)),
 	}
@@ -559,12 +606,6 @@ func (r podRules) validations() []admissionregistrationv1.Validation {
 	// a user fixes everything at once. Joined on one line, and cut short
 	// of the API server's 5 KiB: it drops a message of several lines or
 	// more, and says "failed expression" with the whole expression.
-	// The constraint the Rego's denial would name: the cluster's, or the
-	// one of the namespaces staged to deny.
-	constraint := ConstraintName
-	if r.m.Cluster.Enforcement != compile.Deny {
-		constraint += "-" + compile.Deny
-	}
 	var exprs, msgs []string
 	for _, r := range rules {
 		if r.expr == "" {
@@ -579,6 +620,36 @@ func (r podRules) validations() []admissionregistrationv1.Validation {
 		Message:           "[" + constraint + "] the pod breaks a rule of accelc's admission policies (" + PodAdmissionPolicyName + "), which the API server could not word",
 		Reason:            ptr(metav1.StatusReasonForbidden),
 	}}
+}
+
+// when is expr where cond holds, else "" (no rule: what it would read is
+// empty, so it holds).
+func when(cond bool, expr string) string {
+	if !cond {
+		return ""
+	}
+	return expr
+}
+
+// number is CEL that writes a count as the Rego's %v writes a number:
+// a whole one without a fraction.
+func number(x string) string {
+	return fmt.Sprintf(`(%[1]s == double(int(%[1]s)) ? string(int(%[1]s)) : string(%[1]s))`, x)
+}
+
+// tolerationText is CEL that writes toleration t as the Rego's %v
+// writes it: its fields in order of name.
+func tolerationText(t string) string {
+	field := func(name string, quoted bool) string {
+		v := t + "." + name
+		if quoted {
+			v = `"\"" + ` + v + ` + "\""`
+		} else {
+			v = "string(" + v + ")"
+		}
+		return fmt.Sprintf(`(has(%s.%s) ? "\"%s\": " + %s : "")`, t, name, name, v)
+	}
+	return `"{" + [` + strings.Join([]string{field("effect", true), field("key", true), field("operator", true), field("tolerationSeconds", false), field("value", true)}, ", ") + `].filter(x, x != "").join(", ") + "}"`
 }
 
 // annotationMessage words the annotations policy's refusal of a cost
