@@ -322,7 +322,7 @@ func (r podRules) variables() []admissionregistrationv1.Variable {
 		admissionregistrationv1.Variable{Name: "profileTolerations", Expression: profileTolerations(r.m.Cluster.LabelPrefix + "/" + AnnotationTolerations)},
 		// The profile's tolerations as the Rego's %v writes them, for
 		// the message.
-		admissionregistrationv1.Variable{Name: "tolerationsText", Expression: fmt.Sprintf(`"[" + (variables.nodeTolerations ? params.spec.scheduling.node.tolerations.map(t, %s).join(", ") : (variables.profile in %s ? %s[variables.profile] : "")) + "]"`, tolerationText("t"), r.tolerationsTexts(), r.tolerationsTexts())},
+		admissionregistrationv1.Variable{Name: "tolerationsText", Expression: fmt.Sprintf(`"[" + (variables.nodeTolerations ? params.spec.scheduling.node.tolerations.map(t, %s).join(", ") : (variables.profile in variables.renderedTolerations ? variables.renderedTolerations[variables.profile].text : "")) + "]"`, tolerationText("t"))},
 		admissionregistrationv1.Variable{Name: "profileQueue", Expression: "has(params.spec) && has(params.spec.scheduling) && has(params.spec.scheduling.kueue) && has(params.spec.scheduling.kueue.localQueueName) ? dyn(params.spec.scheduling.kueue.localQueueName) : null"},
 		admissionregistrationv1.Variable{Name: "kueueAccounts", Expression: `variables.profileQueue != null || (variables.team != null && variables.team.queue != "")`},
 		admissionregistrationv1.Variable{Name: "queueLabel", Expression: fmt.Sprintf(`%q in object.metadata.labels ? dyn(object.metadata.labels[%q]) : null`, QueueNameLabel, QueueNameLabel)},
@@ -392,8 +392,9 @@ func (r podRules) teamVariables() []admissionregistrationv1.Variable {
 
 // renderedTolerations are, by profile that holds its tolerations as
 // JSON in its annotation (one that schedules through Kueue), that
-// annotation as the tree renders it and the tolerations in it, each a
-// map of key, operator, value and effect, defaults filled in.
+// annotation as the tree renders it, the tolerations in it (each a map
+// of key, operator, value and effect, defaults filled in) and, for
+// messages, the list as the Rego's %v writes the parsed JSON.
 func (r podRules) renderedTolerations() string {
 	key := r.m.Cluster.LabelPrefix + "/" + AnnotationTolerations
 	var entries []string
@@ -410,40 +411,29 @@ func (r podRules) renderedTolerations() string {
 			}
 			list = append(list, fmt.Sprintf(`{"key": %q, "operator": %q, "value": %q, "effect": %q}`, t.Key, op, t.Value, t.Effect))
 		}
-		entries = append(entries, fmt.Sprintf(`%q: {"json": dyn(%q), "tolerations": dyn([%s])}`, h.Name, j, strings.Join(list, ", ")))
+		entries = append(entries, fmt.Sprintf(`%q: {"json": dyn(%q), "tolerations": dyn([%s]), "text": dyn(%q)}`, h.Name, j, strings.Join(list, ", "), regoText(j)))
 	}
 	slices.Sort(entries)
 	return "{" + strings.Join(entries, ", ") + "}"
 }
 
-// tolerationsTexts are, by profile whose tolerations are JSON in its
-// annotation, those tolerations as the Rego's %v writes the parsed JSON
-// (its objects' keys in order), as a CEL map.
-func (r podRules) tolerationsTexts() string {
-	key := r.m.Cluster.LabelPrefix + "/" + AnnotationTolerations
-	var entries []string
-	for _, h := range r.hwps {
-		j, ok := h.Annotations[key]
-		if !ok {
-			continue
-		}
-		var list []map[string]any
-		if err := json.Unmarshal([]byte(j), &list); err != nil {
-			continue
-		}
-		var items []string
-		for _, t := range list {
-			var fields []string
-			for _, k := range slices.Sorted(maps.Keys(t)) {
-				v, _ := json.Marshal(t[k])
-				fields = append(fields, fmt.Sprintf("%q: %s", k, v))
-			}
-			items = append(items, "{"+strings.Join(fields, ", ")+"}")
-		}
-		entries = append(entries, fmt.Sprintf("%q: %q", h.Name, strings.Join(items, ", ")))
+// regoText is a JSON list of objects as the Rego's %v writes it parsed:
+// each object's keys in order, without the brackets.
+func regoText(j string) string {
+	var list []map[string]any
+	if err := json.Unmarshal([]byte(j), &list); err != nil {
+		return ""
 	}
-	slices.Sort(entries)
-	return "{" + strings.Join(entries, ", ") + "}"
+	var items []string
+	for _, t := range list {
+		var fields []string
+		for _, k := range slices.Sorted(maps.Keys(t)) {
+			v, _ := json.Marshal(t[k])
+			fields = append(fields, fmt.Sprintf("%q: %s", k, v))
+		}
+		items = append(items, "{"+strings.Join(fields, ", ")+"}")
+	}
+	return strings.Join(items, ", ")
 }
 
 // profileTolerations are the profile's tolerations as the Rego reads

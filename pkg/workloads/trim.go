@@ -5,6 +5,7 @@ package workloads
 // where they hand a container devices.
 
 import (
+	"github.com/accelc/accelc/policies"
 	"slices"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -37,17 +38,9 @@ var (
 
 // visibilityEnv are the environment variables that make a container
 // runtime hand devices to a container, whatever it asked the device
-// plugin for; the device access policy judges their values
-// (visibility_env in policies/lib/accelc.rego, which a test holds this
-// list to), so Trim keeps them. They name devices, not secrets.
-var visibilityEnv = []string{
-	"AMD_VISIBLE_DEVICES",
-	"AWS_NEURON_VISIBLE_DEVICES",
-	"HABANA_VISIBLE_DEVICES",
-	"NVIDIA_MIG_CONFIG_DEVICES",
-	"NVIDIA_MIG_MONITOR_DEVICES",
-	"NVIDIA_VISIBLE_DEVICES",
-}
+// plugin for; the device access policy judges their values, so Trim
+// keeps them. They name devices, not secrets.
+var visibilityEnv = policies.VisibilityEnv
 
 // Trim drops what a snapshot committed to Git must not hold, and what no
 // policy judges: the object's managed fields, resource version and
