@@ -179,7 +179,7 @@ func setAnnotation(obj *unstructured.Unstructured, key, value string) {
 }
 
 // variantBases is how many admitted pods of an example's generated ones
-// get the variants that each break one rule (37 each).
+// get the variants that each break one rule (40 each).
 const variantBases = 20
 
 // judgedHere is the probe policy's message: the pod meets the admission
@@ -536,6 +536,36 @@ func perturbed(m *compile.Model, r engine.Request) []engine.Request {
 			spec["tolerations"] = append(slices.Clone(list), tol)
 		})
 	}
+	// A toleration of the profile's key for another effect, for a while.
+	vary(func(_ map[string]any, _, spec, _ map[string]any) {
+		list, _ := spec["tolerations"].([]any)
+		spec["tolerations"] = append(slices.Clone(list), map[string]any{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": int64(300)})
+	})
+	// Huge: 5,000 tolerations of its own and 500 required terms (each of
+	// which the pod policy confines), past which CEL's cost budget would
+	// refuse it.
+	vary(func(_ map[string]any, _, spec, _ map[string]any) {
+		list, _ := spec["tolerations"].([]any)
+		list = slices.Clone(list)
+		var terms []any
+		for i := range 5000 {
+			list = append(list, map[string]any{"key": fmt.Sprintf("example.com/own-%d", i), "operator": "Exists"})
+			if i%10 == 0 {
+				terms = append(terms, map[string]any{"matchExpressions": []any{map[string]any{"key": fmt.Sprintf("example.com/zone-%d", i), "operator": "Exists"}}})
+			}
+		}
+		spec["tolerations"] = list
+		spec["affinity"] = map[string]any{"nodeAffinity": map[string]any{"requiredDuringSchedulingIgnoredDuringExecution": map[string]any{"nodeSelectorTerms": terms}}}
+	})
+	// The devices split over two containers, together over the most.
+	vary(func(_ map[string]any, _, spec, c map[string]any) {
+		name, limits := resource(c)
+		limits[name] = int64(5)
+		if res := c["resources"].(map[string]any); res["requests"] != nil {
+			res["requests"].(map[string]any)[name] = int64(5)
+		}
+		spec["containers"] = append(spec["containers"].([]any), map[string]any{"name": "second", "image": "busybox", "resources": map[string]any{"limits": map[string]any{name: int64(5)}}})
+	})
 	for _, n := range []int64{0, 3, 5, 9, 17} {
 		vary(func(_ map[string]any, _, _, c map[string]any) {
 			name, limits := resource(c)

@@ -314,8 +314,9 @@ func (r podRules) variables() []admissionregistrationv1.Variable {
 			`((has(c.resources.limits) && c.resources.limits.exists(k, k != variables.resource && %[1]s.exists(p, k.startsWith(p)))) || `+
 			`(has(c.resources.requests) && c.resources.requests.exists(k, k != variables.resource && %[1]s.exists(p, k.startsWith(p))))))`,
 			celStrings(append(slices.Clone(policies.BaseResourcePrefixes), r.params.ExtraResourcePrefixes...)))},
-		admissionregistrationv1.Variable{Name: "amount", Expression: fmt.Sprintf(`(([0.0] + object.spec.containers.map(c, %[1]s)).sum() > ([0.0] + variables.initContainers.filter(c, !(%[2]s)).map(c, %[1]s)).max() ? `+
-			`([0.0] + object.spec.containers.map(c, %[1]s)).sum() : ([0.0] + variables.initContainers.filter(c, !(%[2]s)).map(c, %[1]s)).max()) + `+
+		// The Rego's pod_amount: the larger of the app containers' sum
+		// and the largest init container's, plus the sidecars'.
+		admissionregistrationv1.Variable{Name: "amount", Expression: fmt.Sprintf(`[([0.0] + object.spec.containers.map(c, %[1]s)).sum(), ([0.0] + variables.initContainers.filter(c, !(%[2]s)).map(c, %[1]s)).max()].max() + `+
 			`([0.0] + variables.initContainers.filter(c, %[2]s).map(c, %[1]s)).sum()`, containerAmount("c"), sidecar)},
 		admissionregistrationv1.Variable{Name: "nodeTolerations", Expression: "has(params.spec) && has(params.spec.scheduling) && has(params.spec.scheduling.node) && has(params.spec.scheduling.node.tolerations)"},
 		admissionregistrationv1.Variable{Name: "renderedTolerations", Expression: r.renderedTolerations()},
@@ -366,22 +367,13 @@ func (r podRules) teamVariables() []admissionregistrationv1.Variable {
 		entries = append(entries, fmt.Sprintf(`%q: {"team": dyn(%q), "types": dyn(%s), "profiles": dyn(%s), "queue": dyn(%q), "tier": dyn(%s)}`,
 			e.Name, e.Spec.Team, celStrings(slices.Sorted(slices.Values(e.Spec.AcceleratorTypes))), celStrings(nonNil(e.Spec.Profiles)), e.Spec.Queue, tier))
 	}
+	parts := chunks(entries, 2)
+	if len(parts) == 0 {
+		parts = [][]string{nil}
+	}
 	var vars []admissionregistrationv1.Variable
-	var chunk []string
-	size := 0
-	flush := func() {
-		vars = append(vars, admissionregistrationv1.Variable{Name: fmt.Sprintf("teams%d", len(vars)), Expression: "{" + strings.Join(chunk, ",\n") + "}"})
-		chunk, size = nil, 0
-	}
-	for _, e := range entries {
-		if size > 0 && size+len(e) > celChunk {
-			flush()
-		}
-		chunk = append(chunk, e)
-		size += len(e) + 2
-	}
-	if len(chunk) > 0 || len(vars) == 0 {
-		flush()
+	for i, part := range parts {
+		vars = append(vars, admissionregistrationv1.Variable{Name: fmt.Sprintf("teams%d", i), Expression: "{" + strings.Join(part, ",\n") + "}"})
 	}
 	team := "null"
 	for i := len(vars) - 1; i >= 0; i-- {
@@ -403,8 +395,12 @@ func (r podRules) renderedTolerations() string {
 		if !ok {
 			continue
 		}
+		var tolerations []compile.Toleration
+		if err := json.Unmarshal([]byte(j), &tolerations); err != nil {
+			continue // a pod of it is refused: the live annotation is not one the policy knows
+		}
 		var list []string
-		for _, t := range r.m.Profile(h.Name).Tolerations {
+		for _, t := range tolerations {
 			op := t.Operator
 			if op == "" {
 				op = "Equal"
@@ -607,7 +603,7 @@ func (r podRules) validations() []admissionregistrationv1.Validation {
 	return []admissionregistrationv1.Validation{{
 		Expression:        strings.Join(exprs, " &&\n"),
 		MessageExpression: "[[" + strings.Join(msgs, ",\n") + `].filter(m, m != "").join("; ")].map(m, m.size() > 4000 ? m.substring(0, 4000) + " …" : m)[0]`,
-		Message:           "[" + constraint + "] the pod breaks a rule of accelc's admission policies (" + PodAdmissionPolicyName + "), which the API server could not word",
+		Message:           "[" + constraint + "] the pod breaks a rule of accelc's admission policies (" + PodAdmissionPolicyName + "), which the API server could not word: the API server's log names the CEL error (error while evaluating messageExpression); report it to accelc's maintainers with the pod",
 		Reason:            ptr(metav1.StatusReasonForbidden),
 	}}
 }

@@ -192,26 +192,33 @@ const CELExpressionLimit = 100_000
 // CELExpressionLimit with some hundred teams or twenty profiles.
 func chunked(name string, items []string) ([]admissionregistrationv1.Variable, string) {
 	var vars []admissionregistrationv1.Variable
-	var refs, cur []string
-	size := 0
-	flush := func() {
-		if len(cur) == 0 {
-			return
-		}
-		v := fmt.Sprintf("%s%d", name, len(vars))
+	var refs []string
+	for i, cur := range chunks(items, 3) {
+		v := fmt.Sprintf("%s%d", name, i)
 		vars = append(vars, admissionregistrationv1.Variable{Name: v, Expression: strings.Join(cur, " +\n")})
 		refs = append(refs, "variables."+v)
-		cur, size = nil, 0
 	}
+	return vars, strings.Join(refs, " + ")
+}
+
+// chunks cuts items, to be joined by a separator of sep bytes, into runs
+// of at most celChunk bytes each (an item longer than that alone).
+func chunks(items []string, sep int) [][]string {
+	var out [][]string
+	var cur []string
+	size := 0
 	for _, it := range items {
-		if size > 0 && size+len(it)+3 > celChunk {
-			flush()
+		if size > 0 && size+len(it)+sep > celChunk {
+			out = append(out, cur)
+			cur, size = nil, 0
 		}
 		cur = append(cur, it)
-		size += len(it) + 3
+		size += len(it) + sep
 	}
-	flush()
-	return vars, strings.Join(refs, " + ")
+	if len(cur) > 0 {
+		out = append(out, cur)
+	}
+	return out
 }
 
 // matchesPods reports whether a mutator's match names pods.
