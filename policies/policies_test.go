@@ -154,50 +154,44 @@ func TestEveryPolicyHasASuite(t *testing.T) {
 	}
 }
 
-// TestBaseResourcePrefixes keeps the Go list render uses equal to the
-// Rego library's base_prefixes.
-func TestBaseResourcePrefixes(t *testing.T) {
-	lib := policies.Lib()
-	start := strings.Index(lib, "base_prefixes := [")
-	end := strings.Index(lib[start:], "]")
-	var got []string
-	for _, line := range strings.Split(lib[start:start+end], "\n")[1:] {
-		if v := strings.Trim(strings.TrimSpace(line), `",`); v != "" {
-			got = append(got, v)
+// TestListsAsTheRego keeps each Go list render uses equal to the Rego
+// library's: base_prefixes, accelerator_label_prefixes, visibility_env
+// (a set: compared sorted).
+func TestListsAsTheRego(t *testing.T) {
+	for _, c := range []struct {
+		decl string
+		want []string
+	}{
+		{"base_prefixes := [", policies.BaseResourcePrefixes},
+		{"accelerator_label_prefixes := [", policies.AcceleratorLabelPrefixes},
+		{"visibility_env := {", policies.VisibilityEnv},
+	} {
+		got := regoList(t, c.decl)
+		if strings.HasSuffix(c.decl, "{") {
+			slices.Sort(got)
 		}
+		assert.Equal(t, c.want, got, c.decl)
 	}
-	assert.Equal(t, policies.BaseResourcePrefixes, got)
 }
 
-// TestAcceleratorLabelPrefixes keeps the Go list render uses equal to
-// the Rego library's accelerator_label_prefixes.
-func TestAcceleratorLabelPrefixes(t *testing.T) {
+// regoList is the strings of a list or set the Rego library declares
+// one a line, decl its opening ("name := [").
+func regoList(t *testing.T, decl string) []string {
+	t.Helper()
 	lib := policies.Lib()
-	start := strings.Index(lib, "accelerator_label_prefixes := [")
-	end := strings.Index(lib[start:], "]")
+	start := strings.Index(lib, decl)
+	if start < 0 {
+		t.Fatalf("lib/accelc.rego declares no %q: a Go list is held equal to it", decl)
+	}
+	closing := map[byte]string{'[': "]", '{': "}"}[decl[len(decl)-1]]
+	end := strings.Index(lib[start:], closing)
 	var got []string
 	for _, line := range strings.Split(lib[start:start+end], "\n")[1:] {
 		if v := strings.Trim(strings.TrimSpace(line), `",`); v != "" {
 			got = append(got, v)
 		}
 	}
-	assert.Equal(t, policies.AcceleratorLabelPrefixes, got)
-}
-
-// TestVisibilityEnv keeps the Go list render uses equal to the Rego
-// library's visibility_env.
-func TestVisibilityEnv(t *testing.T) {
-	lib := policies.Lib()
-	start := strings.Index(lib, "visibility_env := {")
-	end := strings.Index(lib[start:], "}")
-	var got []string
-	for _, line := range strings.Split(lib[start:start+end], "\n")[1:] {
-		if v := strings.Trim(strings.TrimSpace(line), `",`); v != "" {
-			got = append(got, v)
-		}
-	}
-	slices.Sort(got)
-	assert.Equal(t, policies.VisibilityEnv, got)
+	return got
 }
 
 // TestBasePrefixesNameADomain keeps is_accelerator's shortcut true: it
