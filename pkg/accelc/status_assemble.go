@@ -78,9 +78,7 @@ func assemble(objs *clusterObjects, m *compile.Model, checkout *Rendering) *Stat
 	if objs.validatesEverything && len(objs.constraints) > 0 {
 		st.Notes = append(st.Notes, "Gatekeeper's validating webhook ("+gatekeeperValidatingWebhook+") receives every resource: every write to the cluster (Kueue's Workloads, Events, node Leases, pods' bookkeeping) waits for a webhook call no accelc policy needs; install Gatekeeper with the values of mutations/configmap-"+render.GatekeeperValuesName+".yaml (docs/scale.md)")
 	}
-	if objs.unjudgedPods != "" {
-		st.Notes = append(st.Notes, "Gatekeeper's validating webhook ("+gatekeeperValidatingWebhook+") skips the common GPU pod (its match condition pods-judged-by-"+render.PodAdmissionPolicyName+"), which the API server is to judge itself, but the API server has no "+objs.unjudgedPods+": those pods are admitted unjudged; apply the tree (its policies/ folder), or install Gatekeeper without that match condition")
-	}
+	st.Notes = append(st.Notes, podAdmissionNotes(objs)...)
 	st.Delivery = delivery(objs)
 	if checkout != nil {
 		st.Delivery.Drift = drift(st.Delivery, m.Cluster.Name, *checkout)
@@ -90,6 +88,42 @@ func assemble(objs *clusterObjects, m *compile.Model, checkout *Rendering) *Stat
 		}
 	}
 	return st
+}
+
+// podAdmissionNotes says where accelc-pod-admission and the constraints
+// disagree on the common GPU pod: Gatekeeper's webhook skips it and the
+// API server lacks the policy or its bindings, or their bindings do not
+// deny where a constraint does (both: those pods are admitted unjudged),
+// or the bindings still deny where no constraint does (an enforcementAction
+// relaxed live, which the API server does not see).
+func podAdmissionNotes(objs *clusterObjects) []string {
+	pa := objs.podAdmission
+	if !pa.read {
+		return nil
+	}
+	var denying, relaxed []string
+	for _, c := range objs.constraints {
+		if c.Spec.EnforcementAction == "" || c.Spec.EnforcementAction == "deny" {
+			denying = append(denying, c.Kind+"/"+c.Metadata.Name)
+		} else {
+			relaxed = append(relaxed, c.Kind+"/"+c.Metadata.Name+" ("+c.Spec.EnforcementAction+")")
+		}
+	}
+	skipped := "Gatekeeper's validating webhook (" + gatekeeperValidatingWebhook + ") skips the common GPU pod (its match condition pods-judged-by-" + render.PodAdmissionPolicyName + "), which the API server is to judge itself"
+	var notes []string
+	switch {
+	case objs.skipsJudgedPods && !pa.policy:
+		notes = append(notes, skipped+", but the API server has no ValidatingAdmissionPolicy "+render.PodAdmissionPolicyName+": those pods are admitted unjudged; apply the tree (its policies/ folder), or install Gatekeeper without that match condition")
+	case objs.skipsJudgedPods && pa.bindings == 0:
+		notes = append(notes, skipped+", but the API server has no binding of the ValidatingAdmissionPolicy "+render.PodAdmissionPolicyName+": those pods are admitted unjudged; apply the tree (its policies/ folder), or install Gatekeeper without that match condition")
+	case objs.skipsJudgedPods && pa.denying == 0 && len(denying) > 0:
+		notes = append(notes, skipped+", but no binding of "+render.PodAdmissionPolicyName+" has validationActions Deny while "+strings.Join(denying, ", ")+" denies: those pods are admitted unjudged; give the bindings validationActions [Deny] (as the tree renders them), or install Gatekeeper without that match condition")
+	}
+	if pa.denying > 0 && len(denying) == 0 && len(relaxed) > 0 {
+		notes = append(notes, fmt.Sprintf("accelc's constraints do not deny (%s), but %d binding(s) of the ValidatingAdmissionPolicy %s have validationActions Deny: the API server still refuses the common GPU pod in the namespaces the tree renders at deny, whatever the constraints say; relax the bindings too (validationActions [Warn] or [Audit]), or apply the tree rendered at the stage you want",
+			strings.Join(relaxed, ", "), pa.denying, render.PodAdmissionPolicyName))
+	}
+	return notes
 }
 
 // otherClusters are the cluster names accelc's objects are labelled with

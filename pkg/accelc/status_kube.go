@@ -309,10 +309,9 @@ func (k *kube) readGatekeeper(ctx context.Context, objs *clusterObjects) error {
 	var validating mutatingWebhookConfiguration // the same fields
 	if err := k.get(ctx, "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/"+gatekeeperValidatingWebhook, &validating); err == nil {
 		objs.validatesEverything = validating.receivesEverything()
-		if validating.skipsJudgedPods() {
-			objs.unjudgedPods = k.podAdmissionMissing(ctx)
-		}
+		objs.skipsJudgedPods = validating.skipsJudgedPods()
 	}
+	objs.podAdmission = k.podAdmission(ctx)
 	return nil
 }
 
@@ -328,35 +327,41 @@ func (h mutatingWebhookConfiguration) skipsJudgedPods() bool {
 	return false
 }
 
-// podAdmissionMissing says what of accelc-pod-admission the API server
-// lacks — the policy, or every binding of it — "" where it has both or
-// the reader may not read them: where Gatekeeper skips the pods it
-// judges, nothing judges them without it.
-func (k *kube) podAdmissionMissing(ctx context.Context) string {
+// podAdmission reads what the API server holds of accelc-pod-admission:
+// the policy and its bindings, with their actions; nothing (read false)
+// where the reader may not read them.
+func (k *kube) podAdmission(ctx context.Context) podAdmissionObjects {
 	const base = "/apis/admissionregistration.k8s.io/v1/"
+	var pa podAdmissionObjects
 	var policy struct{}
-	if err := k.get(ctx, base+"validatingadmissionpolicies/"+render.PodAdmissionPolicyName, &policy); err != nil {
-		if apierrors.IsNotFound(err) {
-			return "the ValidatingAdmissionPolicy " + render.PodAdmissionPolicyName
-		}
-		return ""
+	switch err := k.get(ctx, base+"validatingadmissionpolicies/"+render.PodAdmissionPolicyName, &policy); {
+	case err == nil:
+		pa.policy = true
+	case !apierrors.IsNotFound(err):
+		return podAdmissionObjects{}
 	}
 	var bindings struct {
 		Items []struct {
 			Spec struct {
-				PolicyName string `json:"policyName"`
+				PolicyName        string   `json:"policyName"`
+				ValidationActions []string `json:"validationActions"`
 			} `json:"spec"`
 		} `json:"items"`
 	}
 	if err := k.get(ctx, base+"validatingadmissionpolicybindings", &bindings); err != nil {
-		return ""
+		return podAdmissionObjects{}
 	}
+	pa.read = true
 	for _, b := range bindings.Items {
-		if b.Spec.PolicyName == render.PodAdmissionPolicyName {
-			return ""
+		if b.Spec.PolicyName != render.PodAdmissionPolicyName {
+			continue
+		}
+		pa.bindings++
+		if slices.Contains(b.Spec.ValidationActions, "Deny") {
+			pa.denying++
 		}
 	}
-	return "every binding of the ValidatingAdmissionPolicy " + render.PodAdmissionPolicyName
+	return pa
 }
 
 // gatekeeperValidatingWebhook is the ValidatingWebhookConfiguration

@@ -28,11 +28,12 @@ type clusterObjects struct {
 	// validatesEverything: Gatekeeper's validating webhook receives every
 	// resource (its default rules), not only the kinds accelc judges.
 	validatesEverything bool
-	// unjudgedPods: Gatekeeper's validating webhook skips the pods
-	// accelc-pod-admission judges, and the API server lacks this of it
-	// (the policy, or its bindings); "" where nothing is missing or
-	// nothing could be read.
-	unjudgedPods string
+	// skipsJudgedPods: Gatekeeper's validating webhook skips the pods
+	// accelc-pod-admission judges (its match condition from accelc's
+	// values on Kubernetes 1.36).
+	skipsJudgedPods bool
+	// podAdmission: what the API server holds of accelc-pod-admission.
+	podAdmission podAdmissionObjects
 	// entitlements map namespaces to teams (read only without a
 	// configuration).
 	entitlements map[string]string
@@ -47,6 +48,20 @@ type clusterObjects struct {
 	// running is what the cluster runs, with Kueue's Workloads: read
 	// only where Kueue is served and some namespace queues through it.
 	running *workloads.Set
+}
+
+// podAdmissionObjects is what the API server holds of
+// accelc-pod-admission, the ValidatingAdmissionPolicy that judges the
+// common GPU pod on Kubernetes 1.36.
+type podAdmissionObjects struct {
+	// read: the reader may read ValidatingAdmissionPolicies and their
+	// bindings; nothing else is known otherwise.
+	read bool
+	// policy: the ValidatingAdmissionPolicy is there.
+	policy bool
+	// bindings counts its bindings; denying, those whose
+	// validationActions hold Deny.
+	bindings, denying int
 }
 
 // managedBy selects the objects accelc rendered.

@@ -464,19 +464,52 @@ func TestStatusGatekeeperValidatesEverything(t *testing.T) {
 	assert.Empty(t, assemble(objs, nil, nil).Notes)
 }
 
-// TestStatusUnjudgedPods: where Gatekeeper's webhook skips the pods
-// accelc-pod-admission judges and the policy is not in the cluster,
-// status says those pods are admitted unjudged.
-func TestStatusUnjudgedPods(t *testing.T) {
+// TestStatusPodAdmission: where Gatekeeper's webhook skips the pods
+// accelc-pod-admission judges and the policy, its bindings or their Deny
+// are not in the cluster while a constraint denies, status says those
+// pods are admitted unjudged; where the bindings deny and no constraint
+// does (an enforcementAction relaxed live), it says the API server still
+// refuses them. Nothing is said where the policy could not be read.
+func TestStatusPodAdmission(t *testing.T) {
 	hook := decode[mutatingWebhookConfiguration](t, `{"webhooks": [{"matchConditions": [{"name": "changes-what-policies-read"}, {"name": "pods-judged-by-accelc-pod-admission"}]}]}`)
 	assert.True(t, hook.skipsJudgedPods())
 	assert.False(t, decode[mutatingWebhookConfiguration](t, `{"webhooks": [{"matchConditions": [{"name": "changes-what-policies-read"}]}]}`).skipsJudgedPods())
 
-	objs := statusObjects(t)
-	objs.unjudgedPods = "the ValidatingAdmissionPolicy accelc-pod-admission"
-	st := assemble(objs, nil, nil)
-	require.Len(t, st.Notes, 1)
-	assert.Contains(t, st.Notes[0], "admitted unjudged")
-	objs.unjudgedPods = ""
-	assert.Empty(t, assemble(objs, nil, nil).Notes)
+	installed := podAdmissionObjects{read: true, policy: true, bindings: 3, denying: 3}
+	for _, tc := range []struct {
+		name    string
+		skips   bool
+		pa      podAdmissionObjects
+		relaxed bool // every constraint at dryrun
+		want    string
+	}{
+		{name: "as rendered", skips: true, pa: installed},
+		{name: "not read", skips: true},
+		{name: "no policy", skips: true, pa: podAdmissionObjects{read: true}, want: "has no ValidatingAdmissionPolicy accelc-pod-admission: those pods are admitted unjudged"},
+		{name: "no binding", skips: true, pa: podAdmissionObjects{read: true, policy: true}, want: "has no binding of the ValidatingAdmissionPolicy accelc-pod-admission: those pods are admitted unjudged"},
+		{name: "bindings warn", skips: true, pa: podAdmissionObjects{read: true, policy: true, bindings: 3}, want: "no binding of accelc-pod-admission has validationActions Deny while AccelcAdmission/accelc denies: those pods are admitted unjudged"},
+		{name: "bindings warn, Gatekeeper judges", pa: podAdmissionObjects{read: true, policy: true, bindings: 3}},
+		{name: "bindings warn, constraints relaxed", skips: true, pa: podAdmissionObjects{read: true, policy: true, bindings: 3}, relaxed: true},
+		{name: "constraints relaxed live", skips: true, pa: installed, relaxed: true, want: "accelc's constraints do not deny (AccelcAdmission/accelc-warn (warn), AccelcAdmission/accelc (dryrun)), but 3 binding(s) of the ValidatingAdmissionPolicy accelc-pod-admission have validationActions Deny: the API server still refuses"},
+		{name: "no policy, Gatekeeper judges", pa: podAdmissionObjects{read: true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			objs := statusObjects(t)
+			objs.skipsJudgedPods, objs.podAdmission = tc.skips, tc.pa
+			if tc.relaxed {
+				for i := range objs.constraints {
+					if objs.constraints[i].Spec.EnforcementAction == "deny" {
+						objs.constraints[i].Spec.EnforcementAction = "dryrun"
+					}
+				}
+			}
+			notes := assemble(objs, nil, nil).Notes
+			if tc.want == "" {
+				assert.Empty(t, notes)
+				return
+			}
+			require.Len(t, notes, 1)
+			assert.Contains(t, notes[0], tc.want)
+		})
+	}
 }
