@@ -134,7 +134,7 @@ browser: ## Install Debian's chromium for the page's headless-browser test (Test
 
 .PHONY: e2e
 e2e: build e2e-tools browser $(BIN)/ko ## End to end: every example through etcd, kube-apiserver, kube-scheduler and Gatekeeper, and Kueue's controller; the whole story in one cluster (TestStory); the cluster benchmark and the pod policy's once, small (e2e/)
-	CI=true $(GO) test -tags e2e -count=1 -v -timeout 45m ./e2e
+	CI=true $(GO) test -tags e2e -count=1 -v -timeout 60m ./e2e
 	CI=true ACCELC_BENCH_SCALE=2 ACCELC_BENCH_PODS=150 ACCELC_BENCH_IDLE_SECONDS=5 $(GO) test -tags e2e -count=1 -run '^$$' -bench '^BenchmarkCluster$$' -benchtime 1x -timeout 20m ./e2e
 	CI=true ACCELC_BENCH_POLICY_FLEETS=100x20 $(GO) test -tags e2e -count=1 -run '^$$' -bench '^BenchmarkPodProfilePolicy$$' -benchtime 20x -timeout 10m ./e2e
 	$(MAKE) --no-print-directory e2e-older

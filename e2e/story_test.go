@@ -122,7 +122,30 @@ func startWholeCluster(t *testing.T) *story {
 // controlplane.AuditInterval, as the harness's default.
 func storyGatekeeperValues(t *testing.T, s *suite) []byte {
 	t.Helper()
-	res, err := accelc.Cluster(t.Context(), s.clusterPath(s.olderExample(t, storyExample)), accelc.Options{Stages: accelc.Rendered})
+	dir := s.olderExample(t, storyExample)
+	if s.older() {
+		// The story's cluster on the older minor runs no catalog service
+		// (newStory), so Gatekeeper's mutators label workloads from
+		// their queue, and its values send it those workloads: rendered
+		// from the same CUE the story commits.
+		dir = filepath.Join(s.work, "story-values", storyExample)
+		if _, err := os.Stat(dir); err != nil {
+			base := filepath.Dir(dir)
+			for _, d := range []string{"cue.mod", "fleet", storyExample} {
+				if err := os.CopyFS(filepath.Join(base, d), os.DirFS(filepath.Join(filepath.Dir(s.olderExample(t, storyExample)), d))); err != nil {
+					t.Fatal(err)
+				}
+			}
+			b, err := os.ReadFile(filepath.Join(dir, "cluster.cue"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, "cluster.cue"), []byte(withoutCatalogService(t, string(b))), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	res, err := accelc.Cluster(t.Context(), s.clusterPath(dir), accelc.Options{Stages: accelc.Rendered})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,6 +163,17 @@ func storyGatekeeperValues(t *testing.T, s *suite) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// withoutCatalogService is a cluster.cue without its catalogService
+// block: a cluster with no catalog service, so without accelc's webhook.
+func withoutCatalogService(t *testing.T, cue string) string {
+	t.Helper()
+	block := regexp.MustCompile(`(?s)\tcatalogService: \{\n.*?\n\t\}\n`)
+	if !block.MatchString(cue) {
+		t.Fatalf("%s/cluster.cue has no catalogService block to take out", storyExample)
+	}
+	return block.ReplaceAllString(cue, "")
 }
 
 // story is the admin's repository, the CI that publishes it and the
@@ -191,12 +225,7 @@ func newStory(t *testing.T, s *suite, registry string) *story {
 		// The story's cluster labels from the queue, as a cluster before
 		// 1.36 without the catalog service does; TestEndToEnd plays
 		// accelc's webhook on the older minor.
-		cue := st.read(t, "cluster.cue")
-		block := regexp.MustCompile(`(?s)\tcatalogService: \{\n.*?\n\t\}\n`)
-		if !block.MatchString(cue) {
-			t.Fatalf("%s/cluster.cue has no catalogService block to take out", storyExample)
-		}
-		st.write(t, "cluster.cue", block.ReplaceAllString(cue, ""))
+		st.write(t, "cluster.cue", withoutCatalogService(t, st.read(t, "cluster.cue")))
 	}
 	st.f = &fluxRun{s: s, repo: "oci://" + registry + "/accelc/" + storyExample, name: storyExample}
 	st.f.signingKey(t)
