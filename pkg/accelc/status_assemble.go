@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/accelc/accelc/pkg/artifact"
@@ -79,6 +80,13 @@ func assemble(objs *clusterObjects, m *compile.Model, checkout *Rendering) *Stat
 		st.Notes = append(st.Notes, "Gatekeeper's validating webhook ("+gatekeeperValidatingWebhook+") receives every resource: every write to the cluster (Kueue's Workloads, Events, node Leases, pods' bookkeeping) waits for a webhook call no accelc policy needs; install Gatekeeper with the values of mutations/configmap-"+render.GatekeeperValuesName+".yaml (docs/scale.md)")
 	}
 	st.Notes = append(st.Notes, podAdmissionNotes(objs)...)
+	if m != nil {
+		notes, err := webhookScopeNotes(objs, m)
+		if err != nil {
+			st.Notes = append(st.Notes, "the Gatekeeper values this configuration renders could not be made to compare with Gatekeeper's webhooks: "+err.Error())
+		}
+		st.Notes = append(st.Notes, notes...)
+	}
 	st.Delivery = delivery(objs)
 	if checkout != nil {
 		st.Delivery.Drift = drift(st.Delivery, m.Cluster.Name, *checkout)
@@ -124,6 +132,71 @@ func podAdmissionNotes(objs *clusterObjects) []string {
 			strings.Join(relaxed, ", "), pa.denying, render.PodAdmissionPolicyName))
 	}
 	return notes
+}
+
+// webhookScopeNotes says what Gatekeeper's webhooks, as registered, do
+// not receive of what the values this configuration renders send them
+// (render.GatekeeperInstallValues): Gatekeeper installed with the values
+// of another configuration (the catalog service taken out, another
+// Kubernetes minor) lets those objects through unmutated or unjudged.
+func webhookScopeNotes(objs *clusterObjects, m *compile.Model) ([]string, error) {
+	if (objs.mutatingWebhook == nil || len(objs.mutators) == 0) && (objs.validatingWebhook == nil || len(objs.constraints) == 0) {
+		return nil, nil
+	}
+	v, err := render.GatekeeperInstallValues(m)
+	if err != nil {
+		return nil, err
+	}
+	// The API server's own policies keep these from a webhook that has
+	// them in its rules (a selector no object meets, or a match condition
+	// for pods): nothing is to be sent.
+	mutatesNothing := v.DisableMutation || v.MutatingWebhookObjectSelector != nil
+	podsKept := len(v.MutatingWebhookMatchConditions) > 0
+	// missing names, as "<resource>.<group> (<operations>)", what the rules
+	// send that the webhook does not receive; at most eight, then how
+	// many more.
+	missing := func(h *mutatingWebhookConfiguration, rules []admissionregistrationv1.RuleWithOperations, skip func(group, resource string) bool) string {
+		var out []string
+		for _, r := range rules {
+			for _, g := range r.APIGroups {
+				for _, res := range r.Resources {
+					if skip(g, res) {
+						continue
+					}
+					var ops []string
+					for _, op := range r.Operations {
+						if !h.sends(string(op), g, res, func([]webhookMatchCondition) bool { return false }) {
+							ops = append(ops, string(op))
+						}
+					}
+					if len(ops) > 0 {
+						name := res
+						if g != "" {
+							name += "." + g
+						}
+						out = append(out, name+" ("+strings.Join(ops, ", ")+")")
+					}
+				}
+			}
+		}
+		if len(out) > 8 {
+			out = append(out[:8], fmt.Sprintf("%d more", len(out)-8))
+		}
+		return strings.Join(out, ", ")
+	}
+	var notes []string
+	const reinstall = "reinstall Gatekeeper with the values of mutations/configmap-" + render.GatekeeperValuesName + ".yaml (they change with the Kubernetes minor, the catalog service and the profiles)"
+	if h := objs.mutatingWebhook; h != nil && len(objs.mutators) > 0 && !mutatesNothing {
+		if gone := missing(h, v.MutatingWebhookCustomRules, func(g, res string) bool { return podsKept && g == "" && res == "pods" }); gone != "" {
+			notes = append(notes, "Gatekeeper's mutating webhook ("+gatekeeperMutatingWebhook+") does not receive "+gone+", which accelc's mutators mutate in this configuration: those objects are admitted without accelc's mutations; "+reinstall)
+		}
+	}
+	if h := objs.validatingWebhook; h != nil && len(objs.constraints) > 0 {
+		if gone := missing(h, v.ValidatingWebhookCustomRules, func(string, string) bool { return false }); gone != "" {
+			notes = append(notes, "Gatekeeper's validating webhook ("+gatekeeperValidatingWebhook+") does not receive "+gone+", which accelc's constraints judge: those are admitted unjudged (only the audit reports them); "+reinstall)
+		}
+	}
+	return notes, nil
 }
 
 // otherClusters are the cluster names accelc's objects are labelled with

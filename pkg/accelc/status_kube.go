@@ -305,11 +305,13 @@ func (k *kube) readGatekeeper(ctx context.Context, objs *clusterObjects) error {
 	if err := k.get(ctx, "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/"+gatekeeperMutatingWebhook, &hook); err == nil {
 		objs.mutatesPodUpdates = hook.mutatesPodUpdates()
 		objs.mutatesPods = hook.mutatesPods()
+		objs.mutatingWebhook = &hook
 	}
 	var validating mutatingWebhookConfiguration // the same fields
 	if err := k.get(ctx, "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/"+gatekeeperValidatingWebhook, &validating); err == nil {
 		objs.validatesEverything = validating.receivesEverything()
 		objs.skipsJudgedPods = validating.skipsJudgedPods()
+		objs.validatingWebhook = &validating
 	}
 	objs.podAdmission = k.podAdmission(ctx)
 	return nil
@@ -423,14 +425,21 @@ func (h mutatingWebhookConfiguration) mutatesPodUpdates() bool {
 // be met and whose match conditions do not keep pods away (kept) sends
 // pods under operation op.
 func (h mutatingWebhookConfiguration) sendsPods(op string, kept func([]webhookMatchCondition) bool) bool {
+	return h.sends(op, "", "pods", kept)
+}
+
+// sends says whether a rule of a webhook whose object selector can be met
+// and whose match conditions do not keep them away (kept) sends objects
+// of the API group's resource under operation op.
+func (h mutatingWebhookConfiguration) sends(op, group, resource string, kept func([]webhookMatchCondition) bool) bool {
 	for _, w := range h.Webhooks {
 		if kept(w.MatchConditions) || meetsNothing(w.ObjectSelector) {
 			continue
 		}
 		for _, r := range w.Rules {
 			if (slices.Contains(r.Operations, op) || slices.Contains(r.Operations, "*")) &&
-				(slices.Contains(r.APIGroups, "") || slices.Contains(r.APIGroups, "*")) &&
-				(slices.Contains(r.Resources, "pods") || slices.Contains(r.Resources, "*")) {
+				(slices.Contains(r.APIGroups, group) || slices.Contains(r.APIGroups, "*")) &&
+				(slices.Contains(r.Resources, resource) || slices.Contains(r.Resources, "*")) {
 				return true
 			}
 		}

@@ -32,6 +32,9 @@ type clusterObjects struct {
 	// accelc-pod-admission judges (its match condition from accelc's
 	// values on Kubernetes 1.36).
 	skipsJudgedPods bool
+	// mutatingWebhook and validatingWebhook are Gatekeeper's webhook
+	// configurations as registered; nil where they could not be read.
+	mutatingWebhook, validatingWebhook *mutatingWebhookConfiguration
 	// podAdmission: what the API server holds of accelc-pod-admission.
 	podAdmission podAdmissionObjects
 	// entitlements map namespaces to teams (read only without a

@@ -8,8 +8,11 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/accelc/accelc/pkg/compile"
+	"github.com/accelc/accelc/pkg/render"
 	"github.com/accelc/accelc/pkg/workloads"
 )
 
@@ -512,4 +515,65 @@ func TestStatusPodAdmission(t *testing.T) {
 			assert.Contains(t, notes[0], tc.want)
 		})
 	}
+}
+
+// TestStatusWebhookScope: Gatekeeper installed with the values the
+// configuration renders says nothing; installed with another
+// configuration's (a cluster before 1.36 that took its catalog service
+// out, whose mutators now label Jobs from their queue; a validating
+// webhook narrowed to pods), status names what its webhooks do not
+// receive.
+func TestStatusWebhookScope(t *testing.T) {
+	res, err := Cluster(t.Context(), "../../examples/clusters/hetero-prod", Options{Stages: Rendered})
+	require.NoError(t, err)
+	m := res.Model
+	hook := func(rules []admissionregistrationv1.RuleWithOperations, sel *metav1.LabelSelector) *mutatingWebhookConfiguration {
+		b, err := json.Marshal(map[string]any{"webhooks": []any{map[string]any{"rules": rules, "objectSelector": sel}}})
+		require.NoError(t, err)
+		h := decode[mutatingWebhookConfiguration](t, string(b))
+		return &h
+	}
+	installed := func(m *compile.Model) *clusterObjects {
+		v, err := render.GatekeeperInstallValues(m)
+		require.NoError(t, err)
+		objs := statusObjects(t)
+		objs.mutatingWebhook = hook(v.MutatingWebhookCustomRules, v.MutatingWebhookObjectSelector)
+		objs.validatingWebhook = hook(v.ValidatingWebhookCustomRules, nil)
+		return objs
+	}
+
+	objs := installed(m)
+	notes, err := webhookScopeNotes(objs, m)
+	require.NoError(t, err)
+	assert.Empty(t, notes, "installed with this configuration's values")
+
+	pods := []admissionregistrationv1.RuleWithOperations{{
+		Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
+		Rule:       admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"*"}, Resources: []string{"pods"}},
+	}}
+	objs.validatingWebhook = hook(pods, nil)
+	notes, err = webhookScopeNotes(objs, m)
+	require.NoError(t, err)
+	require.Len(t, notes, 1)
+	assert.Contains(t, notes[0], "validating webhook (gatekeeper-validating-webhook-configuration) does not receive pods/ephemeralcontainers (CREATE, UPDATE), daemonsets.apps (CREATE, UPDATE), ")
+	assert.Contains(t, notes[0], "jobs.batch (CREATE, UPDATE)")
+	assert.Contains(t, notes[0], "more, which accelc's constraints judge")
+	assert.Contains(t, notes[0], "admitted unjudged")
+
+	// The same cluster before 1.36 without its catalog service: its
+	// mutators label Jobs, and Gatekeeper still has the values rendered
+	// with the catalog service (pods only).
+	withService := *m
+	withService.Cluster.KubernetesVersion = "1.34"
+	objs = installed(&withService)
+	without := withService
+	without.Cluster.CatalogService = nil
+	notes, err = webhookScopeNotes(objs, &without)
+	require.NoError(t, err)
+	require.Len(t, notes, 1)
+	assert.Contains(t, notes[0], "mutating webhook (gatekeeper-mutating-webhook-configuration) does not receive daemonsets.apps (CREATE), deployments.apps (CREATE), replicasets.apps (CREATE), statefulsets.apps (CREATE), jobs.batch (CREATE), which accelc's mutators mutate")
+	assert.Contains(t, notes[0], "mutations/configmap-accelc-gatekeeper-values.yaml")
+	notes, err = webhookScopeNotes(installed(&without), &without)
+	require.NoError(t, err)
+	assert.Empty(t, notes)
 }
