@@ -120,6 +120,10 @@ func podAdmissionNotes(objs *clusterObjects) []string {
 	skipped := "Gatekeeper's validating webhook (" + gatekeeperValidatingWebhook + ") skips the common GPU pod (its match condition pods-judged-by-" + render.PodAdmissionPolicyName + "), which the API server is to judge itself"
 	var notes []string
 	switch {
+	case len(denying) == 0:
+		// Nothing is refused: at warn or dryrun the tree renders no such
+		// policy, and the pods Gatekeeper's webhook skips would be
+		// admitted either way (its audit still reports them).
 	case objs.skipsJudgedPods && !pa.policy:
 		notes = append(notes, skipped+", but the API server has no ValidatingAdmissionPolicy "+render.PodAdmissionPolicyName+": those pods are admitted unjudged; apply the tree (its policies/ folder), or install Gatekeeper without that match condition")
 	case objs.skipsJudgedPods && pa.bindings == 0:
