@@ -70,25 +70,24 @@ func assemble(objs *clusterObjects, m *compile.Model, checkout *Rendering) *Stat
 			st.Notes = append(st.Notes, "pods Kueue does not account for: "+w)
 		}
 	}
-	if objs.mutatesPodUpdates && len(objs.mutators) > 0 {
+	mutating, validating := objs.mutatingWebhook, objs.validatingWebhook
+	if mutating != nil && mutating.mutatesPodUpdates() && len(objs.mutators) > 0 {
 		st.Notes = append(st.Notes, "Gatekeeper's mutating webhook ("+gatekeeperMutatingWebhook+") receives pod UPDATEs: on a running pod made before its namespace denied, accelc's mutators would change its spec on its controllers' updates, which the API server refuses (a finalizer is never removed, a Job never completes); install Gatekeeper with the values of mutations/configmap-"+render.GatekeeperValuesName+".yaml (its mutating webhook on CREATE only)")
 	}
-	if objs.mutatesPods && len(objs.mutators) > 0 && m != nil && m.Cluster.AdmissionPolicies() {
+	if mutating != nil && mutating.mutatesPods() && len(objs.mutators) > 0 && m != nil && m.Cluster.AdmissionPolicies() {
 		st.Notes = append(st.Notes, "Gatekeeper's mutating webhook ("+gatekeeperMutatingWebhook+") receives new pods, which the API server already mutates on Kubernetes 1.36 ("+render.PodProfilePolicyName+", the MutatingAdmissionPolicy translated from accelc's mutators): every pod's creation waits for a webhook call that changes nothing; install Gatekeeper with the values of mutations/configmap-"+render.GatekeeperValuesName+".yaml (its match condition pods-mutated-by-"+render.PodProfilePolicyName+")")
 	}
-	if objs.validatesEverything && len(objs.constraints) > 0 {
+	if validating != nil && validating.receivesEverything() && len(objs.constraints) > 0 {
 		st.Notes = append(st.Notes, "Gatekeeper's validating webhook ("+gatekeeperValidatingWebhook+") receives every resource: every write to the cluster (Kueue's Workloads, Events, node Leases, pods' bookkeeping) waits for a webhook call no accelc policy needs; install Gatekeeper with the values of mutations/configmap-"+render.GatekeeperValuesName+".yaml (docs/scale.md)")
 	}
 	st.Notes = append(st.Notes, podAdmissionNotes(objs)...)
-	if m != nil {
-		notes, err := webhookScopeNotes(objs, m)
-		if err != nil {
-			st.Notes = append(st.Notes, "the Gatekeeper values this configuration renders could not be made to compare with Gatekeeper's webhooks: "+err.Error())
-		}
-		st.Notes = append(st.Notes, notes...)
-	}
 	st.Delivery = delivery(objs)
 	if checkout != nil {
+		notes, err := webhookScopeNotes(objs, m)
+		if err != nil {
+			st.Notes = append(st.Notes, "the Gatekeeper values of --config could not be rendered to compare with Gatekeeper's webhooks ("+err.Error()+"): fix the configuration (accelc render names the error)")
+		}
+		st.Notes = append(st.Notes, notes...)
 		st.Delivery.Drift = drift(st.Delivery, m.Cluster.Name, *checkout)
 		if other := otherClusters(objs, m.Cluster.Name); len(other) > 0 {
 			st.Notes = append(st.Notes, fmt.Sprintf("accelc's objects in this cluster are labelled %s=%s, but the configuration is cluster %s: is this the right --context?",
@@ -119,16 +118,17 @@ func podAdmissionNotes(objs *clusterObjects) []string {
 	}
 	skipped := "Gatekeeper's validating webhook (" + gatekeeperValidatingWebhook + ") skips the common GPU pod (its match condition pods-judged-by-" + render.PodAdmissionPolicyName + "), which the API server is to judge itself"
 	var notes []string
+	skips := objs.validatingWebhook != nil && objs.validatingWebhook.skipsJudgedPods()
 	switch {
 	case len(denying) == 0:
 		// Nothing is refused: at warn or dryrun the tree renders no such
 		// policy, and the pods Gatekeeper's webhook skips would be
 		// admitted either way (its audit still reports them).
-	case objs.skipsJudgedPods && !pa.policy:
+	case skips && !pa.policy:
 		notes = append(notes, skipped+", but the API server has no ValidatingAdmissionPolicy "+render.PodAdmissionPolicyName+": those pods are admitted unjudged; apply the tree (its policies/ folder), or install Gatekeeper without that match condition")
-	case objs.skipsJudgedPods && pa.bindings == 0:
+	case skips && pa.bindings == 0:
 		notes = append(notes, skipped+", but the API server has no binding of the ValidatingAdmissionPolicy "+render.PodAdmissionPolicyName+": those pods are admitted unjudged; apply the tree (its policies/ folder), or install Gatekeeper without that match condition")
-	case objs.skipsJudgedPods && pa.denying == 0 && len(denying) > 0:
+	case skips && pa.denying == 0 && len(denying) > 0:
 		notes = append(notes, skipped+", but no binding of "+render.PodAdmissionPolicyName+" has validationActions Deny while "+strings.Join(denying, ", ")+" denies: those pods are admitted unjudged; give the bindings validationActions [Deny] (as the tree renders them), or install Gatekeeper without that match condition")
 	}
 	if pa.denying > 0 && len(denying) == 0 && len(relaxed) > 0 {

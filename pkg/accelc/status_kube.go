@@ -303,14 +303,10 @@ func (k *kube) readGatekeeper(ctx context.Context, objs *clusterObjects) error {
 	// is said.
 	var hook mutatingWebhookConfiguration
 	if err := k.get(ctx, "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/"+gatekeeperMutatingWebhook, &hook); err == nil {
-		objs.mutatesPodUpdates = hook.mutatesPodUpdates()
-		objs.mutatesPods = hook.mutatesPods()
 		objs.mutatingWebhook = &hook
 	}
 	var validating mutatingWebhookConfiguration // the same fields
 	if err := k.get(ctx, "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/"+gatekeeperValidatingWebhook, &validating); err == nil {
-		objs.validatesEverything = validating.receivesEverything()
-		objs.skipsJudgedPods = validating.skipsJudgedPods()
 		objs.validatingWebhook = &validating
 	}
 	objs.podAdmission = k.podAdmission(ctx)

@@ -19,21 +19,10 @@ type clusterObjects struct {
 
 	constraints []constraintObject
 	mutators    map[string]int // kind → count
-	// mutatesPodUpdates: Gatekeeper's mutating webhook receives pod
-	// UPDATEs (its default rules), which accelc's installation leaves out.
-	mutatesPodUpdates bool
-	// mutatesPods: Gatekeeper's mutating webhook receives new pods, with
-	// no match condition that keeps them to accelc-pod-profile.
-	mutatesPods bool
-	// validatesEverything: Gatekeeper's validating webhook receives every
-	// resource (its default rules), not only the kinds accelc judges.
-	validatesEverything bool
-	// skipsJudgedPods: Gatekeeper's validating webhook skips the pods
-	// accelc-pod-admission judges (its match condition from accelc's
-	// values on Kubernetes 1.36).
-	skipsJudgedPods bool
 	// mutatingWebhook and validatingWebhook are Gatekeeper's webhook
-	// configurations as registered; nil where they could not be read.
+	// configurations as registered (what they receive is judged from
+	// them: mutatesPodUpdates, receivesEverything, skipsJudgedPods…); nil
+	// where they could not be read.
 	mutatingWebhook, validatingWebhook *mutatingWebhookConfiguration
 	// podAdmission: what the API server holds of accelc-pod-admission.
 	podAdmission podAdmissionObjects

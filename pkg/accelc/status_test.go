@@ -401,13 +401,13 @@ func TestStatusGatekeeperMutatesUpdates(t *testing.T) {
 	assert.False(t, others.mutatesPodUpdates())
 
 	objs := statusObjects(t)
-	objs.mutatesPodUpdates = true
+	objs.mutatingWebhook = &chart
 	st := assemble(objs, nil, nil)
 	require.NotEmpty(t, objs.mutators, "the fixture has accelc's mutators")
 	require.Len(t, st.Notes, 1)
 	assert.Contains(t, st.Notes[0], "receives pod UPDATEs")
 	assert.Contains(t, st.Notes[0], "mutations/configmap-accelc-gatekeeper-values.yaml")
-	objs.mutatesPodUpdates = false
+	objs.mutatingWebhook = &accelcs
 	assert.Empty(t, assemble(objs, nil, nil).Notes)
 }
 
@@ -432,7 +432,7 @@ func TestStatusGatekeeperMutatesPods(t *testing.T) {
 	assert.False(t, others.mutatesPods())
 
 	objs := statusObjects(t)
-	objs.mutatesPods = true
+	objs.mutatingWebhook = &chart
 	m := &compile.Model{Cluster: compile.Cluster{KubernetesVersion: "1.36"}}
 	st := assemble(objs, m, nil)
 	require.Len(t, st.Notes, 1)
@@ -458,12 +458,12 @@ func TestStatusGatekeeperValidatesEverything(t *testing.T) {
 
 	objs := statusObjects(t)
 	require.NotEmpty(t, objs.constraints, "the fixture has accelc's constraints")
-	objs.validatesEverything = true
+	objs.validatingWebhook = &chart
 	st := assemble(objs, nil, nil)
 	require.Len(t, st.Notes, 1)
 	assert.Contains(t, st.Notes[0], "receives every resource")
 	assert.Contains(t, st.Notes[0], "mutations/configmap-accelc-gatekeeper-values.yaml")
-	objs.validatesEverything = false
+	objs.validatingWebhook = &accelcs
 	assert.Empty(t, assemble(objs, nil, nil).Notes)
 }
 
@@ -499,7 +499,10 @@ func TestStatusPodAdmission(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			objs := statusObjects(t)
-			objs.skipsJudgedPods, objs.podAdmission = tc.skips, tc.pa
+			objs.podAdmission = tc.pa
+			if tc.skips {
+				objs.validatingWebhook = &hook
+			}
 			if tc.relaxed {
 				for i := range objs.constraints {
 					if objs.constraints[i].Spec.EnforcementAction == "deny" {

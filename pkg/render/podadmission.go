@@ -313,7 +313,7 @@ func (r podRules) variables() []admissionregistrationv1.Variable {
 		admissionregistrationv1.Variable{Name: "otherAccelerator", Expression: fmt.Sprintf(`variables.containers.exists(c, has(c.resources) && `+
 			`((has(c.resources.limits) && c.resources.limits.exists(k, k != variables.resource && %[1]s.exists(p, k.startsWith(p)))) || `+
 			`(has(c.resources.requests) && c.resources.requests.exists(k, k != variables.resource && %[1]s.exists(p, k.startsWith(p))))))`,
-			celStrings(append(slices.Clone(policies.BaseResourcePrefixes), r.params.ExtraResourcePrefixes...)))},
+			r.resourcePrefixes())},
 		// The Rego's pod_amount: the larger of the app containers' sum
 		// and the largest init container's, plus the sidecars'.
 		admissionregistrationv1.Variable{Name: "amount", Expression: fmt.Sprintf(`[([0.0] + object.spec.containers.map(c, %[1]s)).sum(), ([0.0] + variables.initContainers.filter(c, !(%[2]s)).map(c, %[1]s)).max()].max() + `+
@@ -558,7 +558,7 @@ func (r podRules) validations() []admissionregistrationv1.Validation {
 		v("size(variables.accelerators) == 0 || !variables.otherAccelerator",
 			fmt.Sprintf(`variables.containers.filter(c, has(c.resources)).map(c, (has(c.resources.requests) ? c.resources.requests.filter(k, k != variables.resource && %[1]s.exists(p, k.startsWith(p))) : []) + (has(c.resources.limits) ? c.resources.limits.filter(k, k != variables.resource && %[1]s.exists(p, k.startsWith(p))) : []))`+
 				`.map(ks, ks.join("\x00")).join("\x00").split("\x00").filter(r, r != "").sort().map(r, "hardware profile " + %[2]s + " is requested through " + variables.resource + ", not " + r + ": ask for " + variables.resource).join("; [%[3]s] entitlement: ")`,
-				celStrings(append(slices.Clone(policies.BaseResourcePrefixes), r.params.ExtraResourcePrefixes...)), profile, constraint)),
+				r.resourcePrefixes(), profile, constraint)),
 		v("variables.minCount == null || variables.amount >= variables.minCount",
 			fmt.Sprintf(`"hardware profile " + %[1]s + " needs at least " + %[2]s + " " + variables.resource + " per pod; the pod asks for " + %[3]s`, profile, number("variables.minCount"), number("variables.amount"))),
 		v("variables.maxCount == null || variables.amount <= variables.maxCount",
@@ -606,6 +606,12 @@ func (r podRules) validations() []admissionregistrationv1.Validation {
 		Message:           "[" + constraint + "] the pod breaks a rule of accelc's admission policies (" + PodAdmissionPolicyName + "), which the API server could not word: the API server's log names the CEL error (error while evaluating messageExpression); report it to accelc's maintainers with the pod",
 		Reason:            ptr(metav1.StatusReasonForbidden),
 	}}
+}
+
+// resourcePrefixes is the CEL list of the prefixes of accelerator
+// resource names: the Rego's base prefixes and the cluster's own.
+func (r podRules) resourcePrefixes() string {
+	return celStrings(append(slices.Clone(policies.BaseResourcePrefixes), r.params.ExtraResourcePrefixes...))
 }
 
 // when is expr where cond holds, else "" (no rule: what it would read is

@@ -5,10 +5,11 @@ package workloads
 // where they hand a container devices.
 
 import (
-	"github.com/accelc/accelc/policies"
 	"slices"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/accelc/accelc/policies"
 )
 
 // What Trim drops of an object's metadata: the fields a snapshot has no
