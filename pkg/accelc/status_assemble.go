@@ -128,8 +128,21 @@ func podAdmissionNotes(objs *clusterObjects) []string {
 		notes = append(notes, skipped+", but the API server has no ValidatingAdmissionPolicy "+render.PodAdmissionPolicyName+": those pods are admitted unjudged; apply the tree (its policies/ folder), or install Gatekeeper without that match condition")
 	case skips && pa.bindings == 0:
 		notes = append(notes, skipped+", but the API server has no binding of the ValidatingAdmissionPolicy "+render.PodAdmissionPolicyName+": those pods are admitted unjudged; apply the tree (its policies/ folder), or install Gatekeeper without that match condition")
-	case skips && pa.denying == 0 && len(denying) > 0:
+	case skips && pa.denying == 0:
 		notes = append(notes, skipped+", but no binding of "+render.PodAdmissionPolicyName+" has validationActions Deny while "+strings.Join(denying, ", ")+" denies: those pods are admitted unjudged; give the bindings validationActions [Deny] (as the tree renders them), or install Gatekeeper without that match condition")
+	case skips && (!pa.unknownPolicy || !pa.unknownBinding):
+		notes = append(notes, skipped+", but the API server has no "+render.UnknownProfilePolicyName+" (the policy or its binding): a pod naming a profile the tree no longer has, which the condition Gatekeeper was installed with may still list, is admitted unjudged; apply the tree (its policies/ folder)")
+	case skips:
+		var unbound []string
+		for _, p := range pa.unknownLeaves {
+			if !pa.bound[p] {
+				unbound = append(unbound, p)
+			}
+		}
+		if len(unbound) > 0 {
+			slices.Sort(unbound)
+			notes = append(notes, skipped+", but no binding of "+render.PodAdmissionPolicyName+" selects hardware profile(s) "+strings.Join(unbound, ", ")+" (the tree renders "+render.PodAdmissionPolicyName+"-<profile>): their pods are admitted unjudged; apply the tree (its policies/ folder)")
+		}
 	}
 	if pa.denying > 0 && len(denying) == 0 && len(relaxed) > 0 {
 		notes = append(notes, fmt.Sprintf("accelc's constraints do not deny (%s), but %d binding(s) of the ValidatingAdmissionPolicy %s have validationActions Deny: the API server still refuses the common GPU pod in the namespaces the tree renders at deny, whatever the constraints say; relax the bindings too (validationActions [Warn] or [Audit]), or apply the tree rendered at the stage you want",

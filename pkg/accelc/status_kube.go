@@ -331,18 +331,23 @@ func (h mutatingWebhookConfiguration) skipsJudgedPods() bool {
 func (k *kube) podAdmission(ctx context.Context) podAdmissionObjects {
 	const base = "/apis/admissionregistration.k8s.io/v1/"
 	var pa podAdmissionObjects
-	var policy struct{}
-	switch err := k.get(ctx, base+"validatingadmissionpolicies/"+render.PodAdmissionPolicyName, &policy); {
-	case err == nil:
-		pa.policy = true
-	case !apierrors.IsNotFound(err):
-		return podAdmissionObjects{}
+	for name, there := range map[string]*bool{render.PodAdmissionPolicyName: &pa.policy, render.UnknownProfilePolicyName: &pa.unknownPolicy} {
+		var policy struct{}
+		switch err := k.get(ctx, base+"validatingadmissionpolicies/"+name, &policy); {
+		case err == nil:
+			*there = true
+		case !apierrors.IsNotFound(err):
+			return podAdmissionObjects{}
+		}
 	}
 	var bindings struct {
 		Items []struct {
 			Spec struct {
 				PolicyName        string   `json:"policyName"`
 				ValidationActions []string `json:"validationActions"`
+				MatchResources    struct {
+					ObjectSelector metav1.LabelSelector `json:"objectSelector"`
+				} `json:"matchResources"`
 			} `json:"spec"`
 		} `json:"items"`
 	}
@@ -350,13 +355,26 @@ func (k *kube) podAdmission(ctx context.Context) podAdmissionObjects {
 		return podAdmissionObjects{}
 	}
 	pa.read = true
+	pa.bound = map[string]bool{}
 	for _, b := range bindings.Items {
-		if b.Spec.PolicyName != render.PodAdmissionPolicyName {
-			continue
-		}
-		pa.bindings++
-		if slices.Contains(b.Spec.ValidationActions, "Deny") {
-			pa.denying++
+		switch b.Spec.PolicyName {
+		case render.PodAdmissionPolicyName:
+			pa.bindings++
+			if slices.Contains(b.Spec.ValidationActions, "Deny") {
+				pa.denying++
+			}
+			for key, profile := range b.Spec.MatchResources.ObjectSelector.MatchLabels {
+				if strings.HasSuffix(key, "/profile") {
+					pa.bound[profile] = true
+				}
+			}
+		case render.UnknownProfilePolicyName:
+			pa.unknownBinding = true
+			for _, r := range b.Spec.MatchResources.ObjectSelector.MatchExpressions {
+				if r.Operator == metav1.LabelSelectorOpNotIn && strings.HasSuffix(r.Key, "/profile") {
+					pa.unknownLeaves = append(pa.unknownLeaves, r.Values...)
+				}
+			}
 		}
 	}
 	return pa

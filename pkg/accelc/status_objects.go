@@ -54,6 +54,14 @@ type podAdmissionObjects struct {
 	// bindings counts its bindings; denying, those whose
 	// validationActions hold Deny.
 	bindings, denying int
+	// bound are the profiles its bindings select (one a profile, by the
+	// profile label).
+	bound map[string]bool
+	// unknownPolicy and unknownBinding: accelc-pod-admission-unknown-profile
+	// and its binding are there; unknownLeaves, the profiles that binding
+	// leaves to accelc-pod-admission's (the tree's, as rendered).
+	unknownPolicy, unknownBinding bool
+	unknownLeaves                 []string
 }
 
 // managedBy selects the objects accelc rendered.

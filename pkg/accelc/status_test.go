@@ -3,6 +3,7 @@ package accelc
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"strings"
 	"testing"
 
@@ -478,7 +479,14 @@ func TestStatusPodAdmission(t *testing.T) {
 	assert.True(t, hook.skipsJudgedPods())
 	assert.False(t, decode[mutatingWebhookConfiguration](t, `{"webhooks": [{"matchConditions": [{"name": "changes-what-policies-read"}]}]}`).skipsJudgedPods())
 
-	installed := podAdmissionObjects{read: true, policy: true, bindings: 3, denying: 3}
+	installed := podAdmissionObjects{read: true, policy: true, bindings: 3, denying: 3,
+		bound: map[string]bool{"a100": true, "h200": true, "l4": true}, unknownPolicy: true, unknownBinding: true, unknownLeaves: []string{"a100", "h200", "l4"}}
+	without := func(f func(*podAdmissionObjects)) podAdmissionObjects {
+		pa := installed
+		pa.bound = maps.Clone(installed.bound)
+		f(&pa)
+		return pa
+	}
 	for _, tc := range []struct {
 		name    string
 		skips   bool
@@ -495,6 +503,10 @@ func TestStatusPodAdmission(t *testing.T) {
 		{name: "bindings warn, constraints relaxed", skips: true, pa: podAdmissionObjects{read: true, policy: true, bindings: 3}, relaxed: true},
 		{name: "constraints relaxed live", skips: true, pa: installed, relaxed: true, want: "accelc's constraints do not deny (AccelcAdmission/accelc-warn (warn), AccelcAdmission/accelc (dryrun)), but 3 binding(s) of the ValidatingAdmissionPolicy accelc-pod-admission have validationActions Deny: the API server still refuses"},
 		{name: "no policy, Gatekeeper judges", pa: podAdmissionObjects{read: true}},
+		{name: "no unknown-profile policy", skips: true, pa: without(func(pa *podAdmissionObjects) { pa.unknownPolicy = false }), want: "has no accelc-pod-admission-unknown-profile (the policy or its binding): a pod naming a profile the tree no longer has"},
+		{name: "no unknown-profile binding", skips: true, pa: without(func(pa *podAdmissionObjects) { pa.unknownBinding = false }), want: "has no accelc-pod-admission-unknown-profile"},
+		{name: "one profile's binding deleted", skips: true, pa: without(func(pa *podAdmissionObjects) { delete(pa.bound, "h200"); pa.bindings, pa.denying = 2, 2 }), want: "no binding of accelc-pod-admission selects hardware profile(s) h200 (the tree renders accelc-pod-admission-<profile>): their pods are admitted unjudged"},
+		{name: "one profile's binding deleted, Gatekeeper judges", pa: without(func(pa *podAdmissionObjects) { delete(pa.bound, "h200") })},
 		{name: "no policy, nothing denies", skips: true, pa: podAdmissionObjects{read: true}, relaxed: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
