@@ -14,6 +14,7 @@ import (
 // Main runs accelc with args and returns the exit code (cli.Execute).
 func Main(args []string, stdout, stderr io.Writer) int {
 	cli.CheckFront(stderr)
+	quietClientGo()
 	return cli.Execute(newRoot(stdout, stderr), args, stderr)
 }
 

@@ -101,6 +101,7 @@ Flux does not take it back).`,
 				opts.Dir = config
 			}
 			opts.Inventory, opts.Limits, opts.Log, opts.NoAuth = src, limitsOf(cmd.Context()), stderr, !auth
+			clientGoTo(stderr)
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGINT)
 			defer stop()
 			if err := serve.Run(ctx, opts); err != nil {
