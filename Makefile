@@ -133,10 +133,11 @@ browser: ## Install Debian's chromium for the page's headless-browser test (Test
 	@echo "browser: $$(command -v chromium): $$(chromium --version 2>/dev/null)"
 
 .PHONY: e2e
-e2e: build e2e-tools browser $(BIN)/ko ## End to end: every example through etcd, kube-apiserver, kube-scheduler and Gatekeeper, and Kueue's controller; the whole story in one cluster (TestStory); the cluster benchmark and the pod policy's once, small (e2e/)
+e2e: build e2e-tools browser $(BIN)/ko ## End to end: every example through etcd, kube-apiserver, kube-scheduler and Gatekeeper, and Kueue's controller; the whole story in one cluster (TestStory); the cluster, pod policy and admission cost benchmarks once, small (e2e/)
 	CI=true $(GO) test -tags e2e -count=1 -v -timeout 60m ./e2e
 	CI=true ACCELC_BENCH_SCALE=2 ACCELC_BENCH_PODS=150 ACCELC_BENCH_IDLE_SECONDS=5 $(GO) test -tags e2e -count=1 -run '^$$' -bench '^BenchmarkCluster$$' -benchtime 1x -timeout 20m ./e2e
 	CI=true ACCELC_BENCH_POLICY_FLEETS=100x20 $(GO) test -tags e2e -count=1 -run '^$$' -bench '^BenchmarkPodProfilePolicy$$' -benchtime 20x -timeout 10m ./e2e
+	CI=true ACCELC_BENCH_ROUNDS=1 $(GO) test -tags e2e -count=1 -run '^$$' -bench '^BenchmarkAdmissionCost$$' -benchtime 20x -timeout 10m ./e2e
 	$(MAKE) --no-print-directory e2e-older
 
 # The older minor's subset: every example through admission (its ODH
@@ -155,6 +156,10 @@ cluster: build e2e-tools ## Start the whole cluster (hetero-prod on KWOK, Gateke
 .PHONY: bench-policy
 bench-policy: build e2e-tools ## What accelc-pod-profile costs the API server a pod, and to compile, for generated clusters of 5 to 1,000 teams (ACCELC_BENCH_POLICY_FLEETS; docs/scale.md)
 	CI=true $(GO) test -tags e2e -count=1 -run '^$$' -bench '^BenchmarkPodProfilePolicy$$' -benchtime 300x -timeout 30m ./e2e
+
+.PHONY: bench-admission
+bench-admission: build e2e-tools ## What accelc's admission (its admission policies, Gatekeeper's webhook conditions) costs the API server a pod, at creation and at Kueue's admission, beside the same pods written by hand, on a quiet API server (ACCELC_BENCH_ROUNDS, 3; docs/scale.md)
+	CI=true $(GO) test -tags e2e -count=1 -run '^$$' -bench '^BenchmarkAdmissionCost$$' -benchtime 1000x -timeout 30m ./e2e
 
 .PHONY: bench-cluster
 bench-cluster: build e2e-tools ## The storm (3,000 GPU pods and Jobs on 1,015 KWOK nodes) on bare, Kueue alone, Gatekeeper alone and accelc as rendered, interleaved: pods/s, create→bound p50/p99, CPU per pod across every component, API writes and webhook calls per pod, webhook latency, peak memory, Workloads (ACCELC_BENCH_SCALE, ACCELC_BENCH_PODS, ACCELC_BENCH_ROUNDS, ACCELC_BENCH_VARIANTS; docs/scale.md)

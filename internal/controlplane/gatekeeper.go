@@ -320,33 +320,6 @@ func (gk *Gatekeeper) registerWebhooks(ctx context.Context, client kubernetes.In
 	if v == nil {
 		v = &render.GatekeeperHelmValues{}
 	}
-	// The chart's: namespaces labelled to be ignored, Gatekeeper's own,
-	// and those the values exempt.
-	selector := func(exempt map[string][]string) *metav1.LabelSelector {
-		notIn := map[string][]string{corev1.LabelMetadataName: {GatekeeperNamespace}}
-		for k, vs := range exempt {
-			for _, x := range vs {
-				if !slices.Contains(notIn[k], x) {
-					notIn[k] = append(notIn[k], x)
-				}
-			}
-		}
-		sel := &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "admission.gatekeeper.sh/ignore", Operator: metav1.LabelSelectorOpDoesNotExist}}}
-		for _, k := range slices.Sorted(maps.Keys(notIn)) {
-			sel.MatchExpressions = append(sel.MatchExpressions, metav1.LabelSelectorRequirement{Key: k, Operator: metav1.LabelSelectorOpNotIn, Values: notIn[k]})
-		}
-		return sel
-	}
-	every := func(ops []admissionv1.OperationType, resources ...string) []admissionv1.RuleWithOperations {
-		return []admissionv1.RuleWithOperations{{
-			Operations: ops,
-			Rule: admissionv1.Rule{
-				APIGroups:   []string{"*"},
-				APIVersions: []string{"*"},
-				Resources:   resources,
-			},
-		}}
-	}
 	fail := admissionv1.Fail
 	exact := admissionv1.Exact
 	none := admissionv1.SideEffectClassNone
@@ -359,7 +332,7 @@ func (gk *Gatekeeper) registerWebhooks(ctx context.Context, client kubernetes.In
 		// controllers' UPDATEs, which the API server refuses.
 		rules := v.MutatingWebhookCustomRules
 		if len(rules) == 0 {
-			rules = every([]admissionv1.OperationType{admissionv1.Create}, "*")
+			rules = everyResource([]admissionv1.OperationType{admissionv1.Create}, "*")
 		}
 		_, err := client.AdmissionregistrationV1().MutatingWebhookConfigurations().Create(ctx, &admissionv1.MutatingWebhookConfiguration{
 			ObjectMeta: metav1.ObjectMeta{Name: MutatingWebhookName, Labels: map[string]string{"gatekeeper.sh/system": "yes"}},
@@ -371,7 +344,7 @@ func (gk *Gatekeeper) registerWebhooks(ctx context.Context, client kubernetes.In
 				ObjectSelector:          v.MutatingWebhookObjectSelector,
 				FailurePolicy:           &fail,
 				MatchPolicy:             &exact,
-				NamespaceSelector:       selector(v.MutatingWebhookExemptNamespacesLabels),
+				NamespaceSelector:       gatekeeperNamespaces(v.MutatingWebhookExemptNamespacesLabels),
 				SideEffects:             &none,
 				TimeoutSeconds:          ref(int32(webhookTimeout)),
 				AdmissionReviewVersions: []string{"v1", "v1beta1"},
@@ -381,31 +354,74 @@ func (gk *Gatekeeper) registerWebhooks(ctx context.Context, client kubernetes.In
 			return fmt.Errorf("registering the mutating webhook: %w", err)
 		}
 	}
-	rules := v.ValidatingWebhookCustomRules
-	if len(rules) == 0 {
-		// "*" matches no subresource: ephemeral containers are added
-		// through one.
-		rules = every([]admissionv1.OperationType{admissionv1.Create, admissionv1.Update}, "*", "pods/ephemeralcontainers")
-	}
-	_, err := client.AdmissionregistrationV1().ValidatingWebhookConfigurations().Create(ctx, &admissionv1.ValidatingWebhookConfiguration{
-		ObjectMeta: metav1.ObjectMeta{Name: ValidatingWebhookName, Labels: map[string]string{"gatekeeper.sh/system": "yes"}},
-		Webhooks: []admissionv1.ValidatingWebhook{{
-			Name:                    "validation.gatekeeper.sh",
-			ClientConfig:            cfg("/v1/admit"),
-			Rules:                   rules,
-			MatchConditions:         v.ValidatingWebhookMatchConditions,
-			FailurePolicy:           &fail,
-			MatchPolicy:             &exact,
-			NamespaceSelector:       selector(v.ValidatingWebhookExemptNamespacesLabels),
-			SideEffects:             &none,
-			TimeoutSeconds:          ref(int32(webhookTimeout)),
-			AdmissionReviewVersions: []string{"v1", "v1beta1"},
-		}},
-	}, metav1.CreateOptions{})
+	vwc := GatekeeperValidatingWebhook(v, cfg("/v1/admit"))
+	_, err := client.AdmissionregistrationV1().ValidatingWebhookConfigurations().Create(ctx, vwc, metav1.CreateOptions{})
 	if err != nil {
 		return fmt.Errorf("registering the validating webhook: %w", err)
 	}
 	return nil
+}
+
+// GatekeeperValidatingWebhook is Gatekeeper's validating webhook as its
+// chart registers it with values v, calling client: the rules, match
+// conditions and namespace selector the values give (every resource,
+// CREATE and UPDATE, where they give no rules).
+func GatekeeperValidatingWebhook(v *render.GatekeeperHelmValues, client admissionv1.WebhookClientConfig) *admissionv1.ValidatingWebhookConfiguration {
+	rules := v.ValidatingWebhookCustomRules
+	if len(rules) == 0 {
+		// "*" matches no subresource: ephemeral containers are added
+		// through one.
+		rules = everyResource([]admissionv1.OperationType{admissionv1.Create, admissionv1.Update}, "*", "pods/ephemeralcontainers")
+	}
+	fail := admissionv1.Fail
+	exact := admissionv1.Exact
+	none := admissionv1.SideEffectClassNone
+	return &admissionv1.ValidatingWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: ValidatingWebhookName, Labels: map[string]string{"gatekeeper.sh/system": "yes"}},
+		Webhooks: []admissionv1.ValidatingWebhook{{
+			Name:                    "validation.gatekeeper.sh",
+			ClientConfig:            client,
+			Rules:                   rules,
+			MatchConditions:         v.ValidatingWebhookMatchConditions,
+			FailurePolicy:           &fail,
+			MatchPolicy:             &exact,
+			NamespaceSelector:       gatekeeperNamespaces(v.ValidatingWebhookExemptNamespacesLabels),
+			SideEffects:             &none,
+			TimeoutSeconds:          ref(int32(webhookTimeout)),
+			AdmissionReviewVersions: []string{"v1", "v1beta1"},
+		}},
+	}
+}
+
+// gatekeeperNamespaces is the chart's namespace selector: namespaces
+// labelled to be ignored, Gatekeeper's own, and those the values exempt
+// left out.
+func gatekeeperNamespaces(exempt map[string][]string) *metav1.LabelSelector {
+	notIn := map[string][]string{corev1.LabelMetadataName: {GatekeeperNamespace}}
+	for k, vs := range exempt {
+		for _, x := range vs {
+			if !slices.Contains(notIn[k], x) {
+				notIn[k] = append(notIn[k], x)
+			}
+		}
+	}
+	sel := &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "admission.gatekeeper.sh/ignore", Operator: metav1.LabelSelectorOpDoesNotExist}}}
+	for _, k := range slices.Sorted(maps.Keys(notIn)) {
+		sel.MatchExpressions = append(sel.MatchExpressions, metav1.LabelSelectorRequirement{Key: k, Operator: metav1.LabelSelectorOpNotIn, Values: notIn[k]})
+	}
+	return sel
+}
+
+// everyResource is a rule for resources of every group and version.
+func everyResource(ops []admissionv1.OperationType, resources ...string) []admissionv1.RuleWithOperations {
+	return []admissionv1.RuleWithOperations{{
+		Operations: ops,
+		Rule: admissionv1.Rule{
+			APIGroups:   []string{"*"},
+			APIVersions: []string{"*"},
+			Resources:   resources,
+		},
+	}}
 }
 
 // WebhookURL is the manager's webhook server, https://127.0.0.1:PORT.
