@@ -16,7 +16,6 @@ import (
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/yaml"
@@ -235,20 +234,7 @@ func (s *suite) profileAPIServer(b *testing.B, file string) (wait func()) {
 // kueueClient is a client acting as Kueue's controller, allowed to
 // update pods.
 func (s *suite) kueueClient(b *testing.B) kubernetes.Interface {
-	name := "accelc-e2e-kueue"
-	_, err := s.client.RbacV1().ClusterRoles().Create(b.Context(), &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: name},
-		Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "update", "patch"}}}}, metav1.CreateOptions{})
-	if err != nil && !apierrors.IsAlreadyExists(err) {
-		b.Fatal(err)
-	}
-	_, err = s.client.RbacV1().ClusterRoleBindings().Create(b.Context(), &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: name},
-		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: kueueUser}},
-	}, metav1.CreateOptions{})
-	if err != nil && !apierrors.IsAlreadyExists(err) {
-		b.Fatal(err)
-	}
+	s.bindUser(b, kueueUser, []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "update", "patch"}}})
 	cs, err := kubernetes.NewForConfig(s.cp.UserRESTConfig(b, kueueUser, "system:serviceaccounts", "system:serviceaccounts:kueue-system"))
 	if err != nil {
 		b.Fatal(err)

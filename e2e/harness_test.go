@@ -556,7 +556,7 @@ func (s *suite) deletePods(t *testing.T, namespaces ...string) {
 
 // bindUser gives user the rules, cluster-wide, and returns a kubeconfig
 // for it.
-func (s *suite) bindUser(t *testing.T, user string, rules []rbacv1.PolicyRule) string {
+func (s *suite) bindUser(t testing.TB, user string, rules []rbacv1.PolicyRule) string {
 	t.Helper()
 	ctx := t.Context()
 	name := "accelc-e2e-" + user

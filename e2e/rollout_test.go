@@ -15,8 +15,11 @@ import (
 	"testing"
 	"time"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/accelc/accelc/internal/controlplane"
 	"github.com/accelc/accelc/pkg/accelc"
@@ -192,6 +195,7 @@ func (st *story) stagesPerTeam(t *testing.T) {
 	st.setTeamEnforcement(t, "ml-research", "deny")
 	st.commit(t, "commit (dryrun, ml-research at deny)")
 	st.status(t, map[string]string{"accelc": "dryrun", "accelc-deny": "deny"})
+	st.relaxedBindingNoted(t, "premium-gpu")
 	var stderr string
 	err := poll(t.Context(), gatekeeperTimeout, func(ctx context.Context) (bool, string, error) {
 		var ok bool
@@ -228,6 +232,50 @@ func (st *story) stagesPerTeam(t *testing.T) {
 	// (serving-prod's Deployment from before accelc), nor its own.
 	st.legacyUntouched(t)
 	st.setTeamEnforcement(t, "ml-research", "")
+}
+
+// relaxedBindingNoted relaxes one profile's binding of
+// accelc-pod-admission live (validationActions [Audit]) while
+// accelc-deny denies, as an admin might by hand, and wants accelc status
+// to say that profile's pods are admitted unjudged (Gatekeeper's webhook
+// skips them, the API server only audits them); then puts it back.
+// Flux may put it back first: each try relaxes it again.
+func (st *story) relaxedBindingNoted(t *testing.T, profile string) {
+	t.Helper()
+	s := st.s
+	name := render.PodAdmissionPolicyName + "-" + profile
+	api := s.client.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings()
+	set := func(ctx context.Context, action admissionregistrationv1.ValidationAction) error {
+		patch, _ := json.Marshal(map[string]any{"spec": map[string]any{"validationActions": []admissionregistrationv1.ValidationAction{action}}})
+		_, err := api.Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
+		return err
+	}
+	want := "the binding of " + render.PodAdmissionPolicyName + " for hardware profile(s) " + profile + " has no validationActions Deny"
+	var notes []string
+	err := poll(t.Context(), gatekeeperTimeout, func(ctx context.Context) (bool, string, error) {
+		if err := set(ctx, admissionregistrationv1.Audit); err != nil {
+			return false, "", err
+		}
+		stdout, stderr, err := run(ctx, s.root, s.accelc, "status", "--kubeconfig", s.cp.Kubeconfig(), "--config", st.cluster, "-o", "json")
+		if err != nil {
+			return false, "", fmt.Errorf("accelc status (exit %d): %s%s", exitCode(err), stdout, stderr)
+		}
+		var got accelc.Status
+		if err := json.Unmarshal([]byte(stdout), &got); err != nil {
+			return false, "", err
+		}
+		notes = got.Notes
+		return slices.ContainsFunc(notes, func(n string) bool { return strings.Contains(n, want) }), fmt.Sprintf("notes %q", notes), nil
+	})
+	if rerr := set(t.Context(), admissionregistrationv1.Deny); rerr != nil {
+		t.Fatalf("putting back %s's validationActions [Deny]: %v", name, rerr)
+	}
+	if err != nil {
+		t.Fatalf("accelc status with %s relaxed live: %v", name, err)
+	}
+	// The API server rebuilds its admission policies once a second.
+	time.Sleep(3 * time.Second)
+	t.Logf("accelc status with %s at [Audit]: %q", name, firstLine(notes[slices.IndexFunc(notes, func(n string) bool { return strings.Contains(n, want) })]))
 }
 
 // setTeamEnforcement gives a team its own stage in the repository, or

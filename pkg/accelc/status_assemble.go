@@ -99,8 +99,9 @@ func assemble(objs *clusterObjects, m *compile.Model, checkout *Rendering) *Stat
 
 // podAdmissionNotes says where accelc-pod-admission and the constraints
 // disagree on the common GPU pod: Gatekeeper's webhook skips it and the
-// API server lacks the policy or its bindings, or their bindings do not
-// deny where a constraint does (both: those pods are admitted unjudged),
+// API server lacks the policy or its bindings, or their bindings (all, or
+// one profile's) do not deny where a constraint does (both: those pods
+// are admitted unjudged),
 // or the bindings still deny where no constraint does (an enforcementAction
 // relaxed live, which the API server does not see).
 func podAdmissionNotes(objs *clusterObjects) []string {
@@ -133,15 +134,24 @@ func podAdmissionNotes(objs *clusterObjects) []string {
 	case skips && (!pa.unknownPolicy || !pa.unknownBinding):
 		notes = append(notes, skipped+", but the API server has no "+render.UnknownProfilePolicyName+" (the policy or its binding): a pod naming a profile the tree no longer has, which the condition Gatekeeper was installed with may still list, is admitted unjudged; apply the tree (its policies/ folder)")
 	case skips:
-		var unbound []string
+		var unbound, lax []string
 		for _, p := range pa.unknownLeaves {
-			if !pa.bound[p] {
+			if denies, ok := pa.bound[p]; !ok {
 				unbound = append(unbound, p)
+			} else if !denies {
+				lax = append(lax, p)
 			}
 		}
 		if len(unbound) > 0 {
 			slices.Sort(unbound)
 			notes = append(notes, skipped+", but no binding of "+render.PodAdmissionPolicyName+" selects hardware profile(s) "+strings.Join(unbound, ", ")+" (the tree renders "+render.PodAdmissionPolicyName+"-<profile>): their pods are admitted unjudged; apply the tree (its policies/ folder)")
+		}
+		// A binding relaxed live (validationActions [Audit] or [Warn])
+		// while the constraint still denies: that profile's pods are
+		// neither refused by the API server nor sent to Gatekeeper.
+		if len(lax) > 0 {
+			slices.Sort(lax)
+			notes = append(notes, skipped+", but the binding of "+render.PodAdmissionPolicyName+" for hardware profile(s) "+strings.Join(lax, ", ")+" has no validationActions Deny while "+strings.Join(denying, ", ")+" denies: their pods are admitted unjudged; give it validationActions [Deny] (as the tree renders it), or relax the constraint too")
 		}
 	}
 	if pa.denying > 0 && len(denying) == 0 && len(relaxed) > 0 {

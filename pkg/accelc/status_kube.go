@@ -360,12 +360,13 @@ func (k *kube) podAdmission(ctx context.Context) podAdmissionObjects {
 		switch b.Spec.PolicyName {
 		case render.PodAdmissionPolicyName:
 			pa.bindings++
-			if slices.Contains(b.Spec.ValidationActions, "Deny") {
+			denies := slices.Contains(b.Spec.ValidationActions, "Deny")
+			if denies {
 				pa.denying++
 			}
 			for key, profile := range b.Spec.MatchResources.ObjectSelector.MatchLabels {
 				if strings.HasSuffix(key, "/profile") {
-					pa.bound[profile] = true
+					pa.bound[profile] = pa.bound[profile] || denies
 				}
 			}
 		case render.UnknownProfilePolicyName:

@@ -55,7 +55,7 @@ type podAdmissionObjects struct {
 	// validationActions hold Deny.
 	bindings, denying int
 	// bound are the profiles its bindings select (one a profile, by the
-	// profile label).
+	// profile label), each true where a binding that selects it denies.
 	bound map[string]bool
 	// unknownPolicy and unknownBinding: accelc-pod-admission-unknown-profile
 	// and its binding are there; unknownLeaves, the profiles that binding
