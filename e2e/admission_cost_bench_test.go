@@ -41,7 +41,7 @@ const kueueUser = "system:serviceaccount:kueue-system:kueue-controller-manager"
 // bindings, the HardwareProfiles they read) and Gatekeeper's validating
 // webhook as accelc's values register it, match conditions and all (it
 // calls a server that is not there, failure policy Fail: a pod that
-// reached it would fail the benchmark). Two kinds of pods, the storm's
+// reached it would fail the benchmark). Three kinds of pods, the storm's
 // (stormKinds, in their shares):
 //
 //   - pods=odh, in the teams' namespaces: as Open Data Hub writes them,
@@ -52,8 +52,12 @@ const kueueUser = "system:serviceaccount:kueue-system:kueue-controller-manager"
 //     every accelc policy and from Gatekeeper: as BenchmarkCluster's
 //     kueue variant writes them (queue and priority labels, node selector
 //     or affinity, tolerations);
+//   - pods=by-hand-affinity, as pods=by-hand but a one-type profile's
+//     confined by required node affinity (In, one value) as accelc's
+//     mutations write it, not a node selector: what that form alone
+//     costs the API server;
 //
-// both with the scheduling gate Kueue's pod webhook adds. Each is priced
+// all with the scheduling gate Kueue's pod webhook adds. Each is priced
 // at creation (op=create) and at Kueue's update when it admits the pod
 // (op=kueue-admits: the gate removed, the flavor's node selector
 // written, as Kueue's service account), the one UPDATE of a pod accelc's
@@ -85,6 +89,7 @@ func BenchmarkAdmissionCost(b *testing.B) {
 	s.createRendered(b, c.objs, "Namespace", "PriorityClass")
 
 	hand := newStormWriter(b, variant{kueue: true}, c)
+	handAffinity := newStormWriter(b, variant{kueue: true, affinity: true}, c)
 	odh := newStormWriter(b, variant{kueue: true, accelc: true}, c)
 	var mix []stormPod // the storm's kinds in their shares
 	for _, k := range stormKinds {
@@ -166,20 +171,22 @@ func BenchmarkAdmissionCost(b *testing.B) {
 		}
 		return out
 	}
-	handMade, odhMade := made(hand, "hand"), made(odh, "odh")
+	handMade, affinityMade, odhMade := made(hand, "hand"), made(handAffinity, "hand-affinity"), made(odh, "odh")
 	rounds := envInt(b, benchRoundsEnv, 3)
 	for r := 1; r <= rounds; r++ {
 		b.Run(fmt.Sprintf("round=%d/pods=by-hand/op=create", r), create(hand, "by-hand create"))
+		b.Run(fmt.Sprintf("round=%d/pods=by-hand-affinity/op=create", r), create(handAffinity, "by-hand-affinity create"))
 		b.Run(fmt.Sprintf("round=%d/pods=odh/op=create", r), create(odh, "odh create"))
 		b.Run(fmt.Sprintf("round=%d/pods=by-hand/op=kueue-admits", r), admits(handMade, "by-hand kueue-admits"))
+		b.Run(fmt.Sprintf("round=%d/pods=by-hand-affinity/op=kueue-admits", r), admits(affinityMade, "by-hand-affinity kueue-admits"))
 		b.Run(fmt.Sprintf("round=%d/pods=odh/op=kueue-admits", r), admits(odhMade, "odh kueue-admits"))
 	}
 	var table strings.Builder
 	fmt.Fprintf(&table, "\nBenchmarkAdmissionCost: kube-apiserver CPU a request, ms (dry run, one client; median of %d rounds, less the API server's rate at rest, %.1f ms a second)\n\n", rounds, idle*1000)
-	table.WriteString("| op | by hand, unjudged | as ODH writes them, accelc's admission | accelc adds |\n| --- | --- | --- | --- |\n")
+	table.WriteString("| op | by hand, unjudged | by hand, one type by affinity | as ODH writes them, accelc's admission | accelc adds |\n| --- | --- | --- | --- | --- |\n")
 	for _, op := range []string{"create", "kueue-admits"} {
-		h, o := median(results["by-hand "+op]), median(results["odh "+op])
-		fmt.Fprintf(&table, "| %s | %.2f | %.2f | %+.2f |\n", op, h, o, o-h)
+		h, a, o := median(results["by-hand "+op]), median(results["by-hand-affinity "+op]), median(results["odh "+op])
+		fmt.Fprintf(&table, "| %s | %.2f | %.2f | %.2f | %+.2f |\n", op, h, a, o, o-h)
 	}
 	fmt.Print(table.String())
 }
