@@ -250,18 +250,14 @@ func (st *story) relaxedBindingNoted(t *testing.T, profile string) {
 		_, err := api.Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
 		return err
 	}
-	want := "the binding of " + render.PodAdmissionPolicyName + " for hardware profile(s) " + profile + " has no validationActions Deny"
+	want := "the binding of " + render.PodAdmissionPolicyName + " for hardware profile(s) " + profile + " (validationActions [Audit]) does not refuse"
 	var notes []string
 	err := poll(t.Context(), gatekeeperTimeout, func(ctx context.Context) (bool, string, error) {
 		if err := set(ctx, admissionregistrationv1.Audit); err != nil {
 			return false, "", err
 		}
-		stdout, stderr, err := run(ctx, s.root, s.accelc, "status", "--kubeconfig", s.cp.Kubeconfig(), "--config", st.cluster, "-o", "json")
+		got, err := st.readStatus(ctx)
 		if err != nil {
-			return false, "", fmt.Errorf("accelc status (exit %d): %s%s", exitCode(err), stdout, stderr)
-		}
-		var got accelc.Status
-		if err := json.Unmarshal([]byte(stdout), &got); err != nil {
 			return false, "", err
 		}
 		notes = got.Notes
@@ -276,6 +272,19 @@ func (st *story) relaxedBindingNoted(t *testing.T, profile string) {
 	// The API server rebuilds its admission policies once a second.
 	time.Sleep(3 * time.Second)
 	t.Logf("accelc status with %s at [Audit]: %q", name, firstLine(notes[slices.IndexFunc(notes, func(n string) bool { return strings.Contains(n, want) })]))
+}
+
+// readStatus runs accelc status --config on the cluster and decodes its
+// JSON.
+func (st *story) readStatus(ctx context.Context) (accelc.Status, error) {
+	s := st.s
+	var got accelc.Status
+	stdout, stderr, err := run(ctx, s.root, s.accelc, "status", "--kubeconfig", s.cp.Kubeconfig(), "--config", st.cluster, "-o", "json")
+	if err != nil {
+		return got, fmt.Errorf("accelc status (exit %d): %s%s", exitCode(err), stdout, stderr)
+	}
+	err = json.Unmarshal([]byte(stdout), &got)
+	return got, err
 }
 
 // setTeamEnforcement gives a team its own stage in the repository, or
@@ -297,15 +306,10 @@ func (st *story) setTeamEnforcement(t *testing.T, team, action string) {
 // and Flux running what the checkout renders.
 func (st *story) status(t *testing.T, stages map[string]string) {
 	t.Helper()
-	s := st.s
 	var got accelc.Status
 	err := poll(t.Context(), gatekeeperTimeout, func(ctx context.Context) (bool, string, error) {
-		stdout, stderr, err := run(ctx, s.root, s.accelc, "status", "--kubeconfig", s.cp.Kubeconfig(), "--config", st.cluster, "-o", "json")
-		if err != nil {
-			return false, "", fmt.Errorf("accelc status (exit %d): %s%s", exitCode(err), stdout, stderr)
-		}
-		got = accelc.Status{}
-		if err := json.Unmarshal([]byte(stdout), &got); err != nil {
+		var err error
+		if got, err = st.readStatus(ctx); err != nil {
 			return false, "", err
 		}
 		if got.Delivery.Drift == nil || got.Delivery.Drift.State != accelc.InSync {

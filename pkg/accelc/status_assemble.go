@@ -136,22 +136,23 @@ func podAdmissionNotes(objs *clusterObjects) []string {
 	case skips:
 		var unbound, lax []string
 		for _, p := range pa.unknownLeaves {
-			if denies, ok := pa.bound[p]; !ok {
+			if why, ok := pa.bound[p]; !ok {
 				unbound = append(unbound, p)
-			} else if !denies {
-				lax = append(lax, p)
+			} else if why != "" {
+				lax = append(lax, p+" ("+why+")")
 			}
 		}
 		if len(unbound) > 0 {
 			slices.Sort(unbound)
 			notes = append(notes, skipped+", but no binding of "+render.PodAdmissionPolicyName+" selects hardware profile(s) "+strings.Join(unbound, ", ")+" (the tree renders "+render.PodAdmissionPolicyName+"-<profile>): their pods are admitted unjudged; apply the tree (its policies/ folder)")
 		}
-		// A binding relaxed live (validationActions [Audit] or [Warn])
-		// while the constraint still denies: that profile's pods are
-		// neither refused by the API server nor sent to Gatekeeper.
+		// A binding relaxed live (validationActions [Audit] or [Warn], or
+		// a missing HardwareProfile allowed) while the constraint still
+		// denies: that profile's pods are neither refused by the API
+		// server nor sent to Gatekeeper.
 		if len(lax) > 0 {
 			slices.Sort(lax)
-			notes = append(notes, skipped+", but the binding of "+render.PodAdmissionPolicyName+" for hardware profile(s) "+strings.Join(lax, ", ")+" has no validationActions Deny while "+strings.Join(denying, ", ")+" denies: their pods are admitted unjudged; give it validationActions [Deny] (as the tree renders it), or relax the constraint too")
+			notes = append(notes, skipped+", but the binding of "+render.PodAdmissionPolicyName+" for hardware profile(s) "+strings.Join(lax, ", ")+" does not refuse while "+strings.Join(denying, ", ")+" denies: their pods are admitted unjudged; give it validationActions [Deny] and parameterNotFoundAction Deny (as the tree renders it), or relax the constraint too")
 		}
 	}
 	if pa.denying > 0 && len(denying) == 0 && len(relaxed) > 0 {

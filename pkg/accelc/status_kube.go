@@ -72,6 +72,16 @@ func connect(opts live.Options) (*kube, string, error) {
 		}
 		return nil, "", errors.New(msg)
 	}
+	c, err := jsonClient(cfg)
+	if err != nil {
+		return nil, "", redact(err)
+	}
+	return &kube{c: c, redact: redact, denied: map[string][]string{}}, cluster, nil
+}
+
+// jsonClient is a REST client for cfg's server that reads any path as
+// JSON.
+func jsonClient(cfg *rest.Config) (*rest.RESTClient, error) {
 	cfg = rest.CopyConfig(cfg)
 	// Custom resources are served as JSON only.
 	cfg.ContentType = "application/json"
@@ -82,11 +92,7 @@ func connect(opts live.Options) (*kube, string, error) {
 	scheme := runtime.NewScheme()
 	metav1.AddToGroupVersion(scheme, schema.GroupVersion{Version: "v1"})
 	cfg.NegotiatedSerializer = serializer.NewCodecFactory(scheme).WithoutConversion()
-	c, err := rest.RESTClientFor(cfg)
-	if err != nil {
-		return nil, "", redact(err)
-	}
-	return &kube{c: c, redact: redact, denied: map[string][]string{}}, cluster, nil
+	return rest.RESTClientFor(cfg)
 }
 
 // get reads path into v.
@@ -345,7 +351,10 @@ func (k *kube) podAdmission(ctx context.Context) podAdmissionObjects {
 			Spec struct {
 				PolicyName        string   `json:"policyName"`
 				ValidationActions []string `json:"validationActions"`
-				MatchResources    struct {
+				ParamRef          *struct {
+					ParameterNotFoundAction string `json:"parameterNotFoundAction"`
+				} `json:"paramRef"`
+				MatchResources struct {
 					ObjectSelector metav1.LabelSelector `json:"objectSelector"`
 				} `json:"matchResources"`
 			} `json:"spec"`
@@ -355,18 +364,24 @@ func (k *kube) podAdmission(ctx context.Context) podAdmissionObjects {
 		return podAdmissionObjects{}
 	}
 	pa.read = true
-	pa.bound = map[string]bool{}
+	pa.bound = map[string]string{}
 	for _, b := range bindings.Items {
 		switch b.Spec.PolicyName {
 		case render.PodAdmissionPolicyName:
 			pa.bindings++
-			denies := slices.Contains(b.Spec.ValidationActions, "Deny")
-			if denies {
+			var lax string
+			switch {
+			case !slices.Contains(b.Spec.ValidationActions, "Deny"):
+				lax = "validationActions [" + strings.Join(b.Spec.ValidationActions, ", ") + "]"
+			case b.Spec.ParamRef != nil && b.Spec.ParamRef.ParameterNotFoundAction == "Allow":
+				lax = "parameterNotFoundAction Allow"
+				pa.denying++
+			default:
 				pa.denying++
 			}
 			for key, profile := range b.Spec.MatchResources.ObjectSelector.MatchLabels {
-				if strings.HasSuffix(key, "/profile") {
-					pa.bound[profile] = pa.bound[profile] || denies
+				if why, seen := pa.bound[profile]; strings.HasSuffix(key, "/profile") && (!seen || why != "") {
+					pa.bound[profile] = lax
 				}
 			}
 		case render.UnknownProfilePolicyName:

@@ -55,8 +55,11 @@ type podAdmissionObjects struct {
 	// validationActions hold Deny.
 	bindings, denying int
 	// bound are the profiles its bindings select (one a profile, by the
-	// profile label), each true where a binding that selects it denies.
-	bound map[string]bool
+	// profile label), each with why no binding that selects it refuses a
+	// pod it judges wrong ("" where one does): validationActions without
+	// Deny, or parameterNotFoundAction Allow (a HardwareProfile deleted
+	// in the dashboard then admits its pods).
+	bound map[string]string
 	// unknownPolicy and unknownBinding: accelc-pod-admission-unknown-profile
 	// and its binding are there; unknownLeaves, the profiles that binding
 	// leaves to accelc-pod-admission's (the tree's, as rendered).

@@ -480,7 +480,7 @@ func TestStatusPodAdmission(t *testing.T) {
 	assert.False(t, decode[mutatingWebhookConfiguration](t, `{"webhooks": [{"matchConditions": [{"name": "changes-what-policies-read"}]}]}`).skipsJudgedPods())
 
 	installed := podAdmissionObjects{read: true, policy: true, bindings: 3, denying: 3,
-		bound: map[string]bool{"a100": true, "h200": true, "l4": true}, unknownPolicy: true, unknownBinding: true, unknownLeaves: []string{"a100", "h200", "l4"}}
+		bound: map[string]string{"a100": "", "h200": "", "l4": ""}, unknownPolicy: true, unknownBinding: true, unknownLeaves: []string{"a100", "h200", "l4"}}
 	without := func(f func(*podAdmissionObjects)) podAdmissionObjects {
 		pa := installed
 		pa.bound = maps.Clone(installed.bound)
@@ -507,9 +507,10 @@ func TestStatusPodAdmission(t *testing.T) {
 		{name: "no unknown-profile binding", skips: true, pa: without(func(pa *podAdmissionObjects) { pa.unknownBinding = false }), want: "has no accelc-pod-admission-unknown-profile"},
 		{name: "one profile's binding deleted", skips: true, pa: without(func(pa *podAdmissionObjects) { delete(pa.bound, "h200"); pa.bindings, pa.denying = 2, 2 }), want: "no binding of accelc-pod-admission selects hardware profile(s) h200 (the tree renders accelc-pod-admission-<profile>): their pods are admitted unjudged"},
 		{name: "one profile's binding deleted, Gatekeeper judges", pa: without(func(pa *podAdmissionObjects) { delete(pa.bound, "h200") })},
-		{name: "one profile's binding relaxed live", skips: true, pa: without(func(pa *podAdmissionObjects) { pa.bound["h200"] = false; pa.denying = 2 }), want: "the binding of accelc-pod-admission for hardware profile(s) h200 has no validationActions Deny while AccelcAdmission/accelc denies: their pods are admitted unjudged"},
-		{name: "one profile's binding relaxed live, Gatekeeper judges", pa: without(func(pa *podAdmissionObjects) { pa.bound["h200"] = false; pa.denying = 2 })},
-		{name: "one profile's binding relaxed, constraints relaxed", skips: true, pa: without(func(pa *podAdmissionObjects) { pa.bound["h200"] = false; pa.denying = 2 }), relaxed: true, want: "accelc's constraints do not deny (AccelcAdmission/accelc-warn (warn), AccelcAdmission/accelc (dryrun)), but 2 binding(s)"},
+		{name: "one profile's binding relaxed live", skips: true, pa: without(func(pa *podAdmissionObjects) { pa.bound["h200"] = "validationActions [Audit]"; pa.denying = 2 }), want: "the binding of accelc-pod-admission for hardware profile(s) h200 (validationActions [Audit]) does not refuse while AccelcAdmission/accelc denies: their pods are admitted unjudged"},
+		{name: "one profile's missing HardwareProfile allowed", skips: true, pa: without(func(pa *podAdmissionObjects) { pa.bound["h200"] = "parameterNotFoundAction Allow" }), want: "the binding of accelc-pod-admission for hardware profile(s) h200 (parameterNotFoundAction Allow) does not refuse"},
+		{name: "one profile's binding relaxed live, Gatekeeper judges", pa: without(func(pa *podAdmissionObjects) { pa.bound["h200"] = "validationActions [Audit]"; pa.denying = 2 })},
+		{name: "one profile's binding relaxed, constraints relaxed", skips: true, pa: without(func(pa *podAdmissionObjects) { pa.bound["h200"] = "validationActions [Audit]"; pa.denying = 2 }), relaxed: true, want: "accelc's constraints do not deny (AccelcAdmission/accelc-warn (warn), AccelcAdmission/accelc (dryrun)), but 2 binding(s)"},
 		{name: "no policy, nothing denies", skips: true, pa: podAdmissionObjects{read: true}, relaxed: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,0 +1,54 @@
+package accelc
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"k8s.io/client-go/rest"
+)
+
+// TestStatusReadsPodAdmission: the bindings as the API server lists them
+// become, by profile, why none refuses ("" where one does); a profile
+// with one binding that refuses and one that does not is judged.
+func TestStatusReadsPodAdmission(t *testing.T) {
+	const bindings = `{"items": [
+	  {"spec": {"policyName": "accelc-pod-admission", "validationActions": ["Deny"], "paramRef": {"name": "a100", "parameterNotFoundAction": "Deny"},
+	    "matchResources": {"objectSelector": {"matchLabels": {"accelerator.opendatahub.io/profile": "a100"}}}}},
+	  {"spec": {"policyName": "accelc-pod-admission", "validationActions": ["Audit"], "paramRef": {"name": "h200", "parameterNotFoundAction": "Deny"},
+	    "matchResources": {"objectSelector": {"matchLabels": {"accelerator.opendatahub.io/profile": "h200"}}}}},
+	  {"spec": {"policyName": "accelc-pod-admission", "validationActions": ["Deny"], "paramRef": {"name": "l4", "parameterNotFoundAction": "Allow"},
+	    "matchResources": {"objectSelector": {"matchLabels": {"accelerator.opendatahub.io/profile": "l4"}}}}},
+	  {"spec": {"policyName": "accelc-pod-admission", "validationActions": ["Warn"], "paramRef": {"name": "a100", "parameterNotFoundAction": "Deny"},
+	    "matchResources": {"objectSelector": {"matchLabels": {"accelerator.opendatahub.io/profile": "a100"}}}}},
+	  {"spec": {"policyName": "accelc-pod-admission-unknown-profile", "validationActions": ["Deny"],
+	    "matchResources": {"objectSelector": {"matchExpressions": [{"key": "accelerator.opendatahub.io/profile", "operator": "NotIn", "values": ["a100", "h200", "l4"]}]}}}},
+	  {"spec": {"policyName": "someone-elses", "validationActions": ["Audit"]}}
+	]}`
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		switch {
+		case strings.HasSuffix(r.URL.Path, "/validatingadmissionpolicybindings"):
+			_, _ = w.Write([]byte(bindings))
+		case strings.Contains(r.URL.Path, "/validatingadmissionpolicies/"):
+			_, _ = w.Write([]byte(`{}`))
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	c, err := jsonClient(&rest.Config{Host: srv.URL})
+	require.NoError(t, err)
+	pa := (&kube{c: c}).podAdmission(t.Context())
+	require.True(t, pa.read)
+	assert.True(t, pa.policy)
+	assert.True(t, pa.unknownPolicy)
+	assert.True(t, pa.unknownBinding)
+	assert.Equal(t, 4, pa.bindings)
+	assert.Equal(t, 2, pa.denying, "Deny with a missing HardwareProfile allowed still denies what it judges")
+	assert.Equal(t, map[string]string{"a100": "", "h200": "validationActions [Audit]", "l4": "parameterNotFoundAction Allow"}, pa.bound)
+	assert.Equal(t, []string{"a100", "h200", "l4"}, pa.unknownLeaves)
+}
