@@ -843,7 +843,7 @@ func (c *clusterUnderTest) checkMutated(pod *corev1.Pod, p profile, ent entitlem
 	}
 	if len(p.types) > 0 && p.nodeSel[c.typeLabel] == "" && p.claimTemplate == "" {
 		if !requires(pod, c.typeLabel, p.types) {
-			problems = append(problems, fmt.Sprintf("no required node affinity %s In %v: %s", c.typeLabel, p.types, jsonString(pod.Spec.Affinity)))
+			problems = append(problems, fmt.Sprintf("neither node selector %s nor required node affinity %s In %v: %s, %s", c.typeLabel, c.typeLabel, p.types, jsonString(pod.Spec.NodeSelector), jsonString(pod.Spec.Affinity)))
 		}
 	}
 	if len(p.types) > 0 && p.nodeSel[c.typeLabel] != "" && pod.Spec.NodeSelector[c.typeLabel] != p.nodeSel[c.typeLabel] &&
@@ -856,9 +856,14 @@ func (c *clusterUnderTest) checkMutated(pod *corev1.Pod, p profile, ent entitlem
 	return nil
 }
 
-// requires reports whether every required node-affinity term of the pod
-// confines key to exactly the values.
+// requires reports whether the pod's node selector gives key the one
+// value (a one-type profile's, as the mutation writes it), or every
+// required node-affinity term of the pod confines key to exactly the
+// values.
 func requires(pod *corev1.Pod, key string, values []string) bool {
+	if v, ok := pod.Spec.NodeSelector[key]; ok && len(values) == 1 && v == values[0] {
+		return true
+	}
 	a := pod.Spec.Affinity
 	if a == nil || a.NodeAffinity == nil || a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
 		return false

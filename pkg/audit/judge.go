@@ -151,7 +151,7 @@ func (a *auditor) changes(pod, enforced *unstructured.Unstructured) []string {
 	if !ok {
 		return out
 	}
-	terms, found, _ := unstructured.NestedSlice(enforced.Object, "spec", "affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms")
+	terms, found := enforcedTerms(pod, enforced)
 	if !found || slices.ContainsFunc(terms, func(t any) bool { return termMatches(t, node) }) {
 		return out
 	}
@@ -219,6 +219,39 @@ func termMatches(term any, node map[string]any) bool {
 	}
 	return match(t["matchExpressions"], func(k string) (string, bool) { v, ok := labels[k]; return v, ok }) &&
 		match(t["matchFields"], func(k string) (string, bool) { return name, k == "metadata.name" })
+}
+
+// enforcedTerms are the required node-selector terms of the enforced
+// pod, with each node selector key that enforcement gives the pod (or
+// changes) ANDed into every term as an In of its one value (a one-type
+// profile's type is a node selector, as the scheduler reads it: with
+// every term), and whether enforcement requires anything. The pod's own
+// node selector keys are not judged again: the pod was bound by them.
+func enforcedTerms(pod, enforced *unstructured.Unstructured) ([]any, bool) {
+	terms, found, _ := unstructured.NestedSlice(enforced.Object, "spec", "affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms")
+	had, _, _ := unstructured.NestedStringMap(pod.Object, "spec", "nodeSelector")
+	sel, _, _ := unstructured.NestedStringMap(enforced.Object, "spec", "nodeSelector")
+	var added []any
+	for _, k := range slices.Sorted(maps.Keys(sel)) {
+		if v, ok := had[k]; !ok || v != sel[k] {
+			added = append(added, map[string]any{"key": k, "operator": "In", "values": []any{sel[k]}})
+		}
+	}
+	if len(added) == 0 {
+		return terms, found
+	}
+	if !found || len(terms) == 0 {
+		return []any{map[string]any{"matchExpressions": added}}, true
+	}
+	out := make([]any, len(terms))
+	for i, t := range terms {
+		tm, _ := t.(map[string]any)
+		term := maps.Clone(tm)
+		exprs, _ := term["matchExpressions"].([]any)
+		term["matchExpressions"] = append(slices.Clone(exprs), added...)
+		out[i] = term
+	}
+	return out, true
 }
 
 // requiredValues are the values the terms require of key (In), sorted.

@@ -37,7 +37,7 @@ func (a *auditor) holdsQuota(pod, enforced *unstructured.Unstructured) (key stri
 	// then of the first type its affinity allows.
 	typ := ""
 	nodeName, _, _ := unstructured.NestedString(pod.Object, "spec", "nodeName")
-	terms, constrained, _ := unstructured.NestedSlice(enforced.Object, "spec", "affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms")
+	terms, constrained := enforcedTerms(pod, enforced)
 	if node := a.nodeByName[nodeName]; node != nil && (!constrained || slices.ContainsFunc(terms, func(t any) bool { return termMatches(t, a.nodes[nodeName]) })) {
 		typ = node.AcceleratorType
 		if pool := a.pl.NodePool(node); pool != nil {

@@ -305,10 +305,14 @@ const (
 func validatingMatchConditions(m *compile.Model) []admissionregistrationv1.MatchCondition {
 	var out []admissionregistrationv1.MatchCondition
 	if managers := slices.Sorted(slices.Values(m.Cluster.KueueIdentities.Manager)); len(managers) > 0 {
+		// Kueue admitting (or stopping) a pod or a workload: it lifts a
+		// pod's gate, unsuspends a Job, writes its flavor's node labels
+		// and tolerations into the pod or the template. Each pod is judged
+		// when it is made, whoever wrote its template.
 		out = append(out, admissionregistrationv1.MatchCondition{
-			Name: "not-kueue-admitting-a-pod",
-			Expression: fmt.Sprintf(`!(request.operation == "UPDATE" && %s == "" && request.resource.resource == "pods" && %s == "" && request.userInfo.username in %s)`,
-				requestGroup, requestSubResource, celStrings(managers)),
+			Name: "not-kueue-admitting",
+			Expression: fmt.Sprintf(`!(request.operation == "UPDATE" && %s == "" && request.userInfo.username in %s)`,
+				requestSubResource, celStrings(managers)),
 		})
 	}
 	same := func(field, empty string) string {

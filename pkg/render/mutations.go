@@ -101,8 +101,19 @@ func mutationObjects(m *compile.Model) []Object {
 	// expression ANDed into every term of one the pod brings (on
 	// kubernetes.io/arch, say), unless the term already has one on that
 	// key (a narrower choice of types the validation then judges).
+	//
+	// One type alone is a node selector instead, as a person writes it by
+	// hand: the same nodes (a node selector is ANDed with every term of
+	// the pod's own affinity), in a smaller pod that Kueue's flavor
+	// assignment and the scheduler's filter test by a label lookup
+	// (docs/scale.md). A pod that brings its own selector on the type
+	// keeps it, and the validation judges it.
 	const requiredAffinity = "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
 	confine := func(name string, sel match, exprs ...corev1.NodeSelectorRequirement) {
+		if len(exprs) == 1 && exprs[0].Operator == corev1.NodeSelectorOpIn && len(exprs[0].Values) == 1 {
+			assignOnce(strings.TrimSuffix(name, "-affinity")+"-node-selector", sel, fmt.Sprintf("spec.nodeSelector.%q", exprs[0].Key), exprs[0].Values[0])
+			return
+		}
 		assignOnce(name, sel, requiredAffinity, &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: exprs}}})
 		for _, e := range exprs {
 			suffix := "type"

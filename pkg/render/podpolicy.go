@@ -6,7 +6,6 @@ package render
 // making a pod costs no call to Gatekeeper's mutating webhook.
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -32,6 +31,9 @@ const (
 	// ANDs one expression into every term of a required node affinity.
 	termKeyPrefix = requiredAffinityAt + ".nodeSelectorTerms[matchExpressions: *].matchExpressions[key: "
 	termKeySuffix = "]"
+	// nodeSelectorAt starts the location of a mutator that selects one
+	// node label (a one-type profile's type), the key quoted after it.
+	nodeSelectorAt = "spec.nodeSelector."
 )
 
 // podProfilePolicy is the MutatingAdmissionPolicy that does, on a new pod,
@@ -322,13 +324,15 @@ const (
 	// opAffinity: the required affinity or the preference, written whole
 	// into spec.affinity.nodeAffinity.
 	opAffinity
+	// opNodeSelector: a key of spec.nodeSelector.
+	opNodeSelector
 	opTolerations
 	opOther
 	opClasses
 )
 
 // opVariables name each class's variables (labelOps0, labelOps1, …).
-var opVariables = [opClasses]string{"labelOps", "annotationOps", "affinityOps", "tolerationOps", "otherOps"}
+var opVariables = [opClasses]string{"labelOps", "annotationOps", "affinityOps", "nodeSelectorOps", "tolerationOps", "otherOps"}
 
 // earlierOp is an operation before, by its mutator's selection and its
 // condition.
@@ -412,6 +416,17 @@ func (p *podPatch) add(mu *mutator) {
 				bad("a key that is not a quoted string")
 			}
 			p.terms = append(p.terms, gatedOp{gate: p.gate, text: fmt.Sprintf(`((%s) ? [{"key": dyn(%q), "expression": dyn(%s)}] : [])`, cond, key, celLiteral(mu.Spec.Parameters.Assign.Value))})
+		case strings.HasPrefix(loc, nodeSelectorAt) && mustNotExist:
+			key, err := strconv.Unquote(strings.TrimPrefix(loc, nodeSelectorAt))
+			if err != nil {
+				bad("a node selector key that is not a quoted string")
+			}
+			value, ok := mu.Spec.Parameters.Assign.Value.(string)
+			if !ok {
+				bad("a value that is not a string")
+			}
+			cond = p.first("spec.nodeSelector."+key, sel, fmt.Sprintf("%s && !(has(object.spec.nodeSelector) && %q in object.spec.nodeSelector)", cond, key))
+			p.op(opNodeSelector, cond, "add", "/spec/nodeSelector/"+escapePointer(key), strconv.Quote(value))
 		case (loc == "spec.priorityClassName" || loc == "spec.priority" || loc == "spec.preemptionPolicy") && !mustNotExist:
 			cond = p.first(loc, sel, cond)
 			p.op(opOther, cond, "add", patchPath(strings.Split(loc, ".")), celLiteral(mu.Spec.Parameters.Assign.Value))
@@ -567,6 +582,7 @@ func (p *podPatch) expression(ops [opClasses]packedOps, terms string) string {
 	ensure(opAnnotations, "!has(object.metadata.annotations)", "/metadata/annotations", "{}")
 	ensure(opAffinity, "!has(object.spec.affinity)", "/spec/affinity", "{}")
 	ensure(opAffinity, "!(has(object.spec.affinity) && has(object.spec.affinity.nodeAffinity))", "/spec/affinity/nodeAffinity", "{}")
+	ensure(opNodeSelector, "!has(object.spec.nodeSelector)", "/spec/nodeSelector", "{}")
 	ensure(opTolerations, "!has(object.spec.tolerations)", "/spec/tolerations", "[]")
 	// A variable cannot name JSONPatch: the operations are maps there.
 	for _, o := range ops {
@@ -583,107 +599,4 @@ func (p *podPatch) expression(ops [opClasses]packedOps, terms string) string {
 			has(termsAt), terms, patchPath(termsAt), celPath(termsAt), term))
 	}
 	return strings.Join(out, " +\n")
-}
-
-// namespaceIn is the CEL test that the request's namespace is one of
-// patterns, each a name or a glob with * at its start or end, as
-// Gatekeeper's match reads them.
-func namespaceIn(patterns []string) string {
-	var exact, globs []string
-	for _, ns := range patterns {
-		lead, trail := strings.HasPrefix(ns, "*"), strings.HasSuffix(ns, "*")
-		core := strconv.Quote(strings.TrimSuffix(strings.TrimPrefix(ns, "*"), "*"))
-		switch {
-		case lead && trail:
-			globs = append(globs, "request.namespace.contains("+core+")")
-		case lead:
-			globs = append(globs, "request.namespace.endsWith("+core+")")
-		case trail:
-			globs = append(globs, "request.namespace.startsWith("+core+")")
-		default:
-			exact = append(exact, ns)
-		}
-	}
-	var parts []string
-	if len(exact) > 0 {
-		parts = append(parts, "request.namespace in "+celStrings(exact))
-	}
-	parts = append(parts, globs...)
-	return "(" + strings.Join(parts, " || ") + ")"
-}
-
-// celStrings is a CEL list of string literals.
-func celStrings(ss []string) string {
-	q := make([]string, len(ss))
-	for i, s := range ss {
-		q[i] = strconv.Quote(s)
-	}
-	return "[" + strings.Join(q, ", ") + "]"
-}
-
-// tolerationEqual is the CEL test that the toleration v (a variable)
-// equals t field by field, as Gatekeeper's merge compares them: the
-// fields t sets, with the same values, and no other.
-func tolerationEqual(v string, t compile.Toleration) string {
-	field := func(name, value string, set bool) string {
-		if !set {
-			return fmt.Sprintf("!has(%s.%s)", v, name)
-		}
-		return fmt.Sprintf("has(%s.%s) && %s.%s == %s", v, name, v, name, value)
-	}
-	var secs string
-	if t.TolerationSeconds != nil {
-		secs = strconv.FormatInt(*t.TolerationSeconds, 10)
-	}
-	return strings.Join([]string{
-		field("key", strconv.Quote(t.Key), t.Key != ""),
-		field("operator", strconv.Quote(t.Operator), t.Operator != ""),
-		field("value", strconv.Quote(t.Value), t.Value != ""),
-		field("effect", strconv.Quote(t.Effect), t.Effect != ""),
-		field("tolerationSeconds", secs, t.TolerationSeconds != nil),
-	}, " && ")
-}
-
-// celLiteral is v (any value that encodes as JSON) as a CEL literal: an
-// object a map of its fields, each value dyn() (Kubernetes' CEL takes no
-// map literal whose values differ in type), a list its elements, a
-// string, number or boolean itself. Not an object initializer
-// (Object.spec.…{}): the API server (1.36.3) panics converting a list of
-// them to JSON.
-func celLiteral(v any) string {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(fmt.Sprintf("render: %v", err))
-	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	var x any
-	if err := dec.Decode(&x); err != nil {
-		panic(fmt.Sprintf("render: %v", err))
-	}
-	return celValue(x)
-}
-
-func celValue(x any) string {
-	switch x := x.(type) {
-	case map[string]any:
-		var fields []string
-		for _, k := range slices.Sorted(maps.Keys(x)) {
-			fields = append(fields, fmt.Sprintf("%q: dyn(%s)", k, celValue(x[k])))
-		}
-		return "{" + strings.Join(fields, ", ") + "}"
-	case []any:
-		elems := make([]string, len(x))
-		for i, e := range x {
-			elems[i] = celValue(e)
-		}
-		return "[" + strings.Join(elems, ", ") + "]"
-	case string:
-		return strconv.Quote(x)
-	case json.Number:
-		return x.String()
-	case bool:
-		return strconv.FormatBool(x)
-	}
-	panic(fmt.Sprintf("render: a %T has no CEL literal", x))
 }

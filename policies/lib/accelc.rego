@@ -77,8 +77,9 @@ written := {
 # the Notebook, and Gatekeeper mutates it when it is made); a Pod as it
 # is, mutated already. The forecast writes what the mutators write where
 # the pod has nothing: the required node affinity of its profile's types
-# and pools (or, for a generic profile, its team's types), its Kueue
-# queue, and its profile's priority class.
+# and pools (or, for a generic profile, its team's types; one type and no
+# pool, a node selector), its Kueue queue, and its profile's priority
+# class.
 forecast if input.review.object.kind == "Notebook"
 
 # A pod template in a list (a JobSet's replicated jobs, a RayCluster's
@@ -386,7 +387,7 @@ written_spec := object.get(written, "spec", {})
 
 written_labels := object.get(written, ["metadata", "labels"], {})
 
-forecast_fill := {"metadata": {"labels": forecast_labels}, "spec": object.union(forecast_affinity, forecast_priority)}
+forecast_fill := {"metadata": {"labels": forecast_labels}, "spec": object.union(object.union(forecast_affinity, forecast_node_selector), forecast_priority)}
 
 forecast_queue := profile_queue if profile_queue
 else := q if {
@@ -442,6 +443,19 @@ term_has_key(t, k) if {
 forecast_affinity := {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": forecast_required}}} if {
 	through_profile
 	count(forecast_expressions) > 0
+	not forecast_one_type
+} else := {}
+
+# One type and no pool is a node selector, as the mutators write it, where
+# the pod has none on the type label.
+forecast_one_type := forecast_type_values[0] if {
+	count(forecast_type_values) == 1
+	count(profile_pools) == 0
+}
+
+forecast_node_selector := {"nodeSelector": {input.parameters.typeLabel: forecast_one_type}} if {
+	through_profile
+	not object.get(written_spec, ["nodeSelector", input.parameters.typeLabel], false)
 } else := {}
 
 forecast_priority := {"priorityClassName": pc, "priority": priority_classes[pc].value} if {

@@ -73,13 +73,13 @@ func TestJudgeStoredDeploymentImageUpdate(t *testing.T) {
 	assert.Empty(t, d.Messages)
 	require.Len(t, d.Expanded, 1)
 	pod := d.Expanded[0].Object
-	terms, _, _ := unstructured.NestedSlice(pod, "spec", "affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms")
-	assert.NotEmpty(t, terms, "the expanded pod has the profile's node affinity from Gatekeeper's mutators")
+	typ, _, _ := unstructured.NestedString(pod, "spec", "nodeSelector", "accelerator.opendatahub.io/type")
+	assert.Equal(t, "nvidia-a100-80gb", typ, "the expanded pod has the profile's one type as a node selector from Gatekeeper's mutators")
 	queue, _, _ := unstructured.NestedString(pod, "metadata", "labels", "kueue.x-k8s.io/queue-name")
 	assert.Equal(t, "large-gpu", queue)
 	// The stored Deployment itself is not given what the mutators give
 	// its pods: Gatekeeper's mutators match pods only.
-	_, has, _ := unstructured.NestedFieldNoCopy(d.Stored.Object, "spec", "template", "spec", "affinity")
+	_, has, _ := unstructured.NestedFieldNoCopy(d.Stored.Object, "spec", "template", "spec", "nodeSelector")
 	assert.False(t, has)
 
 	// The same UPDATE naming a profile team model-serving may not use
@@ -150,7 +150,7 @@ func TestAdmitPodUpdateMutatedSpec(t *testing.T) {
 	require.NoError(t, unstructured.SetNestedField(relabelled.Object, "standard-gpu", "metadata", "labels", "accelerator.opendatahub.io/profile"))
 	d, err := m.Admit(t.Context(), r, engine.Request{Object: relabelled, OldObject: old, Operation: "UPDATE"})
 	require.NoError(t, err)
-	assert.Contains(t, d.Refused, "spec.affinity")
+	assert.Contains(t, d.Refused, "spec.nodeSelector")
 	assert.Equal(t, []string{d.Refused}, d.Messages)
 	assert.Empty(t, d.Violations, "Gatekeeper's validation never sees it")
 
