@@ -54,8 +54,8 @@ const kueueUser = "system:serviceaccount:kueue-system:kueue-controller-manager"
 //     or affinity, tolerations);
 //   - pods=by-hand-affinity, as pods=by-hand but a one-type profile's
 //     confined by required node affinity (In, one value) as accelc's
-//     mutations write it, not a node selector: what that form alone
-//     costs the API server;
+//     mutations wrote it until 30 November 2026, not a node selector:
+//     what that form alone costs the API server;
 //
 // all with the scheduling gate Kueue's pod webhook adds. Each is priced
 // at creation (op=create) and at Kueue's update when it admits the pod

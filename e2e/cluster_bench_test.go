@@ -120,7 +120,7 @@ var benchVariants = []variant{
 	{name: "accelc", kueue: true, gatekeeper: true, accelc: true, about: "accelc as rendered: the tree applied, Gatekeeper with the values accelc renders; pods and Jobs name only their profile (ODH's annotation)"},
 	{name: "kueue-defaults", kueue: true, kueueDefaults: true, extra: true, about: "as kueue, with Kueue's default Configuration (accelc's fragment not merged)"},
 	{name: "accelc-premutated", kueue: true, gatekeeper: true, accelc: true, premutated: true, extra: true, about: "as accelc, but its pods and Jobs written as Gatekeeper's mutators would leave them (all but the profile label, which accelc's MutatingAdmissionPolicy gives) and Gatekeeper's mutating webhook sent no pod: the most that moving the pod mutations out of Gatekeeper could save"},
-	{name: "kueue-affinity", kueue: true, affinity: true, extra: true, about: "as kueue, but a one-type profile's pods confined by required node affinity (In, one value), as accelc's mutators write them, not a node selector: what that form costs Kueue and the scheduler"},
+	{name: "kueue-affinity", kueue: true, affinity: true, extra: true, about: "as kueue, but a one-type profile's pods confined by required node affinity (In, one value), as accelc's mutators wrote them until 30 November 2026, not a node selector: what that form costs Kueue and the scheduler"},
 	{name: "kueue-gatekeeper", kueue: true, gatekeeper: true, extra: true, about: "as kueue, with Gatekeeper installed as accelc installs it (its rendered values) but none of accelc's tree: what Gatekeeper itself costs beside Kueue"},
 }
 
