@@ -154,6 +154,20 @@ func (m apiMetrics) writes() map[string]float64 {
 	return out
 }
 
+// lists are the LISTs and WATCHes the API server answered, by resource:
+// a client that falls behind a watch under load is cut off and lists
+// again (its informer's relist), which costs the API server the whole
+// collection.
+func (m apiMetrics) lists() map[string]float64 {
+	out := map[string]float64{}
+	for k, v := range m.requests {
+		if verb, _, _ := strings.Cut(k, " "); verb == "LIST" || verb == "WATCH" {
+			out[k] = v
+		}
+	}
+	return out
+}
+
 // webhookCalls are the webhook's calls, every operation.
 func (m apiMetrics) webhookCalls(name string) float64 {
 	var n float64
@@ -445,6 +459,9 @@ func printClusterTable(w io.Writer, variants []variant, rounds int, runs []clust
 	writes := func(m apiMetrics) map[string]float64 { return m.writes() }
 	matrix("API server writes per pod by verb and resource (apiserver_request_total; the benchmark's own creates included: one per pod, one per Job; rows of 0.01 a pod or more)",
 		"verb resource", keys(writes), perPodOf(writes), "%.2f", 0.01)
+	lists := func(m apiMetrics) map[string]float64 { return m.lists() }
+	matrix("API server LISTs and WATCHes over the storm by resource, counts (apiserver_request_total; an informer cut off from a watch it fell behind lists again; rows of 5 or more)",
+		"verb resource", keys(lists), func(r clusterRun, k string) (float64, bool) { return r.api.lists()[k], true }, "%.0f", 5)
 	hooks := func(m apiMetrics) map[string]float64 { return m.webhooks }
 	matrix("Admission webhook calls per pod by webhook and operation (apiserver_admission_webhook_admission_duration_seconds_count; the metric names no resource)",
 		"webhook operation", keys(hooks), perPodOf(hooks), "%.2f", 0.01)

@@ -51,6 +51,7 @@ apiserver_admission_match_condition_exclusions_total{kind="webhook",name="valida
 	require.NoError(t, err)
 	d := after.minus(before)
 	assert.Equal(t, map[string]float64{"POST pods": 100, "POST pods/binding": 100, "APPLY workloads.kueue.x-k8s.io/status": 40}, d.writes())
+	assert.Equal(t, map[string]float64{"LIST pods": 6}, d.lists(), "the storm's LISTs and WATCHes, not its writes")
 	assert.Equal(t, map[string]float64{"validation.gatekeeper.sh CREATE": 100, "validation.gatekeeper.sh UPDATE": 50}, d.webhooks)
 	assert.Equal(t, map[string]float64{"validation.gatekeeper.sh UPDATE": 7}, d.excluded)
 	assert.InDelta(t, 150, d.webhookCalls("validation.gatekeeper.sh"), 1e-9)
