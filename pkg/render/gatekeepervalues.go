@@ -308,11 +308,13 @@ func validatingMatchConditions(m *compile.Model) []admissionregistrationv1.Match
 		// Kueue admitting (or stopping) a pod or a workload: it lifts a
 		// pod's gate, unsuspends a Job, writes its flavor's node labels
 		// and tolerations into the pod or the template. Each pod is judged
-		// when it is made, whoever wrote its template.
+		// when it is made, whoever wrote its template. Not a claim or
+		// Gatekeeper's own objects: Kueue has no business there, so its
+		// identity buys nothing past the pods and workloads it manages.
 		out = append(out, admissionregistrationv1.MatchCondition{
 			Name: "not-kueue-admitting",
-			Expression: fmt.Sprintf(`!(request.operation == "UPDATE" && %s == "" && request.userInfo.username in %s)`,
-				requestSubResource, celStrings(managers)),
+			Expression: fmt.Sprintf(`!(request.operation == "UPDATE" && %s == "" && !(%s == "resource.k8s.io" || %s.endsWith(".gatekeeper.sh")) && request.userInfo.username in %s)`,
+				requestSubResource, requestGroup, requestGroup, celStrings(managers)),
 		})
 	}
 	same := func(field, empty string) string {

@@ -109,11 +109,14 @@ func mutationObjects(m *compile.Model) []Object {
 	// (docs/scale.md). A pod that brings its own selector on the type
 	// keeps it, and the validation judges it.
 	const requiredAffinity = "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
+	// name is the mutators' stem: <name>-node-selector, or
+	// <name>-affinity and <name>-affinity-<type|pool>.
 	confine := func(name string, sel match, exprs ...corev1.NodeSelectorRequirement) {
 		if len(exprs) == 1 && exprs[0].Operator == corev1.NodeSelectorOpIn && len(exprs[0].Values) == 1 {
-			assignOnce(strings.TrimSuffix(name, "-affinity")+"-node-selector", sel, fmt.Sprintf("spec.nodeSelector.%q", exprs[0].Key), exprs[0].Values[0])
+			assignOnce(name+"-node-selector", sel, fmt.Sprintf("spec.nodeSelector.%q", exprs[0].Key), exprs[0].Values[0])
 			return
 		}
+		name += "-affinity"
 		assignOnce(name, sel, requiredAffinity, &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: exprs}}})
 		for _, e := range exprs {
 			suffix := "type"
@@ -197,7 +200,7 @@ func mutationObjects(m *compile.Model) []Object {
 			required = append(required, in(m.Cluster.PoolLabel(), p.Pools))
 		}
 		if len(required) > 0 {
-			confine("accelc-"+p.Name+"-affinity", sel, required...)
+			confine("accelc-"+p.Name, sel, required...)
 		}
 		if p.DRA != nil {
 			continue
@@ -233,7 +236,7 @@ func mutationObjects(m *compile.Model) []Object {
 			if !p.Offered() || !p.Generic() || len(t.AcceleratorTypes) == 0 {
 				continue
 			}
-			confine("accelc-"+p.Name+"-"+t.Name+"-affinity", match{Namespaces: t.Namespaces, LabelSelector: profileLabel(p)},
+			confine("accelc-"+p.Name+"-"+t.Name, match{Namespaces: t.Namespaces, LabelSelector: profileLabel(p)},
 				in(m.Cluster.TypeLabel(), confiningTypes(p, t.AcceleratorTypes)))
 		}
 		// A profile without a priority class of its own runs the team's
