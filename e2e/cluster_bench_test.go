@@ -314,7 +314,8 @@ func runStorm(b *testing.B, v variant, scale, pods int) clusterRun {
 		if v.kueueDefaults {
 			o.Fragment = nil
 		}
-		s.cp.StartKueue(b, o)
+		o.Profiling = os.Getenv(benchProfileEnv) != ""
+		s.kq = s.cp.StartKueue(b, o)
 	}
 	s.kwok = s.cp.StartKWOK(b)
 	// The type label nfd-master would stamp (the story proves it does),
@@ -809,7 +810,7 @@ func storm(b *testing.B, s *suite, v variant, w stormWriter, n int, types map[st
 }
 
 // profileStorm, when $ACCELC_BENCH_PROFILE names a folder, takes CPU
-// profiles of kube-apiserver and Gatekeeper over the whole storm, back to
+// profiles of kube-apiserver, Gatekeeper and Kueue over the whole storm, back to
 // back, $ACCELC_BENCH_PROFILE_SECONDS (10) each, into
 // <folder>/<variant>-<n>-<component>-<k>.pprof (n counting the variant's
 // storms in this run, k the profile; `go tool pprof` merges them), and a
@@ -839,9 +840,10 @@ func profileStorm(b *testing.B, s *suite, v variant) (stop func()) {
 			return s.client.CoreV1().RESTClient().Get().AbsPath("/debug/pprof/profile").Param("seconds", strconv.Itoa(seconds)).Timeout(timeout).DoRaw(ctx)
 		},
 	}
-	if s.gk != nil && s.gk.ProfilingURL() != "" {
-		fetch["gatekeeper"] = func(ctx context.Context) ([]byte, error) {
-			req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", s.gk.ProfilingURL(), seconds), nil)
+	// Gatekeeper's and Kueue's managers serve Go's profiles themselves.
+	served := func(url string) func(ctx context.Context) ([]byte, error) {
+		return func(ctx context.Context) ([]byte, error) {
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", url, seconds), nil)
 			if err != nil {
 				return nil, err
 			}
@@ -855,6 +857,12 @@ func profileStorm(b *testing.B, s *suite, v variant) (stop func()) {
 			}
 			return io.ReadAll(resp.Body)
 		}
+	}
+	if s.gk != nil && s.gk.ProfilingURL() != "" {
+		fetch["gatekeeper"] = served(s.gk.ProfilingURL())
+	}
+	if s.kq != nil && s.kq.ProfilingURL() != "" {
+		fetch["kueue"] = served(s.kq.ProfilingURL())
 	}
 	// The API server's heap as the storm starts: what the cluster and the
 	// stack hold before the first pod.

@@ -47,6 +47,7 @@ type suite struct {
 	work    string // renders, snapshots, kubeconfigs
 	cp      *controlplane.ControlPlane
 	gk      *controlplane.Gatekeeper
+	kq      *controlplane.Kueue // where a benchmark profiles it
 	nfd     *controlplane.NFDMaster
 	kwok    *controlplane.KWOK // the kubelets, where the suite runs them
 	client  kubernetes.Interface

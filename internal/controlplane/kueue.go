@@ -84,6 +84,10 @@ type KueueOptions struct {
 	// its provisioning admission-check controller only where the API
 	// serves them when it starts.
 	ProvisioningRequests bool
+	// Profiling serves Go's profiles from the manager on a free port of
+	// 127.0.0.1 (its Configuration's pprofBindAddress), at ProfilingURL:
+	// for a benchmark to say where Kueue's time goes.
+	Profiling bool
 }
 
 // Kueue is Kueue's controller manager running out of cluster against a
@@ -91,6 +95,7 @@ type KueueOptions struct {
 type Kueue struct {
 	webhook string // https://127.0.0.1:PORT
 	health  string // http://127.0.0.1:PORT
+	pprof   string // http://127.0.0.1:PORT with KueueOptions.Profiling, else ""
 	config  string // the Configuration file it runs with
 	proc    *process
 	Started time.Duration // from the process's start to its readiness
@@ -166,17 +171,23 @@ func (cp *ControlPlane) startKueue(ctx context.Context, dir string, o KueueOptio
 		return nil, err
 	}
 
-	ports, err := freePorts(3)
+	ports, err := freePorts(4)
 	if err != nil {
 		return nil, err
 	}
-	webhookPort, healthPort, metricsPort := ports[0], ports[1], ports[2]
+	webhookPort, healthPort, metricsPort, pprofPort := ports[0], ports[1], ports[2], ports[3]
+	if !o.Profiling {
+		pprofPort = 0
+	}
 	kq := &Kueue{
 		webhook: "https://127.0.0.1:" + strconv.Itoa(webhookPort),
 		health:  "http://127.0.0.1:" + strconv.Itoa(healthPort),
 		config:  filepath.Join(kqDir, "config.yaml"),
 	}
-	conf, err := kueueConfiguration(filepath.Join(dir, "controller_manager_config.yaml"), o, certDir, webhookPort, healthPort, metricsPort)
+	if pprofPort != 0 {
+		kq.pprof = "http://127.0.0.1:" + strconv.Itoa(pprofPort)
+	}
+	conf, err := kueueConfiguration(filepath.Join(dir, "controller_manager_config.yaml"), o, certDir, webhookPort, healthPort, metricsPort, pprofPort)
 	if err != nil {
 		return nil, err
 	}
@@ -240,12 +251,17 @@ func (cp *ControlPlane) startKueue(ctx context.Context, dir string, o KueueOptio
 	return kq, nil
 }
 
+// ProfilingURL is where the manager serves /debug/pprof/, "" unless
+// started with KueueOptions.Profiling.
+func (kq *Kueue) ProfilingURL() string { return kq.pprof }
+
 // kueueConfiguration is Kueue's default Configuration with what running out
 // of cluster beside a test control plane needs: every server on 127.0.0.1,
 // the webhook's certificate from the test's CA, no leader election, no
 // visibility API server (it would listen on every interface), and the
-// batch/job and pod integrations with jobs managed in the namespaces only.
-func kueueConfiguration(defaults string, o KueueOptions, certDir string, webhookPort, healthPort, metricsPort int) ([]byte, error) {
+// batch/job and pod integrations with jobs managed in the namespaces only;
+// Go's profiles on pprofPort, unless it is 0.
+func kueueConfiguration(defaults string, o KueueOptions, certDir string, webhookPort, healthPort, metricsPort, pprofPort int) ([]byte, error) {
 	data, err := os.ReadFile(defaults)
 	if err != nil {
 		return nil, err
@@ -259,6 +275,9 @@ func kueueConfiguration(defaults string, o KueueOptions, certDir string, webhook
 	c["health"] = map[string]any{"healthProbeBindAddress": loopback(healthPort)}
 	c["metrics"] = map[string]any{"bindAddress": loopback(metricsPort)}
 	c["webhook"] = map[string]any{"host": "127.0.0.1", "port": webhookPort, "certDir": certDir}
+	if pprofPort != 0 {
+		c["pprofBindAddress"] = loopback(pprofPort)
+	}
 	c["leaderElection"] = map[string]any{"leaderElect": false}
 	c["internalCertManagement"] = map[string]any{"enable": false}
 	c["manageJobsWithoutQueueName"] = false

@@ -54,7 +54,7 @@ integrations:
   - "ray.io/rayjob"
   - "pod"
 `), 0o644))
-	data, err := kueueConfiguration(defaults, KueueOptions{Namespaces: []string{"team-a"}}, "/certs", 1, 2, 3)
+	data, err := kueueConfiguration(defaults, KueueOptions{Namespaces: []string{"team-a"}}, "/certs", 1, 2, 3, 0)
 	require.NoError(t, err)
 	var got map[string]any
 	require.NoError(t, yaml.Unmarshal(data, &got))
@@ -89,7 +89,7 @@ integrations:
 managedJobsNamespaceSelector:
   matchExpressions: [{key: kubernetes.io/metadata.name, operator: In, values: [ml, serving]}]
 `)
-	data, err := kueueConfiguration(defaults, KueueOptions{Fragment: fragment}, "/certs", 1, 2, 3)
+	data, err := kueueConfiguration(defaults, KueueOptions{Fragment: fragment}, "/certs", 1, 2, 3, 0)
 	require.NoError(t, err)
 	var got map[string]any
 	require.NoError(t, yaml.Unmarshal(data, &got))
@@ -99,7 +99,15 @@ managedJobsNamespaceSelector:
 	}}}, got["managedJobsNamespaceSelector"])
 	assert.Equal(t, map[string]any{"qps": float64(300)}, got["clientConnection"])
 	assert.Equal(t, map[string]any{"host": "127.0.0.1", "port": float64(1), "certDir": "/certs"}, got["webhook"])
+	assert.NotContains(t, got, "pprofBindAddress")
 
-	_, err = kueueConfiguration(defaults, KueueOptions{Fragment: []byte("apiVersion: v1\nkind: ConfigMap\n")}, "/certs", 1, 2, 3)
+	// Profiling: the manager's profiles on the port given, on 127.0.0.1.
+	data, err = kueueConfiguration(defaults, KueueOptions{Fragment: fragment, Profiling: true}, "/certs", 1, 2, 3, 4)
+	require.NoError(t, err)
+	got = nil
+	require.NoError(t, yaml.Unmarshal(data, &got))
+	assert.Equal(t, "127.0.0.1:4", got["pprofBindAddress"])
+
+	_, err = kueueConfiguration(defaults, KueueOptions{Fragment: []byte("apiVersion: v1\nkind: ConfigMap\n")}, "/certs", 1, 2, 3, 0)
 	assert.ErrorContains(t, err, "the Configuration fragment is v1 ConfigMap, not Kueue's config.kueue.x-k8s.io/v1beta2 Configuration")
 }
