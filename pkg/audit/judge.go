@@ -254,21 +254,45 @@ func enforcedTerms(pod, enforced *unstructured.Unstructured) ([]any, bool) {
 	return out, true
 }
 
-// requiredValues are the values the terms require of key (In), sorted.
+// requiredValues are the values of key the terms allow, sorted: in each
+// term that bounds key with In, the values every In of it names (the
+// scheduler ANDs a term's expressions, so an In the enforcement adds
+// narrows the pod's own) less those a NotIn names; the union over the
+// terms (it ORs them). A term that does not bound key adds nothing.
 func requiredValues(terms []any, key string) []string {
 	seen := map[string]bool{}
 	for _, term := range terms {
-		exprs, _, _ := unstructured.NestedSlice(term.(map[string]any), "matchExpressions")
+		tm, _ := term.(map[string]any)
+		exprs, _, _ := unstructured.NestedSlice(tm, "matchExpressions")
+		var allowed []string
+		bounded := false
+		var excluded []string
 		for _, e := range exprs {
 			em, _ := e.(map[string]any)
-			if em["key"] != key || em["operator"] != "In" {
+			if em["key"] != key {
 				continue
 			}
+			var values []string
 			vs, _ := em["values"].([]any)
 			for _, v := range vs {
 				if s, ok := v.(string); ok {
-					seen[s] = true
+					values = append(values, s)
 				}
+			}
+			switch em["operator"] {
+			case "In":
+				if !bounded {
+					allowed, bounded = values, true
+				} else {
+					allowed = slices.DeleteFunc(allowed, func(v string) bool { return !slices.Contains(values, v) })
+				}
+			case "NotIn":
+				excluded = append(excluded, values...)
+			}
+		}
+		for _, v := range allowed {
+			if !slices.Contains(excluded, v) {
+				seen[v] = true
 			}
 		}
 	}
