@@ -4,11 +4,13 @@ package e2e
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"io"
 	"maps"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -33,6 +35,10 @@ type apiMetrics struct {
 	// requests: "VERB resource[.group][/subresource]" → requests
 	// (apiserver_request_total).
 	requests map[string]float64
+	// refused: "VERB resource[.group][/subresource] CODE" → requests
+	// answered with a code of 400 or more (a conflict, a throttle), which
+	// a client retries: the same request paid twice.
+	refused map[string]float64
 	// webhooks: "webhook OPERATION" → calls
 	// (apiserver_admission_webhook_admission_duration_seconds_count).
 	webhooks map[string]float64
@@ -69,7 +75,7 @@ func parseAPIMetrics(in io.Reader) (apiMetrics, error) {
 		return apiMetrics{}, err
 	}
 	m := apiMetrics{
-		requests: map[string]float64{}, webhooks: map[string]float64{}, excluded: map[string]float64{},
+		requests: map[string]float64{}, refused: map[string]float64{}, webhooks: map[string]float64{}, excluded: map[string]float64{},
 		webhookSeconds: map[string]float64{}, webhookBuckets: map[string]map[float64]float64{},
 	}
 	for _, s := range families["apiserver_request_total"].GetMetric() {
@@ -88,6 +94,9 @@ func parseAPIMetrics(in io.Reader) (apiMetrics, error) {
 			res += "/" + l["subresource"]
 		}
 		m.requests[l["verb"]+" "+res] += s.GetCounter().GetValue()
+		if code, err := strconv.Atoi(l["code"]); err == nil && code >= 400 {
+			m.refused[l["verb"]+" "+res+" "+l["code"]] += s.GetCounter().GetValue()
+		}
 	}
 	for _, s := range families["apiserver_admission_webhook_admission_duration_seconds"].GetMetric() {
 		l := map[string]string{}
@@ -129,7 +138,7 @@ func (m apiMetrics) minus(before apiMetrics) apiMetrics {
 		return out
 	}
 	out := apiMetrics{
-		requests: sub(m.requests, before.requests), webhooks: sub(m.webhooks, before.webhooks),
+		requests: sub(m.requests, before.requests), refused: sub(m.refused, before.refused), webhooks: sub(m.webhooks, before.webhooks),
 		excluded: sub(m.excluded, before.excluded), webhookSeconds: sub(m.webhookSeconds, before.webhookSeconds),
 		webhookBuckets: map[string]map[float64]float64{},
 	}
@@ -254,6 +263,25 @@ func (r clusterRun) report(b *testing.B) {
 		r.variant, r.pods, r.solo, r.jobs, r.nodes, r.wall.Round(time.Millisecond), r.load[0], r.load[1], r.perSecond,
 		pct(r.bound, 50).Round(time.Millisecond), pct(r.bound, 99).Round(time.Millisecond), r.perPod(r.stackCPU()), r.perPod(r.busyCPU()),
 		sum(r.api.writes())/float64(r.pods), sum(r.api.webhooks)/float64(r.pods), r.workloads, r.stored.pod, r.stored.workload, strings.Join(parts, "; "))
+	// Every request this storm's API server answered, reads too, by verb
+	// and resource: the tables give medians, and two storms of one
+	// variant can differ in what they made the API server do.
+	var reqs []string
+	for _, k := range slices.SortedFunc(maps.Keys(r.api.requests), func(a, b string) int {
+		return cmp.Or(cmp.Compare(r.api.requests[b], r.api.requests[a]), strings.Compare(a, b))
+	}) {
+		if n := r.api.requests[k] / float64(r.pods); n >= 0.01 {
+			reqs = append(reqs, fmt.Sprintf("%s %.2f", k, n))
+		}
+	}
+	b.Logf("%s: API requests a pod (apiserver_request_total, rows of 0.01 or more): %s", r.variant, strings.Join(reqs, ", "))
+	var refused []string
+	for _, k := range slices.Sorted(maps.Keys(r.api.refused)) {
+		refused = append(refused, fmt.Sprintf("%s %.0f", k, r.api.refused[k]))
+	}
+	if len(refused) > 0 {
+		b.Logf("%s: API requests refused (code 400 or more; a client retries them): %s", r.variant, strings.Join(refused, ", "))
+	}
 }
 
 // pct is the p-th percentile of ds, 0 when empty.

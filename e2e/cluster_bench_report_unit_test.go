@@ -32,6 +32,7 @@ apiserver_admission_webhook_admission_duration_seconds_count{name="validation.ga
 apiserver_request_total{code="201",component="apiserver",dry_run="",group="",resource="pods",scope="resource",subresource="",verb="POST",version="v1"} 110
 apiserver_request_total{code="201",component="apiserver",dry_run="",group="",resource="pods",scope="resource",subresource="binding",verb="POST",version="v1"} 100
 apiserver_request_total{code="200",component="apiserver",dry_run="",group="kueue.x-k8s.io",resource="workloads",scope="resource",subresource="status",verb="APPLY",version="v1beta2"} 40
+apiserver_request_total{code="409",component="apiserver",dry_run="",group="kueue.x-k8s.io",resource="clusterqueues",scope="resource",subresource="status",verb="PUT",version="v1beta2"} 3
 apiserver_request_total{code="200",component="apiserver",dry_run="",group="",resource="pods",scope="resource",subresource="",verb="LIST",version="v1"} 9
 apiserver_request_total{code="200",component="apiserver",dry_run="",group="",resource="",scope="",subresource="",verb="GET",version=""} 9
 # TYPE apiserver_admission_webhook_admission_duration_seconds histogram
@@ -50,7 +51,8 @@ apiserver_admission_match_condition_exclusions_total{kind="webhook",name="valida
 `))
 	require.NoError(t, err)
 	d := after.minus(before)
-	assert.Equal(t, map[string]float64{"POST pods": 100, "POST pods/binding": 100, "APPLY workloads.kueue.x-k8s.io/status": 40}, d.writes())
+	assert.Equal(t, map[string]float64{"POST pods": 100, "POST pods/binding": 100, "APPLY workloads.kueue.x-k8s.io/status": 40, "PUT clusterqueues.kueue.x-k8s.io/status": 3}, d.writes())
+	assert.Equal(t, map[string]float64{"PUT clusterqueues.kueue.x-k8s.io/status 409": 3}, d.refused, "a conflict is a write refused, which its client retries")
 	assert.Equal(t, map[string]float64{"LIST pods": 6}, d.lists(), "the storm's LISTs and WATCHes, not its writes")
 	assert.Equal(t, map[string]float64{"validation.gatekeeper.sh CREATE": 100, "validation.gatekeeper.sh UPDATE": 50}, d.webhooks)
 	assert.Equal(t, map[string]float64{"validation.gatekeeper.sh UPDATE": 7}, d.excluded)
