@@ -39,6 +39,12 @@ type apiMetrics struct {
 	// answered with a code of 400 or more (a conflict, a throttle), which
 	// a client retries: the same request paid twice.
 	refused map[string]float64
+	// etcd: "operation resource[.group]" → the API server's requests to
+	// etcd (etcd_requests_total): an update is one per attempt, so more
+	// updates than the writes that made them are conflicts inside the
+	// API server (a stale cached object, tried again), which
+	// apiserver_request_total does not show.
+	etcd map[string]float64
 	// webhooks: "webhook OPERATION" → calls
 	// (apiserver_admission_webhook_admission_duration_seconds_count).
 	webhooks map[string]float64
@@ -75,7 +81,7 @@ func parseAPIMetrics(in io.Reader) (apiMetrics, error) {
 		return apiMetrics{}, err
 	}
 	m := apiMetrics{
-		requests: map[string]float64{}, refused: map[string]float64{}, webhooks: map[string]float64{}, excluded: map[string]float64{},
+		requests: map[string]float64{}, refused: map[string]float64{}, etcd: map[string]float64{}, webhooks: map[string]float64{}, excluded: map[string]float64{},
 		webhookSeconds: map[string]float64{}, webhookBuckets: map[string]map[float64]float64{},
 	}
 	for _, s := range families["apiserver_request_total"].GetMetric() {
@@ -97,6 +103,17 @@ func parseAPIMetrics(in io.Reader) (apiMetrics, error) {
 		if code, err := strconv.Atoi(l["code"]); err == nil && code >= 400 {
 			m.refused[l["verb"]+" "+res+" "+l["code"]] += s.GetCounter().GetValue()
 		}
+	}
+	for _, s := range families["etcd_requests_total"].GetMetric() {
+		l := map[string]string{}
+		for _, p := range s.GetLabel() {
+			l[p.GetName()] = p.GetValue()
+		}
+		res := l["resource"]
+		if l["group"] != "" {
+			res += "." + l["group"]
+		}
+		m.etcd[l["operation"]+" "+res] += s.GetCounter().GetValue()
 	}
 	for _, s := range families["apiserver_admission_webhook_admission_duration_seconds"].GetMetric() {
 		l := map[string]string{}
@@ -138,7 +155,7 @@ func (m apiMetrics) minus(before apiMetrics) apiMetrics {
 		return out
 	}
 	out := apiMetrics{
-		requests: sub(m.requests, before.requests), refused: sub(m.refused, before.refused), webhooks: sub(m.webhooks, before.webhooks),
+		requests: sub(m.requests, before.requests), refused: sub(m.refused, before.refused), etcd: sub(m.etcd, before.etcd), webhooks: sub(m.webhooks, before.webhooks),
 		excluded: sub(m.excluded, before.excluded), webhookSeconds: sub(m.webhookSeconds, before.webhookSeconds),
 		webhookBuckets: map[string]map[float64]float64{},
 	}
@@ -275,6 +292,15 @@ func (r clusterRun) report(b *testing.B) {
 		}
 	}
 	b.Logf("%s: API requests a pod (apiserver_request_total, rows of 0.01 or more): %s", r.variant, strings.Join(reqs, ", "))
+	var etcd []string
+	for _, k := range slices.SortedFunc(maps.Keys(r.api.etcd), func(a, b string) int {
+		return cmp.Or(cmp.Compare(r.api.etcd[b], r.api.etcd[a]), strings.Compare(a, b))
+	}) {
+		if n := r.api.etcd[k] / float64(r.pods); n >= 0.01 {
+			etcd = append(etcd, fmt.Sprintf("%s %.2f", k, n))
+		}
+	}
+	b.Logf("%s: the API server's requests to etcd a pod (etcd_requests_total: an update per attempt, a get per object read past the watch cache; rows of 0.01 or more): %s", r.variant, strings.Join(etcd, ", "))
 	var refused []string
 	for _, k := range slices.Sorted(maps.Keys(r.api.refused)) {
 		refused = append(refused, fmt.Sprintf("%s %.0f", k, r.api.refused[k]))

@@ -35,6 +35,9 @@ apiserver_request_total{code="200",component="apiserver",dry_run="",group="kueue
 apiserver_request_total{code="409",component="apiserver",dry_run="",group="kueue.x-k8s.io",resource="clusterqueues",scope="resource",subresource="status",verb="PUT",version="v1beta2"} 3
 apiserver_request_total{code="200",component="apiserver",dry_run="",group="",resource="pods",scope="resource",subresource="",verb="LIST",version="v1"} 9
 apiserver_request_total{code="200",component="apiserver",dry_run="",group="",resource="",scope="",subresource="",verb="GET",version=""} 9
+# TYPE etcd_requests_total counter
+etcd_requests_total{group="kueue.x-k8s.io",operation="update",resource="workloads"} 45
+etcd_requests_total{group="",operation="create",resource="pods"} 100
 # TYPE apiserver_admission_webhook_admission_duration_seconds histogram
 apiserver_admission_webhook_admission_duration_seconds_bucket{name="validation.gatekeeper.sh",operation="CREATE",rejected="false",type="validating",le="0.005"} 0
 apiserver_admission_webhook_admission_duration_seconds_bucket{name="validation.gatekeeper.sh",operation="CREATE",rejected="false",type="validating",le="0.025"} 100
@@ -52,6 +55,7 @@ apiserver_admission_match_condition_exclusions_total{kind="webhook",name="valida
 	require.NoError(t, err)
 	d := after.minus(before)
 	assert.Equal(t, map[string]float64{"POST pods": 100, "POST pods/binding": 100, "APPLY workloads.kueue.x-k8s.io/status": 40, "PUT clusterqueues.kueue.x-k8s.io/status": 3}, d.writes())
+	assert.Equal(t, map[string]float64{"update workloads.kueue.x-k8s.io": 45, "create pods": 100}, d.etcd, "45 attempts for 40 status writes: 5 tried again inside the API server")
 	assert.Equal(t, map[string]float64{"PUT clusterqueues.kueue.x-k8s.io/status 409": 3}, d.refused, "a conflict is a write refused, which its client retries")
 	assert.Equal(t, map[string]float64{"LIST pods": 6}, d.lists(), "the storm's LISTs and WATCHes, not its writes")
 	assert.Equal(t, map[string]float64{"validation.gatekeeper.sh CREATE": 100, "validation.gatekeeper.sh UPDATE": 50}, d.webhooks)
