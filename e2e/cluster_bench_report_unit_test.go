@@ -84,6 +84,13 @@ func TestBusyCPU(t *testing.T) {
 	assert.Equal(t, 6100*time.Millisecond, r.stackCPU())
 	assert.Equal(t, 4*time.Second, r.busyCPU())
 	assert.InDelta(t, 40, r.perPod(r.busyCPU()), 1e-9)
+	// The wake: 5 s more, in which kube-apiserver spends 2 s (1 at its
+	// rest rate, 1 the storm's work left over) and etcd nothing: etcd's
+	// storm second is counted once, and kube-apiserver gets 5 + 2 - 0.2 × 15.
+	r.wake = 5 * time.Second
+	r.wakeCPU = map[string]time.Duration{"kube-apiserver": 2 * time.Second}
+	assert.Equal(t, 5*time.Second, r.wokenCPU())
+	assert.Equal(t, 4*time.Second, r.busyCPU(), "the storm's own figure does not change")
 }
 
 // TestResetPeakRSS: after the reset a process's peak is what it holds

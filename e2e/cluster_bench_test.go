@@ -173,6 +173,13 @@ type clusterRun struct {
 	workloads   int             // Workloads Kueue made (-1: no Kueue)
 	cpu         map[string]time.Duration
 	idle        map[string]float64 // CPU seconds a second each component spends at rest, before the storm
+	// wake is how long the stack took, after the last pod was bound, to
+	// come back to its rate at rest (at most wakeMost), and wakeCPU what
+	// each component spent in it: the storm's work that its last binding
+	// leaves still to do (pods marked Running, Kueue and the controllers
+	// catching up), which the storm's own figures do not count.
+	wake    time.Duration
+	wakeCPU map[string]time.Duration
 	rss         map[string]int64   // peak resident set during the storm, bytes
 	setupPeak   map[string]int64   // peak resident set before it: starting, 1,015 nodes made Ready, the stack installed and settled, bytes
 	apiStart    int64              // kube-apiserver's resident set as the storm starts (the cluster, nodes and stack before the first pod), bytes
@@ -371,9 +378,9 @@ func runStorm(b *testing.B, v variant, scale, pods int) clusterRun {
 	idle := idleRates(pids, time.Duration(envInt(b, benchIdleSecondsEnv, 15))*time.Second)
 	atRest := stopProbe()
 	b.StartTimer()
-	r := storm(b, s, v, w, pods, extra)
+	r := storm(b, s, v, w, pods, extra, idle)
 	b.StopTimer()
-	r.nodes, r.idle, r.probe[0] = len(names), idle, atRest
+	r.nodes, r.probe[0] = len(names), atRest
 	return r
 }
 
@@ -611,7 +618,7 @@ func (w stormWriter) object(k stormPod) (labels, annotations map[string]string, 
 
 // storm creates the pods (four fifths alone, one fifth through Jobs of
 // five) from 16 clients, and waits until every one is bound.
-func storm(b *testing.B, s *suite, v variant, w stormWriter, n int, types map[string]map[string]string) clusterRun {
+func storm(b *testing.B, s *suite, v variant, w stormWriter, n int, types map[string]map[string]string, idle map[string]float64) clusterRun {
 	ctx, cancel := context.WithTimeout(b.Context(), stormTimeout)
 	defer cancel()
 
@@ -779,6 +786,8 @@ func storm(b *testing.B, s *suite, v variant, w stormWriter, n int, types map[st
 		r.rss[name] = peakRSS(pids[name])
 	}
 	r.api = scrapeAPIMetrics(b, s).minus(api0)
+	r.idle = idle
+	r.wake, r.wakeCPU = wake(pids, idle)
 	profiled() // after the counting: the last profile runs on a while
 	cancel()   // the informers stop: their factories' Shutdown waits for them
 	r.admitted, r.workloads = workloads()
@@ -1014,6 +1023,37 @@ func steady(prev, now float64) bool {
 		return true
 	}
 	return now >= 0.8*prev && now <= 1.25*prev
+}
+
+// wakeMost is the longest wake watches the stack after a storm.
+const wakeMost = 3 * time.Minute
+
+// wake watches the stack in 5-second windows from the storm's last
+// binding until its CPU is back near its rate at rest (idle: within 1.25
+// times it and 0.05 of a core), at most wakeMost, and returns how long
+// that took and what each process spent.
+func wake(pids map[string]int, idle map[string]float64) (time.Duration, map[string]time.Duration) {
+	const window = 5 * time.Second
+	rest := 0.0
+	for _, name := range stackComponents {
+		rest += idle[name]
+	}
+	before, start := cpuTimes(pids), time.Now()
+	for time.Since(start) < wakeMost {
+		rate, now := idleRates(pids, window), 0.0
+		for _, name := range stackComponents {
+			now += rate[name]
+		}
+		if now <= 1.25*rest+0.05 {
+			break
+		}
+	}
+	after, took := cpuTimes(pids), time.Since(start)
+	spent := map[string]time.Duration{}
+	for name, c := range after {
+		spent[name] = c - before[name]
+	}
+	return took, spent
 }
 
 // idleRates watches the processes for d and returns the CPU each spent a
