@@ -178,17 +178,17 @@ type clusterRun struct {
 	// each component spent in it: the storm's work that its last binding
 	// leaves still to do (pods marked Running, Kueue and the controllers
 	// catching up), which the storm's own figures do not count.
-	wake    time.Duration
-	wakeCPU map[string]time.Duration
-	rss         map[string]int64   // peak resident set during the storm, bytes
-	setupPeak   map[string]int64   // peak resident set before it: starting, 1,015 nodes made Ready, the stack installed and settled, bytes
-	apiStart    int64              // kube-apiserver's resident set as the storm starts (the cluster, nodes and stack before the first pod), bytes
-	api         apiMetrics         // the API server's counters over the storm
-	load        [2]float64         // the machine's 1-minute load average at the storm's start and end
-	probe       [2]time.Duration   // the machine's pace: probeWork's CPU time, at rest before the storm and during it (medians)
-	wrongType   []string
-	perSecond   float64
-	stored      storedSize
+	wake      time.Duration
+	wakeCPU   map[string]time.Duration
+	rss       map[string]int64 // peak resident set during the storm, bytes
+	setupPeak map[string]int64 // peak resident set before it: starting, 1,015 nodes made Ready, the stack installed and settled, bytes
+	apiStart  int64            // kube-apiserver's resident set as the storm starts (the cluster, nodes and stack before the first pod), bytes
+	api       apiMetrics       // the API server's counters over the storm
+	load      [2]float64       // the machine's 1-minute load average at the storm's start and end
+	probe     [2]time.Duration // the machine's pace: probeWork's CPU time, at rest before the storm and during it (medians)
+	wrongType []string
+	perSecond float64
+	stored    storedSize
 }
 
 // storedSize is the mean size, as JSON, of the storm's pods and Kueue's
