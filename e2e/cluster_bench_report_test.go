@@ -294,26 +294,11 @@ func (r clusterRun) report(b *testing.B) {
 		pct(r.bound, 50).Round(time.Millisecond), pct(r.bound, 99).Round(time.Millisecond), r.perPod(r.stackCPU()), r.perPod(r.busyCPU()),
 		r.perPod(r.wokenCPU()), r.wake.Round(time.Second), sum(r.api.writes())/float64(r.pods), sum(r.api.webhooks)/float64(r.pods), r.workloads, r.stored.pod, r.stored.workload, strings.Join(parts, "; "))
 	// Every request this storm's API server answered, reads too, by verb
-	// and resource: the tables give medians, and two storms of one
-	// variant can differ in what they made the API server do.
-	var reqs []string
-	for _, k := range slices.SortedFunc(maps.Keys(r.api.requests), func(a, b string) int {
-		return cmp.Or(cmp.Compare(r.api.requests[b], r.api.requests[a]), strings.Compare(a, b))
-	}) {
-		if n := r.api.requests[k] / float64(r.pods); n >= 0.01 {
-			reqs = append(reqs, fmt.Sprintf("%s %.2f", k, n))
-		}
-	}
-	b.Logf("%s: API requests a pod (apiserver_request_total, rows of 0.01 or more): %s", r.variant, strings.Join(reqs, ", "))
-	var etcd []string
-	for _, k := range slices.SortedFunc(maps.Keys(r.api.etcd), func(a, b string) int {
-		return cmp.Or(cmp.Compare(r.api.etcd[b], r.api.etcd[a]), strings.Compare(a, b))
-	}) {
-		if n := r.api.etcd[k] / float64(r.pods); n >= 0.01 {
-			etcd = append(etcd, fmt.Sprintf("%s %.2f", k, n))
-		}
-	}
-	b.Logf("%s: the API server's requests to etcd a pod (etcd_requests_total: an update per attempt, a get per object read past the watch cache; rows of 0.01 or more): %s", r.variant, strings.Join(etcd, ", "))
+	// and resource, and every request it made to etcd: the tables give
+	// medians, and two storms of one variant can differ in what they made
+	// the API server do.
+	b.Logf("%s: API requests a pod (apiserver_request_total, rows of 0.01 or more): %s", r.variant, r.perPodRows(r.api.requests))
+	b.Logf("%s: the API server's requests to etcd a pod (etcd_requests_total: an update per attempt, a get per object read past the watch cache; rows of 0.01 or more): %s", r.variant, r.perPodRows(r.api.etcd))
 	var refused []string
 	for _, k := range slices.Sorted(maps.Keys(r.api.refused)) {
 		refused = append(refused, fmt.Sprintf("%s %.0f", k, r.api.refused[k]))
@@ -321,6 +306,20 @@ func (r clusterRun) report(b *testing.B) {
 	if len(refused) > 0 {
 		b.Logf("%s: API requests refused (code 400 or more; a client retries them): %s", r.variant, strings.Join(refused, ", "))
 	}
+}
+
+// perPodRows lists counts a pod, the largest first, rows of 0.01 a pod
+// or more: "KEY 1.23, …".
+func (r clusterRun) perPodRows(counts map[string]float64) string {
+	var rows []string
+	for _, k := range slices.SortedFunc(maps.Keys(counts), func(a, b string) int {
+		return cmp.Or(cmp.Compare(counts[b], counts[a]), strings.Compare(a, b))
+	}) {
+		if n := counts[k] / float64(r.pods); n >= 0.01 {
+			rows = append(rows, fmt.Sprintf("%s %.2f", k, n))
+		}
+	}
+	return strings.Join(rows, ", ")
 }
 
 // pct is the p-th percentile of ds, 0 when empty.

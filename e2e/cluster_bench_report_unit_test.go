@@ -56,6 +56,8 @@ apiserver_admission_match_condition_exclusions_total{kind="webhook",name="valida
 	d := after.minus(before)
 	assert.Equal(t, map[string]float64{"POST pods": 100, "POST pods/binding": 100, "APPLY workloads.kueue.x-k8s.io/status": 40, "PUT clusterqueues.kueue.x-k8s.io/status": 3}, d.writes())
 	assert.Equal(t, map[string]float64{"update workloads.kueue.x-k8s.io": 45, "create pods": 100}, d.etcd, "45 attempts for 40 status writes: 5 tried again inside the API server")
+	assert.Equal(t, "POST pods 1.00, POST pods/binding 1.00, APPLY workloads.kueue.x-k8s.io/status 0.40, LIST pods 0.06, PUT clusterqueues.kueue.x-k8s.io/status 0.03",
+		clusterRun{pods: 100}.perPodRows(d.requests), "largest first, a pod each")
 	assert.Equal(t, map[string]float64{"PUT clusterqueues.kueue.x-k8s.io/status 409": 3}, d.refused, "a conflict is a write refused, which its client retries")
 	assert.Equal(t, map[string]float64{"LIST pods": 6}, d.lists(), "the storm's LISTs and WATCHes, not its writes")
 	assert.Equal(t, map[string]float64{"validation.gatekeeper.sh CREATE": 100, "validation.gatekeeper.sh UPDATE": 50}, d.webhooks)
