@@ -57,8 +57,12 @@ const (
 	benchProfileEnv        = "ACCELC_BENCH_PROFILE"
 	benchProfileSecondsEnv = "ACCELC_BENCH_PROFILE_SECONDS"
 	// benchIdleSecondsEnv is how long the stack is watched at rest before
-	// each storm (15 s): what it spends by the clock alone (node leases,
-	// controllers' resyncs), charged to no pod.
+	// each storm (60 s): what it spends by the clock alone (node leases,
+	// controllers' resyncs), charged to no pod. At 1,015 nodes the stack at
+	// rest works in bursts some 20-30 s apart (0.3-0.6 of a core for a
+	// 5-second window, 0.1 between): a 15-second watch caught one or none,
+	// and put one stack's rate at rest at 297 ms a second and the other's
+	// at 196 in one run; a minute holds two or three.
 	benchIdleSecondsEnv = "ACCELC_BENCH_IDLE_SECONDS"
 	// stormTimeout is how long a storm may take before it is taken for
 	// stuck: on the shared 2-core machine, under a load of 40, Kueue's
@@ -375,7 +379,7 @@ func runStorm(b *testing.B, v variant, scale, pods int) clusterRun {
 	pids := s.cp.PIDs()
 	settle(b, v.name, pids)
 	stopProbe := startSpeedProbe()
-	idle := idleRates(pids, time.Duration(envInt(b, benchIdleSecondsEnv, 15))*time.Second)
+	idle := idleRates(pids, time.Duration(envInt(b, benchIdleSecondsEnv, 60))*time.Second)
 	atRest := stopProbe()
 	b.StartTimer()
 	r := storm(b, s, v, w, pods, extra, idle)
