@@ -1004,10 +1004,7 @@ func settle(b *testing.B, variant string, pids map[string]int) {
 	var rates []string
 	start, prev := time.Now(), -1.0
 	for time.Since(start) < most {
-		rate, now := idleRates(pids, window), 0.0
-		for _, name := range stackComponents {
-			now += rate[name]
-		}
+		now := stackRate(idleRates(pids, window))
 		rates = append(rates, fmt.Sprintf("%.2f", now))
 		if prev >= 0 && steady(prev, now) {
 			b.Logf("%s: the stack settled %s after its set-up (CPU in cores, 5 s windows: %s)", variant, time.Since(start).Round(time.Second), strings.Join(rates, ", "))
@@ -1038,17 +1035,10 @@ const wakeMost = 3 * time.Minute
 // that took and what each process spent.
 func wake(pids map[string]int, idle map[string]float64) (time.Duration, map[string]time.Duration) {
 	const window = 5 * time.Second
-	rest := 0.0
-	for _, name := range stackComponents {
-		rest += idle[name]
-	}
+	rest := stackRate(idle)
 	before, start := cpuTimes(pids), time.Now()
 	for time.Since(start) < wakeMost {
-		rate, now := idleRates(pids, window), 0.0
-		for _, name := range stackComponents {
-			now += rate[name]
-		}
-		if now <= 1.25*rest+0.05 {
+		if stackRate(idleRates(pids, window)) <= 1.25*rest+0.05 {
 			break
 		}
 	}
@@ -1058,6 +1048,16 @@ func wake(pids map[string]int, idle map[string]float64) (time.Duration, map[stri
 		spent[name] = c - before[name]
 	}
 	return took, spent
+}
+
+// stackRate is the stack's rate, the components' summed (KWOK, the load,
+// left out): cores.
+func stackRate(rates map[string]float64) float64 {
+	sum := 0.0
+	for _, name := range stackComponents {
+		sum += rates[name]
+	}
+	return sum
 }
 
 // idleRates watches the processes for d and returns the CPU each spent a

@@ -171,13 +171,17 @@ func (cp *ControlPlane) startKueue(ctx context.Context, dir string, o KueueOptio
 		return nil, err
 	}
 
-	ports, err := freePorts(4)
+	n := 3
+	if o.Profiling {
+		n++ // the profiles' port
+	}
+	ports, err := freePorts(n)
 	if err != nil {
 		return nil, err
 	}
-	webhookPort, healthPort, metricsPort, pprofPort := ports[0], ports[1], ports[2], ports[3]
-	if !o.Profiling {
-		pprofPort = 0
+	webhookPort, healthPort, metricsPort, pprofPort := ports[0], ports[1], ports[2], 0
+	if o.Profiling {
+		pprofPort = ports[3]
 	}
 	kq := &Kueue{
 		webhook: "https://127.0.0.1:" + strconv.Itoa(webhookPort),
