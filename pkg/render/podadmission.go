@@ -33,6 +33,13 @@ const (
 	UnknownProfilePolicyName = "accelc-pod-admission-unknown-profile"
 )
 
+// PodRulesCondition names the match condition of PodAdmissionPolicyName
+// that holds where a pod breaks one of its rules (ruleCondition): the
+// policy's one validation is then "false", and its message says which.
+// A pod that breaks none is not matched, and the API server evaluates
+// nothing more of the policy for it.
+const PodRulesCondition = "breaks-a-rule"
+
 // kueueGate is the scheduling gate Kueue's pod webhook puts on a pod it
 // queues.
 const kueueGate = "kueue.x-k8s.io/admission"
@@ -172,16 +179,22 @@ func podAdmissionPolicy(m *compile.Model, params admissionParameters, objs []Obj
 	}
 	slices.Sort(profiles)
 	v := podRules{m: m, params: params, hwps: hwps, entitlements: entitlements, profiles: profiles}
+	variables, validations := v.variables(), v.validations()
+	judged := slices.Clone(conditions)
+	if rules, ok := ruleCondition(variables, validations[0].Expression); ok {
+		judged = append(judged, admissionregistrationv1.MatchCondition{Name: PodRulesCondition, Expression: rules})
+		validations[0].Expression = "false"
+	}
 	policy := &admissionregistrationv1.ValidatingAdmissionPolicy{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "ValidatingAdmissionPolicy"},
 		ObjectMeta: metav1.ObjectMeta{Name: PodAdmissionPolicyName, Labels: managedLabels(m.Cluster.Name)},
 		Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
 			ParamKind:        &admissionregistrationv1.ParamKind{APIVersion: "infrastructure.opendatahub.io/v1", Kind: "HardwareProfile"},
 			MatchConstraints: match,
-			MatchConditions:  conditions,
+			MatchConditions:  judged,
 			FailurePolicy:    ptr(admissionregistrationv1.Fail),
-			Variables:        v.variables(),
-			Validations:      v.validations(),
+			Variables:        variables,
+			Validations:      validations,
 		},
 	}
 	out := []Object{{Dir: "policies", Body: policy}}

@@ -78,6 +78,10 @@ func TestPodAdmissionPolicyFitsCEL(t *testing.T) {
 		}
 	}
 	assert.Greater(t, teams, 1, "1,600 namespaces' entitlements are more than one variable holds")
+	for _, c := range policy.Spec.MatchConditions {
+		assert.NotEqual(t, PodRulesCondition, c.Name, "the entitlements written in whole outgrow one expression: the rules stay the validation")
+	}
+	assert.NotEqual(t, "false", policy.Spec.Validations[0].Expression)
 	require.NoError(t, checkCELSizes(m, objs))
 	policy.Spec.Validations[0].MessageExpression = strings.Repeat("x", CELExpressionLimit+1)
 	assert.ErrorContains(t, checkCELSizes(m, objs), "cluster c: ValidatingAdmissionPolicy accelc-pod-admission: spec.validations[0].messageExpression is 100001 code points")
@@ -104,8 +108,10 @@ func TestPodAdmissionScope(t *testing.T) {
 		assert.Equal(t, admissionregistrationv1.DenyAction, *b.Spec.ParamRef.ParameterNotFoundAction)
 		assert.Equal(t, []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny}, b.Spec.ValidationActions)
 	}
-	require.Len(t, policy.Spec.MatchConditions, 2)
+	require.Len(t, policy.Spec.MatchConditions, 3)
 	assert.Equal(t, `!(request.namespace.startsWith("openshift-"))`, policy.Spec.MatchConditions[1].Expression)
+	assert.Equal(t, PodRulesCondition, policy.Spec.MatchConditions[2].Name, "the rules, last: a pod they do not break is not matched")
+	assert.Equal(t, "false", policy.Spec.Validations[0].Expression)
 	values, err := GatekeeperInstallValues(m)
 	require.NoError(t, err)
 	last := values.ValidatingWebhookMatchConditions[len(values.ValidatingWebhookMatchConditions)-1]
