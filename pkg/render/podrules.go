@@ -6,9 +6,7 @@ package render
 
 import (
 	"fmt"
-	"maps"
 	"regexp"
-	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -30,10 +28,11 @@ import (
 // A match condition cannot read the policy's variables (the API server
 // compiles match conditions without them), so each variable the rules
 // read is bound where the condition starts ([value].all(v_name, ...): a
-// list of one, whose all() is the body's value), or written in where it
-// is read once. A bound variable is evaluated even where no rule that
-// reads it is reached, so one whose evaluation can fail where the rules
-// that read it would not be reached is written in too (lazyVariables).
+// list of one, whose all() is the body's value), once, as the variable
+// was evaluated once. A bound variable is evaluated even where no rule
+// that reads it is reached, so one whose evaluation can fail where the
+// rules that read it would not be reached is written in where it is
+// read instead (lazyVariables).
 // False where the condition outgrows CELExpressionLimit (a fleet's
 // entitlements, written in whole): the rules then stay the validation.
 func ruleCondition(variables []admissionregistrationv1.Variable, rules string) (string, bool) {
@@ -52,18 +51,11 @@ func ruleCondition(variables []admissionregistrationv1.Variable, rules string) (
 		}
 	}
 	visit(rules)
-	uses := map[string]int{}
-	for _, e := range append([]string{rules}, mapValues(expr, read)...) {
-		for _, m := range variableRef.FindAllStringSubmatch(e, -1) {
-			uses[m[1]]++
-		}
-	}
-	written := func(name string) bool { return lazyVariables[name] || uses[name] == 1 }
 	var write func(string) string
 	write = func(e string) string {
 		return variableRef.ReplaceAllStringFunc(e, func(ref string) string {
 			name := strings.TrimPrefix(ref, "variables.")
-			if written(name) {
+			if lazyVariables[name] {
 				return "(" + write(expr[name]) + ")"
 			}
 			return "v_" + name
@@ -71,7 +63,7 @@ func ruleCondition(variables []admissionregistrationv1.Variable, rules string) (
 	}
 	body := write(rules)
 	for i := len(variables) - 1; i >= 0; i-- {
-		if name := variables[i].Name; read[name] && !written(name) {
+		if name := variables[i].Name; read[name] && !lazyVariables[name] {
 			body = fmt.Sprintf("[%s].all(v_%s, %s)", write(variables[i].Expression), name, body)
 		}
 	}
@@ -87,12 +79,3 @@ var variableRef = regexp.MustCompile(`\bvariables\.([A-Za-z_][A-Za-z0-9_]*)\b`)
 // the profile's resource to a number, which only the rules of a profile
 // with a count reach.
 var lazyVariables = map[string]bool{"amount": true}
-
-// mapValues are m's values at the keys of keep.
-func mapValues(m map[string]string, keep map[string]bool) []string {
-	var out []string
-	for _, k := range slices.Sorted(maps.Keys(keep)) {
-		out = append(out, m[k])
-	}
-	return out
-}
