@@ -40,6 +40,11 @@ const (
 // nothing more of the policy for it.
 const PodRulesCondition = "breaks-a-rule"
 
+// PodJudgedCondition names the match condition of PodAdmissionPolicyName
+// that holds where the policy judges a pod (judgedInAPIServer), the one
+// Gatekeeper's values skip the pod by.
+const PodJudgedCondition = "judged-here-not-by-gatekeeper"
+
 // kueueGate is the scheduling gate Kueue's pod webhook puts on a pod it
 // queues.
 const kueueGate = "kueue.x-k8s.io/admission"
@@ -150,7 +155,7 @@ func podAdmissionPolicy(m *compile.Model, params admissionParameters, objs []Obj
 	} else if out := slices.Sorted(slices.Values(append(slices.Clone(except), excluded...))); len(out) > 0 {
 		scope.MatchExpressions = append(scope.MatchExpressions, metav1.LabelSelectorRequirement{Key: corev1.LabelMetadataName, Operator: metav1.LabelSelectorOpNotIn, Values: slices.Compact(out)})
 	}
-	conditions := []admissionregistrationv1.MatchCondition{{Name: "judged-here-not-by-gatekeeper", Expression: judgedInAPIServer(m)}}
+	conditions := []admissionregistrationv1.MatchCondition{{Name: PodJudgedCondition, Expression: judgedInAPIServer(m)}}
 	if len(globs) > 0 {
 		var tests []string
 		for _, g := range globs {

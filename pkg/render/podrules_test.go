@@ -2,6 +2,7 @@ package render_test
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -16,11 +17,13 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/admission"
 	plugincel "k8s.io/apiserver/pkg/admission/plugin/cel"
+	celconfig "k8s.io/apiserver/pkg/apis/cel"
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/cel/environment"
 	"sigs.k8s.io/yaml"
 
 	"github.com/accelc/accelc/pkg/accelc"
+	"github.com/accelc/accelc/pkg/compile"
 	"github.com/accelc/accelc/pkg/policytest/engine"
 	"github.com/accelc/accelc/pkg/render"
 )
@@ -56,7 +59,7 @@ func TestPodRulesCondition(t *testing.T) {
 				switch c.Name {
 				case render.PodRulesCondition:
 					rules = c.Expression
-				case "judged-here-not-by-gatekeeper":
+				case render.PodJudgedCondition:
 					judged = c.Expression
 				}
 			}
@@ -66,31 +69,15 @@ func TestPodRulesCondition(t *testing.T) {
 			stateless := plugincel.NewCompiler(env).CompileCELExpression(celExpr{expression: rules}, opts, environment.NewExpressions)
 			require.Nil(t, stateless.Error, "the API server compiles a match condition without the policy's variables")
 
-			compiler, err := plugincel.NewCompositedCompiler(env)
-			require.NoError(t, err)
-			var vars []plugincel.NamedExpressionAccessor
-			for _, v := range policy.Spec.Variables {
-				vars = append(vars, celExpr{v.Name, v.Expression})
-			}
-			compiler.CompileAndStoreVariables(vars, opts, environment.StoredExpressions)
-			conditions := compiler.CompileCondition([]plugincel.ExpressionAccessor{celExpr{expression: judged}, celExpr{expression: rules}}, opts, environment.StoredExpressions)
-			message := compiler.CompileCondition([]plugincel.ExpressionAccessor{celExpr{expression: policy.Spec.Validations[0].MessageExpression}}, opts, environment.StoredExpressions)
+			conditions := compileOverVariables(t, &policy, judged, rules)
+			message := compileOverVariables(t, &policy, policy.Spec.Validations[0].MessageExpression)
 
 			profiles := map[string][]*unstructured.Unstructured{}
-			priorities, globalDefault := map[string]int64{}, int64(0)
 			for _, p := range res.Tree.Paths() {
-				var u unstructured.Unstructured
-				switch {
-				case strings.HasPrefix(p, "profiles/hardwareprofile-"):
+				if strings.HasPrefix(p, "profiles/hardwareprofile-") {
+					var u unstructured.Unstructured
 					require.NoError(t, yaml.Unmarshal(res.Tree[p], &u.Object))
 					profiles[u.GetName()] = profileEdits(&u, res.Model.Cluster.LabelPrefix+"/")
-				case strings.HasPrefix(p, "priorities/priorityclass-"):
-					require.NoError(t, yaml.Unmarshal(res.Tree[p], &u.Object))
-					value, _, _ := unstructured.NestedInt64(u.Object, "value")
-					priorities[u.GetName()] = value
-					if d, _, _ := unstructured.NestedBool(u.Object, "globalDefault"); d {
-						globalDefault = value
-					}
 				}
 			}
 			check, err := engine.NewEscapeCheck(context.Background(), res.Model, res.Inventory, res.Tree)
@@ -102,30 +89,12 @@ func TestPodRulesCondition(t *testing.T) {
 			}
 			mutator, err := engine.NewMutator(res.Tree, namespaces)
 			require.NoError(t, err)
-			kueued := map[string]bool{}
-			for _, ns := range render.KueueNamespaces(res.Model) {
-				kueued[ns] = true
-			}
 			evaluated, breaking, passing := 0, 0, 0
 			for _, r := range requests {
 				pod, err := mutator.MutateObject(r.Object)
 				require.NoError(t, err)
-				// Kueue's pod webhook, as the escape check's engine has it: a
-				// new pod with a LocalQueue label in a namespace Kueue
-				// manages, whose controller is not a Job, is gated.
-				if kueued[pod.GetNamespace()] && pod.GetLabels()["kueue.x-k8s.io/queue-name"] != "" && !ownedByJob(pod) {
-					gates, _, _ := unstructured.NestedSlice(pod.Object, "spec", "schedulingGates")
-					_ = unstructured.SetNestedSlice(pod.Object, append(gates, map[string]any{"name": "kueue.x-k8s.io/admission"}), "spec", "schedulingGates")
-				}
-				// The Priority admission plugin's value, before any policy.
-				if _, set, _ := unstructured.NestedInt64(pod.Object, "spec", "priority"); !set {
-					class, _, _ := unstructured.NestedString(pod.Object, "spec", "priorityClassName")
-					value, ok := priorities[class]
-					if !ok {
-						value = globalDefault
-					}
-					_ = unstructured.SetNestedField(pod.Object, value, "spec", "priority")
-				}
+				mutator.KueueWebhooks(pod)
+				setPriority(pod, res.Model.Cluster.PriorityClasses)
 				params := profiles[pod.GetLabels()[res.Model.Cluster.LabelPrefix+"/profile"]]
 				for _, param := range params {
 					match, msg, ok := judge(t, conditions, message, pod, r.User, param)
@@ -149,14 +118,25 @@ func TestPodRulesCondition(t *testing.T) {
 	}
 }
 
-// ownedByJob says a pod's controller is a batch Job.
-func ownedByJob(pod *unstructured.Unstructured) bool {
-	for _, o := range pod.GetOwnerReferences() {
-		if o.Controller != nil && *o.Controller && strings.HasPrefix(o.APIVersion, "batch/") && o.Kind == "Job" {
-			return true
+// setPriority gives a pod the spec.priority the Priority admission
+// plugin resolves before any policy sees it: its class's value, else the
+// global default's, else 0.
+func setPriority(pod *unstructured.Unstructured, classes map[string]compile.PriorityClass) {
+	if _, set, _ := unstructured.NestedInt64(pod.Object, "spec", "priority"); set {
+		return
+	}
+	name, _, _ := unstructured.NestedString(pod.Object, "spec", "priorityClassName")
+	value := 0
+	if c, ok := classes[name]; ok {
+		value = c.Value
+	} else {
+		for _, c := range classes {
+			if c.GlobalDefault {
+				value = c.Value
+			}
 		}
 	}
-	return false
+	_ = unstructured.SetNestedField(pod.Object, int64(value), "spec", "priority")
 }
 
 // profileEdits are a HardwareProfile as rendered and as the dashboard
@@ -192,12 +172,48 @@ func profileEdits(p *unstructured.Unstructured, prefix string) []*unstructured.U
 	return out
 }
 
+// compileOverVariables compiles expressions as the API server compiles a
+// policy's: over its variables, its parameter and the authorizer declared.
+func compileOverVariables(t *testing.T, policy *admissionregistrationv1.ValidatingAdmissionPolicy, exprs ...string) plugincel.ConditionEvaluator {
+	t.Helper()
+	opts := plugincel.OptionalVariableDeclarations{HasParams: true, HasAuthorizer: true}
+	compiler, err := plugincel.NewCompositedCompiler(environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion()))
+	require.NoError(t, err)
+	var vars []plugincel.NamedExpressionAccessor
+	for _, v := range policy.Spec.Variables {
+		vars = append(vars, celExpr{v.Name, v.Expression})
+	}
+	compiler.CompileAndStoreVariables(vars, opts, environment.StoredExpressions)
+	var accessors []plugincel.ExpressionAccessor
+	for _, e := range exprs {
+		accessors = append(accessors, celExpr{expression: e})
+	}
+	return compiler.CompileCondition(accessors, opts, environment.StoredExpressions)
+}
+
 // judge evaluates the policy's match conditions on a pod's creation by
 // user under the profile param, as the API server does: whether the pod
 // breaks a rule, and the policy's message; ok is false where the pod is
 // not judged there (Gatekeeper is sent it).
 func judge(t *testing.T, conditions, message plugincel.ConditionEvaluator, pod *unstructured.Unstructured, username string, param *unstructured.Unstructured) (match bool, msg string, ok bool) {
 	t.Helper()
+	results, _, err := evaluatePodCreate(conditions, pod, username, param, int64(celconfig.RuntimeCELCostBudgetMatchConditions))
+	require.NoError(t, err)
+	require.NoError(t, results[0].Error, "%s/%s: whether the policy judges it", pod.GetNamespace(), pod.GetName())
+	if results[0].EvalResult.Value() != true {
+		return false, "", false
+	}
+	require.NoError(t, results[1].Error, "%s/%s: the rules", pod.GetNamespace(), pod.GetName())
+	messages, _, err := evaluatePodCreate(message, pod, username, param, int64(celconfig.RuntimeCELCostBudget))
+	require.NoError(t, err)
+	require.NoError(t, messages[0].Error, "%s/%s: the message", pod.GetNamespace(), pod.GetName())
+	return results[1].EvalResult.Value() == true, messages[0].EvalResult.Value().(string), true
+}
+
+// evaluatePodCreate runs compiled expressions on a pod's creation by user ("" an
+// ordinary one) under the profile param within budget, as the API server
+// does: the results, the budget left.
+func evaluatePodCreate(e plugincel.ConditionEvaluator, pod *unstructured.Unstructured, username string, param *unstructured.Unstructured, budget int64) ([]plugincel.EvaluationResult, int64, error) {
 	if username == "" {
 		username = "alice"
 	}
@@ -207,15 +223,61 @@ func judge(t *testing.T, conditions, message plugincel.ConditionEvaluator, pod *
 	versioned := &admission.VersionedAttributes{Attributes: attr, VersionedObject: pod, VersionedKind: gvk}
 	request := plugincel.CreateAdmissionRequest(attr, metav1.GroupVersionResource(gvr), metav1.GroupVersionKind(gvk))
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: pod.GetNamespace()}}
-	bindings := plugincel.OptionalVariableBindings{VersionedParams: param}
-	results, _, err := conditions.ForInput(context.Background(), versioned, request, bindings, ns, 1<<30)
+	return e.ForInput(context.Background(), versioned, request, plugincel.OptionalVariableBindings{VersionedParams: param}, ns, budget)
+}
+
+// TestPodRulesConditionCost: the rules, bound up front as a match
+// condition, stay within the API server's limits on a large pod a team
+// could write (100 containers of six extended resources each, 100
+// tolerations under hetero-prod's premium-gpu: under a fifth of the
+// per-expression limit), and a pod ten times that is refused, the rules
+// stopped at the limit, not admitted.
+func TestPodRulesConditionCost(t *testing.T) {
+	res, err := accelc.Cluster(context.Background(), filepath.Join(examplesDir, "hetero-prod"), accelc.Options{Stages: accelc.Rendered})
 	require.NoError(t, err)
-	if results[0].Error != nil || results[0].EvalResult.Value() != true {
-		return false, "", false
+	var policy admissionregistrationv1.ValidatingAdmissionPolicy
+	require.NoError(t, yaml.Unmarshal(res.Tree["policies/validatingadmissionpolicy-"+render.PodAdmissionPolicyName+".yaml"], &policy))
+	var param unstructured.Unstructured
+	require.NoError(t, yaml.Unmarshal(res.Tree["profiles/hardwareprofile-premium-gpu.yaml"], &param.Object))
+	var exprs []string
+	for _, c := range policy.Spec.MatchConditions {
+		exprs = append(exprs, c.Expression)
 	}
-	require.NoError(t, results[1].Error, "%s/%s: the rules", pod.GetNamespace(), pod.GetName())
-	messages, _, err := message.ForInput(context.Background(), versioned, request, bindings, ns, 1<<30)
+	conditions := compileOverVariables(t, &policy, exprs...)
+	prefix := res.Model.Cluster.LabelPrefix + "/"
+	large := func(n int) *unstructured.Unstructured {
+		var tolerations, containers []any
+		for i := range n {
+			tolerations = append(tolerations, map[string]any{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"})
+			limits := map[string]any{"cpu": "1"}
+			for j := range 5 {
+				limits[fmt.Sprintf("example.com/r%d", j)] = "1"
+			}
+			if i == 0 {
+				limits["nvidia.com/gpu"] = "1"
+			}
+			containers = append(containers, map[string]any{"name": fmt.Sprintf("c%d", i), "image": "registry.example/x:1", "resources": map[string]any{"limits": limits}})
+		}
+		tolerations = append(tolerations, map[string]any{"key": prefix + "pool", "operator": "Equal", "value": "premium", "effect": "NoSchedule"})
+		return &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Pod",
+			"metadata": map[string]any{"name": "large", "namespace": "ml-research",
+				"labels":      map[string]any{prefix + "profile": "premium-gpu", "kueue.x-k8s.io/queue-name": "premium-gpu", "kueue.x-k8s.io/priority-class": "training"},
+				"annotations": map[string]any{prefix + "team": "ml-research", prefix + "type": "nvidia-h200-141gb", prefix + "types": "nvidia-h200-141gb"}},
+			"spec": map[string]any{"priority": int64(0), "schedulingGates": []any{map[string]any{"name": "kueue.x-k8s.io/admission"}},
+				"nodeSelector": map[string]any{prefix + "type": "nvidia-h200-141gb"}, "tolerations": tolerations, "containers": containers}}}
+	}
+	budget := int64(celconfig.RuntimeCELCostBudgetMatchConditions)
+	results, left, err := evaluatePodCreate(conditions, large(100), "", &param, budget)
 	require.NoError(t, err)
-	require.NoError(t, messages[0].Error, "%s/%s: the message", pod.GetNamespace(), pod.GetName())
-	return results[1].EvalResult.Value() == true, messages[0].EvalResult.Value().(string), true
+	for _, r := range results {
+		require.NoError(t, r.Error)
+	}
+	assert.Equal(t, false, results[len(results)-1].EvalResult.Value(), "the large pod breaks no rule")
+	assert.Less(t, budget-left, int64(celconfig.PerCallLimit/5), "the conditions' cost on the large pod")
+	t.Logf("100 containers, 100 tolerations: %d cost units", budget-left)
+	results, _, err = evaluatePodCreate(conditions, large(1000), "", &param, budget)
+	if err == nil {
+		err = results[len(results)-1].Error
+	}
+	require.Error(t, err, "ten times larger: the rules stop at the limit, and the policy, failing closed, refuses the pod")
 }

@@ -130,17 +130,11 @@ func (m *Mutator) admit(ctx context.Context, r *Reviewer, req Request, mutating 
 			}
 			// Kueue's pod webhook runs on every new pod, whether or not
 			// accelc's mutators did.
-			if op == string(admissionv1.Create) && !req.KueueSkipped {
-				switch {
-				case m.queuedByKueue(obj):
-					gateAsKueue(obj)
-					if node, _, _ := unstructured.NestedString(obj.Object, "spec", "nodeName"); node != "" {
-						d.Refused = fmt.Sprintf("Kueue's pod webhook gates the pod, and a pod with spec.nodeName %s may not have scheduling gates: the API server refuses it as invalid", node)
-						d.Messages = []string{d.Refused}
-						return d, nil
-					}
-				case m.jobQueuedByKueue(obj):
-					_ = unstructured.SetNestedField(obj.Object, true, "spec", "suspend")
+			if op == string(admissionv1.Create) && !req.KueueSkipped && m.KueueWebhooks(obj) {
+				if node, _, _ := unstructured.NestedString(obj.Object, "spec", "nodeName"); node != "" {
+					d.Refused = fmt.Sprintf("Kueue's pod webhook gates the pod, and a pod with spec.nodeName %s may not have scheduling gates: the API server refuses it as invalid", node)
+					d.Messages = []string{d.Refused}
+					return d, nil
 				}
 			}
 			for _, res := range resultants {

@@ -286,6 +286,21 @@ func (e *EscapeCheck) ungate(rng *rand.Rand, stored *unstructured.Unstructured, 
 	return Request{Object: obj, OldObject: old, Operation: "UPDATE", User: user}
 }
 
+// KueueWebhooks does to a new object what Kueue's webhooks do: a pod
+// Kueue queues gets its scheduling gate, managed label and finalizer
+// (gateAsKueue), a Job it queues is suspended. It reports whether it
+// gated a pod.
+func (m *Mutator) KueueWebhooks(obj *unstructured.Unstructured) (gated bool) {
+	switch {
+	case m.queuedByKueue(obj):
+		gateAsKueue(obj)
+		return true
+	case m.jobQueuedByKueue(obj):
+		_ = unstructured.SetNestedField(obj.Object, true, "spec", "suspend")
+	}
+	return false
+}
+
 // gateAsKueue gives a pod what Kueue's pod webhook gives the pods it
 // manages: its scheduling gate (besides any other), managed label and
 // finalizer, once.
