@@ -4,8 +4,12 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"maps"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -13,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	admissionv1review "k8s.io/api/admission/v1"
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -40,8 +45,9 @@ const kueueUser = "system:serviceaccount:kueue-system:kueue-controller-manager"
 // MutatingAdmissionPolicies, the ValidatingAdmissionPolicies and their
 // bindings, the HardwareProfiles they read) and Gatekeeper's validating
 // webhook as accelc's values register it, match conditions and all (it
-// calls a server that is not there, failure policy Fail: a pod that
-// reached it would fail the benchmark). Three kinds of pods, the storm's
+// calls a server of the benchmark's that refuses every pod, failure
+// policy Fail: a pod that reached it would fail the benchmark; other
+// objects it admits). Three kinds of pods, the storm's
 // (stormKinds, in their shares):
 //
 //   - pods=odh, in the teams' namespaces: as Open Data Hub writes them,
@@ -61,7 +67,10 @@ const kueueUser = "system:serviceaccount:kueue-system:kueue-controller-manager"
 // at creation (op=create) and at Kueue's update when it admits the pod
 // (op=kueue-admits: the gate removed, the flavor's node selector
 // written, as Kueue's service account), the one UPDATE of a pod accelc's
-// admission sees in a storm. The kinds alternate round by round
+// admission sees in a storm. The storm's Jobs of five are priced at
+// creation too (jobs=by-hand, jobs=odh; op=job-create): accelc's job
+// policies give an ODH Job its queue, and Gatekeeper judges it. The
+// kinds alternate round by round
 // ($ACCELC_BENCH_ROUNDS, 3) so that a slow spell of the machine falls on
 // both; the table at the end gives each op's medians and what accelc
 // adds. docs/scale.md.
@@ -142,6 +151,22 @@ func BenchmarkAdmissionCost(b *testing.B) {
 			})
 		}
 	}
+	// createJob: the storm's Jobs of five, made by dry run (Kueue's job
+	// webhook, which suspends them, is not here: by hand and with
+	// accelc alike).
+	createJob := func(w stormWriter, key string) func(*testing.B) {
+		return func(b *testing.B) {
+			measure(b, key, func(ctx context.Context, i int) error {
+				k := mix[i%len(mix)]
+				j := w.job(k, fmt.Sprintf("cost-%d", i))
+				if !w.v.accelc {
+					j.Namespace = twin[k.ns]
+				}
+				_, err := s.client.BatchV1().Jobs(j.Namespace).Create(ctx, j, metav1.CreateOptions{DryRun: dryRun})
+				return err
+			})
+		}
+	}
 	// admits: Kueue admitting each made pod, by dry run.
 	admits := func(made []*corev1.Pod, key string) func(*testing.B) {
 		return func(b *testing.B) {
@@ -177,6 +202,8 @@ func BenchmarkAdmissionCost(b *testing.B) {
 		b.Run(fmt.Sprintf("round=%d/pods=by-hand/op=create", r), create(hand, "by-hand create"))
 		b.Run(fmt.Sprintf("round=%d/pods=by-hand-affinity/op=create", r), create(handAffinity, "by-hand-affinity create"))
 		b.Run(fmt.Sprintf("round=%d/pods=odh/op=create", r), create(odh, "odh create"))
+		b.Run(fmt.Sprintf("round=%d/jobs=by-hand/op=create", r), createJob(hand, "by-hand job-create"))
+		b.Run(fmt.Sprintf("round=%d/jobs=odh/op=create", r), createJob(odh, "odh job-create"))
 		b.Run(fmt.Sprintf("round=%d/pods=by-hand/op=kueue-admits", r), admits(handMade, "by-hand kueue-admits"))
 		b.Run(fmt.Sprintf("round=%d/pods=by-hand-affinity/op=kueue-admits", r), admits(affinityMade, "by-hand-affinity kueue-admits"))
 		b.Run(fmt.Sprintf("round=%d/pods=odh/op=kueue-admits", r), admits(odhMade, "odh kueue-admits"))
@@ -184,9 +211,13 @@ func BenchmarkAdmissionCost(b *testing.B) {
 	var table strings.Builder
 	fmt.Fprintf(&table, "\nBenchmarkAdmissionCost: kube-apiserver CPU a request, ms (dry run, one client; median of %d rounds, less the API server's rate at rest, %.1f ms a second)\n\n", rounds, idle*1000)
 	table.WriteString("| op | by hand, unjudged | by hand, one type by affinity | as ODH writes them, accelc's admission | accelc adds |\n| --- | --- | --- | --- | --- |\n")
-	for _, op := range []string{"create", "kueue-admits"} {
+	for _, op := range []string{"create", "kueue-admits", "job-create"} {
 		h, a, o := median(results["by-hand "+op]), median(results["by-hand-affinity "+op]), median(results["odh "+op])
-		fmt.Fprintf(&table, "| %s | %.2f | %.2f | %.2f | %+.2f |\n", op, h, a, o, o-h)
+		affinity := fmt.Sprintf("%.2f", a)
+		if len(results["by-hand-affinity "+op]) == 0 {
+			affinity = "" // Jobs are made by hand one way
+		}
+		fmt.Fprintf(&table, "| %s | %.2f | %s | %.2f | %+.2f |\n", op, h, affinity, o, o-h)
 	}
 	fmt.Print(table.String())
 }
@@ -252,7 +283,8 @@ func (s *suite) kueueClient(b *testing.B) kubernetes.Interface {
 // applyAdmission makes the admission accelc renders in the API server
 // (its HardwareProfiles, admission policies and bindings) and
 // Gatekeeper's validating webhook as accelc's values register it, calling
-// a server that is not there; then waits until both policies are in
+// a server that admits every object but a pod (allowWorkloadsOnly); then
+// waits until both policies are in
 // force: probe, a pod Open Data Hub writes, comes back completed, and the
 // same pod aimed at a node type no profile allows is refused by
 // accelc-pod-admission.
@@ -264,8 +296,11 @@ func (s *suite) applyAdmission(b *testing.B, c *clusterUnderTest, probe *corev1.
 	if err := yaml.UnmarshalStrict([]byte(gatekeeperValues(b, c)), &values); err != nil {
 		b.Fatal(err)
 	}
-	nowhere := "https://127.0.0.1:1/v1/admit"
-	vwc := controlplane.GatekeeperValidatingWebhook(&values, admissionv1.WebhookClientConfig{URL: &nowhere})
+	srv := httptest.NewTLSServer(http.HandlerFunc(allowWorkloadsOnly))
+	b.Cleanup(srv.Close)
+	url := srv.URL + "/v1/admit"
+	vwc := controlplane.GatekeeperValidatingWebhook(&values, admissionv1.WebhookClientConfig{URL: &url,
+		CABundle: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})})
 	if _, err := s.client.AdmissionregistrationV1().ValidatingWebhookConfigurations().Create(b.Context(), vwc, metav1.CreateOptions{}); err != nil {
 		b.Fatal(err)
 	}
@@ -284,4 +319,25 @@ func (s *suite) applyAdmission(b *testing.B, c *clusterUnderTest, probe *corev1.
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+}
+
+// allowWorkloadsOnly stands in for Gatekeeper's webhook: it admits every
+// object but a pod, which it refuses, so that a pod that reached it (one
+// accelc's installation keeps from Gatekeeper: the common GPU pod, and
+// Kueue's update) fails the benchmark, while a Job, which Gatekeeper
+// judges in a storm too, costs the API server the call it makes.
+func allowWorkloadsOnly(w http.ResponseWriter, r *http.Request) {
+	var review admissionv1review.AdmissionReview
+	if err := json.NewDecoder(r.Body).Decode(&review); err != nil || review.Request == nil {
+		http.Error(w, "not an AdmissionReview", http.StatusBadRequest)
+		return
+	}
+	pod := review.Request.Resource.Group == "" && review.Request.Resource.Resource == "pods"
+	review.Response = &admissionv1review.AdmissionResponse{UID: review.Request.UID, Allowed: !pod}
+	if pod {
+		review.Response.Result = &metav1.Status{Message: "BenchmarkAdmissionCost: a pod reached Gatekeeper's webhook"}
+	}
+	review.Request = nil
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(&review)
 }

@@ -620,6 +620,26 @@ func (w stormWriter) object(k stormPod) (labels, annotations map[string]string, 
 	return labels, nil, spec
 }
 
+// job is a Job of five pods of kind k, named name: the queue and
+// priority labels (by hand) or the profile's annotation (with accelc) on
+// the Job as object gives them, its pods carrying only what identifies
+// them and the annotations (the profile's, KWOK's completion).
+func (w stormWriter) job(k stormPod, name string) *batchv1.Job {
+	labels, annotations, spec := w.object(k)
+	spec.RestartPolicy = corev1.RestartPolicyNever
+	tmpl := corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{
+		Labels:      map[string]string{"accelc.io/bench": k.profile},
+		Annotations: controlplane.PodCompleteAfter(time.Hour),
+	}, Spec: spec}
+	if w.v.premutated {
+		// Its pods as the mutators would leave them.
+		tmpl.Labels = maps.Clone(labels)
+	}
+	maps.Copy(tmpl.Annotations, annotations)
+	return &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: k.ns, Labels: labels, Annotations: annotations},
+		Spec: batchv1.JobSpec{Parallelism: ptr.To[int32](5), Completions: ptr.To[int32](5), Template: tmpl}}
+}
+
 // storm creates the pods (four fifths alone, one fifth through Jobs of
 // five) from 16 clients, and waits until every one is bound.
 func storm(b *testing.B, s *suite, v variant, w stormWriter, n int, types map[string]map[string]string, idle map[string]float64) clusterRun {
@@ -724,31 +744,16 @@ func storm(b *testing.B, s *suite, v variant, w stormWriter, n int, types map[st
 		go func() {
 			defer wg.Done()
 			for it := range work {
-				labels, annotations, spec := w.object(it.kind)
-				meta := metav1.ObjectMeta{Name: it.name, Namespace: it.kind.ns, Labels: labels, Annotations: annotations}
 				key := it.kind.ns + "/" + it.name
 				mu.Lock()
 				created[key] = time.Now()
 				mu.Unlock()
 				var err error
 				if it.job {
-					// The Job carries the queue (Kueue admits it whole);
-					// its pods carry only what identifies them.
-					spec.RestartPolicy = corev1.RestartPolicyNever
-					tmpl := corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{
-						Labels:      map[string]string{"accelc.io/bench": it.kind.profile},
-						Annotations: controlplane.PodCompleteAfter(time.Hour),
-					}, Spec: spec}
-					if v.premutated {
-						// Its pods as the mutators would leave them.
-						tmpl.Labels = maps.Clone(labels)
-					}
-					for k, v := range annotations {
-						tmpl.Annotations[k] = v
-					}
-					_, err = s.client.BatchV1().Jobs(it.kind.ns).Create(ctx, &batchv1.Job{ObjectMeta: meta,
-						Spec: batchv1.JobSpec{Parallelism: ptr.To[int32](5), Completions: ptr.To[int32](5), Template: tmpl}}, metav1.CreateOptions{})
+					_, err = s.client.BatchV1().Jobs(it.kind.ns).Create(ctx, w.job(it.kind, it.name), metav1.CreateOptions{})
 				} else {
+					labels, annotations, spec := w.object(it.kind)
+					meta := metav1.ObjectMeta{Name: it.name, Namespace: it.kind.ns, Labels: labels, Annotations: annotations}
 					_, err = s.client.CoreV1().Pods(it.kind.ns).Create(ctx, &corev1.Pod{ObjectMeta: meta, Spec: spec}, metav1.CreateOptions{})
 				}
 				if err != nil {

@@ -82,16 +82,20 @@ func jobQueuePolicy(m *compile.Model) []Object {
 	var out []Object
 	for _, f := range KueueJobFrameworks {
 		w, _ := WorkloadKindOf(f.Group, f.Kind)
-		var mutations []admissionregistrationv1.Mutation
+		// A namespace has one team, so a Job's profile and namespace
+		// select at most one part: one expression patches as the parts
+		// would one after another.
+		var parts, profiles []string
 		for _, g := range jobQueueLabels(m, f) {
-			mutations = append(mutations, admissionregistrationv1.Mutation{
-				PatchType: admissionregistrationv1.PatchTypeJSONPatch,
-				JSONPatch: &admissionregistrationv1.JSONPatch{Expression: gangLabelPatch(g.Profile, g.Namespaces, g.Labels)},
-			})
+			parts = append(parts, gangLabelPatch(g.Profile, g.Namespaces, g.Labels))
+			if !slices.Contains(profiles, g.Profile) {
+				profiles = append(profiles, g.Profile)
+			}
 		}
-		if len(mutations) == 0 {
+		if len(parts) == 0 {
 			continue
 		}
+		label := m.Cluster.LabelPrefix + "/profile"
 		objs := mutatingPolicy(m, JobQueuePolicyName(f), admissionregistrationv1.MutatingAdmissionPolicySpec{
 			MatchConstraints: &admissionregistrationv1.MatchResources{ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
 				RuleWithOperations: admissionregistrationv1.RuleWithOperations{
@@ -101,8 +105,14 @@ func jobQueuePolicy(m *compile.Model) []Object {
 					Rule:       admissionregistrationv1.Rule{APIGroups: []string{w.Group}, APIVersions: w.Versions, Resources: []string{w.Resource}},
 				},
 			}}},
-			Variables: []admissionregistrationv1.Variable{{Name: "profile", Expression: gangProfile(w.Templates[0].Path, m.Cluster.LabelPrefix+"/profile")}},
-			Mutations: mutations,
+			// Most Jobs name no queued profile (a CronJob's, a
+			// controller's): they pay for this condition, not for a patch.
+			MatchConditions: []admissionregistrationv1.MatchCondition{{
+				Name:       "names-a-queued-profile",
+				Expression: fmt.Sprintf("(%s) in %s", gangProfile(w.Templates[0].Path, label), celStrings(profiles)),
+			}},
+			Variables: []admissionregistrationv1.Variable{{Name: "profile", Expression: gangProfile(w.Templates[0].Path, label)}},
+			Mutations: foldPatches(parts),
 		})
 		out = append(out, objs...)
 	}
@@ -156,9 +166,24 @@ var (
 	quotedPair    = regexp.MustCompile(`("(?:[^"\\]|\\.)*"): ("(?:[^"\\]|\\.)*")`)
 )
 
-// ReadGangLabelPatch reads back an expression of the job queue policy
-// (gangLabelPatch's), so that the offline admission engine does what the
-// rendered policy says; false for any other expression.
+// ReadGangLabelPatches reads back a mutation of the job queue policy,
+// its parts (gangLabelPatch's) joined by PatchPartSeparator, so that the
+// offline admission engine does what the rendered policy says; false
+// where a part is not one.
+func ReadGangLabelPatches(expr string) ([]GangLabels, bool) {
+	var out []GangLabels
+	for _, part := range strings.Split(expr, PatchPartSeparator) {
+		g, ok := ReadGangLabelPatch(part)
+		if !ok {
+			return nil, false
+		}
+		out = append(out, g)
+	}
+	return out, true
+}
+
+// ReadGangLabelPatch reads back one part of the job queue policy's
+// mutation (gangLabelPatch's); false for any other expression.
 func ReadGangLabelPatch(expr string) (GangLabels, bool) {
 	head := gangPatchHead.FindStringSubmatch(expr)
 	tail := gangPatchTail.FindStringSubmatch(expr)

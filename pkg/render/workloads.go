@@ -177,7 +177,7 @@ func workloadLabelPolicies(m *compile.Model) []Object {
 	for _, policyName := range names {
 		name := "accelc-profile-label-" + policyName
 		var rules []admissionregistrationv1.NamedRuleWithOperations
-		var mutations []admissionregistrationv1.Mutation
+		var guards, patches []string
 		seen := map[string]bool{}
 		for _, w := range kinds[policyName] {
 			ops := []admissionregistrationv1.OperationType{admissionregistrationv1.Create}
@@ -190,29 +190,36 @@ func workloadLabelPolicies(m *compile.Model) []Object {
 					Rule:       admissionregistrationv1.Rule{APIGroups: []string{w.Group}, APIVersions: w.Versions, Resources: []string{w.Resource}},
 				},
 			})
-			var exprs []string
-			if w.ObjectLabels {
-				exprs = append(exprs, objectLabelPatch(label))
-			} else {
+			mds := [][]string{{"metadata"}}
+			if !w.ObjectLabels {
+				mds = nil
 				for _, t := range w.Templates {
-					exprs = append(exprs, templateLabelPatch(t.Path, label))
+					mds = append(mds, append(slices.Clone(t.Path), "metadata"))
 				}
 			}
-			for _, expr := range exprs {
-				if seen[expr] {
+			for _, md := range mds {
+				guard, patch := labelFromAnnotation(md, label)
+				if seen[guard] {
 					continue
 				}
-				seen[expr] = true
-				mutations = append(mutations, admissionregistrationv1.Mutation{
-					PatchType: admissionregistrationv1.PatchTypeJSONPatch,
-					JSONPatch: &admissionregistrationv1.JSONPatch{Expression: expr},
-				})
+				seen[guard] = true
+				guards = append(guards, guard)
+				patches = append(patches, fmt.Sprintf("(%s ? %s : [])", guard, patch))
 			}
 		}
 		objs := mutatingPolicy(m, name, admissionregistrationv1.MutatingAdmissionPolicySpec{
 			FailurePolicy:    ptr(admissionregistrationv1.Fail),
 			MatchConstraints: &admissionregistrationv1.MatchResources{ResourceRules: rules},
-			Mutations:        mutations,
+			// Most objects of these kinds name no profile, and an
+			// object's UPDATE after its CREATE has the label: they pay
+			// for this condition, not for a patch.
+			MatchConditions: []admissionregistrationv1.MatchCondition{{
+				Name:       "names-its-profile-by-annotation-only",
+				Expression: anyHolds(guards),
+			}},
+			// The templates are apart: one expression patches each as
+			// mutations one after another would.
+			Mutations: foldPatches(patches),
 		})
 		out = append(out, objs...)
 	}
@@ -285,7 +292,8 @@ func podTopologyPolicy(m *compile.Model) []Object {
 // they name at one of names, on the metadata at md, where it has none of
 // Kueue's.
 func topologyPolicy(m *compile.Model, name, group, resource string, md []string, names [][]string) []Object {
-	var mutations []admissionregistrationv1.Mutation
+	var parts []guardedPatch
+	var guards []string
 	for _, t := range topologyAnnotations(m) {
 		// A template with no metadata (a Job labelled on itself) gets
 		// its metadata, with the annotation.
@@ -294,13 +302,11 @@ func topologyPolicy(m *compile.Model, name, group, resource string, md []string,
 			patch = fmt.Sprintf("(%s ? %s : [JSONPatch{op: \"add\", path: %q, value: {\"annotations\": {%q: %q}}}])",
 				has(md), patch, patchPath(md), t.Key, t.Level)
 		}
-		expr := fmt.Sprintf("%s ? %s : []", topologyUnset(md, names, t), patch)
-		mutations = append(mutations, admissionregistrationv1.Mutation{
-			PatchType: admissionregistrationv1.PatchTypeJSONPatch,
-			JSONPatch: &admissionregistrationv1.JSONPatch{Expression: expr},
-		})
+		guard := topologyUnset(md, names, t)
+		parts = append(parts, guardedPatch{Guard: guard, Patch: patch})
+		guards = append(guards, guard)
 	}
-	if len(mutations) == 0 {
+	if len(parts) == 0 {
 		return nil
 	}
 	return mutatingPolicy(m, name, admissionregistrationv1.MutatingAdmissionPolicySpec{
@@ -310,7 +316,17 @@ func topologyPolicy(m *compile.Model, name, group, resource string, md []string,
 				Rule:       admissionregistrationv1.Rule{APIGroups: []string{group}, APIVersions: v1, Resources: []string{resource}},
 			},
 		}}},
-		Mutations: mutations,
+		// Most objects name no profile with a topology: they pay for
+		// this condition, not for a patch.
+		MatchConditions: []admissionregistrationv1.MatchCondition{{
+			Name:       "lacks-its-profiles-topology",
+			Expression: anyHolds(guards),
+		}},
+		// An object that names two such profiles (a label and an
+		// annotation that disagree, which the validation denies) gets
+		// the first one's annotation, as mutations one after another
+		// would give it: once one is written, no guard holds.
+		Mutations: chainPatches(parts),
 	})
 }
 
@@ -351,24 +367,17 @@ func topologyUnset(md []string, names [][]string, t TopologyAnnotation) string {
 	return fmt.Sprintf("(%s) && !(%s && (%s))", strings.Join(named, " || "), has(ann), strings.Join(keys, " || "))
 }
 
-// templateLabelPatch is a CEL expression yielding the JSON patch that
-// labels the pod template at path with the profile its annotation names,
-// or no patch where the template has the label or names no profile.
-func templateLabelPatch(path []string, label string) string {
-	md := append(append([]string{}, path...), "metadata")
-	ann := append(append([]string{}, md...), "annotations")
-	lbl := append(append([]string{}, md...), "labels")
-	return fmt.Sprintf("%s && %q in %s && !(%s && %q in %s) ? %s : []",
-		has(ann), ProfileAnnotation, celPath(ann), has(lbl), label, celPath(lbl),
-		addLabel(md, label, fmt.Sprintf("%s[%q]", celPath(ann), ProfileAnnotation)))
-}
-
-// objectLabelPatch labels an ObjectLabels kind's object with the profile
-// its own annotation names. (Its template's metadata is not read: a CRD
-// that prunes it has no such field for the expression to select.)
-func objectLabelPatch(label string) string {
-	return fmt.Sprintf("has(object.metadata.annotations) && %q in object.metadata.annotations && !(has(object.metadata.labels) && %q in object.metadata.labels) ? %s : []",
-		ProfileAnnotation, label, addLabel([]string{"metadata"}, label, fmt.Sprintf("object.metadata.annotations[%q]", ProfileAnnotation)))
+// labelFromAnnotation is the CEL condition that the metadata at md (an
+// object's, a pod template's) names its profile by Open Data Hub's
+// annotation and has no profile label, and the JSON patch that gives it
+// the label, from the annotation. (An ObjectLabels kind's template
+// metadata is not read: a CRD that prunes it has no such field for the
+// expression to select.)
+func labelFromAnnotation(md []string, label string) (guard, patch string) {
+	ann := append(slices.Clone(md), "annotations")
+	lbl := append(slices.Clone(md), "labels")
+	guard = fmt.Sprintf("%s && %q in %s && !(%s && %q in %s)", has(ann), ProfileAnnotation, celPath(ann), has(lbl), label, celPath(lbl))
+	return guard, addLabel(md, label, fmt.Sprintf("%s[%q]", celPath(ann), ProfileAnnotation))
 }
 
 // expansionTemplates are the ExpansionTemplates of WorkloadKinds: one per

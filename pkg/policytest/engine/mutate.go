@@ -34,7 +34,7 @@ import (
 // finds each as this Mutator leaves it.
 //
 // The job queue policy (accelc-job-queue) is read from its rendered
-// expressions (render.ReadGangLabelPatch): a new Job whose template names
+// expressions (render.ReadGangLabelPatches): a new Job whose template names
 // a queued profile gets the profile's LocalQueue and priority labels it
 // lacks (TestJobGang runs the policy itself on a real API server). The
 // topology policies (accelc-job-topology, accelc-pod-topology) are not
@@ -167,7 +167,7 @@ func (m *Mutator) MutateObject(obj *unstructured.Unstructured) (*unstructured.Un
 // (<labelPrefix>/profile, the prefix read from the admission
 // constraint), their bindings' namespaceSelector (accelc gives them all
 // the same), the job queue policies' labels read back from their
-// expressions (render.ReadGangLabelPatch) — or, before 1.36, from what
+// expressions (render.ReadGangLabelPatches) — or, before 1.36, from what
 // accelc's webhook is given (render.AdmissionMutationsFile). Nothing
 // where the tree has neither.
 func admissionMutations(tree render.Tree) (render.AdmissionMutations, error) {
@@ -201,14 +201,14 @@ func admissionMutations(tree render.Tree) (render.AdmissionMutations, error) {
 				if mu.JSONPatch == nil {
 					return out, fmt.Errorf("%s: mutation %d is not a JSON patch", p, i)
 				}
-				g, ok := render.ReadGangLabelPatch(mu.JSONPatch.Expression)
+				gs, ok := render.ReadGangLabelPatches(mu.JSONPatch.Expression)
 				if !ok {
 					return out, fmt.Errorf("%s: mutation %d: not an expression of the job queue policy: %s", p, i, mu.JSONPatch.Expression)
 				}
 				if out.JobQueues == nil {
 					out.JobQueues = map[string][]render.GangLabels{}
 				}
-				out.JobQueues[f.Group+"/"+f.Kind] = append(out.JobQueues[f.Group+"/"+f.Kind], g)
+				out.JobQueues[f.Group+"/"+f.Kind] = append(out.JobQueues[f.Group+"/"+f.Kind], gs...)
 			}
 		case strings.HasPrefix(p, "mutations/mutatingadmissionpolicybinding-"):
 			var b admissionregistrationv1.MutatingAdmissionPolicyBinding
