@@ -20,7 +20,8 @@ import (
 )
 
 // PatchPartSeparator joins the parts of a JSON patch expression that
-// foldPatches made of several; no part holds a line break.
+// foldPatches made of several, each in parentheses; no part holds a line
+// break.
 const PatchPartSeparator = " +\n"
 
 // foldPatches packs parts, JSON patch expressions each yielding a list
@@ -32,7 +33,26 @@ const PatchPartSeparator = " +\n"
 // expression evaluates them, they patch what evaluated one after
 // another they would.
 func foldPatches(parts []string) []admissionregistrationv1.Mutation {
-	return packed(parts, PatchPartSeparator, "")
+	wrapped := make([]string, len(parts))
+	for i, p := range parts {
+		// A part may be a conditional, which binds looser than +.
+		wrapped[i] = "(" + p + ")"
+	}
+	return packed(wrapped, PatchPartSeparator, "")
+}
+
+// foldedParts are the parts of a mutation's expression foldPatches
+// made; false where it is not one.
+func foldedParts(expr string) ([]string, bool) {
+	var out []string
+	for _, w := range strings.Split(expr, PatchPartSeparator) {
+		p, ok := strings.CutPrefix(w, "(")
+		if !ok || !strings.HasSuffix(p, ")") {
+			return nil, false
+		}
+		out = append(out, strings.TrimSuffix(p, ")"))
+	}
+	return out, true
 }
 
 // guardedPatch is a JSON patch expression that yields operations only

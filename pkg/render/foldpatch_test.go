@@ -13,7 +13,7 @@ func TestFoldPatchesPacksWhatFits(t *testing.T) {
 	small := []string{"a ? [x] : []", "b ? [y] : []"}
 	got := foldPatches(small)
 	require.Len(t, got, 1)
-	assert.Equal(t, "a ? [x] : []"+PatchPartSeparator+"b ? [y] : []", got[0].JSONPatch.Expression)
+	assert.Equal(t, "(a ? [x] : [])"+PatchPartSeparator+"(b ? [y] : [])", got[0].JSONPatch.Expression)
 
 	// Parts of 40,000 code points: two fit one expression, the third
 	// starts another; none is dropped or cut.
@@ -24,7 +24,9 @@ func TestFoldPatchesPacksWhatFits(t *testing.T) {
 	var back []string
 	for _, mu := range got {
 		assert.LessOrEqual(t, utf8.RuneCountInString(mu.JSONPatch.Expression), CELExpressionLimit)
-		back = append(back, strings.Split(mu.JSONPatch.Expression, PatchPartSeparator)...)
+		ps, ok := foldedParts(mu.JSONPatch.Expression)
+		require.True(t, ok)
+		back = append(back, ps...)
 	}
 	assert.Equal(t, parts, back)
 
@@ -33,7 +35,7 @@ func TestFoldPatchesPacksWhatFits(t *testing.T) {
 	huge := strings.Repeat("x", CELExpressionLimit+1)
 	got = foldPatches([]string{"a", huge, "b"})
 	require.Len(t, got, 3)
-	assert.Equal(t, huge, got[1].JSONPatch.Expression)
+	assert.Equal(t, "("+huge+")", got[1].JSONPatch.Expression)
 	assert.Empty(t, foldPatches(nil))
 }
 
@@ -69,6 +71,8 @@ func TestReadGangLabelPatches(t *testing.T) {
 	got, ok := ReadGangLabelPatches(mus[0].JSONPatch.Expression)
 	require.True(t, ok)
 	assert.Equal(t, gs, got)
-	_, ok = ReadGangLabelPatches(parts[0] + PatchPartSeparator + "object.metadata.labels")
+	_, ok = ReadGangLabelPatches("(" + parts[0] + ")" + PatchPartSeparator + "(object.metadata.labels)")
 	assert.False(t, ok)
+	_, ok = ReadGangLabelPatches(parts[0])
+	assert.False(t, ok, "a part not in parentheses")
 }

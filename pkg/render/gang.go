@@ -171,8 +171,12 @@ var (
 // offline admission engine does what the rendered policy says; false
 // where a part is not one.
 func ReadGangLabelPatches(expr string) ([]GangLabels, bool) {
+	parts, ok := foldedParts(expr)
+	if !ok {
+		return nil, false
+	}
 	var out []GangLabels
-	for _, part := range strings.Split(expr, PatchPartSeparator) {
+	for _, part := range parts {
 		g, ok := ReadGangLabelPatch(part)
 		if !ok {
 			return nil, false

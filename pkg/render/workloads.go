@@ -204,7 +204,7 @@ func workloadLabelPolicies(m *compile.Model) []Object {
 				}
 				seen[guard] = true
 				guards = append(guards, guard)
-				patches = append(patches, fmt.Sprintf("(%s ? %s : [])", guard, patch))
+				patches = append(patches, guard+" ? "+patch+" : []")
 			}
 		}
 		objs := mutatingPolicy(m, name, admissionregistrationv1.MutatingAdmissionPolicySpec{
