@@ -95,7 +95,7 @@ func jobQueuePolicy(m *compile.Model) []Object {
 		if len(parts) == 0 {
 			continue
 		}
-		label := m.Cluster.LabelPrefix + "/profile"
+		profile := gangProfile(w.Templates[0].Path, m.Cluster.LabelPrefix+"/profile")
 		objs := mutatingPolicy(m, JobQueuePolicyName(f), admissionregistrationv1.MutatingAdmissionPolicySpec{
 			MatchConstraints: &admissionregistrationv1.MatchResources{ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
 				RuleWithOperations: admissionregistrationv1.RuleWithOperations{
@@ -109,9 +109,9 @@ func jobQueuePolicy(m *compile.Model) []Object {
 			// controller's): they pay for this condition, not for a patch.
 			MatchConditions: []admissionregistrationv1.MatchCondition{{
 				Name:       "names-a-queued-profile",
-				Expression: fmt.Sprintf("(%s) in %s", gangProfile(w.Templates[0].Path, label), celStrings(profiles)),
+				Expression: fmt.Sprintf("(%s) in %s", profile, celStrings(profiles)),
 			}},
-			Variables: []admissionregistrationv1.Variable{{Name: "profile", Expression: gangProfile(w.Templates[0].Path, label)}},
+			Variables: []admissionregistrationv1.Variable{{Name: "profile", Expression: profile}},
 			Mutations: foldPatches(parts),
 		})
 		out = append(out, objs...)

@@ -71,3 +71,24 @@ func compileMutatingPolicy(mp *admissionregistrationv1.MutatingAdmissionPolicy) 
 	}
 	return errs
 }
+
+// The topology policies are a chain of every profile with a topology:
+// with two such profiles each policy is still one mutation, behind its
+// match condition, and compiles as the API server compiles it.
+func TestTopologyPoliciesCompile(t *testing.T) {
+	tree := renderSharing(t, strings.Replace(sharingSrc,
+		`serve: {displayName: "Serve", acceleratorTypes: ["nvidia-a100-80gb"]}`,
+		`serve: {displayName: "Serve", acceleratorTypes: ["nvidia-a100-80gb"]}
+	block: {displayName: "Block", acceleratorTypes: ["nvidia-h200-141gb"], topology: preferred: "block"}`, 1))
+	for _, name := range []string{"accelc-job-topology", "accelc-pod-topology"} {
+		var mp admissionregistrationv1.MutatingAdmissionPolicy
+		require.NoError(t, yaml.UnmarshalStrict(tree["mutations/mutatingadmissionpolicy-"+name+".yaml"], &mp), name)
+		require.Len(t, mp.Spec.Mutations, 1, name)
+		expr := mp.Spec.Mutations[0].JSONPatch.Expression
+		assert.Contains(t, expr, "kueue.x-k8s.io/podset-required-topology", name)
+		assert.Contains(t, expr, "kueue.x-k8s.io/podset-preferred-topology", name)
+		assert.True(t, strings.HasSuffix(expr, " : []"), "%s: a chain ends with no patch: %s", name, expr)
+		require.Len(t, mp.Spec.MatchConditions, 1, name)
+		assert.Empty(t, compileMutatingPolicy(&mp), name)
+	}
+}

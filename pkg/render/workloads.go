@@ -190,9 +190,10 @@ func workloadLabelPolicies(m *compile.Model) []Object {
 					Rule:       admissionregistrationv1.Rule{APIGroups: []string{w.Group}, APIVersions: w.Versions, Resources: []string{w.Resource}},
 				},
 			})
-			mds := [][]string{{"metadata"}}
-			if !w.ObjectLabels {
-				mds = nil
+			var mds [][]string // the metadata each part labels
+			if w.ObjectLabels {
+				mds = [][]string{{"metadata"}}
+			} else {
 				for _, t := range w.Templates {
 					mds = append(mds, append(slices.Clone(t.Path), "metadata"))
 				}
