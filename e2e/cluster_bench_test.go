@@ -111,6 +111,10 @@ type variant struct {
 	// required node affinity, as accelc's mutators do, not a node
 	// selector.
 	affinity bool
+	// odh writes by hand pods that also carry Open Data Hub's two
+	// hardware profile annotations, as ODH's dashboard writes them with
+	// or without accelc.
+	odh bool
 	// extra variants run only when $ACCELC_BENCH_VARIANTS names them.
 	extra bool
 	about string
@@ -125,6 +129,7 @@ var benchVariants = []variant{
 	{name: "kueue-defaults", kueue: true, kueueDefaults: true, extra: true, about: "as kueue, with Kueue's default Configuration (accelc's fragment not merged)"},
 	{name: "accelc-premutated", kueue: true, gatekeeper: true, accelc: true, premutated: true, extra: true, about: "as accelc, but its pods and Jobs written as Gatekeeper's mutators would leave them (all but the profile label, which accelc's MutatingAdmissionPolicy gives) and Gatekeeper's mutating webhook sent no pod: the most that moving the pod mutations out of Gatekeeper could save"},
 	{name: "kueue-affinity", kueue: true, affinity: true, extra: true, about: "as kueue, but a one-type profile's pods confined by required node affinity (In, one value), as accelc's mutators wrote them until 30 November 2026, not a node selector: what that form costs Kueue and the scheduler"},
+	{name: "kueue-odh", kueue: true, odh: true, extra: true, about: "as kueue, the pods and Jobs also carrying Open Data Hub's two hardware profile annotations, which its dashboard writes with or without accelc: what of accelc's larger pods is ODH's"},
 	{name: "kueue-gatekeeper", kueue: true, gatekeeper: true, extra: true, about: "as kueue, with Gatekeeper installed as accelc installs it (its rendered values) but none of accelc's tree: what Gatekeeper itself costs beside Kueue"},
 }
 
@@ -617,7 +622,10 @@ func (w stormWriter) object(k stormPod) (labels, annotations map[string]string, 
 			labels["kueue.x-k8s.io/priority-class"] = p
 		}
 	}
-	return labels, nil, spec
+	if w.v.odh {
+		annotations = map[string]string{hardwareProfileAnnotation: k.profile, hardwareProfileNSAnnotation: "opendatahub"}
+	}
+	return labels, annotations, spec
 }
 
 // job is a Job of five pods of kind k, named name: the queue and

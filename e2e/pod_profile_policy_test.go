@@ -12,11 +12,14 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/accelc/accelc/internal/controlplane"
 	"github.com/accelc/accelc/pkg/catalog"
@@ -199,6 +202,11 @@ func checkPodPolicy(t *testing.T, s *suite, example string, m *compile.Model, tr
 	if diff := cmp.Diff(mutatedFields(t, pod), mutatedFields(t, live)); diff != "" {
 		t.Errorf("%s/%s: a pod in a namespace Gatekeeper ignores was mutated (-written +live):\n%s", ignored, pod.Name, diff)
 	}
+	excluded := ""
+	if len(m.Cluster.ExcludedNamespaces) > 0 && !strings.Contains(m.Cluster.ExcludedNamespaces[0], "*") {
+		excluded = m.Cluster.ExcludedNamespaces[0]
+	}
+	checkWorkloadPolicyScope(t, s, m, tree, out, ignored, excluded)
 	// An ODH annotation that cannot be a label value (a hand-written
 	// pod's typo, or a try to get past the label's selectors) is
 	// refused, not admitted without the label the mutators key on.
@@ -355,4 +363,122 @@ func fleetModel(t testing.TB, teams, profiles int) *compile.Model {
 		})
 	}
 	return m
+}
+
+// checkWorkloadPolicyScope applies the tree's other
+// MutatingAdmissionPolicies (the workloads' profile label, the job
+// queue, the topology) and checks, through the API server by dry run,
+// that they are bound where the pod policy is: a Deployment whose
+// template names a profile only by ODH's annotation gets the profile
+// label in a team namespace, a Job of a queued profile its queue there,
+// and both are left as written in a namespace Gatekeeper ignores and in
+// one the cluster excludes.
+func checkWorkloadPolicyScope(t *testing.T, s *suite, m *compile.Model, tree render.Tree, out, ignored, excluded string) {
+	t.Helper()
+	for _, p := range tree.Paths() {
+		if strings.HasPrefix(p, "mutations/mutatingadmissionpolicy") && !strings.Contains(p, render.PodProfilePolicyName+".") {
+			s.mustKubectl(t, "apply", "--server-side", "--force-conflicts", "-f", filepath.Join(out, p))
+		}
+	}
+	label := m.Cluster.LabelPrefix + "/profile"
+	var profile *compile.Profile
+	for i := range m.Profiles {
+		if m.Profiles[i].Offered() {
+			profile = &m.Profiles[i]
+			break
+		}
+	}
+	if profile == nil || len(m.Teams) == 0 {
+		t.Fatal("the cluster offers no profile to a team")
+	}
+	team := m.Teams[0].Namespaces[0]
+	a := render.AdmissionMutationsOf(m)
+	var queued *render.GangLabels
+	if g := a.JobQueues["batch/Job"]; len(g) > 0 {
+		queued = &g[0]
+	}
+	template := func(profile string) corev1.PodTemplateSpec {
+		return corev1.PodTemplateSpec{
+			ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "scope"}, Annotations: map[string]string{render.ProfileAnnotation: profile}},
+			Spec:       corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "main", Image: "registry.example/train:1"}}},
+		}
+	}
+	deployment := func(ns string) (map[string]string, error) {
+		tmpl := template(profile.Name)
+		tmpl.Spec.RestartPolicy = corev1.RestartPolicyAlways
+		d := &appsv1.Deployment{
+			ObjectMeta: metav1.ObjectMeta{Name: "scope", Namespace: ns},
+			Spec:       appsv1.DeploymentSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "scope"}}, Template: tmpl},
+		}
+		live, err := s.client.AppsV1().Deployments(ns).Create(t.Context(), d, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		if err != nil {
+			return nil, err
+		}
+		return live.Spec.Template.Labels, nil
+	}
+	job := func(ns string) (map[string]string, error) {
+		j := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "scope", Namespace: ns}, Spec: batchv1.JobSpec{Template: template(queued.Profile)}}
+		live, err := s.client.BatchV1().Jobs(ns).Create(t.Context(), j, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		if err != nil {
+			return nil, err
+		}
+		return live.Labels, nil
+	}
+	// The policies reach the API server's admission a moment after they
+	// are made.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		labels, err := deployment(team)
+		if err == nil && labels[label] == profile.Name {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: a Deployment naming profile %s by ODH's annotation got no profile label on its template in 30s: %v %v", team, profile.Name, labels, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if queued != nil {
+		ns := queued.Namespaces[0]
+		labels, err := job(ns)
+		if err != nil || labels[render.QueueNameLabel] != queued.Labels[render.QueueNameLabel] {
+			t.Errorf("%s: a Job of queued profile %s: labels %v (%v), want its queue %s", ns, queued.Profile, labels, err, queued.Labels[render.QueueNameLabel])
+		}
+	}
+	for _, ns := range []string{ignored, excluded} {
+		if ns == "" {
+			continue
+		}
+		if labels, err := deployment(ns); err != nil || labels[label] != "" {
+			t.Errorf("%s: a Deployment naming its profile by ODH's annotation, in a namespace accelc does not govern: template labels %v (%v), want them as written", ns, labels, err)
+		}
+	}
+	if queued == nil {
+		return
+	}
+	// A team namespace an admin has Gatekeeper ignore: its Jobs get no
+	// queue either (the queue's parts name the team namespaces, so only
+	// the binding can keep it out).
+	ns := queued.Namespaces[0]
+	s.ensureNamespaces(t, ns)
+	setIgnore := func(value *string) {
+		patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"labels": map[string]any{render.GatekeeperIgnoreLabel: value}}})
+		if _, err := s.client.CoreV1().Namespaces().Patch(t.Context(), ns, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	on := "true"
+	setIgnore(&on)
+	defer setIgnore(nil)
+	deadline = time.Now().Add(30 * time.Second)
+	for {
+		labels, err := job(ns)
+		if err == nil && labels[render.QueueNameLabel] == "" && labels[render.WorkloadPriorityLabel] == "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("%s, labelled %s: a Job of queued profile %s still gets Kueue's labels %v (%v) after 30s, want none", ns, render.GatekeeperIgnoreLabel, queued.Profile, labels, err)
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }

@@ -36,10 +36,14 @@ import (
 type AdmissionMutations struct {
 	// ProfileLabel is <labelPrefix>/profile; "" mutates nothing.
 	ProfileLabel string `json:"profileLabel"`
-	// NamespaceSelector selects, by the namespace's name label, where the
-	// mutations apply (the namespaces that deny: policyScope); nil for
+	// NamespaceSelector selects where the mutations apply: the
+	// namespaces accelc governs (governedNamespaces), by their name
+	// label, and not labelled admission.gatekeeper.sh/ignore; nil for
 	// every namespace.
 	NamespaceSelector *metav1.LabelSelector `json:"namespaceSelector,omitempty"`
+	// ExcludedGlobs are the excluded namespace globs (kube-*) the
+	// selector cannot say: the mutations skip a namespace one matches.
+	ExcludedGlobs []string `json:"excludedGlobs,omitempty"`
 	// JobQueues are the job queue policy's mutations, by the kind they
 	// label ("<group>/<Kind>", one of KueueJobFrameworks).
 	JobQueues map[string][]GangLabels `json:"jobQueues,omitempty"`
@@ -69,7 +73,8 @@ func AdmissionMutationsOf(m *compile.Model) AdmissionMutations {
 	if _, _, none := m.Mutating(); none {
 		return AdmissionMutations{}
 	}
-	out := AdmissionMutations{ProfileLabel: m.Cluster.LabelPrefix + "/profile", NamespaceSelector: policyScope(m)}
+	sel, globs := governedNamespaces(m)
+	out := AdmissionMutations{ProfileLabel: m.Cluster.LabelPrefix + "/profile", NamespaceSelector: sel, ExcludedGlobs: globs}
 	for _, f := range KueueJobFrameworks {
 		if g := jobQueueLabels(m, f); len(g) > 0 {
 			if out.JobQueues == nil {
@@ -161,9 +166,15 @@ func (a *AdmissionMutations) namespaces() (labels.Selector, error) {
 	return sel, nil
 }
 
-// AppliesTo reports whether a namespace is one the mutations apply in.
+// AppliesTo reports whether a namespace is one the mutations apply in,
+// knowing its name only (a namespace labelled
+// admission.gatekeeper.sh/ignore never reaches them: the binding or the
+// webhook's namespaceSelector keeps it out).
 func (a *AdmissionMutations) AppliesTo(namespace string) bool {
 	sel, err := a.namespaces()
+	if _, excluded := compile.MatchNamespace(a.ExcludedGlobs, namespace); excluded {
+		return false
+	}
 	return err == nil && sel.Matches(labels.Set{corev1.LabelMetadataName: namespace})
 }
 

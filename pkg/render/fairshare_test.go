@@ -220,7 +220,7 @@ teams: research: enforcement: "deny"
 	for _, policy := range []string{"accelc-job-topology", "accelc-pod-topology"} {
 		binding := readObject(t, staged, "mutations/mutatingadmissionpolicybinding-"+policy+".yaml")
 		sel, _ := json.Marshal(binding["spec"].(map[string]any)["matchResources"])
-		assert.JSONEq(t, `{"namespaceSelector": {"matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "In", "values": ["research"]}]}}`, string(sel), policy)
+		assert.JSONEq(t, `{"namespaceSelector": {"matchExpressions": [{"key": "admission.gatekeeper.sh/ignore", "operator": "DoesNotExist"}, {"key": "kubernetes.io/metadata.name", "operator": "In", "values": ["research"]}]}}`, string(sel), policy)
 	}
 	assert.NotContains(t, staged, "mutations/assignmetadata-accelc-train-topology.yaml", "on 1.36 the pod topology policy writes it, not a Gatekeeper mutator")
 

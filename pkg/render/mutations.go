@@ -406,18 +406,41 @@ func scopeMatch(sel match, only, except []string) (match, bool) {
 	return sel, true
 }
 
-// policyScope is the namespaceSelector of accelc's
-// MutatingAdmissionPolicyBindings: the namespaces that deny, by the name
-// label the API server gives every namespace; nil for all of them.
-func policyScope(m *compile.Model) *metav1.LabelSelector {
+// governedNamespaces are the namespaces accelc's admission policies
+// (the MutatingAdmissionPolicies' bindings, accelc-pod-admission's)
+// apply in: those that deny, less the excluded ones and those labelled
+// admission.gatekeeper.sh/ignore, which Gatekeeper's webhooks skip too.
+// The selector names them by the name label the API server gives every
+// namespace; an excluded glob (kube-*) no selector can say is returned
+// apart (globs), for a match condition (notExcluded).
+func governedNamespaces(m *compile.Model) (sel *metav1.LabelSelector, globs []string) {
 	only, except, _ := m.Mutating()
-	switch {
-	case only != nil:
-		return &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: corev1.LabelMetadataName, Operator: metav1.LabelSelectorOpIn, Values: only}}}
-	case len(except) > 0:
-		return &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: corev1.LabelMetadataName, Operator: metav1.LabelSelectorOpNotIn, Values: except}}}
+	sel = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: GatekeeperIgnoreLabel, Operator: metav1.LabelSelectorOpDoesNotExist}}}
+	var excluded []string
+	for _, ns := range m.Cluster.ExcludedNamespaces {
+		if strings.Contains(ns, "*") {
+			globs = append(globs, ns)
+		} else {
+			excluded = append(excluded, ns)
+		}
 	}
-	return nil
+	if only != nil {
+		// A team namespace is never excluded (Load refuses one).
+		sel.MatchExpressions = append(sel.MatchExpressions, metav1.LabelSelectorRequirement{Key: corev1.LabelMetadataName, Operator: metav1.LabelSelectorOpIn, Values: only})
+	} else if out := slices.Compact(slices.Sorted(slices.Values(append(slices.Clone(except), excluded...)))); len(out) > 0 {
+		sel.MatchExpressions = append(sel.MatchExpressions, metav1.LabelSelectorRequirement{Key: corev1.LabelMetadataName, Operator: metav1.LabelSelectorOpNotIn, Values: out})
+	}
+	return sel, globs
+}
+
+// notExcluded is the match condition that keeps a policy from the
+// namespaces an excluded glob matches (governedNamespaces); none where
+// there is no glob.
+func notExcluded(globs []string) []admissionregistrationv1.MatchCondition {
+	if len(globs) == 0 {
+		return nil
+	}
+	return []admissionregistrationv1.MatchCondition{{Name: "not-excluded", Expression: "!" + namespaceIn(globs)}}
 }
 
 // QueueNameLabel is the label a workload names its Kueue LocalQueue with.
@@ -427,11 +450,13 @@ const QueueNameLabel = "kueue.x-k8s.io/queue-name"
 const WorkloadPriorityLabel = "kueue.x-k8s.io/priority-class"
 
 // mutatingPolicy is a MutatingAdmissionPolicy of accelc's, and its
-// binding to the namespaces the policies deny (bindingResources): it
+// binding to the namespaces accelc governs (governedNamespaces): it
 // fails closed and runs once, before the mutating webhooks.
 func mutatingPolicy(m *compile.Model, name string, spec admissionregistrationv1.MutatingAdmissionPolicySpec) []Object {
 	spec.FailurePolicy = ptr(admissionregistrationv1.Fail)
 	spec.ReinvocationPolicy = admissionregistrationv1.NeverReinvocationPolicy
+	sel, globs := governedNamespaces(m)
+	spec.MatchConditions = append(notExcluded(globs), spec.MatchConditions...)
 	policy := admissionregistrationv1.MutatingAdmissionPolicy{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "MutatingAdmissionPolicy"},
 		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: managedLabels(m.Cluster.Name)},
@@ -440,7 +465,10 @@ func mutatingPolicy(m *compile.Model, name string, spec admissionregistrationv1.
 	binding := admissionregistrationv1.MutatingAdmissionPolicyBinding{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "MutatingAdmissionPolicyBinding"},
 		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: managedLabels(m.Cluster.Name)},
-		Spec:       admissionregistrationv1.MutatingAdmissionPolicyBindingSpec{PolicyName: name, MatchResources: bindingResources(m)},
+		Spec: admissionregistrationv1.MutatingAdmissionPolicyBindingSpec{
+			PolicyName:     name,
+			MatchResources: &admissionregistrationv1.MatchResources{NamespaceSelector: sel},
+		},
 	}
 	return []Object{{Dir: "mutations", Body: &policy}, {Dir: "mutations", Body: &binding}}
 }
@@ -489,15 +517,6 @@ func profileLabelPolicy(m *compile.Model) []Object {
 		}},
 	})
 	return objs
-}
-
-// bindingResources are the resources a MutatingAdmissionPolicyBinding
-// of accelc's matches: its policy's, in the namespaces that deny.
-func bindingResources(m *compile.Model) *admissionregistrationv1.MatchResources {
-	if sel := policyScope(m); sel != nil {
-		return &admissionregistrationv1.MatchResources{NamespaceSelector: sel}
-	}
-	return nil
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -16,7 +16,6 @@ import (
 	"strings"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/accelc/accelc/pkg/compile"
@@ -136,33 +135,11 @@ func judgedInAPIServer(m *compile.Model) string {
 // and is admitted, as at that stage it would be), skips the excluded
 // ones and those Gatekeeper's webhooks ignore, and fails closed.
 func podAdmissionPolicy(m *compile.Model, params admissionParameters, objs []Object) []Object {
-	only, except, none := m.Mutating()
-	if none {
+	if _, _, none := m.Mutating(); none {
 		return nil
 	}
-	scope := &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: GatekeeperIgnoreLabel, Operator: metav1.LabelSelectorOpDoesNotExist}}}
-	var excluded []string
-	var globs []string
-	for _, ns := range m.Cluster.ExcludedNamespaces {
-		if strings.ContainsAny(ns, "*?[") {
-			globs = append(globs, ns)
-		} else {
-			excluded = append(excluded, ns)
-		}
-	}
-	if only != nil {
-		scope.MatchExpressions = append(scope.MatchExpressions, metav1.LabelSelectorRequirement{Key: corev1.LabelMetadataName, Operator: metav1.LabelSelectorOpIn, Values: only})
-	} else if out := slices.Sorted(slices.Values(append(slices.Clone(except), excluded...))); len(out) > 0 {
-		scope.MatchExpressions = append(scope.MatchExpressions, metav1.LabelSelectorRequirement{Key: corev1.LabelMetadataName, Operator: metav1.LabelSelectorOpNotIn, Values: slices.Compact(out)})
-	}
-	conditions := []admissionregistrationv1.MatchCondition{{Name: PodJudgedCondition, Expression: judgedInAPIServer(m)}}
-	if len(globs) > 0 {
-		var tests []string
-		for _, g := range globs {
-			tests = append(tests, globTest("request.namespace", g))
-		}
-		conditions = append(conditions, admissionregistrationv1.MatchCondition{Name: "not-excluded", Expression: "!(" + strings.Join(tests, " || ") + ")"})
-	}
+	scope, globs := governedNamespaces(m)
+	conditions := append([]admissionregistrationv1.MatchCondition{{Name: PodJudgedCondition, Expression: judgedInAPIServer(m)}}, notExcluded(globs)...)
 	match := &admissionregistrationv1.MatchResources{ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
 		RuleWithOperations: admissionregistrationv1.RuleWithOperations{
 			Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
@@ -255,20 +232,6 @@ func podAdmissionPolicy(m *compile.Model, params admissionParameters, objs []Obj
 		},
 	}})
 	return out
-}
-
-// globTest is CEL that holds where s matches a Gatekeeper namespace glob
-// (a "*" at its start or end).
-func globTest(s, glob string) string {
-	switch {
-	case strings.HasPrefix(glob, "*") && strings.HasSuffix(glob, "*") && len(glob) > 1:
-		return fmt.Sprintf("%s.contains(%q)", s, strings.Trim(glob, "*"))
-	case strings.HasPrefix(glob, "*"):
-		return fmt.Sprintf("%s.endsWith(%q)", s, strings.TrimPrefix(glob, "*"))
-	case strings.HasSuffix(glob, "*"):
-		return fmt.Sprintf("%s.startsWith(%q)", s, strings.TrimSuffix(glob, "*"))
-	}
-	return fmt.Sprintf("%s == %q", s, glob)
 }
 
 // podRules builds podAdmissionPolicy's variables and validations.

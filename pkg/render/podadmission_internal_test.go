@@ -138,3 +138,45 @@ func TestPodAdmissionScope(t *testing.T) {
 		assert.NotContains(t, c.Name, PodAdmissionPolicyName)
 	}
 }
+
+// TestMutatingPolicyScope: every MutatingAdmissionPolicy is bound where
+// accelc-pod-admission is (the namespaces that deny, less the excluded
+// ones and those Gatekeeper's webhooks ignore), and an excluded glob
+// keeps it away by a match condition, its first; accelc's webhook before
+// 1.36 and the offline mutations skip the same namespaces.
+func TestMutatingPolicyScope(t *testing.T) {
+	m := fleetOf(t, 3, 2, compile.Deny)
+	m.Cluster.ExcludedNamespaces = []string{"kube-system", "openshift-*"}
+	m.Teams[1].Enforcement = compile.Warn
+	_, vapBindings, objs := podAdmissionOf(t, m)
+	require.NotEmpty(t, vapBindings)
+	want := vapBindings[0].Spec.MatchResources.NamespaceSelector
+	notExcluded := admissionregistrationv1.MatchCondition{Name: "not-excluded", Expression: `!(request.namespace.startsWith("openshift-"))`}
+	policies, bindings := 0, 0
+	for _, o := range objs {
+		switch b := o.Body.(type) {
+		case *admissionregistrationv1.MutatingAdmissionPolicy:
+			policies++
+			require.GreaterOrEqual(t, len(b.Spec.MatchConditions), 2, b.Name)
+			assert.Equal(t, notExcluded, b.Spec.MatchConditions[0], b.Name)
+		case *admissionregistrationv1.MutatingAdmissionPolicyBinding:
+			bindings++
+			require.NotNil(t, b.Spec.MatchResources, b.Name)
+			assert.Equal(t, want, b.Spec.MatchResources.NamespaceSelector, b.Name)
+		}
+	}
+	assert.Greater(t, policies, 1, "the pod policy and the workloads' label policies")
+	assert.Equal(t, policies, bindings)
+
+	a := AdmissionMutationsOf(m)
+	assert.Equal(t, want, a.NamespaceSelector)
+	for ns, applies := range map[string]bool{"t000-a": true, "t002-b": true, "t001-a": false, "kube-system": false, "openshift-monitoring": false} {
+		assert.Equal(t, applies, a.AppliesTo(ns), ns)
+	}
+	hook := ProfileWebhookConfiguration(m, &a, admissionregistrationv1.WebhookClientConfig{})
+	require.NotEmpty(t, hook.Webhooks)
+	for _, w := range hook.Webhooks {
+		assert.Equal(t, want, w.NamespaceSelector, w.Name)
+		assert.Equal(t, notExcluded, w.MatchConditions[0], w.Name)
+	}
+}

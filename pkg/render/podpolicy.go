@@ -94,7 +94,7 @@ func podProfilePolicy(m *compile.Model, mutators []Object) []Object {
 		p.add(mu)
 	}
 	vars, patch := p.policy()
-	objs := mutatingPolicy(m, PodProfilePolicyName, admissionregistrationv1.MutatingAdmissionPolicySpec{
+	return mutatingPolicy(m, PodProfilePolicyName, admissionregistrationv1.MutatingAdmissionPolicySpec{
 		MatchConstraints: &admissionregistrationv1.MatchResources{ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
 			RuleWithOperations: admissionregistrationv1.RuleWithOperations{
 				Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
@@ -111,23 +111,6 @@ func podProfilePolicy(m *compile.Model, mutators []Object) []Object {
 			JSONPatch: &admissionregistrationv1.JSONPatch{Expression: patch},
 		}},
 	})
-	// Gatekeeper's webhooks skip a namespace labelled
-	// admission.gatekeeper.sh/ignore (its own, and any an admin exempts):
-	// so does the policy that stands in for its mutating webhook.
-	for _, o := range objs {
-		if b, ok := o.Body.(*admissionregistrationv1.MutatingAdmissionPolicyBinding); ok {
-			if b.Spec.MatchResources == nil {
-				b.Spec.MatchResources = &admissionregistrationv1.MatchResources{}
-			}
-			sel := &metav1.LabelSelector{}
-			if b.Spec.MatchResources.NamespaceSelector != nil {
-				sel = b.Spec.MatchResources.NamespaceSelector.DeepCopy()
-			}
-			sel.MatchExpressions = append(sel.MatchExpressions, metav1.LabelSelectorRequirement{Key: GatekeeperIgnoreLabel, Operator: metav1.LabelSelectorOpDoesNotExist})
-			b.Spec.MatchResources.NamespaceSelector = sel
-		}
-	}
-	return objs
 }
 
 // GatekeeperIgnoreLabel exempts a namespace from Gatekeeper's webhooks.

@@ -90,18 +90,14 @@ func TestStages(t *testing.T) {
 		switch obj.Kind {
 		case "MutatingAdmissionPolicy", "ConfigMap": // the policy, Gatekeeper's installation values
 		case "MutatingAdmissionPolicyBinding":
+			// Each skips the namespaces Gatekeeper ignores too.
 			sel := obj.Spec.MatchResources.NamespaceSelector.MatchExpressions
-			if strings.Contains(p, render.PodProfilePolicyName) {
-				// It also skips the namespaces Gatekeeper ignores.
-				require.Len(t, sel, 2, p)
-				assert.Equal(t, render.GatekeeperIgnoreLabel, sel[1].Key, p)
-				assert.Equal(t, "DoesNotExist", sel[1].Operator, p)
-				sel = sel[:1]
-			}
-			require.Len(t, sel, 1, p)
-			assert.Equal(t, "kubernetes.io/metadata.name", sel[0].Key, p)
-			assert.Equal(t, "In", sel[0].Operator, p)
-			assert.Equal(t, []string{"ml", "ml-dev"}, sel[0].Values, p)
+			require.Len(t, sel, 2, p)
+			assert.Equal(t, render.GatekeeperIgnoreLabel, sel[0].Key, p)
+			assert.Equal(t, "DoesNotExist", sel[0].Operator, p)
+			assert.Equal(t, "kubernetes.io/metadata.name", sel[1].Key, p)
+			assert.Equal(t, "In", sel[1].Operator, p)
+			assert.Equal(t, []string{"ml", "ml-dev"}, sel[1].Values, p)
 		default:
 			mutators++
 			assert.NotEmpty(t, obj.Spec.Match.Namespaces, p)

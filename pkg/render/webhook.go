@@ -164,7 +164,7 @@ func ProfileWebhookConfiguration(m *compile.Model, a *AdmissionMutations, client
 			TimeoutSeconds:          ref(int32(5)),
 			AdmissionReviewVersions: []string{"v1"},
 			ReinvocationPolicy:      ref(admissionregistrationv1.NeverReinvocationPolicy),
-			MatchConditions:         conditions,
+			MatchConditions:         append(notExcluded(a.ExcludedGlobs), conditions...),
 		}
 	}
 	create := []admissionregistrationv1.OperationType{admissionregistrationv1.Create}

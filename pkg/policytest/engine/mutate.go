@@ -166,7 +166,8 @@ func (m *Mutator) MutateObject(obj *unstructured.Unstructured) (*unstructured.Un
 // its MutatingAdmissionPolicies (Kubernetes 1.36) — the profile label
 // (<labelPrefix>/profile, the prefix read from the admission
 // constraint), their bindings' namespaceSelector (accelc gives them all
-// the same), the job queue policies' labels read back from their
+// the same) and the excluded globs of the constraint's match (their
+// not-excluded match condition), the job queue policies' labels read back from their
 // expressions (render.ReadGangLabelPatches) — or, before 1.36, from what
 // accelc's webhook is given (render.AdmissionMutationsFile). Nothing
 // where the tree has neither.
@@ -224,6 +225,9 @@ func admissionMutations(tree render.Tree) (render.AdmissionMutations, error) {
 		case strings.HasPrefix(p, render.DirConstraints+"/") && !strings.HasSuffix(p, "kustomization.yaml"):
 			var c struct {
 				Spec struct {
+					Match struct {
+						ExcludedNamespaces []string `json:"excludedNamespaces"`
+					} `json:"match"`
 					Parameters struct {
 						LabelPrefix string `json:"labelPrefix"`
 					} `json:"parameters"`
@@ -231,6 +235,13 @@ func admissionMutations(tree render.Tree) (render.AdmissionMutations, error) {
 			}
 			if yaml.Unmarshal(tree[p], &c) == nil && c.Spec.Parameters.LabelPrefix != "" {
 				prefix = c.Spec.Parameters.LabelPrefix
+				// The policies' not-excluded match condition, from the
+				// same excludedNamespaces: the globs no selector says.
+				for _, ns := range c.Spec.Match.ExcludedNamespaces {
+					if strings.Contains(ns, "*") {
+						out.ExcludedGlobs = append(out.ExcludedGlobs, ns)
+					}
+				}
 			}
 		}
 	}
