@@ -6,7 +6,6 @@ package render
 import (
 	"fmt"
 	"slices"
-	"strings"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -175,14 +174,8 @@ func GatekeeperInstallValues(m *compile.Model) (GatekeeperHelmValues, error) {
 			Expression: "!(" + judgedInAPIServer(m) + ")",
 		})
 	}
-	var exempt []string
-	for _, ns := range m.Cluster.ExcludedNamespaces {
-		if !strings.ContainsAny(ns, "*?[") {
-			exempt = append(exempt, ns)
-		}
-	}
-	if len(exempt) > 0 {
-		slices.Sort(exempt)
+	if exempt, _ := SplitExcluded(m.Cluster.ExcludedNamespaces); len(exempt) > 0 {
+		exempt = slices.Sorted(slices.Values(exempt))
 		v.ValidatingWebhookExemptNamespacesLabels = map[string][]string{corev1.LabelMetadataName: exempt}
 		v.MutatingWebhookExemptNamespacesLabels = map[string][]string{corev1.LabelMetadataName: slices.Clone(exempt)}
 	}

@@ -413,17 +413,10 @@ func scopeMatch(sel match, only, except []string) (match, bool) {
 // The selector names them by the name label the API server gives every
 // namespace; an excluded glob (kube-*) no selector can say is returned
 // apart (globs), for a match condition (notExcluded).
-func governedNamespaces(m *compile.Model) (sel *metav1.LabelSelector, globs []string) {
+func governedNamespaces(m *compile.Model) (*metav1.LabelSelector, []string) {
 	only, except, _ := m.Mutating()
-	sel = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: GatekeeperIgnoreLabel, Operator: metav1.LabelSelectorOpDoesNotExist}}}
-	var excluded []string
-	for _, ns := range m.Cluster.ExcludedNamespaces {
-		if strings.Contains(ns, "*") {
-			globs = append(globs, ns)
-		} else {
-			excluded = append(excluded, ns)
-		}
-	}
+	sel := &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: GatekeeperIgnoreLabel, Operator: metav1.LabelSelectorOpDoesNotExist}}}
+	excluded, globs := SplitExcluded(m.Cluster.ExcludedNamespaces)
 	if only != nil {
 		// A team namespace is never excluded (Load refuses one).
 		sel.MatchExpressions = append(sel.MatchExpressions, metav1.LabelSelectorRequirement{Key: corev1.LabelMetadataName, Operator: metav1.LabelSelectorOpIn, Values: only})
@@ -431,6 +424,20 @@ func governedNamespaces(m *compile.Model) (sel *metav1.LabelSelector, globs []st
 		sel.MatchExpressions = append(sel.MatchExpressions, metav1.LabelSelectorRequirement{Key: corev1.LabelMetadataName, Operator: metav1.LabelSelectorOpNotIn, Values: out})
 	}
 	return sel, globs
+}
+
+// SplitExcluded parts cluster.excludedNamespaces patterns into the exact
+// names (which a namespace selector says by the name label) and the
+// globs (kube-*, *-system: compile.MatchNamespace), each in order.
+func SplitExcluded(patterns []string) (names, globs []string) {
+	for _, ns := range patterns {
+		if strings.Contains(ns, "*") {
+			globs = append(globs, ns)
+		} else {
+			names = append(names, ns)
+		}
+	}
+	return names, globs
 }
 
 // notExcluded is the match condition that keeps a policy from the

@@ -167,8 +167,8 @@ func (m *Mutator) MutateObject(obj *unstructured.Unstructured) (*unstructured.Un
 // (<labelPrefix>/profile, the prefix read from the admission
 // constraint), their bindings' namespaceSelector (accelc gives them all
 // the same) and the excluded globs of the constraint's match (their
-// not-excluded match condition), the job queue policies' labels read back from their
-// expressions (render.ReadGangLabelPatches) — or, before 1.36, from what
+// not-excluded match condition), the job queue policies' labels read
+// back from their expressions (render.ReadGangLabelPatches) — or, before 1.36, from what
 // accelc's webhook is given (render.AdmissionMutationsFile). Nothing
 // where the tree has neither.
 func admissionMutations(tree render.Tree) (render.AdmissionMutations, error) {
@@ -237,11 +237,7 @@ func admissionMutations(tree render.Tree) (render.AdmissionMutations, error) {
 				prefix = c.Spec.Parameters.LabelPrefix
 				// The policies' not-excluded match condition, from the
 				// same excludedNamespaces: the globs no selector says.
-				for _, ns := range c.Spec.Match.ExcludedNamespaces {
-					if strings.Contains(ns, "*") {
-						out.ExcludedGlobs = append(out.ExcludedGlobs, ns)
-					}
-				}
+				_, out.ExcludedGlobs = render.SplitExcluded(c.Spec.Match.ExcludedNamespaces)
 			}
 		}
 	}
