@@ -23,6 +23,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
 	"github.com/accelc/accelc/internal/controlplane"
@@ -298,9 +299,10 @@ func (s *suite) applyAdmission(b *testing.B, c *clusterUnderTest, probe *corev1.
 	}
 	srv := httptest.NewTLSServer(http.HandlerFunc(allowWorkloadsOnly))
 	b.Cleanup(srv.Close)
-	url := srv.URL + "/v1/admit"
-	vwc := controlplane.GatekeeperValidatingWebhook(&values, admissionv1.WebhookClientConfig{URL: &url,
-		CABundle: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})})
+	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
+	vwc := controlplane.GatekeeperValidatingWebhook(&values, func(path string) admissionv1.WebhookClientConfig {
+		return admissionv1.WebhookClientConfig{URL: ptr.To(srv.URL + path), CABundle: ca}
+	})
 	if _, err := s.client.AdmissionregistrationV1().ValidatingWebhookConfigurations().Create(b.Context(), vwc, metav1.CreateOptions{}); err != nil {
 		b.Fatal(err)
 	}

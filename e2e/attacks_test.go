@@ -17,11 +17,13 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	resourcev1 "k8s.io/api/resource/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
@@ -72,6 +74,7 @@ func TestAttacks(t *testing.T) {
 	t.Run("6-unknown-vendors", a.unknownVendors)
 	t.Run("7-named-claim-on-a-queued-profile", a.namedClaim)
 	t.Run("8-kueue-webhook-skipped", a.kueueWebhookSkipped)
+	t.Run("9-team-exempts-its-namespace", a.exemptsItsNamespace)
 	t.Run("nothing-runs", a.nothingRuns)
 	t.Logf("TestAttacks: %s in all, the cluster's start included", time.Since(begin).Round(time.Second))
 }
@@ -559,6 +562,58 @@ func (a *attacks) createSkipped(t *testing.T, create func(context.Context) (kueu
 		t.Fatal("Kueue's webhook kept running on the labelled object: the webhook change never took effect")
 	}
 	return got
+}
+
+// exemptsItsNamespace: every accelc policy skips a namespace labelled
+// admission.gatekeeper.sh/ignore, as Gatekeeper's webhooks do. A team
+// whose members may edit their own namespace (as a tenancy operator lets
+// them) labels it so; Gatekeeper's check-ignore-label webhook, which its
+// chart registers and accelc's values keep failing closed, refuses the
+// label on a namespace Gatekeeper does not exempt, and the namespace's
+// pods stay judged.
+func (a *attacks) exemptsItsNamespace(t *testing.T) {
+	s, ctx := a.st.s, t.Context()
+	name := "accelc-e2e-" + devUser + "-own-namespace"
+	if _, err := s.client.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"namespaces"}, ResourceNames: []string{attackTeamNS}, Verbs: []string{"get", "update", "patch"}}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.client.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: name},
+		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: devUser}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	label := []byte(`{"metadata": {"labels": {"` + render.GatekeeperIgnoreLabel + `": "true"}}}`)
+	var err error
+	// The binding reaches the API server's authorizer within moments.
+	_ = poll(ctx, 20*time.Second, func(ctx context.Context) (bool, string, error) {
+		_, err = a.st.c.dev.CoreV1().Namespaces().Patch(ctx, attackTeamNS, types.MergePatchType, label, metav1.PatchOptions{})
+		return !apierrors.IsForbidden(err), fmt.Sprint(err), nil
+	})
+	what := fmt.Sprintf("team member labels namespace %s %s", attackTeamNS, render.GatekeeperIgnoreLabel)
+	switch {
+	case err == nil:
+		t.Errorf("%s: admitted under deny: Gatekeeper and every accelc policy now skip its pods", what)
+	case !strings.Contains(err.Error(), "check-ignore-label.gatekeeper.sh") || !strings.Contains(err.Error(), "Only exempt namespace"):
+		t.Errorf("%s: refused, but not by Gatekeeper's check-ignore-label webhook: %v", what, err)
+	default:
+		t.Logf("%s: refused by Gatekeeper's check-ignore-label webhook: %s", what, firstLine(err.Error()))
+	}
+	ns, err := s.client.CoreV1().Namespaces().Get(ctx, attackTeamNS, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := ns.Labels[render.GatekeeperIgnoreLabel]; ok {
+		t.Errorf("namespace %s carries %s after its refusal", attackTeamNS, render.GatekeeperIgnoreLabel)
+	}
+	// Still governed: a GPU pod that names no profile is refused.
+	pod := a.pod("exempt-namespace-v100", attackTeamNS, corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("1")})
+	pod.Spec.NodeSelector = map[string]string{a.st.c.typeLabel: "nvidia-v100-16gb"}
+	a.createPod(t, "a V100 pod naming no profile in "+attackTeamNS+" after the label was refused", pod, regexp.MustCompile(`(profilerequired|entitlement): `))
 }
 
 // nothingRuns: of everything the attacks made, only the user's CPU-only

@@ -354,7 +354,7 @@ func (gk *Gatekeeper) registerWebhooks(ctx context.Context, client kubernetes.In
 			return fmt.Errorf("registering the mutating webhook: %w", err)
 		}
 	}
-	vwc := GatekeeperValidatingWebhook(v, cfg("/v1/admit"))
+	vwc := GatekeeperValidatingWebhook(v, cfg)
 	_, err := client.AdmissionregistrationV1().ValidatingWebhookConfigurations().Create(ctx, vwc, metav1.CreateOptions{})
 	if err != nil {
 		return fmt.Errorf("registering the validating webhook: %w", err)
@@ -362,11 +362,16 @@ func (gk *Gatekeeper) registerWebhooks(ctx context.Context, client kubernetes.In
 	return nil
 }
 
-// GatekeeperValidatingWebhook is Gatekeeper's validating webhook as its
-// chart registers it with values v, calling client: the rules, match
+// GatekeeperValidatingWebhook is Gatekeeper's validating webhook
+// configuration as its chart registers it with values v, calling the
+// manager at client(path): validation.gatekeeper.sh with the rules, match
 // conditions and namespace selector the values give (every resource,
-// CREATE and UPDATE, where they give no rules).
-func GatekeeperValidatingWebhook(v *render.GatekeeperHelmValues, client admissionv1.WebhookClientConfig) *admissionv1.ValidatingWebhookConfiguration {
+// CREATE and UPDATE, where they give no rules), and
+// check-ignore-label.gatekeeper.sh, which refuses the label
+// admission.gatekeeper.sh/ignore on a namespace the manager does not
+// exempt (--exempt-namespace): every accelc policy skips a namespace so
+// labelled.
+func GatekeeperValidatingWebhook(v *render.GatekeeperHelmValues, client func(path string) admissionv1.WebhookClientConfig) *admissionv1.ValidatingWebhookConfiguration {
 	rules := v.ValidatingWebhookCustomRules
 	if len(rules) == 0 {
 		// "*" matches no subresource: ephemeral containers are added
@@ -380,12 +385,27 @@ func GatekeeperValidatingWebhook(v *render.GatekeeperHelmValues, client admissio
 		ObjectMeta: metav1.ObjectMeta{Name: ValidatingWebhookName, Labels: map[string]string{"gatekeeper.sh/system": "yes"}},
 		Webhooks: []admissionv1.ValidatingWebhook{{
 			Name:                    "validation.gatekeeper.sh",
-			ClientConfig:            client,
+			ClientConfig:            client("/v1/admit"),
 			Rules:                   rules,
 			MatchConditions:         v.ValidatingWebhookMatchConditions,
 			FailurePolicy:           &fail,
 			MatchPolicy:             &exact,
 			NamespaceSelector:       gatekeeperNamespaces(v.ValidatingWebhookExemptNamespacesLabels),
+			SideEffects:             &none,
+			TimeoutSeconds:          ref(int32(webhookTimeout)),
+			AdmissionReviewVersions: []string{"v1", "v1beta1"},
+		}, {
+			Name:         "check-ignore-label.gatekeeper.sh",
+			ClientConfig: client("/v1/admitlabel"),
+			Rules: []admissionv1.RuleWithOperations{{
+				Operations: []admissionv1.OperationType{admissionv1.Create, admissionv1.Update},
+				Rule:       admissionv1.Rule{APIGroups: []string{""}, APIVersions: []string{"*"}, Resources: []string{"namespaces"}},
+			}},
+			FailurePolicy: &fail,
+			MatchPolicy:   &exact,
+			NamespaceSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
+				{Key: corev1.LabelMetadataName, Operator: metav1.LabelSelectorOpNotIn, Values: []string{GatekeeperNamespace}},
+			}},
 			SideEffects:             &none,
 			TimeoutSeconds:          ref(int32(webhookTimeout)),
 			AdmissionReviewVersions: []string{"v1", "v1beta1"},

@@ -81,6 +81,7 @@ func assemble(objs *clusterObjects, m *compile.Model, checkout *Rendering) *Stat
 		st.Notes = append(st.Notes, "Gatekeeper's validating webhook ("+gatekeeperValidatingWebhook+") receives every resource: every write to the cluster (Kueue's Workloads, Events, node Leases, pods' bookkeeping) waits for a webhook call no accelc policy needs; install Gatekeeper with the values of mutations/configmap-"+render.GatekeeperValuesName+".yaml (docs/scale.md)")
 	}
 	st.Notes = append(st.Notes, podAdmissionNotes(objs)...)
+	st.Notes = append(st.Notes, ignoreLabelNotes(objs, m, team)...)
 	st.Delivery = delivery(objs)
 	if checkout != nil {
 		notes, err := webhookScopeNotes(objs, m)
@@ -225,6 +226,55 @@ func webhookScopeNotes(objs *clusterObjects, m *compile.Model) ([]string, error)
 		}
 	}
 	return notes, nil
+}
+
+// ignoreLabelNotes says where admission.gatekeeper.sh/ignore takes
+// namespaces from accelc: every accelc policy skips a namespace so
+// labelled, as Gatekeeper's webhooks do, so its GPU pods are neither
+// completed nor judged at admission. That is safe only while Gatekeeper's
+// check-ignore-label webhook keeps the label to the namespaces Gatekeeper
+// exempts; status says where it is missing or fails open, and names the
+// labelled namespaces the configuration does not exclude (with one,
+// cluster.excludedNamespaces; without, any but Gatekeeper's own). Nothing
+// is said where accelc has no constraint in the cluster.
+func ignoreLabelNotes(objs *clusterObjects, m *compile.Model, team func(string) string) []string {
+	if len(objs.constraints) == 0 {
+		return nil
+	}
+	var notes []string
+	if h := objs.validatingWebhook; h != nil {
+		if why := h.ignoreLabelUnguarded(); why != "" {
+			notes = append(notes, "Gatekeeper's validating webhook configuration ("+gatekeeperValidatingWebhook+") "+why+": whoever may label a namespace can put "+render.GatekeeperIgnoreLabel+" on a team's, and Gatekeeper and every accelc policy then skip its pods; install Gatekeeper with its chart's check-ignore-label webhook, failing closed (validatingWebhookCheckIgnoreFailurePolicy: Fail in the values of mutations/configmap-"+render.GatekeeperValuesName+".yaml)")
+		}
+	}
+	own := "gatekeeper-system"
+	if h := objs.validatingWebhook; h != nil && h.namespace() != "" {
+		own = h.namespace()
+	}
+	var governed []string
+	for _, ns := range objs.ignored {
+		if ns == own {
+			continue
+		}
+		if m != nil {
+			if _, excluded := compile.MatchNamespace(m.Cluster.ExcludedNamespaces, ns); excluded {
+				continue
+			}
+		}
+		if t := team(ns); t != NoTeam {
+			ns += " (team " + t + ")"
+		}
+		governed = append(governed, ns)
+	}
+	if len(governed) > 0 {
+		where := "which accelc governs"
+		if m == nil {
+			where = "(give --config to leave out those cluster.excludedNamespaces names)"
+		}
+		notes = append(notes, fmt.Sprintf("namespaces labelled %s, %s: %s; Gatekeeper and every accelc policy skip them, so their pods are admitted without accelc's profile, queue or entitlement: remove the label (kubectl label namespace NAME %s-), or name them in cluster.excludedNamespaces if they are meant to be ungoverned",
+			render.GatekeeperIgnoreLabel, where, strings.Join(governed, ", "), render.GatekeeperIgnoreLabel))
+	}
+	return notes
 }
 
 // otherClusters are the cluster names accelc's objects are labelled with

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -316,7 +317,86 @@ func (k *kube) readGatekeeper(ctx context.Context, objs *clusterObjects) error {
 		objs.validatingWebhook = &validating
 	}
 	objs.podAdmission = k.podAdmission(ctx)
+	objs.ignored, objs.ignoredRead = k.ignoredNamespaces(ctx)
 	return nil
+}
+
+// ignoredNamespaces are the namespaces labelled
+// admission.gatekeeper.sh/ignore, sorted; read is false where the reader
+// may not list namespaces (nothing is said of them then).
+func (k *kube) ignoredNamespaces(ctx context.Context) (names []string, read bool) {
+	cont := ""
+	for {
+		req := k.c.Get().AbsPath("/api/v1/namespaces").Param("labelSelector", render.GatekeeperIgnoreLabel).Param("limit", strconv.Itoa(statusPageSize))
+		if cont != "" {
+			req = req.Param("continue", cont)
+		}
+		var page struct {
+			Metadata struct {
+				Continue string `json:"continue"`
+			} `json:"metadata"`
+			Items []struct {
+				Metadata objectMeta `json:"metadata"`
+			} `json:"items"`
+		}
+		body, err := req.Do(ctx).Raw()
+		if err != nil || json.Unmarshal(body, &page) != nil {
+			return nil, false
+		}
+		for _, ns := range page.Items {
+			names = append(names, ns.Metadata.Name)
+		}
+		if cont = page.Metadata.Continue; cont == "" {
+			slices.Sort(names)
+			return names, true
+		}
+	}
+}
+
+// checkIgnoreLabelWebhook is the webhook Gatekeeper's chart registers
+// beside its validating one: it refuses admission.gatekeeper.sh/ignore
+// on a namespace Gatekeeper does not exempt (--exempt-namespace).
+const checkIgnoreLabelWebhook = "check-ignore-label.gatekeeper.sh"
+
+// ignoreLabelUnguarded says why nothing keeps a team from labelling its
+// own namespace admission.gatekeeper.sh/ignore ("" where Gatekeeper's
+// check-ignore-label webhook receives every namespace's CREATE and
+// UPDATE and fails closed).
+func (h mutatingWebhookConfiguration) ignoreLabelUnguarded() string {
+	for _, w := range h.Webhooks {
+		if w.Name != checkIgnoreLabelWebhook {
+			continue
+		}
+		if w.FailurePolicy != nil && *w.FailurePolicy == string(admissionregistrationv1.Ignore) {
+			return "registers " + checkIgnoreLabelWebhook + " with failurePolicy Ignore: while Gatekeeper does not answer, the label is not checked"
+		}
+		for _, op := range []string{"CREATE", "UPDATE"} {
+			sent := false
+			for _, r := range w.Rules {
+				if (slices.Contains(r.Operations, op) || slices.Contains(r.Operations, "*")) &&
+					(slices.Contains(r.APIGroups, "") || slices.Contains(r.APIGroups, "*")) &&
+					(slices.Contains(r.Resources, "namespaces") || slices.Contains(r.Resources, "*")) {
+					sent = true
+				}
+			}
+			if !sent {
+				return "registers " + checkIgnoreLabelWebhook + " without namespaces' " + op + " in its rules"
+			}
+		}
+		return ""
+	}
+	return "has no " + checkIgnoreLabelWebhook + " webhook"
+}
+
+// namespace is Gatekeeper's namespace, as its webhooks' Service names it
+// ("" where they call a URL).
+func (h mutatingWebhookConfiguration) namespace() string {
+	for _, w := range h.Webhooks {
+		if svc := w.ClientConfig.Service; svc != nil && svc.Namespace != "" {
+			return svc.Namespace
+		}
+	}
+	return ""
 }
 
 // skipsJudgedPods says whether a webhook's match condition is the one
@@ -421,7 +501,18 @@ const gatekeeperMutatingWebhook = "gatekeeper-mutating-webhook-configuration"
 // and the names of its match conditions.
 type mutatingWebhookConfiguration struct {
 	Webhooks []struct {
-		Rules []struct {
+		Name string `json:"name"`
+		// ClientConfig names the Service the webhook calls, in
+		// Gatekeeper's namespace (none where it calls a URL).
+		ClientConfig struct {
+			Service *struct {
+				Namespace string `json:"namespace"`
+			} `json:"service"`
+		} `json:"clientConfig"`
+		// FailurePolicy is nil where the API server's default (Fail)
+		// holds.
+		FailurePolicy *string `json:"failurePolicy"`
+		Rules         []struct {
 			Operations []string `json:"operations"`
 			APIGroups  []string `json:"apiGroups"`
 			Resources  []string `json:"resources"`

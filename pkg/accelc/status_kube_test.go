@@ -52,3 +52,37 @@ func TestStatusReadsPodAdmission(t *testing.T) {
 	assert.Equal(t, map[string]string{"a100": "", "h200": "validationActions [Audit]", "l4": "parameterNotFoundAction Allow"}, pa.bound)
 	assert.Equal(t, []string{"a100", "h200", "l4"}, pa.unknownLeaves)
 }
+
+// TestStatusReadsIgnoredNamespaces: the namespaces labelled
+// admission.gatekeeper.sh/ignore are listed by that label, page by page,
+// sorted; a reader who may not list namespaces learns nothing of them,
+// and status is not refused for it.
+func TestStatusReadsIgnoredNamespaces(t *testing.T) {
+	forbidden := false
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		switch {
+		case forbidden:
+			w.WriteHeader(http.StatusForbidden)
+			_, _ = w.Write([]byte(`{"kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": "Forbidden", "code": 403}`))
+		case r.URL.Path != "/api/v1/namespaces" || r.URL.Query().Get("labelSelector") != "admission.gatekeeper.sh/ignore":
+			http.NotFound(w, r)
+		case r.URL.Query().Get("continue") == "":
+			_, _ = w.Write([]byte(`{"metadata": {"continue": "next"}, "items": [{"metadata": {"name": "scratch"}}, {"metadata": {"name": "gatekeeper-system"}}]}`))
+		default:
+			_, _ = w.Write([]byte(`{"metadata": {}, "items": [{"metadata": {"name": "asr"}}]}`))
+		}
+	}))
+	defer srv.Close()
+	c, err := jsonClient(&rest.Config{Host: srv.URL})
+	require.NoError(t, err)
+	k := &kube{c: c}
+	names, read := k.ignoredNamespaces(t.Context())
+	assert.True(t, read)
+	assert.Equal(t, []string{"asr", "gatekeeper-system", "scratch"}, names)
+	forbidden = true
+	names, read = k.ignoredNamespaces(t.Context())
+	assert.False(t, read)
+	assert.Empty(t, names)
+	assert.Empty(t, k.denied, "not a denial status reports")
+}

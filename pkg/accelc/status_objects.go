@@ -26,6 +26,10 @@ type clusterObjects struct {
 	mutatingWebhook, validatingWebhook *mutatingWebhookConfiguration
 	// podAdmission: what the API server holds of accelc-pod-admission.
 	podAdmission podAdmissionObjects
+	// ignored are the namespaces labelled admission.gatekeeper.sh/ignore,
+	// sorted; ignoredRead is false where they could not be listed.
+	ignored     []string
+	ignoredRead bool
 	// entitlements map namespaces to teams (read only without a
 	// configuration).
 	entitlements map[string]string

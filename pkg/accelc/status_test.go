@@ -452,8 +452,8 @@ func TestStatusGatekeeperValidatesEverything(t *testing.T) {
 	hook := func(doc string) mutatingWebhookConfiguration {
 		return decode[mutatingWebhookConfiguration](t, doc)
 	}
-	chart := hook(`{"webhooks": [{"rules": [{"operations": ["CREATE", "UPDATE"], "apiGroups": ["*"], "apiVersions": ["*"], "resources": ["*", "pods/ephemeralcontainers"]}]}]}`)
-	accelcs := hook(`{"webhooks": [{"rules": [{"operations": ["CREATE", "UPDATE"], "apiGroups": [""], "apiVersions": ["*"], "resources": ["pods", "pods/ephemeralcontainers"]}, {"operations": ["CREATE", "UPDATE"], "apiGroups": ["templates.gatekeeper.sh", "constraints.gatekeeper.sh"], "apiVersions": ["*"], "resources": ["*"]}]}]}`)
+	chart := hook(`{"webhooks": [{"rules": [{"operations": ["CREATE", "UPDATE"], "apiGroups": ["*"], "apiVersions": ["*"], "resources": ["*", "pods/ephemeralcontainers"]}]}, ` + checkIgnoreLabelJSON + `]}`)
+	accelcs := hook(`{"webhooks": [{"rules": [{"operations": ["CREATE", "UPDATE"], "apiGroups": [""], "apiVersions": ["*"], "resources": ["pods", "pods/ephemeralcontainers"]}, {"operations": ["CREATE", "UPDATE"], "apiGroups": ["templates.gatekeeper.sh", "constraints.gatekeeper.sh"], "apiVersions": ["*"], "resources": ["*"]}]}, ` + checkIgnoreLabelJSON + `]}`)
 	assert.True(t, chart.receivesEverything())
 	assert.False(t, accelcs.receivesEverything())
 
@@ -475,7 +475,7 @@ func TestStatusGatekeeperValidatesEverything(t *testing.T) {
 // does (an enforcementAction relaxed live), it says the API server still
 // refuses them. Nothing is said where the policy could not be read.
 func TestStatusPodAdmission(t *testing.T) {
-	hook := decode[mutatingWebhookConfiguration](t, `{"webhooks": [{"matchConditions": [{"name": "changes-what-policies-read"}, {"name": "pods-judged-by-accelc-pod-admission"}]}]}`)
+	hook := decode[mutatingWebhookConfiguration](t, `{"webhooks": [{"matchConditions": [{"name": "changes-what-policies-read"}, {"name": "pods-judged-by-accelc-pod-admission"}]}, `+checkIgnoreLabelJSON+`]}`)
 	assert.True(t, hook.skipsJudgedPods())
 	assert.False(t, decode[mutatingWebhookConfiguration](t, `{"webhooks": [{"matchConditions": [{"name": "changes-what-policies-read"}]}]}`).skipsJudgedPods())
 
@@ -596,4 +596,62 @@ func TestStatusWebhookScope(t *testing.T) {
 	notes, err = webhookScopeNotes(installed(&without), &without)
 	require.NoError(t, err)
 	assert.Empty(t, notes)
+}
+
+// checkIgnoreLabelJSON is Gatekeeper's check-ignore-label webhook as its
+// chart registers it.
+const checkIgnoreLabelJSON = `{"name": "check-ignore-label.gatekeeper.sh", "clientConfig": {"service": {"name": "gatekeeper-webhook-service", "namespace": "policy-system", "path": "/v1/admitlabel"}},
+	"failurePolicy": "Fail", "rules": [{"operations": ["CREATE", "UPDATE"], "apiGroups": [""], "apiVersions": ["*"], "resources": ["namespaces"]}]}`
+
+// TestStatusIgnoreLabel: every accelc policy skips a namespace labelled
+// admission.gatekeeper.sh/ignore, trusting Gatekeeper's check-ignore-label
+// webhook to keep that label to the namespaces Gatekeeper exempts. Status
+// says where that webhook is missing, fails open or does not see the
+// namespaces' writes, and names the labelled namespaces accelc governs:
+// not Gatekeeper's own (its webhooks' Service's namespace), not those
+// cluster.excludedNamespaces names or matches. It says nothing where accelc
+// has no constraint in the cluster.
+func TestStatusIgnoreLabel(t *testing.T) {
+	hook := func(doc string) *mutatingWebhookConfiguration {
+		h := decode[mutatingWebhookConfiguration](t, doc)
+		return &h
+	}
+	validation := `{"name": "validation.gatekeeper.sh", "clientConfig": {"service": {"name": "gatekeeper-webhook-service", "namespace": "policy-system", "path": "/v1/admit"}}, "rules": [{"operations": ["CREATE", "UPDATE"], "apiGroups": [""], "apiVersions": ["*"], "resources": ["pods"]}]}`
+	guarded := hook(`{"webhooks": [` + validation + `, ` + checkIgnoreLabelJSON + `]}`)
+	assert.Empty(t, guarded.ignoreLabelUnguarded())
+	assert.Equal(t, "policy-system", guarded.namespace())
+	for _, tc := range []struct{ name, doc, want string }{
+		{"no check-ignore-label", `{"webhooks": [` + validation + `]}`, "has no check-ignore-label.gatekeeper.sh webhook"},
+		{"fails open", `{"webhooks": [{"name": "check-ignore-label.gatekeeper.sh", "failurePolicy": "Ignore", "rules": [{"operations": ["CREATE", "UPDATE"], "apiGroups": [""], "resources": ["namespaces"]}]}]}`, "registers check-ignore-label.gatekeeper.sh with failurePolicy Ignore"},
+		{"no UPDATE", `{"webhooks": [{"name": "check-ignore-label.gatekeeper.sh", "rules": [{"operations": ["CREATE"], "apiGroups": [""], "resources": ["namespaces"]}]}]}`, "registers check-ignore-label.gatekeeper.sh without namespaces' UPDATE in its rules"},
+		{"other resources", `{"webhooks": [{"name": "check-ignore-label.gatekeeper.sh", "rules": [{"operations": ["*"], "apiGroups": [""], "resources": ["pods"]}]}]}`, "registers check-ignore-label.gatekeeper.sh without namespaces' CREATE in its rules"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			objs := statusObjects(t)
+			objs.validatingWebhook = hook(tc.doc)
+			notes := assemble(objs, nil, nil).Notes
+			require.Len(t, notes, 1)
+			assert.Contains(t, notes[0], "Gatekeeper's validating webhook configuration (gatekeeper-validating-webhook-configuration) "+tc.want)
+			assert.Contains(t, notes[0], "validatingWebhookCheckIgnoreFailurePolicy: Fail")
+			objs.constraints = nil
+			assert.Empty(t, assemble(objs, nil, nil).Notes, "no accelc constraint: nothing to say")
+		})
+	}
+	assert.Empty(t, hook(`{"webhooks": [{"name": "check-ignore-label.gatekeeper.sh", "rules": [{"operations": ["*"], "apiGroups": ["*"], "resources": ["*"]}]}]}`).ignoreLabelUnguarded(),
+		"wildcards send namespaces, and no failurePolicy is the API server's Fail")
+
+	objs := statusObjects(t)
+	objs.validatingWebhook = guarded
+	objs.ignored, objs.ignoredRead = []string{"asr", "kube-public", "kube-system", "policy-system", "scratch"}, true
+	m := statusModel()
+	m.Cluster.ExcludedNamespaces = []string{"kube-system", "kube-p*"}
+	notes := assemble(objs, m, nil).Notes
+	require.Len(t, notes, 1)
+	assert.Contains(t, notes[0], "namespaces labelled admission.gatekeeper.sh/ignore, which accelc governs: asr (team speech), scratch; ")
+	assert.Contains(t, notes[0], "kubectl label namespace NAME admission.gatekeeper.sh/ignore-")
+	notes = assemble(objs, nil, nil).Notes
+	require.Len(t, notes, 1, "without a configuration every labelled namespace but Gatekeeper's is named")
+	assert.Contains(t, notes[0], "(give --config to leave out those cluster.excludedNamespaces names): asr, kube-public, kube-system, scratch; ")
+	objs.ignored = []string{"policy-system", "kube-system"}
+	assert.Empty(t, assemble(objs, m, nil).Notes)
 }

@@ -35,6 +35,17 @@ type GatekeeperHelmValues struct {
 	// governs, so what waits for Gatekeeper to come back is the work
 	// it must judge, never the cluster's own components.
 	ValidatingWebhookFailurePolicy admissionregistrationv1.FailurePolicyType `json:"validatingWebhookFailurePolicy"`
+	// ValidatingWebhookCheckIgnoreFailurePolicy is the failure policy of
+	// the chart's second validating webhook, check-ignore-label: it
+	// refuses the label admission.gatekeeper.sh/ignore on a namespace
+	// Gatekeeper does not exempt (--exempt-namespace). Every accelc
+	// policy, like Gatekeeper's webhooks, skips a namespace so labelled,
+	// so that webhook is what keeps a team from exempting its own
+	// namespace; with Ignore, a team that labels its namespace while
+	// Gatekeeper does not answer is governed no more. Fail is the
+	// chart's default; accelc writes it so that its values say what its
+	// policies rely on (accelc status says where the cluster differs).
+	ValidatingWebhookCheckIgnoreFailurePolicy admissionregistrationv1.FailurePolicyType `json:"validatingWebhookCheckIgnoreFailurePolicy"`
 	// ValidatingWebhookMatchConditions: a request matched by the rules is
 	// sent only where every condition holds.
 	ValidatingWebhookMatchConditions []admissionregistrationv1.MatchCondition `json:"validatingWebhookMatchConditions,omitempty"`
@@ -138,7 +149,7 @@ func kindResource(group, kind string) (string, error) {
 // webhooks skip the namespaces the cluster excludes by name (a glob is
 // left to the constraint's match).
 func GatekeeperInstallValues(m *compile.Model) (GatekeeperHelmValues, error) {
-	v := GatekeeperHelmValues{AuditInterval: gatekeeperAuditInterval(m), AuditMatchKindOnly: true, ValidatingWebhookFailurePolicy: admissionregistrationv1.Fail}
+	v := GatekeeperHelmValues{AuditInterval: gatekeeperAuditInterval(m), AuditMatchKindOnly: true, ValidatingWebhookFailurePolicy: admissionregistrationv1.Fail, ValidatingWebhookCheckIgnoreFailurePolicy: admissionregistrationv1.Fail}
 	var err error
 	if v.ValidatingWebhookCustomRules, err = validatingRules(); err != nil {
 		return v, err
