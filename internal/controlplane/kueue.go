@@ -218,6 +218,13 @@ func (cp *ControlPlane) startKueue(ctx context.Context, dir string, o KueueOptio
 	}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return nil, fmt.Errorf("creating namespace %s: %w", KueueNamespace, err)
 	}
+	// The service account KueueUser names, as Kueue's manifests make it
+	// (accelc status checks that the identity the policies trust is one).
+	if _, err := client.CoreV1().ServiceAccounts(KueueNamespace).Create(ctx, &corev1.ServiceAccount{
+		ObjectMeta: metav1.ObjectMeta{Name: strings.TrimPrefix(KueueUser, "system:serviceaccount:"+KueueNamespace+":")},
+	}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return nil, fmt.Errorf("creating Kueue's service account: %w", err)
+	}
 
 	unshare, err := exec.LookPath("unshare")
 	if err != nil {

@@ -312,6 +312,9 @@ func ReadStatus(ctx context.Context, opts StatusOptions) (*Status, error) {
 	if err != nil {
 		return st, &OutsideError{Err: err}
 	}
+	if model != nil {
+		objs.identities = k.readIdentities(ctx, model.Cluster.KueueIdentities)
+	}
 	if objs.kueue && len(queuedNamespaces(objs, model)) > 0 {
 		// What runs, to find the pods Kueue does not account for.
 		if objs.running, err = workloads.ReadLive(ctx, opts.Live); err != nil {

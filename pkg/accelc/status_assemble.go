@@ -82,6 +82,9 @@ func assemble(objs *clusterObjects, m *compile.Model, checkout *Rendering) *Stat
 	}
 	st.Notes = append(st.Notes, podAdmissionNotes(objs)...)
 	st.Notes = append(st.Notes, ignoreLabelNotes(objs, m, team)...)
+	if m != nil && (len(objs.constraints) > 0 || objs.podAdmission.policy) {
+		st.Notes = append(st.Notes, identityNotes(objs.identities, m, objs.kueue)...)
+	}
 	st.Delivery = delivery(objs)
 	if checkout != nil {
 		notes, err := webhookScopeNotes(objs, m)

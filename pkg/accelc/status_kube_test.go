@@ -9,6 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"k8s.io/client-go/rest"
+
+	"github.com/accelc/accelc/pkg/compile"
 )
 
 // TestStatusReadsPodAdmission: the bindings as the API server lists them
@@ -85,4 +87,37 @@ func TestStatusReadsIgnoredNamespaces(t *testing.T) {
 	assert.False(t, read)
 	assert.Empty(t, names)
 	assert.Empty(t, k.denied, "not a denial status reports")
+}
+
+// TestStatusReadsIdentities: Kueue's namespace from its webhooks'
+// Service; a trusted service account the API server says it does not
+// have is missing, one it will not say about (forbidden) is not.
+func TestStatusReadsIdentities(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		switch r.URL.Path {
+		case "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/kueue-mutating-webhook-configuration":
+			_, _ = w.Write([]byte(`{"webhooks": [{"name": "mpod.kb.io", "clientConfig": {"service": {"name": "kueue-webhook-service", "namespace": "kueue-system"}}}]}`))
+		case "/api/v1/namespaces/kueue-system/serviceaccounts/kueue-controller-manager":
+			_, _ = w.Write([]byte(`{"metadata": {"name": "kueue-controller-manager"}}`))
+		case "/api/v1/namespaces/secret-ns/serviceaccounts/job-controller":
+			w.WriteHeader(http.StatusForbidden)
+			_, _ = w.Write([]byte(`{"kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": "Forbidden", "code": 403}`))
+		default:
+			w.WriteHeader(http.StatusNotFound)
+			_, _ = w.Write([]byte(`{"kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": "NotFound", "code": 404}`))
+		}
+	}))
+	defer srv.Close()
+	c, err := jsonClient(&rest.Config{Host: srv.URL})
+	require.NoError(t, err)
+	ids := (&kube{c: c}).readIdentities(t.Context(), compile.KueueIdentities{
+		Manager: []string{"system:serviceaccount:kueue-system:kueue-controller-manager", "system:kube-controller-manager"},
+		PodControllers: map[string][]string{
+			"batch/Job":         {"system:serviceaccount:kube-system:job-controller", "system:serviceaccount:secret-ns:job-controller"},
+			"ray.io/RayCluster": {"system:serviceaccount:ray-system:kuberay-operator"},
+		},
+	})
+	assert.Equal(t, "kueue-system", ids.kueueNamespace)
+	assert.Equal(t, map[string]bool{"system:serviceaccount:kube-system:job-controller": true}, ids.missing)
 }

@@ -30,6 +30,9 @@ type clusterObjects struct {
 	// sorted; ignoredRead is false where they could not be listed.
 	ignored     []string
 	ignoredRead bool
+	// identities: the users the policies trust, as the cluster has them
+	// (read only with a configuration).
+	identities identityObjects
 	// entitlements map namespaces to teams (read only without a
 	// configuration).
 	entitlements map[string]string

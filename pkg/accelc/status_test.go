@@ -655,3 +655,50 @@ func TestStatusIgnoreLabel(t *testing.T) {
 	objs.ignored = []string{"policy-system", "kube-system"}
 	assert.Empty(t, assemble(objs, m, nil).Notes)
 }
+
+// TestStatusIdentities: the users the policies trust to lift Kueue's
+// gate and to make a Job's pods must be who the cluster runs as. Status
+// says where Kueue's webhooks are served from a namespace none of the
+// manager's service accounts is in, or where every trusted service
+// account is missing; a user that is no service account is not checked,
+// and nothing is said without accelc's admission in the cluster.
+func TestStatusIdentities(t *testing.T) {
+	const (
+		kueueSA = "system:serviceaccount:kueue-system:kueue-controller-manager"
+		jobSA   = "system:serviceaccount:kube-system:job-controller"
+	)
+	m := statusModel()
+	m.Cluster.KueueIdentities = compile.KueueIdentities{Manager: []string{kueueSA}, PodControllers: map[string][]string{"batch/Job": {jobSA}}}
+	notes := func(ids identityObjects) []string {
+		objs := statusObjects(t)
+		objs.identities = ids
+		return assemble(objs, m, nil).Notes
+	}
+	assert.Empty(t, notes(identityObjects{kueueNamespace: "kueue-system"}), "as installed")
+
+	got := notes(identityObjects{kueueNamespace: "openshift-kueue-operator"})
+	require.Len(t, got, 1)
+	assert.Contains(t, got[0], "Kueue's webhooks (kueue-mutating-webhook-configuration) call a Service in namespace openshift-kueue-operator, but cluster.kueueIdentities.manager names service accounts of kueue-system: accelc refuses the update by which Kueue lifts its admission gate")
+	assert.Contains(t, got[0], "system:serviceaccount:openshift-kueue-operator:NAME")
+
+	got = notes(identityObjects{missing: map[string]bool{kueueSA: true, jobSA: true}})
+	require.Len(t, got, 2)
+	assert.Contains(t, got[0], "cluster.kueueIdentities.manager names no service account this cluster has ("+kueueSA+")")
+	assert.Contains(t, got[1], `cluster.kueueIdentities.podControllers["batch/Job"] names no service account this cluster has (`+jobSA+`): accelc refuses every pod holding accelerators that a Job makes`)
+	assert.Contains(t, got[1], "--use-service-account-credentials")
+
+	m.Cluster.KueueIdentities.PodControllers["batch/Job"] = []string{jobSA, "system:kube-controller-manager"}
+	m.Cluster.KueueIdentities.Manager = []string{kueueSA, "system:serviceaccount:redhat-ods-applications:kueue-controller-manager"}
+	got = notes(identityObjects{missing: map[string]bool{kueueSA: true, jobSA: true}})
+	assert.Empty(t, got, "a user that is no service account, or one that exists, may be who runs")
+
+	objs := statusObjects(t)
+	objs.constraints = nil
+	objs.identities = identityObjects{kueueNamespace: "elsewhere", missing: map[string]bool{kueueSA: true, jobSA: true}}
+	assert.Empty(t, assemble(objs, m, nil).Notes, "no accelc admission: nothing to say")
+
+	for user, want := range map[string]bool{kueueSA: true, "system:serviceaccount:ns": false, "system:serviceaccount::x": false, "system:kube-controller-manager": false, "system:serviceaccount:a:b:c": false} {
+		_, _, ok := serviceAccountUser(user)
+		assert.Equal(t, want, ok, user)
+	}
+}
