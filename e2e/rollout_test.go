@@ -327,11 +327,15 @@ func (st *story) status(t *testing.T, stages map[string]string) {
 	if !maps.Equal(actions, stages) {
 		t.Fatalf("accelc status: constraints %v, want %v", actions, stages)
 	}
-	// Gatekeeper runs with the values this configuration renders and the
-	// tree is applied as rendered: status has nothing to say of the
-	// webhooks' scope or of accelc-pod-admission.
+	// Gatekeeper runs with the values this configuration renders, the
+	// tree is applied as rendered, Kueue and the Job controller run as
+	// the users the policies trust, and no namespace is labelled
+	// admission.gatekeeper.sh/ignore: status has nothing to say of the
+	// webhooks' scope, of accelc-pod-admission, of those users or of
+	// that label.
 	for _, n := range got.Notes {
-		if strings.Contains(n, "Gatekeeper's mutating webhook") || strings.Contains(n, "Gatekeeper's validating webhook") || strings.Contains(n, render.PodAdmissionPolicyName) {
+		if strings.Contains(n, "Gatekeeper's mutating webhook") || strings.Contains(n, "Gatekeeper's validating webhook") || strings.Contains(n, render.PodAdmissionPolicyName) ||
+			strings.Contains(n, "kueueIdentities") || strings.Contains(n, render.GatekeeperIgnoreLabel) {
 			t.Errorf("accelc status: %s", n)
 		}
 	}
