@@ -317,7 +317,7 @@ func (k *kube) readGatekeeper(ctx context.Context, objs *clusterObjects) error {
 		objs.validatingWebhook = &validating
 	}
 	objs.podAdmission = k.podAdmission(ctx)
-	objs.ignored, objs.ignoredRead = k.ignoredNamespaces(ctx)
+	objs.ignored, _ = k.ignoredNamespaces(ctx)
 	return nil
 }
 

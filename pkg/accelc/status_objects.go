@@ -27,9 +27,8 @@ type clusterObjects struct {
 	// podAdmission: what the API server holds of accelc-pod-admission.
 	podAdmission podAdmissionObjects
 	// ignored are the namespaces labelled admission.gatekeeper.sh/ignore,
-	// sorted; ignoredRead is false where they could not be listed.
-	ignored     []string
-	ignoredRead bool
+	// sorted (none where they could not be listed).
+	ignored []string
 	// identities: the users the policies trust, as the cluster has them
 	// (read only with a configuration).
 	identities identityObjects

@@ -642,7 +642,7 @@ func TestStatusIgnoreLabel(t *testing.T) {
 
 	objs := statusObjects(t)
 	objs.validatingWebhook = guarded
-	objs.ignored, objs.ignoredRead = []string{"asr", "kube-public", "kube-system", "policy-system", "scratch"}, true
+	objs.ignored = []string{"asr", "kube-public", "kube-system", "policy-system", "scratch"}
 	m := statusModel()
 	m.Cluster.ExcludedNamespaces = []string{"kube-system", "kube-p*"}
 	notes := assemble(objs, m, nil).Notes
