@@ -360,8 +360,9 @@ const checkIgnoreLabelWebhook = "check-ignore-label.gatekeeper.sh"
 
 // ignoreLabelUnguarded says why nothing keeps a team from labelling its
 // own namespace admission.gatekeeper.sh/ignore ("" where Gatekeeper's
-// check-ignore-label webhook receives every namespace's CREATE and
-// UPDATE and fails closed).
+// check-ignore-label webhook fails closed and its rules send namespaces'
+// CREATE and UPDATE; its namespace selector, which the chart narrows to
+// every namespace but Gatekeeper's own, is not read).
 func (h mutatingWebhookConfiguration) ignoreLabelUnguarded() string {
 	for _, w := range h.Webhooks {
 		if w.Name != checkIgnoreLabelWebhook {
