@@ -566,45 +566,42 @@ func (a *attacks) createSkipped(t *testing.T, create func(context.Context) (kueu
 
 // exemptsItsNamespace: every accelc policy skips a namespace labelled
 // admission.gatekeeper.sh/ignore, as Gatekeeper's webhooks do. A team
-// whose members may edit their own namespace (as a tenancy operator lets
-// them) labels it so; Gatekeeper's check-ignore-label webhook, which its
-// chart registers and accelc's values keep failing closed, refuses the
-// label on a namespace Gatekeeper does not exempt, and the namespace's
-// pods stay judged.
+// admin who may edit their own namespace (as a tenancy operator lets
+// them) labels it so, and an admin makes a new namespace so labelled;
+// Gatekeeper's check-ignore-label webhook, which its chart registers and
+// accelc's values keep failing closed, refuses the label on any namespace
+// Gatekeeper does not exempt, and the team namespace's pods stay judged.
 func (a *attacks) exemptsItsNamespace(t *testing.T) {
 	s, ctx := a.st.s, t.Context()
-	name := "accelc-e2e-" + devUser + "-own-namespace"
-	if _, err := s.client.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"namespaces"}, ResourceNames: []string{attackTeamNS}, Verbs: []string{"get", "update", "patch"}}},
-	}, metav1.CreateOptions{}); err != nil {
+	const teamAdmin = "ml-research-admin"
+	s.bindUser(t, teamAdmin, []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"namespaces"}, ResourceNames: []string{attackTeamNS}, Verbs: []string{"get", "update", "patch"}}})
+	admin, err := kubernetes.NewForConfig(s.cp.UserRESTConfig(t, teamAdmin))
+	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.client.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: name},
-		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: devUser}},
-	}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
+	// refusedByGatekeeper checks that the label was refused by
+	// Gatekeeper's check-ignore-label webhook.
+	refusedByGatekeeper := func(what string, err error) {
+		t.Helper()
+		switch {
+		case err == nil:
+			t.Errorf("%s: admitted under deny: Gatekeeper and every accelc policy skip that namespace's pods", what)
+		case !strings.Contains(err.Error(), "check-ignore-label.gatekeeper.sh") || !strings.Contains(err.Error(), "Only exempt namespace"):
+			t.Errorf("%s: refused, but not by Gatekeeper's check-ignore-label webhook: %v", what, err)
+		default:
+			t.Logf("%s: refused by Gatekeeper's check-ignore-label webhook: %s", what, firstLine(err.Error()))
+		}
 	}
-	label := []byte(`{"metadata": {"labels": {"` + render.GatekeeperIgnoreLabel + `": "true"}}}`)
-	var err error
+	label := []byte(`{"metadata": {"labels": {"` + render.GatekeeperIgnoreLabel + `": "false"}}}`)
 	// The binding reaches the API server's authorizer within moments; a
 	// webhook's denial is a 403 too, but not RBAC's.
 	_ = poll(ctx, 20*time.Second, func(ctx context.Context) (bool, string, error) {
-		_, err = a.st.c.dev.CoreV1().Namespaces().Patch(ctx, attackTeamNS, types.MergePatchType, label, metav1.PatchOptions{})
+		_, err = admin.CoreV1().Namespaces().Patch(ctx, attackTeamNS, types.MergePatchType, label, metav1.PatchOptions{})
 		rbac := apierrors.IsForbidden(err) && !strings.Contains(err.Error(), "admission webhook")
 		return !rbac, fmt.Sprint(err), nil
 	})
-	what := fmt.Sprintf("team member labels namespace %s %s", attackTeamNS, render.GatekeeperIgnoreLabel)
-	switch {
-	case err == nil:
-		t.Errorf("%s: admitted under deny: Gatekeeper and every accelc policy now skip its pods", what)
-	case !strings.Contains(err.Error(), "check-ignore-label.gatekeeper.sh") || !strings.Contains(err.Error(), "Only exempt namespace"):
-		t.Errorf("%s: refused, but not by Gatekeeper's check-ignore-label webhook: %v", what, err)
-	default:
-		t.Logf("%s: refused by Gatekeeper's check-ignore-label webhook: %s", what, firstLine(err.Error()))
-	}
+	// Any value exempts: the selectors ask only that the label exist.
+	refusedByGatekeeper(fmt.Sprintf("team admin labels namespace %s %s=false", attackTeamNS, render.GatekeeperIgnoreLabel), err)
 	ns, err := s.client.CoreV1().Namespaces().Get(ctx, attackTeamNS, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -612,6 +609,10 @@ func (a *attacks) exemptsItsNamespace(t *testing.T) {
 	if _, ok := ns.Labels[render.GatekeeperIgnoreLabel]; ok {
 		t.Errorf("namespace %s carries %s after its refusal", attackTeamNS, render.GatekeeperIgnoreLabel)
 	}
+	_, err = s.client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
+		Name: "attack-born-exempt", Labels: map[string]string{attackLabel: "attack-born-exempt", render.GatekeeperIgnoreLabel: "true"},
+	}}, metav1.CreateOptions{})
+	refusedByGatekeeper("the cluster admin makes namespace attack-born-exempt with "+render.GatekeeperIgnoreLabel, err)
 	// Still governed: a GPU pod that names no profile is refused.
 	pod := a.pod("exempt-namespace-v100", attackTeamNS, corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("1")})
 	pod.Spec.NodeSelector = map[string]string{a.st.c.typeLabel: "nvidia-v100-16gb"}

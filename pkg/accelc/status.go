@@ -312,7 +312,7 @@ func ReadStatus(ctx context.Context, opts StatusOptions) (*Status, error) {
 	if err != nil {
 		return st, &OutsideError{Err: err}
 	}
-	if model != nil {
+	if model != nil && objs.admits() {
 		objs.identities = k.readIdentities(ctx, model.Cluster.KueueIdentities)
 	}
 	if objs.kueue && len(queuedNamespaces(objs, model)) > 0 {

@@ -82,7 +82,7 @@ func assemble(objs *clusterObjects, m *compile.Model, checkout *Rendering) *Stat
 	}
 	st.Notes = append(st.Notes, podAdmissionNotes(objs)...)
 	st.Notes = append(st.Notes, ignoreLabelNotes(objs, m, team)...)
-	if m != nil && (len(objs.constraints) > 0 || objs.podAdmission.policy) {
+	if m != nil && objs.admits() {
 		st.Notes = append(st.Notes, identityNotes(objs.identities, m, objs.kueue)...)
 	}
 	st.Delivery = delivery(objs)
@@ -250,7 +250,7 @@ func ignoreLabelNotes(objs *clusterObjects, m *compile.Model, team func(string) 
 			notes = append(notes, "Gatekeeper's validating webhook configuration ("+gatekeeperValidatingWebhook+") "+why+": whoever may label a namespace can put "+render.GatekeeperIgnoreLabel+" on a team's, and Gatekeeper and every accelc policy then skip its pods; install Gatekeeper with its chart's check-ignore-label webhook, failing closed (validatingWebhookCheckIgnoreFailurePolicy: Fail in the values of mutations/configmap-"+render.GatekeeperValuesName+".yaml)")
 		}
 	}
-	own := "gatekeeper-system"
+	own := render.GatekeeperNamespace
 	if h := objs.validatingWebhook; h != nil && h.namespace() != "" {
 		own = h.namespace()
 	}

@@ -25,8 +25,8 @@ type identityObjects struct {
 	// call ("" where unknown: no such configuration, or it calls a URL).
 	kueueNamespace string
 	// missing are the service accounts among the trusted users that the
-	// API server answered it does not have; one it would not answer
-	// about is not there.
+	// API server says it does not have (NotFound); one it would not
+	// tell of (forbidden, unreachable) is not counted missing.
 	missing map[string]bool
 }
 

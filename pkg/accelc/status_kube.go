@@ -178,9 +178,30 @@ func (k *kube) resources(ctx context.Context, group, version string) (map[string
 // each. ok is false when the resource is not served or may not be
 // listed (a denial is noted).
 func (k *kube) list(ctx context.Context, group, version, resource, selector string, each func(json.RawMessage) error) (ok bool, err error) {
+	err = k.pages(ctx, "/apis/"+group+"/"+version+"/"+resource, selector, each)
+	var undecoded *pageError
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.As(err, &undecoded) && undecoded.item:
+		return false, k.redact(fmt.Errorf("decoding one of the %s.%s: %w", resource, group, undecoded.err))
+	case errors.As(err, &undecoded):
+		return false, k.redact(fmt.Errorf("decoding the %s.%s list: %w", resource, group, undecoded.err))
+	case apierrors.IsNotFound(err):
+		return false, nil
+	default:
+		return false, k.fail(group, resource, err)
+	}
+}
+
+// pages GETs the list at path page by page (statusPageSize items a page,
+// with the label selector), passing each item to each. The API server's
+// error comes back as it is; a page or an item that cannot be decoded is
+// a pageError.
+func (k *kube) pages(ctx context.Context, path, selector string, each func(json.RawMessage) error) error {
 	cont := ""
 	for {
-		req := k.c.Get().AbsPath("/apis", group, version, resource).Param("limit", strconv.Itoa(statusPageSize))
+		req := k.c.Get().AbsPath(path).Param("limit", strconv.Itoa(statusPageSize))
 		if selector != "" {
 			req = req.Param("labelSelector", selector)
 		}
@@ -189,10 +210,7 @@ func (k *kube) list(ctx context.Context, group, version, resource, selector stri
 		}
 		body, err := req.Do(ctx).Raw()
 		if err != nil {
-			if apierrors.IsNotFound(err) {
-				return false, nil
-			}
-			return false, k.fail(group, resource, err)
+			return err
 		}
 		var page struct {
 			Metadata struct {
@@ -201,18 +219,29 @@ func (k *kube) list(ctx context.Context, group, version, resource, selector stri
 			Items []json.RawMessage `json:"items"`
 		}
 		if err := json.Unmarshal(body, &page); err != nil {
-			return false, k.redact(fmt.Errorf("decoding the %s.%s list: %w", resource, group, err))
+			return &pageError{err: err}
 		}
 		for _, item := range page.Items {
 			if err := each(item); err != nil {
-				return false, k.redact(fmt.Errorf("decoding one of the %s.%s: %w", resource, group, err))
+				return &pageError{item: true, err: err}
 			}
 		}
 		if cont = page.Metadata.Continue; cont == "" {
-			return true, nil
+			return nil
 		}
 	}
 }
+
+// pageError is a list page (or one of its items, item) that could not be
+// decoded.
+type pageError struct {
+	item bool
+	err  error
+}
+
+func (e *pageError) Error() string { return e.err.Error() }
+
+func (e *pageError) Unwrap() error { return e.err }
 
 // listInto lists a resource into a slice of T.
 func listInto[T any](ctx context.Context, k *kube, group, version, resource, selector string, out *[]T) (bool, error) {
@@ -322,35 +351,25 @@ func (k *kube) readGatekeeper(ctx context.Context, objs *clusterObjects) error {
 }
 
 // ignoredNamespaces are the namespaces labelled
-// admission.gatekeeper.sh/ignore, sorted; read is false where the reader
-// may not list namespaces (nothing is said of them then).
+// admission.gatekeeper.sh/ignore, sorted; read is false where they could
+// not be listed (a reader who may not list namespaces learns nothing of
+// them, and status is not refused for it).
 func (k *kube) ignoredNamespaces(ctx context.Context) (names []string, read bool) {
-	cont := ""
-	for {
-		req := k.c.Get().AbsPath("/api/v1/namespaces").Param("labelSelector", render.GatekeeperIgnoreLabel).Param("limit", strconv.Itoa(statusPageSize))
-		if cont != "" {
-			req = req.Param("continue", cont)
+	err := k.pages(ctx, "/api/v1/namespaces", render.GatekeeperIgnoreLabel, func(item json.RawMessage) error {
+		var ns struct {
+			Metadata objectMeta `json:"metadata"`
 		}
-		var page struct {
-			Metadata struct {
-				Continue string `json:"continue"`
-			} `json:"metadata"`
-			Items []struct {
-				Metadata objectMeta `json:"metadata"`
-			} `json:"items"`
+		if err := json.Unmarshal(item, &ns); err != nil {
+			return err
 		}
-		body, err := req.Do(ctx).Raw()
-		if err != nil || json.Unmarshal(body, &page) != nil {
-			return nil, false
-		}
-		for _, ns := range page.Items {
-			names = append(names, ns.Metadata.Name)
-		}
-		if cont = page.Metadata.Continue; cont == "" {
-			slices.Sort(names)
-			return names, true
-		}
+		names = append(names, ns.Metadata.Name)
+		return nil
+	})
+	if err != nil {
+		return nil, false
 	}
+	slices.Sort(names)
+	return names, true
 }
 
 // checkIgnoreLabelWebhook is the webhook Gatekeeper's chart registers

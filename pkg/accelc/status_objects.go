@@ -48,6 +48,12 @@ type clusterObjects struct {
 	running *workloads.Set
 }
 
+// admits says whether accelc's admission is in the cluster: one of its
+// constraints, or accelc-pod-admission.
+func (o *clusterObjects) admits() bool {
+	return len(o.constraints) > 0 || o.podAdmission.policy
+}
+
 // podAdmissionObjects is what the API server holds of
 // accelc-pod-admission, the ValidatingAdmissionPolicy that judges the
 // common GPU pod on Kubernetes 1.36.

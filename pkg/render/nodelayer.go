@@ -67,8 +67,8 @@ type componentValues struct {
 // valuesFrom (kind ConfigMap, valuesKey values.yaml).
 const GatekeeperValuesName = "accelc-gatekeeper-values"
 
-// gatekeeperNamespace is where Gatekeeper's chart installs it.
-const gatekeeperNamespace = "gatekeeper-system"
+// GatekeeperNamespace is where Gatekeeper's chart installs it.
+const GatekeeperNamespace = "gatekeeper-system"
 
 // gatekeeperValues renders how Gatekeeper must be installed for accelc
 // (GatekeeperHelmValues): a ConfigMap of the chart's values.
@@ -85,7 +85,7 @@ func gatekeeperValues(m *compile.Model) (Object, bool, error) {
 		Dir: "mutations",
 		Body: &corev1.ConfigMap{
 			TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
-			ObjectMeta: metav1.ObjectMeta{Name: GatekeeperValuesName, Namespace: gatekeeperNamespace, Labels: managedLabels(m.Cluster.Name), Annotations: map[string]string{
+			ObjectMeta: metav1.ObjectMeta{Name: GatekeeperValuesName, Namespace: GatekeeperNamespace, Labels: managedLabels(m.Cluster.Name), Annotations: map[string]string{
 				"accelc.io/usage": "Gatekeeper Helm values: HelmRelease spec.valuesFrom [{kind: ConfigMap, name: " + GatekeeperValuesName + ", valuesKey: values.yaml}]",
 			}},
 			Data: map[string]string{"values.yaml": string(values)},

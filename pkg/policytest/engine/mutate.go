@@ -168,9 +168,9 @@ func (m *Mutator) MutateObject(obj *unstructured.Unstructured) (*unstructured.Un
 // constraint), their bindings' namespaceSelector (accelc gives them all
 // the same) and the excluded globs of the constraint's match (their
 // not-excluded match condition), the job queue policies' labels read
-// back from their expressions (render.ReadGangLabelPatches) — or, before 1.36, from what
-// accelc's webhook is given (render.AdmissionMutationsFile). Nothing
-// where the tree has neither.
+// back from their expressions (render.ReadGangLabelPatches) — or,
+// before 1.36, from what accelc's webhook is given
+// (render.AdmissionMutationsFile). Nothing where the tree has neither.
 func admissionMutations(tree render.Tree) (render.AdmissionMutations, error) {
 	if data, ok := tree[render.AdmissionMutationsFile]; ok {
 		var cm corev1.ConfigMap
